@@ -1,0 +1,213 @@
+/* hanzo/engine.h — public API of libhzengine, Hanzo Desktop's on-device inference engine.
+ *
+ * Objects
+ *   HzModel    weights + tokenizer + chat template of one GGUF file. Immutable after
+ *              hz_model_load(); may be shared by any number of threads and contexts.
+ *   HzContext  KV cache, scratch buffers and the token history of one conversation.
+ *              Use from one thread at a time (not internally locked).
+ *   HzSampler  sampling state (RNG, penalty window). One thread at a time.
+ *
+ * Units: token counts are in tokens, times in seconds (double), sizes in bytes.
+ * Logits are float32 [n_vocab] rows, unnormalised (before softmax).
+ * Errors: GError in HZ_ENGINE_ERROR (below), or the domains of the layer that failed
+ * (HZ_GGUF_ERROR for unreadable files, G_IO_ERROR_CANCELLED for cancellation).
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+typedef int32_t HzToken;
+
+#define HZ_ENGINE_ERROR (hz_engine_error_quark ())
+GQuark hz_engine_error_quark (void);
+typedef enum {
+  HZ_ENGINE_ERROR_FAILED,
+  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,  /* general.architecture not supported */
+  HZ_ENGINE_ERROR_BAD_MODEL,         /* missing/mis-shaped tensors, bad hyperparameters */
+  HZ_ENGINE_ERROR_CONTEXT_FULL,      /* prompt (+ generation) longer than n_ctx */
+  HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+} HzEngineError;
+
+/* ------------------------------------------------------------------ model */
+
+typedef struct _HzModel HzModel;
+
+typedef struct {
+  guint    n_threads;   /* CPU threads for compute; 0 = number of cores */
+  gboolean vocab_only;  /* load the tokenizer only (tensors not required) */
+} HzModelParams;
+
+/** Fill `p` with defaults (n_threads 0, vocab_only FALSE). */
+void hz_model_params_init (HzModelParams *p);
+
+/** Load a GGUF model (mmap'ed; weights are used in place). Supported architectures:
+ *  llama (Llama 2/3, Mistral, TinyLlama, SmolLM), qwen2, qwen3. `params` may be NULL.
+ *  Errors: HZ_GGUF_ERROR_* for unreadable/hostile files, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
+ *  HZ_ENGINE_ERROR_BAD_MODEL (message names the tensor or key). Thread-safe. */
+HzModel *hz_model_load (const char *path, const HzModelParams *params, GError **error);
+void     hz_model_free (HzModel *model);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzModel, hz_model_free)
+
+const char *hz_model_arch (const HzModel *m);          /* "llama", "qwen2", ... */
+const char *hz_model_name (const HzModel *m);          /* general.name or file basename */
+const char *hz_model_path (const HzModel *m);
+int32_t     hz_model_n_vocab (const HzModel *m);
+int32_t     hz_model_n_ctx_train (const HzModel *m);   /* <arch>.context_length */
+int32_t     hz_model_n_layer (const HzModel *m);
+int32_t     hz_model_n_embd (const HzModel *m);
+uint64_t    hz_model_n_params (const HzModel *m);
+uint64_t    hz_model_weight_bytes (const HzModel *m);  /* bytes of all tensors */
+/** Lower-case hex sha256 of the file, computed on first call (reads the whole file). */
+const char *hz_model_sha256 (HzModel *m);
+/** One-line description of the dominant weight type ("Q4_0", "F32", ...). */
+const char *hz_model_type_name (const HzModel *m);
+
+HzToken  hz_model_bos (const HzModel *m);               /* -1 if none */
+HzToken  hz_model_eos (const HzModel *m);               /* -1 if none */
+gboolean hz_model_is_eog (const HzModel *m, HzToken t); /* end of generation (EOS/EOT/...) */
+
+/** Tokenize UTF-8 text (len < 0: NUL-terminated). add_special adds BOS/EOS as the model's
+ *  GGUF says; parse_special turns control-token texts such as "<|im_start|>" into their ids.
+ *  Returns a newly allocated array (g_free), length in *n_tokens. Never fails: invalid
+ *  UTF-8 bytes are tokenized via byte fallback or dropped as llama.cpp does. */
+HzToken *hz_model_tokenize (const HzModel *m, const char *text, gssize len,
+                            gboolean add_special, gboolean parse_special, gsize *n_tokens);
+/** Concatenated pieces (special: render control tokens). May be invalid UTF-8. g_free. */
+char *hz_model_detokenize (const HzModel *m, const HzToken *tokens, gsize n, gboolean special);
+
+/* ----------------------------------------------------------- chat template */
+
+typedef struct {
+  const char *role;     /* "system", "user" or "assistant" */
+  const char *content;  /* UTF-8 */
+} HzChatMessage;
+
+typedef enum {
+  HZ_CHAT_TEMPLATE_NONE = 0,  /* plain completion: messages' contents concatenated */
+  HZ_CHAT_TEMPLATE_CHATML,    /* Qwen, SmolLM, ... <|im_start|>role\n...<|im_end|> */
+  HZ_CHAT_TEMPLATE_LLAMA3,
+  HZ_CHAT_TEMPLATE_LLAMA2,    /* Llama 2 / Mistral [INST] ... [/INST] */
+  HZ_CHAT_TEMPLATE_GEMMA,
+  HZ_CHAT_TEMPLATE_PHI3,
+  HZ_CHAT_TEMPLATE_ZEPHYR,
+} HzChatTemplate;
+
+/** Template detected from tokenizer.chat_template (and the model name); NONE for base
+ *  models without a template (e.g. stories260K). */
+HzChatTemplate hz_model_chat_template (const HzModel *m);
+const char    *hz_chat_template_name (HzChatTemplate t);
+/** Detect from a Jinja template string (may be NULL) and a model name (may be NULL). */
+HzChatTemplate hz_chat_template_detect (const char *jinja, const char *model_name);
+/** Render messages as the model expects; add_generation_prompt appends the assistant
+ *  header. The result contains control-token texts: tokenize with parse_special=TRUE.
+ *  Returns a newly allocated string. */
+char *hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
+                              gboolean add_generation_prompt);
+
+/* ---------------------------------------------------------------- sampler */
+
+typedef struct {
+  float   temperature;       /* <= 0: greedy (argmax; ties -> lowest id) */
+  int32_t top_k;             /* <= 0: off */
+  float   top_p;             /* >= 1: off */
+  float   min_p;             /* <= 0: off */
+  float   repeat_penalty;    /* 1: off (llama.cpp semantics: divide positive logits) */
+  int32_t repeat_last_n;     /* window of previous tokens for the penalties */
+  float   presence_penalty;  /* 0: off */
+  float   frequency_penalty; /* 0: off */
+  guint64 seed;              /* RNG seed; same seed + inputs = same tokens */
+} HzSamplerParams;
+
+void hz_sampler_params_init (HzSamplerParams *p);  /* greedy defaults: temp 0 */
+
+typedef struct _HzSampler HzSampler;
+HzSampler *hz_sampler_new (const HzSamplerParams *p);
+void       hz_sampler_free (HzSampler *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzSampler, hz_sampler_free)
+/** Pick a token from `logits` [n_vocab] (not modified). Order: penalties, top-k, temperature,
+ *  top-p, min-p, then a draw (llama.cpp's common sampler chain). */
+HzToken hz_sampler_sample (HzSampler *s, const float *logits, int32_t n_vocab);
+/** Record a token (prompt or generated) in the penalty window. */
+void    hz_sampler_accept (HzSampler *s, HzToken t);
+void    hz_sampler_reset (HzSampler *s);
+
+/* ---------------------------------------------------------------- context */
+
+typedef struct _HzContext HzContext;
+
+typedef struct {
+  guint n_ctx;      /* KV cache size in tokens; 0 = min(model context length, 4096) */
+  guint n_batch;    /* max tokens per forward pass during prompt processing; 0 = 512 */
+  guint n_threads;  /* 0 = the model's */
+} HzContextParams;
+
+void hz_context_params_init (HzContextParams *p);
+
+HzContext *hz_context_new (HzModel *model, const HzContextParams *p, GError **error);
+void       hz_context_free (HzContext *ctx);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzContext, hz_context_free)
+
+HzModel *hz_context_model (HzContext *ctx);
+guint    hz_context_n_ctx (HzContext *ctx);
+/** Tokens currently in the KV cache. */
+guint    hz_context_n_past (HzContext *ctx);
+/** Drop the KV cache from position `n` on (0 clears it). */
+void     hz_context_truncate (HzContext *ctx, guint n);
+
+/** Run the forward pass over `n` tokens at positions n_past..n_past+n-1, appending them to
+ *  the KV cache. With all_logits, logits of every position are kept (row i of
+ *  hz_context_logits); otherwise only the last. Errors: HZ_ENGINE_ERROR_CONTEXT_FULL,
+ *  G_IO_ERROR_CANCELLED (checked between batches). */
+gboolean hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n,
+                          gboolean all_logits, GCancellable *cancellable, GError **error);
+/** Logits row i of the last eval (i = -1: last row). [n_vocab] floats, valid until the
+ *  next eval. */
+const float *hz_context_logits (HzContext *ctx, gint i);
+
+/* ------------------------------------------------------------- generation */
+
+typedef enum {
+  HZ_STOP_NONE = 0, HZ_STOP_EOG, HZ_STOP_LENGTH, HZ_STOP_STRING, HZ_STOP_CANCELLED,
+  HZ_STOP_CALLBACK, HZ_STOP_CONTEXT_FULL,
+} HzStopReason;
+
+typedef struct {
+  HzSamplerParams sampler;
+  int32_t n_predict;                 /* max new tokens; <0: until EOG or context full */
+  const char *const *stop_strings;   /* NULL-terminated, may be NULL */
+  gboolean ignore_eog;               /* keep going past EOS (benchmarks, golden tests) */
+} HzGenerateParams;
+
+void hz_generate_params_init (HzGenerateParams *p);
+
+typedef struct {
+  guint  n_prompt;          /* prompt tokens */
+  guint  n_prompt_evaluated;/* prompt tokens actually computed (rest reused from cache) */
+  guint  n_generated;
+  double prompt_seconds;    /* prompt processing */
+  double ttft_seconds;      /* call start -> first token sent to the callback */
+  double gen_seconds;       /* decode time of the generated tokens */
+  HzStopReason stop_reason;
+} HzGenerateStats;
+
+/** Called on the generating thread for every token. `text` is the newly completed UTF-8
+ *  text (may be "" while a multi-byte character is incomplete or a stop string is
+ *  pending). Return FALSE to stop (HZ_STOP_CALLBACK). */
+typedef gboolean (*HzTokenFunc) (HzToken token, const char *text, gpointer user_data);
+
+/** Generate a continuation of `prompt`. Reuses the longest common prefix between `prompt`
+ *  and the tokens already in the KV cache (only the rest is evaluated), then decodes until
+ *  EOG, n_predict, a stop string (not included in the output), cancellation (within one
+ *  token) or a full context. Returns the generated text (g_free) — also on cancellation,
+ *  when it is the partial text — or NULL with `error` set when the prompt does not fit
+ *  (HZ_ENGINE_ERROR_CONTEXT_FULL) or evaluation fails. `out_tokens` (nullable) receives the
+ *  generated ids (g_array of HzToken). */
+char *hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
+                           const HzGenerateParams *params, HzTokenFunc func,
+                           gpointer user_data, GCancellable *cancellable,
+                           GArray *out_tokens, HzGenerateStats *stats, GError **error);
+
+G_END_DECLS

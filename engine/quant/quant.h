@@ -1,0 +1,69 @@
+/* engine/quant/quant.h — the quant-agnostic core: traits and codec dispatch for every ggml
+ * tensor format, generated from engine/quant/formats.def (X-macro). No switch statements on
+ * formats anywhere else in the engine: callers go through hz_quant_traits().
+ *
+ * Block layouts and reference algorithms: ggml's ggml-common.h and ggml-quants.c
+ * (llama.cpp c392e509). Results are bit-exact with ggml (tests/engine/test-quant.c).
+ *
+ * Thread safety: all functions are pure and reentrant.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+#define HZ_QUANT(NAME, id, elems, bytes, vdt, codec) HZ_TYPE_##NAME = id,
+#include "formats.def"
+#undef HZ_QUANT
+  HZ_TYPE_COUNT_ = 64  /* ids are < 64 (ggml's GGML_TYPE_COUNT is 40) */
+} HzType;
+
+/** Dequantize `n` elements (n a multiple of block_elems) from packed blocks `x` to `y`. */
+typedef void (*HzToFloatFn) (const void *restrict x, float *restrict y, int64_t n);
+/** Reference-quantize `n` floats (multiple of block_elems) into packed blocks (ggml's
+ *  quantize_row_*_ref, bit-exact). */
+typedef void (*HzFromFloatFn) (const float *restrict x, void *restrict y, int64_t n);
+/** *s = dot(x, y) over n elements: x in this format, y in the format's vec_dot_type.
+ *  n is a multiple of both block sizes. Accumulation order follows ggml's scalar path
+ *  (SIMD variants selected at run time agree within the tolerances of the golden data). */
+typedef void (*HzVecDotFn) (int n, float *restrict s, const void *restrict x,
+                            const void *restrict y);
+
+typedef struct {
+  const char   *name;          /* ggml_type_name(): "q4_0", "f32", ... */
+  HzType        type;          /* == ggml id */
+  uint32_t      block_elems;
+  uint32_t      block_bytes;
+  HzType        vec_dot_type;
+  bool          is_quantized;  /* block_elems > 1 */
+  HzToFloatFn   to_float;
+  HzFromFloatFn from_float;    /* NULL when the format needs an importance matrix */
+  HzVecDotFn    vec_dot;
+} HzQuantTraits;
+
+/** Traits for a ggml type id, or NULL if the id is not in the table. */
+const HzQuantTraits *hz_quant_traits (uint32_t type);
+/** Traits by ggml name (case-insensitive, "q4_k" or "Q4_K"), or NULL. */
+const HzQuantTraits *hz_quant_traits_by_name (const char *name);
+/** Number of rows in the table and the i-th row (for walking the table). */
+size_t hz_quant_n_formats (void);
+const HzQuantTraits *hz_quant_format (size_t i);
+/** Bytes of a row of n elements; 0 if n is not a multiple of the block size or the type
+ *  is unknown. */
+size_t hz_quant_row_size (uint32_t type, int64_t n);
+
+/** fp16/bf16 <-> f32, bit-exact with ggml (ggml-impl.h). */
+float    hz_fp16_to_fp32 (uint16_t h);
+uint16_t hz_fp32_to_fp16 (float f);
+float    hz_bf16_to_fp32 (uint16_t h);
+uint16_t hz_fp32_to_bf16 (float f);   /* round to nearest even, NaN kept quiet */
+
+#ifdef __cplusplus
+}
+#endif

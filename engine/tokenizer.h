@@ -1,0 +1,86 @@
+/* engine/tokenizer.h — tokenizers built from GGUF metadata (tokenizer.ggml.*).
+ *
+ *  - "llama": SentencePiece BPE (scores, byte fallback <0xXX>, "▁" for spaces, add a
+ *    leading space), as llama.cpp's llm_tokenizer_spm.
+ *  - "gpt2": byte-level BPE with merges and a pre-tokenizer chosen by tokenizer.ggml.pre
+ *    ("llama-bpe"/"llama3", "qwen2", "gpt-2", "deepseek-coder", "default", ...), as
+ *    llama.cpp's llm_tokenizer_bpe + unicode.cpp.
+ * Results equal llama.cpp's llama_tokenize() (tests/engine/test-tokenizer.c runs the
+ * golden vectors in ../shared/golden/tokenizer/).
+ *
+ * Thread safety: an HzTokenizer is immutable after creation; all functions may be called
+ * concurrently. HzDetokenizer (streaming) is per-thread state.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "gguf.h"
+
+G_BEGIN_DECLS
+
+typedef int32_t HzToken;
+typedef struct _HzTokenizer HzTokenizer;
+
+#define HZ_TOKENIZER_ERROR (hz_tokenizer_error_quark ())
+GQuark hz_tokenizer_error_quark (void);
+typedef enum {
+  HZ_TOKENIZER_ERROR_UNSUPPORTED,  /* unknown tokenizer.ggml.model / pre */
+  HZ_TOKENIZER_ERROR_INVALID,      /* inconsistent vocab metadata */
+} HzTokenizerError;
+
+/** Token attributes (llama.cpp's llama_token_attr subset). */
+typedef enum {
+  HZ_TOKEN_NORMAL = 1, HZ_TOKEN_UNKNOWN = 2, HZ_TOKEN_CONTROL = 4,
+  HZ_TOKEN_USER_DEFINED = 8, HZ_TOKEN_BYTE = 16, HZ_TOKEN_UNUSED = 32,
+} HzTokenAttr;
+
+/** Build from the GGUF's tokenizer.ggml.* keys. Works on vocab-only GGUF files. The
+ *  tokenizer copies what it needs; `g` may be freed afterwards. */
+HzTokenizer *hz_tokenizer_new_from_gguf (const HzGguf *g, GError **error);
+void         hz_tokenizer_free (HzTokenizer *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzTokenizer, hz_tokenizer_free)
+
+int32_t  hz_tokenizer_n_vocab (const HzTokenizer *t);
+HzToken  hz_tokenizer_bos (const HzTokenizer *t);   /* -1 if none */
+HzToken  hz_tokenizer_eos (const HzTokenizer *t);   /* -1 if none */
+HzToken  hz_tokenizer_eot (const HzTokenizer *t);   /* -1 if none */
+gboolean hz_tokenizer_add_bos (const HzTokenizer *t);
+gboolean hz_tokenizer_add_eos (const HzTokenizer *t);
+/** End-of-generation: EOS, EOT, EOM or another token llama.cpp treats as EOG. */
+gboolean hz_tokenizer_is_eog (const HzTokenizer *t, HzToken id);
+HzTokenAttr hz_tokenizer_attr (const HzTokenizer *t, HzToken id);
+/** Raw vocab text of a token (NUL-terminated, owned by the tokenizer), NULL if out of range. */
+const char *hz_tokenizer_token_text (const HzTokenizer *t, HzToken id);
+/** Id of an exact vocab string, or -1. */
+HzToken  hz_tokenizer_find (const HzTokenizer *t, const char *text);
+
+/** Tokenize `len` bytes of UTF-8 (len < 0: NUL-terminated). `add_special` adds BOS/EOS per
+ *  the GGUF flags; `parse_special` recognises control/user-defined token texts in the
+ *  input. Invalid UTF-8 is tokenized as bytes where the model can (byte fallback) and never
+ *  crashes. Returns a newly allocated array; *n_out receives its length. */
+HzToken *hz_tokenizer_encode (const HzTokenizer *t, const char *text, gssize len,
+                              gboolean add_special, gboolean parse_special, gsize *n_out);
+
+/** Bytes of one token's piece, as llama_token_to_piece(lstrip=0): SPM "▁" -> " ", byte
+ *  tokens -> the byte, BPE byte-level decoding; control tokens give "" unless `special`.
+ *  Writes at most `size` bytes and returns the full length (may exceed size). */
+gsize hz_tokenizer_piece (const HzTokenizer *t, HzToken id, gboolean special,
+                          char *buf, gsize size);
+/** Whole detokenization (UTF-8 bytes, possibly invalid if the tokens are). Free with g_free. */
+char *hz_tokenizer_decode (const HzTokenizer *t, const HzToken *ids, gsize n,
+                           gboolean special);
+
+/** Streaming detokenizer: feed one token at a time, get back only complete UTF-8 text; a
+ *  token that ends mid-character is held back until the character completes. Invalid
+ *  sequences come out as U+FFFD. */
+typedef struct _HzDetokenizer HzDetokenizer;
+HzDetokenizer *hz_detokenizer_new (const HzTokenizer *t, gboolean special);
+/** Returns the newly complete text (possibly ""), valid until the next call. */
+const char    *hz_detokenizer_push (HzDetokenizer *d, HzToken id);
+/** Flush held bytes (as U+FFFD if incomplete). */
+const char    *hz_detokenizer_flush (HzDetokenizer *d);
+void           hz_detokenizer_free (HzDetokenizer *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzDetokenizer, hz_detokenizer_free)
+
+G_END_DECLS

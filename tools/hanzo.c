@@ -1,0 +1,53 @@
+/* tools/hanzo.c — the `hanzo` command line: dispatches to one subcommand per file
+ * (tools/hanzo-<name>.c, each defining `int hz_cmd_<name> (int argc, char **argv)`,
+ * argv[0] being the subcommand name). Exit status: 0 success, 1 runtime error (message on
+ * stderr), 2 usage error. */
+#include <glib.h>
+#include <glib/gi18n.h>
+#include <locale.h>
+#include <stdio.h>
+#include <string.h>
+#include "hanzo-cmd.h"
+
+typedef struct {
+  const char *name;
+  int (*fn) (int argc, char **argv);
+  const char *summary;
+} HzCommand;
+
+static const HzCommand commands[] = {
+#define HZ_CMD(name, summary) { #name, hz_cmd_##name, summary },
+#include "hanzo-cmds.def"
+#undef HZ_CMD
+};
+
+static void
+usage (FILE *out)
+{
+  fprintf (out, "Usage: hanzo COMMAND [OPTIONS...]\n\nCommands:\n");
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    fprintf (out, "  %-12s %s\n", commands[i].name, commands[i].summary);
+  fprintf (out, "\nRun 'hanzo COMMAND --help' for the options of a command.\n");
+}
+
+int
+main (int argc, char **argv)
+{
+  setlocale (LC_ALL, "");
+  if (argc < 2)
+    {
+      usage (stderr);
+      return 2;
+    }
+  if (strcmp (argv[1], "--help") == 0 || strcmp (argv[1], "-h") == 0 || strcmp (argv[1], "help") == 0)
+    {
+      usage (stdout);
+      return 0;
+    }
+  for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (strcmp (argv[1], commands[i].name) == 0)
+      return commands[i].fn (argc - 1, argv + 1);
+  fprintf (stderr, "hanzo: unknown command '%s'\n\n", argv[1]);
+  usage (stderr);
+  return 2;
+}
