@@ -1,0 +1,232 @@
+/* hz-text.c — word tokens and whole-word context matching for the recognizers. */
+#include "hz-redact-private.h"
+
+#include <string.h>
+
+static inline gboolean
+is_word_char (gunichar c)
+{
+  if (c < 0x80)
+    return hz_is_alnum_ascii ((char) c);
+  return g_unichar_isalnum (c) || g_unichar_ismark (c);
+}
+
+static inline gunichar
+char_at (const char *p, const char *end)
+{
+  if ((guchar) *p < 0x80)
+    return (guchar) *p;
+  return g_utf8_get_char_validated (p, end - p);
+}
+
+gboolean
+hz_alnum_before (const char *text, gsize pos)
+{
+  if (pos == 0)
+    return FALSE;
+  if ((guchar) text[pos - 1] < 0x80)
+    return hz_is_alnum_ascii (text[pos - 1]);
+  const char *p = g_utf8_find_prev_char (text, text + pos);
+  if (!p)
+    return FALSE;
+  return is_word_char (g_utf8_get_char (p));
+}
+
+gboolean
+hz_alnum_at (const char *text, gsize len, gsize pos)
+{
+  if (pos >= len)
+    return FALSE;
+  return is_word_char (char_at (text + pos, text + len));
+}
+
+static guint16
+classify (const char *s, const char *e, guint16 *nchars)
+{
+  guint n = 0, letters = 0, upper = 0, lower = 0, digits = 0, other = 0;
+  gboolean first_upper = FALSE, nonascii = FALSE;
+  for (const char *p = s; p < e; p = g_utf8_next_char (p))
+    {
+      gunichar c = char_at (p, e);
+      if (c >= 0x80)
+        nonascii = TRUE;
+      if (c >= '0' && c <= '9')
+        digits++;
+      else if (g_unichar_isalpha (c))
+        {
+          letters++;
+          if (g_unichar_isupper (c) || g_unichar_istitle (c))
+            {
+              upper++;
+              if (letters == 1)
+                first_upper = TRUE;
+            }
+          else if (g_unichar_islower (c))
+            lower++;
+        }
+      else if (!g_unichar_ismark (c))
+        other++;
+      n++;
+    }
+  guint16 f = 0;
+  if (digits == n)
+    f |= HZ_TOK_DIGIT;
+  if (letters > 0 && digits == 0)
+    f |= HZ_TOK_ALPHA;
+  if (letters > 0 && upper == letters)
+    f |= HZ_TOK_UPPER;
+  else if (first_upper)
+    f |= HZ_TOK_CAP;
+  if (letters > 0 && lower == letters)
+    f |= HZ_TOK_LOWER;
+  if (nonascii)
+    f |= HZ_TOK_NONASCII;
+  *nchars = (guint16) MIN (n, G_MAXUINT16);
+  (void) other;
+  return f;
+}
+
+static gboolean
+sentence_start (const char *text, gsize pos)
+{
+  while (pos > 0)
+    {
+      char c = text[pos - 1];
+      if (c == ' ' || c == '\t' || c == '"' || c == '\'' || c == '(' || c == '[' || c == '*' || c == '-')
+        {
+          pos--;
+          continue;
+        }
+      return c == '.' || c == '!' || c == '?' || c == '\n' || c == '\r' || c == ':';
+    }
+  return TRUE;
+}
+
+HzToken *
+hz_tokenize (const char *text, gsize len, guint *n_out)
+{
+  GArray *a = g_array_sized_new (FALSE, FALSE, sizeof (HzToken), len / 5 + 8);
+  const char *end = text + len;
+  const char *p = text;
+  while (p < end)
+    {
+      gunichar c = char_at (p, end);
+      if (!is_word_char (c))
+        {
+          p = ((guchar) *p < 0x80) ? p + 1 : g_utf8_next_char (p);
+          continue;
+        }
+      const char *s = p;
+      while (p < end)
+        {
+          c = char_at (p, end);
+          const char *nx = ((guchar) *p < 0x80) ? p + 1 : g_utf8_next_char (p);
+          if (is_word_char (c))
+            {
+              p = nx;
+              continue;
+            }
+          /* apostrophe or hyphen between two word characters stays inside the word */
+          if ((c == '\'' || c == 0x2019 || c == '-') && nx < end && is_word_char (char_at (nx, end))
+              && p > s)
+            {
+              p = nx;
+              continue;
+            }
+          break;
+        }
+      if (p - text > G_MAXUINT32)
+        break;
+      HzToken t = { (guint32) (s - text), (guint32) (p - text), 0, 0 };
+      t.flags = classify (s, p, &t.nchars);
+      if (sentence_start (text, t.s))
+        t.flags |= HZ_TOK_SENT;
+      g_array_append_val (a, t);
+    }
+  *n_out = a->len;
+  return (HzToken *) g_array_free (a, FALSE);
+}
+
+guint
+hz_token_at_or_after (const HzScan *scan, gsize pos)
+{
+  guint lo = 0, hi = scan->n_toks;
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (scan->toks[mid].s < pos)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+gboolean
+hz_token_is (const HzScan *scan, const HzToken *t, const char *w)
+{
+  /* no strlen: this runs for every token against every cue list */
+  const char *p = scan->text + t->s;
+  gsize n = t->e - t->s;
+  for (gsize i = 0; i < n; i++)
+    if (w[i] == 0 || g_ascii_tolower (p[i]) != w[i])
+      return FALSE;
+  return w[n] == 0;
+}
+
+static gboolean
+token_in (const HzScan *scan, const HzToken *t, const char *const *words)
+{
+  for (const char *const *w = words; *w; w++)
+    if (hz_token_is (scan, t, *w))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+hz_context_before (const HzScan *scan, guint ti, guint window, const char *const *words)
+{
+  for (guint k = 1; k <= window && k <= ti; k++)
+    if (token_in (scan, &scan->toks[ti - k], words))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
+hz_context_after (const HzScan *scan, guint ti, guint window, const char *const *words)
+{
+  for (guint k = 0; k < window && ti + k < scan->n_toks; k++)
+    if (token_in (scan, &scan->toks[ti + k], words))
+      return TRUE;
+  return FALSE;
+}
+
+char *
+hz_lower_dup (const char *s, gsize n)
+{
+  for (gsize i = 0; i < n; i++)
+    if ((guchar) s[i] >= 0x80)
+      return g_utf8_strdown (s, n);
+  return g_ascii_strdown (s, n);
+}
+
+gboolean
+hz_set_has (GHashTable *set, const char *s, gsize n)
+{
+  char buf[64];
+  if (n == 0)
+    return FALSE;
+  gboolean ascii = TRUE;
+  for (gsize i = 0; i < n; i++)
+    if ((guchar) s[i] >= 0x80)
+      ascii = FALSE;
+  if (ascii && n < sizeof buf)
+    {
+      for (gsize i = 0; i < n; i++)
+        buf[i] = g_ascii_tolower (s[i]);
+      buf[n] = 0;
+      return g_hash_table_contains (set, buf);
+    }
+  g_autofree char *l = hz_lower_dup (s, n);
+  return g_hash_table_contains (set, l);
+}

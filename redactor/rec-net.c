@@ -1,0 +1,139 @@
+/* rec-net.c — IP_ADDRESS (IPv4 dotted quads with octets 0-255 and no leading zeros,
+ * optional /prefix; IPv6 in the RFC 4291/5952 text forms) and MAC_ADDRESS (six hex pairs
+ * with one consistent ':' or '-' separator, or the dotted xxxx.xxxx.xxxx form). */
+#include "hz-redact-private.h"
+
+static inline gboolean
+is_hex (char c)
+{
+  return hz_is_digit (c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
+}
+
+static gsize
+cidr_suffix (const char *t, gsize len, gsize e, int max)
+{
+  if (e + 1 < len && t[e] == '/' && hz_is_digit (t[e + 1]))
+    {
+      gsize p = e + 1;
+      int v = 0;
+      while (p < len && hz_is_digit (t[p]) && p - e <= 3)
+        v = v * 10 + (t[p++] - '0');
+      if (v <= max && !hz_alnum_at (t, len, p))
+        return p;
+    }
+  return e;
+}
+
+static void
+find_ipv4 (HzScan *scan)
+{
+  const char *t = scan->text;
+  gsize len = scan->len;
+  for (gsize i = 0; i < len; i++)
+    {
+      if (!hz_is_digit (t[i]) || hz_alnum_before (t, i) || (i > 0 && t[i - 1] == '.'))
+        continue;
+      gsize p = i;
+      int dots = 0;
+      while (p < len && (hz_is_digit (t[p]) || (t[p] == '.' && p + 1 < len && hz_is_digit (t[p + 1]))))
+        dots += t[p++] == '.';
+      if (dots != 3 || hz_alnum_at (t, len, p))
+        {
+          i = p;
+          continue;
+        }
+      guint8 v4[4];
+      if (hz_parse_ipv4 (t + i, p - i, v4))
+        {
+          gsize e = cidr_suffix (t, len, p, 32);
+          hz_scan_add (scan, i, e, HZ_ENTITY_IP_ADDRESS, 0.95f, HZ_TIER_VALIDATED, "ipv4");
+        }
+      i = p;
+    }
+}
+
+static void
+find_ipv6 (HzScan *scan)
+{
+  const char *t = scan->text;
+  gsize len = scan->len;
+  for (gsize i = 0; i + 2 < len; i++)
+    {
+      if (!(is_hex (t[i]) || t[i] == ':') || (i > 0 && (hz_is_alnum_ascii (t[i - 1]) || t[i - 1] == ':')))
+        continue;
+      gsize p = i;
+      int colons = 0, hexdigits = 0;
+      while (p < len && (is_hex (t[p]) || t[p] == ':' || t[p] == '.'))
+        {
+          colons += t[p] == ':';
+          hexdigits += is_hex (t[p]);
+          p++;
+        }
+      if (colons < 2 || hexdigits == 0 || hz_alnum_at (t, len, p))
+        {
+          i = p;
+          continue;
+        }
+      gsize e = p;
+      while (e > i && (t[e - 1] == '.' || (t[e - 1] == ':' && !(e - i >= 2 && t[e - 2] == ':'))))
+        e--;
+      if (hz_parse_ipv6 (t + i, e - i, NULL))
+        {
+          gsize ce = cidr_suffix (t, len, e, 128);
+          hz_scan_add (scan, i, ce, HZ_ENTITY_IP_ADDRESS, 0.95f, HZ_TIER_VALIDATED, "ipv6");
+        }
+      i = p;
+    }
+}
+
+static void
+find_mac (HzScan *scan)
+{
+  const char *t = scan->text;
+  gsize len = scan->len;
+  for (gsize i = 0; i + 14 <= len; i++)
+    {
+      if (!is_hex (t[i]) || hz_alnum_before (t, i) || (i > 0 && (t[i - 1] == ':' || t[i - 1] == '-')))
+        continue;
+      gsize e = 0;
+      if (i + 17 <= len && (t[i + 2] == ':' || t[i + 2] == '-'))
+        {
+          char sep = t[i + 2];
+          gboolean ok = TRUE;
+          for (int k = 0; k < 6 && ok; k++)
+            {
+              ok = is_hex (t[i + 3 * k]) && is_hex (t[i + 3 * k + 1]);
+              if (k < 5)
+                ok = ok && t[i + 3 * k + 2] == sep;
+            }
+          if (ok)
+            e = i + 17;
+        }
+      else if (t[i + 4] == '.' && t[i + 9] == '.')
+        {
+          gboolean ok = TRUE;
+          for (int k = 0; k < 3 && ok; k++)
+            for (int j = 0; j < 4 && ok; j++)
+              ok = is_hex (t[i + 5 * k + j]);
+          if (ok)
+            e = i + 14;
+        }
+      if (e && !hz_alnum_at (t, len, e) && !(e < len && (t[e] == ':' || t[e] == '-')))
+        {
+          hz_scan_add (scan, i, e, HZ_ENTITY_MAC_ADDRESS, 0.9f, HZ_TIER_VALIDATED, "mac");
+          i = e - 1;
+        }
+    }
+}
+
+void
+hz_rec_net (HzScan *scan)
+{
+  if (scan->r->enabled[HZ_ENTITY_IP_ADDRESS])
+    {
+      find_ipv4 (scan);
+      find_ipv6 (scan);
+    }
+  if (scan->r->enabled[HZ_ENTITY_MAC_ADDRESS])
+    find_mac (scan);
+}

@@ -1,0 +1,166 @@
+/* rec-phone.c — PHONE: international (+CC) and national numbers written as digit groups
+ * separated by single spaces, hyphens, dots or parentheses, with an optional extension.
+ * Grouped numbers of 10-15 digits are accepted on shape; shorter grouped or ungrouped
+ * numbers need a whole-word context cue ("phone", "call", "tel", ...). Numbers that start
+ * with a calendar date, or ungrouped 10-digit values starting with 1 (epoch seconds, not a
+ * NANP number), are rejected. */
+#include "hz-redact-private.h"
+
+static const char *const phone_context[] = {
+  "phone", "telephone", "tel", "mobile", "cell", "cellphone", "call", "calling", "fax", "number",
+  "contact", "reach", "text", "whatsapp", "sms", "ph", "mob", "desk", "landline", "dial", "ring",
+  "phones", "numbers", "no", "nr", "hotline", NULL,
+};
+
+typedef struct {
+  int digits, groups, parens, max_group, first_group;
+  gboolean plus;
+  char sep;       /* first separator seen */
+  gboolean mixed; /* several separator kinds (parens excluded) */
+} Shape;
+
+void
+hz_rec_phone (HzScan *scan)
+{
+  if (!scan->r->enabled[HZ_ENTITY_PHONE])
+    return;
+  const char *t = scan->text;
+  gsize len = scan->len, i = 0;
+  while (i < len)
+    {
+      char c = t[i];
+      if (!(hz_is_digit (c) || c == '+' || c == '(') || hz_alnum_before (t, i)
+          || (i > 0 && (t[i - 1] == '.' || t[i - 1] == '-' || t[i - 1] == '/' || t[i - 1] == '+')))
+        {
+          i++;
+          continue;
+        }
+      Shape sh = { 0 };
+      gsize p = i;
+      if (t[p] == '+')
+        {
+          sh.plus = TRUE;
+          p++;
+          if (p >= len || !(hz_is_digit (t[p]) || t[p] == '('))
+            {
+              i = p;
+              continue;
+            }
+        }
+      gsize last_digit_end = 0;
+      while (p < len)
+        {
+          if (t[p] == '(')
+            {
+              gsize q = p + 1, gs = q;
+              while (q < len && hz_is_digit (t[q]))
+                q++;
+              if (q == gs || q >= len || t[q] != ')' || q - gs > 5)
+                break;
+              sh.digits += q - gs;
+              sh.groups++;
+              sh.parens++;
+              if (sh.groups == 1)
+                sh.first_group = q - gs;
+              p = q + 1;
+              last_digit_end = p;
+              if (p < len && t[p] == ' ')
+                p++;
+              continue;
+            }
+          if (!hz_is_digit (t[p]))
+            break;
+          gsize gs = p;
+          while (p < len && hz_is_digit (t[p]))
+            p++;
+          int gl = p - gs;
+          sh.digits += gl;
+          sh.groups++;
+          if (sh.groups == 1)
+            sh.first_group = gl;
+          sh.max_group = MAX (sh.max_group, gl);
+          last_digit_end = p;
+          if (p + 1 < len && (t[p] == ' ' || t[p] == '-' || t[p] == '.')
+              && (hz_is_digit (t[p + 1]) || t[p + 1] == '('))
+            {
+              if (sh.sep && sh.sep != t[p])
+                sh.mixed = TRUE;
+              if (!sh.sep)
+                sh.sep = t[p];
+              p++;
+            }
+          else if (p + 2 < len && t[p] == ' ' && t[p + 1] == '-' && t[p + 2] == ' ')
+            p += 3;
+          else
+            break;
+          if (sh.digits > 15)
+            break;
+        }
+      gsize e = last_digit_end;
+      if (e <= i || sh.digits > 15 || sh.digits < 7
+          || (e + 1 < len && (t[e] == '.' || t[e] == '-') && hz_is_digit (t[e + 1])))
+        {
+          i = MAX (p, i + 1);
+          continue;
+        }
+      /* extension: x123, ext. 123 */
+      gsize x = e;
+      if (x < len && t[x] == ' ')
+        x++;
+      if (x + 1 < len && (t[x] == 'x' || t[x] == 'X') && hz_is_digit (t[x + 1]))
+        {
+          x++;
+          while (x < len && hz_is_digit (t[x]))
+            x++;
+          if (!hz_alnum_at (t, len, x))
+            e = x;
+        }
+      else if (x + 4 < len && g_ascii_strncasecmp (t + x, "ext", 3) == 0)
+        {
+          gsize q = x + 3;
+          if (t[q] == '.')
+            q++;
+          if (q < len && t[q] == ' ')
+            q++;
+          gsize ds = q;
+          while (q < len && hz_is_digit (t[q]))
+            q++;
+          if (q > ds && !hz_alnum_at (t, len, q))
+            e = q;
+        }
+      if (hz_alnum_at (t, len, e))
+        {
+          i = MAX (p, i + 1);
+          continue;
+        }
+      guint ti = hz_token_at_or_after (scan, i);
+      gboolean ctx = hz_context_before (scan, ti, 4, phone_context);
+      float score = 0;
+      if (hz_date_prefix_len (t + i, e - i) > 0 && !sh.plus)
+        score = 0;
+      else if (sh.sep == '.' && !sh.mixed && sh.groups == 4 && sh.max_group <= 3 && !sh.plus)
+        score = 0; /* dotted quad: an IPv4 address (or an invalid one), not a phone */
+      else if (sh.plus && sh.digits >= 8)
+        score = 0.9f;
+      else if (sh.parens && sh.groups >= 3)
+        score = 0.85f;
+      else if (sh.groups >= 2 && sh.digits >= 10 && !sh.mixed)
+        score = 0.75f;
+      else if (sh.groups >= 2 && sh.digits >= 7 && sh.first_group <= 5
+               && !(sh.groups == 3 && sh.sep == '-' && sh.digits == 9 && sh.first_group == 3))
+        {
+          /* short grouped numbers: not a house number before a street name */
+          guint after = hz_token_at_or_after (scan, e);
+          gboolean street = after < scan->n_toks && (scan->toks[after].flags & (HZ_TOK_CAP | HZ_TOK_UPPER))
+                            && !ctx && scan->toks[after].s <= e + 2;
+          score = street ? 0 : (ctx ? 0.8f : 0.5f);
+        }
+      else if (sh.groups == 1 && (sh.digits == 10 || sh.digits == 11) && (t[i] != '1' || sh.digits == 11))
+        score = ctx ? 0.8f : 0.45f;
+      else if (sh.groups == 1 && sh.digits >= 7 && ctx)
+        score = 0.6f;
+      if (score > 0)
+        hz_scan_add (scan, i, e, HZ_ENTITY_PHONE, score, HZ_TIER_PATTERN, "phone");
+      i = MAX (e, i + 1);
+    }
+}

@@ -1,0 +1,56 @@
+/* tests/fuzz/fuzz-redact.c — libFuzzer target for libhzredact: arbitrary bytes (invalid
+ * UTF-8, NULs, very long lines) through analysis and all three scrub modes. Checks that
+ * every span is in bounds, on character boundaries, sorted and disjoint, that code-point
+ * offsets match byte offsets, and that masking keeps the text outside spans. */
+#include <glib.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "hanzo/redact.h"
+
+static HzRedactor *redactor;
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
+{
+  if (!redactor)
+    redactor = hz_redactor_new (NULL);
+  g_assert_nonnull (redactor);
+  HzRedaction *res = hz_redactor_analyze (redactor, (const char *) data, size, HZ_REDACT_UTF8_REPLACE, NULL);
+  g_assert_nonnull (res);
+  g_assert_true (g_utf8_validate_len (res->text, res->len, NULL));
+  gsize prev = 0, cp = 0;
+  for (guint i = 0; i < res->n_spans; i++)
+    {
+      const HzSpan *s = &res->spans[i];
+      g_assert_true (s->start_byte >= prev && s->start_byte < s->end_byte && s->end_byte <= res->len);
+      /* on character boundaries: a boundary byte is never a UTF-8 continuation byte */
+      g_assert_true ((((guchar) res->text[s->start_byte]) & 0xC0) != 0x80);
+      g_assert_true (s->end_byte == res->len || (((guchar) res->text[s->end_byte]) & 0xC0) != 0x80);
+      cp += g_utf8_strlen (res->text + prev, s->start_byte - prev);
+      g_assert_cmpuint (cp, ==, s->start_cp);
+      cp += g_utf8_strlen (res->text + s->start_byte, s->end_byte - s->start_byte);
+      g_assert_cmpuint (cp, ==, s->end_cp);
+      g_assert_true (s->score > 0 && s->score <= 1);
+      prev = s->end_byte;
+    }
+  for (int mode = HZ_SCRUB_MASK; mode <= HZ_SCRUB_PSEUDONYM; mode++)
+    {
+      HzScrubber *sc = hz_scrubber_new (mode, 7);
+      char *out = hz_scrubber_scrub (sc, res);
+      g_assert_nonnull (out);
+      if (res->n_spans == 0)
+        g_assert_cmpstr (out, ==, res->text);
+      else if (mode == HZ_SCRUB_MASK)
+        {
+          /* the text before the first span and after the last is kept byte for byte */
+          g_assert_cmpint (strncmp (out, res->text, res->spans[0].start_byte), ==, 0);
+          gsize tail = res->len - res->spans[res->n_spans - 1].end_byte;
+          g_assert_cmpint (strcmp (out + strlen (out) - tail, res->text + res->len - tail), ==, 0);
+        }
+      g_free (out);
+      hz_scrubber_free (sc);
+    }
+  hz_redaction_free (res);
+  return 0;
+}

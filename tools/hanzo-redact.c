@@ -1,0 +1,494 @@
+/* tools/hanzo-redact.c — `hanzo redact`: find and scrub personal data (libhzredact).
+ *
+ *   hanzo redact [--mode=mask|numbered|pseudonym] [--json] [TEXT...]   (stdin if no TEXT)
+ *   hanzo redact --jsonl IN.jsonl [--output OUT.jsonl]   records with predicted spans
+ *   hanzo redact --eval FILE.jsonl [--eval ...] [--pred PRED.jsonl]  P/R/F1/F2 tables
+ *
+ * The JSONL format and the scoring rules are those of ../shared/redactor-eval/README.md:
+ * spans on code points, one-to-one matching within a record and label, exact match and
+ * IoU >= 0.9. */
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hanzo/redact.h"
+#include "hanzo-cmd.h"
+
+/* ---- scoring ------------------------------------------------------------------------- */
+
+/* Labels of the eval taxonomy plus the redactor's extra ones, in table order. */
+static const char *const eval_labels[] = {
+  "PERSON", "EMAIL", "PHONE", "CREDIT_CARD", "IBAN", "IP_ADDRESS", "URL", "STREET_ADDRESS",
+  "LOCATION", "DATE_TIME", "US_SSN", "MAC_ADDRESS", "SECRET", "ORGANIZATION", "OTHER",
+};
+#define N_LABELS G_N_ELEMENTS (eval_labels)
+/* Labels that are not personal data in themselves (excluded from the headline micro). */
+static gboolean
+label_is_pii (int l)
+{
+  return strcmp (eval_labels[l], "ORGANIZATION") != 0 && strcmp (eval_labels[l], "OTHER") != 0;
+}
+
+static int
+label_index (const char *name)
+{
+  for (gsize i = 0; i < N_LABELS; i++)
+    if (g_strcmp0 (name, eval_labels[i]) == 0)
+      return (int) i;
+  return -1;
+}
+
+typedef struct {
+  gint64 s, e;
+  int label;
+} ESpan;
+
+typedef struct {
+  guint gold, pred, tp_exact, tp_iou;
+} Counts;
+
+static double
+iou (const ESpan *a, const ESpan *b)
+{
+  gint64 inter = MIN (a->e, b->e) - MAX (a->s, b->s);
+  if (inter <= 0)
+    return 0;
+  gint64 uni = MAX (a->e, b->e) - MIN (a->s, b->s);
+  return (double) inter / (double) uni;
+}
+
+/* One-to-one matching of gold and predicted spans of one label in one record. `agnostic`
+ * ignores labels. Adds to counts[label] (or counts[0] when agnostic). */
+static void
+match_record (GArray *gold, GArray *pred, Counts *counts, gboolean agnostic)
+{
+  for (gsize l = 0; l < (agnostic ? 1 : N_LABELS); l++)
+    {
+      GArray *g = g_array_new (FALSE, FALSE, sizeof (ESpan)), *p = g_array_new (FALSE, FALSE, sizeof (ESpan));
+      for (guint i = 0; i < gold->len; i++)
+        if (agnostic || g_array_index (gold, ESpan, i).label == (int) l)
+          g_array_append_val (g, g_array_index (gold, ESpan, i));
+      for (guint i = 0; i < pred->len; i++)
+        if (agnostic || g_array_index (pred, ESpan, i).label == (int) l)
+          g_array_append_val (p, g_array_index (pred, ESpan, i));
+      Counts *c = &counts[l];
+      c->gold += g->len;
+      c->pred += p->len;
+      /* exact */
+      gboolean *used = g_new0 (gboolean, p->len + 1);
+      for (guint i = 0; i < g->len; i++)
+        for (guint j = 0; j < p->len; j++)
+          {
+            ESpan *a = &g_array_index (g, ESpan, i), *b = &g_array_index (p, ESpan, j);
+            if (!used[j] && a->s == b->s && a->e == b->e)
+              {
+                used[j] = TRUE;
+                c->tp_exact++;
+                break;
+              }
+          }
+      /* IoU >= 0.9: greedy on the best pairs first */
+      memset (used, 0, sizeof (gboolean) * (p->len + 1));
+      gboolean *gused = g_new0 (gboolean, g->len + 1);
+      for (;;)
+        {
+          double best = 0;
+          guint bi = 0, bj = 0;
+          for (guint i = 0; i < g->len; i++)
+            for (guint j = 0; j < p->len; j++)
+              if (!gused[i] && !used[j])
+                {
+                  double v = iou (&g_array_index (g, ESpan, i), &g_array_index (p, ESpan, j));
+                  if (v > best)
+                    best = v, bi = i, bj = j;
+                }
+          if (best < 0.9)
+            break;
+          gused[bi] = used[bj] = TRUE;
+          c->tp_iou++;
+        }
+      g_free (used);
+      g_free (gused);
+      g_array_free (g, TRUE);
+      g_array_free (p, TRUE);
+    }
+}
+
+static void
+prf (guint tp, guint gold, guint pred, double *p, double *r, double *f1, double *f2)
+{
+  *p = pred ? (double) tp / pred : (gold ? 0.0 : 1.0);
+  *r = gold ? (double) tp / gold : (pred ? 0.0 : 1.0);
+  *f1 = (*p + *r) > 0 ? 2 * *p * *r / (*p + *r) : 0;
+  *f2 = (4 * *p + *r) > 0 ? 5 * *p * *r / (4 * *p + *r) : 0;
+}
+
+static void
+print_row (const char *name, const Counts *c)
+{
+  double p, r, f1, f2, p2, r2, f12, f22;
+  prf (c->tp_exact, c->gold, c->pred, &p, &r, &f1, &f2);
+  prf (c->tp_iou, c->gold, c->pred, &p2, &r2, &f12, &f22);
+  printf ("| %-22s | %5u | %5u | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name,
+          c->gold, c->pred, p, r, f1, f2, p2, r2, f12, f22);
+}
+
+/* Spans of a record ("spans": [{start, end, label}]) on code points. */
+static GArray *
+record_spans (JsonObject *o)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (ESpan));
+  if (!json_object_has_member (o, "spans"))
+    return a;
+  JsonArray *arr = json_object_get_array_member (o, "spans");
+  for (guint i = 0; arr && i < json_array_get_length (arr); i++)
+    {
+      JsonObject *s = json_array_get_object_element (arr, i);
+      if (!s)
+        continue;
+      ESpan e = { json_object_get_int_member_with_default (s, "start", 0),
+                  json_object_get_int_member_with_default (s, "end", 0),
+                  label_index (json_object_get_string_member_with_default (s, "label", "")) };
+      if (e.label < 0)
+        e.label = label_index ("OTHER");
+      g_array_append_val (a, e);
+    }
+  return a;
+}
+
+static GArray *
+predict_spans (const HzRedactor *r, const char *text)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (ESpan));
+  HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE, NULL);
+  for (guint i = 0; res && i < res->n_spans; i++)
+    {
+      ESpan e = { (gint64) res->spans[i].start_cp, (gint64) res->spans[i].end_cp,
+                  label_index (hz_entity_type_name (res->spans[i].type)) };
+      g_array_append_val (a, e);
+    }
+  hz_redaction_free (res);
+  return a;
+}
+
+typedef gboolean (*RecordFn) (JsonObject *o, gpointer user, GError **error);
+
+static gboolean
+for_each_record (const char *path, RecordFn fn, gpointer user, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents (path, &data, &len, error))
+    return FALSE;
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  char *line = data, *end = data + len;
+  guint lineno = 0;
+  while (line < end)
+    {
+      char *nl = memchr (line, '\n', end - line);
+      gsize n = nl ? (gsize) (nl - line) : (gsize) (end - line);
+      lineno++;
+      if (n > 0)
+        {
+          GError *err = NULL;
+          if (!json_parser_load_from_data (parser, line, n, &err))
+            {
+              g_set_error (error, err->domain, err->code, "%s:%u: %s", path, lineno, err->message);
+              g_error_free (err);
+              return FALSE;
+            }
+          JsonNode *root = json_parser_get_root (parser);
+          if (!JSON_NODE_HOLDS_OBJECT (root))
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "%s:%u: not a JSON object", path, lineno);
+              return FALSE;
+            }
+          if (!fn (json_node_get_object (root), user, error))
+            return FALSE;
+        }
+      line += n + 1;
+    }
+  return TRUE;
+}
+
+typedef struct {
+  const HzRedactor *r;
+  GHashTable *pred;   /* id -> GArray of ESpan (from --pred), or NULL to run the redactor */
+  Counts by_label[N_LABELS];
+  Counts agnostic;
+  guint records;
+} EvalState;
+
+static gboolean
+eval_record (JsonObject *o, gpointer user, GError **error)
+{
+  EvalState *st = user;
+  const char *text = json_object_get_string_member_with_default (o, "text", "");
+  const char *id = json_object_get_string_member_with_default (o, "id", "");
+  GArray *gold = record_spans (o);
+  GArray *pred;
+  if (st->pred)
+    {
+      GArray *p = g_hash_table_lookup (st->pred, id);
+      pred = g_array_copy (p ? p : gold);
+      if (!p)
+        g_array_set_size (pred, 0); /* no prediction line: predicted nothing */
+    }
+  else
+    pred = predict_spans (st->r, text);
+  match_record (gold, pred, st->by_label, FALSE);
+  match_record (gold, pred, &st->agnostic, TRUE);
+  st->records++;
+  g_array_free (gold, TRUE);
+  g_array_free (pred, TRUE);
+  return TRUE;
+}
+
+static gboolean
+load_pred (JsonObject *o, gpointer user, GError **error)
+{
+  GHashTable *h = user;
+  g_hash_table_insert (h, g_strdup (json_object_get_string_member_with_default (o, "id", "")), record_spans (o));
+  return TRUE;
+}
+
+static void
+print_eval (const char *path, EvalState *st)
+{
+  g_autofree char *base = g_path_get_basename (path);
+  printf ("## %s (%u records)\n\n", base, st->records);
+  printf ("| label | gold | pred | exact P | exact R | exact F1 | exact F2 | IoU0.9 P | IoU0.9 R | IoU0.9 F1 | IoU0.9 F2 |\n");
+  printf ("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  Counts pii = { 0 }, all = { 0 };
+  for (gsize l = 0; l < N_LABELS; l++)
+    {
+      Counts *c = &st->by_label[l];
+      if (c->gold == 0 && c->pred == 0)
+        continue;
+      print_row (eval_labels[l], c);
+      all.gold += c->gold, all.pred += c->pred, all.tp_exact += c->tp_exact, all.tp_iou += c->tp_iou;
+      if (label_is_pii (l))
+        pii.gold += c->gold, pii.pred += c->pred, pii.tp_exact += c->tp_exact, pii.tp_iou += c->tp_iou;
+    }
+  print_row ("micro (personal data)", &pii);
+  print_row ("micro (all labels)", &all);
+  print_row ("label-agnostic", &st->agnostic);
+  printf ("\nmicro (personal data) excludes ORGANIZATION and OTHER, which the redactor does not "
+          "predict (not personal data in themselves); micro (all labels) counts them as misses.\n\n");
+}
+
+static int
+run_eval (const HzRedactor *r, char **files, const char *pred_path)
+{
+  g_autoptr (GHashTable) pred = NULL;
+  if (pred_path)
+    {
+      GError *err = NULL;
+      pred = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+      if (!for_each_record (pred_path, load_pred, pred, &err))
+        {
+          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          g_error_free (err);
+          return 1;
+        }
+    }
+  for (char **f = files; *f; f++)
+    {
+      EvalState st = { r, pred };
+      GError *err = NULL;
+      if (!for_each_record (*f, eval_record, &st, &err))
+        {
+          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          g_error_free (err);
+          return 1;
+        }
+      print_eval (*f, &st);
+    }
+  return 0;
+}
+
+/* ---- JSON output --------------------------------------------------------------------- */
+
+static void
+add_spans_json (JsonBuilder *b, const HzRedaction *res, gboolean details)
+{
+  json_builder_set_member_name (b, "spans");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < res->n_spans; i++)
+    {
+      const HzSpan *s = &res->spans[i];
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "start");
+      json_builder_add_int_value (b, s->start_cp);
+      json_builder_set_member_name (b, "end");
+      json_builder_add_int_value (b, s->end_cp);
+      json_builder_set_member_name (b, "start_byte");
+      json_builder_add_int_value (b, s->start_byte);
+      json_builder_set_member_name (b, "end_byte");
+      json_builder_add_int_value (b, s->end_byte);
+      json_builder_set_member_name (b, "label");
+      json_builder_add_string_value (b, hz_entity_type_name (s->type));
+      json_builder_set_member_name (b, "score");
+      json_builder_add_double_value (b, ((int) (s->score * 1000 + 0.5)) / 1000.0);
+      json_builder_set_member_name (b, "recognizer");
+      json_builder_add_string_value (b, s->recognizer);
+      if (details)
+        {
+          g_autofree char *t = g_strndup (res->text + s->start_byte, s->end_byte - s->start_byte);
+          json_builder_set_member_name (b, "text");
+          json_builder_add_string_value (b, t);
+        }
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+static char *
+to_json_line (JsonBuilder *b)
+{
+  g_autoptr (JsonNode) root = json_builder_get_root (b);
+  g_autoptr (JsonGenerator) gen = json_generator_new ();
+  json_generator_set_root (gen, root);
+  return json_generator_to_data (gen, NULL);
+}
+
+typedef struct {
+  const HzRedactor *r;
+  FILE *out;
+} JsonlState;
+
+static gboolean
+jsonl_record (JsonObject *o, gpointer user, GError **error)
+{
+  JsonlState *st = user;
+  const char *text = json_object_get_string_member_with_default (o, "text", "");
+  HzRedaction *res = hz_redactor_analyze (st->r, text, -1, HZ_REDACT_UTF8_REPLACE, error);
+  if (!res)
+    return FALSE;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  /* keep every member of the input record except its spans, in order */
+  GList *members = json_object_get_members (o);
+  for (GList *m = members; m; m = m->next)
+    {
+      if (strcmp (m->data, "spans") == 0)
+        continue;
+      json_builder_set_member_name (b, m->data);
+      json_builder_add_value (b, json_node_copy (json_object_get_member (o, m->data)));
+    }
+  g_list_free (members);
+  add_spans_json (b, res, FALSE);
+  json_builder_end_object (b);
+  g_autofree char *line = to_json_line (b);
+  fprintf (st->out, "%s\n", line);
+  hz_redaction_free (res);
+  return TRUE;
+}
+
+static char *
+read_stdin (void)
+{
+  GString *s = g_string_new (NULL);
+  char buf[65536];
+  size_t n;
+  while ((n = fread (buf, 1, sizeof buf, stdin)) > 0)
+    g_string_append_len (s, buf, n);
+  return g_string_free (s, FALSE);
+}
+
+int
+hz_cmd_redact (int argc, char **argv)
+{
+  g_autofree char *mode_str = NULL, *jsonl = NULL, *output = NULL, *pred = NULL;
+  g_auto (GStrv) eval = NULL;
+  gboolean json = FALSE;
+  GOptionEntry entries[] = {
+    { "mode", 'm', 0, G_OPTION_ARG_STRING, &mode_str, "Scrub mode: mask (default), numbered, pseudonym", "MODE" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the spans and the scrubbed text as JSON", NULL },
+    { "jsonl", 0, 0, G_OPTION_ARG_FILENAME, &jsonl, "Read redactor-eval records, write them with predicted spans", "IN.jsonl" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output file for --jsonl (default stdout)", "OUT.jsonl" },
+    { "eval", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &eval, "Score the redactor on gold records (repeatable)", "FILE.jsonl" },
+    { "pred", 0, 0, G_OPTION_ARG_FILENAME, &pred, "With --eval: score this prediction file instead of running the redactor", "PRED.jsonl" },
+    { NULL },
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("[TEXT...] - find and scrub personal data");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  GError *err = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &err))
+    {
+      fprintf (stderr, "hanzo redact: %s\n", err->message);
+      g_error_free (err);
+      return 2;
+    }
+  HzScrubMode mode = HZ_SCRUB_MASK;
+  if (mode_str)
+    {
+      if (strcmp (mode_str, "mask") == 0)
+        mode = HZ_SCRUB_MASK;
+      else if (strcmp (mode_str, "numbered") == 0)
+        mode = HZ_SCRUB_NUMBERED;
+      else if (strcmp (mode_str, "pseudonym") == 0)
+        mode = HZ_SCRUB_PSEUDONYM;
+      else
+        {
+          fprintf (stderr, "hanzo redact: unknown mode '%s'\n", mode_str);
+          return 2;
+        }
+    }
+  HzRedactor *r = hz_redactor_new (&err);
+  if (!r)
+    {
+      fprintf (stderr, "hanzo redact: %s\n", err->message);
+      g_error_free (err);
+      return 1;
+    }
+  int rc = 0;
+  if (eval)
+    rc = run_eval (r, eval, pred);
+  else if (jsonl)
+    {
+      JsonlState st = { r, stdout };
+      if (output && !(st.out = fopen (output, "w")))
+        {
+          fprintf (stderr, "hanzo redact: cannot write %s\n", output);
+          rc = 1;
+        }
+      else if (!for_each_record (jsonl, jsonl_record, &st, &err))
+        {
+          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          g_error_free (err);
+          rc = 1;
+        }
+      if (st.out && st.out != stdout)
+        fclose (st.out);
+    }
+  else
+    {
+      g_autofree char *text = argc > 1 ? g_strjoinv (" ", argv + 1) : read_stdin ();
+      HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE, &err);
+      HzScrubber *sc = hz_scrubber_new (mode, 0);
+      g_autofree char *scrubbed = hz_scrubber_scrub (sc, res);
+      if (json)
+        {
+          g_autoptr (JsonBuilder) b = json_builder_new ();
+          json_builder_begin_object (b);
+          json_builder_set_member_name (b, "text");
+          json_builder_add_string_value (b, res->text);
+          json_builder_set_member_name (b, "scrubbed");
+          json_builder_add_string_value (b, scrubbed);
+          add_spans_json (b, res, TRUE);
+          json_builder_end_object (b);
+          g_autofree char *line = to_json_line (b);
+          printf ("%s\n", line);
+        }
+      else
+        fputs (scrubbed, stdout);
+      if (!json && argc > 1)
+        fputc ('\n', stdout);
+      hz_scrubber_free (sc);
+      hz_redaction_free (res);
+    }
+  hz_redactor_free (r);
+  return rc;
+}
