@@ -36,7 +36,11 @@ typedef enum {
 } HzTokenAttr;
 
 /** Build from the GGUF's tokenizer.ggml.* keys. Works on vocab-only GGUF files. The
- *  tokenizer copies what it needs; `g` may be freed afterwards. */
+ *  tokenizer copies what it needs; `g` may be freed afterwards.
+ *  Errors: HZ_TOKENIZER_ERROR_UNSUPPORTED for a tokenizer.ggml.model other than "llama"
+ *  and "gpt2" (WordPiece "bert", "t5", "rwkv" are not implemented) or an unknown BPE
+ *  tokenizer.ggml.pre; HZ_TOKENIZER_ERROR_INVALID for missing/mistyped keys, short score
+ *  or type arrays, duplicate tokens, or add_bos/add_eos without the token id. */
 HzTokenizer *hz_tokenizer_new_from_gguf (const HzGguf *g, GError **error);
 void         hz_tokenizer_free (HzTokenizer *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzTokenizer, hz_tokenizer_free)
@@ -44,6 +48,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzTokenizer, hz_tokenizer_free)
 int32_t  hz_tokenizer_n_vocab (const HzTokenizer *t);
 HzToken  hz_tokenizer_bos (const HzTokenizer *t);   /* -1 if none */
 HzToken  hz_tokenizer_eos (const HzTokenizer *t);   /* -1 if none */
+/* EOT: tokenizer.ggml.eot_token_id, else the first of <|eot_id|>, <|im_end|>, <|end|>,
+ * <end_of_turn>, <|endoftext|>, ... present in the vocab (llama.cpp's list). */
 HzToken  hz_tokenizer_eot (const HzTokenizer *t);   /* -1 if none */
 gboolean hz_tokenizer_add_bos (const HzTokenizer *t);
 gboolean hz_tokenizer_add_eos (const HzTokenizer *t);
@@ -67,7 +73,12 @@ HzToken *hz_tokenizer_encode (const HzTokenizer *t, const char *text, gssize len
  *  Writes at most `size` bytes and returns the full length (may exceed size). */
 gsize hz_tokenizer_piece (const HzTokenizer *t, HzToken id, gboolean special,
                           char *buf, gsize size);
-/** Whole detokenization (UTF-8 bytes, possibly invalid if the tokens are). Free with g_free. */
+/** Whole detokenization (UTF-8 bytes, possibly invalid if the tokens are), as
+ *  llama_detokenize(remove_special = FALSE, unparse_special = special): the pieces
+ *  concatenated, minus one leading space of the first piece when the vocab adds a space
+ *  prefix (SPM), followed by llama.cpp's clean-up of " ." " ," " ?" " !" " 's" ... for BPE
+ *  vocabularies that ask for it (e.g. gpt-2, llama-bpe). Out-of-range ids give "".
+ *  Free with g_free. */
 char *hz_tokenizer_decode (const HzTokenizer *t, const HzToken *ids, gsize n,
                            gboolean special);
 
@@ -76,7 +87,8 @@ char *hz_tokenizer_decode (const HzTokenizer *t, const HzToken *ids, gsize n,
  *  sequences come out as U+FFFD. */
 typedef struct _HzDetokenizer HzDetokenizer;
 HzDetokenizer *hz_detokenizer_new (const HzTokenizer *t, gboolean special);
-/** Returns the newly complete text (possibly ""), valid until the next call. */
+/** Returns the newly complete text (possibly ""), valid until the next call. (A piece
+ *  holding a NUL byte, e.g. <0x00>, ends the returned C string early.) */
 const char    *hz_detokenizer_push (HzDetokenizer *d, HzToken id);
 /** Flush held bytes (as U+FFFD if incomplete). */
 const char    *hz_detokenizer_flush (HzDetokenizer *d);

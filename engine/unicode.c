@@ -1,0 +1,208 @@
+/* engine/unicode.c — code point helpers for the tokenizers; see unicode.h. */
+#include "unicode.h"
+
+guint
+hz_unicode_flags (uint32_t cpt)
+{
+  guint f;
+
+  if (cpt > 0x10FFFF)
+    return 0;
+
+  switch (g_unichar_type (cpt))
+    {
+    case G_UNICODE_DECIMAL_NUMBER:
+    case G_UNICODE_LETTER_NUMBER:
+    case G_UNICODE_OTHER_NUMBER:
+      f = HZ_UCF_NUMBER;
+      break;
+    case G_UNICODE_LOWERCASE_LETTER:
+    case G_UNICODE_MODIFIER_LETTER:
+    case G_UNICODE_OTHER_LETTER:
+    case G_UNICODE_TITLECASE_LETTER:
+    case G_UNICODE_UPPERCASE_LETTER:
+      f = HZ_UCF_LETTER;
+      break;
+    case G_UNICODE_LINE_SEPARATOR:
+    case G_UNICODE_PARAGRAPH_SEPARATOR:
+    case G_UNICODE_SPACE_SEPARATOR:
+      f = HZ_UCF_SEPARATOR;
+      break;
+    case G_UNICODE_SPACING_MARK:
+    case G_UNICODE_ENCLOSING_MARK:
+    case G_UNICODE_NON_SPACING_MARK:
+      f = HZ_UCF_ACCENT_MARK;
+      break;
+    case G_UNICODE_CONNECT_PUNCTUATION:
+    case G_UNICODE_DASH_PUNCTUATION:
+    case G_UNICODE_CLOSE_PUNCTUATION:
+    case G_UNICODE_FINAL_PUNCTUATION:
+    case G_UNICODE_INITIAL_PUNCTUATION:
+    case G_UNICODE_OTHER_PUNCTUATION:
+    case G_UNICODE_OPEN_PUNCTUATION:
+      f = HZ_UCF_PUNCTUATION;
+      break;
+    case G_UNICODE_CURRENCY_SYMBOL:
+    case G_UNICODE_MODIFIER_SYMBOL:
+    case G_UNICODE_MATH_SYMBOL:
+    case G_UNICODE_OTHER_SYMBOL:
+      f = HZ_UCF_SYMBOL;
+      break;
+    default: /* Cc Cf Cs Co Cn */
+      f = HZ_UCF_CONTROL;
+      break;
+    }
+
+  /* Unicode White_Space (PropList.txt), the set Python regex's \s matches. */
+  if ((cpt >= 0x09 && cpt <= 0x0D) || cpt == 0x20 || cpt == 0x85 || cpt == 0xA0 ||
+      cpt == 0x1680 || (cpt >= 0x2000 && cpt <= 0x200A) || cpt == 0x2028 ||
+      cpt == 0x2029 || cpt == 0x202F || cpt == 0x205F || cpt == 0x3000)
+    f |= HZ_UCF_WHITESPACE;
+
+  return f;
+}
+
+uint32_t
+hz_unicode_tolower (uint32_t cpt)
+{
+  return cpt > 0x10FFFF ? cpt : g_unichar_tolower (cpt);
+}
+
+/* One code point at s[*off] (len bytes in total), following llama.cpp's
+ * unicode_cpt_from_utf8: returns FALSE for a malformed sequence. */
+static gboolean
+decode_one (const guchar *s, gsize len, gsize *off, uint32_t *out)
+{
+  gsize o = *off;
+  guchar c = s[o];
+
+  if (!(c & 0x80))
+    {
+      *out = c;
+      *off = o + 1;
+      return TRUE;
+    }
+  if (!(c & 0x40))
+    return FALSE;
+  if (!(c & 0x20))
+    {
+      if (o + 1 >= len || (s[o + 1] & 0xC0) != 0x80)
+        return FALSE;
+      *out = ((uint32_t) (c & 0x1F) << 6) | (s[o + 1] & 0x3F);
+      *off = o + 2;
+      return TRUE;
+    }
+  if (!(c & 0x10))
+    {
+      if (o + 2 >= len || (s[o + 1] & 0xC0) != 0x80 || (s[o + 2] & 0xC0) != 0x80)
+        return FALSE;
+      *out = ((uint32_t) (c & 0x0F) << 12) | ((uint32_t) (s[o + 1] & 0x3F) << 6) |
+             (s[o + 2] & 0x3F);
+      *off = o + 3;
+      return TRUE;
+    }
+  if (!(c & 0x08))
+    {
+      if (o + 3 >= len || (s[o + 1] & 0xC0) != 0x80 || (s[o + 2] & 0xC0) != 0x80 ||
+          (s[o + 3] & 0xC0) != 0x80)
+        return FALSE;
+      *out = ((uint32_t) (c & 0x07) << 18) | ((uint32_t) (s[o + 1] & 0x3F) << 12) |
+             ((uint32_t) (s[o + 2] & 0x3F) << 6) | (s[o + 3] & 0x3F);
+      if (*out > 0x10FFFF)
+        return FALSE;
+      *off = o + 4;
+      return TRUE;
+    }
+  return FALSE;
+}
+
+gsize
+hz_utf8_decode_lenient (const char *s, gsize len, GArray *out)
+{
+  const guchar *u = (const guchar *) s;
+  gsize off = 0, n = 0;
+
+  while (off < len)
+    {
+      uint32_t cpt;
+      if (!decode_one (u, len, &off, &cpt))
+        {
+          cpt = 0xFFFD;
+          off++;
+        }
+      g_array_append_val (out, cpt);
+      n++;
+    }
+  return n;
+}
+
+int
+hz_utf8_encode (uint32_t cpt, char out[4])
+{
+  if (cpt <= 0x7F)
+    {
+      out[0] = (char) cpt;
+      return 1;
+    }
+  if (cpt <= 0x7FF)
+    {
+      out[0] = (char) (0xC0 | (cpt >> 6));
+      out[1] = (char) (0x80 | (cpt & 0x3F));
+      return 2;
+    }
+  if (cpt > 0x10FFFF)
+    cpt = 0xFFFD;
+  if (cpt <= 0xFFFF)
+    {
+      out[0] = (char) (0xE0 | (cpt >> 12));
+      out[1] = (char) (0x80 | ((cpt >> 6) & 0x3F));
+      out[2] = (char) (0x80 | (cpt & 0x3F));
+      return 3;
+    }
+  out[0] = (char) (0xF0 | (cpt >> 18));
+  out[1] = (char) (0x80 | ((cpt >> 12) & 0x3F));
+  out[2] = (char) (0x80 | ((cpt >> 6) & 0x3F));
+  out[3] = (char) (0x80 | (cpt & 0x3F));
+  return 4;
+}
+
+/* bytes_to_unicode() of openai/gpt-2 encoder.py: bytes '!'..'~', 0xA1..0xAC and
+ * 0xAE..0xFF stand for themselves; the remaining bytes, in increasing order, get
+ * U+0100, U+0101, ... */
+static uint32_t gpt2_b2c[256];
+static gint16   gpt2_c2b[0x144];
+
+static void
+gpt2_tables_init (void)
+{
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done))
+    {
+      uint32_t next = 256;
+      for (int i = 0; i < (int) G_N_ELEMENTS (gpt2_c2b); i++)
+        gpt2_c2b[i] = -1;
+      for (int b = 0; b < 256; b++)
+        {
+          gboolean self = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) ||
+                          (b >= 0xAE && b <= 0xFF);
+          gpt2_b2c[b] = self ? (uint32_t) b : next++;
+          gpt2_c2b[gpt2_b2c[b]] = (gint16) b;
+        }
+      g_once_init_leave (&done, 1);
+    }
+}
+
+uint32_t
+hz_gpt2_byte_to_cpt (guint8 b)
+{
+  gpt2_tables_init ();
+  return gpt2_b2c[b];
+}
+
+int
+hz_gpt2_cpt_to_byte (uint32_t cpt)
+{
+  gpt2_tables_init ();
+  return cpt < G_N_ELEMENTS (gpt2_c2b) ? gpt2_c2b[cpt] : -1;
+}
