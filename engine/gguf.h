@@ -41,6 +41,10 @@ typedef enum {
   HZ_GGUF_TYPE_FLOAT64 = 12,
 } HzGgufType;
 
+/** Short name of a value type ("u8", "i32", "f32", "bool", "string", "array", "u64", ...),
+ *  or "?" for a value outside the enum. Static string; thread-safe. */
+const char *hz_gguf_type_name (HzGgufType type);
+
 typedef struct _HzGguf HzGguf;
 
 /** A string inside the mapped file: NOT NUL-terminated; valid while the HzGguf lives. */

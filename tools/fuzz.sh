@@ -1,0 +1,52 @@
+#!/bin/sh
+# tools/fuzz.sh TARGET [SECONDS] — fuzz one target of tests/fuzz/ with libFuzzer.
+#
+# Builds a clang build with ASan+UBSan and libFuzzer instrumentation in build-fuzz/ (once),
+# runs tests/fuzz/fuzz-TARGET for SECONDS (default 600) starting from the corpus
+# tests/fuzz/corpus/TARGET/, then merges (-merge=1) only the new inputs that add coverage
+# back into that corpus. Crashes, leaks and timeouts are written to
+# tests/fuzz/findings/TARGET/ (git-ignored); the script exits 1 when there is any.
+# Inputs are capped at 64 KiB; the script warns when the corpus grows past 2 MiB.
+set -eu
+
+usage() { echo "usage: $0 TARGET [SECONDS]   (targets: tests/fuzz/fuzz-*.c)" >&2; exit 2; }
+[ $# -ge 1 ] && [ $# -le 2 ] || usage
+target=$1
+secs=${2:-600}
+case $secs in ''|*[!0-9]*) usage ;; esac
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+[ -f "$src/tests/fuzz/fuzz-$target.c" ] || { echo "fuzz.sh: no target tests/fuzz/fuzz-$target.c" >&2; exit 2; }
+build=$src/build-fuzz
+corpus=$src/tests/fuzz/corpus/$target
+findings=$src/tests/fuzz/findings/$target
+jobs=${FUZZ_BUILD_JOBS:-2}
+
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang meson setup "$build" "$src" \
+    -Dfuzzing=true -Dapp=disabled -Dbuildtype=debugoptimized \
+    -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dc_args="-fsanitize=fuzzer-no-link -fno-sanitize-recover=all"
+fi
+ninja -C "$build" -j "$jobs" "tests/fuzz/fuzz-$target"
+
+mkdir -p "$corpus" "$findings/new" "$findings/artifacts"
+fuzzer=$build/tests/fuzz/fuzz-$target
+status=0
+# New inputs go to findings/new; the checked-in corpus is read as extra seeds only.
+"$fuzzer" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  -print_final_stats=1 -artifact_prefix="$findings/artifacts/" \
+  "$findings/new" "$corpus" 2>&1 | tee "$findings/last-run.log" | grep -v '^#[0-9]' || true
+if grep -q -E 'ERROR|deadly signal|ALARM: working on the last Unit' "$findings/last-run.log"; then
+  echo "fuzz.sh: the fuzzer found a problem; see $findings/last-run.log and $findings/artifacts/" >&2
+  status=1
+fi
+
+# Keep only the inputs that add coverage to the corpus.
+"$fuzzer" -merge=1 -max_len=65536 "$corpus" "$findings/new" 2>&1 | tail -n 2
+rm -rf "$findings/new"
+size=$(du -sk "$corpus" | cut -f1)
+count=$(ls "$corpus" | wc -l)
+echo "fuzz.sh: corpus $corpus: $count files, ${size} KiB"
+[ "$size" -le 2048 ] || echo "fuzz.sh: warning: corpus is larger than 2 MiB; prune it" >&2
+exit $status

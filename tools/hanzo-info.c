@@ -1,0 +1,135 @@
+/* tools/hanzo-info.c — `hanzo info`: show a GGUF file's metadata and tensors.
+ *
+ *   hanzo info [--max-elems N] MODEL
+ *
+ * Prints the GGUF version, alignment and data offset, every metadata key with its type and
+ * value (arrays show their first N elements, default 8), then a table of the tensors
+ * (index, name, ggml type, shape with ne[0] first as in ggml, bytes, offset in the data
+ * section) and the totals. A file that does not validate prints
+ * "hanzo: MODEL: <error>" on stderr (see engine/gguf.h for the checks).
+ * Exit status: 0 ok, 1 unreadable or invalid file, 2 usage error.
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "gguf.h"
+#include "hanzo-cmd.h"
+#include "quant.h"
+
+/* A name from the file, with control characters and non-ASCII bytes escaped. */
+static char *
+printable (HzGgufStr s)
+{
+  g_autofree char *raw = g_strndup (s.ptr, s.len);
+  char *esc = g_strescape (raw, NULL);
+  if (strlen (raw) != s.len)  /* an embedded NUL: say so rather than cut silently */
+    {
+      char *with = g_strconcat (esc, "\\0...", NULL);
+      g_free (esc);
+      return with;
+    }
+  return esc;
+}
+
+static char *
+type_label (const HzGguf *g, int64_t i)
+{
+  HzGgufType t = hz_gguf_kv_type (g, i);
+  if (t != HZ_GGUF_TYPE_ARRAY)
+    return g_strdup (hz_gguf_type_name (t));
+  return g_strdup_printf ("%s[%" G_GUINT64_FORMAT "]",
+                          hz_gguf_type_name (hz_gguf_arr_type (g, i)), hz_gguf_arr_n (g, i));
+}
+
+static char *
+shape_label (const HzGgufTensor *t)
+{
+  GString *s = g_string_new ("[");
+  for (uint32_t d = 0; d < t->n_dims; d++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, d ? ", " : "", t->ne[d]);
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+static void
+print_metadata (const HzGguf *g, guint max_elems)
+{
+  int64_t n = hz_gguf_n_kv (g);
+  printf ("\nMetadata: %" G_GINT64_FORMAT " key%s\n", n, n == 1 ? "" : "s");
+  for (int64_t i = 0; i < n; i++)
+    {
+      g_autofree char *key = printable (hz_gguf_key (g, i));
+      g_autofree char *type = type_label (g, i);
+      g_autofree char *value = hz_gguf_value_to_string (g, i, max_elems);
+      printf ("  %-40s %-14s %s\n", key, type, value);
+    }
+}
+
+static void
+print_tensors (const HzGguf *g)
+{
+  int64_t n = hz_gguf_n_tensors (g);
+  printf ("\nTensors: %" G_GINT64_FORMAT "\n", n);
+  if (n == 0)
+    return;
+  printf ("  %5s  %-36s %-8s %-22s %12s %12s\n", "#", "name", "type", "shape", "bytes",
+          "offset");
+  uint64_t total_bytes = 0, total_elems = 0;
+  for (int64_t i = 0; i < n; i++)
+    {
+      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      const HzQuantTraits *tr = hz_quant_traits (t->type);  /* non-NULL: validated */
+      g_autofree char *name = printable (t->name);
+      g_autofree char *shape = shape_label (t);
+      printf ("  %5" G_GINT64_FORMAT "  %-36s %-8s %-22s %12" G_GUINT64_FORMAT " %12"
+              G_GUINT64_FORMAT "\n", i, name, tr->name, shape, t->n_bytes, t->offset);
+      total_bytes += t->n_bytes;
+      total_elems += (uint64_t) (t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
+    }
+  g_autofree char *human = g_format_size (total_bytes);
+  printf ("Total: %" G_GINT64_FORMAT " tensor%s, %" G_GUINT64_FORMAT " elements, %"
+          G_GUINT64_FORMAT " bytes (%s)\n", n, n == 1 ? "" : "s", total_elems, total_bytes,
+          human);
+}
+
+int
+hz_cmd_info (int argc, char **argv)
+{
+  int max_elems = 8;
+  GOptionEntry entries[] = {
+    { "max-elems", 'n', 0, G_OPTION_ARG_INT, &max_elems,
+      "Array elements shown per value (default 8)", "N" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx =
+    g_option_context_new ("MODEL — show a GGUF file's metadata and tensors");
+  g_autoptr (GError) error = NULL;
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "hanzo info: %s\n", error->message);
+      return 2;
+    }
+  if (argc != 2 || max_elems < 0)
+    {
+      fprintf (stderr, "hanzo info: need exactly one MODEL (and --max-elems >= 0)\n"
+                       "Usage: hanzo info [--max-elems N] MODEL\n");
+      return 2;
+    }
+  const char *path = argv[1];
+  g_autoptr (HzGguf) g = hz_gguf_open (path, &error);
+  if (!g)
+    {
+      fprintf (stderr, "hanzo: %s: %s\n", path, error->message);
+      return 1;
+    }
+  g_autofree char *size = g_format_size (hz_gguf_file_size (g));
+  printf ("%s: GGUF version %" G_GUINT32_FORMAT ", %" G_GSIZE_FORMAT " bytes (%s)\n", path,
+          hz_gguf_version (g), hz_gguf_file_size (g), size);
+  printf ("alignment %" G_GUINT32_FORMAT ", data section at offset %" G_GUINT64_FORMAT "\n",
+          hz_gguf_alignment (g), hz_gguf_data_offset (g));
+  print_metadata (g, (guint) max_elems);
+  print_tensors (g);
+  return 0;
+}
