@@ -1,0 +1,554 @@
+/* engine-worker.c — HzEngineWorker: the engine on its own thread (see engine-worker.h).
+ *
+ * Layout: the GObject (main thread) and the thread share a refcounted `Shared` block: the
+ * request queue, the main context to deliver on, a weak reference back to the GObject
+ * (so nothing is delivered after it is gone), the cancellables of outstanding generations
+ * and a buffer that coalesces streamed text. The thread is detached; it frees the engine
+ * and drops its reference to `Shared` when it sees REQ_SHUTDOWN.
+ */
+#include "engine-worker.h"
+
+#include <glib/gi18n.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum { REQ_LOAD, REQ_GENERATE, REQ_SHUTDOWN } RequestKind;
+
+typedef struct {
+  RequestKind      kind;
+  guint            id;
+  char            *path;            /* REQ_LOAD */
+  GPtrArray       *roles;           /* REQ_GENERATE: char* */
+  GPtrArray       *contents;        /* REQ_GENERATE: char* */
+  HzGenerateParams params;          /* stop_strings points into `stop` */
+  char           **stop;
+  GCancellable    *cancellable;
+} Request;
+
+typedef struct {
+  gatomicrefcount refcount;
+  GAsyncQueue    *queue;       /* Request* */
+  GMainContext   *context;     /* where signals are emitted */
+  GWeakRef        owner;       /* HzEngineWorker */
+  GMutex          lock;        /* guards the fields below */
+  GPtrArray      *active;      /* GCancellable* of queued/running generations */
+  GString        *pending;     /* streamed text not yet delivered */
+  guint           pending_id;  /* request the pending text belongs to */
+  gboolean        flush_queued;
+  gulong          token_delay_us;  /* HZ_WORKER_TOKEN_DELAY_US: simulate a slow model */
+} Shared;
+
+struct _HzEngineWorker {
+  GObject  parent_instance;
+  Shared  *shared;
+  guint    next_id;
+  char    *model_path;
+  gboolean model_loaded;
+  gboolean shut_down;
+};
+
+G_DEFINE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, G_TYPE_OBJECT)
+
+enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+/* ------------------------------------------------------------------ shared state */
+
+static Shared *
+shared_ref (Shared *s)
+{
+  g_atomic_ref_count_inc (&s->refcount);
+  return s;
+}
+
+static void
+shared_unref (Shared *s)
+{
+  if (!g_atomic_ref_count_dec (&s->refcount))
+    return;
+  g_async_queue_unref (s->queue);
+  g_main_context_unref (s->context);
+  g_weak_ref_clear (&s->owner);
+  g_ptr_array_unref (s->active);
+  g_string_free (s->pending, TRUE);
+  g_mutex_clear (&s->lock);
+  g_free (s);
+}
+
+static void
+request_free (Request *r)
+{
+  g_free (r->path);
+  g_clear_pointer (&r->roles, g_ptr_array_unref);
+  g_clear_pointer (&r->contents, g_ptr_array_unref);
+  g_strfreev (r->stop);
+  g_clear_object (&r->cancellable);
+  g_free (r);
+}
+
+/* ------------------------------------------------------- delivery to the main context */
+
+typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_FLUSH, EV_FINISHED, EV_ERROR } EventKind;
+
+typedef struct {
+  Shared         *shared;
+  EventKind       kind;
+  guint           id;
+  char           *path;
+  char           *name;
+  char           *text;
+  GError         *error;
+  HzGenerateStats stats;
+} Event;
+
+static void
+event_free (gpointer data)
+{
+  Event *ev = data;
+  shared_unref (ev->shared);
+  g_free (ev->path);
+  g_free (ev->name);
+  g_free (ev->text);
+  g_clear_error (&ev->error);
+  g_free (ev);
+}
+
+/* Main context: emit the text collected since the last flush, if any. */
+static void
+flush_pending (HzEngineWorker *self, Shared *s)
+{
+  g_autofree char *text = NULL;
+  guint id;
+
+  g_mutex_lock (&s->lock);
+  s->flush_queued = FALSE;
+  id = s->pending_id;
+  if (s->pending->len > 0)
+    {
+      text = g_strndup (s->pending->str, s->pending->len);
+      g_string_truncate (s->pending, 0);
+    }
+  g_mutex_unlock (&s->lock);
+
+  if (text != NULL && self != NULL)
+    g_signal_emit (self, signals[SIG_TOKEN], 0, id, text);
+}
+
+static gboolean
+dispatch_event (gpointer data)
+{
+  Event *ev = data;
+  g_autoptr(HzEngineWorker) self = g_weak_ref_get (&ev->shared->owner);
+
+  if (ev->kind == EV_FLUSH || ev->kind == EV_FINISHED || ev->kind == EV_ERROR)
+    flush_pending (self, ev->shared);
+  if (self == NULL || self->shut_down)
+    return G_SOURCE_REMOVE;
+
+  switch (ev->kind)
+    {
+    case EV_MODEL_LOADED:
+      if (g_strcmp0 (self->model_path, ev->path) == 0)
+        self->model_loaded = TRUE;
+      g_signal_emit (self, signals[SIG_MODEL_LOADED], 0, ev->path, ev->name);
+      break;
+    case EV_MODEL_ERROR:
+      if (g_strcmp0 (self->model_path, ev->path) == 0)
+        self->model_loaded = FALSE;
+      g_signal_emit (self, signals[SIG_MODEL_ERROR], 0, ev->path, ev->error);
+      break;
+    case EV_FLUSH:
+      break;
+    case EV_FINISHED:
+      g_signal_emit (self, signals[SIG_FINISHED], 0, ev->id, ev->text, &ev->stats);
+      break;
+    case EV_ERROR:
+      g_signal_emit (self, signals[SIG_ERROR], 0, ev->id, ev->error);
+      break;
+    }
+  return G_SOURCE_REMOVE;
+}
+
+/* Worker thread: hand `ev` to the main context. Takes ownership. Always through a
+ * source attached to that context (never g_main_context_invoke(), which would run the
+ * callback right here on the worker thread when nobody owns the main context). */
+static void
+post_event (Shared *s, Event *ev)
+{
+  GSource *source = g_idle_source_new ();
+
+  ev->shared = shared_ref (s);
+  g_source_set_priority (source, G_PRIORITY_DEFAULT);
+  g_source_set_callback (source, dispatch_event, ev, event_free);
+  g_source_set_static_name (source, "[hanzo] engine worker event");
+  g_source_attach (source, s->context);
+  g_source_unref (source);
+}
+
+static Event *
+event_new (EventKind kind, guint id)
+{
+  Event *ev = g_new0 (Event, 1);
+  ev->kind = kind;
+  ev->id = id;
+  return ev;
+}
+
+/* ------------------------------------------------------------- the worker thread */
+
+typedef struct {
+  Shared *shared;
+  guint   id;
+} TokenCtx;
+
+static gboolean
+on_token (HzToken token, const char *text, gpointer user_data)
+{
+  TokenCtx *tc = user_data;
+  Shared *s = tc->shared;
+  gboolean queue_flush = FALSE;
+
+  if (text == NULL || *text == '\0')
+    return TRUE;
+
+  g_mutex_lock (&s->lock);
+  s->pending_id = tc->id;
+  g_string_append (s->pending, text);
+  if (!s->flush_queued)
+    s->flush_queued = queue_flush = TRUE;
+  g_mutex_unlock (&s->lock);
+
+  if (queue_flush)
+    post_event (s, event_new (EV_FLUSH, tc->id));
+  if (s->token_delay_us > 0)
+    g_usleep (s->token_delay_us);
+  return TRUE;
+}
+
+/* Tokens of the prompt for `r` (g_free), following the model's chat template if any. */
+static HzToken *
+build_prompt (HzModel *model, Request *r, gsize *n_tokens)
+{
+  HzChatTemplate tmpl = hz_model_chat_template (model);
+  HzToken *tokens;
+
+  if (tmpl == HZ_CHAT_TEMPLATE_NONE)
+    {
+      /* Base model: plain completion of the user's last message. */
+      const char *last = r->contents->len ? r->contents->pdata[r->contents->len - 1] : "";
+      return hz_model_tokenize (model, last, -1, TRUE, FALSE, n_tokens);
+    }
+
+  g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, r->contents->len);
+  for (guint i = 0; i < r->contents->len; i++)
+    {
+      msgs[i].role = r->roles->pdata[i];
+      msgs[i].content = r->contents->pdata[i];
+    }
+  g_autofree char *text = hz_chat_template_apply (tmpl, msgs, r->contents->len, TRUE);
+  tokens = hz_model_tokenize (model, text, -1, TRUE, TRUE, n_tokens);
+
+  /* Templates that spell out the BOS text get it twice (added + parsed): keep one. */
+  HzToken bos = hz_model_bos (model);
+  if (*n_tokens >= 2 && bos >= 0 && tokens[0] == bos && tokens[1] == bos)
+    {
+      memmove (tokens, tokens + 1, (*n_tokens - 1) * sizeof (HzToken));
+      (*n_tokens)--;
+    }
+  return tokens;
+}
+
+static void
+run_generate (Shared *s, HzContext *ctx, Request *r)
+{
+  g_autoptr(GError) error = NULL;
+  HzGenerateStats stats = { 0 };
+  Event *ev;
+
+  if (ctx == NULL)
+    {
+      ev = event_new (EV_ERROR, r->id);
+      ev->error = g_error_new_literal (HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                                       _("No model is loaded"));
+      post_event (s, ev);
+      return;
+    }
+
+  gsize n_prompt = 0;
+  g_autofree HzToken *prompt = build_prompt (hz_context_model (ctx), r, &n_prompt);
+  TokenCtx tc = { s, r->id };
+  g_autofree char *text = NULL;
+
+  if (g_cancellable_is_cancelled (r->cancellable))
+    {
+      text = g_strdup ("");
+      stats.stop_reason = HZ_STOP_CANCELLED;
+    }
+  else
+    {
+      text = hz_context_generate (ctx, prompt, n_prompt, &r->params, on_token, &tc,
+                                  r->cancellable, NULL, &stats, &error);
+    }
+
+  if (text == NULL && g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    {
+      /* Cancelled before the first token (e.g. during the prompt): an empty reply. */
+      text = g_strdup ("");
+      stats.stop_reason = HZ_STOP_CANCELLED;
+      g_clear_error (&error);
+    }
+
+  if (text == NULL)
+    {
+      ev = event_new (EV_ERROR, r->id);
+      ev->error = error ? g_steal_pointer (&error)
+                        : g_error_new_literal (HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_FAILED,
+                                               _("Generation failed"));
+      post_event (s, ev);
+      return;
+    }
+
+  ev = event_new (EV_FINISHED, r->id);
+  ev->text = g_steal_pointer (&text);
+  ev->stats = stats;
+  post_event (s, ev);
+}
+
+static gpointer
+worker_thread (gpointer data)
+{
+  Shared *s = data;
+  HzModel *model = NULL;
+  HzContext *ctx = NULL;
+  gboolean running = TRUE;
+
+  while (running)
+    {
+      Request *r = g_async_queue_pop (s->queue);
+
+      switch (r->kind)
+        {
+        case REQ_LOAD:
+          {
+            g_autoptr(GError) error = NULL;
+            Event *ev;
+
+            g_clear_pointer (&ctx, hz_context_free);
+            g_clear_pointer (&model, hz_model_free);
+            model = hz_model_load (r->path, NULL, &error);
+            if (model != NULL)
+              ctx = hz_context_new (model, NULL, &error);
+            if (ctx == NULL)
+              {
+                g_clear_pointer (&model, hz_model_free);
+                ev = event_new (EV_MODEL_ERROR, 0);
+                ev->path = g_strdup (r->path);
+                ev->error = error ? g_steal_pointer (&error)
+                                  : g_error_new_literal (HZ_ENGINE_ERROR,
+                                                         HZ_ENGINE_ERROR_FAILED,
+                                                         _("Unknown error"));
+              }
+            else
+              {
+                ev = event_new (EV_MODEL_LOADED, 0);
+                ev->path = g_strdup (r->path);
+                ev->name = g_strdup (hz_model_name (model));
+              }
+            post_event (s, ev);
+          }
+          break;
+
+        case REQ_GENERATE:
+          run_generate (s, ctx, r);
+          g_mutex_lock (&s->lock);
+          g_ptr_array_remove (s->active, r->cancellable);
+          g_mutex_unlock (&s->lock);
+          break;
+
+        case REQ_SHUTDOWN:
+          running = FALSE;
+          break;
+        }
+      request_free (r);
+    }
+
+  g_clear_pointer (&ctx, hz_context_free);
+  g_clear_pointer (&model, hz_model_free);
+  shared_unref (s);
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ public API */
+
+HzEngineWorker *
+hz_engine_worker_new (void)
+{
+  return g_object_new (HZ_TYPE_ENGINE_WORKER, NULL);
+}
+
+static void
+push (HzEngineWorker *self, Request *r)
+{
+  g_async_queue_push (self->shared->queue, r);
+}
+
+void
+hz_engine_worker_load_model (HzEngineWorker *self, const char *path)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  g_return_if_fail (path != NULL);
+  g_return_if_fail (!self->shut_down);
+
+  Request *r = g_new0 (Request, 1);
+  r->kind = REQ_LOAD;
+  r->path = g_strdup (path);
+  g_free (self->model_path);
+  self->model_path = g_strdup (r->path);  /* `path` may have been self->model_path */
+  self->model_loaded = FALSE;
+  push (self, r);
+  g_signal_emit (self, signals[SIG_MODEL_LOADING], 0, self->model_path);
+}
+
+guint
+hz_engine_worker_generate (HzEngineWorker         *self,
+                           const HzChatMessage    *messages,
+                           gsize                   n_messages,
+                           const HzGenerateParams *params)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), 0);
+  g_return_val_if_fail (messages != NULL || n_messages == 0, 0);
+  g_return_val_if_fail (params != NULL, 0);
+  g_return_val_if_fail (!self->shut_down, 0);
+
+  Request *r = g_new0 (Request, 1);
+  r->kind = REQ_GENERATE;
+  r->id = ++self->next_id;
+  r->roles = g_ptr_array_new_with_free_func (g_free);
+  r->contents = g_ptr_array_new_with_free_func (g_free);
+  for (gsize i = 0; i < n_messages; i++)
+    {
+      g_ptr_array_add (r->roles, g_strdup (messages[i].role));
+      g_ptr_array_add (r->contents, g_strdup (messages[i].content ? messages[i].content : ""));
+    }
+  r->params = *params;
+  r->stop = g_strdupv ((char **) params->stop_strings);
+  r->params.stop_strings = (const char *const *) r->stop;
+  r->cancellable = g_cancellable_new ();
+
+  g_mutex_lock (&self->shared->lock);
+  g_ptr_array_add (self->shared->active, g_object_ref (r->cancellable));
+  g_mutex_unlock (&self->shared->lock);
+
+  guint id = r->id;
+  push (self, r);  /* the worker owns (and may already have freed) `r` from here on */
+  return id;
+}
+
+void
+hz_engine_worker_cancel (HzEngineWorker *self)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  Shared *s = self->shared;
+
+  g_mutex_lock (&s->lock);
+  for (guint i = 0; i < s->active->len; i++)
+    g_cancellable_cancel (s->active->pdata[i]);
+  g_mutex_unlock (&s->lock);
+}
+
+gboolean
+hz_engine_worker_is_model_loaded (HzEngineWorker *self)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), FALSE);
+  return self->model_loaded;
+}
+
+const char *
+hz_engine_worker_get_model_path (HzEngineWorker *self)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), NULL);
+  return self->model_path;
+}
+
+void
+hz_engine_worker_shutdown (HzEngineWorker *self)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  if (self->shut_down)
+    return;
+  self->shut_down = TRUE;
+  hz_engine_worker_cancel (self);
+  Request *r = g_new0 (Request, 1);
+  r->kind = REQ_SHUTDOWN;
+  push (self, r);
+}
+
+/* ------------------------------------------------------------------ GObject */
+
+static void
+hz_engine_worker_dispose (GObject *object)
+{
+  HzEngineWorker *self = HZ_ENGINE_WORKER (object);
+
+  hz_engine_worker_shutdown (self);
+  G_OBJECT_CLASS (hz_engine_worker_parent_class)->dispose (object);
+}
+
+static void
+hz_engine_worker_finalize (GObject *object)
+{
+  HzEngineWorker *self = HZ_ENGINE_WORKER (object);
+
+  shared_unref (self->shared);
+  g_free (self->model_path);
+  G_OBJECT_CLASS (hz_engine_worker_parent_class)->finalize (object);
+}
+
+static void
+hz_engine_worker_class_init (HzEngineWorkerClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = hz_engine_worker_dispose;
+  object_class->finalize = hz_engine_worker_finalize;
+
+  signals[SIG_MODEL_LOADING] =
+    g_signal_new ("model-loading", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_MODEL_LOADED] =
+    g_signal_new ("model-loaded", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+  signals[SIG_MODEL_ERROR] =
+    g_signal_new ("model-error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_ERROR);
+  signals[SIG_TOKEN] =
+    g_signal_new ("token", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_STRING);
+  signals[SIG_FINISHED] =
+    g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING,
+                  G_TYPE_POINTER);
+  signals[SIG_ERROR] =
+    g_signal_new ("error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_ERROR);
+}
+
+static void
+hz_engine_worker_init (HzEngineWorker *self)
+{
+  Shared *s = g_new0 (Shared, 1);
+
+  g_atomic_ref_count_init (&s->refcount);
+  s->queue = g_async_queue_new_full ((GDestroyNotify) request_free);
+  s->context = g_main_context_ref_thread_default ();
+  g_weak_ref_init (&s->owner, self);
+  g_mutex_init (&s->lock);
+  s->active = g_ptr_array_new_with_free_func (g_object_unref);
+  s->pending = g_string_new (NULL);
+  const char *delay = g_getenv ("HZ_WORKER_TOKEN_DELAY_US");
+  s->token_delay_us = delay ? strtoul (delay, NULL, 10) : 0;
+  self->shared = s;
+
+  GThread *thread = g_thread_new ("hz-engine", worker_thread, shared_ref (s));
+  g_thread_unref (thread);
+}

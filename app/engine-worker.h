@@ -1,0 +1,115 @@
+/* engine-worker.h — HzEngineWorker: the engine on its own thread.
+ *
+ * One HzEngineWorker owns one engine model and context on one GThread that it starts at
+ * construction. Every request (load a model, generate a reply, cancel, shut down) is a
+ * non-blocking call from the main thread that pushes a message onto a GAsyncQueue; the
+ * results come back as signals emitted on the GMainContext that was the thread-default
+ * one when the worker was created (the main context in the app). Nothing here ever waits
+ * for the engine on the calling thread.
+ *
+ * Signals (all emitted on the worker's main context):
+ *   model-loading (path)               emitted at once by hz_engine_worker_load_model()
+ *   model-loaded (path, name)          a model finished loading and is ready
+ *   model-error  (path, GError)        a model could not be loaded (no model is loaded now)
+ *   token        (request, text)       new reply text: everything generated since the last
+ *                                      emission (may be several tokens, never splits a
+ *                                      UTF-8 character); emitted before "finished"
+ *   finished     (request, text, stats) the reply is complete (also after a cancel, with
+ *                                      the partial text); stats: const HzGenerateStats *,
+ *                                      valid during the emission only
+ *   error        (request, GError)     generation failed (e.g. HZ_ENGINE_ERROR_CONTEXT_FULL
+ *                                      when the prompt does not fit); no "finished" follows
+ *
+ * Debugging: the environment variable HZ_WORKER_TOKEN_DELAY_US (read when a worker is
+ * created) makes the worker sleep that many microseconds after each token, to see and
+ * test streaming, Stop and the periodic saving with a model that is otherwise too fast.
+ */
+#pragma once
+
+#include <gio/gio.h>
+#include <hanzo/engine.h>
+
+G_BEGIN_DECLS
+
+#define HZ_TYPE_ENGINE_WORKER (hz_engine_worker_get_type ())
+G_DECLARE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, HZ, ENGINE_WORKER, GObject)
+
+/**
+ * hz_engine_worker_new:
+ *
+ * Create a worker and start its thread. Signals are delivered on the thread-default main
+ * context of the caller. Call from the thread that runs that context (the main thread).
+ *
+ * Returns: (transfer full): a new worker
+ */
+HzEngineWorker *hz_engine_worker_new (void);
+
+/**
+ * hz_engine_worker_load_model:
+ * @self: the worker
+ * @path: a GGUF file
+ *
+ * Queue loading @path; the model loaded before (if any) is freed first, so after a
+ * "model-error" no model is loaded. Emits "model-loaded" or "model-error". Main thread;
+ * returns at once.
+ */
+void hz_engine_worker_load_model (HzEngineWorker *self, const char *path);
+
+/**
+ * hz_engine_worker_generate:
+ * @self: the worker
+ * @messages: (array length=n_messages): the conversation so far, oldest first, ending with
+ *   the user's message; copied
+ * @n_messages: number of messages
+ * @params: sampling and length (stop_strings are copied)
+ *
+ * Queue the generation of the assistant's reply. Models with a chat template get the
+ * whole conversation rendered with it; base models without one (e.g. stories260K) get a
+ * plain completion of the last message's text. Emits "token" signals and then "finished",
+ * or "error". Main thread; returns at once.
+ *
+ * Returns: the request id (> 0) that the signals carry
+ */
+guint hz_engine_worker_generate (HzEngineWorker         *self,
+                                 const HzChatMessage    *messages,
+                                 gsize                   n_messages,
+                                 const HzGenerateParams *params);
+
+/**
+ * hz_engine_worker_cancel:
+ * @self: the worker
+ *
+ * Cancel every queued and running generation. The running one stops within one token
+ * and emits "finished" with its partial text (stop reason HZ_STOP_CANCELLED). Any thread.
+ */
+void hz_engine_worker_cancel (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_is_model_loaded:
+ * @self: the worker
+ *
+ * Returns: whether the last "model-loaded"/"model-error" emitted was "model-loaded"
+ *   (main thread)
+ */
+gboolean hz_engine_worker_is_model_loaded (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_get_model_path:
+ * @self: the worker
+ *
+ * Returns: (nullable): the path of the loaded model, or of the one being loaded, or NULL
+ *   (main thread)
+ */
+const char *hz_engine_worker_get_model_path (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_shutdown:
+ * @self: the worker
+ *
+ * Cancel everything and ask the thread to free the engine and exit. Does not wait: the
+ * thread finishes on its own (within one token) and no signal is emitted afterwards.
+ * Called by dispose; safe to call twice. Main thread.
+ */
+void hz_engine_worker_shutdown (HzEngineWorker *self);
+
+G_END_DECLS

@@ -1,0 +1,351 @@
+/* hz-application.c — HzApplication (see hz-application.h). */
+#include "hz-application.h"
+
+#include <glib/gi18n.h>
+
+#include "hz-config.h"
+#include "hz-resources.h"
+#include "hz-window.h"
+
+struct _HzApplication {
+  AdwApplication  parent_instance;
+  GSettings      *settings;
+  HzStore        *store;
+  GError         *store_error;
+  HzEngineWorker *worker;
+  char           *model_sha256;
+  GCancellable   *hash_cancellable;
+  char           *remember_path;   /* saved as model-path once it has loaded */
+};
+
+G_DEFINE_FINAL_TYPE (HzApplication, hz_application, ADW_TYPE_APPLICATION)
+
+/* ------------------------------------------------------------- model file hash */
+
+static void
+hash_file_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  const char *path = task_data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileInputStream) in = g_file_read (file, cancellable, &error);
+  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
+  g_autofree guchar *buf = g_malloc (1 << 20);
+  gssize n;
+
+  if (in == NULL)
+    {
+      g_task_return_error (task, g_steal_pointer (&error));
+      return;
+    }
+  while ((n = g_input_stream_read (G_INPUT_STREAM (in), buf, 1 << 20, cancellable, &error)) > 0)
+    g_checksum_update (sum, buf, n);
+  if (n < 0)
+    g_task_return_error (task, g_steal_pointer (&error));
+  else
+    g_task_return_pointer (task, g_strdup (g_checksum_get_string (sum)), g_free);
+}
+
+static void
+hash_file_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  HzApplication *self = HZ_APPLICATION (source);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *sha = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (sha == NULL)
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        g_warning ("cannot hash the model file: %s", error->message);
+      return;
+    }
+  g_free (self->model_sha256);
+  self->model_sha256 = g_steal_pointer (&sha);
+}
+
+static void
+on_model_loaded (HzEngineWorker *worker, const char *path, const char *name, HzApplication *self)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (g_strcmp0 (path, self->remember_path) == 0)
+    {
+      g_settings_set_string (self->settings, "model-path", path);
+      g_clear_pointer (&self->remember_path, g_free);
+    }
+
+  g_cancellable_cancel (self->hash_cancellable);
+  g_clear_object (&self->hash_cancellable);
+  g_clear_pointer (&self->model_sha256, g_free);
+
+  self->hash_cancellable = g_cancellable_new ();
+  task = g_task_new (self, self->hash_cancellable, hash_file_done, NULL);
+  g_task_set_source_tag (task, on_model_loaded);
+  g_task_set_task_data (task, g_strdup (path), g_free);
+  g_task_run_in_thread (task, hash_file_thread);
+}
+
+static void
+on_model_loading (HzEngineWorker *worker, const char *path, HzApplication *self)
+{
+  g_cancellable_cancel (self->hash_cancellable);
+  g_clear_pointer (&self->model_sha256, g_free);
+}
+
+/* ------------------------------------------------------------------ public API */
+
+HzApplication *
+hz_application_new (void)
+{
+  return g_object_new (HZ_TYPE_APPLICATION,
+                       "application-id", HZ_APP_ID,
+                       "flags", G_APPLICATION_HANDLES_COMMAND_LINE,
+                       "resource-base-path", "/ai/hanzo/Desktop",
+                       NULL);
+}
+
+GSettings *
+hz_application_get_settings (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->settings;
+}
+
+HzStore *
+hz_application_get_store (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->store;
+}
+
+HzEngineWorker *
+hz_application_get_worker (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->worker;
+}
+
+const char *
+hz_application_get_model_sha256 (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->model_sha256;
+}
+
+void
+hz_application_open_model (HzApplication *self, const char *path, gboolean remember)
+{
+  g_return_if_fail (HZ_IS_APPLICATION (self));
+  g_return_if_fail (path != NULL);
+
+  g_free (self->remember_path);
+  self->remember_path = remember ? g_strdup (path) : NULL;
+  hz_engine_worker_load_model (self->worker, path);
+}
+
+/* ------------------------------------------------------------------ actions */
+
+static void
+action_about (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  HzApplication *self = user_data;
+  GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
+  const char *developers[] = { _("The Hanzo Desktop developers"), NULL };
+
+#if ADW_CHECK_VERSION (1, 5, 0)
+  AdwDialog *about = adw_about_dialog_new ();
+#define ABOUT(x) ADW_ABOUT_DIALOG (x)
+#define about_set(what, ...) adw_about_dialog_set_##what (__VA_ARGS__)
+#else
+  GtkWidget *about = adw_about_window_new ();
+#define ABOUT(x) ADW_ABOUT_WINDOW (x)
+#define about_set(what, ...) adw_about_window_set_##what (__VA_ARGS__)
+#endif
+  about_set (application_name, ABOUT (about), _("Hanzo"));
+  about_set (application_icon, ABOUT (about), HZ_APP_ID);
+  about_set (version, ABOUT (about), HZ_VERSION);
+  about_set (developer_name, ABOUT (about), _("The Hanzo Desktop developers"));
+  about_set (developers, ABOUT (about), developers);
+  about_set (license_type, ABOUT (about), GTK_LICENSE_GPL_3_0);
+  about_set (website, ABOUT (about), "https://hanzo.ai");
+  about_set (comments, ABOUT (about),
+             _("Chat with a language model that runs privately on this computer."));
+  about_set (translator_credits, ABOUT (about), _("translator-credits"));
+#if ADW_CHECK_VERSION (1, 5, 0)
+  adw_dialog_present (about, parent ? GTK_WIDGET (parent) : NULL);
+#else
+  if (parent)
+    gtk_window_set_transient_for (GTK_WINDOW (about), parent);
+  gtk_window_present (GTK_WINDOW (about));
+#endif
+#undef ABOUT
+#undef about_set
+}
+
+static void
+action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  HzApplication *self = user_data;
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (self));
+
+  /* Destroying the windows saves any reply in progress, then the app ends. */
+  while (windows != NULL)
+    {
+      gtk_window_destroy (windows->data);
+      windows = gtk_application_get_windows (GTK_APPLICATION (self));
+    }
+  g_application_quit (G_APPLICATION (self));
+}
+
+static const GActionEntry app_actions[] = {
+  { .name = "about", .activate = action_about },
+  { .name = "quit", .activate = action_quit },
+};
+
+/* ------------------------------------------------------------------ GApplication */
+
+static void
+hz_application_startup (GApplication *app)
+{
+  HzApplication *self = HZ_APPLICATION (app);
+  g_autofree char *store_path = NULL;
+
+  G_APPLICATION_CLASS (hz_application_parent_class)->startup (app);
+
+  gtk_window_set_default_icon_name (HZ_APP_ID);
+
+  self->settings = g_settings_new (HZ_APP_ID);
+  store_path = hz_store_default_path ();
+  self->store = hz_store_open (store_path, &self->store_error);
+  if (self->store == NULL)
+    g_message ("cannot open the store %s: %s", store_path, self->store_error->message);
+
+  self->worker = hz_engine_worker_new ();
+  g_signal_connect (self->worker, "model-loading", G_CALLBACK (on_model_loading), self);
+  g_signal_connect (self->worker, "model-loaded", G_CALLBACK (on_model_loaded), self);
+
+  g_action_map_add_action_entries (G_ACTION_MAP (self), app_actions,
+                                   G_N_ELEMENTS (app_actions), self);
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.quit",
+                                         (const char *[]) { "<Control>q", NULL });
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.new-chat",
+                                         (const char *[]) { "<Control>n", NULL });
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.open-model",
+                                         (const char *[]) { "<Control>o", NULL });
+}
+
+static void
+hz_application_activate (GApplication *app)
+{
+  HzApplication *self = HZ_APPLICATION (app);
+  GtkWindow *window = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  if (window == NULL)
+    {
+      window = GTK_WINDOW (hz_window_new (self));
+      if (self->store == NULL)
+        {
+          g_autofree char *body = g_strdup_printf (
+            _("Your conversations are kept in memory only until Hanzo closes. "
+              "The database file was left untouched.\n\n%s"), self->store_error->message);
+          gtk_window_present (window);
+          hz_window_show_error (HZ_WINDOW (window), _("Conversations Cannot Be Saved"), body);
+        }
+    }
+  gtk_window_present (window);
+}
+
+static int
+hz_application_command_line (GApplication *app, GApplicationCommandLine *cmdline)
+{
+  HzApplication *self = HZ_APPLICATION (app);
+  GVariantDict *options = g_application_command_line_get_options_dict (cmdline);
+  const char *model = NULL, *default_model = NULL;
+  g_autofree char *model_abs = NULL, *default_abs = NULL;
+  g_autofree char *remembered = g_settings_get_string (self->settings, "model-path");
+
+  if (g_variant_dict_lookup (options, "model", "^&ay", &model) && *model)
+    {
+      g_autoptr(GFile) f = g_application_command_line_create_file_for_arg (cmdline, model);
+      model_abs = g_file_get_path (f);
+    }
+  if (g_variant_dict_lookup (options, "default-model", "^&ay", &default_model) && *default_model)
+    {
+      g_autoptr(GFile) f = g_application_command_line_create_file_for_arg (cmdline, default_model);
+      default_abs = g_file_get_path (f);
+    }
+
+  if (model_abs != NULL)
+    hz_application_open_model (self, model_abs, TRUE);
+  else if (*remembered == '\0' && default_abs != NULL)
+    hz_application_open_model (self, default_abs, FALSE);
+  else if (*remembered != '\0' && hz_engine_worker_get_model_path (self->worker) == NULL)
+    hz_application_open_model (self, remembered, FALSE);
+
+  g_application_activate (app);
+  return 0;
+}
+
+static void
+hz_application_shutdown (GApplication *app)
+{
+  HzApplication *self = HZ_APPLICATION (app);
+  GList *windows;
+
+  /* Windows save what they show before the store closes. */
+  while ((windows = gtk_application_get_windows (GTK_APPLICATION (self))) != NULL)
+    gtk_window_destroy (windows->data);
+
+  g_cancellable_cancel (self->hash_cancellable);
+  if (self->worker != NULL)
+    hz_engine_worker_shutdown (self->worker);
+  g_clear_pointer (&self->store, hz_store_close);
+
+  G_APPLICATION_CLASS (hz_application_parent_class)->shutdown (app);
+}
+
+static void
+hz_application_finalize (GObject *object)
+{
+  HzApplication *self = HZ_APPLICATION (object);
+
+  g_clear_object (&self->settings);
+  g_clear_pointer (&self->store, hz_store_close);
+  g_clear_error (&self->store_error);
+  g_clear_object (&self->worker);
+  g_clear_object (&self->hash_cancellable);
+  g_free (self->model_sha256);
+  g_free (self->remember_path);
+  G_OBJECT_CLASS (hz_application_parent_class)->finalize (object);
+}
+
+static void
+hz_application_class_init (HzApplicationClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+
+  object_class->finalize = hz_application_finalize;
+  app_class->startup = hz_application_startup;
+  app_class->activate = hz_application_activate;
+  app_class->command_line = hz_application_command_line;
+  app_class->shutdown = hz_application_shutdown;
+
+  hz_register_resource ();
+}
+
+static void
+hz_application_init (HzApplication *self)
+{
+  static const GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, NULL,
+      N_("Open the GGUF model file PATH and remember it"), N_("PATH") },
+    { "default-model", 0, 0, G_OPTION_ARG_FILENAME, NULL,
+      N_("Open PATH when no model has been chosen yet"), N_("PATH") },
+    { NULL }
+  };
+
+  g_application_add_main_option_entries (G_APPLICATION (self), entries);
+  g_application_set_option_context_summary (G_APPLICATION (self),
+                                            _("Private AI chat that runs on your computer"));
+}

@@ -1,0 +1,45 @@
+/* hz-application.h — HzApplication: the Hanzo Desktop AdwApplication.
+ *
+ * Owns the app-wide objects: GSettings (ai.hanzo.Desktop), the store (opened at start-up
+ * on $XDG_DATA_HOME/hanzo/hanzo.db), the HzEngineWorker and the model choice. Command
+ * line: `--model PATH` opens PATH and remembers it (GSettings model-path) once it loads;
+ * `--default-model PATH` is opened only when no model is remembered. All functions are
+ * for the main thread.
+ */
+#pragma once
+
+#include <adwaita.h>
+#include <hanzo-store.h>
+#include "engine-worker.h"
+
+G_BEGIN_DECLS
+
+#define HZ_TYPE_APPLICATION (hz_application_get_type ())
+G_DECLARE_FINAL_TYPE (HzApplication, hz_application, HZ, APPLICATION, AdwApplication)
+
+/** A new application with id ai.hanzo.Desktop. */
+HzApplication  *hz_application_new (void);
+
+/** The app's settings (valid after startup). */
+GSettings      *hz_application_get_settings (HzApplication *self);
+
+/** The store, or NULL when it could not be opened (the window then says so and keeps
+ *  conversations in memory only). Valid after startup. */
+HzStore        *hz_application_get_store (HzApplication *self);
+
+/** The engine worker (valid after startup). */
+HzEngineWorker *hz_application_get_worker (HzApplication *self);
+
+/** sha256 (lowercase hex) of the loaded model file, or NULL while it is being computed
+ *  (in a worker thread) or when no model is loaded. */
+const char     *hz_application_get_model_sha256 (HzApplication *self);
+
+/** Open the model at `path`; with `remember`, store it in GSettings (model-path) once it
+ *  has loaded, so that it is opened at the next start (a file that fails to load is not
+ *  remembered). Loading happens on the engine thread; the window follows it through the
+ *  worker's signals. */
+void            hz_application_open_model (HzApplication *self,
+                                           const char    *path,
+                                           gboolean       remember);
+
+G_END_DECLS

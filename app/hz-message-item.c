@@ -1,0 +1,165 @@
+/* hz-message-item.c — HzMessageItem (see hz-message-item.h). */
+#include "hz-message-item.h"
+
+struct _HzMessageItem {
+  GObject  parent_instance;
+  gint64   id;
+  HzRole   role;
+  GString *text;
+  char    *details;
+  gboolean streaming;
+};
+
+G_DEFINE_FINAL_TYPE (HzMessageItem, hz_message_item, G_TYPE_OBJECT)
+
+enum { PROP_0, PROP_TEXT, PROP_ROLE, PROP_STREAMING, PROP_DETAILS, N_PROPS };
+static GParamSpec *props[N_PROPS];
+
+HzMessageItem *
+hz_message_item_new (gint64 id, HzRole role, const char *text)
+{
+  HzMessageItem *self = g_object_new (HZ_TYPE_MESSAGE_ITEM, NULL);
+  self->id = id;
+  self->role = role;
+  g_string_assign (self->text, text ? text : "");
+  return self;
+}
+
+gint64
+hz_message_item_get_id (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  return self->id;
+}
+
+HzRole
+hz_message_item_get_role (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), HZ_ROLE_USER);
+  return self->role;
+}
+
+const char *
+hz_message_item_get_text (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), NULL);
+  return self->text->str;
+}
+
+void
+hz_message_item_set_text (HzMessageItem *self, const char *text)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  if (g_strcmp0 (self->text->str, text ? text : "") == 0)
+    return;
+  g_string_assign (self->text, text ? text : "");
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_TEXT]);
+}
+
+void
+hz_message_item_append_text (HzMessageItem *self, const char *text)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  if (text == NULL || *text == '\0')
+    return;
+  g_string_append (self->text, text);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_TEXT]);
+}
+
+gboolean
+hz_message_item_get_streaming (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), FALSE);
+  return self->streaming;
+}
+
+void
+hz_message_item_set_streaming (HzMessageItem *self, gboolean streaming)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  streaming = !!streaming;
+  if (self->streaming == streaming)
+    return;
+  self->streaming = streaming;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_STREAMING]);
+}
+
+const char *
+hz_message_item_get_details (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), NULL);
+  return self->details;
+}
+
+void
+hz_message_item_set_details (HzMessageItem *self, const char *details)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  if (g_strcmp0 (self->details, details) == 0)
+    return;
+  g_free (self->details);
+  self->details = g_strdup (details);
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_DETAILS]);
+}
+
+static void
+hz_message_item_get_property (GObject *object, guint prop_id, GValue *value,
+                              GParamSpec *pspec)
+{
+  HzMessageItem *self = HZ_MESSAGE_ITEM (object);
+
+  switch (prop_id)
+    {
+    case PROP_TEXT:
+      g_value_set_string (value, self->text->str);
+      break;
+    case PROP_ROLE:
+      g_value_set_string (value, hz_role_to_string (self->role));
+      break;
+    case PROP_STREAMING:
+      g_value_set_boolean (value, self->streaming);
+      break;
+    case PROP_DETAILS:
+      g_value_set_string (value, self->details);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+hz_message_item_finalize (GObject *object)
+{
+  HzMessageItem *self = HZ_MESSAGE_ITEM (object);
+  g_string_free (self->text, TRUE);
+  g_free (self->details);
+  G_OBJECT_CLASS (hz_message_item_parent_class)->finalize (object);
+}
+
+static void
+hz_message_item_class_init (HzMessageItemClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->get_property = hz_message_item_get_property;
+  object_class->finalize = hz_message_item_finalize;
+
+  props[PROP_TEXT] = g_param_spec_string ("text", NULL, NULL, "",
+                                          G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                          G_PARAM_STATIC_STRINGS);
+  props[PROP_ROLE] = g_param_spec_string ("role", NULL, NULL, "user",
+                                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  props[PROP_STREAMING] = g_param_spec_boolean ("streaming", NULL, NULL, FALSE,
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                                G_PARAM_STATIC_STRINGS);
+  props[PROP_DETAILS] = g_param_spec_string ("details", NULL, NULL, NULL,
+                                             G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                             G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, props);
+}
+
+static void
+hz_message_item_init (HzMessageItem *self)
+{
+  self->text = g_string_new (NULL);
+}

@@ -1,0 +1,236 @@
+/* test-engine-worker.c — HzEngineWorker without a window: signals arrive on the main
+ * context, streamed text equals the final text and the engine's own output, cancel,
+ * errors (bad file, no model, prompt longer than the context), shutdown mid-reply.
+ */
+#include <glib/gstdio.h>
+#include <hanzo/engine.h>
+
+#include "engine-worker.h"
+#include "hz-test-util.h"
+
+typedef struct {
+  GThread *main_thread;
+  guint    n_loaded, n_model_errors, n_tokens, n_finished, n_errors;
+  GString *streamed;
+  char    *final_text;
+  HzStopReason stop_reason;
+  guint    last_request;
+  GError  *error;
+} Events;
+
+static void
+check_thread (Events *ev)
+{
+  g_assert_true (g_thread_self () == ev->main_thread);
+}
+
+static void
+on_loaded (HzEngineWorker *w, const char *path, const char *name, Events *ev)
+{
+  check_thread (ev);
+  ev->n_loaded++;
+}
+
+static void
+on_model_error (HzEngineWorker *w, const char *path, GError *error, Events *ev)
+{
+  check_thread (ev);
+  ev->n_model_errors++;
+  g_clear_error (&ev->error);
+  ev->error = g_error_copy (error);
+}
+
+static void
+on_token (HzEngineWorker *w, guint request, const char *text, Events *ev)
+{
+  check_thread (ev);
+  g_assert_cmpuint (request, ==, ev->last_request);
+  g_assert_true (g_utf8_validate (text, -1, NULL));
+  ev->n_tokens++;
+  g_string_append (ev->streamed, text);
+}
+
+static void
+on_finished (HzEngineWorker *w, guint request, const char *text, gpointer stats, Events *ev)
+{
+  check_thread (ev);
+  g_assert_cmpuint (request, ==, ev->last_request);
+  ev->n_finished++;
+  g_free (ev->final_text);
+  ev->final_text = g_strdup (text);
+  ev->stop_reason = ((const HzGenerateStats *) stats)->stop_reason;
+}
+
+static void
+on_error (HzEngineWorker *w, guint request, GError *error, Events *ev)
+{
+  check_thread (ev);
+  g_assert_cmpuint (request, ==, ev->last_request);
+  ev->n_errors++;
+  g_clear_error (&ev->error);
+  ev->error = g_error_copy (error);
+}
+
+static HzEngineWorker *
+new_worker (Events *ev)
+{
+  HzEngineWorker *w = hz_engine_worker_new ();
+  ev->main_thread = g_thread_self ();
+  ev->streamed = g_string_new (NULL);
+  g_signal_connect (w, "model-loaded", G_CALLBACK (on_loaded), ev);
+  g_signal_connect (w, "model-error", G_CALLBACK (on_model_error), ev);
+  g_signal_connect (w, "token", G_CALLBACK (on_token), ev);
+  g_signal_connect (w, "finished", G_CALLBACK (on_finished), ev);
+  g_signal_connect (w, "error", G_CALLBACK (on_error), ev);
+  return w;
+}
+
+static void
+events_clear (Events *ev)
+{
+  g_string_free (ev->streamed, TRUE);
+  g_free (ev->final_text);
+  g_clear_error (&ev->error);
+}
+
+static void
+wait_until (guint *counter, guint value)
+{
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (*counter < value)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+}
+
+static guint
+generate (HzEngineWorker *w, Events *ev, const char *prompt)
+{
+  HzChatMessage msg = { "user", prompt };
+  HzGenerateParams params;
+  hz_generate_params_init (&params);
+  params.n_predict = 64;
+  g_string_truncate (ev->streamed, 0);
+  ev->last_request = hz_engine_worker_generate (w, &msg, 1, &params);
+  g_assert_cmpuint (ev->last_request, >, 0);
+  return ev->last_request;
+}
+
+static char *
+engine_reply (const char *model_path, const char *prompt)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HzModel) model = hz_model_load (model_path, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr(HzContext) ctx = hz_context_new (model, NULL, &error);
+  g_assert_no_error (error);
+  gsize n = 0;
+  g_autofree HzToken *tokens = hz_model_tokenize (model, prompt, -1, TRUE, FALSE, &n);
+  HzGenerateParams params;
+  hz_generate_params_init (&params);
+  params.n_predict = 64;
+  char *text = hz_context_generate (ctx, tokens, n, &params, NULL, NULL, NULL, NULL, NULL, &error);
+  g_assert_no_error (error);
+  return text;
+}
+
+static void
+test_errors_without_model (void)
+{
+  Events ev = { 0 };
+  g_autoptr(HzEngineWorker) w = new_worker (&ev);
+  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "x.gguf", NULL);
+  g_assert_true (g_file_set_contents (bad, "not a model", -1, NULL));
+
+  /* Generating with no model: an error, not a crash. */
+  generate (w, &ev, "hello");
+  wait_until (&ev.n_errors, 1);
+  g_assert_cmpuint (ev.n_finished, ==, 0);
+
+  /* A text file named .gguf: model-error with the engine's message. */
+  hz_engine_worker_load_model (w, bad);
+  g_assert_false (hz_engine_worker_is_model_loaded (w));
+  wait_until (&ev.n_model_errors, 1);
+  g_assert_nonnull (ev.error);
+  g_assert_cmpstr (ev.error->message, !=, "");
+  g_test_message ("bad model: %s", ev.error->message);
+  g_assert_false (hz_engine_worker_is_model_loaded (w));
+  g_assert_cmpuint (ev.n_loaded, ==, 0);
+
+  g_unlink (bad);
+  g_rmdir (dir);
+  events_clear (&ev);
+}
+
+static void
+test_generate_cancel_context_full (void)
+{
+  g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
+  if (path == NULL)
+    return;
+
+  Events ev = { 0 };
+  HzEngineWorker *w = new_worker (&ev);
+  g_autofree char *expected = engine_reply (path, "Once upon a time");
+
+  hz_engine_worker_load_model (w, path);
+  wait_until (&ev.n_loaded, 1);
+  g_assert_true (hz_engine_worker_is_model_loaded (w));
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w), ==, path);
+
+  /* A reply streams in and equals the engine's own output. */
+  generate (w, &ev, "Once upon a time");
+  wait_until (&ev.n_finished, 1);
+  g_assert_cmpuint (ev.n_tokens, >, 0);
+  g_assert_cmpstr (ev.streamed->str, ==, ev.final_text);
+  g_assert_cmpstr (ev.final_text, ==, expected);
+  g_assert_cmpint (ev.stop_reason, !=, HZ_STOP_CANCELLED);
+
+  /* Cancel right away: finished, with a (possibly empty) prefix of the reply. */
+  generate (w, &ev, "Once upon a time");
+  hz_engine_worker_cancel (w);
+  wait_until (&ev.n_finished, 2);
+  g_assert_cmpint (ev.stop_reason, ==, HZ_STOP_CANCELLED);
+  g_assert_true (g_str_has_prefix (expected, ev.final_text));
+  g_assert_cmpuint (strlen (ev.final_text), <, strlen (expected));
+  g_assert_cmpstr (ev.streamed->str, ==, ev.final_text);
+
+  /* A prompt longer than the context (128 tokens): an error, then it still works. */
+  g_autoptr(GString) lng = g_string_new (NULL);
+  for (int i = 0; i < 100; i++)
+    g_string_append (lng, "the dog and the cat ");
+  generate (w, &ev, lng->str);
+  wait_until (&ev.n_errors, 1);
+  g_assert_error (ev.error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL);
+  g_assert_cmpuint (ev.n_finished, ==, 2);
+
+  generate (w, &ev, "Once upon a time");
+  wait_until (&ev.n_finished, 3);
+  g_assert_cmpstr (ev.final_text, ==, expected);
+
+  /* Shut down mid-reply: no signal arrives afterwards (handlers check the counters). */
+  generate (w, &ev, "Once upon a time");
+  generate (w, &ev, "Once upon a time");
+  guint finished = ev.n_finished, errors = ev.n_errors;
+  g_object_unref (w);
+  gint64 end = g_get_monotonic_time () + G_USEC_PER_SEC / 2;
+  while (g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE);
+  g_assert_cmpuint (ev.n_finished, ==, finished);
+  g_assert_cmpuint (ev.n_errors, ==, errors);
+  events_clear (&ev);
+}
+
+int
+main (int argc, char *argv[])
+{
+  /* 5 ms a token: a reply lasts long enough that cancelling it is never a race. */
+  g_setenv ("HZ_WORKER_TOKEN_DELAY_US", "5000", TRUE);
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/app/engine-worker/errors-without-model", test_errors_without_model);
+  g_test_add_func ("/app/engine-worker/generate-cancel-context-full",
+                   test_generate_cancel_context_full);
+  return g_test_run ();
+}
