@@ -184,7 +184,9 @@ double
 hz_gaussian_delta (double sigma, double eps, double sensitivity)
 {
   double a = sensitivity / (2.0 * sigma), b = eps * sigma / sensitivity;
-  return phi (a - b) - exp (eps) * phi (-a - b);
+  /* e^eps Phi(-a-b) in the log domain: for large eps, e^eps overflows while Phi underflows */
+  double log_tail = log (0.5) + log_erfc ((a + b) / G_SQRT2);
+  return phi (a - b) - exp (eps + log_tail);
 }
 
 double
@@ -203,4 +205,25 @@ hz_analytic_gaussian_sigma (double eps, double delta, double sensitivity)
         hi = mid;
     }
   return exp (hi);
+}
+
+double
+hz_analytic_gaussian_epsilon (double sigma, double delta, double sensitivity)
+{
+  g_return_val_if_fail (sigma > 0 && delta > 0 && delta < 1 && sensitivity > 0, NAN);
+  /* delta(eps) decreases monotonically in eps (Theorem 8's curve is a privacy profile). */
+  if (hz_gaussian_delta (sigma, 0.0, sensitivity) <= delta)
+    return 0.0;
+  double lo = 0.0, hi = 1.0;
+  while (hz_gaussian_delta (sigma, hi, sensitivity) > delta && hi < 1e6)
+    hi *= 2.0;
+  for (int it = 0; it < 200 && hi - lo > 1e-12; it++)
+    {
+      double mid = 0.5 * (lo + hi);
+      if (hz_gaussian_delta (sigma, mid, sensitivity) > delta)
+        lo = mid;
+      else
+        hi = mid;
+    }
+  return hi;
 }

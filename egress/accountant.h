@@ -47,4 +47,10 @@ double hz_analytic_gaussian_sigma (double eps, double delta, double sensitivity)
  *  Phi(s/(2 sigma) - eps sigma/s) - e^eps Phi(-s/(2 sigma) - eps sigma/s). */
 double hz_gaussian_delta (double sigma, double eps, double sensitivity);
 
+/** Inverse of the above in eps: the smallest eps >= 0 with hz_gaussian_delta(sigma, eps,
+ *  sensitivity) <= delta, i.e. the exact (eps, delta) curve of ONE Gaussian release
+ *  (Balle and Wang 2018, Theorem 8), by bisection to 1e-12 absolute. delta in (0, 1),
+ *  sigma > 0, sensitivity > 0; returns 0 when even eps = 0 meets delta. */
+double hz_analytic_gaussian_epsilon (double sigma, double delta, double sensitivity);
+
 G_END_DECLS

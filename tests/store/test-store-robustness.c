@@ -123,8 +123,8 @@ test_migrate_from_v1 (void)
     g_assert_no_error (error);
   }
   g_autoptr (HzStore) store = st_open (path);
-  g_assert_cmpint (hz_store_get_schema_version (store), ==, 2);
-  g_assert_cmpint (st_query_int (store, "PRAGMA user_version"), ==, 2);
+  g_assert_cmpint (hz_store_get_schema_version (store), ==, HZ_STORE_SCHEMA_VERSION);
+  g_assert_cmpint (st_query_int (store, "PRAGMA user_version"), ==, HZ_STORE_SCHEMA_VERSION);
   g_autoptr (GPtrArray) hits = hz_store_search_messages (store, "walrus", 0, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (hits->len, ==, 2);

@@ -1,0 +1,138 @@
+/* egress/credentials.c — federation endpoint + bearer token in libsecret (credentials.h). */
+#include "credentials.h"
+
+#include <libsecret/secret.h>
+#include <string.h>
+
+G_DEFINE_QUARK (hz-credentials-error-quark, hz_credentials_error)
+
+static const SecretSchema *
+federation_schema (void)
+{
+  static const SecretSchema schema = {
+    "ai.hanzo.Desktop.Federation", SECRET_SCHEMA_NONE,
+    {
+      { "service", SECRET_SCHEMA_ATTRIBUTE_STRING },
+      { "endpoint", SECRET_SCHEMA_ATTRIBUTE_STRING },
+      { NULL, 0 },
+    },
+  };
+  return &schema;
+}
+
+static gboolean
+unavailable (GError **error, GError *local, const char *what)
+{
+  if (g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_propagate_error (error, local);
+  else
+    {
+      g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_UNAVAILABLE,
+                   "%s: the Secret Service (keyring) is not available: %s", what,
+                   local ? local->message : "unknown error");
+      g_clear_error (&local);
+    }
+  return FALSE;
+}
+
+static gboolean
+valid_endpoint (const char *endpoint)
+{
+  g_autoptr (GUri) uri = endpoint ? g_uri_parse (endpoint, G_URI_FLAGS_NONE, NULL) : NULL;
+  return uri && g_uri_get_host (uri) && *g_uri_get_host (uri) &&
+         (g_ascii_strcasecmp (g_uri_get_scheme (uri), "https") == 0 ||
+          g_ascii_strcasecmp (g_uri_get_scheme (uri), "http") == 0);
+}
+
+static gboolean
+valid_token (const char *token)
+{
+  if (!token || !*token || !g_utf8_validate (token, -1, NULL))
+    return FALSE;
+  for (const char *p = token; *p; p++)
+    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+hz_credentials_clear (GCancellable *cancellable, GError **error)
+{
+  GError *local = NULL;
+  secret_password_clear_sync (federation_schema (), cancellable, &local,
+                              "service", "federation", NULL);
+  if (local)
+    return unavailable (error, local, "removing the federation token");
+  return TRUE;
+}
+
+gboolean
+hz_credentials_store (const char *endpoint, const char *token, GCancellable *cancellable,
+                      GError **error)
+{
+  if (!valid_endpoint (endpoint) || !valid_token (token))
+    {
+      g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_INVALID,
+                   "the federation endpoint must be an http(s) URL and the token non-empty "
+                   "text without spaces");
+      return FALSE;
+    }
+  if (!hz_credentials_clear (cancellable, error))
+    return FALSE;
+  GError *local = NULL;
+  if (!secret_password_store_sync (federation_schema (), SECRET_COLLECTION_DEFAULT,
+                                   "Hanzo federation token", token, cancellable, &local,
+                                   "service", "federation", "endpoint", endpoint, NULL))
+    return unavailable (error, local, "storing the federation token");
+  return TRUE;
+}
+
+gboolean
+hz_credentials_lookup (char **endpoint, char **token, GCancellable *cancellable,
+                       GError **error)
+{
+  GError *local = NULL;
+  g_autoptr (GHashTable) query = secret_attributes_build (federation_schema (),
+                                                          "service", "federation", NULL);
+  GList *items = secret_password_searchv_sync (federation_schema (), query,
+                                               SECRET_SEARCH_UNLOCK | SECRET_SEARCH_LOAD_SECRETS,
+                                               cancellable, &local);
+  if (local)
+    return unavailable (error, local, "reading the federation token");
+  gboolean found = FALSE;
+  if (items)
+    {
+      SecretRetrievable *item = items->data;
+      g_autoptr (GHashTable) attrs = secret_retrievable_get_attributes (item);
+      SecretValue *value = secret_retrievable_retrieve_secret_sync (item, cancellable, &local);
+      if (local)
+        {
+          g_list_free_full (items, g_object_unref);
+          return unavailable (error, local, "reading the federation token");
+        }
+      const char *ep = g_hash_table_lookup (attrs, "endpoint");
+      const char *text = value ? secret_value_get_text (value) : NULL;
+      if (ep && text)
+        {
+          *endpoint = g_strdup (ep);
+          *token = g_strdup (text);
+          found = TRUE;
+        }
+      if (value)
+        secret_value_unref (value);
+    }
+  g_list_free_full (items, g_object_unref);
+  if (!found)
+    g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND,
+                 "no federation endpoint and token are stored (federation is off)");
+  return found;
+}
+
+void
+hz_credentials_free_token (char *token)
+{
+  if (!token)
+    return;
+  explicit_bzero (token, strlen (token));
+  g_free (token);
+}
