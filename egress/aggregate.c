@@ -3,12 +3,45 @@
 
 #include <stdlib.h>
 
-static int
-cmp_float (const void *a, const void *b)
+/* Partition v[lo..hi] so that v[k] holds the value it would have after sorting, smaller
+ * values before it and larger after it (Hoare's quickselect, median-of-three pivot). */
+static void
+select_kth (float *v, gsize lo, gsize hi, gsize k)
 {
-  float x = *(const float *) a, y = *(const float *) b;
-  return (x > y) - (x < y);
+  while (hi > lo)
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (v[mid] < v[lo]) { float t = v[mid]; v[mid] = v[lo]; v[lo] = t; }
+      if (v[hi] < v[lo]) { float t = v[hi]; v[hi] = v[lo]; v[lo] = t; }
+      if (v[hi] < v[mid]) { float t = v[hi]; v[hi] = v[mid]; v[mid] = t; }
+      float pivot = v[mid];
+      gsize i = lo, j = hi;
+      while (i <= j)
+        {
+          while (v[i] < pivot)
+            i++;
+          while (v[j] > pivot)
+            j--;
+          if (i <= j)
+            {
+              float t = v[i]; v[i] = v[j]; v[j] = t;
+              i++;
+              if (j == 0)
+                break;
+              j--;
+            }
+        }
+      if (k <= j)
+        hi = j;
+      else if (k >= i)
+        lo = i;
+      else
+        return;
+    }
 }
+
+/* Coordinates are processed in tiles so that each client vector is read sequentially. */
+#define TILE 256
 
 gboolean
 hz_agg_trimmed_mean (const float *const *updates, gsize n, gsize dim, double beta, float *out)
@@ -17,16 +50,27 @@ hz_agg_trimmed_mean (const float *const *updates, gsize n, gsize dim, double bet
   gsize cut = (gsize) (beta * (double) n);
   if (n == 0 || 2 * cut >= n)
     return FALSE;
-  g_autofree float *col = g_new (float, n);
-  for (gsize j = 0; j < dim; j++)
+  g_autofree float *tile = g_new (float, (gsize) TILE * n);
+  for (gsize j0 = 0; j0 < dim; j0 += TILE)
     {
+      gsize w = MIN ((gsize) TILE, dim - j0);
       for (gsize i = 0; i < n; i++)
-        col[i] = updates[i][j];
-      qsort (col, n, sizeof (float), cmp_float);
-      double sum = 0.0;
-      for (gsize i = cut; i < n - cut; i++)
-        sum += col[i];
-      out[j] = (float) (sum / (double) (n - 2 * cut));
+        for (gsize jj = 0; jj < w; jj++)
+          tile[jj * n + i] = updates[i][j0 + jj];
+      for (gsize jj = 0; jj < w; jj++)
+        {
+          float *col = tile + jj * n;
+          if (cut > 0)
+            {
+              /* the cut smallest go below index cut, the cut largest above n-cut-1 */
+              select_kth (col, 0, n - 1, cut);
+              select_kth (col, cut, n - 1, n - cut - 1);
+            }
+          double sum = 0.0;
+          for (gsize i = cut; i < n - cut; i++)
+            sum += col[i];
+          out[j0 + jj] = (float) (sum / (double) (n - 2 * cut));
+        }
     }
   return TRUE;
 }

@@ -1,6 +1,7 @@
 /* Aggregation rules against Flower's own test vectors (issue 8) and Byzantine inputs. */
 #include <glib.h>
 #include <math.h>
+#include <stdlib.h>
 #include "aggregate.h"
 
 static void
@@ -66,12 +67,56 @@ test_byzantine (void)
     g_assert_cmpfloat (fabsf (out[j] - 1.0f), <, 0.05f);
 }
 
+static int
+cmp_f (const void *a, const void *b)
+{
+  float x = *(const float *) a, y = *(const float *) b;
+  return (x > y) - (x < y);
+}
+
+/* The selection-based trimmed mean equals the sort-based definition on random data with
+ * ties, for many client counts and betas (and dims that are not multiples of the tile). */
+static void
+test_trimmed_mean_matches_sort (void)
+{
+  GRand *r = g_rand_new_with_seed (11);
+  for (gsize n = 1; n <= 41; n += 4)
+    for (int b = 0; b < 4; b++)
+      {
+        double beta = b * 0.12;
+        gsize cut = (gsize) (beta * n), dim = 300;
+        if (2 * cut >= n)
+          continue;
+        g_autofree float *data = g_new (float, n * dim);
+        g_autofree const float **u = g_new (const float *, n);
+        for (gsize i = 0; i < n * dim; i++)
+          data[i] = (float) g_rand_int_range (r, -5, 6);  /* many ties */
+        for (gsize i = 0; i < n; i++)
+          u[i] = data + i * dim;
+        g_autofree float *out = g_new (float, dim);
+        g_assert_true (hz_agg_trimmed_mean (u, n, dim, beta, out));
+        g_autofree float *col = g_new (float, n);
+        for (gsize j = 0; j < dim; j++)
+          {
+            for (gsize i = 0; i < n; i++)
+              col[i] = u[i][j];
+            qsort (col, n, sizeof (float), cmp_f);
+            double s = 0;
+            for (gsize i = cut; i < n - cut; i++)
+              s += col[i];
+            g_assert_cmpfloat (out[j], ==, (float) (s / (n - 2 * cut)));
+          }
+      }
+  g_rand_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/aggregate/trimmed-mean-flower", test_trimmed_mean_flower);
   g_test_add_func ("/aggregate/krum-flower", test_krum_flower);
+  g_test_add_func ("/aggregate/trimmed-mean-matches-sort", test_trimmed_mean_matches_sort);
   g_test_add_func ("/aggregate/byzantine", test_byzantine);
   return g_test_run ();
 }
