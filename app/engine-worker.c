@@ -12,12 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { REQ_LOAD, REQ_GENERATE, REQ_SHUTDOWN } RequestKind;
+typedef enum { REQ_LOAD, REQ_RESIZE, REQ_GENERATE, REQ_SHUTDOWN } RequestKind;
 
 typedef struct {
   RequestKind      kind;
   guint            id;
   char            *path;            /* REQ_LOAD */
+  guint            n_ctx;           /* REQ_LOAD, REQ_RESIZE: context size, 0 = default */
   GPtrArray       *roles;           /* REQ_GENERATE: char* */
   GPtrArray       *contents;        /* REQ_GENERATE: char* */
   HzGenerateParams params;          /* stop_strings points into `stop` */
@@ -44,12 +45,15 @@ struct _HzEngineWorker {
   guint    next_id;
   char    *model_path;
   gboolean model_loaded;
+  guint    n_ctx_request;   /* context size asked for (0 = the engine's default) */
+  guint    n_ctx;           /* context size of the loaded model, 0 = none */
   gboolean shut_down;
 };
 
 G_DEFINE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, G_TYPE_OBJECT)
 
-enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR, N_SIGNALS };
+enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR,
+       SIG_CONTEXT_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 /* ------------------------------------------------------------------ shared state */
@@ -88,7 +92,7 @@ request_free (Request *r)
 
 /* ------------------------------------------------------- delivery to the main context */
 
-typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_FLUSH, EV_FINISHED, EV_ERROR } EventKind;
+typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_CONTEXT_CHANGED, EV_FLUSH, EV_FINISHED, EV_ERROR } EventKind;
 
 typedef struct {
   Shared         *shared;
@@ -98,6 +102,7 @@ typedef struct {
   char           *name;
   char           *text;
   GError         *error;
+  guint           n_ctx;
   HzGenerateStats stats;
 } Event;
 
@@ -149,13 +154,23 @@ dispatch_event (gpointer data)
     {
     case EV_MODEL_LOADED:
       if (g_strcmp0 (self->model_path, ev->path) == 0)
-        self->model_loaded = TRUE;
+        {
+          self->model_loaded = TRUE;
+          self->n_ctx = ev->n_ctx;
+        }
       g_signal_emit (self, signals[SIG_MODEL_LOADED], 0, ev->path, ev->name);
       break;
     case EV_MODEL_ERROR:
       if (g_strcmp0 (self->model_path, ev->path) == 0)
-        self->model_loaded = FALSE;
+        {
+          self->model_loaded = FALSE;
+          self->n_ctx = 0;
+        }
       g_signal_emit (self, signals[SIG_MODEL_ERROR], 0, ev->path, ev->error);
+      break;
+    case EV_CONTEXT_CHANGED:
+      self->n_ctx = ev->n_ctx;
+      g_signal_emit (self, signals[SIG_CONTEXT_CHANGED], 0, ev->n_ctx);
       break;
     case EV_FLUSH:
       break;
@@ -314,6 +329,16 @@ run_generate (Shared *s, HzContext *ctx, Request *r)
   post_event (s, ev);
 }
 
+static HzContext *
+new_context (HzModel *model, guint n_ctx, GError **error)
+{
+  HzContextParams params;
+
+  hz_context_params_init (&params);
+  params.n_ctx = n_ctx;
+  return hz_context_new (model, &params, error);
+}
+
 static gpointer
 worker_thread (gpointer data)
 {
@@ -337,7 +362,7 @@ worker_thread (gpointer data)
             g_clear_pointer (&model, hz_model_free);
             model = hz_model_load (r->path, NULL, &error);
             if (model != NULL)
-              ctx = hz_context_new (model, NULL, &error);
+              ctx = new_context (model, r->n_ctx, &error);
             if (ctx == NULL)
               {
                 g_clear_pointer (&model, hz_model_free);
@@ -353,9 +378,31 @@ worker_thread (gpointer data)
                 ev = event_new (EV_MODEL_LOADED, 0);
                 ev->path = g_strdup (r->path);
                 ev->name = g_strdup (hz_model_name (model));
+                ev->n_ctx = hz_context_n_ctx (ctx);
               }
             post_event (s, ev);
           }
+          break;
+
+        case REQ_RESIZE:
+          if (model != NULL)
+            {
+              g_autoptr(GError) error = NULL;
+              HzContext *fresh = new_context (model, r->n_ctx, &error);
+              if (fresh == NULL)
+                {
+                  /* Keep the context there is; say so in the log. */
+                  g_warning ("cannot make a context of %u tokens: %s", r->n_ctx, error->message);
+                }
+              else
+                {
+                  Event *ev = event_new (EV_CONTEXT_CHANGED, 0);
+                  hz_context_free (ctx);
+                  ctx = fresh;
+                  ev->n_ctx = hz_context_n_ctx (ctx);
+                  post_event (s, ev);
+                }
+            }
           break;
 
         case REQ_GENERATE:
@@ -402,9 +449,11 @@ hz_engine_worker_load_model (HzEngineWorker *self, const char *path)
   Request *r = g_new0 (Request, 1);
   r->kind = REQ_LOAD;
   r->path = g_strdup (path);
+  r->n_ctx = self->n_ctx_request;
   g_free (self->model_path);
   self->model_path = g_strdup (r->path);  /* `path` may have been self->model_path */
   self->model_loaded = FALSE;
+  self->n_ctx = 0;
   push (self, r);
   g_signal_emit (self, signals[SIG_MODEL_LOADING], 0, self->model_path);
 }
@@ -454,6 +503,30 @@ hz_engine_worker_cancel (HzEngineWorker *self)
   for (guint i = 0; i < s->active->len; i++)
     g_cancellable_cancel (s->active->pdata[i]);
   g_mutex_unlock (&s->lock);
+}
+
+void
+hz_engine_worker_set_context_length (HzEngineWorker *self, guint n_ctx)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  g_return_if_fail (!self->shut_down);
+
+  if (self->n_ctx_request == n_ctx)
+    return;
+  self->n_ctx_request = n_ctx;
+  if (self->model_path == NULL)
+    return;  /* applies to the next load */
+  Request *r = g_new0 (Request, 1);
+  r->kind = REQ_RESIZE;
+  r->n_ctx = n_ctx;
+  push (self, r);
+}
+
+guint
+hz_engine_worker_get_context_length (HzEngineWorker *self)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), 0);
+  return self->n_ctx;
 }
 
 gboolean
@@ -521,6 +594,9 @@ hz_engine_worker_class_init (HzEngineWorkerClass *klass)
   signals[SIG_MODEL_ERROR] =
     g_signal_new ("model-error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_ERROR);
+  signals[SIG_CONTEXT_CHANGED] =
+    g_signal_new ("context-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
   signals[SIG_TOKEN] =
     g_signal_new ("token", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_STRING);

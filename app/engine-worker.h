@@ -11,6 +11,8 @@
  *   model-loading (path)               emitted at once by hz_engine_worker_load_model()
  *   model-loaded (path, name)          a model finished loading and is ready
  *   model-error  (path, GError)        a model could not be loaded (no model is loaded now)
+ *   context-changed (n_ctx)            the context was remade with another size
+ *                                      (hz_engine_worker_set_context_length())
  *   token        (request, text)       new reply text: everything generated since the last
  *                                      emission (may be several tokens, never splits a
  *                                      UTF-8 character); emitted before "finished"
@@ -83,6 +85,28 @@ guint hz_engine_worker_generate (HzEngineWorker         *self,
  * and emits "finished" with its partial text (stop reason HZ_STOP_CANCELLED). Any thread.
  */
 void hz_engine_worker_cancel (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_set_context_length:
+ * @self: the worker
+ * @n_ctx: context size in tokens (KV cache), 0 = the engine's default (the model's
+ *   context length, at most 4096)
+ *
+ * Use @n_ctx for models loaded from now on and, when a model is loaded, remake its
+ * context with that size after the requests already queued ("context-changed" follows;
+ * if the new size cannot be allocated the old context stays and a warning is logged).
+ * Main thread; returns at once.
+ */
+void hz_engine_worker_set_context_length (HzEngineWorker *self, guint n_ctx);
+
+/**
+ * hz_engine_worker_get_context_length:
+ * @self: the worker
+ *
+ * Returns: the context size of the loaded model in tokens, 0 when none is loaded
+ *   (main thread)
+ */
+guint hz_engine_worker_get_context_length (HzEngineWorker *self);
 
 /**
  * hz_engine_worker_is_model_loaded:

@@ -4,6 +4,7 @@
 #include <glib/gi18n.h>
 
 #include "hz-config.h"
+#include "hz-preferences-window.h"
 #include "hz-resources.h"
 #include "hz-window.h"
 
@@ -90,6 +91,12 @@ on_model_loading (HzEngineWorker *worker, const char *path, HzApplication *self)
 {
   g_cancellable_cancel (self->hash_cancellable);
   g_clear_pointer (&self->model_sha256, g_free);
+}
+
+static void
+on_context_length_changed (GSettings *settings, const char *key, HzApplication *self)
+{
+  hz_engine_worker_set_context_length (self->worker, (guint) g_settings_get_int (settings, key));
 }
 
 /* ------------------------------------------------------------------ public API */
@@ -183,6 +190,15 @@ action_about (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
+action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  HzApplication *self = user_data;
+  GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  gtk_window_present (GTK_WINDOW (hz_preferences_window_new (self->settings, parent)));
+}
+
+static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   HzApplication *self = user_data;
@@ -199,6 +215,7 @@ action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 
 static const GActionEntry app_actions[] = {
   { .name = "about", .activate = action_about },
+  { .name = "preferences", .activate = action_preferences },
   { .name = "quit", .activate = action_quit },
 };
 
@@ -221,6 +238,10 @@ hz_application_startup (GApplication *app)
     g_message ("cannot open the store %s: %s", store_path, self->store_error->message);
 
   self->worker = hz_engine_worker_new ();
+  hz_engine_worker_set_context_length (self->worker,
+                                       (guint) g_settings_get_int (self->settings, "context-length"));
+  g_signal_connect (self->settings, "changed::context-length",
+                    G_CALLBACK (on_context_length_changed), self);
   g_signal_connect (self->worker, "model-loading", G_CALLBACK (on_model_loading), self);
   g_signal_connect (self->worker, "model-loaded", G_CALLBACK (on_model_loaded), self);
 
@@ -232,6 +253,12 @@ hz_application_startup (GApplication *app)
                                          (const char *[]) { "<Control>n", NULL });
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.open-model",
                                          (const char *[]) { "<Control>o", NULL });
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.search",
+                                         (const char *[]) { "<Control>k", "<Control>f", NULL });
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.regenerate",
+                                         (const char *[]) { "<Control>r", NULL });
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.preferences",
+                                         (const char *[]) { "<Control>comma", NULL });
 }
 
 static void

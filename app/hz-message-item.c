@@ -8,11 +8,20 @@ struct _HzMessageItem {
   GString *text;
   char    *details;
   gboolean streaming;
+  gint64   parent_id;
+  guint    alt_index;
+  guint    n_alts;
+  int      rating;
+  gint64   n_tokens;
+  double   tokens_per_s;
+  guint    ctx_used;
+  guint    n_ctx;
 };
 
 G_DEFINE_FINAL_TYPE (HzMessageItem, hz_message_item, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_TEXT, PROP_ROLE, PROP_STREAMING, PROP_DETAILS, N_PROPS };
+enum { PROP_0, PROP_TEXT, PROP_ROLE, PROP_STREAMING, PROP_DETAILS, PROP_ALTERNATIVES,
+       PROP_RATING, PROP_CONTEXT, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 HzMessageItem *
@@ -102,6 +111,95 @@ hz_message_item_set_details (HzMessageItem *self, const char *details)
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_DETAILS]);
 }
 
+gint64
+hz_message_item_get_parent_id (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  return self->parent_id;
+}
+
+void
+hz_message_item_set_parent_id (HzMessageItem *self, gint64 parent_id)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  self->parent_id = parent_id;
+}
+
+guint
+hz_message_item_get_alternative (HzMessageItem *self, guint *n_alternatives)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  if (n_alternatives)
+    *n_alternatives = self->n_alts;
+  return self->alt_index;
+}
+
+void
+hz_message_item_set_alternative (HzMessageItem *self, guint index, guint n)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  if (self->alt_index == index && self->n_alts == n)
+    return;
+  self->alt_index = index;
+  self->n_alts = n;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_ALTERNATIVES]);
+}
+
+int
+hz_message_item_get_rating (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  return self->rating;
+}
+
+void
+hz_message_item_set_rating (HzMessageItem *self, int rating)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  rating = CLAMP (rating, -1, 1);
+  if (self->rating == rating)
+    return;
+  self->rating = rating;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_RATING]);
+}
+
+gint64
+hz_message_item_get_n_tokens (HzMessageItem *self, double *tokens_per_s)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  if (tokens_per_s)
+    *tokens_per_s = self->tokens_per_s;
+  return self->n_tokens;
+}
+
+void
+hz_message_item_set_stats (HzMessageItem *self, gint64 n_tokens, double tokens_per_s)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  self->n_tokens = n_tokens;
+  self->tokens_per_s = tokens_per_s;
+}
+
+guint
+hz_message_item_get_context (HzMessageItem *self, guint *n_ctx)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  if (n_ctx)
+    *n_ctx = self->n_ctx;
+  return self->ctx_used;
+}
+
+void
+hz_message_item_set_context (HzMessageItem *self, guint used, guint n_ctx)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  if (self->ctx_used == used && self->n_ctx == n_ctx)
+    return;
+  self->ctx_used = used;
+  self->n_ctx = n_ctx;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_CONTEXT]);
+}
+
 static void
 hz_message_item_get_property (GObject *object, guint prop_id, GValue *value,
                               GParamSpec *pspec)
@@ -121,6 +219,15 @@ hz_message_item_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_DETAILS:
       g_value_set_string (value, self->details);
+      break;
+    case PROP_ALTERNATIVES:
+      g_value_set_uint (value, self->n_alts);
+      break;
+    case PROP_RATING:
+      g_value_set_int (value, self->rating);
+      break;
+    case PROP_CONTEXT:
+      g_value_set_uint (value, self->ctx_used);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -155,6 +262,15 @@ hz_message_item_class_init (HzMessageItemClass *klass)
   props[PROP_DETAILS] = g_param_spec_string ("details", NULL, NULL, NULL,
                                              G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
                                              G_PARAM_STATIC_STRINGS);
+  props[PROP_ALTERNATIVES] = g_param_spec_uint ("alternatives", NULL, NULL, 0, G_MAXUINT, 0,
+                                                G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                                G_PARAM_STATIC_STRINGS);
+  props[PROP_RATING] = g_param_spec_int ("rating", NULL, NULL, -1, 1, 0,
+                                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                         G_PARAM_STATIC_STRINGS);
+  props[PROP_CONTEXT] = g_param_spec_uint ("context", NULL, NULL, 0, G_MAXUINT, 0,
+                                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                           G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 
@@ -162,4 +278,6 @@ static void
 hz_message_item_init (HzMessageItem *self)
 {
   self->text = g_string_new (NULL);
+  self->n_alts = 1;
+  self->tokens_per_s = -1;
 }

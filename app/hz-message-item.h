@@ -37,4 +37,27 @@ const char *hz_message_item_get_details (HzMessageItem *self);
 /** Set "details" (NULL = none); notifies it. */
 void        hz_message_item_set_details (HzMessageItem *self, const char *details);
 
+/** The message this one follows (0 = the first of its conversation). */
+gint64      hz_message_item_get_parent_id (HzMessageItem *self);
+/** Set the parent id (not a property: fixed once the item is in the conversation tree). */
+void        hz_message_item_set_parent_id (HzMessageItem *self, gint64 parent_id);
+/** Which of its alternatives (siblings with the same parent) this is, 0-based, and how
+ *  many there are ("alternatives" property, notified by the setter). */
+guint       hz_message_item_get_alternative (HzMessageItem *self, guint *n_alternatives);
+/** Set the index among the alternatives and their number; notifies "alternatives". */
+void        hz_message_item_set_alternative (HzMessageItem *self, guint index, guint n);
+/** The user's rating: +1, -1 or 0 (none) ("rating" property). */
+int         hz_message_item_get_rating (HzMessageItem *self);
+/** Set "rating"; notifies it. */
+void        hz_message_item_set_rating (HzMessageItem *self, int rating);
+/** Generation stats: tokens and decode speed (< 0: unknown). */
+gint64      hz_message_item_get_n_tokens (HzMessageItem *self, double *tokens_per_s);
+/** Set the generation stats (not notified; the details line shows them). */
+void        hz_message_item_set_stats (HzMessageItem *self, gint64 n_tokens, double tokens_per_s);
+/** Context use when the reply ended: tokens in the context and its size (0 = unknown)
+ *  ("context" property). */
+guint       hz_message_item_get_context (HzMessageItem *self, guint *n_ctx);
+/** Set the context use; notifies "context". */
+void        hz_message_item_set_context (HzMessageItem *self, guint used, guint n_ctx);
+
 G_END_DECLS

@@ -1,35 +1,109 @@
-/* hz-message-row.c — HzMessageRow (see hz-message-row.h). */
+/* hz-message-row.c — HzMessageRow (see hz-message-row.h).
+ *
+ * The row's buttons activate the window's message actions (win.copy-message,
+ * win.edit-message, win.regenerate-message, win.rate-good, win.rate-bad,
+ * win.previous-alternative, win.next-alternative) with the message's store id as target.
+ */
 #include "hz-message-row.h"
 
 #include <glib/gi18n.h>
 
+#include "hz-markdown-view.h"
+
 struct _HzMessageRow {
-  GtkWidget      parent_instance;
-  GtkWidget     *bubble;
-  GtkLabel      *role_label;
-  GtkSpinner    *spinner;
-  GtkLabel      *text_label;
-  GtkLabel      *details_label;
-  HzMessageItem *item;
-  gulong         notify_id;
+  GtkWidget       parent_instance;
+  GtkWidget      *bubble;
+  GtkLabel       *role_label;
+  GtkSpinner     *spinner;
+  GtkLabel       *text_label;
+  HzMarkdownView *markdown;
+  GtkWidget      *footer;
+  GtkWidget      *pager;
+  GtkLabel       *pager_label;
+  GtkWidget      *previous_button;
+  GtkWidget      *next_button;
+  GtkLabel       *details_label;
+  GtkLevelBar    *context_gauge;
+  GtkWidget      *actions;
+  GtkWidget      *copy_button;
+  GtkWidget      *edit_button;
+  GtkWidget      *regenerate_button;
+  GtkWidget      *good_button;
+  GtkWidget      *bad_button;
+  HzMessageItem  *item;
+  gulong          notify_id;
 };
 
 G_DEFINE_FINAL_TYPE (HzMessageRow, hz_message_row, GTK_TYPE_WIDGET)
 
 static void
+set_pressed (GtkWidget *button, gboolean pressed)
+{
+  if (pressed)
+    gtk_widget_add_css_class (button, "rated");
+  else
+    gtk_widget_remove_css_class (button, "rated");
+  gtk_accessible_update_state (GTK_ACCESSIBLE (button), GTK_ACCESSIBLE_STATE_PRESSED,
+                               pressed ? GTK_ACCESSIBLE_TRISTATE_TRUE
+                                       : GTK_ACCESSIBLE_TRISTATE_FALSE, -1);
+}
+
+static void
 sync_from_item (HzMessageRow *self)
 {
   HzMessageItem *item = self->item;
+  HzRole role = hz_message_item_get_role (item);
   gboolean streaming = hz_message_item_get_streaming (item);
   const char *text = hz_message_item_get_text (item);
   const char *details = hz_message_item_get_details (item);
+  gboolean markdown = role == HZ_ROLE_ASSISTANT;
+  guint n_alts = 0, n_ctx = 0;
+  guint alt = hz_message_item_get_alternative (item, &n_alts);
+  guint ctx_used = hz_message_item_get_context (item, &n_ctx);
+  int rating = hz_message_item_get_rating (item);
 
-  gtk_label_set_text (self->text_label, text);
-  gtk_widget_set_visible (GTK_WIDGET (self->text_label), *text != '\0' || !streaming);
+  if (markdown)
+    {
+      hz_markdown_view_set_text (self->markdown, text);
+      if (!streaming)
+        hz_markdown_view_flush (self->markdown);
+    }
+  else
+    gtk_label_set_text (self->text_label, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->text_label), !markdown);
+  gtk_widget_set_visible (GTK_WIDGET (self->markdown), markdown && *text != '\0');
   gtk_widget_set_visible (GTK_WIDGET (self->spinner), streaming);
   gtk_spinner_set_spinning (self->spinner, streaming);
+
   gtk_label_set_text (self->details_label, details ? details : "");
   gtk_widget_set_visible (GTK_WIDGET (self->details_label), details != NULL && *details);
+
+  gtk_widget_set_visible (GTK_WIDGET (self->context_gauge), n_ctx > 0 && !streaming);
+  if (n_ctx > 0)
+    {
+      g_autofree char *tip = g_strdup_printf (_("Context: %u of %u tokens used (%.0f%%)"),
+                                              ctx_used, n_ctx, 100.0 * ctx_used / n_ctx);
+      gtk_level_bar_set_value (self->context_gauge, MIN (1.0, (double) ctx_used / n_ctx));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->context_gauge), tip);
+      gtk_accessible_update_property (GTK_ACCESSIBLE (self->context_gauge),
+                                      GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, tip, -1);
+    }
+
+  gtk_widget_set_visible (self->pager, n_alts > 1 && !streaming);
+  if (n_alts > 1)
+    {
+      /* TRANSLATORS: version 2 of 3 of a message */
+      g_autofree char *page = g_strdup_printf (_("%u/%u"), alt + 1, n_alts);
+      gtk_label_set_text (self->pager_label, page);
+    }
+
+  gtk_widget_set_visible (self->actions, !streaming);
+  gtk_widget_set_visible (self->edit_button, role == HZ_ROLE_USER);
+  gtk_widget_set_visible (self->regenerate_button, role == HZ_ROLE_ASSISTANT);
+  gtk_widget_set_visible (self->good_button, role == HZ_ROLE_ASSISTANT);
+  gtk_widget_set_visible (self->bad_button, role == HZ_ROLE_ASSISTANT);
+  set_pressed (self->good_button, rating > 0);
+  set_pressed (self->bad_button, rating < 0);
 }
 
 static void
@@ -73,6 +147,15 @@ hz_message_row_set_item (HzMessageRow *self, HzMessageItem *item)
   self->notify_id = g_signal_connect (item, "notify", G_CALLBACK (on_item_notify), self);
 
   HzRole role = hz_message_item_get_role (item);
+  GVariant *target = g_variant_new_int64 (hz_message_item_get_id (item));
+  GtkWidget *buttons[] = { self->previous_button, self->next_button, self->copy_button,
+                           self->edit_button, self->regenerate_button, self->good_button,
+                           self->bad_button };
+  g_variant_ref_sink (target);
+  for (guint i = 0; i < G_N_ELEMENTS (buttons); i++)
+    gtk_actionable_set_action_target_value (GTK_ACTIONABLE (buttons[i]), target);
+  g_variant_unref (target);
+
   gtk_widget_add_css_class (self->bubble, hz_role_to_string (role));
   gtk_widget_set_halign (self->bubble, role == HZ_ROLE_USER ? GTK_ALIGN_END : GTK_ALIGN_FILL);
   switch (role)
@@ -109,13 +192,29 @@ hz_message_row_class_init (HzMessageRowClass *klass)
 
   object_class->dispose = hz_message_row_dispose;
 
+  g_type_ensure (HZ_TYPE_MARKDOWN_VIEW);
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/ai/hanzo/Desktop/hz-message-row.ui");
-  gtk_widget_class_bind_template_child (widget_class, HzMessageRow, bubble);
-  gtk_widget_class_bind_template_child (widget_class, HzMessageRow, role_label);
-  gtk_widget_class_bind_template_child (widget_class, HzMessageRow, spinner);
-  gtk_widget_class_bind_template_child (widget_class, HzMessageRow, text_label);
-  gtk_widget_class_bind_template_child (widget_class, HzMessageRow, details_label);
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, HzMessageRow, name)
+  CHILD (bubble);
+  CHILD (role_label);
+  CHILD (spinner);
+  CHILD (text_label);
+  CHILD (markdown);
+  CHILD (footer);
+  CHILD (pager);
+  CHILD (pager_label);
+  CHILD (previous_button);
+  CHILD (next_button);
+  CHILD (details_label);
+  CHILD (context_gauge);
+  CHILD (actions);
+  CHILD (copy_button);
+  CHILD (edit_button);
+  CHILD (regenerate_button);
+  CHILD (good_button);
+  CHILD (bad_button);
+#undef CHILD
   gtk_widget_class_set_accessible_role (widget_class, GTK_ACCESSIBLE_ROLE_GROUP);
 }
 

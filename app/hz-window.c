@@ -1,68 +1,30 @@
-/* hz-window.c — HzWindow (see hz-window.h).
+/* hz-window.c — HzWindow: the chat (see hz-window.h; the conversation list is in
+ * hz-window-sidebar.c, the shared struct in hz-window-private.h).
  *
- * Flow of one reply: send() saves the user's message and an empty, incomplete assistant
- * message to the store, shows both, and queues the generation on the engine worker.
- * "token" signals append to the assistant item; a timer writes the text to the store every
+ * A conversation is a tree of messages (hanzo-store-feedback.h): regenerating a reply or
+ * editing a user message adds a sibling, and the chat view shows one branch, choosing the
+ * newest sibling at each step unless the user paged to another (self->choices). `nodes`
+ * and `children` index every message of the shown conversation; `messages` is the branch
+ * on screen, updated by splicing only what changed so the GtkListView keeps its rows.
+ *
+ * Flow of one reply: start_reply() saves an empty, incomplete assistant message under the
+ * user message it answers, shows it, and queues the generation on the engine worker.
+ * "token" signals append to the item; a timer writes the text to the store every
  * SAVE_INTERVAL_MS while it grows (a crash loses under a second of text); "finished"
  * writes the final text and stats and marks it complete; "error" keeps whatever text
  * arrived (or drops the empty reply) and shows a dialog. Everything here runs on the main
  * thread; the store calls are short single-row writes (WAL).
  */
-#include "hz-window.h"
+#include "hz-window-private.h"
 
 #include <glib/gi18n.h>
+#include <hanzo-store-feedback.h>
 #include <math.h>
 
-#include "hz-conversation-item.h"
-#include "hz-message-item.h"
 #include "hz-message-row.h"
 
 #define SAVE_INTERVAL_MS 500  /* a streamed reply is saved at least this often */
 #define TITLE_MAX_CHARS  48
-
-typedef enum { MODEL_NONE, MODEL_LOADING, MODEL_READY, MODEL_FAILED } ModelState;
-
-struct _HzWindow {
-  AdwApplicationWindow parent_instance;
-
-  /* template */
-  GtkListView       *conversation_list;
-  GtkListView       *message_list;
-  GtkScrolledWindow *message_scroller;
-  GtkTextView       *composer;
-  GtkWidget         *composer_placeholder;
-  GtkStack          *content_stack;
-  GtkStack          *action_stack;
-  AdwStatusPage     *status_page;
-  GtkWidget         *status_spinner;
-  GtkWidget         *status_open_button;
-  AdwWindowTitle    *window_title;
-  AdwToastOverlay   *toast_overlay;
-
-  /* app objects (owned by the application) */
-  HzApplication  *app;
-  HzStore        *store;
-  HzEngineWorker *worker;
-  GSettings      *settings;
-  gulong          worker_handlers[6];
-
-  GListStore         *conversations;  /* HzConversationItem */
-  GtkSingleSelection *conversation_selection;
-  GListStore         *messages;       /* HzMessageItem */
-  gint64              conversation_id;  /* shown conversation; 0 = a new chat */
-  gboolean            syncing_selection;
-  gboolean            stick_to_bottom;
-
-  ModelState model_state;
-  char      *model_error;
-
-  /* the reply being generated */
-  guint          request_id;      /* 0 = none */
-  HzMessageItem *reply_item;
-  gint64         reply_message_id;
-  gboolean       reply_dirty;     /* text not yet saved */
-  guint          save_timeout_id;
-};
 
 G_DEFINE_FINAL_TYPE (HzWindow, hz_window, ADW_TYPE_APPLICATION_WINDOW)
 
@@ -104,21 +66,156 @@ stats_details (gint64 n_tokens, double tokens_per_s)
   return g_strdup_printf (ngettext ("%d token", "%d tokens", n), n);
 }
 
-static void
-report_store_error (HzWindow *self, GError *error)
+static gint64 *
+id_key (gint64 id)
+{
+  return g_memdup2 (&id, sizeof id);
+}
+
+void
+hz_window_report_store_error (HzWindow *self, GError *error)
 {
   g_autofree char *msg = g_strdup_printf (_("Could not save: %s"), error->message);
   g_warning ("store: %s", error->message);
   adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (msg));
 }
 
-/* ------------------------------------------------------------------ UI state */
+static void
+toast (HzWindow *self, const char *text)
+{
+  AdwToast *t = adw_toast_new (text);
+  adw_toast_set_timeout (t, 2);
+  adw_toast_overlay_add_toast (self->toast_overlay, t);
+}
 
-static gboolean
-generating (HzWindow *self)
+gboolean
+hz_window_generating (HzWindow *self)
 {
   return self->request_id != 0;
 }
+
+/* ------------------------------------------------------------------ message tree */
+
+static void
+tree_clear (HzWindow *self)
+{
+  g_hash_table_remove_all (self->nodes);
+  g_hash_table_remove_all (self->children);
+  g_hash_table_remove_all (self->choices);
+}
+
+static void
+tree_add (HzWindow *self, HzMessageItem *item)
+{
+  gint64 parent = hz_message_item_get_parent_id (item);
+  GPtrArray *kids = g_hash_table_lookup (self->children, &parent);
+
+  if (kids == NULL)
+    {
+      kids = g_ptr_array_new_with_free_func (g_object_unref);
+      g_hash_table_insert (self->children, id_key (parent), kids);
+    }
+  g_ptr_array_add (kids, g_object_ref (item));
+  g_hash_table_insert (self->nodes, id_key (hz_message_item_get_id (item)), g_object_ref (item));
+}
+
+static void
+tree_choose (HzWindow *self, gint64 parent_id, gint64 child_id)
+{
+  g_hash_table_insert (self->choices, id_key (parent_id), id_key (child_id));
+}
+
+static HzMessageItem *
+tree_get (HzWindow *self, gint64 id)
+{
+  return g_hash_table_lookup (self->nodes, &id);
+}
+
+/* The branch to show: from the first message, the chosen (else newest) child each step.
+ * Sets each item's position among its alternatives. Borrowed items. */
+static GPtrArray *
+tree_path (HzWindow *self)
+{
+  GPtrArray *path = g_ptr_array_new ();
+  guint n_nodes = g_hash_table_size (self->nodes);
+  gint64 parent = 0;
+
+  while (path->len < n_nodes)
+    {
+      GPtrArray *kids = g_hash_table_lookup (self->children, &parent);
+      if (kids == NULL || kids->len == 0)
+        break;
+      gint64 *chosen = g_hash_table_lookup (self->choices, &parent);
+      guint index = kids->len - 1;
+      for (guint i = 0; chosen != NULL && i < kids->len; i++)
+        if (hz_message_item_get_id (kids->pdata[i]) == *chosen)
+          index = i;
+      HzMessageItem *item = kids->pdata[index];
+      hz_message_item_set_alternative (item, index, kids->len);
+      g_ptr_array_add (path, item);
+      parent = hz_message_item_get_id (item);
+    }
+  return path;
+}
+
+/* Show the current branch, replacing only the rows from the first that changed. */
+static void
+sync_messages (HzWindow *self)
+{
+  g_autoptr(GPtrArray) path = tree_path (self);
+  GListModel *model = G_LIST_MODEL (self->messages);
+  guint n = g_list_model_get_n_items (model);
+  guint same = 0;
+
+  while (same < n && same < path->len)
+    {
+      g_autoptr(HzMessageItem) shown = g_list_model_get_item (model, same);
+      if (shown != path->pdata[same])
+        break;
+      same++;
+    }
+  if (same < n || same < path->len)
+    g_list_store_splice (self->messages, same, n - same, path->pdata + same, path->len - same);
+}
+
+/* An id for a message that could not be stored (or with no store): negative, unique. */
+static gint64
+local_id (HzWindow *self)
+{
+  return --self->next_local_id;
+}
+
+/* Choose, at every step from the top, the branch that leads to `message_id`. */
+void
+hz_window_reveal_message (HzWindow *self, gint64 message_id)
+{
+  HzMessageItem *item = tree_get (self, message_id);
+  guint guard = g_hash_table_size (self->nodes);
+
+  while (item != NULL && guard-- > 0)
+    {
+      gint64 parent = hz_message_item_get_parent_id (item);
+      tree_choose (self, parent, hz_message_item_get_id (item));
+      item = parent != 0 ? tree_get (self, parent) : NULL;
+    }
+  sync_messages (self);
+
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(HzMessageItem) it = g_list_model_get_item (G_LIST_MODEL (self->messages), i);
+      if (hz_message_item_get_id (it) == message_id)
+        {
+          self->stick_to_bottom = FALSE;
+#if GTK_CHECK_VERSION (4, 12, 0)
+          gtk_list_view_scroll_to (self->message_list, i, GTK_LIST_SCROLL_FOCUS, NULL);
+#endif
+          break;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ UI state */
 
 static void
 update_composer_placeholder (HzWindow *self)
@@ -128,17 +225,19 @@ update_composer_placeholder (HzWindow *self)
                           gtk_text_buffer_get_char_count (buffer) == 0);
 }
 
-static void
-update_state (HzWindow *self)
+void
+hz_window_update_state (HzWindow *self)
 {
   gboolean has_messages = g_list_model_get_n_items (G_LIST_MODEL (self->messages)) > 0;
   const char *model_path = hz_engine_worker_get_model_path (self->worker);
   g_autofree char *model_name = model_path ? model_display_name (model_path) : NULL;
   const char *title = _("Hanzo");
   g_autofree char *subtitle = NULL;
+  gboolean busy = hz_window_generating (self);
+  gboolean ready = self->model_state == MODEL_READY;
 
   /* Window title: the conversation; subtitle: the model. */
-  HzConversationItem *conv = gtk_single_selection_get_selected_item (self->conversation_selection);
+  HzConversationItem *conv = hz_window_find_conversation (self, self->conversation_id, NULL);
   if (conv != NULL && self->conversation_id != 0)
     title = hz_conversation_item_get_title (conv);
   else if (self->conversation_id == 0)
@@ -197,131 +296,107 @@ update_state (HzWindow *self)
   gtk_stack_set_visible_child_name (self->content_stack, has_messages ? "chat" : "status");
 
   /* Composer: Send while idle (needs a model), Stop while generating. */
-  gtk_stack_set_visible_child_name (self->action_stack, generating (self) ? "stop" : "send");
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.send",
-                                 !generating (self) && self->model_state == MODEL_READY);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.stop", generating (self));
+  gtk_stack_set_visible_child_name (self->action_stack, busy ? "stop" : "send");
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.send", !busy && ready);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.stop", busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.regenerate",
+                                 !busy && ready && has_messages);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.regenerate-message", !busy && ready);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.edit-message", !busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.previous-alternative", !busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.next-alternative", !busy);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-edit",
+                                 self->edit_message_id != 0);
+  hz_window_sync_conversation_actions (self);
 }
 
-/* ------------------------------------------------------------------ conversations */
-
-static void
-load_conversations (HzWindow *self)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) convs = NULL;
-
-  g_list_store_remove_all (self->conversations);
-  if (self->store == NULL)
-    return;
-  convs = hz_store_list_conversations (self->store, &error);
-  if (convs == NULL)
-    {
-      report_store_error (self, error);
-      return;
-    }
-  for (guint i = 0; i < convs->len; i++)
-    {
-      HzConversation *c = convs->pdata[i];
-      g_autoptr(HzConversationItem) item = hz_conversation_item_new (c->id, c->title);
-      g_list_store_append (self->conversations, item);
-    }
-}
-
-static void
-select_conversation_silently (HzWindow *self, guint position)
-{
-  self->syncing_selection = TRUE;
-  gtk_single_selection_set_selected (self->conversation_selection, position);
-  self->syncing_selection = FALSE;
-}
+/* ------------------------------------------------------------------ showing a conversation */
 
 static HzMessageItem *
-item_for_message (HzWindow *self, HzMessage *m)
+item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings)
 {
   if (self->reply_item != NULL && m->id == self->reply_message_id)
     return g_object_ref (self->reply_item);  /* still streaming: keep following it */
 
   HzMessageItem *item = hz_message_item_new (m->id, m->role, m->content);
+  hz_message_item_set_parent_id (item, m->parent_id);
   if (m->role == HZ_ROLE_ASSISTANT)
     {
       g_autofree char *details = stats_details (m->n_tokens, m->tokens_per_s);
-      if (!m->complete)
-        hz_message_item_set_details (item, _("Interrupted"));
-      else
-        hz_message_item_set_details (item, details);
+      hz_message_item_set_stats (item, m->n_tokens, m->tokens_per_s);
+      hz_message_item_set_details (item, m->complete ? details : _("Interrupted"));
+      if (ratings != NULL)
+        hz_message_item_set_rating (item, GPOINTER_TO_INT (g_hash_table_lookup (ratings, &m->id)));
     }
   return item;
 }
 
 static void
-show_conversation (HzWindow *self, gint64 conversation_id)
+set_editing (HzWindow *self, gint64 message_id)
+{
+  self->edit_message_id = message_id;
+  gtk_revealer_set_reveal_child (self->edit_revealer, message_id != 0);
+}
+
+void
+hz_window_show_conversation (HzWindow *self, gint64 conversation_id)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) msgs = NULL;
-  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
 
   self->conversation_id = conversation_id;
   self->stick_to_bottom = TRUE;
-  if (conversation_id != 0 && self->store != NULL)
+  set_editing (self, 0);
+  tree_clear (self);
+  g_clear_pointer (&self->system_prompt, g_free);
+
+  if (conversation_id > 0 && self->store != NULL)
     {
+      g_autoptr(HzConversation) conv = hz_store_get_conversation (self->store, conversation_id,
+                                                                 &error);
+      g_autoptr(GPtrArray) msgs = NULL;
+      g_autoptr(GPtrArray) feedback = NULL;
+      g_autoptr(GHashTable) ratings = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+                                                              g_free, NULL);
+      if (conv != NULL)
+        self->system_prompt = g_strdup (conv->system_prompt);
+      g_clear_error (&error);
       msgs = hz_store_list_messages (self->store, conversation_id, &error);
       if (msgs == NULL)
-        report_store_error (self, error);
+        {
+          hz_window_report_store_error (self, error);
+          g_clear_error (&error);
+        }
+      feedback = hz_store_list_feedback (self->store, conversation_id, 0, NULL);
+      for (guint i = 0; feedback && i < feedback->len; i++)
+        {
+          HzMessageFeedback *f = feedback->pdata[i];
+          g_hash_table_insert (ratings, id_key (f->message_id), GINT_TO_POINTER (f->rating));
+        }
       for (guint i = 0; msgs && i < msgs->len; i++)
-        g_ptr_array_add (items, item_for_message (self, msgs->pdata[i]));
+        {
+          g_autoptr(HzMessageItem) item = item_for_message (self, msgs->pdata[i], ratings);
+          tree_add (self, item);
+        }
     }
-  g_list_store_splice (self->messages, 0,
-                       g_list_model_get_n_items (G_LIST_MODEL (self->messages)),
-                       items->pdata, items->len);
-  update_state (self);
+  else if (conversation_id != 0)
+    {
+      /* Kept in memory only (no store): nothing to reload; start over. */
+      g_list_store_remove_all (self->messages);
+    }
+  sync_messages (self);
+  hz_window_update_state (self);
 }
 
-static void
-on_conversation_selected (GtkSingleSelection *selection, GParamSpec *pspec, HzWindow *self)
+void
+hz_window_start_new_chat (HzWindow *self)
 {
-  if (self->syncing_selection)
-    return;
-  HzConversationItem *item = gtk_single_selection_get_selected_item (selection);
-  if (item == NULL)
-    return;  /* unselected by "New Chat": already handled */
-  if (hz_conversation_item_get_id (item) != self->conversation_id)
-    show_conversation (self, hz_conversation_item_get_id (item));
-}
-
-static void
-new_chat (HzWindow *self)
-{
-  select_conversation_silently (self, GTK_INVALID_LIST_POSITION);
-  show_conversation (self, 0);
+  hz_window_select_conversation_silently (self, GTK_INVALID_LIST_POSITION);
+  hz_window_show_conversation (self, 0);
+  hz_window_show_chat_pane (self);
   gtk_widget_grab_focus (GTK_WIDGET (self->composer));
 }
 
-/* Move the conversation `id` to the top of the sidebar (it was just updated). */
-static void
-bump_conversation (HzWindow *self, gint64 id)
-{
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->conversations));
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(HzConversationItem) item = g_list_model_get_item (G_LIST_MODEL (self->conversations), i);
-      if (hz_conversation_item_get_id (item) != id)
-        continue;
-      if (i != 0)
-        {
-          gboolean selected = gtk_single_selection_get_selected (self->conversation_selection) == i;
-          self->syncing_selection = TRUE;
-          g_list_store_remove (self->conversations, i);
-          g_list_store_insert (self->conversations, 0, item);
-          if (selected)
-            gtk_single_selection_set_selected (self->conversation_selection, 0);
-          self->syncing_selection = FALSE;
-        }
-      return;
-    }
-}
-
-/* ------------------------------------------------------------------ sending */
+/* ------------------------------------------------------------------ generating */
 
 static char *
 composer_take_text (HzWindow *self)
@@ -351,89 +426,137 @@ fill_generate_params (HzWindow *self, HzGenerateParams *params)
 
 static gboolean save_reply_timeout (gpointer data);
 
+/* Answer the user message `parent_id`, the last message of the shown branch. */
 static void
-send_message (HzWindow *self)
+start_reply (HzWindow *self, gint64 parent_id)
 {
   g_autoptr(GError) error = NULL;
-
-  if (generating (self) || self->model_state != MODEL_READY)
-    return;
-  g_autofree char *text = composer_take_text (self);
-  if (text == NULL)
-    return;
-
-  const char *model_path = hz_engine_worker_get_model_path (self->worker);
   const char *sha = hz_application_get_model_sha256 (self->app);
+  gint64 reply_id = 0;
 
-  /* A new chat becomes a conversation with its first message. */
-  if (self->conversation_id == 0)
+  if (self->store != NULL && self->conversation_id > 0 && parent_id > 0)
     {
-      g_autofree char *title = title_from_text (text);
-      gint64 id = -1;  /* in-memory only when there is no store */
-      if (self->store != NULL)
-        {
-          id = hz_store_create_conversation (self->store, title, NULL, model_path, &error);
-          if (id == 0)
-            {
-              report_store_error (self, error);
-              g_clear_error (&error);
-              id = -1;
-            }
-        }
-      g_autoptr(HzConversationItem) conv = hz_conversation_item_new (id, title);
-      self->syncing_selection = TRUE;
-      g_list_store_insert (self->conversations, 0, conv);
-      gtk_single_selection_set_selected (self->conversation_selection, 0);
-      self->syncing_selection = FALSE;
-      self->conversation_id = id;
-    }
-  else
-    {
-      bump_conversation (self, self->conversation_id);
-    }
-
-  gint64 user_id = 0, reply_id = 0;
-  if (self->store != NULL && self->conversation_id > 0)
-    {
-      user_id = hz_store_append_message (self->store, self->conversation_id, 0, HZ_ROLE_USER,
-                                         text, NULL, TRUE, &error);
-      if (user_id != 0)
-        reply_id = hz_store_append_message (self->store, self->conversation_id, user_id,
-                                            HZ_ROLE_ASSISTANT, "", sha, FALSE, &error);
+      reply_id = hz_store_append_message (self->store, self->conversation_id, parent_id,
+                                          HZ_ROLE_ASSISTANT, "", sha, FALSE, &error);
       if (reply_id == 0)
-        report_store_error (self, error);
+        hz_window_report_store_error (self, error);
     }
+  self->reply_message_id = reply_id;
+  if (reply_id == 0)
+    reply_id = local_id (self);
 
-  g_autoptr(HzMessageItem) user_item = hz_message_item_new (user_id, HZ_ROLE_USER, text);
-  g_list_store_append (self->messages, user_item);
+  g_autoptr(HzMessageItem) reply = hz_message_item_new (reply_id, HZ_ROLE_ASSISTANT, "");
+  hz_message_item_set_parent_id (reply, parent_id);
+  hz_message_item_set_streaming (reply, TRUE);
 
-  /* The conversation so far, for models with a chat template. */
+  /* The conversation so far (the shown branch up to `parent_id`), after the system prompt. */
   guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
-  g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, n);
+  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, n + 1);
   gsize n_msgs = 0;
+  if (self->system_prompt != NULL && *self->system_prompt)
+    {
+      msgs[n_msgs].role = "system";
+      msgs[n_msgs].content = self->system_prompt;
+      n_msgs++;
+    }
   for (guint i = 0; i < n; i++)
     {
-      g_autoptr(HzMessageItem) it = g_list_model_get_item (G_LIST_MODEL (self->messages), i);
-      const char *t = hz_message_item_get_text (it);
-      if (*t == '\0')
-        continue;
-      msgs[n_msgs].role = hz_role_to_string (hz_message_item_get_role (it));
-      msgs[n_msgs].content = t;
-      n_msgs++;
+      HzMessageItem *it = g_list_model_get_item (G_LIST_MODEL (self->messages), i);
+      g_ptr_array_add (keep, it);
+      if (*hz_message_item_get_text (it) != '\0')
+        {
+          msgs[n_msgs].role = hz_role_to_string (hz_message_item_get_role (it));
+          msgs[n_msgs].content = hz_message_item_get_text (it);
+          n_msgs++;
+        }
+      if (hz_message_item_get_id (it) == parent_id)
+        break;
     }
 
   HzGenerateParams params;
   fill_generate_params (self, &params);
   self->request_id = hz_engine_worker_generate (self->worker, msgs, n_msgs, &params);
 
-  self->reply_item = hz_message_item_new (reply_id, HZ_ROLE_ASSISTANT, "");
-  hz_message_item_set_streaming (self->reply_item, TRUE);
-  self->reply_message_id = reply_id;
+  tree_add (self, reply);
+  tree_choose (self, parent_id, reply_id);
+  self->reply_item = g_object_ref (reply);
   self->reply_dirty = FALSE;
   self->save_timeout_id = g_timeout_add (SAVE_INTERVAL_MS, save_reply_timeout, self);
   self->stick_to_bottom = TRUE;
-  g_list_store_append (self->messages, self->reply_item);
-  update_state (self);
+  sync_messages (self);
+  hz_window_update_state (self);
+}
+
+/* Store a new conversation for the first message `text`; FALSE when kept in memory. */
+static void
+create_conversation (HzWindow *self, const char *text)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *title = title_from_text (text);
+  const char *model_path = hz_engine_worker_get_model_path (self->worker);
+  gint64 id = 0;
+
+  if (self->store != NULL)
+    {
+      id = hz_store_create_conversation (self->store, title, self->system_prompt, model_path,
+                                         &error);
+      if (id == 0)
+        hz_window_report_store_error (self, error);
+    }
+  if (id == 0)
+    id = local_id (self);
+  g_autoptr(HzConversationItem) conv = hz_conversation_item_new (id, title);
+  hz_window_add_conversation (self, conv);
+  self->conversation_id = id;
+}
+
+static void
+send_message (HzWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (hz_window_generating (self) || self->model_state != MODEL_READY)
+    return;
+  g_autofree char *text = composer_take_text (self);
+  if (text == NULL)
+    return;
+
+  if (self->conversation_id == 0)
+    create_conversation (self, text);
+  else
+    hz_window_bump_conversation (self, self->conversation_id);
+
+  /* A new message follows the shown branch; an edit is a sibling of the original. */
+  gint64 parent = 0;
+  HzMessageItem *edited = self->edit_message_id ? tree_get (self, self->edit_message_id) : NULL;
+  if (edited != NULL)
+    parent = hz_message_item_get_parent_id (edited);
+  else
+    {
+      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+      g_autoptr(HzMessageItem) last = n ? g_list_model_get_item (G_LIST_MODEL (self->messages), n - 1) : NULL;
+      parent = last ? hz_message_item_get_id (last) : 0;
+    }
+  set_editing (self, 0);
+
+  gint64 user_id = 0;
+  if (self->store != NULL && self->conversation_id > 0)
+    {
+      user_id = hz_store_append_message (self->store, self->conversation_id, MAX (parent, 0),
+                                         HZ_ROLE_USER, text, NULL, TRUE, &error);
+      if (user_id == 0)
+        hz_window_report_store_error (self, error);
+    }
+  if (user_id == 0)
+    user_id = local_id (self);
+
+  g_autoptr(HzMessageItem) user = hz_message_item_new (user_id, HZ_ROLE_USER, text);
+  hz_message_item_set_parent_id (user, parent);
+  tree_add (self, user);
+  tree_choose (self, parent, user_id);
+  sync_messages (self);
+  start_reply (self, user_id);
 }
 
 /* Write the reply's text so far to the store. */
@@ -448,7 +571,7 @@ save_reply (HzWindow *self, gint64 n_tokens, double ttft_s, double tokens_per_s)
   if (!hz_store_update_message (self->store, self->reply_message_id,
                                 hz_message_item_get_text (self->reply_item),
                                 n_tokens, ttft_s, tokens_per_s, &error))
-    report_store_error (self, error);
+    hz_window_report_store_error (self, error);
 }
 
 static gboolean
@@ -462,29 +585,41 @@ save_reply_timeout (gpointer data)
 }
 
 static void
+tree_remove (HzWindow *self, HzMessageItem *item)
+{
+  gint64 id = hz_message_item_get_id (item);
+  gint64 parent = hz_message_item_get_parent_id (item);
+  GPtrArray *kids = g_hash_table_lookup (self->children, &parent);
+
+  g_hash_table_remove (self->choices, &parent);
+  if (kids != NULL)
+    g_ptr_array_remove (kids, item);
+  g_hash_table_remove (self->nodes, &id);
+}
+
+static void
 end_reply (HzWindow *self, gboolean keep)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(HzMessageItem) reply = g_steal_pointer (&self->reply_item);
 
   if (self->store != NULL && self->reply_message_id != 0)
     {
       gboolean ok = keep ? hz_store_set_message_complete (self->store, self->reply_message_id, &error)
                          : hz_store_delete_message (self->store, self->reply_message_id, &error);
       if (!ok)
-        report_store_error (self, error);
+        hz_window_report_store_error (self, error);
     }
-  hz_message_item_set_streaming (self->reply_item, FALSE);
-  if (!keep)
+  hz_message_item_set_streaming (reply, FALSE);
+  if (!keep && tree_get (self, hz_message_item_get_id (reply)) == reply)
     {
-      guint pos;
-      if (g_list_store_find (self->messages, self->reply_item, &pos))
-        g_list_store_remove (self->messages, pos);
+      tree_remove (self, reply);
+      sync_messages (self);
     }
-  g_clear_object (&self->reply_item);
   g_clear_handle_id (&self->save_timeout_id, g_source_remove);
   self->reply_message_id = 0;
   self->request_id = 0;
-  update_state (self);
+  hz_window_update_state (self);
 }
 
 static void
@@ -507,6 +642,9 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
 
   double tps = stats->gen_seconds > 0 ? stats->n_generated / stats->gen_seconds : -1;
   hz_message_item_set_text (self->reply_item, text);
+  hz_message_item_set_stats (self->reply_item, stats->n_generated, tps);
+  hz_message_item_set_context (self->reply_item, stats->n_prompt + stats->n_generated,
+                               hz_engine_worker_get_context_length (worker));
   if (stats->stop_reason == HZ_STOP_CANCELLED)
     {
       hz_message_item_set_details (self->reply_item, _("Stopped"));
@@ -525,6 +663,14 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
     }
   save_reply (self, stats->n_generated, stats->n_generated ? stats->ttft_seconds : -1, tps);
   end_reply (self, *text != '\0');  /* stopped before the first word: nothing to keep */
+
+  /* Screen readers: announce the reply (GTK 4.14+; with older GTK the new row is read
+   * when it gets the focus). */
+#if GTK_CHECK_VERSION (4, 14, 0)
+  if (*text != '\0')
+    gtk_accessible_announce (GTK_ACCESSIBLE (self), text,
+                             GTK_ACCESSIBLE_ANNOUNCEMENT_PRIORITY_MEDIUM);
+#endif
 }
 
 static void
@@ -551,6 +697,166 @@ on_worker_error (HzEngineWorker *worker, guint request, GError *error, HzWindow 
     }
 }
 
+/* ------------------------------------------------------------------ message actions */
+
+static HzMessageItem *
+target_item (HzWindow *self, GVariant *param)
+{
+  return param ? tree_get (self, g_variant_get_int64 (param)) : NULL;
+}
+
+static void
+action_send (GtkWidget *widget, const char *name, GVariant *param)
+{
+  send_message (HZ_WINDOW (widget));
+}
+
+static void
+action_stop (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzWindow *self = HZ_WINDOW (widget);
+  if (hz_window_generating (self))
+    hz_engine_worker_cancel (self->worker);
+}
+
+/* Regenerate the reply `item` (an assistant message): a new sibling answers its parent. */
+static void
+regenerate (HzWindow *self, HzMessageItem *item)
+{
+  if (hz_window_generating (self) || self->model_state != MODEL_READY || item == NULL)
+    return;
+  if (hz_message_item_get_role (item) == HZ_ROLE_ASSISTANT)
+    {
+      gint64 parent = hz_message_item_get_parent_id (item);
+      if (tree_get (self, parent) == NULL)
+        return;
+      start_reply (self, parent);  /* answers the user message again */
+    }
+  else if (hz_message_item_get_role (item) == HZ_ROLE_USER)
+    {
+      start_reply (self, hz_message_item_get_id (item));  /* its reply was lost */
+    }
+}
+
+static void
+action_regenerate (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzWindow *self = HZ_WINDOW (widget);
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+  g_autoptr(HzMessageItem) last = n ? g_list_model_get_item (G_LIST_MODEL (self->messages), n - 1) : NULL;
+  regenerate (self, last);
+}
+
+static void
+action_regenerate_message (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzWindow *self = HZ_WINDOW (widget);
+  regenerate (self, target_item (self, param));
+}
+
+static void
+action_edit_message (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzWindow *self = HZ_WINDOW (widget);
+  HzMessageItem *item = target_item (self, param);
+
+  if (item == NULL || hz_message_item_get_role (item) != HZ_ROLE_USER || hz_window_generating (self))
+    return;
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (self->composer),
+                            hz_message_item_get_text (item), -1);
+  set_editing (self, hz_message_item_get_id (item));
+  hz_window_update_state (self);
+  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
+}
+
+static void
+action_cancel_edit (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzWindow *self = HZ_WINDOW (widget);
+
+  if (self->edit_message_id == 0)
+    return;
+  gtk_text_buffer_set_text (gtk_text_view_get_buffer (self->composer), "", 0);
+  set_editing (self, 0);
+  hz_window_update_state (self);
+}
+
+static void
+action_copy_message (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzWindow *self = HZ_WINDOW (widget);
+  HzMessageItem *item = target_item (self, param);
+
+  if (item == NULL)
+    return;
+  gdk_clipboard_set_text (gtk_widget_get_clipboard (widget), hz_message_item_get_text (item));
+  toast (self, _("Message copied"));
+}
+
+static void
+rate (HzWindow *self, GVariant *param, int want)
+{
+  g_autoptr(GError) error = NULL;
+  HzMessageItem *item = target_item (self, param);
+
+  if (item == NULL || hz_message_item_get_role (item) != HZ_ROLE_ASSISTANT)
+    return;
+  int rating = hz_message_item_get_rating (item) == want ? 0 : want;
+  gint64 id = hz_message_item_get_id (item);
+  if (self->store != NULL && id > 0 &&
+      !hz_store_set_feedback (self->store, id, rating, &error))
+    {
+      hz_window_report_store_error (self, error);
+      return;
+    }
+  hz_message_item_set_rating (item, rating);
+}
+
+static void
+action_rate_good (GtkWidget *widget, const char *name, GVariant *param)
+{
+  rate (HZ_WINDOW (widget), param, +1);
+}
+
+static void
+action_rate_bad (GtkWidget *widget, const char *name, GVariant *param)
+{
+  rate (HZ_WINDOW (widget), param, -1);
+}
+
+static void
+page_alternatives (HzWindow *self, GVariant *param, int delta)
+{
+  HzMessageItem *item = target_item (self, param);
+
+  if (item == NULL || hz_window_generating (self))
+    return;
+  gint64 parent = hz_message_item_get_parent_id (item);
+  GPtrArray *kids = g_hash_table_lookup (self->children, &parent);
+  guint index;
+  if (kids == NULL || !g_ptr_array_find (kids, item, &index))
+    return;
+  if ((delta < 0 && index == 0) || (delta > 0 && index + 1 >= kids->len))
+    return;
+  tree_choose (self, parent, hz_message_item_get_id (kids->pdata[index + delta]));
+  if (self->edit_message_id != 0)
+    action_cancel_edit (GTK_WIDGET (self), NULL, NULL);
+  sync_messages (self);
+  hz_window_update_state (self);
+}
+
+static void
+action_previous_alternative (GtkWidget *widget, const char *name, GVariant *param)
+{
+  page_alternatives (HZ_WINDOW (widget), param, -1);
+}
+
+static void
+action_next_alternative (GtkWidget *widget, const char *name, GVariant *param)
+{
+  page_alternatives (HZ_WINDOW (widget), param, +1);
+}
+
 /* ------------------------------------------------------------------ model */
 
 static void
@@ -561,7 +867,7 @@ on_worker_model_loaded (HzEngineWorker *worker, const char *path, const char *na
     return;  /* superseded by a later request */
   self->model_state = MODEL_READY;
   g_clear_pointer (&self->model_error, g_free);
-  update_state (self);
+  hz_window_update_state (self);
 }
 
 static void
@@ -573,7 +879,7 @@ on_worker_model_error (HzEngineWorker *worker, const char *path, GError *error,
   self->model_state = MODEL_FAILED;
   g_free (self->model_error);
   self->model_error = g_strdup (error->message);
-  update_state (self);
+  hz_window_update_state (self);
 
   g_autofree char *base = g_path_get_basename (path);
   g_autofree char *body = g_strdup_printf (_("“%s” could not be loaded as a language model.\n\n%s"),
@@ -588,13 +894,20 @@ on_model_requested (HzWindow *self)
   self->model_state = hz_engine_worker_get_model_path (self->worker) ? MODEL_LOADING : MODEL_NONE;
   if (hz_engine_worker_is_model_loaded (self->worker))
     self->model_state = MODEL_READY;
-  update_state (self);
+  hz_window_update_state (self);
 }
 
 static void
 on_worker_model_loading (HzEngineWorker *worker, const char *path, HzWindow *self)
 {
   on_model_requested (self);
+}
+
+static void
+on_worker_context_changed (HzEngineWorker *worker, guint n_ctx, HzWindow *self)
+{
+  g_autofree char *msg = g_strdup_printf (_("Context length: %u tokens"), n_ctx);
+  toast (self, msg);
 }
 
 #if GTK_CHECK_VERSION (4, 10, 0)
@@ -609,9 +922,7 @@ on_file_dialog_done (GObject *source, GAsyncResult *result, gpointer user_data)
     return;  /* dismissed */
   g_autofree char *path = g_file_get_path (file);
   if (path != NULL)
-    {
-      hz_application_open_model (self->app, path, TRUE);
-    }
+    hz_application_open_model (self->app, path, TRUE);
 }
 #else
 static void
@@ -624,9 +935,7 @@ on_file_chooser_response (GtkNativeDialog *dialog, int response, gpointer user_d
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       g_autofree char *path = file ? g_file_get_path (file) : NULL;
       if (path != NULL)
-        {
-          hz_application_open_model (self->app, path, TRUE);
-        }
+        hz_application_open_model (self->app, path, TRUE);
     }
   g_object_unref (dialog);
 }
@@ -658,26 +967,10 @@ open_model (HzWindow *self)
 #endif
 }
 
-/* ------------------------------------------------------------------ actions, keys */
-
-static void
-action_send (GtkWidget *widget, const char *name, GVariant *param)
-{
-  send_message (HZ_WINDOW (widget));
-}
-
-static void
-action_stop (GtkWidget *widget, const char *name, GVariant *param)
-{
-  HzWindow *self = HZ_WINDOW (widget);
-  if (generating (self))
-    hz_engine_worker_cancel (self->worker);
-}
-
 static void
 action_new_chat (GtkWidget *widget, const char *name, GVariant *param)
 {
-  new_chat (HZ_WINDOW (widget));
+  hz_window_start_new_chat (HZ_WINDOW (widget));
 }
 
 static void
@@ -715,7 +1008,7 @@ on_scroll_upper_changed (GtkAdjustment *adj, GParamSpec *pspec, HzWindow *self)
                                    gtk_adjustment_get_page_size (adj));
 }
 
-/* ------------------------------------------------------------------ list factories */
+/* ------------------------------------------------------------------ message list */
 
 static void
 message_setup (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
@@ -739,48 +1032,16 @@ message_unbind (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
 }
 
 static void
-conversation_setup (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
+setup_message_list (HzWindow *self)
 {
-  GtkWidget *label = gtk_label_new (NULL);
-  gtk_label_set_xalign (GTK_LABEL (label), 0);
-  gtk_label_set_ellipsize (GTK_LABEL (label), PANGO_ELLIPSIZE_END);
-  gtk_widget_set_margin_top (label, 6);
-  gtk_widget_set_margin_bottom (label, 6);
-  gtk_list_item_set_child (li, label);
-}
-
-static void
-conversation_bind (GtkSignalListItemFactory *f, GtkListItem *li, gpointer data)
-{
-  HzConversationItem *item = gtk_list_item_get_item (li);
-  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (li)),
-                      hz_conversation_item_get_title (item));
-}
-
-static void
-setup_lists (HzWindow *self)
-{
-  GtkListItemFactory *factory;
-
-  self->conversations = g_list_store_new (HZ_TYPE_CONVERSATION_ITEM);
-  self->conversation_selection =
-    gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->conversations)));
-  gtk_single_selection_set_autoselect (self->conversation_selection, FALSE);
-  gtk_single_selection_set_can_unselect (self->conversation_selection, TRUE);
-  gtk_single_selection_set_selected (self->conversation_selection, GTK_INVALID_LIST_POSITION);
-  g_signal_connect (self->conversation_selection, "notify::selected",
-                    G_CALLBACK (on_conversation_selected), self);
-  factory = gtk_signal_list_item_factory_new ();
-  g_signal_connect (factory, "setup", G_CALLBACK (conversation_setup), NULL);
-  g_signal_connect (factory, "bind", G_CALLBACK (conversation_bind), NULL);
-  gtk_list_view_set_model (self->conversation_list,
-                           GTK_SELECTION_MODEL (self->conversation_selection));
-  gtk_list_view_set_factory (self->conversation_list, factory);
-  g_object_unref (factory);
-
   self->messages = g_list_store_new (HZ_TYPE_MESSAGE_ITEM);
+  self->nodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
+  self->children = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
+                                          (GDestroyNotify) g_ptr_array_unref);
+  self->choices = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+
   GtkNoSelection *nosel = gtk_no_selection_new (G_LIST_MODEL (g_object_ref (self->messages)));
-  factory = gtk_signal_list_item_factory_new ();
+  GtkListItemFactory *factory = gtk_signal_list_item_factory_new ();
   g_signal_connect (factory, "setup", G_CALLBACK (message_setup), NULL);
   g_signal_connect (factory, "bind", G_CALLBACK (message_bind), NULL);
   g_signal_connect (factory, "unbind", G_CALLBACK (message_unbind), NULL);
@@ -789,6 +1050,71 @@ setup_lists (HzWindow *self)
   g_object_unref (factory);
   g_object_unref (nosel);
 }
+
+/* ------------------------------------------------------------------ adaptive layout */
+
+#if !ADW_CHECK_VERSION (1, 4, 0)
+static void
+on_back_clicked (GtkButton *button, HzWindow *self)
+{
+  adw_leaflet_navigate (ADW_LEAFLET (self->layout), ADW_NAVIGATION_DIRECTION_BACK);
+}
+#endif
+
+/* Sidebar and chat side by side; on a narrow window one at a time, with a back button. */
+static void
+setup_layout (HzWindow *self)
+{
+#if ADW_CHECK_VERSION (1, 4, 0)
+  AdwNavigationSplitView *split = ADW_NAVIGATION_SPLIT_VIEW (adw_navigation_split_view_new ());
+  AdwBreakpoint *bp = adw_breakpoint_new (adw_breakpoint_condition_parse ("max-width: 600sp"));
+  GValue collapsed = G_VALUE_INIT;
+
+  adw_navigation_split_view_set_sidebar (split,
+    adw_navigation_page_new (self->sidebar_pane, _("Conversations")));
+  adw_navigation_split_view_set_content (split,
+    adw_navigation_page_new (self->chat_pane, _("Chat")));
+  /* Header bars in a split view show the right window buttons and back button by
+   * themselves. */
+  adw_header_bar_set_show_end_title_buttons (ADW_HEADER_BAR (self->sidebar_header), TRUE);
+  adw_header_bar_set_show_start_title_buttons (ADW_HEADER_BAR (self->chat_header), TRUE);
+  g_value_init (&collapsed, G_TYPE_BOOLEAN);
+  g_value_set_boolean (&collapsed, TRUE);
+  adw_breakpoint_add_setter (bp, G_OBJECT (split), "collapsed", &collapsed);
+  adw_application_window_add_breakpoint (ADW_APPLICATION_WINDOW (self), bp);
+  self->layout = GTK_WIDGET (split);
+#else
+  AdwLeaflet *leaflet = ADW_LEAFLET (adw_leaflet_new ());
+  GtkWidget *separator = gtk_separator_new (GTK_ORIENTATION_VERTICAL);
+
+  adw_leaflet_set_can_navigate_back (leaflet, TRUE);
+  adw_leaflet_set_transition_type (leaflet, ADW_LEAFLET_TRANSITION_TYPE_SLIDE);
+  adw_leaflet_append (leaflet, self->sidebar_pane);
+  adw_leaflet_page_set_navigatable (adw_leaflet_append (leaflet, separator), FALSE);
+  adw_leaflet_append (leaflet, self->chat_pane);
+  adw_leaflet_set_visible_child (leaflet, self->chat_pane);
+  g_object_bind_property (leaflet, "folded", self->back_button, "visible", G_BINDING_SYNC_CREATE);
+  g_object_bind_property (leaflet, "folded", self->sidebar_header, "show-end-title-buttons",
+                          G_BINDING_SYNC_CREATE);
+  g_object_bind_property (leaflet, "folded", self->chat_header, "show-start-title-buttons",
+                          G_BINDING_SYNC_CREATE);
+  g_signal_connect (self->back_button, "clicked", G_CALLBACK (on_back_clicked), self);
+  self->layout = GTK_WIDGET (leaflet);
+#endif
+  adw_toast_overlay_set_child (self->toast_overlay, self->layout);
+}
+
+void
+hz_window_show_chat_pane (HzWindow *self)
+{
+#if ADW_CHECK_VERSION (1, 4, 0)
+  adw_navigation_split_view_set_show_content (ADW_NAVIGATION_SPLIT_VIEW (self->layout), TRUE);
+#else
+  adw_leaflet_set_visible_child (ADW_LEAFLET (self->layout), self->chat_pane);
+#endif
+}
+
+/* ------------------------------------------------------------------ attaching */
 
 /* Connect the window to the application's objects (from hz_window_new()). */
 static void
@@ -811,13 +1137,15 @@ attach_to_app (HzWindow *self, HzApplication *app)
                                                G_CALLBACK (on_worker_error), self);
   self->worker_handlers[5] = g_signal_connect (self->worker, "model-loading",
                                                G_CALLBACK (on_worker_model_loading), self);
+  self->worker_handlers[6] = g_signal_connect (self->worker, "context-changed",
+                                               G_CALLBACK (on_worker_context_changed), self);
 
   g_settings_bind (self->settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
 
-  load_conversations (self);
-  show_conversation (self, 0);
+  hz_window_sidebar_attach (self);
+  hz_window_show_conversation (self, 0);
   on_model_requested (self);
   if (self->store == NULL)
     adw_toast_overlay_add_toast (self->toast_overlay,
@@ -856,6 +1184,45 @@ hz_window_get_messages (HzWindow *self)
   return G_LIST_MODEL (self->messages);
 }
 
+GtkListView *
+hz_window_get_message_list (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), NULL);
+  return self->message_list;
+}
+
+gint64
+hz_window_get_conversation_id (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), 0);
+  return self->conversation_id;
+}
+
+const char *
+hz_window_get_system_prompt (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), NULL);
+  return self->system_prompt;
+}
+
+gint64
+hz_window_get_editing (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), 0);
+  return self->edit_message_id;
+}
+
+gboolean
+hz_window_is_folded (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), FALSE);
+#if ADW_CHECK_VERSION (1, 4, 0)
+  return adw_navigation_split_view_get_collapsed (ADW_NAVIGATION_SPLIT_VIEW (self->layout));
+#else
+  return adw_leaflet_get_folded (ADW_LEAFLET (self->layout));
+#endif
+}
+
 void
 hz_window_select_conversation (HzWindow *self, guint position)
 {
@@ -867,7 +1234,7 @@ gboolean
 hz_window_is_generating (HzWindow *self)
 {
   g_return_val_if_fail (HZ_IS_WINDOW (self), FALSE);
-  return generating (self);
+  return hz_window_generating (self);
 }
 
 gboolean
@@ -900,7 +1267,7 @@ hz_window_dispose (GObject *object)
 
   if (self->worker != NULL)
     {
-      if (generating (self))
+      if (hz_window_generating (self))
         hz_engine_worker_cancel (self->worker);
       for (guint i = 0; i < G_N_ELEMENTS (self->worker_handlers); i++)
         g_clear_signal_handler (&self->worker_handlers[i], self->worker);
@@ -911,11 +1278,13 @@ hz_window_dispose (GObject *object)
       save_reply (self, -1, NAN, NAN);
       end_reply (self, *hz_message_item_get_text (self->reply_item) != '\0');
     }
+  hz_window_sidebar_dispose (self);
   g_clear_object (&self->worker);
   g_clear_object (&self->settings);
-  g_clear_object (&self->conversation_selection);
-  g_clear_object (&self->conversations);
   g_clear_object (&self->messages);
+  g_clear_pointer (&self->nodes, g_hash_table_unref);
+  g_clear_pointer (&self->children, g_hash_table_unref);
+  g_clear_pointer (&self->choices, g_hash_table_unref);
   gtk_widget_dispose_template (GTK_WIDGET (self), HZ_TYPE_WINDOW);
   G_OBJECT_CLASS (hz_window_parent_class)->dispose (object);
 }
@@ -923,7 +1292,10 @@ hz_window_dispose (GObject *object)
 static void
 hz_window_finalize (GObject *object)
 {
-  g_free (HZ_WINDOW (object)->model_error);
+  HzWindow *self = HZ_WINDOW (object);
+
+  g_free (self->model_error);
+  g_free (self->system_prompt);
   G_OBJECT_CLASS (hz_window_parent_class)->finalize (object);
 }
 
@@ -937,25 +1309,54 @@ hz_window_class_init (HzWindowClass *klass)
   object_class->finalize = hz_window_finalize;
 
   gtk_widget_class_set_template_from_resource (widget_class, "/ai/hanzo/Desktop/hz-window.ui");
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, conversation_list);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, message_list);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, message_scroller);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, composer);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, composer_placeholder);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, content_stack);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, action_stack);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, status_page);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, status_spinner);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, status_open_button);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, window_title);
-  gtk_widget_class_bind_template_child (widget_class, HzWindow, toast_overlay);
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, HzWindow, name)
+  CHILD (sidebar_pane);
+  CHILD (sidebar_header);
+  CHILD (conversation_list);
+  CHILD (search_list);
+  CHILD (search_bar);
+  CHILD (search_entry);
+  CHILD (search_button);
+  CHILD (sidebar_stack);
+  CHILD (chat_pane);
+  CHILD (chat_header);
+  CHILD (back_button);
+  CHILD (conversation_menu_button);
+  CHILD (message_list);
+  CHILD (message_scroller);
+  CHILD (composer);
+  CHILD (composer_placeholder);
+  CHILD (content_stack);
+  CHILD (action_stack);
+  CHILD (status_page);
+  CHILD (status_spinner);
+  CHILD (status_open_button);
+  CHILD (window_title);
+  CHILD (toast_overlay);
+  CHILD (edit_revealer);
+#undef CHILD
+  hz_window_sidebar_class_init (widget_class);
 
   gtk_widget_class_install_action (widget_class, "win.send", NULL, action_send);
   gtk_widget_class_install_action (widget_class, "win.stop", NULL, action_stop);
   gtk_widget_class_install_action (widget_class, "win.new-chat", NULL, action_new_chat);
   gtk_widget_class_install_action (widget_class, "win.open-model", NULL, action_open_model);
+  gtk_widget_class_install_action (widget_class, "win.regenerate", NULL, action_regenerate);
+  gtk_widget_class_install_action (widget_class, "win.regenerate-message", "x",
+                                   action_regenerate_message);
+  gtk_widget_class_install_action (widget_class, "win.edit-message", "x", action_edit_message);
+  gtk_widget_class_install_action (widget_class, "win.cancel-edit", NULL, action_cancel_edit);
+  gtk_widget_class_install_action (widget_class, "win.copy-message", "x", action_copy_message);
+  gtk_widget_class_install_action (widget_class, "win.rate-good", "x", action_rate_good);
+  gtk_widget_class_install_action (widget_class, "win.rate-bad", "x", action_rate_bad);
+  gtk_widget_class_install_action (widget_class, "win.previous-alternative", "x",
+                                   action_previous_alternative);
+  gtk_widget_class_install_action (widget_class, "win.next-alternative", "x",
+                                   action_next_alternative);
 
+  /* Esc stops a reply, or else leaves editing a message. */
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.stop", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.cancel-edit", NULL);
 }
 
 static void
@@ -964,7 +1365,9 @@ hz_window_init (HzWindow *self)
   g_type_ensure (HZ_TYPE_MESSAGE_ROW);
   gtk_widget_init_template (GTK_WIDGET (self));
 
-  setup_lists (self);
+  setup_layout (self);
+  setup_message_list (self);
+  hz_window_sidebar_init (self);
 
   GtkEventController *keys = gtk_event_controller_key_new ();
   gtk_event_controller_set_propagation_phase (keys, GTK_PHASE_CAPTURE);

@@ -1,5 +1,13 @@
 /* hz-window.h — HzWindow: the main window (conversation sidebar, chat view, composer).
  *
+ * Actions: win.send, win.stop (Esc), win.new-chat, win.open-model, win.search,
+ * win.regenerate (the last reply), and per message (target: its store id, "x")
+ * win.regenerate-message, win.edit-message, win.copy-message, win.rate-good, win.rate-bad,
+ * win.previous-alternative, win.next-alternative; win.cancel-edit (Esc while editing),
+ * win.undo-delete (x: conversation id). The "conv" group acts on the shown conversation:
+ * conv.rename, conv.pin (boolean state), conv.system-prompt, conv.export ("markdown" or
+ * "json"), conv.delete (with an Undo toast).
+ *
  * Streams replies from the application's HzEngineWorker into the chat view and saves
  * conversations and messages to the application's store (the streamed reply at least once
  * a second). All functions are for the main thread.
@@ -8,6 +16,7 @@
 
 #include <adwaita.h>
 #include "hz-application.h"
+#include "hz-export.h"
 
 G_BEGIN_DECLS
 
@@ -37,5 +46,29 @@ gboolean    hz_window_is_model_ready (HzWindow *self);
 
 /** Show an error dialog with `heading` and `body` (transient for the window). */
 void        hz_window_show_error (HzWindow *self, const char *heading, const char *body);
+
+/** The chat view's list (for tests and accessibility tooling). */
+GtkListView *hz_window_get_message_list (HzWindow *self);
+
+/** The store id of the shown conversation (0 = a new chat not stored yet; < 0 = kept in
+ *  memory only). */
+gint64      hz_window_get_conversation_id (HzWindow *self);
+
+/** The shown conversation's system prompt, or NULL. */
+const char *hz_window_get_system_prompt (HzWindow *self);
+
+/** The user message being edited (win.edit-message), 0 when none. */
+gint64      hz_window_get_editing (HzWindow *self);
+
+/** Whether the window is narrow enough to show one pane (sidebar or chat) at a time. */
+gboolean    hz_window_is_folded (HzWindow *self);
+
+/** Write the shown conversation to `file` as `format` (asynchronously; a toast says when
+ *  it is done, a dialog if it failed). What conv.export does after its file dialog. */
+void        hz_window_export_to_file (HzWindow *self, HzExportFormat format, GFile *file);
+
+/** Delete now the conversations whose "deleted" toast is still offering Undo (as when
+ *  their toast times out). Called when the window closes. */
+void        hz_window_commit_deletes (HzWindow *self);
 
 G_END_DECLS

@@ -7,6 +7,8 @@
 
 #include "hanzo/redact.h"
 
+#include <string.h>
+
 /* Token flags. */
 enum {
   HZ_TOK_ALPHA     = 1 << 0, /* only letters (apostrophes/hyphens inside allowed) */
@@ -18,11 +20,42 @@ enum {
   HZ_TOK_NONASCII  = 1 << 6,
 };
 
+/* Word classes: one bit per built-in word list. Every token is looked up once (lower-cased,
+ * one hash probe) in the redactor's lexicon, which maps a word to the OR of the lists that
+ * contain it; recognizers then test bits instead of scanning lists. The lists themselves
+ * live next to the recognizer that uses them (HzWordList tables, see below). */
+enum {
+  /* gazetteers (data/) */
+  HZ_W_GIVEN = 0, HZ_W_SURNAME, HZ_W_COMMON, HZ_W_PLACE, HZ_W_PLACE_HEAD, HZ_W_CITY,
+  /* rec-names.c */
+  HZ_W_TITLE, HZ_W_NAME_CUE, HZ_W_STRONG_CUE, HZ_W_VERB_AFTER, HZ_W_ORG, HZ_W_CALENDAR,
+  HZ_W_LOC_CUE, HZ_W_NAME_CONN, HZ_W_NOT_NAME, HZ_W_ORG_BEFORE, HZ_W_PERSON_NOUN,
+  /* rec-address.c */
+  HZ_W_ST_SUFFIX, HZ_W_ST_STRONG, HZ_W_ST_PREFIX, HZ_W_UNIT, HZ_W_ADDR_CONN, HZ_W_ZIP_CUE,
+  HZ_W_ADDR_CUE, HZ_W_US_STATE, HZ_W_DIRECTION,
+  /* rec-date.c */
+  HZ_W_MONTH, HZ_W_WEEKDAY, HZ_W_WD_BEFORE, HZ_W_WD_AFTER, HZ_W_YEAR_CUE, HZ_W_VERSION_CUE,
+  HZ_W_DOB_CUE,
+  /* identifiers */
+  HZ_W_PHONE_CUE, HZ_W_CARD_CUE, HZ_W_SSN_CUE, HZ_W_CRED_KEY,
+  HZ_W_N_BITS
+};
+#define HZ_WB(x) (G_GUINT64_CONSTANT (1) << (x))
+
+/** A built-in word list: lower-case words, NULL-terminated, and its class bit. */
+typedef struct {
+  int bit;
+  const char *const *words;
+} HzWordList;
+
 /** A word token: maximal run of letters/digits (apostrophe or hyphen inside a word kept). */
 typedef struct {
   guint32 s, e;     /* byte offsets */
   guint16 flags;
   guint16 nchars;
+  guint32 pad_;
+  guint64 cls;      /* HZ_WB() bits of the lexicon lists containing the lower-cased word */
+  guint64 hash;     /* hash of the lower-cased word (hz_lex_hash), 0 if not computed */
 } HzToken;
 
 /** Candidate tiers: lower wins an overlap before length is compared. */
@@ -43,44 +76,104 @@ typedef struct {
 
 typedef struct _HzGazetteer HzGazetteer;
 
+/** Word -> class bits for every built-in list (gazetteers and cue lists): open addressing,
+ *  linear probing, load <= 1/2, one guint64 per slot = a 24-bit fingerprint of the word's
+ *  hash (high bits, never 0) and its HZ_W_N_BITS class bits (low bits), so that the table
+ *  of ~110 000 words is 2 MiB. Words are identified by their 64-bit hash (the loader warns
+ *  if two list words share one); a word outside the lists is misread as a list word only if
+ *  its fingerprint matches within its probe run (about 1 in 10^7 look-ups). Immutable after
+ *  hz_gazetteers_load(), so look-ups need no lock. */
+typedef struct {
+  guint64 *slots;
+  guint32 mask;        /* capacity - 1 (capacity a power of two) */
+  guint32 n;
+  GHashTable *build;   /* load time only: guint64 hash -> guint64 bits */
+  GHashTable *check;   /* load time only: hash -> first key, to detect collisions */
+} HzLexicon;
+
+#define HZ_LEX_CLS_BITS 40
+G_STATIC_ASSERT (HZ_W_N_BITS <= HZ_LEX_CLS_BITS);
+
 struct _HzRedactor {
   gboolean enabled[HZ_ENTITY_N_TYPES];
   float min_score;
-  GHashTable *given;    /* lower-case UTF-8 -> GINT_TO_POINTER(1) */
-  GHashTable *surname;
-  GHashTable *words;    /* common English words */
-  GHashTable *places;   /* lower-case place names (multi-word joined by single spaces) */
-  char *bufs[4];        /* backing storage of the set keys */
+  HzLexicon lex;
 };
 
 typedef struct {
   const HzRedactor *r;
   const char *text;
   gsize len;
+  guint8 has[256];  /* has[c] != 0 when byte c occurs in text: recognizers skip early */
+  gboolean informal; /* chat-style text (rec-names.c sets it) */
   HzToken *toks;
   guint n_toks;
   GArray *cands;   /* HzCand */
 } HzScan;
+
+/** TRUE when the text contains an ASCII digit (recognizers of numbers skip texts without). */
+static inline gboolean
+hz_scan_has_digits (const HzScan *scan)
+{
+  for (int c = '0'; c <= '9'; c++)
+    if (scan->has[c])
+      return TRUE;
+  return FALSE;
+}
 
 /* hz-redact.c */
 void hz_scan_add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, int tier,
                   const char *rec);
 
 /* hz-text.c — tokens and context */
-HzToken *hz_tokenize (const char *text, gsize len, guint *n_out);
+/** Tokenize `text` and classify every token (flags, lexicon class bits, hash). */
+HzToken *hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out);
 /** Index of the first token whose start >= `pos` (n_toks if none). */
 guint hz_token_at_or_after (const HzScan *scan, gsize pos);
-/** TRUE if one of the whole words in `words` (lower-case ASCII, NULL-terminated) occurs
- *  case-insensitively among the `window` tokens before token `ti` (exclusive). */
-gboolean hz_context_before (const HzScan *scan, guint ti, guint window, const char *const *words);
+/** TRUE if a token of word class `bit` (HZ_W_*) is among the `window` tokens before token
+ *  `ti` (exclusive). Whole words only, by construction. */
+gboolean hz_context_before (const HzScan *scan, guint ti, guint window, int bit);
 /** Same, for the `window` tokens starting at token `ti` (inclusive). */
-gboolean hz_context_after (const HzScan *scan, guint ti, guint window, const char *const *words);
+gboolean hz_context_after (const HzScan *scan, guint ti, guint window, int bit);
+/** Token `t` belongs to word class `bit`. */
+static inline gboolean hz_tok_in (const HzToken *t, int bit) { return (t->cls & HZ_WB (bit)) != 0; }
 /** Whole-word, ASCII-case-insensitive comparison of token `t` with `w` (lower-case). */
 gboolean hz_token_is (const HzScan *scan, const HzToken *t, const char *w);
 /** Lower-cased copy of bytes [s, e). */
 char *hz_lower_dup (const char *s, gsize n);
 /** Look `s`[0..n) up case-insensitively in a lower-case set. */
 gboolean hz_set_has (GHashTable *set, const char *s, gsize n);
+/** Hash of an already lower-cased key: 8 bytes at a time (zero-padded tail), each chunk
+ *  mixed in with a multiply and a shift; never 0 (0 marks "no hash"). */
+static inline guint64
+hz_key_hash (const char *k, gsize n)
+{
+  guint64 h = G_GUINT64_CONSTANT (0x9e3779b97f4a7c15) ^ (n * G_GUINT64_CONSTANT (0xff51afd7ed558ccd));
+  gsize i = 0;
+  for (; i + 8 <= n; i += 8)
+    {
+      guint64 c;
+      memcpy (&c, k + i, 8);
+      h = (h ^ c) * G_GUINT64_CONSTANT (0x100000001b3);
+      h ^= h >> 29;
+    }
+  if (i < n)
+    {
+      guint64 c = 0;
+      memcpy (&c, k + i, n - i);
+      h = (h ^ c) * G_GUINT64_CONSTANT (0x100000001b3);
+      h ^= h >> 29;
+    }
+  return h ? h : 1;
+}
+
+/** Lower-case `s`[0..n) into `buf` (`cap` bytes) and hash it; returns the hash and sets
+ *  *out_n, or returns 0 when the lower-cased word does not fit. No allocation. */
+guint64 hz_lex_key (const char *s, gsize n, char *buf, gsize cap, gsize *out_n);
+/** Class bits of the word `s`[0..n) (any case; may contain spaces for multi-word places). */
+guint64 hz_lex_lookup (const HzLexicon *lex, const char *s, gsize n);
+/** Class bits of an already lower-cased key with hash `h` (from hz_lex_key). */
+guint64 hz_lex_get (const HzLexicon *lex, guint64 h, const char *key, gsize n);
 static inline gboolean hz_is_digit (char c) { return c >= '0' && c <= '9'; }
 static inline gboolean hz_is_alpha_ascii (char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
 static inline gboolean hz_is_alnum_ascii (char c) { return hz_is_digit (c) || hz_is_alpha_ascii (c); }
@@ -109,7 +202,14 @@ gsize hz_date_prefix_len (const char *s, gsize n);
 int hz_iban_country_length (const char *cc);
 gboolean hz_parse_ipv4 (const char *s, gsize n, guint8 out[4]);
 
+/* the word lists of each recognizer family, {0, NULL}-terminated (registered in the lexicon) */
+extern const HzWordList hz_names_lists[];    /* rec-names.c */
+extern const HzWordList hz_address_lists[];  /* rec-address.c */
+extern const HzWordList hz_date_lists[];     /* rec-date.c */
+extern const HzWordList hz_ident_lists[];    /* rec-phone.c (phone, card, ssn, secret cues) */
+
 /* hz-gazetteer.c */
+/** Build r->lex from the built-in gazetteers (GResource) and the recognizers' word lists. */
 gboolean hz_gazetteers_load (HzRedactor *r, GError **error);
 void hz_gazetteers_free (HzRedactor *r);
 /** Load built-in list `name` as a set of its lines; keys point into *buf_out. */

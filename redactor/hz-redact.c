@@ -129,7 +129,10 @@ resolve (HzScan *scan)
 {
   GArray *c = scan->cands;
   g_array_sort (c, cand_priority_cmp);
-  guint8 *taken = g_malloc0 (scan->len / 8 + 1);
+  guint8 stack_taken[512];
+  guint8 *taken = scan->len / 8 + 1 <= sizeof stack_taken ? stack_taken : g_malloc0 (scan->len / 8 + 1);
+  if (taken == stack_taken)
+    memset (stack_taken, 0, scan->len / 8 + 1);
   GArray *out = g_array_new (FALSE, FALSE, sizeof (HzCand));
   for (guint i = 0; i < c->len; i++)
     {
@@ -144,7 +147,8 @@ resolve (HzScan *scan)
         taken[b >> 3] |= (guint8) (1u << (b & 7));
       g_array_append_val (out, *k);
     }
-  g_free (taken);
+  if (taken != stack_taken)
+    g_free (taken);
   g_array_sort (out, cand_start_cmp);
   /* merge adjacent pieces of one name ("Anna" + "Maria Lopez" split by two recognizers) */
   guint w = 0;
@@ -178,7 +182,18 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
     len = strlen (text);
   HzRedaction *res = g_new0 (HzRedaction, 1);
   const char *bad = NULL;
-  if (g_utf8_validate_len (text, len, &bad))
+  /* one pass: which bytes occur (recognizers skip early on it) and whether the input is
+   * plain ASCII without NUL, which needs no UTF-8 validation */
+  HzScan scan = { 0 };
+  guint8 hi = 0;
+  for (gssize i = 0; i < len; i++)
+    {
+      guchar c = (guchar) text[i];
+      scan.has[c] = 1;
+      hi |= c;
+    }
+  gboolean ascii_in = !(hi & 0x80) && !scan.has[0];
+  if (ascii_in || g_utf8_validate_len (text, len, &bad))
     res->text = g_strndup (text, len);
   else if (flags & HZ_REDACT_UTF8_REJECT)
     {
@@ -189,11 +204,20 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
     }
   else
     res->text = g_utf8_make_valid (text, len);
-  res->len = strlen (res->text);
+  res->len = ascii_in ? (gsize) len : strlen (res->text);
 
-  HzScan scan = { self, res->text, res->len, NULL, 0, NULL };
-  scan.cands = g_array_new (FALSE, FALSE, sizeof (HzCand));
-  scan.toks = hz_tokenize (scan.text, scan.len, &scan.n_toks);
+  scan.r = self;
+  scan.text = res->text;
+  scan.len = res->len;
+  if (!ascii_in)
+    {
+      /* repaired text: U+FFFD replaced bytes, NULs are gone */
+      memset (scan.has, 0, sizeof scan.has);
+      for (gsize i = 0; i < scan.len; i++)
+        scan.has[(guchar) scan.text[i]] = 1;
+    }
+  scan.cands = g_array_sized_new (FALSE, FALSE, sizeof (HzCand), 16);
+  scan.toks = hz_tokenize (&self->lex, scan.text, scan.len, &scan.n_toks);
 
   hz_rec_email_url (&scan);
   hz_rec_card (&scan);
@@ -209,16 +233,18 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
   GArray *sel = resolve (&scan);
   res->n_spans = sel->len;
   res->spans = g_new0 (HzSpan, MAX (sel->len, 1));
-  /* byte -> code point offsets in one pass (spans are sorted and disjoint) */
+  /* byte -> code point offsets in one pass (spans are sorted and disjoint); pure ASCII
+   * text has equal offsets */
+  gboolean ascii = ascii_in;
   gsize cp = 0, pos = 0;
   for (guint i = 0; i < sel->len; i++)
     {
       HzCand *k = &g_array_index (sel, HzCand, i);
       HzSpan *s = &res->spans[i];
-      cp += g_utf8_strlen (res->text + pos, k->s - pos);
+      cp += ascii ? k->s - pos : (gsize) g_utf8_strlen (res->text + pos, k->s - pos);
       s->start_byte = k->s;
       s->start_cp = cp;
-      cp += g_utf8_strlen (res->text + k->s, k->e - k->s);
+      cp += ascii ? k->e - k->s : (gsize) g_utf8_strlen (res->text + k->s, k->e - k->s);
       s->end_byte = k->e;
       s->end_cp = cp;
       pos = k->e;
@@ -254,4 +280,63 @@ hz_redact_text (const HzRedactor *self, const char *text, gssize len, HzScrubMod
   hz_scrubber_free (sc);
   hz_redaction_free (r);
   return out;
+}
+
+static int
+span_start_cmp (gconstpointer a, gconstpointer b)
+{
+  const HzSpan *x = a, *y = b;
+  return x->start_byte < y->start_byte ? -1 : x->start_byte > y->start_byte;
+}
+
+guint
+hz_redaction_mark_known (HzRedaction *redaction, const char *surface, HzEntityType type)
+{
+  g_return_val_if_fail (redaction != NULL && surface != NULL, 0);
+  gsize n = strlen (surface);
+  if (n == 0 || n > redaction->len || (int) type <= 0 || type >= HZ_ENTITY_N_TYPES
+      || !g_utf8_validate (surface, n, NULL))
+    return 0;
+  const char *t = redaction->text;
+  GArray *add = g_array_new (FALSE, FALSE, sizeof (HzSpan));
+  guint si = 0;
+  for (gsize p = 0; p + n <= redaction->len; p++)
+    {
+      /* skip existing spans (sorted, disjoint) */
+      while (si < redaction->n_spans && redaction->spans[si].end_byte <= p)
+        si++;
+      if (si < redaction->n_spans && redaction->spans[si].start_byte <= p)
+        {
+          p = redaction->spans[si].end_byte - 1;
+          continue;
+        }
+      if (g_ascii_tolower (t[p]) != g_ascii_tolower (surface[0]) || hz_alnum_before (t, p)
+          || g_ascii_strncasecmp (t + p, surface, n) != 0 || hz_alnum_at (t, redaction->len, p + n))
+        continue;
+      if (si < redaction->n_spans && redaction->spans[si].start_byte < p + n)
+        continue; /* would overlap the next span */
+      HzSpan s = { p, p + n, 0, 0, type, 0.9f, "known" };
+      g_array_append_val (add, s);
+      p += n - 1;
+    }
+  guint added = add->len;
+  if (added)
+    {
+      redaction->spans = g_renew (HzSpan, redaction->spans, redaction->n_spans + added);
+      memcpy (redaction->spans + redaction->n_spans, add->data, added * sizeof (HzSpan));
+      redaction->n_spans += added;
+      qsort (redaction->spans, redaction->n_spans, sizeof (HzSpan), span_start_cmp);
+      gsize cp = 0, pos = 0;
+      for (guint i = 0; i < redaction->n_spans; i++)
+        {
+          HzSpan *s = &redaction->spans[i];
+          cp += g_utf8_strlen (t + pos, s->start_byte - pos);
+          s->start_cp = cp;
+          cp += g_utf8_strlen (t + s->start_byte, s->end_byte - s->start_byte);
+          s->end_cp = cp;
+          pos = s->end_byte;
+        }
+    }
+  g_array_free (add, TRUE);
+  return added;
 }

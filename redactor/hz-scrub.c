@@ -276,3 +276,51 @@ hz_scrubber_lookup (HzScrubber *self, const char *replacement)
     return NULL; /* masks are not reversible */
   return g_hash_table_lookup (self->reverse, replacement);
 }
+
+gboolean
+hz_scrubber_add_mapping (HzScrubber *self, HzEntityType type, const char *original,
+                         const char *replacement)
+{
+  g_return_val_if_fail (self != NULL && original != NULL && replacement != NULL, FALSE);
+  if (self->mode == HZ_SCRUB_MASK || (int) type <= 0 || type >= HZ_ENTITY_N_TYPES)
+    return FALSE;
+  if (g_hash_table_contains (self->reverse, replacement))
+    return FALSE;
+  g_autofree char *low = hz_lower_dup (original, strlen (original));
+  char *key = g_strdup_printf ("%s\x1f%s", hz_entity_type_name (type), low);
+  if (g_hash_table_contains (self->forward, key))
+    {
+      g_free (key);
+      return FALSE;
+    }
+  /* keep numbering above every placeholder already handed out: "[PERSON_7]" -> 7 */
+  const char *name = hz_entity_type_name (type);
+  gsize nl = strlen (name);
+  if (replacement[0] == '[' && strncmp (replacement + 1, name, nl) == 0 && replacement[nl + 1] == '_')
+    {
+      guint64 num = g_ascii_strtoull (replacement + nl + 2, NULL, 10);
+      if (num > self->counters[type] && num < G_MAXUINT)
+        self->counters[type] = (guint) num;
+    }
+  else
+    self->counters[type]++;
+  g_hash_table_insert (self->reverse, g_strdup (replacement), g_strdup (original));
+  g_hash_table_insert (self->forward, key, g_strdup (replacement));
+  return TRUE;
+}
+
+void
+hz_scrubber_foreach_mapping (HzScrubber *self, HzScrubMappingFunc func, gpointer user_data)
+{
+  g_return_if_fail (self != NULL && func != NULL);
+  GHashTableIter it;
+  gpointer k, v;
+  g_hash_table_iter_init (&it, self->forward);
+  while (g_hash_table_iter_next (&it, &k, &v))
+    {
+      const char *key = k, *sep = strchr (key, '\x1f');
+      g_autofree char *tname = g_strndup (key, sep ? (gsize) (sep - key) : strlen (key));
+      const char *orig = g_hash_table_lookup (self->reverse, v);
+      func (hz_entity_type_from_name (tname), orig ? orig : "", v, user_data);
+    }
+}

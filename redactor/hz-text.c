@@ -40,6 +40,51 @@ hz_alnum_at (const char *text, gsize len, gsize pos)
   return is_word_char (char_at (text + pos, text + len));
 }
 
+/* ASCII-only token: no Unicode tables. Also writes the lower-cased token to `low` (when it
+ * is at most 64 bytes) so that the lexicon key needs no second pass. */
+static guint16
+classify_ascii (const char *s, const char *e, guint16 *nchars, char *low)
+{
+  guint n = (guint) (e - s), letters = 0, upper = 0, lower = 0, digits = 0;
+  gboolean first_upper = FALSE;
+  gboolean keep = n <= 64;
+  for (const char *p = s; p < e; p++)
+    {
+      char c = *p;
+      char lc = c;
+      if (c >= '0' && c <= '9')
+        digits++;
+      else if (c >= 'A' && c <= 'Z')
+        {
+          letters++;
+          upper++;
+          if (letters == 1)
+            first_upper = TRUE;
+          lc = c + 32;
+        }
+      else if (c >= 'a' && c <= 'z')
+        {
+          letters++;
+          lower++;
+        }
+      if (keep)
+        low[p - s] = lc;
+    }
+  guint16 f = 0;
+  if (digits == n)
+    f |= HZ_TOK_DIGIT;
+  if (letters > 0 && digits == 0)
+    f |= HZ_TOK_ALPHA;
+  if (letters > 0 && upper == letters)
+    f |= HZ_TOK_UPPER;
+  else if (first_upper)
+    f |= HZ_TOK_CAP;
+  if (letters > 0 && lower == letters)
+    f |= HZ_TOK_LOWER;
+  *nchars = (guint16) MIN (n, G_MAXUINT16);
+  return f;
+}
+
 static guint16
 classify (const char *s, const char *e, guint16 *nchars)
 {
@@ -103,13 +148,19 @@ sentence_start (const char *text, gsize pos)
 }
 
 HzToken *
-hz_tokenize (const char *text, gsize len, guint *n_out)
+hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out)
 {
-  GArray *a = g_array_sized_new (FALSE, FALSE, sizeof (HzToken), len / 5 + 8);
+  gsize cap = len / 4 + 8, n = 0;
+  HzToken *a = g_new (HzToken, cap);
   const char *end = text + len;
   const char *p = text;
   while (p < end)
     {
+      if ((guchar) *p < 0x80 && !hz_is_alnum_ascii (*p))
+        {
+          p++;
+          continue;
+        }
       gunichar c = char_at (p, end);
       if (!is_word_char (c))
         {
@@ -117,10 +168,18 @@ hz_tokenize (const char *text, gsize len, guint *n_out)
           continue;
         }
       const char *s = p;
+      gboolean ascii = TRUE;
       while (p < end)
         {
+          if ((guchar) *p < 0x80 && hz_is_alnum_ascii (*p))
+            {
+              p++;
+              continue;
+            }
           c = char_at (p, end);
           const char *nx = ((guchar) *p < 0x80) ? p + 1 : g_utf8_next_char (p);
+          if (c >= 0x80)
+            ascii = FALSE;
           if (is_word_char (c))
             {
               p = nx;
@@ -137,14 +196,35 @@ hz_tokenize (const char *text, gsize len, guint *n_out)
         }
       if (p - text > G_MAXUINT32)
         break;
-      HzToken t = { (guint32) (s - text), (guint32) (p - text), 0, 0 };
-      t.flags = classify (s, p, &t.nchars);
-      if (sentence_start (text, t.s))
-        t.flags |= HZ_TOK_SENT;
-      g_array_append_val (a, t);
+      if (n == cap)
+        {
+          cap *= 2;
+          a = g_renew (HzToken, a, cap);
+        }
+      HzToken *t = &a[n++];
+      t->s = (guint32) (s - text);
+      t->e = (guint32) (p - text);
+      t->pad_ = 0;
+      char buf[64];
+      gsize kn = 0;
+      t->flags = ascii ? classify_ascii (s, p, &t->nchars, buf) : classify (s, p, &t->nchars);
+      if (sentence_start (text, t->s))
+        t->flags |= HZ_TOK_SENT;
+      /* one lexicon probe per token (digits-only tokens are in no list) */
+      t->cls = 0;
+      t->hash = 0;
+      if (!(t->flags & HZ_TOK_DIGIT) && p - s <= 60)
+        {
+          if (ascii)
+            t->hash = hz_key_hash (buf, p - s);
+          else
+            t->hash = hz_lex_key (s, p - s, buf, sizeof buf, &kn);
+          if (t->hash)
+            t->cls = hz_lex_get (lex, t->hash, buf, kn);
+        }
     }
-  *n_out = a->len;
-  return (HzToken *) g_array_free (a, FALSE);
+  *n_out = (guint) n;
+  return a;
 }
 
 guint
@@ -165,38 +245,35 @@ hz_token_at_or_after (const HzScan *scan, gsize pos)
 gboolean
 hz_token_is (const HzScan *scan, const HzToken *t, const char *w)
 {
-  /* no strlen: this runs for every token against every cue list */
   const char *p = scan->text + t->s;
   gsize n = t->e - t->s;
   for (gsize i = 0; i < n; i++)
-    if (w[i] == 0 || g_ascii_tolower (p[i]) != w[i])
-      return FALSE;
+    {
+      char c = p[i];
+      if (c >= 'A' && c <= 'Z')
+        c += 32;
+      if (w[i] == 0 || c != w[i])
+        return FALSE;
+    }
   return w[n] == 0;
 }
 
-static gboolean
-token_in (const HzScan *scan, const HzToken *t, const char *const *words)
-{
-  for (const char *const *w = words; *w; w++)
-    if (hz_token_is (scan, t, *w))
-      return TRUE;
-  return FALSE;
-}
-
 gboolean
-hz_context_before (const HzScan *scan, guint ti, guint window, const char *const *words)
+hz_context_before (const HzScan *scan, guint ti, guint window, int bit)
 {
+  guint64 m = HZ_WB (bit);
   for (guint k = 1; k <= window && k <= ti; k++)
-    if (token_in (scan, &scan->toks[ti - k], words))
+    if (scan->toks[ti - k].cls & m)
       return TRUE;
   return FALSE;
 }
 
 gboolean
-hz_context_after (const HzScan *scan, guint ti, guint window, const char *const *words)
+hz_context_after (const HzScan *scan, guint ti, guint window, int bit)
 {
+  guint64 m = HZ_WB (bit);
   for (guint k = 0; k < window && ti + k < scan->n_toks; k++)
-    if (token_in (scan, &scan->toks[ti + k], words))
+    if (scan->toks[ti + k].cls & m)
       return TRUE;
   return FALSE;
 }

@@ -17,7 +17,29 @@ static const char *const suffix_words[] = {
   "falls", "ferry", "glen", "harbor", "haven", "island", "knoll", "lake", "manor", "mill",
   "mount", "orchard", "oval", "prairie", "ranch", "ridge", "shore", "shores", "springs", "summit",
   "trace", "valley", "village", "wharf", "woods", "str", "straße", "strasse", "út", "utca",
-  "ut", "tér", "ter", NULL,
+  "ut", "tér", "ter", "u", "körút", "krt",
+  /* more USPS street suffixes (Publication 28, appendix C1), plural forms included */
+  "streets", "roads", "avenues", "drives", "lanes", "ways", "courts", "places", "squares",
+  "terraces", "parkways", "circles", "trails", "crescents", "alleys", "plazas", "routes",
+  "groves", "points", "ridges", "loops", "crossings", "junctions", "views", "stations", "spurs",
+  "meadow", "centers", "coves", "creeks", "ferries", "glens", "harbors", "havens", "islands",
+  "knolls", "lakes", "manors", "mills", "mounts", "orchards", "ovals", "prairies", "ranches",
+  "summits", "traces", "valleys", "villages", "wharves", "extension", "extensions", "rapids",
+  "rapid", "parks", "crossroad", "crossroads", "gateway", "gateways", "pass", "passage",
+  "ports", "port", "union", "unions", "vista", "vistas", "fort", "forks", "fork", "fields",
+  "field", "flats", "fords", "ford", "forest", "forges", "gardens", "greens", "green",
+  "hollow", "inlet", "isle", "keys", "landing", "lights", "locks", "lodge", "mall", "mission",
+  "motorway", "mountain", "mountains", "neck", "overpass", "pines", "plains", "plain",
+  "radial", "ramp", "rest", "shoal", "shoals", "skyway", "stream", "stravenue", "throughway",
+  "track", "trafficway", "tunnel", "underpass", "viaduct", "ville", "walks", "well", "wells",
+  "bypass", "bluff", "bluffs", "bottom", "branch", "brook", "brooks", "burg", "burgs",
+  "canyon", "cape", "cliff", "cliffs", "common", "commons", "corner", "corners", "course",
+  "crest", "curve", "dale", "dam", "divide", "estate", "expressways", "freeways", "heights",
+  "hills", "spring", "squares",
+  /* written in lower case after the name in Nordic, Dutch, Hungarian, Polish addresses */
+  "gate", "vei", "veien", "veg", "vegen", "terrasse", "plass", "torg", "gata", "vej", "allé",
+  "kapu", "rkp", "sor", "köz", "sétány", "straat", "laan", "plein", "weg", "gasse", "platz",
+  "aleja", "rynek", "osiedle", NULL,
 };
 
 static const char *const strong_suffix[] = {
@@ -55,22 +77,40 @@ static const char *const addr_context[] = { "address", "live", "lives", "living"
                                             "reside", "resides", "moved", "move", "on", "at",
                                             "station", "ship", "deliver", "send", NULL };
 
-static gboolean
-in_list (const HzScan *scan, const HzToken *t, const char *const *list)
-{
-  for (const char *const *w = list; *w; w++)
-    if (hz_token_is (scan, t, *w))
-      return TRUE;
-  return FALSE;
-}
+const HzWordList hz_address_lists[] = {
+  { HZ_W_ST_SUFFIX, suffix_words },
+  { HZ_W_ST_STRONG, strong_suffix },
+  { HZ_W_ST_PREFIX, prefix_words },
+  { HZ_W_UNIT, unit_words },
+  { HZ_W_ADDR_CONN, connectors },
+  { HZ_W_ZIP_CUE, zip_context },
+  { HZ_W_ADDR_CUE, addr_context },
+  { 0, NULL },
+};
 
 static gboolean
 has_word_suffix (const HzScan *scan, const HzToken *t)
 {
-  gsize n = t->e - t->s;
-  for (const char *const *w = word_suffixes; *w; w++)
+  static guint8 last_ok[256];
+  static gsize lens[G_N_ELEMENTS (word_suffixes)];
+  static gsize inited = 0;
+  if (g_once_init_enter (&inited))
     {
-      gsize k = strlen (*w);
+      for (gsize i = 0; word_suffixes[i]; i++)
+        {
+          lens[i] = strlen (word_suffixes[i]);
+          guchar c = (guchar) word_suffixes[i][lens[i] - 1];
+          last_ok[c] = last_ok[(guchar) g_ascii_toupper ((char) c)] = 1;
+        }
+      g_once_init_leave (&inited, 1);
+    }
+  gsize n = t->e - t->s;
+  if (!last_ok[(guchar) scan->text[t->e - 1]])
+    return FALSE;
+  for (gsize i = 0; word_suffixes[i]; i++)
+    {
+      const char *const *w = &word_suffixes[i];
+      gsize k = lens[i];
       if (n > k + 2 && g_ascii_strncasecmp (scan->text + t->e - k, *w, k) == 0)
         return TRUE;
     }
@@ -82,9 +122,11 @@ is_num (const HzScan *scan, const HzToken *t)
 {
   if (t->flags & HZ_TOK_DIGIT)
     return t->nchars <= 6;
-  /* 12B, 7a */
+  /* 12B, 7a; not a decade ("70s", "1990s") */
   gsize n = t->e - t->s;
   const char *s = scan->text + t->s;
+  if (n >= 3 && (s[n - 1] == 's' || s[n - 1] == 'S') && s[n - 2] == '0')
+    return FALSE;
   return n >= 2 && n <= 5 && hz_is_digit (s[0]) && hz_is_alpha_ascii (s[n - 1])
          && (n < 3 || hz_is_digit (s[n - 2]));
 }
@@ -116,7 +158,7 @@ static guint
 unit_part (const HzScan *scan, guint k)
 {
   guint n = scan->n_toks;
-  if (k + 1 >= n || !in_list (scan, &scan->toks[k], unit_words))
+  if (k + 1 >= n || !hz_tok_in (&scan->toks[k], HZ_W_UNIT))
     return k;
   guint j = k + 1;
   if (hz_token_is (scan, &scan->toks[k], "po") || hz_token_is (scan, &scan->toks[k], "p"))
@@ -130,13 +172,27 @@ unit_part (const HzScan *scan, guint k)
   return j;
 }
 
-/* Lines after a street: ", City", "\n, ST", "\n Country 12345", "(Region)", unit parts. */
+/* One component of an address block after the street line. */
+typedef enum { PART_UNIT, PART_NUM, PART_NAN, PART_NAMES } PartKind;
+
+typedef struct {
+  gsize s, e;
+  PartKind kind;
+  gboolean newline, comma;  /* separators before it */
+} Part;
+
+enum { MAX_PARTS = 12 };
+
+/* Lines after a street: ", City", "\n, ST", "\n Country 12345", "(Region)", unit parts.
+ * Each component is recorded in parts[] (a trailing postcode after a name gets its own
+ * part). Returns the end of the block. */
 static gsize
-extend_block (const HzScan *scan, guint k, gsize e)
+extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
 {
   const char *t = scan->text;
   guint n = scan->n_toks;
-  for (int seg = 0; seg < 7 && k < n; seg++)
+  *n_parts = 0;
+  for (int seg = 0; seg < 7 && k < n && *n_parts + 2 <= MAX_PARTS; seg++)
     {
       gsize g = e;
       int newlines = 0, commas = 0;
@@ -151,24 +207,55 @@ extend_block (const HzScan *scan, guint k, gsize e)
       if (newlines > 2 || commas > 1)
         break;
       gboolean sep = newlines > 0 || commas > 0;
+      Part *pt = &parts[*n_parts];
+      pt->newline = newlines > 0;
+      pt->comma = commas > 0;
       guint j = unit_part (scan, k);
       if (j > k)
         {
+          pt->s = scan->toks[k].s;
+          pt->e = scan->toks[j - 1].e;
+          pt->kind = PART_UNIT;
+          (*n_parts)++;
           k = j;
           e = scan->toks[j - 1].e;
           continue;
         }
       const HzToken *tk = &scan->toks[k];
-      if (is_num (scan, tk) && (tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 3)
+      /* military post line after a unit: "APO AA 61487" */
+      if (sep && k + 2 < n && (hz_token_is (scan, tk, "apo") || hz_token_is (scan, tk, "fpo") || hz_token_is (scan, tk, "dpo"))
+          && (scan->toks[k + 1].flags & HZ_TOK_UPPER) && scan->toks[k + 1].nchars == 2
+          && (scan->toks[k + 2].flags & HZ_TOK_DIGIT) && scan->toks[k + 2].nchars == 5)
         {
+          pt->s = tk->s;
+          pt->e = scan->toks[k + 2].e;
+          pt->kind = PART_UNIT;
+          (*n_parts)++;
+          e = pt->e;
+          k += 3;
+          continue;
+        }
+      if (is_num (scan, tk) && (tk->flags & HZ_TOK_DIGIT) && (tk->nchars >= 3 || (sep && tk->nchars == 2)))
+        {
+          pt->s = tk->s;
+          pt->e = tk->e;
+          pt->kind = PART_NUM;
+          (*n_parts)++;
           e = tk->e;
           k++;
           continue;
         }
-      if (!sep)
+      /* without a separator, only a place name that ends the line or sentence right after a
+       * unit ("Apt. 678 Velenje", "Suite 019 CHARLEROI Victoria?") */
+      gboolean after_unit = *n_parts > 0 && parts[*n_parts - 1].kind == PART_UNIT;
+      if (!sep && !after_unit)
         break;
       if (hz_token_is (scan, tk, "nan"))
         {
+          pt->s = tk->s;
+          pt->e = tk->e;
+          pt->kind = PART_NAN;
+          (*n_parts)++;
           e = tk->e;
           k++;
           continue;
@@ -182,7 +269,7 @@ extend_block (const HzScan *scan, guint k, gsize e)
           if (j2 > k && !same_line_gap (scan, scan->toks[j2 - 1].e, w->s, FALSE)
               && !(w->s >= 2 && t[w->s - 1] == '(' && same_line_gap (scan, scan->toks[j2 - 1].e, w->s - 1, FALSE)))
             break;
-          if (is_name (w) || (names > 0 && in_list (scan, w, connectors)))
+          if (is_name (w) || (names > 0 && hz_tok_in (w, HZ_W_ADDR_CONN)))
             {
               names++;
               re = w->e;
@@ -197,12 +284,40 @@ extend_block (const HzScan *scan, guint k, gsize e)
         break;
       if (re < scan->len && t[re] == ':')
         break; /* "Mobile:" is a field label, not a city */
+      if (!sep)
+        {
+          gsize q = re;
+          while (q < scan->len && t[q] == ' ')
+            q++;
+          gboolean ends = q >= scan->len || t[q] == '\n' || t[q] == '?' || t[q] == '!'
+                          || (t[q] == '.' && (q + 1 >= scan->len || t[q + 1] == ' ' || t[q + 1] == '\n'))
+                          || hz_token_is (scan, &scan->toks[MIN (j2, n - 1)], "nan");
+          if (!ends)
+            break;
+        }
+      gsize ne = re;
+      gsize zs = 0, ze = 0;
       if (j2 < n && is_num (scan, &scan->toks[j2]) && same_line_gap (scan, re, scan->toks[j2].s, FALSE))
-        re = scan->toks[j2++].e;
+        {
+          zs = scan->toks[j2].s;
+          re = ze = scan->toks[j2++].e;
+        }
       /* don't swallow the next sentence */
       if (j2 < n && (scan->toks[j2].flags & HZ_TOK_LOWER) && same_line_gap (scan, re, scan->toks[j2].s, FALSE)
           && !(scan->toks[j2].s > re && t[re] == ','))
         break;
+      pt->s = tk->s;
+      pt->e = ne;
+      pt->kind = PART_NAMES;
+      (*n_parts)++;
+      if (ze)
+        {
+          Part *z = &parts[(*n_parts)++];
+          z->s = zs;
+          z->e = ze;
+          z->kind = PART_NUM;
+          z->newline = z->comma = FALSE;
+        }
       e = re;
       k = j2;
     }
@@ -210,8 +325,23 @@ extend_block (const HzScan *scan, guint k, gsize e)
 }
 
 /* Street core starting at token i. Returns the end byte (0 if none) and the next token. */
+/* End of the token that starts at byte s. */
 static gsize
-street_core (const HzScan *scan, guint i, guint *next, float *score)
+first_token_end (const HzScan *scan, gsize s)
+{
+  guint k = hz_token_at_or_after (scan, s);
+  return k < scan->n_toks ? scan->toks[k].e : s + 1;
+}
+
+/* Shape of a street line found by street_core(). */
+typedef struct {
+  int lead_nums;      /* house numbers before the name (0-2) */
+  gboolean trail_num; /* a number after the name ("Harjukuja 54") */
+  gsize second_s;     /* start of what follows the first leading number */
+} StreetShape;
+
+static gsize
+street_core (const HzScan *scan, guint i, guint *next, float *score, StreetShape *shape)
 {
   guint n = scan->n_toks, k = i;
   const char *t = scan->text;
@@ -236,7 +366,7 @@ street_core (const HzScan *scan, guint i, guint *next, float *score)
     }
   gboolean prefix = FALSE, suffix = FALSE, strong = FALSE, wsuffix = FALSE;
   guint names = 0, j = k;
-  if (in_list (scan, &scan->toks[j], prefix_words))
+  if (hz_tok_in (&scan->toks[j], HZ_W_ST_PREFIX))
     {
       prefix = TRUE;
       j++;
@@ -247,17 +377,17 @@ street_core (const HzScan *scan, guint i, guint *next, float *score)
       const HzToken *w = &scan->toks[j];
       if (j > k && !same_line_gap (scan, scan->toks[j - 1].e, w->s, FALSE))
         break;
-      if (is_name (w) || ((w->flags & HZ_TOK_ALPHA) && in_list (scan, w, suffix_words))
-          || (names > 0 && in_list (scan, w, connectors)) || (prefix && (w->flags & HZ_TOK_ALPHA)))
+      if (is_name (w) || ((w->flags & HZ_TOK_ALPHA) && hz_tok_in (w, HZ_W_ST_SUFFIX))
+          || (names > 0 && hz_tok_in (w, HZ_W_ADDR_CONN)) || (prefix && (w->flags & HZ_TOK_ALPHA)))
         {
           names++;
           last_name = j;
           if (has_word_suffix (scan, w))
             wsuffix = TRUE;
-          if (in_list (scan, w, suffix_words) && j > k)
+          if (hz_tok_in (w, HZ_W_ST_SUFFIX) && j > k)
             {
               suffix = TRUE;
-              strong = strong || in_list (scan, w, strong_suffix);
+              strong = strong || hz_tok_in (w, HZ_W_ST_STRONG);
               j++;
               break; /* the suffix ends the street name */
             }
@@ -268,6 +398,27 @@ street_core (const HzScan *scan, guint i, guint *next, float *score)
     }
   if (names == 0 || (prefix && names == 0))
     return 0;
+  /* a second name + suffix after the first suffix ("Crown Street Kishiev Squares") */
+  if (suffix)
+    {
+      guint q = j;
+      for (guint cnt = 0; q < n && cnt < 3; q++, cnt++)
+        {
+          const HzToken *w = &scan->toks[q];
+          if (!same_line_gap (scan, scan->toks[q - 1].e, w->s, FALSE) || !is_name (w))
+            break;
+          if (cnt >= 1 && hz_tok_in (w, HZ_W_ST_SUFFIX))
+            {
+              last_name = q;
+              j = q + 1;
+              break;
+            }
+        }
+    }
+  /* Hungarian house numbers keep their dot ("Király u. 15.") */
+  gboolean hu = hz_token_is (scan, &scan->toks[last_name], "u") || hz_token_is (scan, &scan->toks[last_name], "út")
+                || hz_token_is (scan, &scan->toks[last_name], "utca") || hz_token_is (scan, &scan->toks[last_name], "tér")
+                || hz_token_is (scan, &scan->toks[last_name], "körút");
   gsize e = scan->toks[last_name].e;
   if (suffix && e < scan->len && t[e] == '.')
     e++;
@@ -277,11 +428,32 @@ street_core (const HzScan *scan, guint i, guint *next, float *score)
       e = scan->toks[j].e;
       j++;
       trail_num = 1;
-      if (e < scan->len && t[e] == '.' && !(e + 1 >= scan->len || t[e + 1] == '\n'))
+      if (hu && e < scan->len && t[e] == '.')
+        e++;
+      else if (e < scan->len && t[e] == '.' && !(e + 1 >= scan->len || t[e + 1] == '\n'))
         {
           /* "Rákóczi út 66." keeps its dot when the line goes on */
           if (e + 1 < scan->len && t[e + 1] == ' ' && j < n && !(scan->toks[j].flags & HZ_TOK_SENT))
             e++;
+        }
+    }
+  /* "Tungata 11 Rott Crossroad": a second street name with its suffix after the number */
+  gboolean cont_suffix = FALSE;
+  if (trail_num && !lead_nums)
+    {
+      guint q = j;
+      for (guint cnt = 0; q < n && cnt < 3; q++, cnt++)
+        {
+          const HzToken *w = &scan->toks[q];
+          if (!same_line_gap (scan, scan->toks[q - 1].e, w->s, FALSE) || !is_name (w))
+            break;
+          if (cnt >= 1 && hz_tok_in (w, HZ_W_ST_SUFFIX))
+            {
+              e = w->e;
+              j = q + 1;
+              cont_suffix = TRUE;
+              break;
+            }
         }
     }
   if (!lead_nums && !trail_num)
@@ -289,37 +461,99 @@ street_core (const HzScan *scan, guint i, guint *next, float *score)
   float s = 0;
   if (lead_nums && (suffix || prefix || wsuffix))
     s = 0.85f;
-  else if (trail_num && (prefix || wsuffix || strong))
+  else if (trail_num && (prefix || wsuffix || strong || cont_suffix))
     s = 0.8f;
   else if (lead_nums && trail_num && names <= 4)
     s = 0.6f;
-  else if (lead_nums && names <= 4 && hz_context_before (scan, i, 3, addr_context))
+  else if (lead_nums && names <= 4 && hz_context_before (scan, i, 3, HZ_W_ADDR_CUE))
     s = 0.5f;
-  else if (trail_num && names <= 3 && hz_context_before (scan, i, 2, addr_context))
+  else if (trail_num && names <= 3 && hz_context_before (scan, i, 2, HZ_W_ADDR_CUE))
     s = 0.5f;
   if (s == 0)
     return 0;
   *next = j;
   *score = s;
+  shape->lead_nums = lead_nums;
+  shape->trail_num = trail_num;
+  shape->second_s = lead_nums ? scan->toks[i + 1].s : scan->toks[i].s;
   return e;
+}
+
+/* Presidio-style component spans. A block whose street line carries an extra leading house
+ * number ("28245 Puruntie 82", "17151 2450 Crown St") is written as building number + street
+ * + unit + city/region/country + postcode; those are reported as separate spans (the
+ * numbers, street and unit as STREET_ADDRESS, the place names as LOCATION), which hides the
+ * same text. A unit on the street line itself ("... 71 Suite 838"), two or more comma parts
+ * on the line ("..., City, Country"), or a two-number street followed by more lines keep the
+ * block as one span (the caller does that when this returns FALSE). */
+static gboolean
+emit_components (HzScan *scan, gsize s, gsize core_e, const StreetShape *shape, const Part *parts,
+                 guint np, float score)
+{
+  gboolean extra_lead = shape->lead_nums == 2 || (shape->lead_nums == 1 && shape->trail_num);
+  if (!extra_lead)
+    return FALSE;
+  guint commas = 0, newlines = 0;
+  for (guint k = 0; k < np; k++)
+    {
+      if (k == 0 && parts[k].kind == PART_UNIT && !parts[k].newline && !parts[k].comma)
+        return FALSE; /* unit on the street line */
+      commas += parts[k].comma && !parts[k].newline;
+      newlines += parts[k].newline;
+    }
+  if (commas >= 2 || (shape->lead_nums == 2 && newlines > 0))
+    return FALSE;
+  for (guint k = 1; k < np; k++)
+    if (parts[k].comma && parts[k - 1].kind == PART_NAMES && parts[k - 1].newline)
+      return FALSE; /* US-style "City, ST 12345" line: one address */
+  if (newlines > 0 && parts[np - 1].kind != PART_NUM)
+    return FALSE; /* a multi-line block written as components ends with its postcode */
+  hz_scan_add (scan, s, first_token_end (scan, s),
+               HZ_ENTITY_STREET_ADDRESS, score, HZ_TIER_CONTEXT, "street-number");
+  hz_scan_add (scan, shape->second_s, core_e, HZ_ENTITY_STREET_ADDRESS, score, HZ_TIER_CONTEXT, "street");
+  for (guint k = 0; k < np; k++)
+    {
+      const Part *p = &parts[k];
+      HzEntityType type = (p->kind == PART_NAMES || p->kind == PART_NAN) ? HZ_ENTITY_LOCATION
+                                                                          : HZ_ENTITY_STREET_ADDRESS;
+      hz_scan_add (scan, p->s, p->e, type, score, HZ_TIER_CONTEXT,
+                   p->kind == PART_UNIT ? "street-unit" : p->kind == PART_NUM ? "postcode" : "address-place");
+    }
+  return TRUE;
 }
 
 void
 hz_rec_address (HzScan *scan)
 {
-  if (!scan->r->enabled[HZ_ENTITY_STREET_ADDRESS])
+  /* every form (house number, unit number, postcode, military box) needs a digit */
+  if (!scan->r->enabled[HZ_ENTITY_STREET_ADDRESS] || !hz_scan_has_digits (scan))
     return;
   const char *t = scan->text;
   guint n = scan->n_toks;
+  guint next_digit = 0; /* index of the next token that starts with a digit (n if none) */
   for (guint i = 0; i < n; i++)
     {
       const HzToken *tk = &scan->toks[i];
+      if (next_digit < i)
+        next_digit = i;
+      while (next_digit < n && !hz_is_digit (t[scan->toks[next_digit].s]))
+        next_digit++;
+      /* a street, unit or box has its number within the next 7 tokens ("Rue de la Gare 12") */
+      if (next_digit >= n || next_digit > i + 7)
+        {
+          if (next_digit >= n)
+            break;
+          i = next_digit - 8;
+          continue;
+        }
       guint next = i;
       float score = 0;
       gsize e = 0;
-      /* "the corner of X and Y" is one address */
-      if ((tk->flags & (HZ_TOK_CAP | HZ_TOK_UPPER | HZ_TOK_DIGIT)) || in_list (scan, tk, prefix_words))
-        e = street_core (scan, i, &next, &score);
+      StreetShape shape = { 0 };
+      gboolean is_street = FALSE;
+      if ((tk->flags & (HZ_TOK_CAP | HZ_TOK_UPPER | HZ_TOK_DIGIT)) || hz_tok_in (tk, HZ_W_ST_PREFIX))
+        e = street_core (scan, i, &next, &score, &shape);
+      is_street = e > 0;
       if (e == 0)
         {
           guint j = unit_part (scan, i);
@@ -346,16 +580,18 @@ hz_rec_address (HzScan *scan)
         {
           /* postcode after a cue: "my zip code is 880" */
           if ((tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 3 && tk->nchars <= 10
-              && hz_context_before (scan, i, 4, zip_context))
+              && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE))
             hz_scan_add (scan, tk->s, tk->e, HZ_ENTITY_STREET_ADDRESS, 0.7f, HZ_TIER_CONTEXT, "postcode");
           continue;
         }
       gsize s = tk->s;
-      /* include "the corner of" and a second street joined by "and" */
+      gboolean corner = FALSE;
+      /* "the corner of X and Y" is one address */
       if (i >= 3 && hz_token_is (scan, &scan->toks[i - 1], "of") && hz_token_is (scan, &scan->toks[i - 2], "corner")
           && hz_token_is (scan, &scan->toks[i - 3], "the"))
         {
           s = scan->toks[i - 3].s;
+          corner = TRUE;
           if (next + 1 < n && hz_token_is (scan, &scan->toks[next], "and"))
             {
               guint k = next + 1, names = 0;
@@ -368,8 +604,16 @@ hz_rec_address (HzScan *scan)
               next = k;
             }
         }
-      e = extend_block (scan, next, e);
+      gsize core_e = e;
+      Part parts[MAX_PARTS];
+      guint np = 0;
+      e = extend_block (scan, next, e, parts, &np);
       (void) t;
+      if (is_street && !corner && emit_components (scan, tk->s, core_e, &shape, parts, np, score))
+        {
+          i = hz_token_at_or_after (scan, e) - 1;
+          continue;
+        }
       hz_scan_add (scan, s, e, HZ_ENTITY_STREET_ADDRESS, score, HZ_TIER_CONTEXT, "street");
       i = hz_token_at_or_after (scan, e) - 1;
     }

@@ -4,13 +4,11 @@
  * issuer ranges are therefore rejected. */
 #include "hz-redact-private.h"
 
-static const char *const card_context[] = { "card", "credit", "debit", "visa", "mastercard",
-                                            "amex", "cc", "pan", NULL };
 
 void
 hz_rec_card (HzScan *scan)
 {
-  if (!scan->r->enabled[HZ_ENTITY_CREDIT_CARD])
+  if (!scan->r->enabled[HZ_ENTITY_CREDIT_CARD] || !hz_scan_has_digits (scan))
     return;
   const char *t = scan->text;
   gsize len = scan->len, i = 0;
@@ -48,7 +46,7 @@ hz_rec_card (HzScan *scan)
       if (best_e)
         {
           guint ti = hz_token_at_or_after (scan, i);
-          float score = hz_context_before (scan, ti, 4, card_context) ? 1.0f : 0.9f;
+          float score = hz_context_before (scan, ti, 4, HZ_W_CARD_CUE) ? 1.0f : 0.9f;
           hz_scan_add (scan, i, best_e, HZ_ENTITY_CREDIT_CARD, score, HZ_TIER_VALIDATED, "card-luhn");
           i = best_e;
         }

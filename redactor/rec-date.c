@@ -31,6 +31,19 @@ static const char *const year_context[] = {
 static const char *const version_context[] = { "version", "v", "build", "release", "rev",
                                                "revision", "ver", NULL };
 
+static const char *const dob_context[] = { "born", "dob", "birth", "birthday", "birthdate", "b", NULL };
+
+const HzWordList hz_date_lists[] = {
+  { HZ_W_MONTH, months },
+  { HZ_W_WEEKDAY, weekdays },
+  { HZ_W_WD_BEFORE, weekday_before },
+  { HZ_W_WD_AFTER, weekday_after },
+  { HZ_W_YEAR_CUE, year_context },
+  { HZ_W_VERSION_CUE, version_context },
+  { HZ_W_DOB_CUE, dob_context },
+  { 0, NULL },
+};
+
 static int
 read_num (const char *s, gsize n, gsize *p, int maxd)
 {
@@ -126,6 +139,8 @@ hz_date_prefix_len (const char *s, gsize n)
 static int
 month_index (const HzScan *scan, const HzToken *t)
 {
+  if (!hz_tok_in (t, HZ_W_MONTH))
+    return -1;
   for (int k = 0; months[k]; k++)
     if (hz_token_is (scan, t, months[k]))
       return k;
@@ -176,13 +191,12 @@ glue (const HzScan *scan, gsize a, gsize b)
   return b > a;
 }
 
-static const char *const dob_context[] = { "born", "dob", "birth", "birthday", "birthdate", "b", NULL };
 
 static void
 add_date (HzScan *scan, gsize s, gsize e, float score, int tier, const char *rec)
 {
   guint ti = hz_token_at_or_after (scan, s);
-  if (hz_context_before (scan, ti, 4, dob_context))
+  if (hz_context_before (scan, ti, 4, HZ_W_DOB_CUE))
     score = MIN (1.0f, score + 0.2f);
   hz_scan_add (scan, s, e, HZ_ENTITY_DATE_TIME, score, tier, rec);
 }
@@ -200,7 +214,7 @@ hz_rec_date (HzScan *scan)
         {
           gsize n = hz_date_prefix_len (t + tk->s, scan->len - tk->s);
           if (n > 0 && !hz_alnum_at (t, scan->len, tk->s + n) && !hz_alnum_before (t, tk->s)
-              && !hz_context_before (scan, i, 2, version_context))
+              && !hz_context_before (scan, i, 2, HZ_W_VERSION_CUE))
             {
               add_date (scan, tk->s, tk->s + n, 0.85f, HZ_TIER_PATTERN, "date-numeric");
               i = hz_token_at_or_after (scan, tk->s + n) - 1;
@@ -251,7 +265,7 @@ hz_rec_date (HzScan *scan)
               && !(tk->e < scan->len && (t[tk->e] == '-' || t[tk->e] == '/' || t[tk->e] == ':'))
               && !(tk->s > 0 && (t[tk->s - 1] == '-' || t[tk->s - 1] == '/' || t[tk->s - 1] == '#'
                                  || t[tk->s - 1] == '$'))
-              && hz_context_before (scan, i, 2, year_context))
+              && hz_context_before (scan, i, 2, HZ_W_YEAR_CUE))
             add_date (scan, tk->s, tk->e, 0.55f, HZ_TIER_CONTEXT, "date-year");
           continue;
         }
@@ -286,12 +300,8 @@ hz_rec_date (HzScan *scan)
           continue;
         }
       /* a weekday names a date when anchored: "on Monday", "meet Tuesday", "Monday morning" */
-      for (int k = 0; weekdays[k]; k++)
-        if (hz_token_is (scan, tk, weekdays[k]))
-          {
-            if (hz_context_before (scan, i, 1, weekday_before) || hz_context_after (scan, i + 1, 1, weekday_after))
-              add_date (scan, tk->s, tk->e, 0.5f, HZ_TIER_CONTEXT, "weekday");
-            break;
-          }
+      if (hz_tok_in (tk, HZ_W_WEEKDAY)
+          && (hz_context_before (scan, i, 1, HZ_W_WD_BEFORE) || hz_context_after (scan, i + 1, 1, HZ_W_WD_AFTER)))
+        add_date (scan, tk->s, tk->e, 0.5f, HZ_TIER_CONTEXT, "weekday");
     }
 }

@@ -162,7 +162,16 @@ find_urls (HzScan *scan)
         }
       else
         {
-          /* bare host name: label(.label)+ with a common TLD, not an e-mail domain */
+          /* bare host name: label(.label)+ with a common TLD, not an e-mail domain; the
+           * word must contain a dot followed by a letter */
+          gboolean dot = FALSE;
+          for (gsize q = s; q + 1 < p && !dot; q++)
+            dot = t[q] == '.' && hz_is_alpha_ascii (t[q + 1]);
+          if (!dot)
+            {
+              i = p > i ? p : i + 1;
+              continue;
+            }
           gsize tld_s = 0;
           gsize he = host_end (t, len, s, &tld_s);
           gboolean ok = FALSE;
@@ -216,8 +225,8 @@ find_urls (HzScan *scan)
 void
 hz_rec_email_url (HzScan *scan)
 {
-  if (scan->r->enabled[HZ_ENTITY_EMAIL])
+  if (scan->r->enabled[HZ_ENTITY_EMAIL] && scan->has['@'])
     find_emails (scan);
-  if (scan->r->enabled[HZ_ENTITY_URL])
+  if (scan->r->enabled[HZ_ENTITY_URL] && (scan->has['.'] || scan->has[':']))
     find_urls (scan);
 }

@@ -6,7 +6,7 @@
 void
 hz_rec_iban (HzScan *scan)
 {
-  if (!scan->r->enabled[HZ_ENTITY_IBAN])
+  if (!scan->r->enabled[HZ_ENTITY_IBAN] || !hz_scan_has_digits (scan))
     return;
   const char *t = scan->text;
   gsize len = scan->len;

@@ -16,7 +16,56 @@ static const char *const titles[] = {
   "mr", "mrs", "ms", "miss", "mister", "dr", "doctor", "prof", "professor", "sir", "madam",
   "mx", "lady", "lord", "rev", "reverend", "fr", "sr", "sra", "herr", "frau", "mme", "mlle",
   "dame", "captain", "capt", "sgt", "sergeant", "officer", "judge", "senator", "president",
-  "nurse", "uncle", "aunt", "auntie", "grandma", "grandpa", NULL,
+  "nurse", "uncle", "aunt", "auntie", "grandma", "grandpa",
+  /* ranks and offices: cues, never part of the name */
+  "general", "gen", "brigadier", "colonel", "col", "lieutenant", "lt", "major", "maj",
+  "admiral", "adm", "commander", "cmdr", "corporal", "cpl", "private", "pvt", "marshal",
+  "governor", "gov", "mayor", "chancellor", "minister", "ambassador", "bishop", "archbishop",
+  "cardinal", "pope", "king", "queen", "prince", "princess", "duke", "duchess", "earl",
+  "count", "countess", "baron", "baroness", "emperor", "empress", "sheikh", "rabbi", "imam",
+  "pastor", "coach", "detective", "inspector", "constable", "agent", "chief", NULL,
+};
+
+/* Nationality and language adjectives, religions and other capitalised non-names
+ * (written for this project). */
+static const char *const not_names[] = {
+  "american", "british", "english", "french", "german", "spanish", "italian", "portuguese",
+  "dutch", "danish", "swedish", "norwegian", "finnish", "icelandic", "irish", "scottish",
+  "welsh", "russian", "polish", "czech", "slovak", "hungarian", "romanian", "bulgarian",
+  "greek", "turkish", "arabic", "arab", "persian", "iranian", "iraqi", "israeli", "jewish",
+  "hebrew", "egyptian", "african", "nigerian", "kenyan", "ethiopian", "indian", "pakistani",
+  "bengali", "chinese", "japanese", "korean", "vietnamese", "thai", "indonesian", "filipino",
+  "malaysian", "australian", "canadian", "mexican", "brazilian", "argentine", "argentinian",
+  "chilean", "peruvian", "colombian", "cuban", "european", "asian", "latin", "prussian",
+  "austrian", "swiss", "belgian", "serbian", "croatian", "slovenian", "ukrainian",
+  "lithuanian", "latvian", "estonian", "soviet", "roman", "byzantine", "ottoman", "celtic",
+  "christian", "catholic", "protestant", "muslim", "islamic", "buddhist", "hindu", "sikh",
+  "orthodox", "lutheran", "anglican", "baptist", "methodist", "democrat", "democratic",
+  "republican", "liberal", "conservative", "socialist", "communist", "labour", "western",
+  "eastern", "northern", "southern", "central", "national", "royal", "imperial", "federal",
+  "international", "olympic", "god", "jesus", "christ", "allah", "lol", "omg", "wtf", "lmao",
+  "haha", "hahaha", "yay", "ok", "okay", "tbh", "smh", "idk", "btw", "imo", "rip", "thx",
+  "pls", "plz", "ur", "u", "im", "ive", "dont", "cant", "wont", "didnt", "isnt", "youre",
+  "i'm", "i'd", "i'll", "i've", "iban", "atm", "ssn", "pin", "id", "url", "pdf", "faq", "ceo",
+  "cto", "cfo", "hr", "it", "pc", "tv", "usb", "gps", "dna", "nasa", "nato", "un", "eu", "usa",
+  "uk", "vip", "diy", "asap", "fyi", "aka",
+  /* function words that are also in the name lists ("In", "My", "Will") */
+  "in", "on", "at", "by", "to", "as", "so", "do", "an", "my", "we", "he", "me", "no", "or",
+  "if", "is", "of", "and", "the", "for", "but", "not", "all", "can", "her", "his", "our",
+  "you", "she", "they", "this", "that", "these", "those", "with", "from", "after", "before",
+  "when", "then", "than", "there", "here", "what", "who", "why", "how", "where", "while",
+  "during", "since", "until", "under", "over", "into", "onto", "upon", "about", "also",
+  /* interjections and intensifiers of informal text */
+  "fuck", "fucking", "fuckin", "shit", "damn", "dammit", "wow", "ya", "yea", "yeah", "yes",
+  "yep", "nope", "lmfao", "rofl", "bruh", "bro", "dude", "poor", "love", "awesome", "cool",
+  "super", "mega", "epic", "lil", "big", "vs", "feat", "ft", NULL,
+};
+
+/* Words that start the name of a team, facility or administrative unit ("FC Basel",
+ * "Camp Howe", "Fort Worth", "Kreis Flensburg"): the run is not a person. */
+static const char *const org_before[] = {
+  "fc", "afc", "cf", "sc", "ac", "camp", "fort", "mount", "mt", "lake", "cape", "kreis",
+  "hms", "uss", "ss", "port", "lac", "rio", "san", "santa", "saint", "sainte", "bad", NULL,
 };
 
 /* Words right before a name (checked on the 1-3 tokens before the run). */
@@ -36,7 +85,21 @@ static const char *const strong_cues[] = { "name", "named", "called", "dear", "h
                                            NULL };
 
 static const char *const verbs_after[] = { "said", "says", "wrote", "told", "asked", "replied",
-                                           "born", "died", "married", "who", "whose", "and", NULL };
+                                           "born", "died", "married", "who", "whose", "and",
+                                           "shouted", "yelled", "smiled", "laughed", "cried",
+                                           "whispered", "spent", "thinks", "thought", "feels",
+                                           "felt", "wants", "wanted", "likes", "liked", "loves",
+                                           "loved", "hates", "hated", "knows", "knew", "met",
+                                           "joined", "moved", "lives", "lived", "works",
+                                           "worked", "studied", "graduated", "retired",
+                                           "resigned", "sings", "sang", "played", "starred",
+                                           "himself", "herself", "accepted", "announced",
+                                           "became", "came", "started", "migrated", "sat",
+                                           "planned", "attained", "led", "defeated",
+                                           "succeeded", "scored", "won", "lost", "signed",
+                                           "returned", "served", "claimed", "argued",
+                                           "admitted", "denied", "explained", "insisted",
+                                           "added", "noted", "recalled", "decided", NULL };
 
 static const char *const org_words[] = {
   "inc", "corp", "corporation", "ltd", "llc", "plc", "gmbh", "ag", "sa", "co", "company",
@@ -50,7 +113,21 @@ static const char *const org_words[] = {
   "award", "awards", "cup", "championship", "series", "album", "show", "magazine", "journal",
   "network", "channel", "radio", "tv", "games", "war", "act", "prize", "church", "orchestra",
   "team", "army", "navy", "force", "court", "station", "airport", "hotel", "centre", "center",
-  NULL,
+  "stadium", "arena", "oval", "parish", "brigade", "regiment", "battalion", "division", "corps",
+  "limited", "pty", "command", "wikipedia", "castle", "palace", "cathedral", "abbey", "tower",
+  "studio", "theatre", "theater", "gallery", "library", "railway", "railroad", "dockers",
+  "incorporated", "holdings", "partners", "ventures", "labs", "software", "pharmaceuticals",
+  "capital", "global", "enterprises", "industries", "tech", "networks", "cunty", "hall",
+  "field", "province", "county", "republic", "kingdom", "empire", "dynasty", "mountain",
+  "forest", "desert", "sea", "ocean", "peninsula", "canal", "creek", "beach", "pyrenees",
+  "alps", "highlands", "plebiscites", "house", "post", "exchange", "cave", "fields", "book",
+  "metro", "schoolhouse", "regency", "trophy", "commission", "herald", "tribune", "gazette",
+  "observer", "courier", "chronicle", "review", "bulletin", "supermarket", "mall", "cinema",
+  "chapel", "temple", "mosque", "synagogue", "monastery", "convent", "schools", "clinic",
+  "prison", "zoo", "fund", "trust", "bureau", "office", "authority", "board", "senate",
+  "assembly", "parliament", "congress", "cabinet", "federation", "alliance", "coalition",
+  "movement", "legion", "squadron", "fleet", "cup", "open", "grand", "prix", "marathon",
+  "olympics", "games", "tournament", "expo", "conference", "summit", NULL,
 };
 
 /* Calendar words are never names on their own ("before Friday"). */
@@ -67,19 +144,34 @@ static const char *const connectors[] = { "van", "von", "de", "der", "den", "da"
                                           "della", "dos", "das", "du", "le", "la", "al", "el",
                                           "bin", "ibn", "ben", "af", "zu", "y", NULL };
 
-typedef struct {
-  gsize s, e;        /* byte range of the word without a possessive 's */
-  gboolean given, sur, common, place, initial, conn, cap;
-} Word;
-
+/* A letter repeated three times or more ("Awwww", "GWOOOOD"): an interjection, not a name. */
 static gboolean
-in_list (const HzScan *scan, const HzToken *t, const char *const *list)
+elongated (const char *s, gsize n)
 {
-  for (const char *const *w = list; *w; w++)
-    if (hz_token_is (scan, t, *w))
+  for (gsize i = 2; i < n; i++)
+    if (hz_is_alpha_ascii (s[i]) && (s[i] | 0x20) == (s[i - 1] | 0x20) && (s[i] | 0x20) == (s[i - 2] | 0x20))
       return TRUE;
   return FALSE;
 }
+
+typedef struct {
+  gsize s, e;        /* byte range of the word without a possessive 's */
+  gboolean given, sur, common, place, city, initial, conn, cap;
+} Word;
+
+const HzWordList hz_names_lists[] = {
+  { HZ_W_TITLE, titles },
+  { HZ_W_NAME_CUE, cues_before },
+  { HZ_W_STRONG_CUE, strong_cues },
+  { HZ_W_VERB_AFTER, verbs_after },
+  { HZ_W_ORG, org_words },
+  { HZ_W_CALENDAR, calendar },
+  { HZ_W_LOC_CUE, loc_cues },
+  { HZ_W_NAME_CONN, connectors },
+  { HZ_W_NOT_NAME, not_names },
+  { HZ_W_ORG_BEFORE, org_before },
+  { 0, NULL },
+};
 
 /* End of the token without a trailing possessive ('s, ’s). */
 static gsize
@@ -105,12 +197,18 @@ word_info (const HzScan *scan, const HzToken *t, Word *w)
   w->e = word_end (scan, t);
   gsize n = w->e - w->s;
   w->initial = t->nchars == 1 && (t->flags & HZ_TOK_UPPER);
-  w->conn = in_list (scan, t, connectors) && (t->flags & HZ_TOK_LOWER);
+  w->conn = hz_tok_in (t, HZ_W_NAME_CONN) && (t->flags & HZ_TOK_LOWER);
   w->cap = (t->flags & HZ_TOK_ALPHA) && (t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
-  w->given = n >= 2 && hz_set_has (r->given, scan->text + w->s, n);
-  w->sur = n >= 2 && hz_set_has (r->surname, scan->text + w->s, n);
-  w->common = hz_set_has (r->words, scan->text + w->s, n);
-  w->place = hz_set_has (r->places, scan->text + w->s, n);
+  guint64 cls = w->e == t->e ? t->cls : hz_lex_lookup (&r->lex, scan->text + w->s, n);
+  w->given = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN));
+  w->sur = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME));
+  w->common = (cls & HZ_WB (HZ_W_COMMON)) != 0 || elongated (scan->text + w->s, n);
+  /* a place or city that is also a person's name ("Casey", "Jordan", "Mason") counts as a
+   * place only after a cue such as "in" (judge_run) */
+  w->city = (cls & (HZ_WB (HZ_W_CITY) | HZ_WB (HZ_W_PLACE))) != 0;
+  w->place = (cls & HZ_WB (HZ_W_PLACE)) != 0 && !(scan->informal && w->given);
+  if (w->city && !w->given && !w->sur && !w->common)
+    w->place = TRUE;
 }
 
 /* Only one space (or an initial's dot and a space) between tokens a and b. */
@@ -124,6 +222,32 @@ tight (const HzScan *scan, const HzToken *a, const HzToken *b)
   if (g == 2)
     return t[a->e] == '.' && t[a->e + 1] == ' ' && a->e - a->s == 1;
   return FALSE;
+}
+
+/* Chat-style text: a sentence that starts in lower case, a lower-case "i", an elongated
+ * word or an emoji. Capitalisation is then a stronger name cue. */
+static gboolean
+is_informal (const HzScan *scan)
+{
+  /* two signals needed: one lower-case sentence start alone is often a fragment */
+  int signals = 0;
+  for (guint i = 0; i < scan->n_toks && signals < 2; i++)
+    {
+      const HzToken *t = &scan->toks[i];
+      const char *x = scan->text + t->s;
+      if ((t->flags & HZ_TOK_SENT) && (t->flags & HZ_TOK_LOWER) && (t->flags & HZ_TOK_ALPHA))
+        signals++;
+      else if (t->e - t->s == 1 && x[0] == 'i')
+        signals += 2;
+      else if ((t->flags & HZ_TOK_ALPHA)
+               && (elongated (x, t->e - t->s)
+                   || (hz_tok_in (t, HZ_W_NOT_NAME) && t->nchars >= 3 && !(t->cls & HZ_WB (HZ_W_COMMON)))))
+        signals++;
+    }
+  for (gsize i = 0; i < scan->len && signals < 2; i++)
+    if ((guchar) scan->text[i] >= 0xF0)
+      signals += 2; /* astral plane: emoji */
+  return signals >= 2;
 }
 
 static gboolean
@@ -144,12 +268,23 @@ is_shouting (const HzScan *scan)
 static guint
 place_match (const HzScan *scan, guint a, guint b)
 {
-  for (guint k = MIN (b, a + 4); k > a; k--)
+  /* multi-word look-ups only when the first word starts some multi-word place */
+  guint top = hz_tok_in (&scan->toks[a], HZ_W_PLACE_HEAD) ? MIN (b, a + 4) : a + 1;
+  for (guint k = top; k > a; k--)
     {
       gsize s = scan->toks[a].s, e = word_end (scan, &scan->toks[k - 1]);
       if (e - s > 60)
         continue;
-      if (hz_set_has (scan->r->places, scan->text + s, e - s))
+      if (k == a + 1 && e == scan->toks[a].e)
+        {
+          const HzToken *t = &scan->toks[a];
+          guint64 named = HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME);
+          if ((hz_tok_in (t, HZ_W_PLACE) && !(scan->informal && (t->cls & HZ_WB (HZ_W_GIVEN))))
+              || (hz_tok_in (t, HZ_W_CITY) && !(t->cls & (named | HZ_WB (HZ_W_COMMON)))))
+            return 1;
+          continue;
+        }
+      if (hz_lex_lookup (&scan->r->lex, scan->text + s, e - s) & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY)))
         return k - a;
     }
   return 0;
@@ -164,12 +299,75 @@ add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, const char 
 static gboolean
 n_is_calendar (const HzScan *scan, guint a, guint b)
 {
-  return b - a == 1 && in_list (scan, &scan->toks[a], calendar);
+  return b - a == 1 && hz_tok_in (&scan->toks[a], HZ_W_CALENDAR);
+}
+
+/* Bytes s[0..n) end with the ASCII `suffix`. */
+static gboolean
+has_suffix_len (const char *s, gsize n, const char *suffix)
+{
+  gsize k = strlen (suffix);
+  return n >= k && memcmp (s + n - k, suffix, k) == 0;
+}
+
+static gboolean
+is_cap_word (const HzToken *t)
+{
+  return (t->flags & HZ_TOK_ALPHA) && (t->flags & HZ_TOK_CAP);
+}
+
+/* A strong cue ("named", "hi", "dear", "Mr") among the two tokens before token i. */
+static gboolean
+strong_cue_before (const HzScan *scan, guint i)
+{
+  return hz_context_before (scan, i, 2, HZ_W_STRONG_CUE);
+}
+
+/* Token i is joined by "and" / "&" / "," to a capitalised word that is a known given name
+ * or surname ("Marrero and Murphy", "Kónya, Becker and Vasquez"). */
+static gboolean
+coordinated (const HzScan *scan, guint i)
+{
+  const HzToken *t = &scan->toks[i];
+  const guint64 nm = HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME);
+  if (i + 2 < scan->n_toks && (hz_token_is (scan, &scan->toks[i + 1], "and") || scan->text[t->e] == ',')
+      && is_cap_word (&scan->toks[i + 2]) && (scan->toks[i + 2].cls & nm))
+    return TRUE;
+  if (i + 1 < scan->n_toks && scan->text[t->e] == ',' && is_cap_word (&scan->toks[i + 1])
+      && (scan->toks[i + 1].cls & nm))
+    return TRUE;
+  if (i >= 2 && hz_token_is (scan, &scan->toks[i - 1], "and") && is_cap_word (&scan->toks[i - 2])
+      && (scan->toks[i - 2].cls & nm) && !(scan->toks[i - 2].cls & HZ_WB (HZ_W_COMMON)))
+    return TRUE;
+  return FALSE;
+}
+
+/* A possessive written apart, as tokenised text has it ("Belgrano 's army"): token i is
+ * "'s" right after a space. */
+static gboolean
+possessive_after (const HzScan *scan, guint i)
+{
+  if (i >= scan->n_toks)
+    return FALSE;
+  const HzToken *t = &scan->toks[i];
+  const char *x = scan->text;
+  return t->s >= 2 && x[t->s - 1] == '\'' && x[t->s - 2] == ' ' && t->e - t->s == 1
+         && (x[t->s] == 's' || x[t->s] == 'S');
+}
+
+/* A dialogue speaker: "Ubul: What a wife." at the start of a line. */
+static gboolean
+speaker_label (const HzScan *scan, guint i)
+{
+  const HzToken *t = &scan->toks[i];
+  if (t->e + 1 >= scan->len || scan->text[t->e] != ':' || scan->text[t->e + 1] != ' ')
+    return FALSE;
+  return t->s == 0 || scan->text[t->s - 1] == '\n';
 }
 
 /* Decide what the capitalised run of tokens [a, b) is. */
 static void
-judge_run (HzScan *scan, guint a, guint b, gboolean shouting)
+judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
 {
   Word w[8];
   guint m = b - a;
@@ -177,30 +375,50 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting)
     word_info (scan, &scan->toks[a + k], &w[k]);
   const HzToken *first = &scan->toks[a];
 
-  gboolean title = a > 0 && in_list (scan, &scan->toks[a - 1], titles)
+  gboolean title = a > 0 && hz_tok_in (&scan->toks[a - 1], HZ_W_TITLE)
                    && scan->toks[a].s - scan->toks[a - 1].e <= 2;
-  gboolean cue = hz_context_before (scan, a, 2, cues_before);
+  /* the whole run is a (multi-word) place, before any trimming ("New Zealand") */
+  if (m >= 2 && !title && place_match (scan, a, b) == m)
+    {
+      add (scan, scan->toks[a].s, w[m - 1].e, HZ_ENTITY_LOCATION, 0.75f, "place-gazetteer");
+      return;
+    }
+  /* team, facility and unit names ("FC Basel", "Camp Howe") */
+  if (hz_tok_in (&scan->toks[a], HZ_W_ORG_BEFORE) && m >= 2 && !title)
+    return;
+  gboolean cue = hz_context_before (scan, a, 2, HZ_W_NAME_CUE);
   /* an organisation word inside or right after the run: not a person */
   gboolean org = FALSE;
   for (guint k = 0; k < m && !org; k++)
-    org = in_list (scan, &scan->toks[a + k], org_words) && k > 0;
-  if (b < scan->n_toks && in_list (scan, &scan->toks[b], org_words) && tight (scan, &scan->toks[b - 1], &scan->toks[b]))
+    org = hz_tok_in (&scan->toks[a + k], HZ_W_ORG) && k > 0;
+  if (b < scan->n_toks && hz_tok_in (&scan->toks[b], HZ_W_ORG) && tight (scan, &scan->toks[b - 1], &scan->toks[b]))
     org = TRUE;
   gboolean the_before = a > 0 && hz_token_is (scan, &scan->toks[a - 1], "the");
 
   /* trim ordinary capitalised words at the start ("Hello", "When", "Directed") */
   guint lo = 0, hi = m;
+  /* leading titles and ranks are cues, not part of the name ("Brigadier General Ross Hoyt") */
+  while (lo + 1 < hi && hz_tok_in (&scan->toks[a + lo], HZ_W_TITLE))
+    {
+      lo++;
+      title = TRUE;
+    }
   while (lo < hi)
     {
       Word *x = &w[lo];
-      gboolean keep = x->initial ? (lo + 1 < hi) : (!x->common || (x->given && lo + 1 < hi && !w[lo + 1].common) || title);
-      if (x->conn)
+      gboolean keep = x->initial ? (lo + 1 < hi)
+                                 : (!x->common || title
+                                    || (x->given && lo + 1 < hi && !w[lo + 1].common
+                                        && !((scan->toks[a + lo + 1].flags & HZ_TOK_UPPER)
+                                             && scan->toks[a + lo + 1].nchars <= 4
+                                             && !w[lo + 1].initial)));
+      if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;
       if (keep)
         break;
       lo++;
       title = FALSE;
-      cue = cue || (lo > 0 && in_list (scan, &scan->toks[a + lo - 1], cues_before));
+      cue = cue || (lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_NAME_CUE));
     }
   while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given)) || w[hi - 1].conn
                      || (w[hi - 1].initial && hi - lo > 1 && hi == m)))
@@ -210,6 +428,40 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting)
   guint n = hi - lo;
   if (n_is_calendar (scan, a + lo, a + hi) && !title)
     return;
+  /* a lone title, nationality or interjection is not a name */
+  if (n == 1 && (hz_tok_in (&scan->toks[a + lo], HZ_W_TITLE) || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME)))
+    return;
+  gboolean lone_not_person = FALSE;
+  if (n == 1 && !title)
+    {
+      const HzToken *t1 = &scan->toks[a + lo];
+      /* field labels and cue words of the other recognizers ("Fax", "SSN", "Zip", "Apt") */
+      const guint64 field = HZ_WB (HZ_W_PHONE_CUE) | HZ_WB (HZ_W_CARD_CUE) | HZ_WB (HZ_W_SSN_CUE)
+                            | HZ_WB (HZ_W_CRED_KEY) | HZ_WB (HZ_W_ZIP_CUE) | HZ_WB (HZ_W_UNIT)
+                            | HZ_WB (HZ_W_DOB_CUE) | HZ_WB (HZ_W_ADDR_CUE) | HZ_WB (HZ_W_MONTH)
+                            | HZ_WB (HZ_W_WEEKDAY);
+      if (t1->cls & field)
+        lone_not_person = TRUE;
+      gsize tl = t1->e - t1->s;
+      const char *ts = scan->text + t1->s;
+      gboolean named = (t1->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
+      /* an acronym in ordinary text ("ACLU", "DJ") */
+      if ((t1->flags & HZ_TOK_UPPER) && !shouting && t1->nchars <= 6 && !named)
+        lone_not_person = TRUE;
+      /* "the Longhorns", "the Triffids" */
+      if (a + lo > 0 && hz_token_is (scan, &scan->toks[a + lo - 1], "the"))
+        lone_not_person = TRUE;
+      /* adjectives of peoples and places ("Victorian", "Slavic", "Queenslander") */
+      if (!named && tl > 5
+          && (has_suffix_len (ts, tl, "ian") || has_suffix_len (ts, tl, "ean")
+              || has_suffix_len (ts, tl, "ese") || has_suffix_len (ts, tl, "ish")
+              || has_suffix_len (ts, tl, "ic") || has_suffix_len (ts, tl, "ander")
+              || has_suffix_len (ts, tl, "ians")))
+        lone_not_person = TRUE;
+    }
+  for (guint k = lo; k < hi; k++)
+    if (hz_tok_in (&scan->toks[a + k], HZ_W_NOT_NAME) && !title)
+      return;
   Word *f = &w[lo], *l = &w[hi - 1];
   gsize s = f->s, e = l->e;
   gboolean sent = (scan->toks[a + lo].flags & HZ_TOK_SENT) != 0;
@@ -222,8 +474,32 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting)
       add (scan, s, e, HZ_ENTITY_LOCATION, 0.75f, "place-gazetteer");
       return;
     }
-  if (org && !title)
+  if (org)
     return;
+  /* "Hawkins, Richardson and Santana": a firm named after its partners */
+  if (n == 1 && a + 1 < scan->n_toks && scan->text[scan->toks[a].e] == ',' && a + 3 < scan->n_toks
+      && is_cap_word (&scan->toks[a + 1]) && hz_token_is (scan, &scan->toks[a + 2], "and")
+      && is_cap_word (&scan->toks[a + 3]))
+    return;
+  if (n == 1 && a >= 2 && hz_token_is (scan, &scan->toks[a - 1], "and") && is_cap_word (&scan->toks[a - 2])
+      && a >= 3 && scan->text[scan->toks[a - 3].e] == ',' && is_cap_word (&scan->toks[a - 3])
+      && !hz_tok_in (&scan->toks[a - 3], HZ_W_COMMON))
+    return;
+  if (n == 1 && a >= 1 && scan->text[scan->toks[a - 1].e] == ',' && a + 2 < scan->n_toks
+      && hz_token_is (scan, &scan->toks[a + 1], "and") && is_cap_word (&scan->toks[a + 2])
+      && a >= 2 && !hz_token_is (scan, &scan->toks[a - 2], "and") && is_cap_word (&scan->toks[a - 1])
+      && a >= 1 && !(scan->toks[a - 1].flags & HZ_TOK_SENT) && hz_tok_in (&scan->toks[a - 1], HZ_W_SURNAME))
+    return;
+
+  /* a single unknown word right after "in", "from", "near", ... is a place, not a person */
+  gboolean loc_cue = !sent && hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE) && !title;
+
+  /* "in Florence", "from Salem": a city name after a place cue */
+  if (n == 1 && loc_cue && (f->city || f->place))
+    {
+      add (scan, s, e, HZ_ENTITY_LOCATION, 0.6f, "place-cue");
+      return;
+    }
 
   int unknown = 0, commons = 0, givens = 0, surs = 0, initials = 0;
   for (guint k = lo; k < hi; k++)
@@ -241,27 +517,47 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting)
     score = 0.85f;
   else if (n >= 2 && commons == 0 && (l->sur || f->given) && !shouting)
     score = 0.7f;
-  else if (n >= 2 && commons == 0 && !shouting && unknown + givens + surs + initials >= (int) n && unknown + givens + surs >= 2)
+  else if (n >= 2 && commons == 0 && !shouting && unknown + givens + surs + initials >= (int) n
+           && unknown + givens + surs >= 2 && !(loc_cue && !f->given && initials == 0))
     score = the_before ? 0.35f : 0.55f;
   else if (n == 1 && f->given && !f->common && !f->place)
     score = sent ? 0.5f : 0.6f;
-  else if (n == 1 && cue && !f->common && !shouting)
+  else if (n == 1 && cue && !f->common && !shouting && !(loc_cue && !f->given && !f->sur))
     score = 0.5f;
+  else if (n == 1 && f->given && f->common && !f->place && strong_cue_before (scan, a + lo))
+    score = 0.5f; /* "named him Frank", "Hi Will" */
+  else if (n == 1 && !f->common && !f->place && !shouting && (f->sur || unknown) && !loc_cue
+           && (coordinated (scan, a + lo) || speaker_label (scan, a + lo)
+               || possessive_after (scan, a + hi)
+               || (a + hi < scan->n_toks && hz_tok_in (&scan->toks[a + hi], HZ_W_VERB_AFTER)
+                   && !hz_token_is (scan, &scan->toks[a + hi], "and"))))
+    score = 0.5f; /* "Marrero and Murphy were", "Ubul: ...", "Enrico shouted" */
+  else if (n == 1 && informal && !sent && !f->common && !f->place && !f->city && !loc_cue
+           && (scan->toks[a + lo].flags & HZ_TOK_CAP) && scan->toks[a + lo].nchars >= 3)
+    score = 0.35f; /* chat text capitalises little else than names */
   else if (n == 1 && f->sur && !f->common && !sent && !f->place && !shouting
            && (scan->toks[a + lo].flags & HZ_TOK_CAP))
     score = 0.4f;
   if (cue && score > 0)
     score = MIN (1.0f, score + 0.15f);
-  if (score > 0 && hi + a < scan->n_toks && in_list (scan, &scan->toks[a + hi], verbs_after))
+  if (score > 0 && hi + a < scan->n_toks && hz_tok_in (&scan->toks[a + hi], HZ_W_VERB_AFTER))
     score = MIN (1.0f, score + 0.1f);
+  if (lone_not_person)
+    score = 0;
   if (score > 0)
     {
+      /* a given name followed by a lower-case surname ("Kylie minogue") */
+      if (l->given && a + hi == b && b < scan->n_toks && tight (scan, &scan->toks[b - 1], &scan->toks[b])
+          && (scan->toks[b].flags & HZ_TOK_LOWER) && (scan->toks[b].flags & HZ_TOK_ALPHA)
+          && scan->toks[b].nchars >= 3 && !hz_tok_in (&scan->toks[b], HZ_W_NOT_NAME)
+          && hz_tok_in (&scan->toks[b], HZ_W_SURNAME) && !hz_tok_in (&scan->toks[b], HZ_W_COMMON))
+        e = word_end (scan, &scan->toks[b]);
       add (scan, s, e, HZ_ENTITY_PERSON, score, "name");
       return;
     }
   /* a single unknown capitalised word after "in", "from", "to": a place */
-  if (n <= 3 && unknown == (int) n && !sent && !shouting && hz_context_before (scan, a + lo, 1, loc_cues))
-    add (scan, s, e, HZ_ENTITY_LOCATION, 0.4f, "place-cue");
+  if (n <= 4 && unknown + initials >= (int) n && unknown >= 1 && !shouting && loc_cue)
+    add (scan, s, e, HZ_ENTITY_LOCATION, 0.45f, "place-cue");
   else if (pm > 0)
     add (scan, s, w[lo + pm - 1].e, HZ_ENTITY_LOCATION, 0.6f, "place-gazetteer");
 }
@@ -273,73 +569,153 @@ judge_lower (HzScan *scan, guint i)
 {
   const HzToken *t = &scan->toks[i];
   Word a, b;
+  /* most lower-case words are ordinary words: decide from the class bits first */
+  if ((t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN)) && word_end (scan, t) == t->e)
+    return i + 1;
   word_info (scan, t, &a);
   if (a.common && !a.given)
     return i + 1;
   if (i + 1 < scan->n_toks && tight (scan, t, &scan->toks[i + 1]) && (scan->toks[i + 1].flags & HZ_TOK_LOWER))
     {
       word_info (scan, &scan->toks[i + 1], &b);
-      if (a.given && b.sur && !a.common && !b.common)
+      if (a.given && !a.common && b.sur && !b.common && b.e - b.s >= 3
+          && !hz_tok_in (&scan->toks[i + 1], HZ_W_NOT_NAME) && !hz_tok_in (&scan->toks[i + 1], HZ_W_CALENDAR))
         {
           add (scan, a.s, b.e, HZ_ENTITY_PERSON, 0.55f, "name-lower");
           return i + 2;
         }
     }
-  if (i > 0 && in_list (scan, &scan->toks[i - 1], strong_cues) && a.given && !a.common)
-    add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.55f, "name-cue");
+  if (i > 0 && hz_tok_in (&scan->toks[i - 1], HZ_W_STRONG_CUE) && a.given && !a.common)
+    {
+      add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.55f, "name-cue");
+      return i + 1;
+    }
+  /* informal text: a lower-case given name that is no English word, place or interjection */
+  gboolean det = i > 0 && (hz_token_is (scan, &scan->toks[i - 1], "the") || hz_token_is (scan, &scan->toks[i - 1], "a")
+                           || hz_token_is (scan, &scan->toks[i - 1], "an") || hz_token_is (scan, &scan->toks[i - 1], "my")
+                           || hz_token_is (scan, &scan->toks[i - 1], "this") || hz_token_is (scan, &scan->toks[i - 1], "your"));
+  if (a.given && !a.common && !a.place && t->nchars >= 4 && !det && !hz_tok_in (t, HZ_W_NOT_NAME)
+      && !hz_tok_in (t, HZ_W_TITLE) && !hz_tok_in (t, HZ_W_CALENDAR))
+    add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.4f, "name-lower");
   return i + 1;
 }
 
-/* Other occurrences, in any case, of the names found so far (whole words only). */
+/* A name to look for again: its first word's hash, where it was found, its byte length, and
+ * whether it is a lone surname (then the whole token must match). */
+typedef struct {
+  guint64 h;
+  gsize s, n;
+  float score;
+  gboolean word_only;
+} Repeat;
+
+static int
+repeat_cmp (gconstpointer a, gconstpointer b)
+{
+  const Repeat *x = a, *y = b;
+  return x->h < y->h ? -1 : x->h > y->h;
+}
+
+/* Hash of the lower-cased first word of bytes [s, s + n), as hz_tokenize computes it. */
+static guint64
+first_word_hash (const HzScan *scan, gsize s, gsize n)
+{
+  gsize w = 0;
+  while (w < n && scan->text[s + w] != ' ')
+    w++;
+  char buf[64];
+  gsize kn;
+  return hz_lex_key (scan->text + s, w, buf, sizeof buf, &kn);
+}
+
+/* Other occurrences, in any case, of the names found so far (whole words only), and the
+ * surname of a full name on its own. One pass over the tokens: each token's hash is looked
+ * up (binary search) among the hashes of the names' first words. */
 static void
 propagate (HzScan *scan, guint first_cand)
 {
   guint end = scan->cands->len;
-  GHashTable *seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-  for (guint c = first_cand; c < end; c++)
+  if (end == first_cand)
+    return;
+  GArray *pats = g_array_new (FALSE, FALSE, sizeof (Repeat));
+  enum { MAX_NAMES = 256 };
+  guint64 seen[MAX_NAMES];
+  guint n_seen = 0;
+  for (guint c = first_cand; c < end && n_seen < MAX_NAMES; c++)
     {
       HzCand k = g_array_index (scan->cands, HzCand, c);
       if (k.type != HZ_ENTITY_PERSON || k.score < 0.5f || k.e - k.s > 80)
         continue;
-      char *low = hz_lower_dup (scan->text + k.s, k.e - k.s);
-      if (!g_hash_table_add (seen, low))
+      char buf[128];
+      gsize kn;
+      guint64 full = hz_lex_key (scan->text + k.s, k.e - k.s, buf, sizeof buf, &kn);
+      gboolean dup = !full;
+      for (guint q = 0; q < n_seen && !dup; q++)
+        dup = seen[q] == full;
+      if (dup)
         continue;
-      /* each distinct name costs one pass over the tokens: bound it for huge inputs */
-      if (g_hash_table_size (seen) > 64)
-        break;
-      gsize n = k.e - k.s;
-      guint ti = hz_token_at_or_after (scan, 0);
-      for (; ti < scan->n_toks; ti++)
-        {
-          const HzToken *t = &scan->toks[ti];
-          if (t->s == k.s || t->s + n > scan->len)
-            continue;
-          if (g_ascii_strncasecmp (scan->text + t->s, scan->text + k.s, n) != 0)
-            continue;
-          if (hz_alnum_at (scan->text, scan->len, t->s + n) && !(scan->text[t->s + n] == '\''))
-            continue;
-          hz_scan_add (scan, t->s, t->s + n, HZ_ENTITY_PERSON, k.score * 0.9f, HZ_TIER_NAME, "name-repeat");
-        }
-      /* the surname of a full name, alone */
+      seen[n_seen++] = full;
+      Repeat r = { first_word_hash (scan, k.s, k.e - k.s), k.s, k.e - k.s, k.score * 0.9f, FALSE };
+      if (r.h)
+        g_array_append_val (pats, r);
       guint a = hz_token_at_or_after (scan, k.s), b = hz_token_at_or_after (scan, k.e);
       if (b - a >= 2)
         {
           const HzToken *last = &scan->toks[b - 1];
           gsize ln = word_end (scan, last) - last->s;
-          if (ln < 3 || hz_set_has (scan->r->words, scan->text + last->s, ln))
+          if (ln < 3 || (hz_lex_lookup (&scan->r->lex, scan->text + last->s, ln) & HZ_WB (HZ_W_COMMON)))
             continue;
-          for (guint tj = 0; tj < scan->n_toks; tj++)
-            {
-              const HzToken *t = &scan->toks[tj];
-              if (t->s >= k.s && t->s < k.e)
-                continue;
-              gsize we = word_end (scan, t);
-              if (we - t->s == ln && g_ascii_strncasecmp (scan->text + t->s, scan->text + last->s, ln) == 0)
-                hz_scan_add (scan, t->s, we, HZ_ENTITY_PERSON, k.score * 0.8f, HZ_TIER_NAME, "name-repeat");
-            }
+          Repeat sr = { first_word_hash (scan, last->s, ln), last->s, ln, k.score * 0.8f, TRUE };
+          if (sr.h)
+            g_array_append_val (pats, sr);
         }
     }
-  g_hash_table_destroy (seen);
+  if (pats->len == 0)
+    {
+      g_array_free (pats, TRUE);
+      return;
+    }
+  g_array_sort (pats, repeat_cmp);
+  const Repeat *P = (const Repeat *) (void *) pats->data;
+  for (guint ti = 0; ti < scan->n_toks; ti++)
+    {
+      const HzToken *t = &scan->toks[ti];
+      if (!(t->flags & HZ_TOK_ALPHA))
+        continue;
+      guint64 h = t->hash;
+      gsize we = word_end (scan, t);
+      if (we != t->e)
+        {
+          char buf[64];
+          gsize kn;
+          h = hz_lex_key (scan->text + t->s, we - t->s, buf, sizeof buf, &kn);
+        }
+      if (!h)
+        continue;
+      guint lo = 0, hi = pats->len;
+      while (lo < hi)
+        {
+          guint mid = (lo + hi) / 2;
+          if (P[mid].h < h)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      for (; lo < pats->len && P[lo].h == h; lo++)
+        {
+          const Repeat *r = &P[lo];
+          gsize n = r->n;
+          if (t->s == r->s || t->s + n > scan->len)
+            continue;
+          if (g_ascii_strncasecmp (scan->text + t->s, scan->text + r->s, n) != 0)
+            continue;
+          if (r->word_only ? we - t->s != n
+                           : (hz_alnum_at (scan->text, scan->len, t->s + n) && scan->text[t->s + n] != '\''))
+            continue;
+          hz_scan_add (scan, t->s, t->s + n, HZ_ENTITY_PERSON, r->score, HZ_TIER_NAME, "name-repeat");
+        }
+    }
+  g_array_free (pats, TRUE);
 }
 
 void
@@ -348,6 +724,8 @@ hz_rec_names (HzScan *scan)
   if (!scan->r->enabled[HZ_ENTITY_PERSON] && !scan->r->enabled[HZ_ENTITY_LOCATION])
     return;
   gboolean shouting = is_shouting (scan);
+  gboolean informal = is_informal (scan);
+  scan->informal = informal;
   guint first_cand = scan->cands->len;
   guint i = 0, n = scan->n_toks;
   while (i < n)
@@ -367,7 +745,7 @@ hz_rec_names (HzScan *scan)
         {
           const HzToken *u = &scan->toks[j];
           gboolean ucap = (u->flags & HZ_TOK_ALPHA) && (u->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
-          gboolean conn = (u->flags & HZ_TOK_LOWER) && in_list (scan, u, connectors) && j + 1 < n
+          gboolean conn = (u->flags & HZ_TOK_LOWER) && hz_tok_in (u, HZ_W_NAME_CONN) && j + 1 < n
                           && (scan->toks[j + 1].flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
           if (!ucap && !conn)
             break;
@@ -376,7 +754,7 @@ hz_rec_names (HzScan *scan)
             break;
           j++;
         }
-      judge_run (scan, i, j, shouting);
+      judge_run (scan, i, j, shouting, informal);
       i = j;
     }
   if (scan->r->enabled[HZ_ENTITY_PERSON])

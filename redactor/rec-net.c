@@ -93,7 +93,10 @@ find_mac (HzScan *scan)
   gsize len = scan->len;
   for (gsize i = 0; i + 14 <= len; i++)
     {
-      if (!is_hex (t[i]) || hz_alnum_before (t, i) || (i > 0 && (t[i - 1] == ':' || t[i - 1] == '-')))
+      /* cheap shape test first: a separator at i+2 or i+4 */
+      if (!is_hex (t[i]) || !(t[i + 2] == ':' || t[i + 2] == '-' || t[i + 4] == '.'))
+        continue;
+      if (hz_alnum_before (t, i) || (i > 0 && (t[i - 1] == ':' || t[i - 1] == '-')))
         continue;
       gsize e = 0;
       if (i + 17 <= len && (t[i + 2] == ':' || t[i + 2] == '-'))
@@ -129,11 +132,14 @@ find_mac (HzScan *scan)
 void
 hz_rec_net (HzScan *scan)
 {
+  /* every form needs its separator somewhere in the text */
   if (scan->r->enabled[HZ_ENTITY_IP_ADDRESS])
     {
-      find_ipv4 (scan);
-      find_ipv6 (scan);
+      if (scan->has['.'] && hz_scan_has_digits (scan))
+        find_ipv4 (scan);
+      if (scan->has[':'])
+        find_ipv6 (scan);
     }
-  if (scan->r->enabled[HZ_ENTITY_MAC_ADDRESS])
+  if (scan->r->enabled[HZ_ENTITY_MAC_ADDRESS] && (scan->has[':'] || scan->has['-'] || scan->has['.']))
     find_mac (scan);
 }

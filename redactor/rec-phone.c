@@ -12,6 +12,26 @@ static const char *const phone_context[] = {
   "phones", "numbers", "no", "nr", "hotline", NULL,
 };
 
+/* cue words of the identifier recognizers (card and SSN cues live here too so that all
+ * identifier cue lists are registered in one table) */
+static const char *const card_context[] = { "card", "credit", "debit", "visa", "mastercard",
+                                            "amex", "cc", "pan", NULL };
+static const char *const ssn_context[] = { "ssn", "ssns", "social", "security", "ss#", "sin",
+                                           "taxpayer", "tin", NULL };
+static const char *const cred_keys[] = {
+  "password", "passwd", "pwd", "pass", "passphrase", "secret", "token", "apikey", "api_key",
+  "api-key", "access_key", "secret_key", "client_secret", "auth_token", "access_token",
+  "private_key", "bearer", NULL,
+};
+
+const HzWordList hz_ident_lists[] = {
+  { HZ_W_PHONE_CUE, phone_context },
+  { HZ_W_CARD_CUE, card_context },
+  { HZ_W_SSN_CUE, ssn_context },
+  { HZ_W_CRED_KEY, cred_keys },
+  { 0, NULL },
+};
+
 typedef struct {
   int digits, groups, parens, max_group, first_group;
   gboolean plus;
@@ -22,7 +42,7 @@ typedef struct {
 void
 hz_rec_phone (HzScan *scan)
 {
-  if (!scan->r->enabled[HZ_ENTITY_PHONE])
+  if (!scan->r->enabled[HZ_ENTITY_PHONE] || !hz_scan_has_digits (scan))
     return;
   const char *t = scan->text;
   gsize len = scan->len, i = 0;
@@ -134,7 +154,7 @@ hz_rec_phone (HzScan *scan)
           continue;
         }
       guint ti = hz_token_at_or_after (scan, i);
-      gboolean ctx = hz_context_before (scan, ti, 4, phone_context);
+      gboolean ctx = hz_context_before (scan, ti, 4, HZ_W_PHONE_CUE);
       float score = 0;
       if (hz_date_prefix_len (t + i, e - i) > 0 && !sh.plus)
         score = 0;

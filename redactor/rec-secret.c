@@ -18,6 +18,8 @@ typedef struct {
   int min_tail; /* characters required after the prefix */
 } KeyPrefix;
 
+
+
 static const KeyPrefix prefixes[] = {
   { "sk-ant-", 20 }, { "sk-proj-", 20 }, { "sk-", 20 }, { "sk_live_", 16 }, { "sk_test_", 16 },
   { "rk_live_", 16 }, { "pk_live_", 16 }, { "whsec_", 16 }, { "ghp_", 30 }, { "gho_", 30 },
@@ -28,11 +30,6 @@ static const KeyPrefix prefixes[] = {
   { "glc_", 30 }, { "pypi-", 50 },
 };
 
-static const char *const cred_keys[] = {
-  "password", "passwd", "pwd", "pass", "passphrase", "secret", "token", "apikey", "api_key",
-  "api-key", "access_key", "secret_key", "client_secret", "auth_token", "access_token",
-  "private_key", "bearer", NULL,
-};
 
 static double
 entropy (const char *s, gsize n)
@@ -108,7 +105,8 @@ hz_rec_secret (HzScan *scan)
     return;
   const char *t = scan->text;
   gsize len = scan->len;
-  find_pem (scan);
+  if (scan->has['-'])
+    find_pem (scan);
   gsize i = 0;
   while (i < len)
     {
@@ -120,6 +118,12 @@ hz_rec_secret (HzScan *scan)
       gsize e = i;
       while (e < len && is_tok_char (t[e]))
         e++;
+      if (e - i < 20)
+        {
+          /* every key prefix + tail, JWT and high-entropy string is >= 20 characters */
+          i = e;
+          continue;
+        }
       while (e > i && strchr (".,-/", t[e - 1]))
         e--;
       while (e < len && t[e] == '=' && e > i && is_tok_char (t[e - 1]) && !(e + 1 < len && is_tok_char (t[e + 1])))
@@ -138,9 +142,22 @@ hz_rec_secret (HzScan *scan)
           continue;
         }
       gboolean found = FALSE;
-      for (gsize k = 0; k < G_N_ELEMENTS (prefixes) && !found; k++)
+      /* quick reject: the first byte must start some known prefix */
+      static guint8 first_ok[256];
+      static guint8 plen[G_N_ELEMENTS (prefixes)];
+      static gsize inited = 0;
+      if (g_once_init_enter (&inited))
         {
-          gsize pl = strlen (prefixes[k].prefix);
+          for (gsize k = 0; k < G_N_ELEMENTS (prefixes); k++)
+            {
+              first_ok[(guchar) prefixes[k].prefix[0]] = 1;
+              plen[k] = (guint8) strlen (prefixes[k].prefix);
+            }
+          g_once_init_leave (&inited, 1);
+        }
+      for (gsize k = 0; k < G_N_ELEMENTS (prefixes) && !found && first_ok[(guchar) t[i]]; k++)
+        {
+          gsize pl = plen[k];
           if (n >= pl + prefixes[k].min_tail && strncmp (t + i, prefixes[k].prefix, pl) == 0)
             {
               gboolean ok = TRUE;
@@ -179,10 +196,7 @@ hz_rec_secret (HzScan *scan)
   for (guint k = 0; k < scan->n_toks; k++)
     {
       const HzToken *tk = &scan->toks[k];
-      gboolean key = FALSE;
-      for (const char *const *w = cred_keys; *w && !key; w++)
-        key = hz_token_is (scan, tk, *w);
-      if (!key)
+      if (!hz_tok_in (tk, HZ_W_CRED_KEY))
         continue;
       gsize p = tk->e;
       while (p < len && (t[p] == '"' || t[p] == '\''))

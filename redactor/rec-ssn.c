@@ -3,8 +3,6 @@
  * area/group/serial rules are checked by hz_validate_us_ssn. */
 #include "hz-redact-private.h"
 
-static const char *const ssn_context[] = { "ssn", "ssns", "social", "security", "ss#", "sin",
-                                           "taxpayer", "tin", NULL };
 
 static int
 num (const char *s, int n)
@@ -29,7 +27,7 @@ digits_at (const char *t, gsize len, gsize p, int n)
 void
 hz_rec_ssn (HzScan *scan)
 {
-  if (!scan->r->enabled[HZ_ENTITY_US_SSN])
+  if (!scan->r->enabled[HZ_ENTITY_US_SSN] || !hz_scan_has_digits (scan))
     return;
   const char *t = scan->text;
   gsize len = scan->len;
@@ -59,7 +57,7 @@ hz_rec_ssn (HzScan *scan)
       if (!hz_validate_us_ssn (a, g, s))
         continue;
       guint ti = hz_token_at_or_after (scan, i);
-      gboolean ctx = hz_context_before (scan, ti, 5, ssn_context);
+      gboolean ctx = hz_context_before (scan, ti, 5, HZ_W_SSN_CUE);
       if (!sep && !ctx)
         continue;
       hz_scan_add (scan, i, e, HZ_ENTITY_US_SSN, ctx ? 1.0f : 0.85f,

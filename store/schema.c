@@ -57,10 +57,129 @@ static const char migration_2[] =
   "  INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);"
   "END;";
 
+/* v3: privacy ledger and egress log (issue 8; accessors in privacy.c). An upload row of
+ * the log must reference its release's ledger row. IF NOT EXISTS: a file taken back to an
+ * older user_version by hand (tests do) may still hold these tables. */
+static const char migration_3[] =
+  "CREATE TABLE IF NOT EXISTS privacy_ledger ("
+  "  id               INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  time_us          INTEGER NOT NULL,"
+  "  mechanism        TEXT    NOT NULL CHECK (mechanism IN ('gaussian-release', 'dp-sgd')),"
+  "  q                REAL    NOT NULL CHECK (q > 0 AND q <= 1),"
+  "  noise_multiplier REAL    NOT NULL CHECK (noise_multiplier > 0),"
+  "  clip_norm        REAL    NOT NULL CHECK (clip_norm > 0),"
+  "  steps            INTEGER NOT NULL CHECK (steps >= 1),"
+  "  orders           BLOB    NOT NULL,"
+  "  rdp              BLOB    NOT NULL,"
+  "  epsilon          REAL,"
+  "  delta            REAL    NOT NULL CHECK (delta > 0 AND delta < 1),"
+  "  release_id       TEXT    UNIQUE,"
+  "  round_id         INTEGER NOT NULL DEFAULT 0,"
+  "  payload_sha256   TEXT,"
+  "  CHECK ((mechanism = 'gaussian-release') = (release_id IS NOT NULL))"
+  ");"
+  "CREATE INDEX IF NOT EXISTS privacy_ledger_by_time ON privacy_ledger (time_us, id);"
+  "CREATE TABLE IF NOT EXISTS egress_log ("
+  "  id             INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  time_us        INTEGER NOT NULL,"
+  "  direction      TEXT    NOT NULL CHECK (direction IN ('upload', 'download')),"
+  "  endpoint       TEXT    NOT NULL,"
+  "  bytes          INTEGER NOT NULL CHECK (bytes >= 0),"
+  "  payload_sha256 TEXT,"
+  "  epsilon        REAL,"
+  "  status         TEXT    NOT NULL"
+  "                 CHECK (status IN ('ok', 'retry', 'rejected', 'failed', 'cancelled')),"
+  "  http_status    INTEGER NOT NULL DEFAULT 0,"
+  "  release_id     TEXT    REFERENCES privacy_ledger (release_id),"
+  "  round_id       INTEGER NOT NULL DEFAULT 0,"
+  "  attempt        INTEGER NOT NULL DEFAULT 1,"
+  "  message        TEXT,"
+  "  CHECK (direction = 'download' OR release_id IS NOT NULL)"
+  ");"
+  "CREATE INDEX IF NOT EXISTS egress_log_by_time ON egress_log (time_us, id);"
+  "CREATE INDEX IF NOT EXISTS egress_log_by_release ON egress_log (release_id) WHERE release_id IS NOT NULL;";
+
+/* v4: redacted copies of messages and the redaction vault (issue 6; accessors in
+ * redactions.c). Both go with their conversation; a redacted copy goes with its message. */
+static const char migration_4[] =
+  "CREATE TABLE IF NOT EXISTS message_redactions ("
+  "  message_id        INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,"
+  "  conversation_id   INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,"
+  "  redacted          TEXT    NOT NULL CHECK (typeof (redacted) = 'text'),"
+  "  spans             TEXT    NOT NULL DEFAULT '[]',"
+  "  n_spans           INTEGER NOT NULL DEFAULT 0 CHECK (n_spans >= 0),"
+  "  redactor_version  INTEGER NOT NULL CHECK (redactor_version >= 1),"
+  "  source_updated_us INTEGER NOT NULL,"
+  "  created_us        INTEGER NOT NULL"
+  ");"
+  "CREATE INDEX IF NOT EXISTS message_redactions_by_conversation"
+  "  ON message_redactions (conversation_id, message_id);"
+  "CREATE TABLE IF NOT EXISTS redaction_vault ("
+  "  conversation_id INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,"
+  "  placeholder     TEXT    NOT NULL CHECK (length (placeholder) > 0),"
+  "  entity_type     TEXT    NOT NULL,"
+  "  original        TEXT    NOT NULL CHECK (length (original) > 0),"
+  "  created_us      INTEGER NOT NULL,"
+  "  PRIMARY KEY (conversation_id, placeholder)"
+  ");";
+
+/* v5: message ratings and message alternatives (issue 9; accessors in feedback.c, see
+ * hanzo-store-feedback.h). Also chains user messages written before alternatives existed
+ * (no parent after the first message) to the message before them. */
+static const char migration_5[] =
+  "CREATE TABLE IF NOT EXISTS message_feedback ("
+  "  message_id      INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,"
+  "  conversation_id INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,"
+  "  rating          INTEGER NOT NULL CHECK (rating IN (-1, 1)),"
+  "  created_us      INTEGER NOT NULL,"
+  "  updated_us      INTEGER NOT NULL"
+  ");"
+  "CREATE INDEX IF NOT EXISTS message_feedback_by_time ON message_feedback (updated_us, message_id);"
+  "CREATE INDEX IF NOT EXISTS message_feedback_by_conversation"
+  "  ON message_feedback (conversation_id, message_id);"
+  "UPDATE messages SET parent_id = (SELECT max (p.id) FROM messages p"
+  "    WHERE p.conversation_id = messages.conversation_id AND p.id < messages.id)"
+  "  WHERE role = 'user' AND parent_id IS NULL AND EXISTS (SELECT 1 FROM messages p"
+  "    WHERE p.conversation_id = messages.conversation_id AND p.id < messages.id);";
+
+/* v6: learner runs and adapters (issue 7; accessors in learner-runs.c, see
+ * hanzo-store-learner.h). At most one active adapter (partial unique index). */
+static const char migration_6[] =
+  "CREATE TABLE IF NOT EXISTS adapters ("
+  "  id           INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  path         TEXT    NOT NULL UNIQUE CHECK (length (path) > 0),"
+  "  base_sha256  TEXT    NOT NULL DEFAULT '',"
+  "  run_id       INTEGER,"
+  "  heldout_loss REAL,"
+  "  created_us   INTEGER NOT NULL,"
+  "  active       INTEGER NOT NULL DEFAULT 0 CHECK (active IN (0, 1))"
+  ");"
+  "CREATE UNIQUE INDEX IF NOT EXISTS adapters_one_active ON adapters (active) WHERE active = 1;"
+  "CREATE TABLE IF NOT EXISTS learner_runs ("
+  "  id             INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  kind           TEXT    NOT NULL CHECK (length (kind) > 0),"
+  "  base_sha256    TEXT    NOT NULL DEFAULT '',"
+  "  started_us     INTEGER NOT NULL,"
+  "  finished_us    INTEGER,"
+  "  status         TEXT    NOT NULL CHECK (status IN"
+  "                 ('running', 'promoted', 'rejected', 'interrupted', 'failed')),"
+  "  steps          INTEGER NOT NULL DEFAULT 0 CHECK (steps >= 0),"
+  "  train_loss     REAL,"
+  "  heldout_before REAL,"
+  "  heldout_after  REAL,"
+  "  adapter_id     INTEGER REFERENCES adapters (id) ON DELETE SET NULL,"
+  "  message        TEXT"
+  ");"
+  "CREATE INDEX IF NOT EXISTS learner_runs_by_start ON learner_runs (started_us, id);";
+
 /* migrations[i] takes user_version i to i + 1. */
 static const char *const migrations[] = {
   migration_1,
   migration_2,
+  migration_3,
+  migration_4,
+  migration_5,
+  migration_6,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == HZ_STORE_SCHEMA_VERSION);

@@ -20,6 +20,7 @@ if [ -z "$files" ]; then
   echo "bench-redact: no evaluation files in $eval_dir" >&2
   exit 1
 fi
+uptime | sed "s/^/load: /"
 # one core: pin to CPU 0 when taskset exists
 if command -v taskset >/dev/null 2>&1; then
   exec taskset -c 0 "$bench" $files

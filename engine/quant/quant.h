@@ -18,7 +18,7 @@ extern "C" {
 #endif
 
 typedef enum {
-#define HZ_QUANT(NAME, id, elems, bytes, vdt, codec) HZ_TYPE_##NAME = id,
+#define HZ_QUANT(NAME, id, elems, bytes, vdt, codec, ...) HZ_TYPE_##NAME = id,
 #include "formats.def"
 #undef HZ_QUANT
   HZ_TYPE_COUNT_ = 64  /* ids are < 64 (ggml's GGML_TYPE_COUNT is 40) */
@@ -57,6 +57,37 @@ const HzQuantTraits *hz_quant_format (size_t i);
 /** Bytes of a row of n elements; 0 if n is not a multiple of the block size or the type
  *  is unknown. */
 size_t hz_quant_row_size (uint32_t type, int64_t n);
+
+/** SIMD levels of the vec_dot kernels. The level in use is the highest one that both the
+ *  CPU supports (CPUID via __builtin_cpu_supports) and the format implements; the
+ *  environment variable HZ_SIMD=scalar|avx2|avx512 caps it (read once, at first use). */
+typedef enum {
+  HZ_SIMD_SCALAR = 0,   /* plain C, always available, the reference */
+  HZ_SIMD_AVX2,         /* AVX2 + FMA + F16C */
+  HZ_SIMD_AVX512,       /* AVX-512 F/BW/VL + VNNI */
+  HZ_SIMD_LEVELS
+} HzSimdLevel;
+
+/** The level the dispatch tables were filled for (after CPUID and HZ_SIMD). */
+HzSimdLevel hz_simd_level (void);
+/** Whether this CPU can run kernels of `level` (scalar: always). */
+bool hz_simd_supported (HzSimdLevel level);
+/** "scalar", "avx2", "avx512"; "?" for an out-of-range value. */
+const char *hz_simd_level_name (HzSimdLevel level);
+/** The vec_dot kernel of `type` written for exactly `level`, or NULL when the format has no
+ *  kernel at that level, has no vec_dot at all (activation-only formats) or the id is
+ *  unknown. The caller must check hz_simd_supported(level) before calling a non-scalar
+ *  kernel. Used by tests and benchmarks to compare paths. */
+HzVecDotFn hz_quant_vec_dot_at (uint32_t type, HzSimdLevel level);
+
+/** Quantizes `nrows` rows of `n_per_row` floats into `dst` as llama-quantize does without
+ *  an importance matrix (ggml_quantize_chunk(type, ..., imatrix = NULL)): the reference
+ *  quantizer of each row, except where ggml's file quantizer differs (IQ4_NL tries more
+ *  scales). Returns the bytes written, or 0 (nothing written) when the type is unknown,
+ *  needs an importance matrix, or n_per_row is not a multiple of its block size.
+ *  Thread-safe; rows are independent, so callers may split them across threads. */
+size_t hz_quant_quantize_rows (uint32_t type, const float *src, void *dst, int64_t nrows,
+                               int64_t n_per_row);
 
 /** fp16/bf16 <-> f32, bit-exact with ggml (ggml-impl.h). */
 float    hz_fp16_to_fp32 (uint16_t h);

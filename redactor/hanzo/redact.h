@@ -98,6 +98,13 @@ void hz_redactor_set_min_score (HzRedactor *self, float min_score);
 HzRedaction *hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
                                   HzRedactFlags flags, GError **error);
 
+/** Add spans of `type` for every whole-word, ASCII-case-insensitive occurrence of
+ *  `surface` in redaction->text that no span covers yet (an occurrence overlapping a span is
+ *  skipped), keeping the spans sorted and disjoint with their code-point offsets. Used to
+ *  carry names found earlier in a conversation (the gate's vault) into a new message.
+ *  Returns the number of spans added. */
+guint hz_redaction_mark_known (HzRedaction *redaction, const char *surface, HzEntityType type);
+
 /** Free an analysis result (NULL is ignored). */
 void hz_redaction_free (HzRedaction *redaction);
 
@@ -128,6 +135,22 @@ char *hz_scrubber_scrub (HzScrubber *self, const HzRedaction *redaction);
  *  pseudonym it produced), or NULL. The string belongs to the scrubber. This is the
  *  in-memory half of the vault; persisting it is the store's job. */
 const char *hz_scrubber_lookup (HzScrubber *self, const char *replacement);
+
+/** Seed the scrubber with a mapping made earlier (e.g. loaded from the store's vault for this
+ *  conversation), so that `original` (compared case-insensitively, per type) gets
+ *  `replacement` again and new placeholders are numbered after it ("[PERSON_3]" makes the
+ *  next new person "[PERSON_4]"). FALSE (and nothing changes) in mask mode, or when the
+ *  original or the replacement is already mapped. */
+gboolean hz_scrubber_add_mapping (HzScrubber *self, HzEntityType type, const char *original,
+                                  const char *replacement);
+
+/** Callback of hz_scrubber_foreach_mapping(): one original surface and its replacement. */
+typedef void (*HzScrubMappingFunc) (HzEntityType type, const char *original,
+                                    const char *replacement, gpointer user_data);
+
+/** Call `func` for every mapping the scrubber holds (seeded or made by scrubbing), in no
+ *  particular order. The strings are valid during the call only. */
+void hz_scrubber_foreach_mapping (HzScrubber *self, HzScrubMappingFunc func, gpointer user_data);
 
 /** Convenience: analyze `text` with `self` and scrub it with a fresh scrubber in `mode`
  *  (seed 0). Returns NULL with `error` set as hz_redactor_analyze() does. */

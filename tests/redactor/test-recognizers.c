@@ -63,6 +63,40 @@ static const Case cases[] = {
     { { "615 Benedum Drive\nSuite 12\nSpringfield, IL 62704", "STREET_ADDRESS" },
       { "0490 39 07 81", "PHONE" } } },
   { "My zip code is 880", { { "880", "STREET_ADDRESS" } } },
+  /* address blocks with an extra leading house number are reported as components
+   * (fixed miss): number, street, unit, places, postcode */
+  { "ship to 48213 Tammikatu 17\n Apt. 880\n Rovala\n\n Finland 44120",
+    { { "48213", "STREET_ADDRESS" }, { "Tammikatu 17", "STREET_ADDRESS" }, { "Apt. 880", "STREET_ADDRESS" },
+      { "Rovala", "LOCATION" }, { "Finland", "LOCATION" }, { "44120", "STREET_ADDRESS" } } },
+  { "Ola lives at 7120 Brekkeveien 31, Tranby",
+    { { "Ola", "PERSON" }, { "7120", "STREET_ADDRESS" }, { "Brekkeveien 31", "STREET_ADDRESS" },
+      { "Tranby", "LOCATION" } } },
+  /* ... but a unit on the street line, or street + city + country, stay one span */
+  { "Send it to 3301 Lindgata 12 Suite 404 Halden",
+    { { "3301 Lindgata 12 Suite 404 Halden", "STREET_ADDRESS" } } },
+  /* a second name + suffix continues the street; Hungarian numbers keep their dot */
+  { "to 14 Baker Street Dunmore Squares\n Suite 2\n LEEDS\n United Kingdom 40210?",
+    { { "14 Baker Street Dunmore Squares\n Suite 2\n LEEDS\n United Kingdom 40210", "STREET_ADDRESS" } } },
+  { "The shop is at Dózsa u. 41.", { { "Dózsa u. 41.", "STREET_ADDRESS" } } },
+  /* decades are not house numbers */
+  { "see 5 Songs Of The 80s list", { { NULL } } },
+  /* multi-word places are matched before common words are trimmed; titles are not places */
+  { "She moved to New Zealand with Mr. Okonkwo.",
+    { { "New Zealand", "LOCATION" }, { "Okonkwo", "PERSON" } } },
+  { "a letter from Mr. to nobody", { { NULL } } },
+  /* ranks are cues, not part of the name; nationalities and acronyms are not names */
+  { "under Brigadier General Ross G. Hoyt the German ACLU office",
+    { { "Ross G. Hoyt", "PERSON" } } },
+  /* firms named after partners, places after "in", coordinated surnames, speakers */
+  { "Nadia works at Whitfield, Okoro and Brandt in Tromsø.",
+    { { "Nadia", "PERSON" }, { "Tromsø", "LOCATION" } } },
+  { "Is there a better song? Marrero and Murphy were precision engineers.",
+    { { "Marrero", "PERSON" }, { "Murphy", "PERSON" } } },
+  { "Ubul: What a day.\nNicole: Indeed.", { { "Ubul", "PERSON" }, { "Nicole", "PERSON" } } },
+  { "In July the Longhorns met in Grantham.", { { "Grantham", "LOCATION" } } },
+  /* chat text: lower-case given names, no "I'm" in the name */
+  { "wow emma is so funny lol", { { "emma", "PERSON" } } },
+  { "I'm Naomi Ryan, hi", { { "Naomi Ryan", "PERSON" } } },
   /* whole-word context: "public" must not act as the cue "lic", "essn" not as "ssn" */
   { "public 123456789 and essn 123456789", { { NULL } } },
 };

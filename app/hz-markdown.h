@@ -1,0 +1,49 @@
+/* hz-markdown.h — Markdown (CommonMark + GitHub tables, strikethrough, task lists) to
+ * display blocks, with md4c.
+ *
+ * hz_markdown_parse() turns a message into a list of top-level blocks: text blocks
+ * (paragraphs, headings, lists, quotes) as Pango markup, code blocks as raw text with their
+ * language, tables as a grid of Pango-markup cells, and rules. The markup is always valid
+ * (every piece of text is escaped, every tag closed), also for incomplete input such as a
+ * reply that is still streaming in (an unclosed ``` fence is a code block to the end).
+ * LaTeX ($…$, $$…$$) is kept as source, in a monospace span. Pure functions, any thread.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum {
+  HZ_MD_BLOCK_TEXT,   /* markup: Pango markup of a paragraph, heading, list or quote */
+  HZ_MD_BLOCK_CODE,   /* text: the code (no trailing newline); lang: info word or NULL */
+  HZ_MD_BLOCK_TABLE,  /* cells: n_rows x n_columns Pango markup strings, row 0 = header */
+  HZ_MD_BLOCK_RULE,   /* a thematic break (---) */
+} HzMdBlockKind;
+
+/** One top-level block. Free with hz_md_block_free(). */
+typedef struct {
+  HzMdBlockKind kind;
+  char         *markup;     /* TEXT */
+  char         *text;       /* CODE */
+  char         *lang;       /* CODE, may be NULL */
+  guint         n_columns;  /* TABLE */
+  GPtrArray    *cells;      /* TABLE: char*, row-major */
+} HzMdBlock;
+
+void hz_md_block_free (HzMdBlock *block);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzMdBlock, hz_md_block_free)
+
+/** Whether two blocks would display the same. */
+gboolean hz_md_block_equal (const HzMdBlock *a, const HzMdBlock *b);
+
+/**
+ * hz_markdown_parse:
+ * @text: UTF-8 Markdown
+ * @len: length in bytes, or -1 when NUL-terminated
+ *
+ * Returns: (transfer full) (element-type HzMdBlock): the top-level blocks, in order
+ */
+GPtrArray *hz_markdown_parse (const char *text, gssize len);
+
+G_END_DECLS

@@ -1,0 +1,108 @@
+/* hz-window-private.h — HzWindow's instance struct and the functions that hz-window.c
+ * (the chat: messages, sending, alternatives, model, layout) and hz-window-sidebar.c (the
+ * conversation list: search, rename, pin, delete with undo, export, system prompt) share.
+ * Not for use outside these two files. Main thread only.
+ */
+#pragma once
+
+#include "hz-window.h"
+#include "hz-conversation-item.h"
+#include "hz-message-item.h"
+
+G_BEGIN_DECLS
+
+typedef enum { MODEL_NONE, MODEL_LOADING, MODEL_READY, MODEL_FAILED } ModelState;
+
+struct _HzWindow {
+  AdwApplicationWindow parent_instance;
+
+  /* template: sidebar */
+  GtkWidget         *sidebar_pane;
+  GtkWidget         *sidebar_header;
+  GtkListView       *conversation_list;
+  GtkListView       *search_list;
+  GtkSearchBar      *search_bar;
+  GtkSearchEntry    *search_entry;
+  GtkToggleButton   *search_button;
+  GtkStack          *sidebar_stack;
+  /* template: chat */
+  GtkWidget         *chat_pane;
+  GtkWidget         *chat_header;
+  GtkWidget         *back_button;
+  GtkWidget         *conversation_menu_button;
+  GtkListView       *message_list;
+  GtkScrolledWindow *message_scroller;
+  GtkTextView       *composer;
+  GtkWidget         *composer_placeholder;
+  GtkStack          *content_stack;
+  GtkStack          *action_stack;
+  AdwStatusPage     *status_page;
+  GtkWidget         *status_spinner;
+  GtkWidget         *status_open_button;
+  AdwWindowTitle    *window_title;
+  AdwToastOverlay   *toast_overlay;
+  GtkRevealer       *edit_revealer;
+
+  GtkWidget         *layout;          /* AdwLeaflet or AdwNavigationSplitView */
+
+  /* app objects (owned by the application) */
+  HzApplication  *app;
+  HzStore        *store;
+  HzEngineWorker *worker;
+  GSettings      *settings;
+  gulong          worker_handlers[7];
+
+  /* sidebar */
+  GListStore         *conversations;   /* HzConversationItem */
+  GtkSingleSelection *conversation_selection;
+  GListStore         *search_results;  /* HzConversationItem with a snippet */
+  guint               search_serial;
+  GSimpleActionGroup *conv_actions;    /* "conv": acts on the shown conversation */
+  GPtrArray          *pending_deletes; /* PendingDelete*, waiting for their undo toast */
+  struct _SearchConn *search_conn;     /* the search thread's own store connection */
+  gboolean            syncing_selection;
+
+  /* the shown conversation */
+  gint64      conversation_id;       /* 0 = a new chat (not stored yet) */
+  char       *system_prompt;         /* of the shown conversation (or the new chat) */
+  GListStore *messages;              /* HzMessageItem: the shown branch */
+  GHashTable *nodes;                 /* gint64* id -> HzMessageItem: every version */
+  GHashTable *children;              /* gint64* parent id -> GPtrArray of HzMessageItem */
+  GHashTable *choices;               /* gint64* parent id -> gint64* chosen child id */
+  gint64      next_local_id;         /* ids of messages kept in memory only (< 0) */
+  gint64      edit_message_id;       /* user message being edited, 0 = none */
+  gboolean    stick_to_bottom;
+
+  ModelState model_state;
+  char      *model_error;
+
+  /* the reply being generated */
+  guint          request_id;      /* 0 = none */
+  HzMessageItem *reply_item;
+  gint64         reply_message_id;
+  gboolean       reply_dirty;     /* text not yet saved */
+  guint          save_timeout_id;
+};
+
+/* hz-window.c */
+void     hz_window_report_store_error (HzWindow *self, GError *error);
+void     hz_window_update_state (HzWindow *self);
+void     hz_window_show_conversation (HzWindow *self, gint64 conversation_id);
+void     hz_window_start_new_chat (HzWindow *self);
+void     hz_window_reveal_message (HzWindow *self, gint64 message_id);
+void     hz_window_show_chat_pane (HzWindow *self);
+gboolean hz_window_generating (HzWindow *self);
+
+/* hz-window-sidebar.c */
+void     hz_window_sidebar_class_init (GtkWidgetClass *widget_class);
+void     hz_window_sidebar_init (HzWindow *self);
+void     hz_window_sidebar_attach (HzWindow *self);
+void     hz_window_sidebar_dispose (HzWindow *self);
+void     hz_window_load_conversations (HzWindow *self);
+HzConversationItem *hz_window_find_conversation (HzWindow *self, gint64 id, guint *position);
+void     hz_window_add_conversation (HzWindow *self, HzConversationItem *item);
+void     hz_window_bump_conversation (HzWindow *self, gint64 id);
+void     hz_window_select_conversation_silently (HzWindow *self, guint position);
+void     hz_window_sync_conversation_actions (HzWindow *self);
+
+G_END_DECLS

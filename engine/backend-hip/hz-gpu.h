@@ -1,0 +1,79 @@
+/* engine/backend-hip/hz-gpu.h — host side of the GPU backend (issue 4), plain C over the
+ * device library's C ABI (kernels/hzk.h). One HzGpu per device: a stream, the activation
+ * scratch, and the dispatch table generated from engine/quant/formats.def (no switch on
+ * formats here: every per-format decision is a lookup in hzk_ops()).
+ *
+ * Weight tensors: hz_gpu_tensor_upload() takes a ggml-layout tensor (n_rows rows of K
+ * elements, row-major, hz_quant_row_size(type, K) bytes per row) and keeps it on the
+ * device in the split-block layout of kernels/qdec.h (same byte count). A format without a
+ * device decoder yet is converted on the host (the CPU table's to_float, then fp16) and
+ * kept as F16: hz_gpu_tensor_device_type() tells which.
+ *
+ * Threads: an HzGpu is used by one thread at a time (its stream orders all work).
+ * Errors: GError in HZ_GPU_ERROR; messages carry the runtime's error string.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+
+G_BEGIN_DECLS
+
+#define HZ_GPU_ERROR (hz_gpu_error_quark ())
+GQuark hz_gpu_error_quark (void);
+typedef enum {
+  HZ_GPU_ERROR_NO_DEVICE,      /* no runtime, no device, or the device index is out of range */
+  HZ_GPU_ERROR_RUNTIME,        /* a runtime call failed (message: the runtime's string) */
+  HZ_GPU_ERROR_UNSUPPORTED,    /* type unknown, or K not a multiple of the block size */
+  HZ_GPU_ERROR_INVALID,        /* bad argument */
+} HzGpuError;
+
+typedef struct HzGpu HzGpu;
+typedef struct HzGpuTensor HzGpuTensor;
+
+/** Open device `device` (0 = first). NULL with HZ_GPU_ERROR_NO_DEVICE and the reason
+ *  (e.g. "no CUDA-capable device is detected") when there is none: callers fall back to
+ *  the CPU backend and show the message. */
+HzGpu *hz_gpu_open (int device, GError **error);
+void hz_gpu_close (HzGpu *gpu);
+/** "NVIDIA H200 (cuda, 140.4 GB, 132 SMs, L2 60 MB)". */
+const char *hz_gpu_describe (const HzGpu *gpu);
+/** Bytes of the device's last-level cache (benchmarks rotate buffers larger than it). */
+size_t hz_gpu_l2_bytes (const HzGpu *gpu);
+
+/* device buffers (async on the HzGpu's stream unless noted) */
+void *hz_gpu_alloc (HzGpu *gpu, size_t bytes, GError **error);
+void hz_gpu_free (HzGpu *gpu, void *dev);
+gboolean hz_gpu_upload (HzGpu *gpu, void *dev, const void *host, size_t bytes, GError **error);
+/** Synchronous: returns when host holds the data. */
+gboolean hz_gpu_download (HzGpu *gpu, void *host, const void *dev, size_t bytes, GError **error);
+gboolean hz_gpu_sync (HzGpu *gpu, GError **error);
+
+/** Upload a ggml-layout weight tensor (see above). Synchronous. */
+HzGpuTensor *hz_gpu_tensor_upload (HzGpu *gpu, uint32_t type, int64_t n_rows, int64_t k,
+                                   const void *data, GError **error);
+void hz_gpu_tensor_free (HzGpuTensor *t);
+/** The type the device copy is in: `type`, or HZ_TYPE_F16 for the host fallback. */
+uint32_t hz_gpu_tensor_device_type (const HzGpuTensor *t);
+/** Bytes a matvec reads from the device copy (its size in ggml layout, i.e.
+ *  n_rows · row size of the device type). */
+size_t hz_gpu_tensor_bytes (const HzGpuTensor *t);
+
+/** y[c][r] = Σ_k W[r][k]·x[c][k] for c < batch: x_dev [batch][K] fp32, y_dev
+ *  [batch][n_rows] fp32, both device pointers. Integer formats quantize x to int8 per 32
+ *  elements first (hzk_quantize_act); batches above 8 run in chunks of 8. Asynchronous. */
+gboolean hz_gpu_matvec (HzGpu *gpu, const HzGpuTensor *w, const float *x_dev, float *y_dev,
+                        int batch, GError **error);
+
+/* ---- benchmarks (tools/bench-gpu.sh) ---------------------------------------------- */
+/** Device-to-device copy bandwidth, GB/s counted as 2·bytes (read + write) per copy,
+ *  best of `reps` copies of a `bytes` buffer. */
+gboolean hz_gpu_bench_copy (HzGpu *gpu, size_t bytes, int reps, double *gbps, GError **error);
+/** Seconds per matvec: `reps` matvecs cycling through the n tensors `w` (same shape and
+ *  type; rotate more bytes than the L2 so every call reads DRAM), captured in one graph
+ *  and replayed; the activation quantization is included iff with_act. */
+gboolean hz_gpu_bench_matvec (HzGpu *gpu, HzGpuTensor *const *w, int n, const float *x_dev,
+                              float *y_dev, int batch, int reps, gboolean with_act,
+                              double *seconds, GError **error);
+
+G_END_DECLS

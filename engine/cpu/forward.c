@@ -1,0 +1,279 @@
+/* engine/cpu/forward.c — llama-family forward pass on the CPU (see forward.h). */
+#include "cpu/forward.h"
+
+#include <math.h>
+#include <string.h>
+#include "cpu/attention.h"
+#include "cpu/matmul.h"
+#include "cpu/ops.h"
+#include "hanzo/engine.h"
+
+struct _HzCpuForward {
+  const HzLlm  *llm;
+  guint         n_ctx, n_batch, n_threads;
+  HzThreadPool *pool;        /* NULL when single-threaded */
+  HzCpuMatmul  *mm;
+  HzRope        rope;
+
+  float *k_cache, *v_cache;  /* K: [n_layer][kv_dim_k][n_ctx]; V: [n_layer][n_ctx][kv_dim_v] */
+  int64_t kv_dim_k, kv_dim_v;
+
+  /* scratch, [n_batch][...] */
+  float *x, *h, *q, *k, *v, *att, *tmp, *gate, *up, *rope_cs;
+  float *scores;             /* [pool threads][n_ctx] */
+};
+
+static float *
+alloc_floats (gsize n_rows, gsize n_cols, GError **error)
+{
+  if (n_rows != 0 && n_cols > G_MAXSIZE / sizeof (float) / n_rows)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "buffer of %" G_GSIZE_FORMAT " x %" G_GSIZE_FORMAT " floats is too large",
+                   n_rows, n_cols);
+      return NULL;
+    }
+  float *p = g_try_malloc0 (n_rows * n_cols * sizeof (float));
+  if (p == NULL && n_rows * n_cols > 0)
+    g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                 "out of memory allocating %" G_GSIZE_FORMAT " MiB",
+                 n_rows * n_cols * sizeof (float) >> 20);
+  return p;
+}
+
+HzCpuForward *
+hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch, guint n_threads,
+                    GError **error)
+{
+  const HzHparams *hp = &llm->hp;
+
+  if (n_ctx == 0 || n_batch == 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "context size and batch size must be positive");
+      return NULL;
+    }
+  g_autoptr (HzCpuForward) f = g_new0 (HzCpuForward, 1);
+  f->llm = llm;
+  f->n_ctx = n_ctx;
+  f->n_batch = n_batch = MIN (n_batch, n_ctx);
+  if (n_threads == 0)
+    n_threads = g_get_num_processors ();
+  f->n_threads = n_threads;
+  f->pool = n_threads > 1 ? hz_threadpool_new (n_threads) : NULL;
+  f->mm = hz_cpu_matmul_new (f->pool, n_threads);
+  hz_cpu_rope_init (&f->rope, hp, llm->rope_freqs);
+
+  f->kv_dim_k = (int64_t) hp->n_head_kv * hp->head_dim_k;
+  f->kv_dim_v = (int64_t) hp->n_head_kv * hp->head_dim_v;
+  const gsize kv_rows = (gsize) hp->n_layer * n_ctx;
+  const int64_t dq = (int64_t) hp->n_head * hp->head_dim_k;
+  const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v;
+  if (!(f->k_cache = alloc_floats (kv_rows, f->kv_dim_k, error)) ||
+      !(f->v_cache = alloc_floats (kv_rows, f->kv_dim_v, error)) ||
+      !(f->x = alloc_floats (n_batch, hp->n_embd, error)) ||
+      !(f->h = alloc_floats (n_batch, hp->n_embd, error)) ||
+      !(f->tmp = alloc_floats (n_batch, hp->n_embd, error)) ||
+      !(f->q = alloc_floats (n_batch, dq, error)) ||
+      !(f->k = alloc_floats (n_batch, f->kv_dim_k, error)) ||
+      !(f->v = alloc_floats (n_batch, f->kv_dim_v, error)) ||
+      !(f->att = alloc_floats (n_batch, dov, error)) ||
+      !(f->gate = alloc_floats (n_batch, hp->n_ff, error)) ||
+      !(f->up = alloc_floats (n_batch, hp->n_ff, error)) ||
+      !(f->rope_cs = alloc_floats (n_batch, hp->n_rot, error)) ||
+      !(f->scores = alloc_floats (MAX (n_threads, 1), n_ctx, error)))
+    return NULL;
+  return g_steal_pointer (&f);
+}
+
+void
+hz_cpu_forward_free (HzCpuForward *f)
+{
+  if (f == NULL)
+    return;
+  hz_cpu_matmul_free (f->mm);
+  hz_threadpool_free (f->pool);
+  g_free (f->k_cache);
+  g_free (f->v_cache);
+  g_free (f->x);
+  g_free (f->h);
+  g_free (f->tmp);
+  g_free (f->q);
+  g_free (f->k);
+  g_free (f->v);
+  g_free (f->att);
+  g_free (f->gate);
+  g_free (f->up);
+  g_free (f->rope_cs);
+  g_free (f->scores);
+  g_free (f);
+}
+
+void
+hz_cpu_forward_set_threads (HzCpuForward *f, guint n_threads)
+{
+  guint max = f->pool ? hz_threadpool_n_threads (f->pool) : 1;
+  f->n_threads = CLAMP (n_threads, 1, max);
+  hz_cpu_matmul_free (f->mm);
+  f->mm = hz_cpu_matmul_new (f->pool, f->n_threads);
+}
+
+guint
+hz_cpu_forward_get_threads (HzCpuForward *f)
+{
+  return f->pool ? f->n_threads : 1;
+}
+
+/* ---------------------------------------------------------------- attention */
+
+typedef struct {
+  HzCpuForward *f;
+  int           il;
+  guint         n, pos0;
+} AttnJob;
+
+/* One (token, head) pair per task; tasks are dealt round-robin so that the cost, which
+ * grows with the position (causal mask), is balanced between threads. */
+static void
+attn_worker (guint ith, guint nth, gpointer data)
+{
+  const AttnJob *job = data;
+  HzCpuForward *f = job->f;
+  const HzHparams *hp = &f->llm->hp;
+  const int hdk = hp->head_dim_k, hdv = hp->head_dim_v;
+  const int group = hp->n_head / hp->n_head_kv;
+  const int64_t dq = (int64_t) hp->n_head * hdk, dov = (int64_t) hp->n_head * hdv;
+  const float *kc = f->k_cache + (int64_t) job->il * f->n_ctx * f->kv_dim_k;
+  const float *vc = f->v_cache + (int64_t) job->il * f->n_ctx * f->kv_dim_v;
+  const float scale = 1.0f / sqrtf ((float) hdk);
+  float *scores = f->scores + (int64_t) ith * f->n_ctx;
+  const int64_t n_tasks = (int64_t) job->n * hp->n_head;
+
+  for (int64_t task = ith; task < n_tasks; task += nth)
+    {
+      const int64_t t = task / hp->n_head;
+      const int h = (int) (task % hp->n_head);
+      const int kvh = h / group;
+      const int64_t n_kv = job->pos0 + t + 1;   /* causal: positions 0..pos0+t */
+      const float *qh = f->q + t * dq + (int64_t) h * hdk;
+      float *out = f->att + t * dov + (int64_t) h * hdv;
+
+      hz_cpu_attn_head (qh, kc + (int64_t) kvh * hdk * f->n_ctx, f->n_ctx,
+                        vc + (int64_t) kvh * hdv, f->kv_dim_v, n_kv, hdk, hdv, scale, scores, out);
+    }
+}
+
+static void
+attention (HzCpuForward *f, int il, guint n, guint pos0)
+{
+  const HzHparams *hp = &f->llm->hp;
+  AttnJob job = { f, il, n, pos0 };
+  const double work = (double) n * hp->n_head * (pos0 + n / 2.0 + 1) *
+                      (hp->head_dim_k + hp->head_dim_v);
+  guint nth = f->pool ? hz_cpu_threads_for_work (work, f->n_threads) : 1;
+
+  if (nth == 1)
+    attn_worker (0, 1, &job);
+  else
+    hz_threadpool_run (f->pool, nth, attn_worker, &job);
+}
+
+/* ------------------------------------------------------------------ forward */
+
+static void
+layer_forward (HzCpuForward *f, int il, guint n, guint pos0)
+{
+  const HzHparams *hp = &f->llm->hp;
+  const HzLayer *L = &f->llm->layers[il];
+  const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k;
+  const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v;
+
+  /* attention block */
+  for (guint t = 0; t < n; t++)
+    hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, L->attn_norm, d, hp->norm_eps);
+  const HzMatmulOut qkv[3] = {
+    { &L->wq, f->q, L->bq }, { &L->wk, f->k, L->bk }, { &L->wv, f->v, L->bv },
+  };
+  hz_cpu_matmul (f->mm, f->h, n, d, qkv, 3);
+
+  for (guint t = 0; t < n; t++)
+    {
+      float *qt = f->q + t * dq, *kt = f->k + t * f->kv_dim_k;
+      const float *cs = f->rope_cs + (int64_t) t * hp->n_rot;
+      if (L->q_norm)
+        for (int hh = 0; hh < hp->n_head; hh++)
+          hz_cpu_rms_norm (qt + (int64_t) hh * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->norm_eps);
+      if (L->k_norm)
+        for (int hh = 0; hh < hp->n_head_kv; hh++)
+          hz_cpu_rms_norm (kt + (int64_t) hh * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->norm_eps);
+      hz_cpu_rope_apply (&f->rope, cs, qt, hp->n_head, hp->head_dim_k);
+      hz_cpu_rope_apply (&f->rope, cs, kt, hp->n_head_kv, hp->head_dim_k);
+    }
+
+  /* append to the cache: K transposed per head ([kv_dim_k][n_ctx]), V by position */
+  float *kc = f->k_cache + (int64_t) il * f->n_ctx * f->kv_dim_k;
+  for (guint t = 0; t < n; t++)
+    for (int64_t e = 0; e < f->kv_dim_k; e++)
+      kc[e * f->n_ctx + pos0 + t] = f->k[t * f->kv_dim_k + e];
+  float *vc = f->v_cache + ((int64_t) il * f->n_ctx + pos0) * f->kv_dim_v;
+  memcpy (vc, f->v, (gsize) n * f->kv_dim_v * sizeof (float));
+
+  attention (f, il, n, pos0);
+
+  const HzMatmulOut o[1] = { { &L->wo, f->tmp, L->bo } };
+  hz_cpu_matmul (f->mm, f->att, n, dov, o, 1);
+  hz_cpu_add_f32 (f->x, f->tmp, (int64_t) n * d);
+
+  /* feed-forward block */
+  for (guint t = 0; t < n; t++)
+    hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, L->ffn_norm, d, hp->norm_eps);
+  const HzMatmulOut gu[2] = { { &L->w_gate, f->gate, NULL }, { &L->w_up, f->up, NULL } };
+  hz_cpu_matmul (f->mm, f->h, n, d, gu, 2);
+  hz_cpu_swiglu (f->gate, f->up, (int64_t) n * hp->n_ff);
+  const HzMatmulOut down[1] = { { &L->w_down, f->tmp, NULL } };
+  hz_cpu_matmul (f->mm, f->gate, n, hp->n_ff, down, 1);
+  hz_cpu_add_f32 (f->x, f->tmp, (int64_t) n * d);
+}
+
+gboolean
+hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0,
+                     gboolean all_logits, float *logits, GError **error)
+{
+  const HzLlm *llm = f->llm;
+  const HzHparams *hp = &llm->hp;
+  const int64_t d = hp->n_embd;
+
+  if (n == 0 || n > f->n_batch || pos0 > f->n_ctx || n > f->n_ctx - pos0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "cannot evaluate %u tokens at position %u (batch %u, context %u)",
+                   n, pos0, f->n_batch, f->n_ctx);
+      return FALSE;
+    }
+  for (guint t = 0; t < n; t++)
+    if (tokens[t] < 0 || tokens[t] >= hp->n_vocab)
+      {
+        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                     "token id %d is outside the vocabulary [0, %d)", tokens[t], hp->n_vocab);
+        return FALSE;
+      }
+
+  /* embeddings and RoPE tables of this batch */
+  for (guint t = 0; t < n; t++)
+    {
+      const HzMatrix *e = &llm->tok_embd;
+      e->qt->to_float ((const guint8 *) e->data + (gsize) tokens[t] * e->row_bytes, f->x + t * d, d);
+      hz_cpu_rope_cache (&f->rope, pos0 + t, f->rope_cs + (int64_t) t * hp->n_rot);
+    }
+
+  for (int il = 0; il < hp->n_layer; il++)
+    layer_forward (f, il, n, pos0);
+
+  /* final norm and logits for the rows asked for */
+  const guint first = all_logits ? 0 : n - 1;
+  for (guint t = first; t < n; t++)
+    hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, llm->output_norm, d, hp->norm_eps);
+  const HzMatmulOut out[1] = { { &llm->output, logits, NULL } };
+  hz_cpu_matmul (f->mm, f->h + first * d, n - first, d, out, 1);
+  return TRUE;
+}

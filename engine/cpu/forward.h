@@ -1,0 +1,54 @@
+/* engine/cpu/forward.h — llama-family forward pass on the CPU (llama, qwen2, qwen3).
+ *
+ * Per block (llama.cpp's build_llama / build_qwen2 / build_qwen3 graphs):
+ *   h  = rms_norm(x) * attn_norm
+ *   q,k,v = h Wq^T (+bq), h Wk^T (+bk), h Wv^T (+bv)
+ *   qwen3: q,k = per-head rms_norm(q) * q_norm, rms_norm(k) * k_norm
+ *   q,k = rope(q, pos), rope(k, pos)            (NORM or NEOX pairing)
+ *   K/V cache[pos] = k, v
+ *   a_h = softmax(q_h . K_{g(h)}^T / sqrt(head_dim_k), causal) V_{g(h)}  (GQA: g(h) = h /
+ *         (n_head / n_head_kv))
+ *   x += a Wo^T (+bo)
+ *   h  = rms_norm(x) * ffn_norm
+ *   x += (silu(h Wgate^T) * (h Wup^T)) Wdown^T
+ * then logits = (rms_norm(x) * output_norm) Wout^T for the rows that need them.
+ *
+ * KV cache: contiguous float32, [n_layer][n_ctx][n_head_kv * head_dim] for K and for V.
+ * All buffers are allocated at creation (sized for n_batch tokens); a forward pass
+ * allocates nothing.
+ *
+ * Thread safety: one HzCpuForward per context, used by one thread at a time.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "model.h"
+#include "threadpool.h"
+
+G_BEGIN_DECLS
+
+typedef struct _HzCpuForward HzCpuForward;
+
+/** Allocate the KV cache for n_ctx tokens and scratch for n_batch tokens per pass, with a
+ *  pool of n_threads threads (1: no worker threads). `llm` must outlive it.
+ *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT when the sizes are zero or the cache would
+ *  not fit in the address space. */
+HzCpuForward *hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch,
+                                  guint n_threads, GError **error);
+void          hz_cpu_forward_free (HzCpuForward *f);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzCpuForward, hz_cpu_forward_free)
+
+/** Threads used for compute (at most the pool size). */
+void  hz_cpu_forward_set_threads (HzCpuForward *f, guint n_threads);
+guint hz_cpu_forward_get_threads (HzCpuForward *f);
+
+/** Evaluate n (1..n_batch) tokens at positions pos0..pos0+n-1 (pos0 + n <= n_ctx; the
+ *  cache must hold positions < pos0). Writes float32 logits [n_vocab] of every row
+ *  (all_logits: logits[i * n_vocab], i < n) or of the last row only (logits[0..n_vocab)).
+ *  Token ids must be in [0, n_vocab): checked, HZ_ENGINE_ERROR_INVALID_ARGUMENT otherwise
+ *  (nothing is written to the cache then). */
+gboolean hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0,
+                              gboolean all_logits, float *logits, GError **error);
+
+G_END_DECLS

@@ -1,0 +1,184 @@
+/* engine/cpu/matmul.c — quant-agnostic batched matmul over the format table (matmul.h). */
+#include "cpu/matmul.h"
+
+#include <string.h>
+
+#define HZ_MATMUL_MAX_OUTS 4
+/* Weight rows per tile: the tile stays in L1 while every activation row streams past it,
+ * so each weight byte is read from memory once per batch. */
+#define HZ_ROW_BLOCK 16
+
+struct _HzCpuMatmul {
+  HzThreadPool *pool;
+  guint         n_threads;
+  guint8       *qbuf;       /* converted activations, grown on demand (never per token) */
+  size_t        qbuf_size;
+};
+
+typedef struct {
+  const float       *x;
+  int64_t            n_tok, n_in;
+  const HzMatmulOut *outs;
+  int                n_outs;
+  const void        *act[HZ_MATMUL_MAX_OUTS];     /* per output: activation rows */
+  size_t             act_stride[HZ_MATMUL_MAX_OUTS];
+  int                n_conv;                      /* distinct formats to convert to */
+  const HzQuantTraits *conv_qt[HZ_MATMUL_MAX_OUTS];
+  guint8            *conv_buf[HZ_MATMUL_MAX_OUTS];
+  size_t             conv_stride[HZ_MATMUL_MAX_OUTS];
+  int64_t            total_rows;
+  HzThreadPool      *pool;
+} MatmulJob;
+
+HzCpuMatmul *
+hz_cpu_matmul_new (HzThreadPool *pool, guint n_threads)
+{
+  HzCpuMatmul *mm = g_new0 (HzCpuMatmul, 1);
+  mm->pool = pool;
+  mm->n_threads = pool ? CLAMP (n_threads, 1, hz_threadpool_n_threads (pool)) : 1;
+  return mm;
+}
+
+void
+hz_cpu_matmul_free (HzCpuMatmul *mm)
+{
+  if (mm == NULL)
+    return;
+  g_free (mm->qbuf);
+  g_free (mm);
+}
+
+guint
+hz_cpu_threads_for_work (double work, guint max_threads)
+{
+  double n = work / HZ_CPU_MIN_WORK_PER_THREAD;
+  if (n < 2.0)
+    return 1;
+  return (guint) MIN ((double) max_threads, n);
+}
+
+static void
+compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
+{
+  const HzMatmulOut *o = &job->outs[k];
+  const HzMatrix *w = o->w;
+  const HzVecDotFn vec_dot = w->qt->vec_dot;
+  const guint8 *wdata = w->data;
+  const guint8 *act = job->act[k];
+  const size_t astride = job->act_stride[k];
+  const int n_in = (int) job->n_in;
+
+  for (int64_t rb = r0; rb < r1; rb += HZ_ROW_BLOCK)
+    {
+      const int64_t re = MIN (rb + HZ_ROW_BLOCK, r1);
+      for (int64_t t = 0; t < job->n_tok; t++)
+        {
+          const void *xa = act + t * astride;
+          float *y = o->y + t * w->n_out;
+          for (int64_t r = rb; r < re; r++)
+            vec_dot (n_in, &y[r], wdata + r * w->row_bytes, xa);
+        }
+    }
+  if (o->bias)
+    for (int64_t t = 0; t < job->n_tok; t++)
+      {
+        float *y = o->y + t * w->n_out;
+        for (int64_t r = r0; r < r1; r++)
+          y[r] += o->bias[r];
+      }
+}
+
+static void
+matmul_worker (guint ith, guint nth, gpointer data)
+{
+  MatmulJob *job = data;
+
+  /* phase 1: convert the activations, rows split across threads */
+  if (job->n_conv > 0)
+    {
+      const int64_t t0 = job->n_tok * ith / nth, t1 = job->n_tok * (ith + 1) / nth;
+      for (int c = 0; c < job->n_conv; c++)
+        for (int64_t t = t0; t < t1; t++)
+          job->conv_qt[c]->from_float (job->x + t * job->n_in,
+                                       job->conv_buf[c] + t * job->conv_stride[c], job->n_in);
+      if (nth > 1)
+        hz_threadpool_barrier (job->pool);
+    }
+
+  /* phase 2: this thread's share of the concatenated output rows */
+  const int64_t g0 = job->total_rows * ith / nth, g1 = job->total_rows * (ith + 1) / nth;
+  int64_t base = 0;
+  for (int k = 0; k < job->n_outs; k++)
+    {
+      const int64_t n = job->outs[k].w->n_out;
+      const int64_t r0 = MAX (g0, base) - base, r1 = MIN (g1, base + n) - base;
+      if (r0 < r1)
+        compute_rows (job, k, r0, r1);
+      base += n;
+    }
+}
+
+void
+hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
+               const HzMatmulOut *outs, int n_outs)
+{
+  MatmulJob job = { .x = x, .n_tok = n_tok, .n_in = n_in, .outs = outs, .n_outs = n_outs,
+                    .pool = mm->pool };
+  size_t need = 0;
+  double work = 0;
+
+  g_assert (n_outs > 0 && n_outs <= HZ_MATMUL_MAX_OUTS);
+  /* plan the activation formats: F32 is used in place, others converted once each */
+  for (int k = 0; k < n_outs; k++)
+    {
+      const HzMatrix *w = outs[k].w;
+      g_assert (w->n_in == n_in);
+      const HzQuantTraits *vt = hz_quant_traits (w->qt->vec_dot_type);
+      job.total_rows += w->n_out;
+      work += (double) w->n_out * n_in * n_tok;
+      if (vt->type == HZ_TYPE_F32)
+        {
+          job.act[k] = x;
+          job.act_stride[k] = n_in * sizeof (float);
+          continue;
+        }
+      int c;
+      for (c = 0; c < job.n_conv; c++)
+        if (job.conv_qt[c] == vt)
+          break;
+      if (c == job.n_conv)
+        {
+          job.conv_qt[c] = vt;
+          job.conv_stride[c] = hz_quant_row_size (vt->type, n_in);
+          need += job.conv_stride[c] * n_tok;
+          job.n_conv++;
+        }
+      job.act_stride[k] = job.conv_stride[c];
+    }
+  if (need > mm->qbuf_size)
+    {
+      g_free (mm->qbuf);
+      mm->qbuf = g_malloc (need);
+      mm->qbuf_size = need;
+    }
+  size_t off = 0;
+  for (int c = 0; c < job.n_conv; c++)
+    {
+      job.conv_buf[c] = mm->qbuf + off;
+      off += job.conv_stride[c] * n_tok;
+    }
+  for (int k = 0; k < n_outs; k++)
+    if (job.act[k] == NULL)
+      {
+        const HzQuantTraits *vt = hz_quant_traits (outs[k].w->qt->vec_dot_type);
+        for (int c = 0; c < job.n_conv; c++)
+          if (job.conv_qt[c] == vt)
+            job.act[k] = job.conv_buf[c];
+      }
+
+  guint nth = mm->pool ? hz_cpu_threads_for_work (work, mm->n_threads) : 1;
+  if (nth == 1)
+    matmul_worker (0, 1, &job);
+  else
+    hz_threadpool_run (mm->pool, nth, matmul_worker, &job);
+}

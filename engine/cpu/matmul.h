@@ -1,0 +1,53 @@
+/* engine/cpu/matmul.h — quant-agnostic matrix multiplication on the CPU.
+ *
+ * y[t][o] = sum_i W[o][i] * x[t][i] (+ bias[o]) for a batch of n_tok activation rows, for
+ * weights W in any format of the quant table. Method (as ggml's CPU mul_mat): the float
+ * activations are converted once per call to the weight format's vec_dot_type with the
+ * table's from_float (e.g. Q8_0 for Q4_0/Q8_0 weights; F32 stays as is), then every output
+ * element is one table vec_dot of a weight row against an activation row. Several matrices
+ * that read the same input (q/k/v, gate/up) are computed in one call, sharing the converted
+ * activations and one parallel region. Loops are tiled so each weight row block is read
+ * from memory once per batch.
+ *
+ * Threading: work below a threshold runs on the calling thread (waking workers costs more
+ * than a tiny matmul); above it, rows are split across the pool's threads.
+ * Thread safety: an HzCpuMatmul is used by one thread at a time (it owns scratch memory).
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "model.h"
+#include "threadpool.h"
+
+G_BEGIN_DECLS
+
+/** One output of hz_cpu_matmul: y [n_tok][w->n_out] = x W^T (+ bias [w->n_out]). */
+typedef struct {
+  const HzMatrix *w;
+  float          *y;
+  const float    *bias;   /* nullable */
+} HzMatmulOut;
+
+typedef struct _HzCpuMatmul HzCpuMatmul;
+
+/** Scratch and threading state for matmuls. `pool` (borrowed, may be NULL = single thread)
+ *  must outlive it; `n_threads` caps the threads used per call. */
+HzCpuMatmul *hz_cpu_matmul_new (HzThreadPool *pool, guint n_threads);
+void         hz_cpu_matmul_free (HzCpuMatmul *mm);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzCpuMatmul, hz_cpu_matmul_free)
+
+/** Compute every output in `outs` (n_outs <= 4, all with w->n_in == n_in) from the same
+ *  input x [n_tok][n_in] (float32, contiguous). Outputs must not alias x or each other.
+ *  Shapes are validated at model load (model.c); here they are only asserted. */
+void hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
+                    const HzMatmulOut *outs, int n_outs);
+
+/** Threads that a job of `work` multiply-adds should use given `max_threads`: 1 below the
+ *  threshold HZ_CPU_MIN_WORK_PER_THREAD, then one more thread per threshold's worth. */
+guint hz_cpu_threads_for_work (double work, guint max_threads);
+
+/** Multiply-adds per thread below which adding a thread does not pay off. */
+#define HZ_CPU_MIN_WORK_PER_THREAD 65536.0
+
+G_END_DECLS

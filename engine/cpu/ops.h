@@ -1,0 +1,78 @@
+/* engine/cpu/ops.h — element-wise and row-wise float32 kernels of the CPU backend.
+ *
+ * Formulas follow ggml's CPU ops (ggml/src/ggml-cpu/ops.cpp and vec.h of llama.cpp
+ * c392e509) so that results agree with llama.cpp within float rounding:
+ *   rms_norm: y = x * (1 / sqrtf(mean(x^2) + eps)), the sum of squares in double;
+ *   softmax:  max-subtracted exp, then multiplied by 1/sum;
+ *   silu:     x / (1 + exp(-x));
+ *   exp is a vectorisable polynomial (relative error < 2e-7, like ggml's SIMD
+ *   ggml_v_expf), not libm's expf;
+ *   rope:     ggml_rope_ext with YaRN (rope_yarn), theta_p,i = p * base^(-2i/n_rot) / ff_i.
+ * All pointers are float32, contiguous; no aliasing unless stated. Pure functions of their
+ * arguments: thread-safe.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "model.h"
+
+G_BEGIN_DECLS
+
+/* Hot loops are compiled twice on x86-64 — for x86-64-v3 (AVX2, FMA) and the baseline —
+ * and the loader picks one at run time (GCC/Clang function multi-versioning, ifunc). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define HZ_CPU_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
+#else
+#define HZ_CPU_CLONES
+#endif
+
+/** dot(a, b) over n floats (vectorised; summation order differs from a serial loop). */
+float hz_cpu_dot_f32 (const float *a, const float *b, int64_t n);
+
+/** y[i] += a * x[i]. */
+void  hz_cpu_axpy_f32 (float *y, float a, const float *x, int64_t n);
+
+/** y[i] += x[i] (y and x may not overlap). */
+void  hz_cpu_add_f32 (float *y, const float *x, int64_t n);
+
+/** In place: x = (x * 1/sqrt(mean(x^2) + eps)) * w, for one row of n floats (w may be
+ *  NULL: no weight). */
+void  hz_cpu_rms_norm (float *x, const float *w, int64_t n, float eps);
+
+/** y = rms_norm(x) * w (out of place, one row). */
+void  hz_cpu_rms_norm_to (float *y, const float *x, const float *w, int64_t n, float eps);
+
+/** In place over n floats: scale, optional additive mask of -inf beyond `n_valid` (only
+ *  x[0..n_valid) are used; the rest are left untouched), max-subtracted exp and
+ *  normalisation. Returns nothing; x[0..n_valid) becomes a probability vector. */
+void  hz_cpu_softmax (float *x, int64_t n_valid, float scale);
+
+/** In place: gate[i] = silu(gate[i]) * up[i] (SwiGLU, llama.cpp LLM_FFN_SILU + PAR). */
+void  hz_cpu_swiglu (float *gate, const float *up, int64_t n);
+
+/** RoPE parameters derived from HzHparams (see hz_cpu_rope_init). */
+typedef struct {
+  int32_t     n_rot;
+  HzRopeMode  mode;
+  float       theta_scale;   /* base^(-2/n_rot) */
+  float       freq_scale;
+  float       ext_factor;
+  float       attn_factor;
+  float       corr_dims[2];  /* YaRN correction range (ggml_rope_yarn_corr_dims) */
+  const float *freq_factors; /* [n_rot/2] or NULL */
+} HzRope;
+
+/** Fill `r` from the model's hyperparameters and optional frequency factors. */
+void  hz_cpu_rope_init (HzRope *r, const HzHparams *hp, const float *freq_factors);
+
+/** cos/sin table for position `pos`: cs[2i] = cos theta_i * mscale, cs[2i+1] = sin ...,
+ *  i in [0, n_rot/2). */
+void  hz_cpu_rope_cache (const HzRope *r, int64_t pos, float *cs);
+
+/** Rotate the first n_rot dims of each of n_heads heads of size head_dim in x
+ *  ([n_heads][head_dim], in place) with the table from hz_cpu_rope_cache. */
+void  hz_cpu_rope_apply (const HzRope *r, const float *cs, float *x, int32_t n_heads,
+                         int32_t head_dim);
+
+G_END_DECLS

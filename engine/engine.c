@@ -1,0 +1,492 @@
+/* engine/engine.c — public API glue of libhzengine (hanzo/engine.h): models, contexts,
+ * evaluation and generation. The sampler and chat templates live in sampler.c and
+ * chat-template.c; the forward pass in cpu/forward.c; weights in model.c.
+ */
+#include "hanzo/engine.h"
+
+#include <string.h>
+#include "cpu/forward.h"
+#include "gguf.h"
+#include "model.h"
+#include "tokenizer.h"
+
+G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
+
+/* ------------------------------------------------------------------ model */
+
+struct _HzModel {
+  HzGguf      *gguf;
+  HzTokenizer *tok;
+  HzLlm       *llm;          /* NULL when vocab_only */
+  char        *path;
+  char        *name;
+  guint        n_threads;
+  GMutex       sha_lock;
+  char        *sha256;
+};
+
+void
+hz_model_params_init (HzModelParams *p)
+{
+  memset (p, 0, sizeof *p);
+}
+
+HzModel *
+hz_model_load (const char *path, const HzModelParams *params, GError **error)
+{
+  HzModelParams defaults;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  if (params == NULL)
+    {
+      hz_model_params_init (&defaults);
+      params = &defaults;
+    }
+
+  g_autoptr (HzGguf) g = hz_gguf_open (path, error);
+  if (g == NULL)
+    return NULL;
+
+  g_autoptr (HzLlm) llm = NULL;
+  if (!params->vocab_only)
+    {
+      llm = hz_llm_load (g, error);
+      if (llm == NULL)
+        return NULL;
+    }
+  g_autoptr (HzTokenizer) tok = hz_tokenizer_new_from_gguf (g, error);
+  if (tok == NULL)
+    return NULL;
+  if (llm && hz_tokenizer_n_vocab (tok) > llm->hp.n_vocab)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "the tokenizer has %d tokens but 'token_embd.weight' only %d rows",
+                   hz_tokenizer_n_vocab (tok), llm->hp.n_vocab);
+      return NULL;
+    }
+
+  HzModel *m = g_new0 (HzModel, 1);
+  m->gguf = g_steal_pointer (&g);
+  m->llm = g_steal_pointer (&llm);
+  m->tok = g_steal_pointer (&tok);
+  m->path = g_strdup (path);
+  m->name = hz_gguf_get_str (m->gguf, "general.name");
+  if (m->name == NULL || m->name[0] == '\0')
+    {
+      g_free (m->name);
+      m->name = g_path_get_basename (path);
+    }
+  m->n_threads = params->n_threads ? params->n_threads : g_get_num_processors ();
+  g_mutex_init (&m->sha_lock);
+  return m;
+}
+
+void
+hz_model_free (HzModel *m)
+{
+  if (m == NULL)
+    return;
+  hz_llm_free (m->llm);
+  hz_tokenizer_free (m->tok);
+  hz_gguf_free (m->gguf);
+  g_mutex_clear (&m->sha_lock);
+  g_free (m->sha256);
+  g_free (m->path);
+  g_free (m->name);
+  g_free (m);
+}
+
+const HzGguf *hz_model_get_gguf (const HzModel *m) { return m->gguf; }
+const struct _HzTokenizer *hz_model_get_tokenizer (const HzModel *m) { return m->tok; }
+const HzLlm *hz_model_get_llm (const HzModel *m) { return m->llm; }
+
+const char *
+hz_model_arch (const HzModel *m)
+{
+  static const char *const names[] = { [HZ_ARCH_LLAMA] = "llama", [HZ_ARCH_QWEN2] = "qwen2",
+                                       [HZ_ARCH_QWEN3] = "qwen3" };
+  return m->llm ? names[m->llm->hp.arch] : "vocab-only";
+}
+
+const char *hz_model_name (const HzModel *m) { return m->name; }
+const char *hz_model_path (const HzModel *m) { return m->path; }
+int32_t hz_model_n_vocab (const HzModel *m)
+{
+  return m->llm ? m->llm->hp.n_vocab : hz_tokenizer_n_vocab (m->tok);
+}
+int32_t hz_model_n_ctx_train (const HzModel *m) { return m->llm ? m->llm->hp.n_ctx_train : 0; }
+int32_t hz_model_n_layer (const HzModel *m) { return m->llm ? m->llm->hp.n_layer : 0; }
+int32_t hz_model_n_embd (const HzModel *m) { return m->llm ? m->llm->hp.n_embd : 0; }
+uint64_t hz_model_n_params (const HzModel *m) { return m->llm ? m->llm->n_params : 0; }
+uint64_t hz_model_weight_bytes (const HzModel *m) { return m->llm ? m->llm->weight_bytes : 0; }
+const char *hz_model_type_name (const HzModel *m) { return m->llm ? m->llm->type_name : "none"; }
+
+const char *
+hz_model_sha256 (HzModel *m)
+{
+  g_mutex_lock (&m->sha_lock);
+  if (m->sha256 == NULL)
+    m->sha256 = g_compute_checksum_for_data (G_CHECKSUM_SHA256, hz_gguf_file_data (m->gguf),
+                                             hz_gguf_file_size (m->gguf));
+  g_mutex_unlock (&m->sha_lock);
+  return m->sha256;
+}
+
+/* The template is detected by chat-template.c from the GGUF's Jinja source and the
+ * model name; the lookup lives here because it needs the model's internals. */
+HzChatTemplate
+hz_model_chat_template (const HzModel *m)
+{
+  g_autofree char *jinja = hz_gguf_get_str (m->gguf, "tokenizer.chat_template");
+  return hz_chat_template_detect (jinja, m->name);
+}
+
+HzToken hz_model_bos (const HzModel *m) { return hz_tokenizer_bos (m->tok); }
+HzToken hz_model_eos (const HzModel *m) { return hz_tokenizer_eos (m->tok); }
+gboolean hz_model_is_eog (const HzModel *m, HzToken t) { return hz_tokenizer_is_eog (m->tok, t); }
+
+HzToken *
+hz_model_tokenize (const HzModel *m, const char *text, gssize len, gboolean add_special,
+                   gboolean parse_special, gsize *n_tokens)
+{
+  return hz_tokenizer_encode (m->tok, text, len, add_special, parse_special, n_tokens);
+}
+
+char *
+hz_model_detokenize (const HzModel *m, const HzToken *tokens, gsize n, gboolean special)
+{
+  return hz_tokenizer_decode (m->tok, tokens, n, special);
+}
+
+/* ---------------------------------------------------------------- context */
+
+struct _HzContext {
+  HzModel      *model;
+  HzCpuForward *fwd;
+  guint         n_ctx, n_batch;
+  GArray       *tokens;        /* HzToken: what the KV cache holds, position = index */
+  float        *logits;        /* [logits_cap][n_vocab] */
+  gsize         logits_cap;
+  guint         n_logit_rows;  /* rows valid after the last eval */
+};
+
+void
+hz_context_params_init (HzContextParams *p)
+{
+  memset (p, 0, sizeof *p);
+}
+
+HzContext *
+hz_context_new (HzModel *model, const HzContextParams *p, GError **error)
+{
+  HzContextParams defaults;
+
+  g_return_val_if_fail (model != NULL, NULL);
+  if (p == NULL)
+    {
+      hz_context_params_init (&defaults);
+      p = &defaults;
+    }
+  if (model->llm == NULL)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "model '%s' was loaded vocab-only and cannot run", model->name);
+      return NULL;
+    }
+  guint n_ctx = p->n_ctx ? p->n_ctx : (guint) MIN (model->llm->hp.n_ctx_train, 4096);
+  guint n_batch = p->n_batch ? p->n_batch : 512;
+  guint n_threads = p->n_threads ? p->n_threads : model->n_threads;
+
+  HzCpuForward *fwd = hz_cpu_forward_new (model->llm, n_ctx, n_batch, n_threads, error);
+  if (fwd == NULL)
+    return NULL;
+  HzContext *ctx = g_new0 (HzContext, 1);
+  ctx->model = model;
+  ctx->fwd = fwd;
+  ctx->n_ctx = n_ctx;
+  ctx->n_batch = MIN (n_batch, n_ctx);
+  ctx->tokens = g_array_sized_new (FALSE, FALSE, sizeof (HzToken), n_ctx);
+  ctx->logits_cap = 1;
+  ctx->logits = g_new0 (float, model->llm->hp.n_vocab);
+  return ctx;
+}
+
+void
+hz_context_free (HzContext *ctx)
+{
+  if (ctx == NULL)
+    return;
+  hz_cpu_forward_free (ctx->fwd);
+  g_array_unref (ctx->tokens);
+  g_free (ctx->logits);
+  g_free (ctx);
+}
+
+HzModel *hz_context_model (HzContext *ctx) { return ctx->model; }
+guint hz_context_n_ctx (HzContext *ctx) { return ctx->n_ctx; }
+guint hz_context_n_past (HzContext *ctx) { return ctx->tokens->len; }
+
+void
+hz_context_truncate (HzContext *ctx, guint n)
+{
+  if (n < ctx->tokens->len)
+    g_array_set_size (ctx->tokens, n);
+}
+
+gboolean
+hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_logits,
+                 GCancellable *cancellable, GError **error)
+{
+  const gsize n_vocab = ctx->model->llm->hp.n_vocab;
+  const guint n_past = ctx->tokens->len;
+
+  if (n == 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "nothing to evaluate (0 tokens)");
+      return FALSE;
+    }
+  if (n > ctx->n_ctx - n_past)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL,
+                   "%" G_GSIZE_FORMAT " tokens do not fit in the context: %u of %u "
+                   "positions are used", n, n_past, ctx->n_ctx);
+      return FALSE;
+    }
+  const gsize rows = all_logits ? n : 1;
+  if (rows > ctx->logits_cap)
+    {
+      g_free (ctx->logits);
+      ctx->logits = g_new0 (float, rows * n_vocab);
+      ctx->logits_cap = rows;
+    }
+  ctx->n_logit_rows = 0;
+
+  for (gsize i = 0; i < n; i += ctx->n_batch)
+    {
+      const guint nb = (guint) MIN (ctx->n_batch, n - i);
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      float *out = all_logits ? ctx->logits + i * n_vocab : ctx->logits;
+      if (!hz_cpu_forward_eval (ctx->fwd, tokens + i, nb, ctx->tokens->len, all_logits, out,
+                                error))
+        return FALSE;
+      g_array_append_vals (ctx->tokens, tokens + i, nb);
+    }
+  ctx->n_logit_rows = rows;
+  return TRUE;
+}
+
+const float *
+hz_context_logits (HzContext *ctx, gint i)
+{
+  if (ctx->n_logit_rows == 0)
+    return NULL;
+  if (i < 0)
+    i = (gint) ctx->n_logit_rows + i;
+  if (i < 0 || (guint) i >= ctx->n_logit_rows)
+    return NULL;
+  return ctx->logits + (gsize) i * ctx->model->llm->hp.n_vocab;
+}
+
+/* ------------------------------------------------------------- generation */
+
+void
+hz_generate_params_init (HzGenerateParams *p)
+{
+  memset (p, 0, sizeof *p);
+  hz_sampler_params_init (&p->sampler);
+  p->n_predict = -1;
+}
+
+/* Stop-string bookkeeping: text is held back while its tail could still begin a stop
+ * string, so a stop string never reaches the caller, not even in part. */
+typedef struct {
+  const char *const *stops;
+  GString           *pending;
+} StopScan;
+
+/* Earliest occurrence of any stop string in pending, or -1. */
+static gssize
+stop_find (const StopScan *s)
+{
+  gssize best = -1;
+  for (gsize k = 0; s->stops && s->stops[k]; k++)
+    {
+      const gsize len = strlen (s->stops[k]);
+      if (len == 0)
+        continue;
+      const char *hit = memmem (s->pending->str, s->pending->len, s->stops[k], len);
+      if (hit && (best < 0 || hit - s->pending->str < best))
+        best = hit - s->pending->str;
+    }
+  return best;
+}
+
+/* Length of the prefix of pending that cannot be the start of a stop string. */
+static gsize
+stop_safe_len (const StopScan *s)
+{
+  gsize safe = s->pending->len;
+  for (gsize k = 0; s->stops && s->stops[k]; k++)
+    {
+      const gsize len = strlen (s->stops[k]);
+      /* longest proper prefix of the stop string that is a suffix of pending */
+      for (gsize l = MIN (len - (len > 0), s->pending->len); l > 0; l--)
+        if (memcmp (s->pending->str + s->pending->len - l, s->stops[k], l) == 0)
+          {
+            safe = MIN (safe, s->pending->len - l);
+            break;
+          }
+    }
+  return safe;
+}
+
+static gboolean
+eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
+                    GCancellable *cancellable, guint *n_evaluated, GError **error)
+{
+  /* longest common prefix with what the cache holds; at least the last prompt token is
+   * evaluated again so that its logits are fresh */
+  gsize common = 0;
+  const HzToken *cached = (const HzToken *) (void *) ctx->tokens->data;
+  while (common < ctx->tokens->len && common < n_prompt && cached[common] == prompt[common])
+    common++;
+  if (common == n_prompt)
+    common--;
+  hz_context_truncate (ctx, (guint) common);
+  *n_evaluated = (guint) (n_prompt - common);
+  return hz_context_eval (ctx, prompt + common, n_prompt - common, FALSE, cancellable, error);
+}
+
+char *
+hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
+                     const HzGenerateParams *params, HzTokenFunc func, gpointer user_data,
+                     GCancellable *cancellable, GArray *out_tokens, HzGenerateStats *stats,
+                     GError **error)
+{
+  const gint64 t_start = g_get_monotonic_time ();
+  const HzModel *model = ctx->model;
+  const int32_t n_vocab = model->llm->hp.n_vocab;
+  HzGenerateParams defaults;
+  HzGenerateStats st = { 0 };
+
+  if (params == NULL)
+    {
+      hz_generate_params_init (&defaults);
+      params = &defaults;
+    }
+  if (n_prompt == 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "the prompt is empty (it needs at least one token, e.g. BOS)");
+      return NULL;
+    }
+  if (n_prompt > ctx->n_ctx)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL,
+                   "the prompt has %" G_GSIZE_FORMAT " tokens but the context holds only %u; "
+                   "shorten the prompt or use a larger context size", n_prompt, ctx->n_ctx);
+      return NULL;
+    }
+  st.n_prompt = (guint) n_prompt;
+
+  /* prompt */
+  GError *local = NULL;
+  if (!eval_prompt_suffix (ctx, prompt, n_prompt, cancellable, &st.n_prompt_evaluated, &local))
+    {
+      if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        {
+          g_propagate_error (error, local);
+          return NULL;
+        }
+      g_clear_error (&local);
+      st.stop_reason = HZ_STOP_CANCELLED;
+      if (stats)
+        *stats = st;
+      return g_strdup ("");
+    }
+  const gint64 t_prompt = g_get_monotonic_time ();
+  st.prompt_seconds = (t_prompt - t_start) / 1e6;
+
+  g_autoptr (HzSampler) sampler = hz_sampler_new (&params->sampler);
+  for (gsize i = 0; i < n_prompt; i++)
+    hz_sampler_accept (sampler, prompt[i]);
+  g_autoptr (HzDetokenizer) detok = hz_detokenizer_new (model->tok, FALSE);
+  g_autoptr (GString) out = g_string_new (NULL);
+  g_autoptr (GString) pending = g_string_new (NULL);
+  g_autoptr (GString) emit = g_string_new (NULL);
+  StopScan scan = { params->stop_strings, pending };
+
+  for (;;)
+    {
+      if (g_cancellable_is_cancelled (cancellable))
+        {
+          st.stop_reason = HZ_STOP_CANCELLED;
+          break;
+        }
+      if (params->n_predict >= 0 && st.n_generated >= (guint) params->n_predict)
+        {
+          st.stop_reason = HZ_STOP_LENGTH;
+          break;
+        }
+
+      const HzToken tok = hz_sampler_sample (sampler, hz_context_logits (ctx, -1), n_vocab);
+      hz_sampler_accept (sampler, tok);
+      st.n_generated++;
+
+      HzStopReason reason = HZ_STOP_NONE;
+      if (hz_model_is_eog (model, tok) && !params->ignore_eog)
+        reason = HZ_STOP_EOG;
+      else if (params->n_predict >= 0 && st.n_generated >= (guint) params->n_predict)
+        reason = HZ_STOP_LENGTH;
+      else if (ctx->tokens->len >= ctx->n_ctx)
+        reason = HZ_STOP_CONTEXT_FULL;
+
+      g_string_append (pending, hz_detokenizer_push (detok, tok));
+      if (reason != HZ_STOP_NONE)
+        g_string_append (pending, hz_detokenizer_flush (detok));
+      g_string_truncate (emit, 0);
+      gssize hit = stop_find (&scan);
+      if (hit >= 0)
+        {
+          g_string_append_len (emit, pending->str, hit);
+          g_string_truncate (pending, 0);
+          reason = HZ_STOP_STRING;
+        }
+      else
+        {
+          gsize safe = reason != HZ_STOP_NONE ? pending->len : stop_safe_len (&scan);
+          g_string_append_len (emit, pending->str, safe);
+          g_string_erase (pending, 0, safe);
+        }
+      g_string_append_len (out, emit->str, emit->len);
+      if (out_tokens)
+        g_array_append_val (out_tokens, tok);
+      if (st.n_generated == 1)
+        st.ttft_seconds = (g_get_monotonic_time () - t_start) / 1e6;
+      if (func && !func (tok, emit->str, user_data))
+        {
+          st.stop_reason = HZ_STOP_CALLBACK;
+          break;
+        }
+      if (reason != HZ_STOP_NONE)
+        {
+          st.stop_reason = reason;
+          break;
+        }
+      if (!hz_context_eval (ctx, &tok, 1, FALSE, NULL, error))
+        return NULL;
+    }
+  /* text still held back (cancellation, callback stop) belongs to the partial reply */
+  if (st.stop_reason == HZ_STOP_CANCELLED || st.stop_reason == HZ_STOP_CALLBACK ||
+      st.stop_reason == HZ_STOP_LENGTH)
+    {
+      g_string_append (pending, hz_detokenizer_flush (detok));
+      g_string_append_len (out, pending->str, pending->len);
+    }
+  st.gen_seconds = (g_get_monotonic_time () - t_prompt) / 1e6;
+  if (stats)
+    *stats = st;
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}

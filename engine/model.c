@@ -1,0 +1,494 @@
+/* engine/model.c — hyperparameters and tensor binding of llama-family models (model.h).
+ *
+ * Key and tensor names follow llama.cpp's llama-arch.cpp (LLM_KV_* / LLM_TENSOR_*); the
+ * defaults follow llama-model.cpp's load_hparams. Every tensor is checked for presence,
+ * format and shape before use, so a bad file gives an error naming the tensor instead of
+ * an out-of-bounds read during inference.
+ */
+#include "model.h"
+
+#include <math.h>
+#include <string.h>
+#include "hanzo/engine.h"
+
+/* Sanity limits: far above any real model, low enough that products cannot overflow. */
+#define HZ_MAX_DIM   (1 << 20)
+#define HZ_MAX_LAYER 4096
+
+static const struct { const char *name; HzArch arch; HzRopeMode rope; } arch_table[] = {
+  { "llama", HZ_ARCH_LLAMA, HZ_ROPE_NORM },
+  { "qwen2", HZ_ARCH_QWEN2, HZ_ROPE_NEOX },
+  { "qwen3", HZ_ARCH_QWEN3, HZ_ROPE_NEOX },
+};
+
+gboolean
+hz_arch_from_name (const char *name, HzArch *out)
+{
+  for (gsize i = 0; name && i < G_N_ELEMENTS (arch_table); i++)
+    if (strcmp (name, arch_table[i].name) == 0)
+      {
+        *out = arch_table[i].arch;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+static const char *
+arch_name (HzArch arch)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (arch_table); i++)
+    if (arch_table[i].arch == arch)
+      return arch_table[i].name;
+  return "?";
+}
+
+/* ------------------------------------------------------------------ hparams */
+
+typedef struct {
+  const HzGguf *g;
+  const char   *arch;
+} KeyReader;
+
+/* Read <arch>.<suffix> as a dimension in [lo, HZ_MAX_DIM]. Missing: *out = def, or an error
+ * when def < 0 (required key). */
+static gboolean
+read_dim (const KeyReader *kr, const char *suffix, int32_t def, int32_t lo, int32_t *out,
+          GError **error)
+{
+  g_autofree char *key = g_strdup_printf ("%s.%s", kr->arch, suffix);
+  int64_t v;
+
+  if (hz_gguf_find_key (kr->g, key) < 0)
+    {
+      if (def < 0)
+        {
+          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                       "model metadata lacks the required key '%s'", key);
+          return FALSE;
+        }
+      *out = def;
+      return TRUE;
+    }
+  if (!hz_gguf_get_i64 (kr->g, key, &v) || v < lo || v > HZ_MAX_DIM)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "model metadata key '%s' is not an integer in [%d, %d]", key, lo, HZ_MAX_DIM);
+      return FALSE;
+    }
+  *out = (int32_t) v;
+  return TRUE;
+}
+
+/* Read <arch>.<suffix> as a finite float > 0 (or >= 0 when allow_zero), default def. */
+static gboolean
+read_float (const KeyReader *kr, const char *suffix, float def, gboolean allow_zero,
+            float *out, GError **error)
+{
+  g_autofree char *key = g_strdup_printf ("%s.%s", kr->arch, suffix);
+  float v;
+
+  if (hz_gguf_find_key (kr->g, key) < 0)
+    {
+      *out = def;
+      return TRUE;
+    }
+  if (!hz_gguf_get_f32 (kr->g, key, &v) || !isfinite (v) || v < 0 || (v == 0 && !allow_zero))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "model metadata key '%s' is not a valid positive number", key);
+      return FALSE;
+    }
+  *out = v;
+  return TRUE;
+}
+
+static gboolean
+bad_hparam (GError **error, const char *what)
+{
+  g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+               "inconsistent model hyperparameters: %s", what);
+  return FALSE;
+}
+
+gboolean
+hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
+{
+  KeyReader kr = { g, arch_name (arch) };
+  int32_t n_expert = 0;
+
+  memset (hp, 0, sizeof *hp);
+  hp->arch = arch;
+  for (gsize i = 0; i < G_N_ELEMENTS (arch_table); i++)
+    if (arch_table[i].arch == arch)
+      hp->rope_mode = arch_table[i].rope;
+
+  if (!read_dim (&kr, "expert_count", 0, 0, &n_expert, error))
+    return FALSE;
+  if (n_expert > 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
+                   "mixture-of-experts %s models (%s.expert_count = %d) are not supported yet",
+                   kr.arch, kr.arch, n_expert);
+      return FALSE;
+    }
+
+  if (!read_dim (&kr, "embedding_length", -1, 1, &hp->n_embd, error) ||
+      !read_dim (&kr, "block_count", -1, 1, &hp->n_layer, error) ||
+      !read_dim (&kr, "feed_forward_length", -1, 1, &hp->n_ff, error) ||
+      !read_dim (&kr, "attention.head_count", -1, 1, &hp->n_head, error) ||
+      !read_dim (&kr, "attention.head_count_kv", hp->n_head, 1, &hp->n_head_kv, error) ||
+      !read_dim (&kr, "context_length", 2048, 1, &hp->n_ctx_train, error))
+    return FALSE;
+  if (hp->n_layer > HZ_MAX_LAYER)
+    return bad_hparam (error, "block_count is absurdly large");
+  if (hp->n_head % hp->n_head_kv != 0)
+    return bad_hparam (error, "attention.head_count is not a multiple of head_count_kv");
+  g_autofree char *key_length_key = g_strdup_printf ("%s.attention.key_length", kr.arch);
+  if (hp->n_embd % hp->n_head != 0 && hz_gguf_find_key (g, key_length_key) < 0)
+    return bad_hparam (error, "embedding_length is not a multiple of head_count");
+  if (!read_dim (&kr, "attention.key_length", hp->n_embd / hp->n_head, 1, &hp->head_dim_k, error) ||
+      !read_dim (&kr, "attention.value_length", hp->head_dim_k, 1, &hp->head_dim_v, error) ||
+      !read_dim (&kr, "rope.dimension_count", hp->head_dim_k, 2, &hp->n_rot, error))
+    return FALSE;
+  if ((int64_t) hp->n_head * MAX (hp->head_dim_k, hp->head_dim_v) > HZ_MAX_DIM)
+    return bad_hparam (error, "head_count x key_length is absurdly large");
+  if (hp->n_rot > hp->head_dim_k || hp->n_rot % 2 != 0)
+    return bad_hparam (error, "rope.dimension_count must be even and at most the head size");
+
+  if (!read_float (&kr, "attention.layer_norm_rms_epsilon", 1e-5f, TRUE, &hp->norm_eps, error) ||
+      !read_float (&kr, "rope.freq_base", 10000.0f, FALSE, &hp->rope_freq_base, error))
+    return FALSE;
+
+  /* RoPE scaling (llama.cpp: rope.scale_linear, then rope.scaling.factor; type by name) */
+  float factor = 0;
+  if (!read_float (&kr, "rope.scale_linear", 0.0f, TRUE, &factor, error))
+    return FALSE;
+  if (factor == 0 && !read_float (&kr, "rope.scaling.factor", 0.0f, TRUE, &factor, error))
+    return FALSE;
+  g_autofree char *type_key = g_strdup_printf ("%s.rope.scaling.type", kr.arch);
+  g_autofree char *type = hz_gguf_get_str (g, type_key);
+  hp->rope_scaling = HZ_ROPE_SCALING_NONE;
+  if (type == NULL)
+    hp->rope_scaling = factor > 0 && factor != 1 ? HZ_ROPE_SCALING_LINEAR : HZ_ROPE_SCALING_NONE;
+  else if (strcmp (type, "linear") == 0)
+    hp->rope_scaling = HZ_ROPE_SCALING_LINEAR;
+  else if (strcmp (type, "yarn") == 0)
+    hp->rope_scaling = HZ_ROPE_SCALING_YARN;
+  else if (strcmp (type, "llama3") == 0)
+    hp->rope_scaling = HZ_ROPE_SCALING_LLAMA3;
+  else if (strcmp (type, "none") != 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "unsupported RoPE scaling type '%s' in '%s'", type, type_key);
+      return FALSE;
+    }
+  /* llama3 scaling acts through frequency factors, not freq_scale */
+  hp->rope_freq_scale = (factor > 0 && hp->rope_scaling != HZ_ROPE_SCALING_LLAMA3 &&
+                         hp->rope_scaling != HZ_ROPE_SCALING_NONE) ? 1.0f / factor : 1.0f;
+  if (!read_dim (&kr, "rope.scaling.original_context_length", hp->n_ctx_train, 1,
+                 &hp->rope_n_ctx_orig, error) ||
+      !read_float (&kr, "rope.scaling.attn_factor", 1.0f, FALSE, &hp->yarn_attn_factor, error))
+    return FALSE;
+  hp->yarn_ext_factor = hp->rope_scaling == HZ_ROPE_SCALING_YARN ? 1.0f : 0.0f;
+  hp->yarn_beta_fast = 32.0f;
+  hp->yarn_beta_slow = 1.0f;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ tensors */
+
+typedef struct {
+  const HzGguf *g;
+  HzLlm        *llm;
+  GHashTable   *type_bytes;   /* matrix type -> bytes, for type_name */
+} Binder;
+
+static char *
+shape_str (const int64_t *ne, int n)
+{
+  GString *s = g_string_new ("[");
+  for (int i = 0; i < n; i++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? ", " : "", ne[i]);
+  g_string_append_c (s, ']');
+  return g_string_free (s, FALSE);
+}
+
+/* Find `name` and check it has exactly the dims `want` (n_want of them; the rest must be
+ * 1). Returns NULL without error when absent and optional. */
+static const HzGgufTensor *
+find_tensor (Binder *b, const char *name, const int64_t *want, int n_want, gboolean required,
+             GError **error)
+{
+  const HzGgufTensor *t = hz_gguf_find_tensor (b->g, name);
+  if (t == NULL)
+    {
+      if (required)
+        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                     "model lacks the tensor '%s'", name);
+      return NULL;
+    }
+  gboolean ok = TRUE;
+  for (int i = 0; i < 4; i++)
+    ok = ok && t->ne[i] == (i < n_want ? want[i] : 1);
+  if (!ok)
+    {
+      g_autofree char *exp = shape_str (want, n_want);
+      g_autofree char *got = shape_str (t->ne, MAX ((int) t->n_dims, 1));
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "tensor '%s' has shape %s, expected %s", name, got, exp);
+      return NULL;
+    }
+  if (hz_quant_traits (t->type) == NULL || hz_quant_row_size (t->type, t->ne[0]) == 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "tensor '%s' has format %u, unknown or not a whole number of blocks per "
+                   "row of %" G_GINT64_FORMAT, name, t->type, t->ne[0]);
+      return NULL;
+    }
+  return t;
+}
+
+/* Bind a matrix [n_in] -> [n_out]. Also checks that the format can be multiplied by the
+ * CPU backend (vec_dot present, activation format encodable, rows whole blocks of it). */
+static gboolean
+bind_matrix (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_out,
+             gboolean required, GError **error)
+{
+  const int64_t want[2] = { n_in, n_out };
+  GError *local = NULL;
+  const HzGgufTensor *t = find_tensor (b, name, want, 2, required, &local);
+
+  memset (m, 0, sizeof *m);
+  if (t == NULL)
+    {
+      if (local)
+        g_propagate_error (error, local);
+      return local == NULL;
+    }
+  const HzQuantTraits *qt = hz_quant_traits (t->type);
+  const HzQuantTraits *vt = hz_quant_traits (qt->vec_dot_type);
+  if (qt->vec_dot == NULL || qt->to_float == NULL || vt == NULL || vt->from_float == NULL ||
+      n_in % vt->block_elems != 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "tensor '%s' is stored as %s, which the CPU backend cannot multiply "
+                   "(no dot product for rows of %" G_GINT64_FORMAT ")", name, qt->name, n_in);
+      return FALSE;
+    }
+  char *owned_name = g_strdup (name);
+  g_ptr_array_add (b->llm->owned, owned_name);
+  m->name = owned_name;
+  m->data = t->data;
+  m->qt = qt;
+  m->n_in = n_in;
+  m->n_out = n_out;
+  m->row_bytes = hz_quant_row_size (t->type, n_in);
+  guint64 *acc = g_hash_table_lookup (b->type_bytes, GUINT_TO_POINTER (t->type + 1));
+  if (acc == NULL)
+    {
+      acc = g_new0 (guint64, 1);
+      g_hash_table_insert (b->type_bytes, GUINT_TO_POINTER (t->type + 1), acc);
+    }
+  *acc += t->n_bytes;
+  return TRUE;
+}
+
+/* Bind a float vector [n]; non-F32 storage is converted into an owned buffer. */
+static gboolean
+bind_vector (Binder *b, const float **out, const char *name, int64_t n, gboolean required,
+             GError **error)
+{
+  GError *local = NULL;
+  const HzGgufTensor *t = find_tensor (b, name, &n, 1, required, &local);
+
+  *out = NULL;
+  if (t == NULL)
+    {
+      if (local)
+        g_propagate_error (error, local);
+      return local == NULL;
+    }
+  if (t->type == HZ_TYPE_F32 && ((guintptr) t->data % sizeof (float)) == 0)
+    {
+      *out = t->data;
+      return TRUE;
+    }
+  const HzQuantTraits *qt = hz_quant_traits (t->type);
+  if (qt->to_float == NULL)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "tensor '%s' is stored as %s, which cannot be decoded", name, qt->name);
+      return FALSE;
+    }
+  float *buf = g_new (float, n);
+  qt->to_float (t->data, buf, n);
+  g_ptr_array_add (b->llm->owned, buf);
+  *out = buf;
+  return TRUE;
+}
+
+/* Llama 3.1 frequency divisors (Meta's apply_scaling in the reference model code), used
+ * when the metadata asks for llama3 scaling but the file carries no rope_freqs.weight. */
+static float *
+llama3_freq_factors (const HzHparams *hp, float factor)
+{
+  const float low_freq_factor = 1.0f, high_freq_factor = 4.0f;
+  const float old_ctx = (float) hp->rope_n_ctx_orig;
+  const float low_wavelen = old_ctx / low_freq_factor;
+  const float high_wavelen = old_ctx / high_freq_factor;
+  int n = hp->n_rot / 2;
+  float *ff = g_new (float, n);
+
+  for (int i = 0; i < n; i++)
+    {
+      float freq = powf (hp->rope_freq_base, -2.0f * i / hp->n_rot);
+      float wavelen = 2.0f * (float) G_PI / freq;
+      if (wavelen < high_wavelen)
+        ff[i] = 1.0f;
+      else if (wavelen > low_wavelen)
+        ff[i] = factor;
+      else
+        {
+          float smooth = (old_ctx / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+          ff[i] = 1.0f / ((1.0f - smooth) / factor + smooth);
+        }
+    }
+  return ff;
+}
+
+static gboolean
+bind_layer (Binder *b, int il, GError **error)
+{
+  const HzHparams *hp = &b->llm->hp;
+  HzLayer *L = &b->llm->layers[il];
+  const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k,
+                dk = (int64_t) hp->n_head_kv * hp->head_dim_k,
+                dv = (int64_t) hp->n_head_kv * hp->head_dim_v,
+                dov = (int64_t) hp->n_head * hp->head_dim_v, ff = hp->n_ff;
+  const gboolean qkv_bias = hp->arch == HZ_ARCH_QWEN2;
+  const gboolean qk_norm = hp->arch == HZ_ARCH_QWEN3;
+  char n[96];
+
+#define NAME(suffix) (g_snprintf (n, sizeof n, "blk.%d.%s", il, suffix), n)
+  return bind_vector (b, &L->attn_norm, NAME ("attn_norm.weight"), d, TRUE, error) &&
+         bind_matrix (b, &L->wq, NAME ("attn_q.weight"), d, dq, TRUE, error) &&
+         bind_matrix (b, &L->wk, NAME ("attn_k.weight"), d, dk, TRUE, error) &&
+         bind_matrix (b, &L->wv, NAME ("attn_v.weight"), d, dv, TRUE, error) &&
+         bind_matrix (b, &L->wo, NAME ("attn_output.weight"), dov, d, TRUE, error) &&
+         bind_vector (b, &L->bq, NAME ("attn_q.bias"), dq, qkv_bias, error) &&
+         bind_vector (b, &L->bk, NAME ("attn_k.bias"), dk, qkv_bias, error) &&
+         bind_vector (b, &L->bv, NAME ("attn_v.bias"), dv, qkv_bias, error) &&
+         bind_vector (b, &L->bo, NAME ("attn_output.bias"), d, FALSE, error) &&
+         bind_vector (b, &L->q_norm, NAME ("attn_q_norm.weight"), hp->head_dim_k, qk_norm, error) &&
+         bind_vector (b, &L->k_norm, NAME ("attn_k_norm.weight"), hp->head_dim_k, qk_norm, error) &&
+         bind_vector (b, &L->ffn_norm, NAME ("ffn_norm.weight"), d, TRUE, error) &&
+         bind_matrix (b, &L->w_gate, NAME ("ffn_gate.weight"), d, ff, TRUE, error) &&
+         bind_matrix (b, &L->w_up, NAME ("ffn_up.weight"), d, ff, TRUE, error) &&
+         bind_matrix (b, &L->w_down, NAME ("ffn_down.weight"), ff, d, TRUE, error);
+#undef NAME
+}
+
+HzLlm *
+hz_llm_load (const HzGguf *g, GError **error)
+{
+  g_autofree char *arch_str = hz_gguf_get_str (g, "general.architecture");
+  HzArch arch;
+
+  if (arch_str == NULL)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "model metadata lacks 'general.architecture'");
+      return NULL;
+    }
+  if (!hz_arch_from_name (arch_str, &arch))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
+                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3)",
+                   arch_str);
+      return NULL;
+    }
+
+  g_autoptr (HzLlm) llm = g_new0 (HzLlm, 1);
+  llm->owned = g_ptr_array_new_with_free_func (g_free);
+  if (!hz_hparams_load (&llm->hp, g, arch, error))
+    return NULL;
+  HzHparams *hp = &llm->hp;
+
+  g_autoptr (GHashTable) type_bytes = g_hash_table_new_full (NULL, NULL, NULL, g_free);
+  Binder b = { g, llm, type_bytes };
+
+  /* vocabulary size comes from the embedding matrix */
+  const HzGgufTensor *te = hz_gguf_find_tensor (g, "token_embd.weight");
+  if (te == NULL)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "model lacks the tensor 'token_embd.weight'");
+      return NULL;
+    }
+  if (te->ne[1] < 1 || te->ne[1] > INT32_MAX)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "tensor 'token_embd.weight' has an invalid vocabulary size");
+      return NULL;
+    }
+  hp->n_vocab = (int32_t) te->ne[1];
+
+  if (!bind_matrix (&b, &llm->tok_embd, "token_embd.weight", hp->n_embd, hp->n_vocab, TRUE, error) ||
+      !bind_vector (&b, &llm->output_norm, "output_norm.weight", hp->n_embd, TRUE, error) ||
+      !bind_matrix (&b, &llm->output, "output.weight", hp->n_embd, hp->n_vocab, FALSE, error) ||
+      !bind_vector (&b, &llm->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, FALSE, error))
+    return NULL;
+  if (llm->output.data == NULL)
+    {
+      llm->output = llm->tok_embd;
+      llm->tied_output = TRUE;
+    }
+  if (llm->rope_freqs == NULL && hp->rope_scaling == HZ_ROPE_SCALING_LLAMA3)
+    {
+      g_autofree char *key = g_strdup_printf ("%s.rope.scaling.factor", arch_str);
+      float factor = 8.0f;
+      hz_gguf_get_f32 (g, key, &factor);
+      float *ff = llama3_freq_factors (hp, factor > 0 ? factor : 8.0f);
+      g_ptr_array_add (llm->owned, ff);
+      llm->rope_freqs = ff;
+    }
+
+  llm->layers = g_new0 (HzLayer, hp->n_layer);
+  for (int il = 0; il < hp->n_layer; il++)
+    if (!bind_layer (&b, il, error))
+      return NULL;
+
+  /* totals over every tensor of the file, and the dominant matrix format */
+  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+    {
+      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      llm->n_params += (uint64_t) (t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
+      llm->weight_bytes += t->n_bytes;
+    }
+  GHashTableIter it;
+  gpointer key, value;
+  guint64 best = 0;
+  llm->type_name = "?";
+  g_hash_table_iter_init (&it, type_bytes);
+  while (g_hash_table_iter_next (&it, &key, &value))
+    if (*(guint64 *) value > best)
+      {
+        const HzQuantTraits *qt = hz_quant_traits (GPOINTER_TO_UINT (key) - 1);
+        char *up = g_ascii_strup (qt->name, -1);
+        g_ptr_array_add (llm->owned, up);
+        llm->type_name = up;
+        best = *(guint64 *) value;
+      }
+  return g_steal_pointer (&llm);
+}
+
+void
+hz_llm_free (HzLlm *llm)
+{
+  if (llm == NULL)
+    return;
+  g_free (llm->layers);
+  if (llm->owned)
+    g_ptr_array_unref (llm->owned);
+  g_free (llm);
+}

@@ -1,0 +1,137 @@
+/* engine/model.h — llama-family model description: hyperparameters read from the GGUF
+ * `<arch>.*` metadata and the weight tensors bound by name with their shapes checked.
+ * Internal to libhzengine (the public face is HzModel in hanzo/engine.h).
+ *
+ * Supported architectures (names and tensor layout as llama.cpp's llama-arch.cpp):
+ *   llama  — Llama 2/3, Mistral, TinyLlama, SmolLM: RoPE "normal" (adjacent pairs),
+ *            optional q/k/v/o biases, optional rope_freqs.weight (Llama 3.1 factors).
+ *   qwen2  — as llama with q/k/v biases and NeoX RoPE (pairs i, i + n_rot/2).
+ *   qwen3  — NeoX RoPE, per-head RMSNorm of q and k (attn_q_norm / attn_k_norm, [head_dim]).
+ *
+ * Shapes use ggml's convention: ne[0] is the contiguous (row) dimension. A matrix
+ * W with ne = [n_in, n_out] stores n_out rows of n_in elements and computes y = W x,
+ * y[o] = sum_i W[o][i] x[i].
+ *
+ * Thread safety: an HzLlm is immutable after hz_llm_load() and may be shared freely.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "gguf.h"
+#include "quant.h"
+
+G_BEGIN_DECLS
+
+typedef enum {
+  HZ_ARCH_LLAMA,
+  HZ_ARCH_QWEN2,
+  HZ_ARCH_QWEN3,
+} HzArch;
+
+/** RoPE pairing: NORM rotates (x[2i], x[2i+1]); NEOX rotates (x[i], x[i + n_rot/2]). */
+typedef enum { HZ_ROPE_NORM, HZ_ROPE_NEOX } HzRopeMode;
+
+typedef enum {
+  HZ_ROPE_SCALING_NONE,
+  HZ_ROPE_SCALING_LINEAR,   /* positions divided by the factor (freq_scale = 1/factor) */
+  HZ_ROPE_SCALING_YARN,     /* YaRN ramp between interpolation and extrapolation */
+  HZ_ROPE_SCALING_LLAMA3,   /* per-frequency factors (rope_freqs.weight or computed) */
+} HzRopeScaling;
+
+/** Hyperparameters. Counts are elements/tokens; eps and rope values as in the GGUF. */
+typedef struct {
+  HzArch   arch;
+  int32_t  n_vocab;
+  int32_t  n_ctx_train;     /* <arch>.context_length */
+  int32_t  n_embd;          /* <arch>.embedding_length */
+  int32_t  n_layer;         /* <arch>.block_count */
+  int32_t  n_head;          /* <arch>.attention.head_count */
+  int32_t  n_head_kv;       /* <arch>.attention.head_count_kv (default n_head) */
+  int32_t  head_dim_k;      /* <arch>.attention.key_length (default n_embd / n_head) */
+  int32_t  head_dim_v;      /* <arch>.attention.value_length (default head_dim_k) */
+  int32_t  n_ff;            /* <arch>.feed_forward_length */
+  int32_t  n_rot;           /* <arch>.rope.dimension_count (default head_dim_k) */
+  float    norm_eps;        /* <arch>.attention.layer_norm_rms_epsilon (default 1e-5) */
+  HzRopeMode rope_mode;
+  float    rope_freq_base;  /* <arch>.rope.freq_base (default 10000) */
+  HzRopeScaling rope_scaling;
+  float    rope_freq_scale; /* 1 / <arch>.rope.scaling.factor (1 when no scaling) */
+  int32_t  rope_n_ctx_orig; /* <arch>.rope.scaling.original_context_length (YaRN) */
+  float    yarn_ext_factor; /* 1 for YaRN, else 0 */
+  float    yarn_attn_factor;/* <arch>.rope.scaling.attn_factor (default 1) */
+  float    yarn_beta_fast;  /* 32 (llama.cpp default) */
+  float    yarn_beta_slow;  /* 1 */
+} HzHparams;
+
+/** A weight matrix in any format of the quant table: n_out rows of n_in elements, each row
+ *  `row_bytes` bytes of packed blocks of `qt`'s format, rows contiguous. */
+typedef struct {
+  const char          *name;      /* tensor name (owned by the HzLlm) */
+  const void          *data;      /* in the GGUF mapping */
+  const HzQuantTraits *qt;
+  int64_t              n_in;      /* ne[0] */
+  int64_t              n_out;     /* ne[1] */
+  size_t               row_bytes;
+} HzMatrix;
+
+/** Weights of one transformer block. Vectors are float32 [n] (converted at load when the
+ *  file stores them in another format); optional ones are NULL when absent. */
+typedef struct {
+  const float *attn_norm;   /* [n_embd] */
+  HzMatrix     wq;          /* [n_embd] -> [n_head * head_dim_k] */
+  HzMatrix     wk;          /* [n_embd] -> [n_head_kv * head_dim_k] */
+  HzMatrix     wv;          /* [n_embd] -> [n_head_kv * head_dim_v] */
+  HzMatrix     wo;          /* [n_head * head_dim_v] -> [n_embd] */
+  const float *bq, *bk, *bv, *bo;   /* biases (qwen2 has q/k/v; optional for llama) */
+  const float *q_norm, *k_norm;     /* [head_dim_k] (qwen3) */
+  const float *ffn_norm;    /* [n_embd] */
+  HzMatrix     w_gate;      /* [n_embd] -> [n_ff] */
+  HzMatrix     w_up;        /* [n_embd] -> [n_ff] */
+  HzMatrix     w_down;      /* [n_ff] -> [n_embd] */
+} HzLayer;
+
+typedef struct {
+  HzHparams    hp;
+  HzMatrix     tok_embd;    /* [n_embd] x n_vocab rows (rows read with to_float) */
+  const float *output_norm; /* [n_embd] */
+  HzMatrix     output;      /* [n_embd] -> [n_vocab]; tok_embd when output.weight absent */
+  gboolean     tied_output;
+  const float *rope_freqs;  /* [n_rot/2] frequency divisors, or NULL */
+  HzLayer     *layers;      /* [n_layer] */
+  uint64_t     n_params;    /* elements of all tensors */
+  uint64_t     weight_bytes;/* bytes of all tensors */
+  const char  *type_name;   /* most common matrix format by bytes ("Q4_0", "F32", ...) */
+  /*< private >*/
+  GPtrArray   *owned;       /* converted vectors, names */
+} HzLlm;
+
+/** Architecture of a general.architecture string; FALSE if unsupported. */
+gboolean hz_arch_from_name (const char *name, HzArch *out);
+
+/** Read and validate the hyperparameters of `arch` from the GGUF metadata.
+ *  Errors: HZ_ENGINE_ERROR_BAD_MODEL naming the missing or invalid key. */
+gboolean hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error);
+
+/** Read the hyperparameters and bind every tensor of the architecture, checking each
+ *  tensor's presence, format (in the quant table; rows a whole number of blocks) and
+ *  shape. `g` must outlive the HzLlm (weights are used in place). Errors:
+ *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, HZ_ENGINE_ERROR_BAD_MODEL (the message names the
+ *  tensor and the expected and actual shapes). */
+HzLlm *hz_llm_load (const HzGguf *g, GError **error);
+void   hz_llm_free (HzLlm *llm);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLlm, hz_llm_free)
+
+/* ---- internal accessors of HzModel (defined in engine.c) for other engine modules ----
+ * (engine.c also implements the public hz_model_chat_template() on top of
+ * hz_chat_template_detect()). */
+typedef struct _HzModel HzModel;
+struct _HzTokenizer;
+/** The model's GGUF (metadata such as tokenizer.chat_template). */
+const HzGguf *hz_model_get_gguf (const HzModel *m);
+/** The tokenizer (never NULL for a loaded model). */
+const struct _HzTokenizer *hz_model_get_tokenizer (const HzModel *m);
+/** The bound weights, or NULL for a vocab-only model. */
+const HzLlm *hz_model_get_llm (const HzModel *m);
+
+G_END_DECLS

@@ -1,0 +1,214 @@
+/* kernels/gpu_compat.h — one source, two toolchains: the kernels are written in HIP C++
+ * with hip* runtime names; under nvcc (-x cu) this header maps them to their cuda*
+ * twins, and it hides the per-vendor intrinsics behind hzk_* helpers.
+ *
+ *   hipcc (ROCm, clang -x hip)  defines __HIPCC__ / __HIP__      -> <hip/hip_runtime.h>
+ *   nvcc  (-x cu)               defines __CUDACC__ (not __HIP__) -> <cuda_runtime.h>
+ *
+ * Intrinsics:
+ *   hzk_dp4a(a, b, c)   c + Σ_{i<4} a.i8[i]·b.i8[i] (signed bytes, int32 accumulate):
+ *                        NVIDIA __dp4a (sm_61+); AMD v_dot4_i32_i8 (__builtin_amdgcn_sdot4)
+ *                        on gfx906/908/90a/94x and RDNA2 (gfx103x), v_dot4_i32_iu8
+ *                        (__builtin_amdgcn_sudot4, both operands signed) on RDNA3/3.5
+ *                        (gfx11xx); a portable byte loop elsewhere.
+ *   hzk_ld_stream(p)     16-byte load of data read exactly once (weights): bypasses /
+ *                        evicts first from L1 so that the activations stay cached.
+ *   hzk_ld_cached(p)     read-only cached load (activations, reused by every row).
+ *   hzk_warp_sum(v)      float sum over the hardware warp (32 lanes on NVIDIA and RDNA
+ *                        in wave32, 64 on CDNA); every lane gets the total.
+ * HZK_WARP is the warp width used by the kernels' reductions (warpSize at run time).
+ */
+#pragma once
+
+#if defined(__CUDACC__) && !defined(__HIP__)
+/* ---------------------------------------------------------------- nvcc / CUDA */
+#define HZK_CUDA 1
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+
+typedef cudaError_t hipError_t;
+typedef cudaStream_t hipStream_t;
+typedef cudaEvent_t hipEvent_t;
+typedef cudaGraph_t hipGraph_t;
+typedef cudaGraphExec_t hipGraphExec_t;
+typedef cudaDeviceProp hipDeviceProp_t;
+#define hipSuccess                       cudaSuccess
+#define hipErrorNotReady                 cudaErrorNotReady
+#define hipGetErrorString                cudaGetErrorString
+#define hipGetLastError                  cudaGetLastError
+#define hipGetDeviceCount                cudaGetDeviceCount
+#define hipGetDeviceProperties           cudaGetDeviceProperties
+#define hipSetDevice                     cudaSetDevice
+#define hipDeviceSynchronize             cudaDeviceSynchronize
+#define hipMalloc                        cudaMalloc
+#define hipFree                          cudaFree
+#define hipMemcpy                        cudaMemcpy
+#define hipMemcpyAsync                   cudaMemcpyAsync
+#define hipMemsetAsync                   cudaMemsetAsync
+#define hipMemcpyHostToDevice            cudaMemcpyHostToDevice
+#define hipMemcpyDeviceToHost            cudaMemcpyDeviceToHost
+#define hipMemcpyDeviceToDevice          cudaMemcpyDeviceToDevice
+#define hipStreamCreateWithFlags         cudaStreamCreateWithFlags
+#define hipStreamNonBlocking             cudaStreamNonBlocking
+#define hipStreamDestroy                 cudaStreamDestroy
+#define hipStreamSynchronize             cudaStreamSynchronize
+#define hipStreamBeginCapture            cudaStreamBeginCapture
+#define hipStreamEndCapture              cudaStreamEndCapture
+#define hipStreamCaptureModeThreadLocal  cudaStreamCaptureModeThreadLocal
+#define hipGraphInstantiate(e, g, a, b, c) cudaGraphInstantiate (e, g, 0)
+#define hipGraphLaunch                   cudaGraphLaunch
+#define hipGraphExecDestroy              cudaGraphExecDestroy
+#define hipGraphDestroy                  cudaGraphDestroy
+#define hipEventCreate                   cudaEventCreate
+#define hipEventDestroy                  cudaEventDestroy
+#define hipEventRecord                   cudaEventRecord
+#define hipEventSynchronize              cudaEventSynchronize
+#define hipEventElapsedTime              cudaEventElapsedTime
+#define hipMemGetInfo                    cudaMemGetInfo
+#define hipDriverGetVersion              cudaDriverGetVersion
+#define hipRuntimeGetVersion             cudaRuntimeGetVersion
+
+#else
+/* ---------------------------------------------------------------- hipcc / ROCm */
+#define HZK_HIP 1
+#include <hip/hip_runtime.h>
+#include <hip/hip_fp16.h>
+#endif
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define HZK_RESTRICT __restrict__
+#else
+#define HZK_RESTRICT __restrict__
+#endif
+
+/* ---------------------------------------------------------------- device helpers */
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define HZK_DEVICE_PASS 1
+#endif
+
+#if defined(__gfx1100__) || defined(__gfx1101__) || defined(__gfx1102__) || defined(__gfx1103__) \
+  || defined(__gfx1150__) || defined(__gfx1151__) || defined(__gfx1152__) || defined(__gfx1200__) \
+  || defined(__gfx1201__)
+#define HZK_AMD_SUDOT4 1
+#elif defined(__gfx906__) || defined(__gfx908__) || defined(__gfx90a__) || defined(__gfx940__) \
+  || defined(__gfx941__) || defined(__gfx942__) || defined(__gfx1030__) || defined(__gfx1031__) \
+  || defined(__gfx1032__) || defined(__gfx1033__) || defined(__gfx1034__) || defined(__gfx1035__) \
+  || defined(__gfx1036__)
+#define HZK_AMD_SDOT4 1
+#endif
+
+/** c + dot of the four signed bytes of a and b. */
+static __device__ __forceinline__ int
+hzk_dp4a (int a, int b, int c)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 610
+  return __dp4a (a, b, c);
+#elif defined(HZK_AMD_SUDOT4)
+  return __builtin_amdgcn_sudot4 (true, a, true, b, c, false);
+#elif defined(HZK_AMD_SDOT4)
+  return __builtin_amdgcn_sdot4 (a, b, c, false);
+#else
+  const int8_t *x = (const int8_t *) &a, *y = (const int8_t *) &b;
+  return c + x[0] * y[0] + x[1] * y[1] + x[2] * y[2] + x[3] * y[3];
+#endif
+}
+
+/** 16-byte streaming load (data used once). p must be 16-byte aligned. */
+static __device__ __forceinline__ uint4
+hzk_ld_stream (const uint4 *p)
+{
+#if defined(HZK_CUDA)
+  return __ldcs (p);
+#else
+  uint4 v;
+  v.x = __builtin_nontemporal_load (&((const unsigned int *) p)[0]);
+  v.y = __builtin_nontemporal_load (&((const unsigned int *) p)[1]);
+  v.z = __builtin_nontemporal_load (&((const unsigned int *) p)[2]);
+  v.w = __builtin_nontemporal_load (&((const unsigned int *) p)[3]);
+  return v;
+#endif
+}
+
+/** Prefetch the cache line of p into L1 (CUDA prefetch.global.L1; clang's
+ *  __builtin_prefetch on AMD, a no-op where the ISA has none). Used for the small
+ *  scale/meta bytes, so that their DRAM round trip overlaps the weight loads instead of
+ *  following them. */
+static __device__ __forceinline__ void
+hzk_prefetch (const void *p)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__)
+  asm volatile ("prefetch.global.L1 [%0];" ::"l"(p));
+#else
+  __builtin_prefetch (p);
+#endif
+}
+
+/** Read-only cached load (activations). */
+template <typename T>
+static __device__ __forceinline__ T
+hzk_ld_cached (const T *p)
+{
+#if defined(HZK_CUDA)
+  return __ldg (p);
+#else
+  return *p;
+#endif
+}
+
+/** Sum over the warp (butterfly; all lanes get the result). */
+static __device__ __forceinline__ float
+hzk_warp_sum (float v)
+{
+#if defined(HZK_CUDA)
+  for (int o = 16; o > 0; o >>= 1)
+    v += __shfl_xor_sync (0xffffffffu, v, o, 32);
+#else
+  for (int o = warpSize / 2; o > 0; o >>= 1)
+    v += __shfl_xor (v, o, warpSize);
+#endif
+  return v;
+}
+
+/** Butterfly shuffle within aligned segments of `width` lanes (width a power of two
+ *  <= 32, so the same code is right on wave32, wave64 and CUDA warps). */
+template <typename T>
+static __device__ __forceinline__ T
+hzk_shfl_xor (T v, int lane_mask, int width)
+{
+#if defined(HZK_CUDA)
+  return __shfl_xor_sync (0xffffffffu, v, lane_mask, width);
+#else
+  return __shfl_xor (v, lane_mask, width);
+#endif
+}
+
+/** Sum over aligned segments of `width` lanes; every lane gets its segment's total. */
+static __device__ __forceinline__ float
+hzk_segment_sum (float v, int width)
+{
+  for (int o = width / 2; o > 0; o >>= 1)
+    v += hzk_shfl_xor (v, o, width);
+  return v;
+}
+
+/** Warp width for launch geometry (host side: the widest, 64, is safe for shared-memory
+ *  sizing; device side: the real width). */
+#define HZK_MAX_WARP 64
+
+/** IEEE half bits -> float (exact). */
+static __device__ __forceinline__ float
+hzk_half_bits_to_float (uint16_t h)
+{
+  __half_raw r;
+  r.x = h;
+  return __half2float (__half (r));
+}
+
+/** bfloat16 bits -> float (exact). */
+static __device__ __forceinline__ float
+hzk_bf16_bits_to_float (uint16_t h)
+{
+  return __uint_as_float ((uint32_t) h << 16);
+}

@@ -1,0 +1,368 @@
+/* kernels/qmatvec.hip — decode matvec for every format with a device decoder:
+ * qmatvec_core<W, B> (one body, templated on the format W and the batch B = 1..8), the
+ * activation quantizer, the generic split-block repack, and the dispatch table generated
+ * from engine/quant/formats.def.
+ *
+ * y[c][r] = Σ_k W[r][k] · x[c][k],  W: n_rows × K in format W (split-block layout,
+ * kernels/qdec.h), x: [B][K] fp32, y: [B][n_rows] fp32.
+ *
+ * Work split. A block of 128 threads holds G = 128/TPR row groups of TPR threads; a group
+ * computes ROWS = 2 adjacent rows. Thread t of a group walks the units u = t, t + TPR, ...
+ * of its rows; for each unit it issues the unit's 16-byte chunk loads for both rows (and
+ * for UNR = 2 units ahead when a unit is a single chunk) before decoding anything, so
+ * each thread keeps 32..96 bytes in flight. Chunk c of unit u sits at plane offset
+ * (c·nu + u)·16: a warp's load instruction covers 512 consecutive bytes. Every weight
+ * byte is read exactly once (streaming loads that do not pollute L1); the int8
+ * activations (K bytes per column) and their scales are re-read by every row group and
+ * stay in L1/L2.
+ *   TPR = 128 for 16-byte units, 64 for 32..63-byte units (Q6_K), 32 for larger (Q5_K):
+ *   at K = 4096 every thread then has at least one unit.
+ * Integer formats: per 16-element run, Σ v·q_a through four dp4a (sdot4 on AMD), then
+ *   acc += (d·d_a)·Σ + m·s_a in fp32. Float formats: fp32 FMA against x.
+ * Reduction: segment shuffles (width min(TPR, 32)), then shared memory across the
+ * segments of a group.
+ *
+ * Launch: grid = ceil(n_rows / (G·ROWS)), 128 threads, no dynamic shared memory.
+ * Reading reference (not copied): ggml-cuda mmvq.cu / vecdotq.cuh.
+ */
+#include "qdec.h"
+#include "hzk.h"
+
+#define HZK_THREADS 128
+#define HZK_ROWS 2
+
+static HZK_HD size_t hzk_align256 (size_t x) { return (x + 255u) & ~(size_t) 255u; }
+
+template <int W> struct hzk_launch {
+  using T = qdw_traits<W>;
+  static constexpr int TPR = T::unit_bytes >= 64 ? 32 : T::unit_bytes >= 32 ? 64 : 128;
+  static constexpr int G = HZK_THREADS / TPR;
+  static constexpr int UNR = T::chunks == 1 ? 2 : 1;
+  static constexpr int ROWS = HZK_ROWS;
+};
+
+/** Byte i of unit ub of a repack block (float formats: the unit is the block). */
+template <int W>
+static __device__ __forceinline__ int
+hzk_payload_src (int ub, int i)
+{
+  if constexpr (qdw_traits<W>::is_float)
+    return i;
+  else
+    return qdec<W>::payload_src (ub, i);
+}
+
+/* ---- activation quantization ------------------------------------------------------- */
+/** One 32-lane segment per 32-element block; see hzk_quantize_act in hzk.h. */
+__global__ void __launch_bounds__ (HZK_THREADS)
+hzk_quantize_act_kernel (const float *HZK_RESTRICT x, int64_t nblk, int8_t *HZK_RESTRICT aq,
+                         float2 *HZK_RESTRICT am)
+{
+  const int lane = threadIdx.x & 31;
+  const int64_t blk = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  if (blk >= nblk)
+    return;                      /* whole 32-lane segments leave together */
+  const float v = x[blk * 32 + lane];
+  float amax = fabsf (v);
+  for (int o = 16; o > 0; o >>= 1)
+    amax = fmaxf (amax, hzk_shfl_xor (amax, o, 32));
+  const float d = amax / 127.0f;
+  const int q = amax == 0.0f ? 0 : (int) roundf (v / d);
+  aq[blk * 32 + lane] = (int8_t) q;
+  int s = q;
+  for (int o = 8; o > 0; o >>= 1)
+    s += hzk_shfl_xor (s, o, 32);            /* offsets < 16: sums of each 16-lane half */
+  if ((lane & 15) == 0)
+    am[blk * 2 + lane / 16] = make_float2 (d, d * (float) s);
+}
+
+/* ---- repack ------------------------------------------------------------------------ */
+/** One thread per 16-byte payload chunk, then one per block's meta. */
+template <int W>
+__global__ void __launch_bounds__ (HZK_THREADS)
+hzk_repack_kernel (const uint8_t *HZK_RESTRICT src, uint8_t *HZK_RESTRICT dst, int64_t n_rows,
+                   int64_t K)
+{
+  using T = qdw_traits<W>;
+  const int64_t nu = K / T::unit_elems, nb = K / T::blk_elems;
+  const int64_t n_chunks = n_rows * nu * T::chunks;
+  const int64_t idx = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (idx < n_chunks)
+    {
+      const int64_t per_row = nu * T::chunks;
+      const int64_t r = idx / per_row, rem = idx % per_row;
+      const int c = (int) (rem / nu);
+      const int64_t u = rem % nu;
+      const int64_t b = u / T::units_per_block;
+      const int ub = (int) (u % T::units_per_block);
+      const uint8_t *blk = src + (size_t) (r * nb + b) * T::blk_bytes;
+      uint32_t wd[4] = { 0, 0, 0, 0 };
+      for (int i = 0; i < 16; i++)
+        wd[i / 4] |= (uint32_t) blk[hzk_payload_src<W> (ub, c * 16 + i)] << (8 * (i % 4));
+      uint4 o;
+      o.x = wd[0];
+      o.y = wd[1];
+      o.z = wd[2];
+      o.w = wd[3];
+      *(uint4 *) (dst + (size_t) r * nu * T::unit_bytes + ((size_t) c * nu + u) * 16) = o;
+      return;
+    }
+  if constexpr (!T::is_float)
+    {
+      const int64_t j = idx - n_chunks;        /* block index over the whole tensor */
+      if (j >= n_rows * nb)
+        return;
+      const uint8_t *blk = src + (size_t) j * T::blk_bytes;
+      uint8_t *m = dst + hzk_align256 ((size_t) n_rows * nu * T::unit_bytes) + (size_t) j * T::meta_bytes;
+      constexpr int po = qdec<W>::payload_off, pb = qdec<W>::payload_bytes;
+      for (int i = 0; i < T::meta_bytes; i++)
+        m[i] = blk[i < po ? i : i + pb];
+    }
+}
+
+/* ---- the core ---------------------------------------------------------------------- */
+template <int W, int B>
+__global__ void __launch_bounds__ (HZK_THREADS)
+qmatvec_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
+              const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
+              const float *HZK_RESTRICT x, float *HZK_RESTRICT y)
+{
+  using T = qdw_traits<W>;
+  using L = hzk_launch<W>;
+  constexpr int TPR = L::TPR, G = L::G, ROWS = L::ROWS, UNR = L::UNR, CH = T::chunks;
+
+  const int tid = threadIdx.x, grp = tid / TPR, t = tid % TPR;
+  const int64_t row0 = ((int64_t) blockIdx.x * G + grp) * ROWS;
+  const int64_t nu = K / T::unit_elems;
+  const size_t row_bytes = (size_t) nu * T::unit_bytes;
+
+  const uint8_t *P[ROWS];
+  int64_t rr[ROWS];
+  for (int r = 0; r < ROWS; r++)
+    {
+      rr[r] = row0 + r < n_rows ? row0 + r : n_rows - 1;   /* tail: recompute, not stored */
+      P[r] = w + (size_t) rr[r] * row_bytes;
+    }
+
+  float acc[ROWS][B];
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < B; c++)
+      acc[r][c] = 0.0f;
+
+  for (int64_t u0 = t; u0 < nu; u0 += (int64_t) TPR * UNR)
+    {
+      uint4 q[UNR][ROWS][CH];
+#pragma unroll
+      for (int k = 0; k < UNR; k++)
+        {
+          const int64_t u = u0 + (int64_t) k * TPR;
+          if (u < nu)
+            for (int r = 0; r < ROWS; r++)
+              {
+                for (int c = 0; c < CH; c++)
+                  q[k][r][c] = hzk_ld_stream ((const uint4 *) (P[r] + ((size_t) c * nu + u) * 16));
+                if constexpr (!T::is_float)
+                  hzk_prefetch (w + hzk_align256 ((size_t) n_rows * row_bytes)
+                                + (size_t) (rr[r] * (K / T::blk_elems) + u / T::units_per_block)
+                                      * T::meta_bytes);
+              }
+        }
+#pragma unroll
+      for (int k = 0; k < UNR; k++)
+        {
+          const int64_t u = u0 + (int64_t) k * TPR;
+          if (u >= nu)
+            break;
+          if constexpr (T::is_float)
+            {
+              constexpr int UE = T::unit_elems;
+              float wv[ROWS][UE];
+              for (int r = 0; r < ROWS; r++)
+                qdec<W>::decode_f (q[k][r], wv[r]);
+              const int64_t e = u * UE;
+              for (int c = 0; c < B; c++)
+                {
+                  const float4 *xp = (const float4 *) (x + (size_t) c * K + e);
+                  for (int j = 0; j < UE / 4; j++)
+                    {
+                      const float4 xv = hzk_ld_cached (xp + j);
+                      for (int r = 0; r < ROWS; r++)
+                        {
+                          acc[r][c] = fmaf (wv[r][4 * j + 0], xv.x, acc[r][c]);
+                          acc[r][c] = fmaf (wv[r][4 * j + 1], xv.y, acc[r][c]);
+                          acc[r][c] = fmaf (wv[r][4 * j + 2], xv.z, acc[r][c]);
+                          acc[r][c] = fmaf (wv[r][4 * j + 3], xv.w, acc[r][c]);
+                        }
+                    }
+                }
+            }
+          else
+            {
+              constexpr int RUNS = qdec<W>::runs;
+              const int64_t nb = K / T::blk_elems;
+              const int64_t b = u / T::units_per_block;
+              const int ub = (int) (u % T::units_per_block);
+              const uint8_t *M = w + hzk_align256 ((size_t) n_rows * row_bytes);
+              int v[ROWS][RUNS][4];
+              float d[ROWS][RUNS], m[ROWS][RUNS];
+              int off[RUNS];
+              for (int r = 0; r < ROWS; r++)
+                qdec<W>::decode (q[k][r], M + (size_t) (rr[r] * nb + b) * T::meta_bytes, ub, v[r],
+                                 d[r], m[r], off);
+              const int64_t e0 = b * T::blk_elems;
+              for (int c = 0; c < B; c++)
+                for (int j = 0; j < RUNS; j++)
+                  {
+                    const int64_t e = (int64_t) c * K + e0 + off[j];
+                    const int4 a = hzk_ld_cached ((const int4 *) (aq + e));
+                    const float2 s = hzk_ld_cached (am + e / 16);
+                    for (int r = 0; r < ROWS; r++)
+                      {
+                        int sumi = hzk_dp4a (v[r][j][0], a.x, 0);
+                        sumi = hzk_dp4a (v[r][j][1], a.y, sumi);
+                        sumi = hzk_dp4a (v[r][j][2], a.z, sumi);
+                        sumi = hzk_dp4a (v[r][j][3], a.w, sumi);
+                        acc[r][c] = fmaf (d[r][j] * s.x, (float) sumi, acc[r][c]);
+                        if constexpr (!T::symmetric)
+                          acc[r][c] = fmaf (m[r][j], s.y, acc[r][c]);
+                      }
+                  }
+            }
+        }
+    }
+
+  /* reduction: segments of min(TPR, warp) lanes, then across the segments of a group */
+  constexpr int NSEG_MAX = HZK_THREADS / 32;
+  __shared__ float red[NSEG_MAX][ROWS * B];
+  const int seg = TPR < warpSize ? TPR : warpSize;
+  for (int r = 0; r < ROWS; r++)
+    for (int c = 0; c < B; c++)
+      {
+        const float s = hzk_segment_sum (acc[r][c], seg);
+        if (tid % seg == 0)
+          red[tid / seg][r * B + c] = s;
+      }
+  __syncthreads ();
+  if (tid < G * ROWS * B)
+    {
+      const int g = tid / (ROWS * B), i = tid % (ROWS * B), r = i / B, c = i % B;
+      const int spg = TPR / seg;
+      float s = 0.0f;
+      for (int j = 0; j < spg; j++)
+        s += red[g * spg + j][i];
+      const int64_t row = ((int64_t) blockIdx.x * G + g) * ROWS + r;
+      if (row < n_rows)
+        y[(size_t) c * n_rows + row] = s;
+    }
+}
+
+/* ---- host launchers ------------------------------------------------------------------ */
+template <int W, int B>
+static int
+hzk_matvec_launch (const void *w, int64_t n_rows, int64_t K, const int8_t *aq, const void *am,
+                   const float *x, float *y, void *stream)
+{
+  using L = hzk_launch<W>;
+  const int64_t per_block = (int64_t) L::G * L::ROWS;
+  const unsigned grid = (unsigned) ((n_rows + per_block - 1) / per_block);
+  qmatvec_core<W, B><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+      (const uint8_t *) w, n_rows, K, aq, (const float2 *) am, x, y);
+  return (int) hipGetLastError ();
+}
+
+template <int W>
+static int
+hzk_repack_launch (const void *src, void *dst, int64_t n_rows, int64_t K, void *stream)
+{
+  using T = qdw_traits<W>;
+  const int64_t nu = K / T::unit_elems, nb = K / T::blk_elems;
+  const int64_t n = n_rows * nu * T::chunks + (T::is_float ? 0 : n_rows * nb);
+  const unsigned grid = (unsigned) ((n + HZK_THREADS - 1) / HZK_THREADS);
+  hzk_repack_kernel<W><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+      (const uint8_t *) src, (uint8_t *) dst, n_rows, K);
+  return (int) hipGetLastError ();
+}
+
+template <int W>
+static HzkOps
+hzk_make_ops (void)
+{
+  using F = hzk_fmt<W>;
+  HzkOps o = {};
+  o.type = (uint32_t) W;
+  o.name = F::name;
+  o.block_elems = F::block_elems;
+  o.block_bytes = F::block_bytes;
+  if constexpr (qdw_traits<W>::available)
+    {
+      using T = qdw_traits<W>;
+      o.available = true;
+      o.is_float = T::is_float;
+      o.symmetric = T::symmetric;
+      o.unit_bytes = T::unit_bytes;
+      o.unit_elems = T::unit_elems;
+      o.units_per_block = T::units_per_block;
+      o.meta_bytes = T::meta_bytes;
+      o.scale_slots = T::scale_slots;
+      o.k_multiple = T::is_float ? T::unit_elems : (T::blk_elems > 32 ? T::blk_elems : 32);
+      o.repack = hzk_repack_launch<W>;
+      o.matvec[0] = hzk_matvec_launch<W, 1>;
+      o.matvec[1] = hzk_matvec_launch<W, 2>;
+      o.matvec[2] = hzk_matvec_launch<W, 3>;
+      o.matvec[3] = hzk_matvec_launch<W, 4>;
+      o.matvec[4] = hzk_matvec_launch<W, 5>;
+      o.matvec[5] = hzk_matvec_launch<W, 6>;
+      o.matvec[6] = hzk_matvec_launch<W, 7>;
+      o.matvec[7] = hzk_matvec_launch<W, 8>;
+    }
+  return o;
+}
+
+/** The dispatch table: one row per formats.def row, in table order. */
+static const HzkOps hzk_ops_table[] = {
+#define HZ_QUANT(NAME, ...) hzk_make_ops<HZ_TYPE_##NAME> (),
+#include "formats.def"
+#undef HZ_QUANT
+};
+
+extern "C" const HzkOps *
+hzk_ops (uint32_t type)
+{
+  for (size_t i = 0; i < sizeof hzk_ops_table / sizeof hzk_ops_table[0]; i++)
+    if (hzk_ops_table[i].type == type)
+      return &hzk_ops_table[i];
+  return NULL;
+}
+
+extern "C" size_t
+hzk_device_bytes (const HzkOps *o, int64_t n_rows, int64_t K)
+{
+  if (!o || !o->available || n_rows <= 0 || K <= 0 || K % o->k_multiple)
+    return 0;
+  const size_t nu = (size_t) (K / o->unit_elems), nb = nu / o->units_per_block;
+  return hzk_align256 ((size_t) n_rows * nu * o->unit_bytes) + (size_t) n_rows * nb * o->meta_bytes;
+}
+
+extern "C" size_t
+hzk_act_bytes (int64_t K, int batch)
+{
+  return hzk_align256 ((size_t) batch * K) + (size_t) batch * (K / 16) * sizeof (float2);
+}
+
+extern "C" const int8_t *hzk_act_q (const void *scratch, int64_t K, int batch) { return (const int8_t *) scratch; }
+
+extern "C" const void *
+hzk_act_m (const void *scratch, int64_t K, int batch)
+{
+  return (const uint8_t *) scratch + hzk_align256 ((size_t) batch * K);
+}
+
+extern "C" int
+hzk_quantize_act (const float *x, int64_t K, int batch, void *scratch, void *stream)
+{
+  const int64_t nblk = (int64_t) batch * K / 32;
+  const unsigned grid = (unsigned) ((nblk * 32 + HZK_THREADS - 1) / HZK_THREADS);
+  hzk_quantize_act_kernel<<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+      x, nblk, (int8_t *) scratch, (float2 *) hzk_act_m (scratch, K, batch));
+  return (int) hipGetLastError ();
+}

@@ -1,0 +1,99 @@
+/* tests/gpu/bench-qmatvec.c — GB/s of the GPU decode matvec against the device's copy
+ * bandwidth (run by tools/bench-gpu.sh; prints a Markdown table).
+ *
+ * Copy bandwidth: best of 10 device-to-device copies of 1 GiB, counted as 2·bytes per
+ * copy (read + write). Matvec: per format and decode shape (rows x K), enough uploaded
+ * copies of the weight matrix to rotate through > 4x the L2 size, 200 matvecs cycling
+ * through them captured in one graph, best of 3 replays; GB/s = weight bytes (the ggml
+ * size of the matrix) / seconds per matvec. "kernel" times the matvec alone on already
+ * quantized activations; "+act" includes hzk_quantize_act. Batch 8 is shown too (GB/s of
+ * weight bytes; each byte feeds 8 outputs).
+ *
+ * Usage: bench-qmatvec [format,...]   (default q4_0,q8_0,q4_K,q6_K and the other native ones)
+ */
+#include "hz-gpu.h"
+#include "gpu-test-util.h"
+#include "hzk.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct { int64_t rows, k; } Shape;
+static const Shape shapes[] = { { 4096, 4096 }, { 11008, 4096 }, { 4096, 11008 }, { 32000, 4096 } };
+#define REPS 200
+
+int
+main (int argc, char **argv)
+{
+  GError *error = NULL;
+  HzGpu *gpu = hz_gpu_open (0, &error);
+  if (!gpu)
+    {
+      fprintf (stderr, "bench-qmatvec: %s\n", error->message);
+      return 77;
+    }
+  double copy = 0;
+  if (!hz_gpu_bench_copy (gpu, (size_t) 1 << 30, 10, &copy, &error))
+    g_error ("%s", error->message);
+  printf ("device: %s\n", hz_gpu_describe (gpu));
+  printf ("copy bandwidth (device-to-device, 1 GiB, read+write): %.0f GB/s\n\n", copy);
+  printf ("| format | rows x K | MB | b1 kernel us | b1 GB/s | %% of copy | b1 +act us | b1 +act GB/s | b8 kernel us | b8 GB/s |\n");
+  printf ("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  const char *list = argc > 1 ? argv[1]
+                     : "q4_0,q8_0,q4_K,q6_K,q4_1,q5_0,q5_1,q2_K,q5_K,iq4_nl,mxfp4,f16,bf16,f32";
+  gchar **names = g_strsplit (list, ",", -1);
+  GRand *rng = g_rand_new_with_seed (7);
+  for (gchar **nm = names; *nm; nm++)
+    {
+      const HzQuantTraits *qt = hz_quant_traits_by_name (*nm);
+      if (!qt || !qt->vec_dot)
+        {
+          fprintf (stderr, "bench-qmatvec: skipping %s (unknown or not a weight format)\n", *nm);
+          continue;
+        }
+      uint8_t *pool = gtu_block_pool (qt, rng);
+      for (size_t si = 0; si < G_N_ELEMENTS (shapes); si++)
+        {
+          const Shape s = shapes[si];
+          uint8_t *w = gtu_matrix (qt, pool, s.rows, s.k);
+          const size_t bytes = (size_t) s.rows * hz_quant_row_size (qt->type, s.k);
+          int n = (int) ((4 * hz_gpu_l2_bytes (gpu)) / bytes) + 1;
+          n = CLAMP (n, 2, 64);
+          HzGpuTensor **t = g_new0 (HzGpuTensor *, n);
+          for (int i = 0; i < n; i++)
+            if (!(t[i] = hz_gpu_tensor_upload (gpu, qt->type, s.rows, s.k, w, &error)))
+              g_error ("%s", error->message);
+          const size_t rbytes = hz_gpu_tensor_bytes (t[0]);
+          float *x = g_malloc (sizeof (float) * 8 * s.k);
+          for (int64_t i = 0; i < 8 * s.k; i++)
+            x[i] = (float) gtu_normal (rng);
+          float *xd = hz_gpu_alloc (gpu, sizeof (float) * 8 * s.k, &error);
+          float *yd = hz_gpu_alloc (gpu, sizeof (float) * 8 * s.rows, &error);
+          if (!xd || !yd || !hz_gpu_upload (gpu, xd, x, sizeof (float) * 8 * s.k, &error))
+            g_error ("%s", error->message);
+          double t1 = 0, t1a = 0, t8 = 0;
+          if (!hz_gpu_bench_matvec (gpu, t, n, xd, yd, 1, REPS, FALSE, &t1, &error)
+              || !hz_gpu_bench_matvec (gpu, t, n, xd, yd, 1, REPS, TRUE, &t1a, &error)
+              || !hz_gpu_bench_matvec (gpu, t, n, xd, yd, 8, REPS, FALSE, &t8, &error))
+            g_error ("%s", error->message);
+          const double g1 = rbytes / t1 / 1e9;
+          printf ("| %s%s | %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " | %.1f | %.1f | %.0f | %.1f%% | %.1f | %.0f | %.1f | %.0f |\n",
+                  qt->name, hz_gpu_tensor_device_type (t[0]) != qt->type ? " (f16 fallback)" : "",
+                  s.rows, s.k, rbytes / 1e6, t1 * 1e6, g1, 100.0 * g1 / copy, t1a * 1e6,
+                  rbytes / t1a / 1e9, t8 * 1e6, rbytes / t8 / 1e9);
+          fflush (stdout);
+          for (int i = 0; i < n; i++)
+            hz_gpu_tensor_free (t[i]);
+          g_free (t);
+          hz_gpu_free (gpu, xd);
+          hz_gpu_free (gpu, yd);
+          g_free (x);
+          g_free (w);
+        }
+      g_free (pool);
+    }
+  g_strfreev (names);
+  g_rand_free (rng);
+  hz_gpu_close (gpu);
+  return 0;
+}

@@ -1,0 +1,205 @@
+/* tools/hanzo-bench.c — `hanzo bench`: prompt-processing and generation speed.
+ *
+ *   hanzo bench -m MODEL [-p 512] [-n 128] [-r 5] [-t THREADS[,THREADS...]] [-b BATCH]
+ *
+ * Method (as llama.cpp's llama-bench): pp<P> evaluates P random tokens from an empty KV
+ * cache in batches of -b (default 512) tokens; tg<N> decodes N random tokens one at a time
+ * from an empty cache. Sampling is not timed. One warm-up run precedes the repeats. Prints
+ * a Markdown table like llama-bench's; t/s is the median over the repeats ± the sample
+ * standard deviation. Exit status: 0 ok, 1 runtime error, 2 usage error.
+ */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hanzo-cmd.h"
+#include "hanzo-gen-common.h"
+
+static int
+cmp_double (gconstpointer a, gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return (x > y) - (x < y);
+}
+
+/* Median and sample standard deviation of n values (sorted in place). */
+static void
+summarize (double *v, int n, double *median, double *stddev)
+{
+  double mean = 0, ss = 0;
+  qsort (v, n, sizeof *v, (int (*) (const void *, const void *)) cmp_double);
+  *median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  for (int i = 0; i < n; i++)
+    mean += v[i] / n;
+  for (int i = 0; i < n; i++)
+    ss += (v[i] - mean) * (v[i] - mean);
+  *stddev = n > 1 ? sqrt (ss / (n - 1)) : 0.0;
+}
+
+/* Seconds to evaluate `n` tokens as one prompt (batch) or one by one (decode). */
+static gboolean
+run_once (HzContext *ctx, const HzToken *toks, int n, gboolean decode, double *seconds,
+          GError **error)
+{
+  hz_context_truncate (ctx, 0);
+  gint64 t0 = g_get_monotonic_time ();
+  if (decode)
+    {
+      for (int i = 0; i < n; i++)
+        if (!hz_context_eval (ctx, &toks[i], 1, FALSE, NULL, error))
+          return FALSE;
+    }
+  else if (!hz_context_eval (ctx, toks, n, FALSE, NULL, error))
+    return FALSE;
+  *seconds = (g_get_monotonic_time () - t0) / 1e6;
+  return TRUE;
+}
+
+static char *
+human (double v, const char *const *units, double step)
+{
+  int u = 0;
+  while (v >= step && units[u + 1])
+    {
+      v /= step;
+      u++;
+    }
+  return g_strdup_printf ("%.2f %s", v, units[u]);
+}
+
+static gboolean
+parse_list (const char *s, int min, GArray *out)
+{
+  g_auto (GStrv) parts = g_strsplit (s, ",", -1);
+  for (int i = 0; parts[i]; i++)
+    {
+      gint64 v;
+      if (!g_ascii_string_to_signed (parts[i], 10, min, 1 << 20, &v, NULL))
+        return FALSE;
+      int iv = (int) v;
+      g_array_append_val (out, iv);
+    }
+  return out->len > 0;
+}
+
+int
+hz_cmd_bench (int argc, char **argv)
+{
+  HzGenOpts o;
+  g_autofree char *threads_s = NULL;
+  int n_prompt = 512, n_gen = 128, reps = 5;
+  g_autoptr (GError) error = NULL;
+
+  hz_gen_opts_init (&o, 0);
+  const GOptionEntry entries[] = {
+    { "n-prompt", 'p', 0, G_OPTION_ARG_INT, &n_prompt, "Prompt tokens (0: skip pp)", "N" },
+    { "n-gen", 'n', 0, G_OPTION_ARG_INT, &n_gen, "Generated tokens (0: skip tg)", "N" },
+    { "repetitions", 'r', 0, G_OPTION_ARG_INT, &reps, "Repeats of each test (default 5)", "N" },
+    { "threads-list", 't', 0, G_OPTION_ARG_STRING, &threads_s,
+      "Thread counts, comma-separated (default: all cores)", "N[,N...]" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) octx = g_option_context_new ("— measure prompt and generation speed");
+  g_option_context_add_main_entries (octx, entries, NULL);
+  hz_gen_opts_add (octx, &o, HZ_GEN_OPT_NO_THREADS);   /* -m, -c, -b */
+  if (!g_option_context_parse (octx, &argc, &argv, &error))
+    {
+      fprintf (stderr, "hanzo bench: %s\n", error->message);
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
+  g_autoptr (GArray) threads = g_array_new (FALSE, FALSE, sizeof (int));
+  if (o.model == NULL || argc != 1 || n_prompt < 0 || n_gen < 0 || reps < 1 ||
+      (n_prompt == 0 && n_gen == 0) ||
+      (threads_s && !parse_list (threads_s, 1, threads)))
+    {
+      fprintf (stderr, "hanzo bench: need -m MODEL, -p >= 0, -n >= 0 (not both 0), -r >= 1 "
+                       "and -t N[,N...]\nUsage: hanzo bench -m MODEL [-p 512] [-n 128] [-r 5] "
+                       "[-t THREADS]\n");
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
+  if (threads->len == 0)
+    {
+      int all = (int) g_get_num_processors ();
+      g_array_append_val (threads, all);
+    }
+
+  int max_threads = 1;
+  for (guint i = 0; i < threads->len; i++)
+    max_threads = MAX (max_threads, g_array_index (threads, int, i));
+  o.threads = max_threads;
+  g_autoptr (HzModel) model = hz_gen_opts_load (&o, "bench");
+  if (model == NULL)
+    {
+      hz_gen_opts_clear (&o);
+      return 1;
+    }
+
+  const int n_vocab = hz_model_n_vocab (model);
+  const int n_tok = MAX (n_prompt, n_gen);
+  g_autofree HzToken *toks = g_new (HzToken, n_tok);
+  g_autoptr (GRand) rng = g_rand_new_with_seed (42);
+  for (int i = 0; i < n_tok; i++)
+    toks[i] = g_rand_int_range (rng, 0, n_vocab);
+
+  static const char *const size_units[] = { "B", "KiB", "MiB", "GiB", "TiB", NULL };
+  static const char *const count_units[] = { "", "K", "M", "B", "T", NULL };
+  g_autofree char *size = human ((double) hz_model_weight_bytes (model), size_units, 1024);
+  g_autofree char *params = human ((double) hz_model_n_params (model), count_units, 1000);
+  g_autofree char *name = g_strdup_printf ("%s %s", hz_model_arch (model), hz_model_type_name (model));
+
+  printf ("| %-30s | %10s | %10s | %-7s | %7s | %10s | %20s |\n", "model", "size", "params",
+          "backend", "threads", "test", "t/s");
+  printf ("| ------------------------------ | ---------: | ---------: | ------- | ------: | "
+          "---------: | -------------------: |\n");
+  fflush (stdout);
+
+  for (guint ti = 0; ti < threads->len; ti++)
+    {
+      HzContextParams cp;
+      hz_gen_opts_apply (&o, NULL, &cp);
+      cp.n_threads = (guint) g_array_index (threads, int, ti);
+      cp.n_ctx = MAX ((guint) (n_prompt + n_gen), cp.n_ctx);
+      g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
+      if (ctx == NULL)
+        {
+          fprintf (stderr, "hanzo bench: %s\n", error->message);
+          hz_gen_opts_clear (&o);
+          return 1;
+        }
+      for (int test = 0; test < 2; test++)
+        {
+          const gboolean decode = test == 1;
+          const int n = decode ? n_gen : n_prompt;
+          if (n == 0)
+            continue;
+          g_autofree double *tps = g_new (double, reps);
+          double secs;
+          /* warm-up: caches, page faults, thread start */
+          if (!run_once (ctx, toks, decode ? 1 : n, decode, &secs, &error))
+            goto fail;
+          for (int r = 0; r < reps; r++)
+            {
+              if (!run_once (ctx, toks, n, decode, &secs, &error))
+                goto fail;
+              tps[r] = n / secs;
+            }
+          double med, sd;
+          summarize (tps, reps, &med, &sd);
+          g_autofree char *label = g_strdup_printf ("%s%d", decode ? "tg" : "pp", n);
+          g_autofree char *val = g_strdup_printf ("%.2f ± %.2f", med, sd);
+          printf ("| %-30s | %10s | %10s | %-7s | %7d | %10s | %20s |\n", name, size, params,
+                  "CPU", cp.n_threads, label, val);
+          fflush (stdout);
+        }
+    }
+  hz_gen_opts_clear (&o);
+  return 0;
+
+fail:
+  fprintf (stderr, "hanzo bench: %s\n", error->message);
+  hz_gen_opts_clear (&o);
+  return 1;
+}

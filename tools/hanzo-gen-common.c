@@ -1,0 +1,122 @@
+/* tools/hanzo-gen-common.c — shared options of the generation commands (see the header). */
+#include "hanzo-gen-common.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void
+hz_gen_opts_init (HzGenOpts *o, int n_predict)
+{
+  HzSamplerParams sp;
+
+  memset (o, 0, sizeof *o);
+  hz_sampler_params_init (&sp);
+  o->temp = sp.temperature;
+  o->top_k = sp.top_k;
+  o->top_p = sp.top_p;
+  o->min_p = sp.min_p;
+  o->repeat_penalty = sp.repeat_penalty;
+  o->repeat_last_n = sp.repeat_last_n;
+  o->presence_penalty = sp.presence_penalty;
+  o->frequency_penalty = sp.frequency_penalty;
+  o->seed = (gint64) sp.seed;
+  o->n_predict = n_predict;
+}
+
+void
+hz_gen_opts_clear (HzGenOpts *o)
+{
+  g_clear_pointer (&o->model, g_free);
+}
+
+void
+hz_gen_opts_add (GOptionContext *ctx, HzGenOpts *o, HzGenOptFlags flags)
+{
+  /* -t last, so that HZ_GEN_OPT_NO_THREADS can cut it off */
+  GOptionEntry base[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "MODEL" },
+    { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &o->ctx_size,
+      "Context size in tokens (default: the model's, at most 4096)", "N" },
+    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o->batch_size,
+      "Prompt tokens per forward pass (default 512)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "CPU threads (default: all cores)", "N" },
+    { NULL }
+  };
+  const GOptionEntry samp[] = {
+    { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_predict,
+      "Tokens to generate (-1: until end of generation or a full context)", "N" },
+    { "temp", 0, 0, G_OPTION_ARG_DOUBLE, &o->temp, "Temperature (<= 0: greedy)", "T" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &o->top_k, "Top-k (0: off)", "K" },
+    { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->top_p, "Top-p (1: off)", "P" },
+    { "min-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->min_p, "Min-p (0: off)", "P" },
+    { "repeat-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &o->repeat_penalty,
+      "Repetition penalty (1: off)", "X" },
+    { "repeat-last-n", 0, 0, G_OPTION_ARG_INT, &o->repeat_last_n,
+      "Window of tokens for the penalties", "N" },
+    { "presence-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &o->presence_penalty,
+      "Presence penalty (0: off)", "X" },
+    { "frequency-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &o->frequency_penalty,
+      "Frequency penalty (0: off)", "X" },
+    { "seed", 's', 0, G_OPTION_ARG_INT64, &o->seed, "Random seed", "SEED" },
+    { "ignore-eos", 0, 0, G_OPTION_ARG_NONE, &o->ignore_eos,
+      "Keep generating past end-of-generation tokens", NULL },
+    { NULL }
+  };
+  if (flags & HZ_GEN_OPT_NO_THREADS)
+    base[G_N_ELEMENTS (base) - 2] = (GOptionEntry) { NULL };
+  g_option_context_add_main_entries (ctx, base, NULL);
+  if (flags & HZ_GEN_OPT_SAMPLING)
+    g_option_context_add_main_entries (ctx, samp, NULL);
+}
+
+void
+hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParams *cp)
+{
+  if (gp)
+    {
+      hz_generate_params_init (gp);
+      gp->sampler.temperature = (float) o->temp;
+      gp->sampler.top_k = o->top_k;
+      gp->sampler.top_p = (float) o->top_p;
+      gp->sampler.min_p = (float) o->min_p;
+      gp->sampler.repeat_penalty = (float) o->repeat_penalty;
+      gp->sampler.repeat_last_n = o->repeat_last_n;
+      gp->sampler.presence_penalty = (float) o->presence_penalty;
+      gp->sampler.frequency_penalty = (float) o->frequency_penalty;
+      gp->sampler.seed = (guint64) o->seed;
+      gp->n_predict = o->n_predict;
+      gp->ignore_eog = o->ignore_eos;
+    }
+  if (cp)
+    {
+      hz_context_params_init (cp);
+      cp->n_ctx = (guint) MAX (o->ctx_size, 0);
+      cp->n_batch = (guint) MAX (o->batch_size, 0);
+      cp->n_threads = (guint) MAX (o->threads, 0);
+    }
+}
+
+HzModel *
+hz_gen_opts_load (const HzGenOpts *o, const char *cmd)
+{
+  g_autoptr (GError) error = NULL;
+  HzModelParams mp;
+
+  hz_model_params_init (&mp);
+  mp.n_threads = (guint) MAX (o->threads, 0);
+  HzModel *m = hz_model_load (o->model, &mp, &error);
+  if (m == NULL)
+    fprintf (stderr, "hanzo %s: cannot load model '%s': %s\n", cmd, o->model, error->message);
+  return m;
+}
+
+const char *
+hz_stop_reason_name (HzStopReason r)
+{
+  static const char *const names[] = {
+    [HZ_STOP_NONE] = "none", [HZ_STOP_EOG] = "eog", [HZ_STOP_LENGTH] = "length",
+    [HZ_STOP_STRING] = "stop-string", [HZ_STOP_CANCELLED] = "cancelled",
+    [HZ_STOP_CALLBACK] = "callback", [HZ_STOP_CONTEXT_FULL] = "context-full",
+  };
+  return (guint) r < G_N_ELEMENTS (names) && names[r] ? names[r] : "unknown";
+}
