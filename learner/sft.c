@@ -62,6 +62,12 @@ hz_sft_trainer_steps (const HzSftTrainer *t)
   return t->opt->step;
 }
 
+HzAdamW *
+hz_sft_trainer_optimizer (HzSftTrainer *t)
+{
+  return t->opt;
+}
+
 static int64_t
 count_targets (const HzSftExample *e)
 {

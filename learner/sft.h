@@ -70,4 +70,7 @@ double hz_sft_trainer_evaluate (HzSftTrainer *t, const HzSftExample *examples, i
 /** Optimiser steps taken so far. */
 int64_t hz_sft_trainer_steps (const HzSftTrainer *t);
 
+/** The trainer's AdamW state (moments and step count), for checkpoints (checkpoint.h). */
+HzAdamW *hz_sft_trainer_optimizer (HzSftTrainer *t);
+
 G_END_DECLS

@@ -55,7 +55,7 @@ test_jsonl (void)
   g_autofree char *bad = write_tmp ("b.jsonl", "{\"prompt\": \"x\"}\n{\"messages\": [{\"role\": \"bot\", \"content\": \"x\"}]}\n");
   g_assert_false (hz_learn_dataset_load_jsonl (d, bad, &error));
   g_assert_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_FORMAT);
-  g_assert_nonnull (strstr (error->message, ":2"));
+  g_assert_nonnull (strstr (error->message, "line 2"));
 }
 
 /* Append a message and its redacted copy (redacted = NULL: none). */

@@ -1,0 +1,181 @@
+/* learner/daemon-job.c — hanzo-learner's nightly job (see daemon-job.h). */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include "daemon-job.h"
+#include "checkpoint.h"
+#include "hanzo-store-learner.h"
+
+void
+hz_learner_job_config_init (HzLearnerJobConfig *c)
+{
+  *c = (HzLearnerJobConfig) { 0 };
+  hz_learn_job_params_init (&c->job);
+  c->adapters_dir = g_build_filename (g_get_user_data_dir (), "hanzo", "adapters", NULL);
+  c->heldout_fraction = 0.2;
+  c->keep = 3;
+}
+
+void
+hz_learner_job_config_clear (HzLearnerJobConfig *c)
+{
+  g_clear_pointer (&c->store_path, g_free);
+  g_clear_pointer (&c->model_path, g_free);
+  g_clear_pointer (&c->adapters_dir, g_free);
+}
+
+typedef struct {
+  gint                *stop;
+  HzLearnerJobProgress progress;
+  gpointer             user_data;
+} ProgressCtx;
+
+static gboolean
+on_step (int64_t step, int64_t total, double loss, gpointer data)
+{
+  (void) loss;
+  ProgressCtx *p = data;
+  if (p->progress)
+    p->progress ((double) step / MAX (total, 1), p->user_data);
+  return !g_atomic_int_get (p->stop);
+}
+
+static void
+remove_adapter_dir (const char *dir)
+{
+  static const char *const files[] = {
+    "adapter_model.safetensors", "adapter_config.json", "adapter.gguf",
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *p = g_build_filename (dir, files[i], NULL);
+      g_unlink (p);
+    }
+  g_rmdir (dir);
+}
+
+/* Keep the newest `keep` adapters and the active one; forget and delete the rest. */
+static gboolean
+prune (HzStore *store, guint keep, GError **error)
+{
+  g_autoptr (GPtrArray) all = hz_store_adapter_list (store, error);
+  if (all == NULL)
+    return FALSE;
+  for (guint i = keep; i < all->len; i++)
+    {
+      const HzLearnerAdapter *a = all->pdata[i];
+      if (a->active)
+        continue;
+      if (!hz_store_adapter_delete (store, a->id, error))
+        return FALSE;
+      remove_adapter_dir (a->path);
+    }
+  return TRUE;
+}
+
+gboolean
+hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgress progress,
+                    gpointer user_data, HzLearnerJobOutcome *outcome, char **adapter_path,
+                    gint64 *run_id, GError **error)
+{
+  *adapter_path = NULL;
+  *run_id = 0;
+  g_autoptr (HzStore) store = hz_store_open (c->store_path, error);
+  if (store == NULL)
+    return FALSE;
+  g_autoptr (HzModel) model = hz_model_load (c->model_path, NULL, error);
+  if (model == NULL)
+    return FALSE;
+  const char *sha = hz_model_sha256 (model);
+  g_autoptr (HzLearnDataset) all = hz_learn_dataset_new ();
+  const HzLearnStoreOptions opt = { .include_unrated = c->include_unrated };
+  if (!hz_learn_dataset_add_from_store (all, store, &opt, error))
+    return FALSE;
+  if (all->records->len == 0)
+    {
+      *outcome = HZ_LEARNER_JOB_NOTHING;
+      return TRUE;
+    }
+  HzLearnDataset *tr, *ho;
+  hz_learn_dataset_split (all, c->heldout_fraction, 1, &tr, &ho);
+  g_autoptr (HzLearnDataset) train = tr, held = ho;
+  /* start from the active adapter if it belongs to this base */
+  g_autoptr (GError) none = NULL;
+  g_autoptr (HzLearnerAdapter) active = hz_store_adapter_get_active (store, &none);
+  const char *init = active && g_str_equal (active->base_sha256, sha)
+                     && g_file_test (active->path, G_FILE_TEST_IS_DIR) ? active->path : NULL;
+  const gint64 id = hz_store_learner_run_begin (store, "sft", sha, error);
+  if (id == 0)
+    return FALSE;
+  *run_id = id;
+  if (g_mkdir_with_parents (c->adapters_dir, 0700) != 0)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno),
+                   "cannot create %s", c->adapters_dir);
+      return FALSE;
+    }
+  g_autofree char *ckpt = g_build_filename (c->adapters_dir, "checkpoint", NULL);
+  ProgressCtx pc = { stop, progress, user_data };
+  HzLearnJobResult res;
+  g_autoptr (GError) local = NULL;
+  if (!hz_learn_job_run_sft (model, train, held, &c->job, init, ckpt, on_step, &pc, &res, &local))
+    {
+      hz_store_learner_run_update (store, id, HZ_LEARNER_RUN_FAILED, 0, NAN, NAN, NAN, -1,
+                                   local->message, NULL);
+      g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  HzLearnerRunStatus status;
+  gint64 adapter_id = -1;
+  gboolean ok = TRUE;
+  if (res.interrupted)
+    {
+      status = HZ_LEARNER_RUN_INTERRUPTED;
+      *outcome = HZ_LEARNER_JOB_INTERRUPTED;
+    }
+  else if (!hz_learn_job_improved (&res))
+    {
+      status = HZ_LEARNER_RUN_REJECTED;
+      *outcome = HZ_LEARNER_JOB_REJECTED;
+    }
+  else
+    {
+      g_autofree char *name = g_strdup_printf ("run-%" G_GINT64_FORMAT, id);
+      g_autofree char *dir = g_build_filename (c->adapters_dir, name, NULL);
+      ok = hz_learn_save_adapter (res.lora, dir, hz_model_name (model), error)
+           && (adapter_id = hz_store_adapter_add (store, dir, sha, id, res.heldout_after,
+                                                  error)) != 0
+           && hz_store_adapter_set_active (store, adapter_id, error)
+           && prune (store, c->keep, error);
+      status = ok ? HZ_LEARNER_RUN_PROMOTED : HZ_LEARNER_RUN_FAILED;
+      *outcome = HZ_LEARNER_JOB_PROMOTED;
+      if (ok)
+        *adapter_path = g_steal_pointer (&dir);
+    }
+  const gboolean rec = hz_store_learner_run_update (store, id, status, res.steps, res.train_loss,
+                                                    res.heldout_before, res.heldout_after,
+                                                    adapter_id, ok ? NULL : "saving the adapter failed",
+                                                    ok ? error : NULL);
+  hz_learn_job_result_clear (&res);
+  return ok && rec;
+}
+
+char *
+hz_learner_rollback (const char *store_path, GError **error)
+{
+  g_autoptr (HzStore) store = hz_store_open (store_path, error);
+  if (store == NULL)
+    return NULL;
+  g_autoptr (GPtrArray) all = hz_store_adapter_list (store, error);   /* newest first */
+  if (all == NULL)
+    return NULL;
+  guint i = 0;
+  while (i < all->len && !((HzLearnerAdapter *) all->pdata[i])->active)
+    i++;
+  const HzLearnerAdapter *prev = i + 1 < all->len ? all->pdata[i + 1] : NULL;
+  if (i == all->len)   /* none active: nothing to roll back */
+    prev = NULL;
+  if (!hz_store_adapter_set_active (store, prev ? prev->id : 0, error))
+    return NULL;
+  return g_strdup (prev ? prev->path : "");
+}

@@ -1,0 +1,151 @@
+/* learner/job.c — one SFT training job (see job.h). */
+#include <math.h>
+#include "job.h"
+#include "adapter-io.h"
+#include "checkpoint.h"
+#include "model.h"
+
+void
+hz_learn_job_params_init (HzLearnJobParams *p)
+{
+  hz_lora_config_init (&p->lora);
+  p->lora.alpha = 16;
+  p->lora.targets = HZ_LORA_TARGETS_ALL;
+  hz_sft_params_init (&p->sft);
+  p->sft.adamw.lr = 2e-4;
+  p->steps = 100;
+  p->batch = 4;
+  p->max_tokens = 512;
+  p->checkpoint_every = 20;
+  p->seed = 1;
+}
+
+void
+hz_learn_job_result_clear (HzLearnJobResult *r)
+{
+  hz_lora_free (r->lora);
+  r->lora = NULL;
+}
+
+gboolean
+hz_learn_job_improved (const HzLearnJobResult *r)
+{
+  if (isnan (r->heldout_before) || isnan (r->heldout_after))
+    return !r->interrupted && r->steps > 0;
+  return !r->interrupted && r->heldout_after < r->heldout_before;
+}
+
+/* Tag of a job: what must match for a checkpoint to be resumed. */
+static char *
+job_tag (HzModel *model, const HzLearnJobParams *p, const HzLearnTokenized *tr)
+{
+  GChecksum *ck = g_checksum_new (G_CHECKSUM_SHA256);
+  for (guint i = 0; i < tr->examples->len; i++)
+    {
+      const HzSftExample *e = &g_array_index (tr->examples, HzSftExample, i);
+      g_checksum_update (ck, (const guchar *) e->tokens, sizeof (int32_t) * e->n);
+      g_checksum_update (ck, (const guchar *) e->targets, sizeof (int32_t) * e->n);
+    }
+  char *tag = g_strdup_printf ("base=%s n_params=%" G_GUINT64_FORMAT " r=%d alpha=%g "
+                               "targets=%u lr=%g steps=%" G_GINT64_FORMAT " batch=%d data=%s",
+                               hz_model_path (model), hz_model_n_params (model),
+                               p->lora.r, p->lora.alpha, p->lora.targets, p->sft.adamw.lr,
+                               p->steps, p->batch, g_checksum_get_string (ck));
+  g_checksum_free (ck);
+  return tag;
+}
+
+gboolean
+hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
+                      const HzLearnDataset *heldout, const HzLearnJobParams *params,
+                      const char *init_adapter, const char *checkpoint_dir,
+                      HzLearnProgressFunc progress, gpointer user_data,
+                      HzLearnJobResult *result, GError **error)
+{
+  *result = (HzLearnJobResult) { NULL, 0, NAN, NAN, NAN, FALSE, FALSE };
+  const HzLlm *llm = hz_model_get_llm (model);
+  if (llm == NULL)
+    {
+      g_set_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_INVALID, "model has no weights");
+      return FALSE;
+    }
+  g_autoptr (HzLearnTokenized) tr = hz_learn_dataset_tokenize (train, model, params->max_tokens);
+  g_autoptr (HzLearnTokenized) ho = hz_learn_dataset_tokenize (heldout, model, params->max_tokens);
+  if (tr->examples->len == 0)
+    {
+      g_set_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_INVALID, "no training examples");
+      return FALSE;
+    }
+  HzLearnJobParams p = *params;
+  g_autoptr (HzLora) lora = NULL;
+  if (init_adapter)
+    {
+      if ((lora = hz_lora_load_peft (init_adapter, &llm->hp, error)) == NULL)
+        return FALSE;
+      p.lora = lora->config;
+    }
+  else
+    {
+      if ((lora = hz_lora_new (&llm->hp, &p.lora, error)) == NULL)
+        return FALSE;
+      hz_lora_init_peft (lora, p.seed);
+    }
+  if (p.sft.schedule.total_steps <= 1)
+    p.sft.schedule = (HzSchedule) { HZ_SCHEDULE_COSINE, p.steps / 20, p.steps, 0.1 };
+  const int64_t max_len = MAX (tr->max_len, ho->max_len);
+  g_autoptr (HzSftTrainer) trainer = hz_sft_trainer_new (llm, lora, &p.sft, max_len);
+  const HzSftExample *hx = (const HzSftExample *) ho->examples->data;
+  if (ho->examples->len > 0)
+    result->heldout_before = hz_sft_trainer_evaluate (trainer, hx, ho->examples->len);
+  g_autofree char *tag = job_tag (model, &p, tr);
+  if (checkpoint_dir)
+    {
+      g_autoptr (GError) local = NULL;
+      result->resumed = hz_checkpoint_load (checkpoint_dir, lora,
+                                            hz_sft_trainer_optimizer (trainer), tag, &local);
+      if (local)
+        {
+          g_propagate_error (error, g_steal_pointer (&local));
+          return FALSE;
+        }
+    }
+  const HzSftExample *tx = (const HzSftExample *) tr->examples->data;
+  const guint n_train = tr->examples->len;
+  g_autofree HzSftExample *batch = g_new (HzSftExample, MAX (p.batch, 1));
+  for (int64_t s = hz_sft_trainer_steps (trainer); s < p.steps; s++)
+    {
+      for (int i = 0; i < p.batch; i++)
+        batch[i] = tx[(s * p.batch + i) % n_train];
+      result->train_loss = hz_sft_trainer_step (trainer, batch, p.batch, NULL);
+      const gboolean go_on = progress == NULL
+                             || progress (s + 1, p.steps, result->train_loss, user_data);
+      const gboolean ckpt = checkpoint_dir && (!go_on || (p.checkpoint_every > 0
+                                                          && (s + 1) % p.checkpoint_every == 0));
+      if (ckpt && !hz_checkpoint_save (checkpoint_dir, lora, hz_sft_trainer_optimizer (trainer),
+                                       tag, error))
+        return FALSE;
+      if (!go_on)
+        {
+          result->interrupted = s + 1 < p.steps;
+          break;
+        }
+    }
+  result->steps = hz_sft_trainer_steps (trainer);
+  if (ho->examples->len > 0)
+    result->heldout_after = hz_sft_trainer_evaluate (trainer, hx, ho->examples->len);
+  if (checkpoint_dir && !result->interrupted)
+    hz_checkpoint_clear (checkpoint_dir);
+  g_clear_pointer (&trainer, hz_sft_trainer_free);
+  result->lora = g_steal_pointer (&lora);
+  return TRUE;
+}
+
+gboolean
+hz_learn_save_adapter (const HzLora *lora, const char *dir, const char *base_name,
+                       GError **error)
+{
+  if (!hz_lora_save_peft (lora, dir, HZ_ST_BF16, base_name, error))
+    return FALSE;
+  g_autofree char *gguf = g_build_filename (dir, "adapter.gguf", NULL);
+  return hz_lora_save_gguf (lora, gguf, HZ_TYPE_F32, error);
+}

@@ -1,0 +1,314 @@
+/* tests/learner/test-daemon.c — hanzo-learner: the scheduler's decision on a table of
+ * (time, power, idle, paused, never-learn, learn-now) cases, window parsing and the next
+ * start; and a D-Bus round trip with the real service as a subprocess on the session bus
+ * (run under dbus-run-session; skipped without a session bus or without stories260K in
+ * ../shared): Pause/Resume change State; LearnNow trains on the store's redacted, rated
+ * replies; a Pause mid-job checkpoints and records an interrupted run; Resume continues
+ * from the checkpoint; the adapter is promoted (held-out loss improved), written to
+ * $XDG_DATA_HOME/hanzo/adapters/, recorded in the store, and Rollback and NeverLearn work. */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include "scheduler.h"
+#include "hanzo-store-feedback.h"
+#include "hanzo-store-learner.h"
+#include "hanzo-store-redactions.h"
+#include "hz-test-util.h"
+
+static void
+test_schedule_table (void)
+{
+  HzNightWindow w;
+  hz_night_window_init (&w);
+  const int t0130 = 90, t0200 = 120, t0400 = 240, t0559 = 359, t0600 = 360, t1400 = 840;
+  static const struct {
+    int minute; gboolean battery; HzIdleState idle; gboolean paused, never, now;
+    HzSchedDecision want;
+  } cases[] = {
+    { 240, FALSE, HZ_IDLE_YES,     FALSE, FALSE, FALSE, HZ_SCHED_RUN },
+    { 240, FALSE, HZ_IDLE_UNKNOWN, FALSE, FALSE, FALSE, HZ_SCHED_RUN },   /* unknown: idle at night */
+    { 240, FALSE, HZ_IDLE_NO,      FALSE, FALSE, FALSE, HZ_SCHED_WAIT_IDLE },
+    { 240, TRUE,  HZ_IDLE_YES,     FALSE, FALSE, FALSE, HZ_SCHED_WAIT_POWER },
+    { 240, FALSE, HZ_IDLE_YES,     TRUE,  FALSE, FALSE, HZ_SCHED_PAUSED },
+    { 240, FALSE, HZ_IDLE_YES,     FALSE, TRUE,  FALSE, HZ_SCHED_DISABLED },
+    { 240, FALSE, HZ_IDLE_YES,     TRUE,  TRUE,  TRUE,  HZ_SCHED_DISABLED },
+    { 120, FALSE, HZ_IDLE_UNKNOWN, FALSE, FALSE, FALSE, HZ_SCHED_RUN },   /* start inclusive */
+    { 359, FALSE, HZ_IDLE_YES,     FALSE, FALSE, FALSE, HZ_SCHED_RUN },
+    { 360, FALSE, HZ_IDLE_YES,     FALSE, FALSE, FALSE, HZ_SCHED_WAIT_WINDOW },  /* end exclusive */
+    { 90,  FALSE, HZ_IDLE_YES,     FALSE, FALSE, FALSE, HZ_SCHED_WAIT_WINDOW },
+    { 840, FALSE, HZ_IDLE_UNKNOWN, FALSE, FALSE, FALSE, HZ_SCHED_WAIT_WINDOW },
+    { 840, FALSE, HZ_IDLE_NO,      FALSE, FALSE, TRUE,  HZ_SCHED_RUN },   /* learn now: any time */
+    { 840, TRUE,  HZ_IDLE_YES,     FALSE, FALSE, TRUE,  HZ_SCHED_WAIT_POWER },
+    { 840, FALSE, HZ_IDLE_YES,     TRUE,  FALSE, TRUE,  HZ_SCHED_PAUSED },
+  };
+  (void) t0130; (void) t0200; (void) t0400; (void) t0559; (void) t0600; (void) t1400;
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const HzSchedInput in = { cases[i].minute, cases[i].battery, cases[i].idle,
+                                cases[i].paused, cases[i].never, cases[i].now };
+      g_test_message ("case %u: %s", i, hz_sched_decision_name (hz_sched_decide (&w, &in)));
+      g_assert_cmpint (hz_sched_decide (&w, &in), ==, cases[i].want);
+    }
+  /* a window across midnight */
+  HzNightWindow late;
+  g_assert_true (hz_night_window_parse ("22:30-05:00", &late));
+  g_assert_true (hz_night_window_contains (&late, 23 * 60));
+  g_assert_true (hz_night_window_contains (&late, 60));
+  g_assert_false (hz_night_window_contains (&late, 5 * 60));
+  g_assert_false (hz_night_window_contains (&late, 12 * 60));
+  g_assert_false (hz_night_window_parse ("25:00-01:00", &late));
+  g_assert_false (hz_night_window_parse ("2-6", &late));
+  g_assert_false (hz_night_window_parse ("02:00-06:00x", &late));
+}
+
+static void
+test_next_start (void)
+{
+  HzNightWindow w;
+  hz_night_window_init (&w);
+  g_autoptr (GTimeZone) utc = g_time_zone_new_utc ();
+  g_autoptr (GDateTime) noon = g_date_time_new (utc, 2025, 3, 10, 12, 0, 0);
+  g_autoptr (GDateTime) want = g_date_time_new (utc, 2025, 3, 11, 2, 0, 0);
+  g_assert_cmpint (hz_night_window_next_start (&w, noon), ==, g_date_time_to_unix (want));
+  g_autoptr (GDateTime) early = g_date_time_new (utc, 2025, 3, 10, 1, 0, 0);
+  g_autoptr (GDateTime) want2 = g_date_time_new (utc, 2025, 3, 10, 2, 0, 0);
+  g_assert_cmpint (hz_night_window_next_start (&w, early), ==, g_date_time_to_unix (want2));
+  g_autoptr (GDateTime) inside = g_date_time_new (utc, 2025, 3, 10, 3, 0, 0);
+  g_assert_cmpint (hz_night_window_next_start (&w, inside), ==, g_date_time_to_unix (inside));
+}
+
+/* ------------------------------------------------------------------ D-Bus round trip */
+
+static GVariant *
+call (GDBusConnection *c, const char *method, GError **error)
+{
+  return g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/ai/hanzo/Learner",
+                                      "ai.hanzo.Learner", method, NULL, NULL,
+                                      G_DBUS_CALL_FLAGS_NONE, 20000, NULL, error);
+}
+
+static GVariant *
+get_prop (GDBusConnection *c, const char *name)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/ai/hanzo/Learner",
+    "org.freedesktop.DBus.Properties", "Get", g_variant_new ("(ss)", "ai.hanzo.Learner", name),
+    G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
+  g_assert_no_error (error);
+  GVariant *v;
+  g_variant_get (r, "(v)", &v);
+  return v;
+}
+
+static char *
+get_state (GDBusConnection *c)
+{
+  g_autoptr (GVariant) v = get_prop (c, "State");
+  return g_variant_dup_string (v, NULL);
+}
+
+/* Poll until State is `want` (TRUE) or `timeout_s` passes (FALSE). */
+static gboolean
+wait_state (GDBusConnection *c, const char *want, double timeout_s)
+{
+  const gint64 end = g_get_monotonic_time () + (gint64) (timeout_s * 1e6);
+  while (g_get_monotonic_time () < end)
+    {
+      g_autofree char *s = get_state (c);
+      if (g_str_equal (s, want))
+        return TRUE;
+      g_usleep (50000);
+    }
+  return FALSE;
+}
+
+static void
+fill_store (const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzStore) s = hz_store_open (path, &error);
+  g_assert_no_error (error);
+  static const char *const names[] = { "Tom", "Lily", "Ben", "Mia", "Sam", "Anna", "Max", "Sue" };
+  for (int i = 0; i < 24; i++)
+    {
+      const gint64 c = hz_store_create_conversation (s, "t", NULL, NULL, &error);
+      g_autofree char *raw_q = g_strdup_printf ("One day %s went to the park with Alice.", names[i % 8]);
+      g_autofree char *red_q = g_strdup_printf ("One day %s went to the park with [PERSON_1].", names[i % 8]);
+      g_autofree char *reply = g_strdup_printf (" %s said hi. Bye for now, Bob.", names[(i * 3) % 8]);
+      const gint64 u = hz_store_append_message (s, c, 0, HZ_ROLE_USER, raw_q, NULL, TRUE, &error);
+      const gint64 a = hz_store_append_message (s, c, u, HZ_ROLE_ASSISTANT, reply, "ab", TRUE, &error);
+      g_assert_no_error (error);
+      const gint64 ids[2] = { u, a };
+      const char *texts[2] = { red_q, reply };
+      for (int k = 0; k < 2; k++)
+        {
+          g_autoptr (HzMessage) m = hz_store_get_message (s, ids[k], &error);
+          HzMessageRedaction r = { .message_id = ids[k], .redacted = (char *) texts[k],
+                                   .redactor_version = 1, .source_updated_us = m->updated_us };
+          g_assert_true (hz_store_put_message_redaction (s, &r, &error));
+        }
+      g_assert_true (hz_store_set_feedback (s, a, 1, &error));
+      g_assert_no_error (error);
+    }
+}
+
+static void
+test_dbus_round_trip (void)
+{
+  if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") == NULL)
+    {
+      g_test_skip ("no session bus (run under dbus-run-session)");
+      return;
+    }
+  g_autofree char *model = hz_test_shared_path ("models/stories260K.gguf");
+  if (model == NULL)
+    return;
+  const char *build = g_getenv ("HZ_BUILD_DIR");
+  g_autofree char *exe = g_build_filename (build ? build : ".", "learner", "hanzo-learner", NULL);
+  g_assert_true (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE));
+  g_autofree char *root = g_dir_make_tmp ("hz-learnerd-XXXXXX", NULL);
+  g_autofree char *data = g_build_filename (root, "data", NULL);
+  g_autofree char *config = g_build_filename (root, "config", NULL);
+  g_autofree char *cfgdir = g_build_filename (config, "hanzo", NULL);
+  g_autofree char *dbdir = g_build_filename (data, "hanzo", NULL);
+  g_mkdir_with_parents (cfgdir, 0700);
+  g_mkdir_with_parents (dbdir, 0700);
+  g_autofree char *db = g_build_filename (dbdir, "hanzo.db", NULL);
+  fill_store (db);
+  /* a night window that excludes now: only LearnNow may start a job */
+  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
+  const int m = g_date_time_get_hour (now) * 60 + g_date_time_get_minute (now);
+  const int ws = (m + 120) % 1440, we = (m + 180) % 1440;
+  g_autofree char *ini = g_strdup_printf (
+    "[learner]\nmodel=%s\nwindow=%02d:%02d-%02d:%02d\nsteps=150\nbatch=4\nlr=5e-3\n"
+    "max_tokens=64\ncheckpoint_every=10\ntick_seconds=1\nheldout=0.25\nkeep=2\n",
+    model, ws / 60, ws % 60, we / 60, we % 60);
+  g_autofree char *ini_path = g_build_filename (cfgdir, "learner.ini", NULL);
+  g_assert_true (g_file_set_contents (ini_path, ini, -1, NULL));
+
+  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_setenv (launcher, "XDG_DATA_HOME", data, TRUE);
+  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", config, TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocess) proc = g_subprocess_launcher_spawn (launcher, &error, exe,
+                                                              "--gapplication-service", NULL);
+  g_assert_no_error (error);
+  g_autoptr (GDBusConnection) c = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
+  g_assert_no_error (error);
+  /* wait for the service's name */
+  gboolean up = FALSE;
+  for (int i = 0; i < 200 && !up; i++)
+    {
+      g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "org.freedesktop.DBus",
+        "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+        g_variant_new ("(s)", "ai.hanzo.Learner"), G_VARIANT_TYPE ("(b)"), 0, 1000, NULL, NULL);
+      if (r)
+        g_variant_get (r, "(b)", &up);
+      if (!up)
+        g_usleep (50000);
+    }
+  g_assert_true (up);
+  g_assert_true (wait_state (c, "waiting", 5));
+  g_autoptr (GVariant) next = get_prop (c, "NextRun");
+  g_assert_cmpint (g_variant_get_int64 (next), >, g_date_time_to_unix (now));
+
+  g_autoptr (GVariant) r1 = call (c, "Pause", &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "paused", 5));
+  g_autoptr (GVariant) r2 = call (c, "LearnNow", &error);
+  g_assert_null (r2);
+  g_assert_nonnull (error);
+  g_assert_true (g_dbus_error_is_remote_error (error));
+  g_clear_error (&error);
+  g_autoptr (GVariant) r3 = call (c, "Resume", &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "waiting", 5));
+
+  /* LearnNow, then pause mid-job: checkpoint + interrupted run */
+  g_autoptr (GVariant) r4 = call (c, "LearnNow", &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "running", 10));
+  double progress = 0;
+  for (int i = 0; i < 600 && progress < 0.2; i++)
+    {
+      g_autoptr (GVariant) p = get_prop (c, "Progress");
+      progress = g_variant_get_double (p);
+      g_usleep (20000);
+    }
+  g_assert_cmpfloat (progress, >=, 0.2);
+  g_autoptr (GVariant) r5 = call (c, "Pause", &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "paused", 30));
+  g_autofree char *ckpt = g_build_filename (dbdir, "adapters", "checkpoint", "optimizer.bin", NULL);
+  g_assert_true (g_file_test (ckpt, G_FILE_TEST_EXISTS));
+  {
+    g_autoptr (HzStore) s = hz_store_open (db, &error);
+    g_autoptr (GPtrArray) runs = hz_store_learner_run_list (s, 0, &error);
+    g_assert_cmpuint (runs->len, ==, 1);
+    const HzLearnerRun *run = runs->pdata[0];
+    g_assert_cmpint (run->status, ==, HZ_LEARNER_RUN_INTERRUPTED);
+    g_assert_cmpint (run->steps, >, 0);
+    g_assert_cmpint (run->steps, <, 150);
+  }
+  /* Resume: the pending "learn now" continues from the checkpoint and promotes */
+  g_autoptr (GVariant) r6 = call (c, "Resume", &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "waiting", 90));
+  g_assert_false (g_file_test (ckpt, G_FILE_TEST_EXISTS));
+  g_autofree char *active_path = NULL;
+  {
+    g_autoptr (HzStore) s = hz_store_open (db, &error);
+    g_autoptr (GPtrArray) runs = hz_store_learner_run_list (s, 0, &error);
+    g_assert_cmpuint (runs->len, ==, 2);
+    const HzLearnerRun *run = runs->pdata[0];
+    g_test_message ("run %" G_GINT64_FORMAT ": %s, %" G_GINT64_FORMAT " steps, held-out %.3f -> %.3f",
+                    run->id, hz_learner_run_status_to_string (run->status), run->steps,
+                    run->heldout_before, run->heldout_after);
+    g_assert_cmpint (run->status, ==, HZ_LEARNER_RUN_PROMOTED);
+    g_assert_cmpint (run->steps, ==, 150);
+    g_assert_cmpfloat (run->heldout_after, <, run->heldout_before);
+    g_autoptr (HzLearnerAdapter) a = hz_store_adapter_get_active (s, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (a->id, ==, run->adapter_id);
+    g_assert_true (g_str_has_prefix (a->path, dbdir));
+    g_autofree char *gguf = g_build_filename (a->path, "adapter.gguf", NULL);
+    g_autofree char *st = g_build_filename (a->path, "adapter_model.safetensors", NULL);
+    g_assert_true (g_file_test (gguf, G_FILE_TEST_EXISTS));
+    g_assert_true (g_file_test (st, G_FILE_TEST_EXISTS));
+    active_path = g_strdup (a->path);
+  }
+  /* Rollback: no older adapter, so none is active */
+  g_autoptr (GVariant) r7 = call (c, "Rollback", &error);
+  g_assert_no_error (error);
+  const char *rolled;
+  g_variant_get (r7, "(&s)", &rolled);
+  g_assert_cmpstr (rolled, ==, "");
+  /* the off switch */
+  g_autoptr (GVariant) r8 = g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/ai/hanzo/Learner",
+    "org.freedesktop.DBus.Properties", "Set",
+    g_variant_new ("(ssv)", "ai.hanzo.Learner", "NeverLearn", g_variant_new_boolean (TRUE)),
+    NULL, 0, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "disabled", 5));
+  g_autoptr (GVariant) r9 = call (c, "LearnNow", &error);
+  g_assert_null (r9);
+  g_clear_error (&error);
+  g_autofree char *saved = NULL;
+  g_assert_true (g_file_get_contents (ini_path, &saved, NULL, NULL));
+  g_assert_nonnull (strstr (saved, "never_learn=true"));
+
+  g_subprocess_send_signal (proc, SIGTERM);
+  g_subprocess_wait (proc, NULL, NULL);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", root);
+  g_assert_cmpint (system (cmd), ==, 0);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/learner/daemon/schedule-table", test_schedule_table);
+  g_test_add_func ("/learner/daemon/next-start", test_next_start);
+  g_test_add_func ("/learner/daemon/dbus-round-trip", test_dbus_round_trip);
+  return g_test_run ();
+}

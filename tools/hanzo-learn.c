@@ -1,0 +1,328 @@
+/* tools/hanzo-learn.c — `hanzo learn`: train LoRA adapters on the CPU and merge them.
+ *
+ *   hanzo learn sft  -m BASE.gguf --data FILE.jsonl --out ADAPTER_DIR
+ *                    [--rank 8] [--alpha 16] [--rslora] [--lr 2e-4] [--steps 100]
+ *                    [--batch 4] [--max-tokens 512] [--targets q,k,v,o,gate,up,down]
+ *                    [--heldout 0.1] [--init ADAPTER_DIR] [--checkpoint DIR]
+ *   hanzo learn grpo -m BASE.gguf --prompts FILE.jsonl --reward SPEC --out ADAPTER_DIR
+ *                    [--rank --alpha --lr 1e-5 --steps 50 --group 8 --prompts-per-step 2
+ *                     --max-new 64 --temperature 1.0 --beta 0.04 --norm grpo|dapo
+ *                     --targets ...]
+ *   hanzo learn merge -m BASE.gguf --adapter ADAPTER_DIR --out MERGED.gguf [--type Q8_0]
+ *
+ * Data formats: learner/dataset.h (JSONL). GRPO prompt files hold {"prompt", "answer"?}
+ * lines; feedback lines (chosen/rejected, rating) in the same file are trained on as
+ * groups with fixed rewards. Reward specs: learner/reward.h (hz_reward_parse), e.g.
+ * "regex:\\bball\\b", "exact:####\\s*(\\S+)", "contains:Bye".
+ * Adapters are written as PEFT (adapter_model.safetensors, BF16, + adapter_config.json)
+ * and llama.cpp GGUF LoRA (adapter.gguf) in ADAPTER_DIR.
+ * Exit status: 0 ok, 1 runtime error, 2 usage error.
+ */
+#include <glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "hanzo-cmd.h"
+#include "hanzo/engine.h"
+#include "adapter-io.h"
+#include "dataset.h"
+#include "grpo-trainer.h"
+#include "job.h"
+#include "merge.h"
+#include "model.h"
+
+static int
+usage_error (GOptionContext *ctx, const char *msg)
+{
+  fprintf (stderr, "hanzo learn: %s\n\n", msg);
+  g_autofree char *help = g_option_context_get_help (ctx, TRUE, NULL);
+  fputs (help, stderr);
+  return 2;
+}
+
+static int
+fail (const char *what, const GError *error)
+{
+  fprintf (stderr, "hanzo learn: %s: %s\n", what, error ? error->message : "failed");
+  return 1;
+}
+
+/* "q,k,v,o,gate,up,down" (or PEFT/GGUF names) -> target mask; 0 on error. */
+static guint32
+parse_targets (const char *s)
+{
+  static const char *const short_names[HZ_LORA_N_TARGETS] = { "q", "k", "v", "o", "gate", "up", "down" };
+  guint32 mask = 0;
+  g_auto (GStrv) items = g_strsplit (s, ",", -1);
+  for (guint i = 0; items[i]; i++)
+    {
+      g_strstrip (items[i]);
+      if (g_str_equal (items[i], "all"))
+        return HZ_LORA_TARGETS_ALL;
+      HzLoraTarget t;
+      gboolean found = hz_lora_target_from_name (items[i], &t);
+      for (int k = 0; !found && k < HZ_LORA_N_TARGETS; k++)
+        if (g_str_equal (items[i], short_names[k]))
+          t = (HzLoraTarget) k, found = TRUE;
+      if (!found)
+        return 0;
+      mask |= HZ_LORA_BIT (t);
+    }
+  return mask;
+}
+
+typedef struct {
+  char   *model, *out, *targets;
+  int     rank, steps;
+  double  alpha, lr;
+  gboolean rslora;
+} CommonOpts;
+
+static gboolean
+lora_config_from (const CommonOpts *o, HzLoraConfig *cfg)
+{
+  hz_lora_config_init (cfg);
+  cfg->r = o->rank;
+  cfg->alpha = (float) o->alpha;
+  cfg->use_rslora = o->rslora;
+  cfg->targets = parse_targets (o->targets ? o->targets : "q,k,v,o,gate,up,down");
+  return cfg->targets != 0 && cfg->r >= 1 && o->alpha > 0;
+}
+
+static gboolean
+print_progress (int64_t step, int64_t total, double loss, gpointer data)
+{
+  (void) data;
+  if (step == 1 || step % 10 == 0 || step == total)
+    printf ("step %4" G_GINT64_FORMAT "/%" G_GINT64_FORMAT "  loss %.4f\n", step, total, loss);
+  fflush (stdout);
+  return TRUE;
+}
+
+static int
+cmd_sft (int argc, char **argv)
+{
+  CommonOpts o = { .rank = 8, .steps = 100, .alpha = 16, .lr = 2e-4 };
+  g_autofree char *data = NULL, *init = NULL, *ckpt = NULL;
+  int batch = 4, max_tokens = 512;
+  double heldout = 0.1;
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o.model, "Base model (GGUF)", "BASE.gguf" },
+    { "data", 0, 0, G_OPTION_ARG_FILENAME, &data, "Training data (JSONL, learner/dataset.h)", "FILE" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "Adapter directory to write", "DIR" },
+    { "rank", 'r', 0, G_OPTION_ARG_INT, &o.rank, "LoRA rank (8)", "R" },
+    { "alpha", 0, 0, G_OPTION_ARG_DOUBLE, &o.alpha, "LoRA alpha (16)", "A" },
+    { "rslora", 0, 0, G_OPTION_ARG_NONE, &o.rslora, "Scale by alpha/sqrt(r)", NULL },
+    { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &o.lr, "Peak learning rate (2e-4)", "LR" },
+    { "steps", 0, 0, G_OPTION_ARG_INT, &o.steps, "Optimiser steps (100)", "N" },
+    { "batch", 0, 0, G_OPTION_ARG_INT, &batch, "Examples per step (4)", "N" },
+    { "max-tokens", 0, 0, G_OPTION_ARG_INT, &max_tokens, "Tokens per example (512)", "N" },
+    { "targets", 0, 0, G_OPTION_ARG_STRING, &o.targets, "Projections (q,k,v,o,gate,up,down)", "LIST" },
+    { "heldout", 0, 0, G_OPTION_ARG_DOUBLE, &heldout, "Held-out fraction (0.1)", "F" },
+    { "init", 0, 0, G_OPTION_ARG_FILENAME, &init, "Start from this PEFT adapter", "DIR" },
+    { "checkpoint", 0, 0, G_OPTION_ARG_FILENAME, &ckpt, "Checkpoint/resume directory", "DIR" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("— supervised LoRA fine-tuning");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error (ctx, error->message);
+  HzLearnJobParams p;
+  hz_learn_job_params_init (&p);
+  if (!o.model || !data || !o.out || !lora_config_from (&o, &p.lora) || o.steps < 1
+      || batch < 1 || max_tokens < 2 || heldout < 0 || heldout >= 1)
+    return usage_error (ctx, "need -m, --data, --out and valid numbers/targets");
+  p.sft.adamw.lr = o.lr;
+  p.steps = o.steps;
+  p.batch = batch;
+  p.max_tokens = max_tokens;
+  g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
+  if (!model)
+    return fail (o.model, error);
+  g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
+  if (!hz_learn_dataset_load_jsonl (d, data, &error))
+    return fail (data, error);
+  HzLearnDataset *tr = NULL, *ho = NULL;
+  hz_learn_dataset_split (d, heldout, 1, &tr, &ho);
+  g_autoptr (HzLearnDataset) train = tr, held = heldout > 0 ? ho : NULL;
+  if (heldout <= 0)
+    hz_learn_dataset_free (ho);
+  g_autoptr (HzLearnDataset) empty = hz_learn_dataset_new ();
+  printf ("%u training and %u held-out examples\n", train->records->len,
+          held ? held->records->len : 0);
+  HzLearnJobResult res;
+  const gint64 t0 = g_get_monotonic_time ();
+  if (!hz_learn_job_run_sft (model, train, held ? held : empty, &p, init, ckpt, print_progress,
+                             NULL, &res, &error))
+    return fail ("training", error);
+  const double secs = (g_get_monotonic_time () - t0) / 1e6;
+  printf ("held-out loss %.4f -> %.4f (%s); %" G_GINT64_FORMAT " steps in %.1f s%s\n",
+          res.heldout_before, res.heldout_after,
+          hz_learn_job_improved (&res) ? "improved" : "not improved", res.steps, secs,
+          res.resumed ? " (resumed)" : "");
+  gboolean ok = hz_learn_save_adapter (res.lora, o.out, hz_model_name (model), &error);
+  hz_learn_job_result_clear (&res);
+  if (!ok)
+    return fail (o.out, error);
+  printf ("adapter written to %s\n", o.out);
+  return 0;
+}
+
+static int
+cmd_grpo (int argc, char **argv)
+{
+  CommonOpts o = { .rank = 8, .steps = 50, .alpha = 16, .lr = 1e-5 };
+  g_autofree char *prompts = NULL, *reward_spec = NULL, *norm = NULL;
+  int group = 8, per_step = 2, max_new = 64;
+  double temperature = 1.0, beta = 0.04;
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o.model, "Base model (GGUF)", "BASE.gguf" },
+    { "prompts", 0, 0, G_OPTION_ARG_FILENAME, &prompts, "Prompts (JSONL: prompt, answer)", "FILE" },
+    { "reward", 0, 0, G_OPTION_ARG_STRING, &reward_spec, "Reward spec (learner/reward.h)", "SPEC" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "Adapter directory to write", "DIR" },
+    { "rank", 'r', 0, G_OPTION_ARG_INT, &o.rank, "LoRA rank (8)", "R" },
+    { "alpha", 0, 0, G_OPTION_ARG_DOUBLE, &o.alpha, "LoRA alpha (16)", "A" },
+    { "rslora", 0, 0, G_OPTION_ARG_NONE, &o.rslora, "Scale by alpha/sqrt(r)", NULL },
+    { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &o.lr, "Learning rate (1e-5)", "LR" },
+    { "steps", 0, 0, G_OPTION_ARG_INT, &o.steps, "Optimiser steps (50)", "N" },
+    { "group", 'G', 0, G_OPTION_ARG_INT, &group, "Completions per prompt (8)", "G" },
+    { "prompts-per-step", 0, 0, G_OPTION_ARG_INT, &per_step, "Prompts per step (2)", "N" },
+    { "max-new", 0, 0, G_OPTION_ARG_INT, &max_new, "Max completion tokens (64)", "N" },
+    { "temperature", 't', 0, G_OPTION_ARG_DOUBLE, &temperature, "Sampling temperature (1.0)", "T" },
+    { "beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "KL coefficient (0.04)", "B" },
+    { "norm", 0, 0, G_OPTION_ARG_STRING, &norm, "Loss normalisation: grpo or dapo", "NAME" },
+    { "targets", 0, 0, G_OPTION_ARG_STRING, &o.targets, "Projections (q,k,v,o,gate,up,down)", "LIST" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("— GRPO with verifiable rewards");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error (ctx, error->message);
+  HzLoraConfig cfg;
+  HzGrpoTrainerParams p;
+  hz_grpo_trainer_params_init (&p);
+  if (!o.model || !prompts || !o.out || !lora_config_from (&o, &cfg) || group < 1
+      || per_step < 1 || max_new < 1 || temperature <= 0 || beta < 0
+      || (norm && !hz_grpo_norm_from_name (norm, &p.grpo.norm)))
+    return usage_error (ctx, "need -m, --prompts, --out and valid numbers/targets/norm");
+  p.group_size = group;
+  p.max_new_tokens = max_new;
+  p.sampler.temperature = (float) temperature;
+  p.grpo.beta = beta;
+  p.adamw.lr = o.lr;
+  g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
+  if (!model)
+    return fail (o.model, error);
+  const HzLlm *llm = hz_model_get_llm (model);
+  g_autoptr (HzReward) reward = NULL;
+  if (reward_spec && !(reward = hz_reward_parse (reward_spec, hz_model_eos (model), &error)))
+    return fail ("--reward", error);
+  g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
+  if (!hz_learn_dataset_load_jsonl (d, prompts, &error))
+    return fail (prompts, error);
+  /* prompts to sample (groups without replies) and fixed-reward feedback groups */
+  g_autoptr (GPtrArray) sampled = g_ptr_array_new ();
+  for (guint i = 0; i < d->groups->len; i++)
+    if (((HzLearnGroup *) d->groups->pdata[i])->replies->len == 0)
+      g_ptr_array_add (sampled, d->groups->pdata[i]);
+  const int64_t max_tokens = MIN ((int64_t) llm->hp.n_ctx_train, 1024);
+  g_autoptr (GPtrArray) feedback = hz_learn_dataset_feedback_groups (d, model, max_tokens);
+  if (sampled->len > 0 && reward == NULL)
+    return usage_error (ctx, "prompts without replies need --reward");
+  if (sampled->len == 0 && feedback->len == 0)
+    return fail (prompts, NULL);
+  g_autoptr (HzLora) lora = hz_lora_new (&llm->hp, &cfg, &error);
+  if (!lora)
+    return fail ("adapter", error);
+  hz_lora_init_peft (lora, 1);
+  g_autoptr (HzGrpoTrainer) t = hz_grpo_trainer_new (llm, model, lora, &p, max_tokens);
+  for (int s = 0; s < o.steps; s++)
+    {
+      g_autoptr (GPtrArray) batch = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_grpo_group_free);
+      g_autoptr (GPtrArray) fixed = g_ptr_array_new ();
+      for (int j = 0; j < per_step && sampled->len > 0; j++)
+        {
+          const HzLearnGroup *g = sampled->pdata[(s * per_step + j) % sampled->len];
+          int64_t np;
+          g_autofree char *text = NULL;
+          g_autofree int32_t *ptok = hz_learn_context_tokens (model, g->context, &np, &text);
+          if (np >= max_tokens)
+            continue;
+          const char *user = ((HzChatMessage *) g->context->pdata[g->context->len - 1])->content;
+          g_ptr_array_add (batch, hz_grpo_trainer_sample (t, ptok, np, user, g->reference, reward));
+        }
+      for (int j = 0; j < per_step && feedback->len > 0; j++)
+        g_ptr_array_add (fixed, feedback->pdata[(s * per_step + j) % feedback->len]);
+      for (guint j = 0; j < fixed->len; j++)
+        g_ptr_array_add (batch, fixed->pdata[j]);
+      HzGrpoStepStats st;
+      hz_grpo_trainer_step (t, (HzGrpoGroup *const *) batch->pdata, (int) batch->len, &st);
+      g_ptr_array_set_size (batch, batch->len - fixed->len);   /* feedback groups are reused */
+      if (s == 0 || (s + 1) % 5 == 0 || s + 1 == o.steps)
+        printf ("step %4d/%d  reward %.3f  kl %.4f  loss %+.4f  len %.1f\n", s + 1, o.steps,
+                st.mean_reward, st.mean_kl, st.loss, st.mean_length);
+      fflush (stdout);
+    }
+  if (!hz_learn_save_adapter (lora, o.out, hz_model_name (model), &error))
+    return fail (o.out, error);
+  printf ("adapter written to %s\n", o.out);
+  return 0;
+}
+
+static int
+cmd_merge (int argc, char **argv)
+{
+  g_autofree char *model_path = NULL, *adapter = NULL, *out = NULL, *type_name = NULL;
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path, "Base model (GGUF)", "BASE.gguf" },
+    { "adapter", 'a', 0, G_OPTION_ARG_FILENAME, &adapter, "PEFT adapter directory (or a GGUF LoRA)", "DIR" },
+    { "out", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Merged model to write", "MERGED.gguf" },
+    { "type", 0, 0, G_OPTION_ARG_STRING, &type_name, "Type of the merged matrices (default: keep)", "TYPE" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("— bake an adapter into a GGUF");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error (ctx, error->message);
+  const HzQuantTraits *qt = type_name ? hz_quant_traits_by_name (type_name) : NULL;
+  if (!model_path || !adapter || !out || (type_name && !qt))
+    return usage_error (ctx, "need -m, --adapter, --out (and a known --type)");
+  g_autoptr (HzGguf) g = hz_gguf_open (model_path, &error);
+  g_autoptr (HzLlm) llm = g ? hz_llm_load (g, &error) : NULL;
+  if (!llm)
+    return fail (model_path, error);
+  g_autoptr (HzLora) lora = g_file_test (adapter, G_FILE_TEST_IS_DIR)
+                            ? hz_lora_load_peft (adapter, &llm->hp, &error)
+                            : hz_lora_load_gguf (adapter, &llm->hp, &error);
+  if (!lora)
+    return fail (adapter, error);
+  if (!hz_lora_merge_gguf (model_path, lora, qt ? (int) qt->type : -1, out, &error))
+    return fail (out, error);
+  printf ("merged %s into %s\n", adapter, out);
+  return 0;
+}
+
+int
+hz_cmd_learn (int argc, char **argv)
+{
+  static const struct { const char *name; int (*fn) (int, char **); const char *summary; } subs[] = {
+    { "sft", cmd_sft, "supervised LoRA fine-tuning on a JSONL dataset" },
+    { "grpo", cmd_grpo, "GRPO with verifiable rewards / feedback groups" },
+    { "merge", cmd_merge, "bake an adapter into a new GGUF" },
+  };
+  if (argc >= 2)
+    for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
+      if (g_str_equal (argv[1], subs[i].name))
+        {
+          argv[1] = g_strdup_printf ("learn %s", subs[i].name);   /* GOption's prgname */
+          return subs[i].fn (argc - 1, argv + 1);
+        }
+  fprintf (stderr, "usage: hanzo learn COMMAND [OPTIONS]\n\ncommands:\n");
+  for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
+    fprintf (stderr, "  %-6s %s\n", subs[i].name, subs[i].summary);
+  return 2;
+}
