@@ -9,7 +9,7 @@ build-essential pkg-config meson ninja-build gettext itstool clang
 libglib2.0-dev libglib2.0-bin libgtk-4-dev libadwaita-1-dev
 libsqlite3-dev sqlite3 libjson-glib-dev libsoup-3.0-dev libsecret-1-dev
 libmd4c-dev libmd4c-html0-dev
-desktop-file-utils appstream xvfb xauth dbus dbus-x11 gnome-keyring
+desktop-file-utils appstream flatpak-builder xvfb xauth dbus dbus-x11 gnome-keyring
 libclang-rt-14-dev
 "
 

@@ -387,6 +387,45 @@ q8_1_from_float (const float *restrict x, void *restrict vy, int64_t n)
     }
 }
 
+/** 8-bit symmetric as ggml-cpu's x86 quantize_row_q8_{0,1}: d = absmax/127 stored, but
+ *  the multiplier is 127/absmax and rounding is to nearest even; returns Σq. */
+static inline int
+quant_q8_act (const float *x, float *d_out, int8_t q[32])
+{
+  const float amax = hzq_absmax (x, 32);
+  const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+  int sum = 0;
+  for (int j = 0; j < 32; j++)
+    sum += q[j] = (int8_t) rintf (x[j] * id);   /* default rounding mode: half to even */
+  *d_out = amax / 127.f;
+  return sum;
+}
+
+/** floats -> Q8_0 activations as ggml's CPU mul_mat quantizes them (x86 SIMD path). */
+void
+q8_0_from_float_act (const float *restrict x, void *restrict vy, int64_t n)
+{
+  float d;
+  for (HzBlockQ8_0 *y = vy; n >= 32; n -= 32, x += 32, y++)
+    {
+      quant_q8_act (x, &d, y->qs);
+      y->d = hzq_fp32_to_fp16 (d);
+    }
+}
+
+/** floats -> Q8_1 activations as ggml's CPU mul_mat quantizes them (x86 SIMD path). */
+void
+q8_1_from_float_act (const float *restrict x, void *restrict vy, int64_t n)
+{
+  float d;
+  for (HzBlockQ8_1 *y = vy; n >= 32; n -= 32, x += 32, y++)
+    {
+      const int sum = quant_q8_act (x, &d, y->qs);
+      y->d = hzq_fp32_to_fp16 (d);
+      y->s = hzq_fp32_to_fp16 (d * (float) sum);
+    }
+}
+
 /** Q8_1 -> floats: y = fp16(d)·q (ggml has no Q8_1 dequantizer; the golden data uses this
  *  formula). */
 void

@@ -67,6 +67,7 @@ _Static_assert (sizeof (HzBlockQ4_0) == 18 && sizeof (HzBlockQ4_1) == 20
   void codec##_to_float (const void *restrict x, float *restrict y, int64_t n);            \
   void codec##_from_float (const float *restrict x, void *restrict y, int64_t n);          \
   void codec##_from_float_chunk (const float *restrict x, void *restrict y, int64_t n);    \
+  void codec##_from_float_act (const float *restrict x, void *restrict y, int64_t n);      \
   void codec##_vec_dot (int n, float *restrict s, const void *restrict x,                  \
                         const void *restrict y);                                           \
   void codec##_vec_dot_avx2 (int n, float *restrict s, const void *restrict x,             \

@@ -7,18 +7,34 @@
 #include <strings.h>
 
 /* ---- per-row expansion helpers (kind column) ---------------------------------------- */
+/* reference encoder (traits.from_float) */
 #define HZQ_ENC_W(c)    c##_from_float
 #define HZQ_ENC_WC(c)   c##_from_float
+#define HZQ_ENC_WV(c)   c##_from_float
 #define HZQ_ENC_WI(c)   NULL
 #define HZQ_ENC_A(c)    c##_from_float
+#define HZQ_ENC_AV(c)   c##_from_float
+/* file quantizer (ggml_quantize_chunk without imatrix) */
 #define HZQ_CHUNK_W(c)  c##_from_float
 #define HZQ_CHUNK_WC(c) c##_from_float_chunk
+#define HZQ_CHUNK_WV(c) c##_from_float
 #define HZQ_CHUNK_WI(c) NULL
 #define HZQ_CHUNK_A(c)  c##_from_float
+#define HZQ_CHUNK_AV(c) c##_from_float
+/* activation quantizer (ggml-cpu type traits from_float) */
+#define HZQ_ACT_W(c)    c##_from_float
+#define HZQ_ACT_WC(c)   c##_from_float
+#define HZQ_ACT_WV(c)   c##_from_float_act
+#define HZQ_ACT_WI(c)   NULL
+#define HZQ_ACT_A(c)    c##_from_float
+#define HZQ_ACT_AV(c)   c##_from_float_act
+/* scalar dot */
 #define HZQ_DOT_W(c)    c##_vec_dot
 #define HZQ_DOT_WC(c)   c##_vec_dot
+#define HZQ_DOT_WV(c)   c##_vec_dot
 #define HZQ_DOT_WI(c)   c##_vec_dot
 #define HZQ_DOT_A(c)    NULL
+#define HZQ_DOT_AV(c)   NULL
 
 /* ---- (simd column, level) -> kernel ------------------------------------------------- */
 #if HZ_QUANT_X86
@@ -61,6 +77,13 @@ static const HzVecDotFn hzq_dot_at[][HZ_SIMD_LEVELS] = {
 /* The quantizer of ggml_quantize_chunk (imatrix = NULL) per row. */
 static const HzFromFloatFn hzq_chunk[] = {
 #define HZ_QUANT(NAME, id, elems, bytes, vdt, codec, kind, simd) HZQ_CHUNK_##kind (codec),
+#include "formats.def"
+#undef HZ_QUANT
+};
+
+/* The activation quantizer per row (what ggml-cpu's type traits use in mul_mat). */
+static const HzFromFloatFn hzq_act[] = {
+#define HZ_QUANT(NAME, id, elems, bytes, vdt, codec, kind, simd) HZQ_ACT_##kind (codec),
 #include "formats.def"
 #undef HZ_QUANT
 };
@@ -216,4 +239,13 @@ hz_quant_quantize_rows (uint32_t type, const float *src, void *dst, int64_t nrow
   for (int64_t r = 0; r < nrows; r++)
     hzq_chunk[hzq_index[type]] (src + r * n_per_row, (uint8_t *) dst + (size_t) r * row, n_per_row);
   return (size_t) nrows * row;
+}
+
+HzFromFloatFn
+hz_quant_act_from_float (uint32_t type)
+{
+  hzq_ensure ();
+  if (type >= HZ_TYPE_COUNT_ || hzq_index[type] < 0)
+    return NULL;
+  return hzq_act[hzq_index[type]];
 }

@@ -89,6 +89,14 @@ HzVecDotFn hz_quant_vec_dot_at (uint32_t type, HzSimdLevel level);
 size_t hz_quant_quantize_rows (uint32_t type, const float *src, void *dst, int64_t nrows,
                                int64_t n_per_row);
 
+/** The quantizer for activations of vec_dot_type `type`, bit-exact with what ggml's CPU
+ *  backend uses in mul_mat (ggml_get_type_traits_cpu(type)->from_float): for Q8_0 and
+ *  Q8_1 that is the x86 SIMD quantizer (scale 127/absmax, round half to even), which can
+ *  differ from the reference from_float (1/(absmax/127), roundf) by one step in rare
+ *  elements; for every other type it is from_float. Use it to reproduce llama.cpp's
+ *  logits. NULL for unknown ids and imatrix-only types. Thread-safe. */
+HzFromFloatFn hz_quant_act_from_float (uint32_t type);
+
 /** fp16/bf16 <-> f32, bit-exact with ggml (ggml-impl.h). */
 float    hz_fp16_to_fp32 (uint16_t h);
 uint16_t hz_fp32_to_fp16 (float f);

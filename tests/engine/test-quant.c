@@ -239,8 +239,16 @@ test_dot (gconstpointer data)
       g_assert_cmpuint (wbytes, >, 0);
       g_assert_cmpuint (off + wbytes + (gsize) n * 4 + abytes, <=, len);
       g_autofree guint8 *w = g_memdup2 (p + off, wbytes);
+      g_autofree float *af = g_memdup2 (p + off + wbytes, (gsize) n * 4);
       g_autofree guint8 *a = g_memdup2 (p + off + wbytes + (gsize) n * 4, abytes);
       off += wbytes + (gsize) n * 4 + abytes;
+
+      /* the activation bytes are ggml-cpu's from_float of the activations: ours must match */
+      g_autofree guint8 *mine = g_malloc0 (abytes);
+      hz_quant_act_from_float (vt->type) (af, mine, n);
+      if (memcmp (mine, a, abytes) != 0)
+        g_test_fail_printf ("%s case %u: activation quantizer (%s) differs from ggml-cpu's",
+                            t->name, c, vt->name);
 
       float scalar = NAN;
       for (int l = 0; l < HZ_SIMD_LEVELS; l++)
@@ -313,6 +321,8 @@ test_table_walk (void)
       g_assert_cmpuint (t->block_bytes, >, 0);
       g_assert_true (t->is_quantized == (t->block_elems > 1));
       g_assert_cmpuint (hz_quant_row_size (t->type, t->block_elems * 3), ==, 3 * t->block_bytes);
+      /* an activation quantizer exists exactly where a reference encoder does */
+      g_assert_true ((hz_quant_act_from_float (t->type) != NULL) == (t->from_float != NULL));
       if (t->block_elems > 1)
         g_assert_cmpuint (hz_quant_row_size (t->type, t->block_elems + 1), ==, 0);
       if (!t->to_float)
@@ -351,6 +361,21 @@ test_table_walk (void)
   g_assert_null (hz_quant_traits_by_name (NULL));
   g_assert_cmpuint (hz_quant_row_size (1000, 32), ==, 0);
   g_assert_cmpuint (hz_quant_row_size (HZ_TYPE_Q4_0, -32), ==, 0);
+  g_assert_null (hz_quant_act_from_float (1000));
+  g_assert_null (hz_quant_vec_dot_at (1000, HZ_SIMD_SCALAR));
+  g_assert_null (hz_quant_vec_dot_at (HZ_TYPE_Q4_0, (HzSimdLevel) 99));
+  /* the file quantizer refuses bad shapes and imatrix-only types without writing */
+  {
+    float src[64] = { 1.0f };
+    guint8 dst[64] = { 0 };
+    g_assert_cmpuint (hz_quant_quantize_rows (HZ_TYPE_Q4_0, src, dst, 1, 33), ==, 0);
+    g_assert_cmpuint (hz_quant_quantize_rows (HZ_TYPE_Q4_0, src, dst, -1, 32), ==, 0);
+    g_assert_cmpuint (hz_quant_quantize_rows (1000, src, dst, 1, 32), ==, 0);
+    g_assert_cmpuint (hz_quant_quantize_rows (16 /* IQ2_XXS */, src, dst, 1, 256), ==, 0);
+    for (int i = 0; i < 64; i++)
+      g_assert_cmpuint (dst[i], ==, 0);
+    g_assert_cmpuint (hz_quant_quantize_rows (HZ_TYPE_Q4_0, src, dst, 2, 32), ==, 36);
+  }
 
   /* Golden part: every row has its golden files and agrees with ggml's types.json. */
   g_autofree char *root = hz_test_shared_path ("golden/quant");

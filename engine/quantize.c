@@ -1,0 +1,1422 @@
+/* engine/quantize.c — model-level quantization (see quantize.h).
+ *
+ * Reference for the method (read, not copied): llama.cpp src/llama-quant.cpp at b4748
+ * (llama_tensor_get_type, llama_model_quantize_impl) and llama-model-loader's tensor order;
+ * convert_hf_to_gguf.py for the Hugging Face name mapping, the Llama q/k row permutation
+ * and the llama3 rope_freqs factors.
+ */
+#include "quantize.h"
+
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "quant.h"
+#include "safetensors.h"
+
+/* ------------------------------------------------------------ file types */
+
+static const HzFtypeInfo ftypes[] = {
+  { "F32",    HZ_FTYPE_ALL_F32, HZ_TYPE_F32,    "all tensors float32" },
+  { "F16",    HZ_FTYPE_F16,     HZ_TYPE_F16,    "matrices float16" },
+  { "BF16",   HZ_FTYPE_BF16,    HZ_TYPE_BF16,   "matrices bfloat16" },
+  { "Q4_0",   HZ_FTYPE_Q4_0,    HZ_TYPE_Q4_0,   "4.5 bpw, 32-element blocks" },
+  { "Q4_1",   HZ_FTYPE_Q4_1,    HZ_TYPE_Q4_1,   "5.0 bpw, with minimum" },
+  { "Q5_0",   HZ_FTYPE_Q5_0,    HZ_TYPE_Q5_0,   "5.5 bpw" },
+  { "Q5_1",   HZ_FTYPE_Q5_1,    HZ_TYPE_Q5_1,   "6.0 bpw, with minimum" },
+  { "Q8_0",   HZ_FTYPE_Q8_0,    HZ_TYPE_Q8_0,   "8.5 bpw" },
+  { "Q2_K",   HZ_FTYPE_Q2_K,    HZ_TYPE_Q2_K,   "K-quant mix around Q2_K" },
+  { "Q3_K_S", HZ_FTYPE_Q3_K_S,  HZ_TYPE_Q3_K,   "K-quant mix, Q3_K everywhere" },
+  { "Q3_K_M", HZ_FTYPE_Q3_K_M,  HZ_TYPE_Q3_K,   "K-quant mix, Q3_K with Q4_K/Q5_K where it matters" },
+  { "Q3_K_L", HZ_FTYPE_Q3_K_L,  HZ_TYPE_Q3_K,   "K-quant mix, Q3_K with Q5_K attn_v/ffn_down" },
+  { "Q4_K_S", HZ_FTYPE_Q4_K_S,  HZ_TYPE_Q4_K,   "K-quant mix, Q4_K with a few Q5_K" },
+  { "Q4_K_M", HZ_FTYPE_Q4_K_M,  HZ_TYPE_Q4_K,   "K-quant mix, Q4_K with Q6_K half of attn_v/ffn_down" },
+  { "Q5_K_S", HZ_FTYPE_Q5_K_S,  HZ_TYPE_Q5_K,   "K-quant mix, Q5_K everywhere" },
+  { "Q5_K_M", HZ_FTYPE_Q5_K_M,  HZ_TYPE_Q5_K,   "K-quant mix, Q5_K with Q6_K half of attn_v/ffn_down" },
+  { "Q6_K",   HZ_FTYPE_Q6_K,    HZ_TYPE_Q6_K,   "6.56 bpw" },
+  { "IQ4_NL", HZ_FTYPE_IQ4_NL,  HZ_TYPE_IQ4_NL, "4.5 bpw non-linear, 32-element blocks" },
+  { "IQ4_XS", HZ_FTYPE_IQ4_XS,  HZ_TYPE_IQ4_XS, "4.25 bpw non-linear" },
+  { "IQ3_S",  HZ_FTYPE_IQ3_S,   HZ_TYPE_IQ3_S,  "3.44 bpw" },
+  { "IQ3_M",  HZ_FTYPE_IQ3_M,   HZ_TYPE_IQ3_S,  "IQ3_S mix with Q4_K where it matters" },
+  { "TQ1_0",  HZ_FTYPE_TQ1_0,   HZ_TYPE_TQ1_0,  "ternary 1.69 bpw (for ternary-trained models)" },
+  { "TQ2_0",  HZ_FTYPE_TQ2_0,   HZ_TYPE_TQ2_0,  "ternary 2.06 bpw (for ternary-trained models)" },
+};
+
+const HzFtypeInfo *
+hz_ftype_from_name (const char *name)
+{
+  static const struct { const char *alias, *name; } aliases[] = {
+    { "Q3_K", "Q3_K_M" }, { "Q4_K", "Q4_K_M" }, { "Q5_K", "Q5_K_M" }, { "ALL_F32", "F32" },
+  };
+  if (!name)
+    return NULL;
+  for (gsize i = 0; i < G_N_ELEMENTS (aliases); i++)
+    if (g_ascii_strcasecmp (name, aliases[i].alias) == 0)
+      name = aliases[i].name;
+  for (gsize i = 0; i < G_N_ELEMENTS (ftypes); i++)
+    if (g_ascii_strcasecmp (name, ftypes[i].name) == 0)
+      return &ftypes[i];
+  return NULL;
+}
+
+const HzFtypeInfo *
+hz_ftype_info (HzFtype ftype)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (ftypes); i++)
+    if (ftypes[i].ftype == ftype)
+      return &ftypes[i];
+  return NULL;
+}
+
+gsize hz_ftype_count (void) { return G_N_ELEMENTS (ftypes); }
+
+const HzFtypeInfo *
+hz_ftype_nth (gsize i)
+{
+  return i < G_N_ELEMENTS (ftypes) ? &ftypes[i] : NULL;
+}
+
+const char *
+hz_ftype_missing_format (HzFtype ftype)
+{
+  const HzFtypeInfo *fi = hz_ftype_info (ftype);
+  if (!fi)
+    return "?";
+  /* the default type, and for quantized file types the output's Q6_K / Q8_0 */
+  uint32_t need[3] = { fi->default_type, HZ_TYPE_Q6_K, HZ_TYPE_Q8_0 };
+  gsize n = hz_quant_traits (fi->default_type) && hz_quant_traits (fi->default_type)->is_quantized ? 3 : 1;
+  for (gsize i = 0; i < n; i++)
+    {
+      const HzQuantTraits *t = hz_quant_traits (need[i]);
+      if (!t || !t->from_float)
+        return t ? t->name : "?";
+    }
+  return NULL;
+}
+
+/* ------------------------------------------------------------ model info */
+
+void
+hz_quant_model_info_from_gguf (const HzGguf *g, HzQuantModelInfo *info, char **arch_out)
+{
+  char *arch = hz_gguf_get_str (g, "general.architecture");
+  int64_t v;
+  memset (info, 0, sizeof *info);
+  *arch_out = arch;
+  info->arch = arch ? arch : "";
+  if (!arch)
+    return;
+#define RD(field, suffix, def)                                                  \
+  do {                                                                          \
+    g_autofree char *k = g_strdup_printf ("%s.%s", arch, suffix);               \
+    info->field = hz_gguf_get_i64 (g, k, &v) && v >= 0 && v < (1 << 24) ? (int32_t) v : (def); \
+  } while (0)
+  RD (n_layer, "block_count", 0);
+  RD (n_head, "attention.head_count", 0);
+  RD (n_head_kv, "attention.head_count_kv", info->n_head);
+  RD (n_expert, "expert_count", 0);
+#undef RD
+}
+
+/* ------------------------------------------------------------ the chooser */
+
+struct _HzQuantChooser {
+  HzFtype          ftype;
+  uint32_t         default_type;
+  gboolean         pure;
+  HzQuantModelInfo info;
+  char            *arch;
+  gboolean         has_output;
+  int n_attention_wv, i_attention_wv;
+  int n_ffn_down, i_ffn_down, n_ffn_gate, i_ffn_gate, n_ffn_up, i_ffn_up;
+  int n_fallback;
+};
+
+HzQuantChooser *
+hz_quant_chooser_new (HzFtype ftype, gboolean pure, const HzQuantModelInfo *info,
+                      const char *const *names, gsize n_names)
+{
+  const HzFtypeInfo *fi = hz_ftype_info (ftype);
+  HzQuantChooser *c = g_new0 (HzQuantChooser, 1);
+  c->ftype = ftype;
+  c->default_type = fi ? fi->default_type : HZ_TYPE_F32;
+  c->pure = pure;
+  c->info = *info;
+  c->arch = g_strdup (info->arch ? info->arch : "");
+  c->info.arch = c->arch;
+  for (gsize i = 0; i < n_names; i++)
+    {
+      if (strstr (names[i], "attn_v.weight") || strstr (names[i], "attn_qkv.weight") ||
+          strstr (names[i], "attn_kv_b.weight"))
+        c->n_attention_wv++;
+      else if (strcmp (names[i], "output.weight") == 0)
+        c->has_output = TRUE;
+    }
+  c->n_ffn_down = c->n_ffn_gate = c->n_ffn_up = info->n_layer;
+  return c;
+}
+
+void
+hz_quant_chooser_free (HzQuantChooser *c)
+{
+  if (!c)
+    return;
+  g_free (c->arch);
+  g_free (c);
+}
+
+int hz_quant_chooser_n_fallback (const HzQuantChooser *c) { return c->n_fallback; }
+
+static gboolean
+ends_with (const char *s, const char *suffix)
+{
+  gsize a = strlen (s), b = strlen (suffix);
+  return a >= b && memcmp (s + a - b, suffix, b) == 0;
+}
+
+/* llama.cpp's "do we allow this tensor to be quantized" (b4748 list for the architectures
+ * it knows; harmless for others). */
+static gboolean
+allows_quantization (const char *name, uint32_t n_dims)
+{
+  static const char *const never[] = {
+    "_norm.weight", "ffn_gate_inp.weight", "ssm_conv1d", "attn_rel_b.weight",
+    "time_mix_first.weight", "time_mix_w1.weight", "time_mix_w2.weight",
+    "time_mix_decay_w1.weight", "time_mix_decay_w2.weight", "time_mix_lerp_fused.weight",
+    "altup", "laurel", "per_layer_model_proj",
+  };
+  if (n_dims < 2 || !ends_with (name, "weight"))
+    return FALSE;
+  for (gsize i = 0; i < G_N_ELEMENTS (never); i++)
+    if (strstr (name, never[i]))
+      return FALSE;
+  if (strcmp (name, "position_embd.weight") == 0 || strcmp (name, "token_types.weight") == 0)
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+use_more_bits (int i_layer, int n_layers)
+{
+  return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
+}
+
+static uint32_t
+blck (uint32_t type)
+{
+  const HzQuantTraits *t = hz_quant_traits (type);
+  return t ? t->block_elems : 1;
+}
+
+/* Layer index of an ffn tensor: the running counter for dense models, the "blk.N." of the
+ * name for MoE models (whose expert tensors are not consecutive). */
+static int
+layer_of (const HzQuantChooser *c, int counter, const char *name)
+{
+  int i = counter;
+  if (c->info.n_expert > 1 && sscanf (name, "blk.%d.", &i) != 1)
+    i = counter;
+  return i;
+}
+
+#define F(x) (c->ftype == HZ_FTYPE_##x)
+#define T(x) HZ_TYPE_##x
+
+/* llama_tensor_get_type's mix rules (b4748). */
+static uint32_t
+mix_type (HzQuantChooser *c, const char *name, const int64_t *ne, uint32_t t)
+{
+  const gboolean falcon = strcmp (c->arch, "falcon") == 0;
+  const int n_gqa = c->info.n_head_kv > 0 ? c->info.n_head / c->info.n_head_kv : 1;
+  const int n_expert = c->info.n_expert;
+  const gboolean is_70b = strcmp (c->arch, "llama") == 0 && c->info.n_layer == 80 &&
+                          c->info.n_head != c->info.n_head_kv;
+  const gboolean iq12 = F (IQ2_XXS) || F (IQ2_XS) || F (IQ1_S) || F (IQ2_S) || F (IQ2_M) || F (IQ1_M);
+
+  if (strcmp (name, "output.weight") == 0 ||
+      (!c->has_output && strcmp (name, "token_embd.weight") == 0))
+    {
+      if (falcon || ne[0] % blck (t) != 0)
+        t = T (Q8_0);
+      else if (iq12 || F (IQ3_XXS))
+        t = T (Q5_K);
+      else if (t != T (Q8_0))
+        t = T (Q6_K);
+    }
+  else if (strcmp (name, "token_embd.weight") == 0)
+    {
+      if (F (IQ2_XXS) || F (IQ2_XS) || F (IQ1_S) || F (IQ1_M))
+        t = T (Q2_K);
+      else if (F (IQ2_S) || F (IQ2_M) || F (IQ3_XXS))
+        t = T (IQ3_S);
+      else if (F (TQ1_0) || F (TQ2_0))
+        t = T (Q4_K);
+    }
+  else if (iq12)
+    {
+      if (strstr (name, "attn_v.weight"))
+        {
+          if (n_gqa >= 4 || n_expert >= 4)
+            t = T (Q4_K);
+          else
+            t = F (IQ2_S) || F (IQ2_M) ? T (IQ3_S) : T (Q2_K);
+          c->i_attention_wv++;
+        }
+      else if (n_expert == 8 && strstr (name, "attn_k.weight"))
+        t = T (Q4_K);
+      else if (strstr (name, "ffn_down"))
+        {
+          if (c->i_ffn_down < c->n_ffn_down / 8)
+            t = F (IQ2_S) || F (IQ2_M) ? T (IQ3_S) : T (Q2_K);
+          c->i_ffn_down++;
+        }
+      else if (strstr (name, "attn_output.weight"))
+        {
+          if (n_expert == 8)
+            t = T (Q5_K);
+          else if (F (IQ1_S) || F (IQ1_M))
+            t = T (IQ2_XXS);
+          else if (F (IQ2_S) || F (IQ2_M))
+            t = T (IQ3_S);
+        }
+    }
+  else if (strstr (name, "attn_v.weight"))
+    {
+      if (F (Q2_K))
+        t = n_gqa >= 4 ? T (Q4_K) : T (Q3_K);
+      else if (F (Q2_K_S) && n_gqa >= 4)
+        t = T (Q4_K);
+      else if (F (IQ3_XXS))
+        t = n_gqa >= 4 ? T (Q4_K) : T (IQ3_S);  /* no importance matrix */
+      else if ((F (IQ3_XS) || F (IQ3_S)) && n_gqa >= 4)
+        t = T (Q4_K);
+      else if (F (IQ3_M))
+        t = T (Q4_K);
+      else if (F (Q3_K_M))
+        t = c->i_attention_wv < 2 ? T (Q5_K) : T (Q4_K);
+      else if (F (Q3_K_L))
+        t = T (Q5_K);
+      else if ((F (IQ4_NL) || F (IQ4_XS)) && n_gqa >= 4)
+        t = T (Q5_K);
+      else if ((F (Q4_K_M) || F (Q5_K_M)) && use_more_bits (c->i_attention_wv, c->n_attention_wv))
+        t = T (Q6_K);
+      else if (F (Q4_K_S) && c->i_attention_wv < 4)
+        t = T (Q5_K);
+      if (is_70b && (t == T (Q3_K) || t == T (Q4_K)))
+        t = T (Q5_K);
+      if (n_expert == 8)
+        t = T (Q8_0);
+      c->i_attention_wv++;
+    }
+  else if (strstr (name, "attn_k.weight"))
+    {
+      if (n_expert == 8)
+        t = T (Q8_0);
+      else if (F (IQ3_XS))
+        t = T (IQ3_XXS);
+      else if (F (IQ3_XXS))
+        t = T (IQ2_S);
+    }
+  else if (strstr (name, "attn_q.weight"))
+    {
+      if (F (IQ3_XS))
+        t = T (IQ3_XXS);
+      else if (F (IQ3_XXS))
+        t = T (IQ2_S);
+    }
+  else if (strstr (name, "ffn_down"))
+    {
+      const int i = layer_of (c, c->i_ffn_down, name), n = c->n_ffn_down;
+      if (F (Q2_K))
+        t = T (Q3_K);
+      else if (F (Q2_K_S))
+        {
+          if (i < n / 8)
+            t = T (Q4_K);
+        }
+      else if (F (IQ3_XXS))
+        t = i < n / 8 ? T (Q4_K) : T (Q3_K);
+      else if (F (Q3_K_M))
+        t = i < n / 16 ? T (Q5_K) : (!falcon || use_more_bits (i, n)) ? T (Q4_K) : T (Q3_K);
+      else if (F (IQ3_M) && (i < n / 8 || (n_expert == 8 && use_more_bits (i, n))))
+        t = T (Q4_K);
+      else if (F (Q3_K_L))
+        t = falcon ? T (Q4_K) : T (Q5_K);
+      else if (F (Q4_K_M))
+        {
+          if (falcon)
+            t = i < n / 16 ? T (Q6_K) : use_more_bits (i, n) ? T (Q5_K) : T (Q4_K);
+          else if (use_more_bits (i, n))
+            t = T (Q6_K);
+        }
+      else if (i < n / 8 && (F (IQ4_NL) || F (IQ4_XS)))
+        t = T (Q5_K);
+      else if (F (Q5_K_M) && use_more_bits (i, n))
+        t = T (Q6_K);
+      else if (F (Q4_K_S) && !falcon && i < n / 8)
+        t = T (Q5_K);
+      c->i_ffn_down++;
+    }
+  else if (strstr (name, "attn_output.weight"))
+    {
+      if (!falcon)
+        {
+          if (n_expert == 8)
+            {
+              if (F (Q2_K) || F (IQ3_XS) || F (IQ3_XXS) || F (Q3_K_S) || F (Q3_K_M) ||
+                  F (IQ4_NL) || F (Q4_K_S) || F (Q4_K_M) || F (IQ3_S) || F (IQ3_M) || F (IQ4_XS))
+                t = T (Q5_K);
+            }
+          else if (F (Q2_K))
+            t = T (Q3_K);
+          else if (F (IQ3_XXS))
+            t = T (IQ3_S);
+          else if (F (Q3_K_M))
+            t = T (Q4_K);
+          else if (F (Q3_K_L))
+            t = T (Q5_K);
+          else if (F (IQ3_M))
+            t = T (Q4_K);
+        }
+      else if (F (Q3_K_L))
+        t = T (Q4_K);
+    }
+  else if (strstr (name, "attn_qkv.weight"))
+    {
+      if (F (Q3_K_M) || F (Q3_K_L) || F (IQ3_M))
+        t = T (Q4_K);
+      else if (F (Q4_K_M))
+        t = T (Q5_K);
+      else if (F (Q5_K_M))
+        t = T (Q6_K);
+    }
+  else if (strstr (name, "ffn_gate"))
+    {
+      const int i = layer_of (c, c->i_ffn_gate, name), n = c->n_ffn_gate;
+      if (F (IQ3_XS) && i >= n / 8 && i < 7 * n / 8)
+        t = T (IQ3_XXS);
+      c->i_ffn_gate++;
+    }
+  else if (strstr (name, "ffn_up"))
+    {
+      const int i = layer_of (c, c->i_ffn_up, name), n = c->n_ffn_up;
+      if (F (IQ3_XS) && i >= n / 8 && i < 7 * n / 8)
+        t = T (IQ3_XXS);
+      c->i_ffn_up++;
+    }
+  return t;
+}
+
+/* Rows that do not divide into the block: the nearest format that fits (b4748's table,
+ * extended with F16 for the 32-element formats, where llama.cpp aborts). */
+static uint32_t
+fallback_type (HzQuantChooser *c, int64_t ncols, uint32_t t, gboolean *fell)
+{
+  if (ncols % blck (t) == 0)
+    return t;
+  uint32_t r;
+  switch (t)
+    {
+    case T (TQ1_0): case T (TQ2_0):
+      r = T (Q4_0); break;
+    case T (IQ2_XXS): case T (IQ2_XS): case T (IQ2_S): case T (IQ3_XXS): case T (IQ3_S):
+    case T (IQ1_S): case T (IQ1_M): case T (Q2_K): case T (Q3_K): case T (IQ4_XS):
+      r = T (IQ4_NL); break;
+    case T (Q4_K): r = T (Q5_0); break;
+    case T (Q5_K): r = T (Q5_1); break;
+    case T (Q6_K): r = T (Q8_0); break;
+    default:       r = T (F16); break;
+    }
+  if (ncols % blck (r) != 0)
+    r = T (F16);
+  c->n_fallback++;
+  if (fell)
+    *fell = TRUE;
+  return r;
+}
+#undef F
+#undef T
+
+uint32_t
+hz_quant_chooser_type (HzQuantChooser *c, const char *name, uint32_t n_dims, const int64_t *ne,
+                       uint32_t cur_type, gboolean *fallback)
+{
+  if (fallback)
+    *fallback = FALSE;
+  if (!allows_quantization (name, n_dims))
+    return cur_type;
+  uint32_t t = c->default_type;
+  const HzQuantTraits *dt = hz_quant_traits (t);
+  if (dt && dt->is_quantized)
+    {
+      if (!c->pure)
+        t = mix_type (c, name, ne, t);
+      t = fallback_type (c, ne[0], t, fallback);
+    }
+  return t;
+}
+
+static int
+blk_index (const char *name)
+{
+  int i = -1;
+  if (sscanf (name, "blk.%d.", &i) != 1)
+    i = -1;
+  return i;
+}
+
+static int
+cmp_names (gconstpointer pa, gconstpointer pb)
+{
+  const char *a = *(const char *const *) pa, *b = *(const char *const *) pb;
+  int la = blk_index (a), lb = blk_index (b);
+  if (la != lb)
+    return la < lb ? -1 : 1;
+  return strcmp (a, b);
+}
+
+void
+hz_quantize_sort_names (const char **names, gsize n)
+{
+  qsort (names, n, sizeof *names, cmp_names);
+}
+
+/* --------------------------------------------------------------- one tensor */
+
+typedef struct {
+  const float *src;
+  uint8_t     *dst;
+  int64_t      r0, r1, n_per_row;
+  uint32_t     type;
+  size_t       row_bytes;
+  size_t       done;
+} QJob;
+
+static gpointer
+quant_job (gpointer p)
+{
+  QJob *j = p;
+  j->done = hz_quant_quantize_rows (j->type, j->src + j->r0 * j->n_per_row,
+                                    j->dst + (size_t) j->r0 * j->row_bytes, j->r1 - j->r0,
+                                    j->n_per_row);
+  return NULL;
+}
+
+void *
+hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32_t src_type,
+                    const void *src, uint64_t src_bytes, uint32_t dst_type, guint n_threads,
+                    uint64_t *out_bytes, GError **error)
+{
+  const HzQuantTraits *st = hz_quant_traits (src_type), *dt = hz_quant_traits (dst_type);
+  int64_t nel = 1;
+  if (n_dims < 1 || n_dims > 4)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "tensor '%s': %u dimensions (1 to 4 supported)", name, n_dims);
+      return NULL;
+    }
+  for (uint32_t d = 0; d < n_dims; d++)
+    {
+      if (ne[d] <= 0 || nel > G_MAXINT64 / ne[d] / 4)
+        {
+          g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                       "tensor '%s': invalid dimension %u (%" G_GINT64_FORMAT ")", name, d, ne[d]);
+          return NULL;
+        }
+      nel *= ne[d];
+    }
+  if (!st || !dt)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_UNKNOWN_TYPE,
+                   "tensor '%s': ggml type %u is not in the quant table", name, st ? dst_type : src_type);
+      return NULL;
+    }
+  const int64_t n_per_row = ne[0], nrows = nel / ne[0];
+  const size_t src_row = hz_quant_row_size (src_type, n_per_row);
+  if (!src_row || src_row * (uint64_t) nrows != src_bytes)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "tensor '%s': %" G_GUINT64_FORMAT " bytes of %s do not match its shape "
+                   "(%" G_GINT64_FORMAT " rows of %" G_GINT64_FORMAT ")",
+                   name, src_bytes, st->name, nrows, n_per_row);
+      return NULL;
+    }
+  if (src_type == dst_type)
+    {
+      *out_bytes = src_bytes;
+      return g_memdup2 (src, src_bytes);
+    }
+  const size_t dst_row = hz_quant_row_size (dst_type, n_per_row);
+  if (!dst_row)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "tensor '%s': rows of %" G_GINT64_FORMAT " elements do not divide into %s "
+                   "blocks of %u", name, n_per_row, dt->name, dt->block_elems);
+      return NULL;
+    }
+  if (!dt->from_float)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "tensor '%s': the quant table has no encoder for %s (it needs an importance "
+                   "matrix or is not written yet)", name, dt->name);
+      return NULL;
+    }
+  if (!st->to_float)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "tensor '%s': the quant table has no decoder for %s", name, st->name);
+      return NULL;
+    }
+
+  float *f32 = NULL;
+  const float *x;
+  if (src_type == HZ_TYPE_F32)
+    x = src;  /* NOTE: GGUF data is 32-byte aligned; safetensors float32 data is copied below */
+  else
+    {
+      f32 = g_try_new (float, nel);
+      if (!f32)
+        {
+          g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO,
+                       "tensor '%s': out of memory for %" G_GINT64_FORMAT " floats", name, nel);
+          return NULL;
+        }
+      st->to_float (src, f32, nel);
+      x = f32;
+    }
+  uint8_t *out = g_try_malloc ((size_t) nrows * dst_row);
+  if (!out)
+    {
+      g_free (f32);
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO,
+                   "tensor '%s': out of memory for %" G_GSIZE_FORMAT " bytes", name,
+                   (gsize) nrows * dst_row);
+      return NULL;
+    }
+  if (n_threads == 0)
+    n_threads = g_get_num_processors ();
+  /* at least 16k elements per thread, as llama.cpp's chunks */
+  int64_t nt = MIN ((int64_t) n_threads, MAX (1, nel / (32 * 512)));
+  nt = MIN (nt, nrows);
+  QJob jobs[64];
+  GThread *th[64];
+  nt = MIN (nt, 64);
+  for (int64_t k = 0; k < nt; k++)
+    jobs[k] = (QJob) { x, out, nrows * k / nt, nrows * (k + 1) / nt, n_per_row, dst_type, dst_row, 0 };
+  for (int64_t k = 1; k < nt; k++)
+    th[k] = g_thread_new ("hz-quantize", quant_job, &jobs[k]);
+  quant_job (&jobs[0]);
+  for (int64_t k = 1; k < nt; k++)
+    g_thread_join (th[k]);
+  g_free (f32);
+  *out_bytes = (uint64_t) nrows * dst_row;
+  return out;
+}
+
+void *
+hz_quantize_tensor_for_load (HzQuantChooser *c, const char *name, uint32_t n_dims,
+                             const int64_t *ne, uint32_t src_type, const void *src,
+                             uint64_t src_bytes, guint n_threads, uint32_t *out_type,
+                             uint64_t *out_bytes, GError **error)
+{
+  uint32_t t = hz_quant_chooser_type (c, name, n_dims, ne, src_type, NULL);
+  *out_type = t;
+  if (t == src_type)
+    {
+      *out_bytes = src_bytes;
+      return NULL;
+    }
+  return hz_quantize_tensor (name, n_dims, ne, src_type, src, src_bytes, t, n_threads,
+                             out_bytes, error);
+}
+
+/* ------------------------------------------------------------ model sources */
+
+typedef struct {
+  char       *name;
+  uint32_t    n_dims;
+  int64_t     ne[4];
+  uint32_t    type;
+  const void *data;
+  uint64_t    n_bytes;
+} SrcTensor;
+
+typedef struct {
+  HzGgufWriter *w;        /* metadata of the output, tensors added later */
+  GPtrArray    *tensors;  /* SrcTensor* */
+  GPtrArray    *keep;     /* owned objects: buffers, HzGguf, HzSafetensors */
+  HzQuantModelInfo info;
+  char         *arch;
+} Source;
+
+static void
+src_tensor_free (gpointer p)
+{
+  SrcTensor *t = p;
+  g_free (t->name);
+  g_free (t);
+}
+
+static void
+source_clear (Source *s)
+{
+  if (s->w)
+    hz_gguf_writer_free (s->w);
+  if (s->tensors)
+    g_ptr_array_unref (s->tensors);
+  if (s->keep)
+    g_ptr_array_unref (s->keep);
+  g_free (s->arch);
+  memset (s, 0, sizeof *s);
+}
+
+static void
+source_init (Source *s)
+{
+  memset (s, 0, sizeof *s);
+  s->w = hz_gguf_writer_new ();
+  s->tensors = g_ptr_array_new_with_free_func (src_tensor_free);
+  s->keep = g_ptr_array_new ();
+}
+
+static void
+keep_ptr (Source *s, gpointer p, GDestroyNotify f)
+{
+  /* a GPtrArray of closures: store pairs as a tiny struct */
+  typedef struct { gpointer p; GDestroyNotify f; } Kept;
+  Kept *k = g_new (Kept, 1);
+  k->p = p;
+  k->f = f;
+  g_ptr_array_add (s->keep, k);
+}
+
+static void
+source_release (Source *s)
+{
+  typedef struct { gpointer p; GDestroyNotify f; } Kept;
+  if (!s->keep)
+    return;
+  for (guint i = s->keep->len; i-- > 0;)
+    {
+      Kept *k = g_ptr_array_index (s->keep, i);
+      k->f (k->p);
+      g_free (k);
+    }
+  g_ptr_array_set_size (s->keep, 0);
+}
+
+static gboolean
+source_from_gguf (Source *s, const char *path, GError **error)
+{
+  HzGguf *g = hz_gguf_open (path, error);
+  if (!g)
+    return FALSE;
+  keep_ptr (s, g, (GDestroyNotify) hz_gguf_free);
+  for (int64_t i = 0; i < hz_gguf_n_kv (g); i++)
+    {
+      HzGgufStr k = hz_gguf_key (g, i);
+      g_autofree char *key = g_strndup (k.ptr, k.len);
+      if (g_str_has_prefix (key, "split.") || strcmp (key, "general.quantization_version") == 0 ||
+          strcmp (key, "general.file_type") == 0 || strcmp (key, "general.alignment") == 0)
+        continue;
+      hz_gguf_writer_copy_kv (s->w, g, i);
+    }
+  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+    {
+      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      SrcTensor *st = g_new0 (SrcTensor, 1);
+      st->name = g_strndup (t->name.ptr, t->name.len);
+      st->n_dims = t->n_dims;
+      memcpy (st->ne, t->ne, sizeof st->ne);
+      st->type = t->type;
+      st->data = t->data;
+      st->n_bytes = t->n_bytes;
+      g_ptr_array_add (s->tensors, st);
+    }
+  hz_quant_model_info_from_gguf (g, &s->info, &s->arch);
+  return TRUE;
+}
+
+/* ---------------------------------------------- Hugging Face safetensors folder */
+
+static gboolean
+st_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+static gboolean
+st_error (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID, msg);
+  return FALSE;
+}
+
+static JsonObject *
+read_json_object (const char *path, JsonParser **parser_out, gboolean required, GError **error)
+{
+  JsonParser *p = json_parser_new ();
+  if (!json_parser_load_from_file (p, path, error))
+    {
+      g_object_unref (p);
+      if (!required && error && *error && (*error)->domain == G_FILE_ERROR)
+        g_clear_error (error);
+      return NULL;
+    }
+  JsonNode *root = json_parser_get_root (p);
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_object_unref (p);
+      st_error (error, "%s: not a JSON object", path);
+      return NULL;
+    }
+  *parser_out = p;
+  return json_node_get_object (root);
+}
+
+static int64_t
+jint (JsonObject *o, const char *k, int64_t def)
+{
+  JsonNode *n = o ? json_object_get_member (o, k) : NULL;
+  if (!n || !JSON_NODE_HOLDS_VALUE (n))
+    return def;
+  GType t = json_node_get_value_type (n);
+  if (t == G_TYPE_INT64)
+    return json_node_get_int (n);
+  if (t == G_TYPE_DOUBLE)
+    return (int64_t) json_node_get_double (n);
+  return def;
+}
+
+static double
+jdbl (JsonObject *o, const char *k, double def)
+{
+  JsonNode *n = o ? json_object_get_member (o, k) : NULL;
+  if (!n || !JSON_NODE_HOLDS_VALUE (n))
+    return def;
+  GType t = json_node_get_value_type (n);
+  if (t == G_TYPE_INT64)
+    return (double) json_node_get_int (n);
+  if (t == G_TYPE_DOUBLE)
+    return json_node_get_double (n);
+  return def;
+}
+
+static const char *
+jstr (JsonObject *o, const char *k)
+{
+  JsonNode *n = o ? json_object_get_member (o, k) : NULL;
+  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
+    return NULL;
+  return json_node_get_string (n);
+}
+
+/* HF name → GGUF name (llama.cpp's tensor mapping for Llama/Qwen2/Qwen3); NULL to skip. */
+static char *
+hf_to_gguf_name (const char *hf)
+{
+  static const struct { const char *hf, *gguf; } top[] = {
+    { "model.embed_tokens.weight", "token_embd.weight" },
+    { "model.norm.weight", "output_norm.weight" },
+    { "lm_head.weight", "output.weight" },
+  };
+  static const struct { const char *hf, *gguf; } per_layer[] = {
+    { "self_attn.q_proj.weight", "attn_q.weight" }, { "self_attn.q_proj.bias", "attn_q.bias" },
+    { "self_attn.k_proj.weight", "attn_k.weight" }, { "self_attn.k_proj.bias", "attn_k.bias" },
+    { "self_attn.v_proj.weight", "attn_v.weight" }, { "self_attn.v_proj.bias", "attn_v.bias" },
+    { "self_attn.o_proj.weight", "attn_output.weight" }, { "self_attn.o_proj.bias", "attn_output.bias" },
+    { "self_attn.q_norm.weight", "attn_q_norm.weight" },
+    { "self_attn.k_norm.weight", "attn_k_norm.weight" },
+    { "mlp.gate_proj.weight", "ffn_gate.weight" },
+    { "mlp.up_proj.weight", "ffn_up.weight" },
+    { "mlp.down_proj.weight", "ffn_down.weight" },
+    { "input_layernorm.weight", "attn_norm.weight" },
+    { "post_attention_layernorm.weight", "ffn_norm.weight" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (top); i++)
+    if (strcmp (hf, top[i].hf) == 0)
+      return g_strdup (top[i].gguf);
+  int layer, off = 0;
+  if (sscanf (hf, "model.layers.%d.%n", &layer, &off) == 1 && off > 0 && layer >= 0)
+    for (gsize i = 0; i < G_N_ELEMENTS (per_layer); i++)
+      if (strcmp (hf + off, per_layer[i].hf) == 0)
+        return g_strdup_printf ("blk.%d.%s", layer, per_layer[i].gguf);
+  return NULL;
+}
+
+static int
+cmp_str (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
+}
+
+/* Llama's q/k rows, HF order → GGUF order (convert_hf_to_gguf.py `permute`): within each
+ * head the rows [first half | second half] are interleaved (row 2i ← i, 2i+1 ← half + i),
+ * because GGUF llama uses adjacent-pair RoPE where HF rotates halves. `row` bytes each. */
+static void
+permute_rows (const uint8_t *src, uint8_t *dst, int64_t n_rows, int n_head, size_t row)
+{
+  const int64_t hd = n_rows / n_head, half = hd / 2;
+  for (int h = 0; h < n_head; h++)
+    for (int64_t i = 0; i < half; i++)
+      for (int j = 0; j < 2; j++)
+        memcpy (dst + (size_t) (h * hd + 2 * i + j) * row,
+                src + (size_t) (h * hd + j * half + i) * row, row);
+}
+
+/* tokenizer.json (byte-level BPE) → tokenizer.ggml.* keys (gpt2 model). */
+static gboolean
+import_bpe_tokenizer (Source *s, const char *dir, const char *arch, int64_t vocab_size,
+                      JsonObject *config, GError **error)
+{
+  g_autofree char *tpath = g_build_filename (dir, "tokenizer.json", NULL);
+  g_autofree char *cpath = g_build_filename (dir, "tokenizer_config.json", NULL);
+  JsonParser *tp = NULL, *cp = NULL;
+  JsonObject *tok = read_json_object (tpath, &tp, FALSE, error);
+  if (!tok)
+    return error && *error ? FALSE
+           : st_error (error, "%s: no tokenizer.json; pass a GGUF with the vocabulary "
+                       "(--vocab FILE.gguf)", dir);
+  keep_ptr (s, tp, g_object_unref);
+  JsonObject *tcfg = read_json_object (cpath, &cp, FALSE, error);
+  if (!tcfg && error && *error)
+    return FALSE;
+  if (cp)
+    keep_ptr (s, cp, g_object_unref);
+
+  JsonNode *mn = json_object_get_member (tok, "model");
+  JsonObject *model = mn && JSON_NODE_HOLDS_OBJECT (mn) ? json_node_get_object (mn) : NULL;
+  const char *mtype = jstr (model, "type");
+  if (!model || !mtype || strcmp (mtype, "BPE") != 0)
+    return st_error (error, "%s: tokenizer model '%s' is not supported (byte-level BPE only); "
+                     "pass --vocab FILE.gguf", tpath, mtype ? mtype : "?");
+  JsonNode *bf = json_object_get_member (model, "byte_fallback");
+  if (bf && JSON_NODE_HOLDS_VALUE (bf) && json_node_get_boolean (bf))
+    return st_error (error, "%s: a SentencePiece-style BPE (byte_fallback) needs tokenizer.model; "
+                     "pass --vocab FILE.gguf", tpath);
+  JsonNode *vn = json_object_get_member (model, "vocab");
+  JsonNode *mg = json_object_get_member (model, "merges");
+  if (!vn || !JSON_NODE_HOLDS_OBJECT (vn) || !mg || !JSON_NODE_HOLDS_ARRAY (mg))
+    return st_error (error, "%s: model.vocab / model.merges missing", tpath);
+  JsonObject *vocab = json_node_get_object (vn);
+
+  /* id → (text, type) */
+  int64_t n = vocab_size;
+  GList *members = json_object_get_members (vocab);
+  for (GList *l = members; l; l = l->next)
+    n = MAX (n, jint (vocab, l->data, -1) + 1);
+  JsonNode *an = json_object_get_member (tok, "added_tokens");
+  JsonArray *added = an && JSON_NODE_HOLDS_ARRAY (an) ? json_node_get_array (an) : NULL;
+  for (guint i = 0; added && i < json_array_get_length (added); i++)
+    n = MAX (n, jint (json_array_get_object_element (added, i), "id", -1) + 1);
+  if (n <= 0 || n > (1 << 22))
+    {
+      g_list_free (members);
+      return st_error (error, "%s: implausible vocabulary size %" G_GINT64_FORMAT, tpath, n);
+    }
+  char **texts = g_new0 (char *, n + 1);
+  int32_t *types = g_new0 (int32_t, n);
+  for (GList *l = members; l; l = l->next)
+    {
+      int64_t id = jint (vocab, l->data, -1);
+      if (id >= 0 && id < n && !texts[id])
+        {
+          texts[id] = g_strdup (l->data);
+          types[id] = 1;  /* normal */
+        }
+    }
+  g_list_free (members);
+  for (guint i = 0; added && i < json_array_get_length (added); i++)
+    {
+      JsonObject *a = json_array_get_object_element (added, i);
+      int64_t id = jint (a, "id", -1);
+      const char *content = jstr (a, "content");
+      JsonNode *sp = json_object_get_member (a, "special");
+      gboolean special = sp && JSON_NODE_HOLDS_VALUE (sp) && json_node_get_boolean (sp);
+      if (id < 0 || id >= n || !content)
+        continue;
+      g_free (texts[id]);
+      texts[id] = g_strdup (content);
+      types[id] = special ? 3 : 4;  /* control : user-defined */
+    }
+  for (int64_t i = 0; i < n; i++)
+    if (!texts[i])
+      {
+        texts[i] = g_strdup_printf ("[PAD%" G_GINT64_FORMAT "]", i);
+        types[i] = 5;  /* unused */
+      }
+  JsonArray *ma = json_node_get_array (mg);
+  guint nm = json_array_get_length (ma);
+  char **merges = g_new0 (char *, nm + 1);
+  for (guint i = 0; i < nm; i++)
+    {
+      JsonNode *e = json_array_get_element (ma, i);
+      if (JSON_NODE_HOLDS_ARRAY (e) && json_array_get_length (json_node_get_array (e)) == 2)
+        merges[i] = g_strdup_printf ("%s %s",
+                                     json_array_get_string_element (json_node_get_array (e), 0),
+                                     json_array_get_string_element (json_node_get_array (e), 1));
+      else if (JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING)
+        merges[i] = g_strdup (json_node_get_string (e));
+      else
+        merges[i] = g_strdup ("");
+    }
+  hz_gguf_writer_set_str (s->w, "tokenizer.ggml.model", "gpt2");
+  hz_gguf_writer_set_str (s->w, "tokenizer.ggml.pre",
+                          strcmp (arch, "llama") == 0 ? "llama-bpe" : "qwen2");
+  hz_gguf_writer_set_str_arr (s->w, "tokenizer.ggml.tokens", (const char *const *) texts, n);
+  hz_gguf_writer_set_arr (s->w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, n);
+  hz_gguf_writer_set_str_arr (s->w, "tokenizer.ggml.merges", (const char *const *) merges, nm);
+
+  /* special ids: config.json ids, tokenizer_config's bos/eos/pad texts */
+  static const struct { const char *cfg, *key; } ids[] = {
+    { "bos_token", "tokenizer.ggml.bos_token_id" },
+    { "eos_token", "tokenizer.ggml.eos_token_id" },
+    { "pad_token", "tokenizer.ggml.padding_token_id" },
+  };
+  for (gsize k = 0; k < G_N_ELEMENTS (ids); k++)
+    {
+      g_autofree char *idkey = g_strdup_printf ("%s_id", ids[k].cfg);
+      int64_t id = jint (config, idkey, -1);
+      const char *text = jstr (tcfg, ids[k].cfg);
+      if (!text && tcfg)
+        {
+          JsonNode *o = json_object_get_member (tcfg, ids[k].cfg);
+          if (o && JSON_NODE_HOLDS_OBJECT (o))
+            text = jstr (json_node_get_object (o), "content");
+        }
+      for (int64_t i = 0; text && i < n; i++)
+        if (strcmp (texts[i], text) == 0)
+          {
+            id = i;
+            break;
+          }
+      if (id >= 0 && id < n)
+        hz_gguf_writer_set_u32 (s->w, ids[k].key, (uint32_t) id);
+    }
+  JsonNode *ab = tcfg ? json_object_get_member (tcfg, "add_bos_token") : NULL;
+  hz_gguf_writer_set_bool (s->w, "tokenizer.ggml.add_bos_token",
+                           ab && JSON_NODE_HOLDS_VALUE (ab) ? json_node_get_boolean (ab)
+                           : strcmp (arch, "llama") == 0);
+  const char *tmpl = jstr (tcfg, "chat_template");
+  if (tmpl)
+    hz_gguf_writer_set_str (s->w, "tokenizer.chat_template", tmpl);
+  g_strfreev (texts);
+  g_strfreev (merges);
+  g_free (types);
+  return TRUE;
+}
+
+/* llama3 rope scaling → rope_freqs.weight factors (convert_hf_to_gguf.py LlamaModel). */
+static float *
+llama3_rope_freqs (JsonObject *rs, double base, int head_dim, int64_t *n_out)
+{
+  const double factor = jdbl (rs, "factor", 8.0), lo = jdbl (rs, "low_freq_factor", 1.0),
+               hi = jdbl (rs, "high_freq_factor", 4.0),
+               old = jdbl (rs, "original_max_position_embeddings", 8192);
+  const double lo_wl = old / lo, hi_wl = old / hi;
+  int64_t n = head_dim / 2;
+  float *f = g_new (float, n);
+  for (int64_t i = 0; i < n; i++)
+    {
+      double freq = 1.0 / pow (base, (double) (2 * i) / head_dim);
+      double wl = 2 * G_PI / freq;
+      if (wl < hi_wl)
+        f[i] = 1.0f;
+      else if (wl > lo_wl)
+        f[i] = (float) factor;
+      else
+        {
+          double smooth = (old / wl - lo) / (hi - lo);
+          f[i] = (float) (1.0 / ((1 - smooth) / factor + smooth));
+        }
+    }
+  *n_out = n;
+  return f;
+}
+
+static gboolean
+source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError **error)
+{
+  g_autofree char *cfg_path = g_build_filename (dir, "config.json", NULL);
+  JsonParser *cp = NULL;
+  JsonObject *cfg = read_json_object (cfg_path, &cp, TRUE, error);
+  if (!cfg)
+    return FALSE;
+  keep_ptr (s, cp, g_object_unref);
+
+  const char *mt = jstr (cfg, "model_type");
+  const char *arch = NULL;
+  if (mt && (strcmp (mt, "llama") == 0 || strcmp (mt, "mistral") == 0))
+    arch = "llama";
+  else if (mt && strcmp (mt, "qwen2") == 0)
+    arch = "qwen2";
+  else if (mt && strcmp (mt, "qwen3") == 0)
+    arch = "qwen3";
+  if (!arch)
+    return st_error (error, "%s: model_type '%s' is not supported (llama, mistral, qwen2, qwen3)",
+                     cfg_path, mt ? mt : "(missing)");
+  const int64_t n_embd = jint (cfg, "hidden_size", -1), n_layer = jint (cfg, "num_hidden_layers", -1),
+                n_head = jint (cfg, "num_attention_heads", -1), n_ff = jint (cfg, "intermediate_size", -1);
+  const int64_t n_head_kv = jint (cfg, "num_key_value_heads", n_head);
+  if (n_embd <= 0 || n_layer <= 0 || n_head <= 0 || n_ff <= 0 || n_head_kv <= 0 ||
+      n_head % n_head_kv != 0)
+    return st_error (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
+                     "num_key_value_heads or intermediate_size missing or inconsistent", cfg_path);
+  const int64_t head_dim = jint (cfg, "head_dim", n_embd / n_head);
+  const double theta = jdbl (cfg, "rope_theta", 10000.0);
+
+  HzGgufWriter *w = s->w;
+  g_autofree char *base = g_path_get_basename (dir);
+  hz_gguf_writer_set_str (w, "general.architecture", arch);
+  hz_gguf_writer_set_str (w, "general.name", base);
+#define K(suffix) (g_snprintf (key, sizeof key, "%s.%s", arch, suffix), key)
+  char key[128];
+  hz_gguf_writer_set_u32 (w, K ("context_length"), (uint32_t) jint (cfg, "max_position_embeddings", 2048));
+  hz_gguf_writer_set_u32 (w, K ("embedding_length"), (uint32_t) n_embd);
+  hz_gguf_writer_set_u32 (w, K ("block_count"), (uint32_t) n_layer);
+  hz_gguf_writer_set_u32 (w, K ("feed_forward_length"), (uint32_t) n_ff);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count"), (uint32_t) n_head);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count_kv"), (uint32_t) n_head_kv);
+  hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), (float) theta);
+  hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"),
+                          (float) jdbl (cfg, "rms_norm_eps", 1e-6));
+  if (head_dim != n_embd / n_head || strcmp (arch, "qwen3") == 0)
+    {
+      hz_gguf_writer_set_u32 (w, K ("attention.key_length"), (uint32_t) head_dim);
+      hz_gguf_writer_set_u32 (w, K ("attention.value_length"), (uint32_t) head_dim);
+    }
+  hz_gguf_writer_set_u32 (w, K ("rope.dimension_count"), (uint32_t) head_dim);
+  JsonNode *rsn = json_object_get_member (cfg, "rope_scaling");
+  JsonObject *rs = rsn && JSON_NODE_HOLDS_OBJECT (rsn) ? json_node_get_object (rsn) : NULL;
+  const char *rtype = rs ? (jstr (rs, "rope_type") ? jstr (rs, "rope_type") : jstr (rs, "type")) : NULL;
+  if (rtype && strcmp (rtype, "linear") == 0)
+    {
+      hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "linear");
+      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), (float) jdbl (rs, "factor", 1.0));
+    }
+  else if (rtype && strcmp (rtype, "yarn") == 0)
+    {
+      hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "yarn");
+      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), (float) jdbl (rs, "factor", 1.0));
+      hz_gguf_writer_set_u32 (w, K ("rope.scaling.original_context_length"),
+                              (uint32_t) jint (rs, "original_max_position_embeddings", 4096));
+    }
+  else if (rtype && strcmp (rtype, "llama3") == 0)
+    {
+      int64_t nf;
+      float *f = llama3_rope_freqs (rs, theta, (int) head_dim, &nf);
+      keep_ptr (s, f, g_free);
+      SrcTensor *t = g_new0 (SrcTensor, 1);
+      t->name = g_strdup ("rope_freqs.weight");
+      t->n_dims = 1;
+      t->ne[0] = nf;
+      t->ne[1] = t->ne[2] = t->ne[3] = 1;
+      t->type = HZ_TYPE_F32;
+      t->data = f;
+      t->n_bytes = nf * sizeof (float);
+      g_ptr_array_add (s->tensors, t);
+    }
+  else if (rtype && strcmp (rtype, "default") != 0)
+    return st_error (error, "%s: rope_scaling type '%s' is not supported", cfg_path, rtype);
+#undef K
+
+  /* the weights: every *.safetensors file of the folder, in name order */
+  g_autoptr (GDir) d = g_dir_open (dir, 0, error);
+  if (!d)
+    return FALSE;
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  const char *e;
+  while ((e = g_dir_read_name (d)))
+    if (g_str_has_suffix (e, ".safetensors"))
+      g_ptr_array_add (files, g_strdup (e));
+  if (files->len == 0)
+    return st_error (error, "%s: no *.safetensors files", dir);
+  g_ptr_array_sort (files, cmp_str);
+  gboolean has_lm_head = FALSE;
+  for (guint fi = 0; fi < files->len; fi++)
+    {
+      g_autofree char *p = g_build_filename (dir, files->pdata[fi], NULL);
+      HzSafetensors *st = hz_safetensors_open (p, error);
+      if (!st)
+        return FALSE;
+      keep_ptr (s, st, (GDestroyNotify) hz_safetensors_free);
+      for (guint i = 0; i < hz_safetensors_n_tensors (st); i++)
+        {
+          const HzSafetensor *t = hz_safetensors_tensor (st, i);
+          char *gname = hf_to_gguf_name (t->name);
+          if (!gname)
+            {
+              if (!g_str_has_suffix (t->name, "rotary_emb.inv_freq"))
+                g_printerr ("hanzo: %s: skipping unknown tensor '%s'\n", p, t->name);
+              continue;
+            }
+          if (strcmp (gname, "output.weight") == 0)
+            has_lm_head = TRUE;
+          uint32_t type;
+          switch (t->dtype)
+            {
+            case HZ_ST_F32: type = HZ_TYPE_F32; break;
+            case HZ_ST_F16: type = HZ_TYPE_F16; break;
+            case HZ_ST_BF16: type = HZ_TYPE_BF16; break;
+            default:
+              g_free (gname);
+              return st_error (error, "%s: tensor '%s' has dtype %s (F32, F16 or BF16 expected)",
+                               p, t->name, hz_st_dtype_name (t->dtype));
+            }
+          if (t->n_dims < 1 || t->n_dims > 4)
+            {
+              g_free (gname);
+              return st_error (error, "%s: tensor '%s' has %u dimensions", p, t->name, t->n_dims);
+            }
+          SrcTensor *o = g_new0 (SrcTensor, 1);
+          o->name = gname;
+          o->n_dims = t->n_dims;
+          for (int k = 0; k < 4; k++)
+            o->ne[k] = k < (int) t->n_dims ? t->shape[t->n_dims - 1 - k] : 1;
+          o->type = type;
+          o->data = t->data;
+          o->n_bytes = t->n_bytes;
+          g_ptr_array_add (s->tensors, o);
+          const gboolean is_q = g_str_has_suffix (gname, "attn_q.weight") || g_str_has_suffix (gname, "attn_q.bias");
+          const gboolean is_k = g_str_has_suffix (gname, "attn_k.weight") || g_str_has_suffix (gname, "attn_k.bias");
+          const size_t esz = hz_st_dtype_size (t->dtype);
+          if (o->n_dims == 1 || type == HZ_TYPE_F32 || (strcmp (arch, "llama") == 0 && (is_q || is_k)))
+            {
+              /* copy: 1-D tensors become F32 (as convert_hf_to_gguf writes them), float32
+               * data is aligned for the quantizer, llama q/k rows are permuted */
+              int64_t nel = (int64_t) (o->n_bytes / esz), rows = nel / o->ne[0];
+              const HzQuantTraits *tr = hz_quant_traits (type);
+              float *f = g_try_new (float, nel);
+              if (!f)
+                return st_error (error, "%s: out of memory for tensor '%s'", p, t->name);
+              tr->to_float (t->data, f, nel);
+              keep_ptr (s, f, g_free);
+              if (strcmp (arch, "llama") == 0 && (is_q || is_k))
+                {
+                  int heads = (int) (is_q ? n_head : n_head_kv);
+                  if (rows % (2 * heads) != 0)
+                    return st_error (error, "%s: tensor '%s': %" G_GINT64_FORMAT " rows do not split "
+                                     "into %d heads", p, t->name, rows, heads);
+                  float *g = g_new (float, nel);
+                  permute_rows ((const uint8_t *) f, (uint8_t *) g, rows, heads,
+                                o->ne[0] * sizeof (float));
+                  keep_ptr (s, g, g_free);
+                  f = g;
+                }
+              if (o->n_dims == 1 || type == HZ_TYPE_F32)
+                {
+                  o->type = HZ_TYPE_F32;
+                  o->data = f;
+                  o->n_bytes = nel * sizeof (float);
+                }
+              else
+                {
+                  /* back to the source's 16-bit format (exact: it came from it) */
+                  uint8_t *b = g_malloc (o->n_bytes);
+                  hz_quant_quantize_rows (type, f, b, rows, o->ne[0]);
+                  keep_ptr (s, b, g_free);
+                  o->data = b;
+                }
+            }
+        }
+    }
+  (void) has_lm_head;  /* tied embeddings: no output.weight (the engine ties it) */
+
+  if (vocab_gguf)
+    {
+      HzGguf *v = hz_gguf_open (vocab_gguf, error);
+      if (!v)
+        return FALSE;
+      keep_ptr (s, v, (GDestroyNotify) hz_gguf_free);
+      for (int64_t i = 0; i < hz_gguf_n_kv (v); i++)
+        {
+          HzGgufStr k = hz_gguf_key (v, i);
+          if (k.len > 10 && memcmp (k.ptr, "tokenizer.", 10) == 0)
+            hz_gguf_writer_copy_kv (w, v, i);
+        }
+    }
+  else if (!import_bpe_tokenizer (s, dir, arch, jint (cfg, "vocab_size", 0), cfg, error))
+    return FALSE;
+
+  s->arch = g_strdup (arch);
+  s->info.arch = s->arch;
+  s->info.n_layer = (int32_t) n_layer;
+  s->info.n_head = (int32_t) n_head;
+  s->info.n_head_kv = (int32_t) n_head_kv;
+  s->info.n_expert = 0;
+  return TRUE;
+}
+
+/* --------------------------------------------------------------- whole files */
+
+void
+hz_quantize_params_init (HzQuantizeParams *p)
+{
+  memset (p, 0, sizeof *p);
+  p->ftype = HZ_FTYPE_Q8_0;
+}
+
+static gboolean
+quantize_source (Source *s, const char *out, const HzQuantizeParams *p, HzQuantizeStats *stats,
+                 GError **error)
+{
+  HzQuantizeStats st = { 0 };
+  const guint n = s->tensors->len;
+  g_autofree const char **names = g_new (const char *, n + 1);
+  GHashTable *by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < n; i++)
+    {
+      SrcTensor *t = s->tensors->pdata[i];
+      names[i] = t->name;
+      g_hash_table_insert (by_name, t->name, t);
+    }
+  hz_quantize_sort_names (names, n);
+  g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (p->ftype, p->pure, &s->info, names, n);
+  g_autoptr (GPtrArray) bufs = g_ptr_array_new_with_free_func (g_free);
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < n && ok; i++)
+    {
+      SrcTensor *t = g_hash_table_lookup (by_name, names[i]);
+      gboolean fell = FALSE;
+      uint32_t nt = hz_quant_chooser_type (c, t->name, t->n_dims, t->ne, t->type, &fell);
+      const void *data = t->data;
+      uint64_t bytes = t->n_bytes;
+      const HzQuantTraits *from = hz_quant_traits (t->type), *to = hz_quant_traits (nt);
+      if (nt != t->type)
+        {
+          void *q = hz_quantize_tensor (t->name, t->n_dims, t->ne, t->type, t->data, t->n_bytes,
+                                        nt, p->n_threads, &bytes, error);
+          if (!q)
+            {
+              ok = FALSE;
+              break;
+            }
+          g_ptr_array_add (bufs, q);
+          data = q;
+          st.n_quantized++;
+        }
+      if (fell)
+        st.n_fallback++;
+      st.n_tensors++;
+      st.bytes_in += t->n_bytes;
+      st.bytes_out += bytes;
+      int64_t nel = t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
+      st.n_elements += nel;
+      if (p->verbose)
+        g_printerr ("[%4u/%4u] %-36s - [%5" G_GINT64_FORMAT ", %5" G_GINT64_FORMAT "], type = %6s, "
+                    "%s %6s, size = %8.3f MiB -> %8.3f MiB%s\n",
+                    i + 1, n, t->name, t->ne[0], t->ne[1], from->name,
+                    nt != t->type ? "->" : "  ", to->name, t->n_bytes / 1048576.0,
+                    bytes / 1048576.0, fell ? " (fallback: rows do not divide into the block)" : "");
+      if (!hz_gguf_writer_add_tensor (s->w, t->name, nt, t->n_dims, t->ne, data, bytes, FALSE, error))
+        ok = FALSE;
+    }
+  g_hash_table_unref (by_name);
+  if (!ok)
+    return FALSE;
+  hz_gguf_writer_set_u32 (s->w, "general.quantization_version", 2);
+  hz_gguf_writer_set_u32 (s->w, "general.file_type", (uint32_t) p->ftype);
+  if (!hz_gguf_writer_write_file (s->w, out, error))
+    return FALSE;
+  if (stats)
+    *stats = st;
+  return TRUE;
+}
+
+gboolean
+hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
+                  HzQuantizeStats *stats, GError **error)
+{
+  HzQuantizeParams def;
+  if (!p)
+    {
+      hz_quantize_params_init (&def);
+      p = &def;
+    }
+  if (!hz_ftype_info (p->ftype))
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "file type %d is not supported by the quantizer", (int) p->ftype);
+      return FALSE;
+    }
+  Source s;
+  source_init (&s);
+  gboolean ok = g_file_test (in, G_FILE_TEST_IS_DIR)
+                ? source_from_hf_dir (&s, in, p->vocab_gguf, error)
+                : source_from_gguf (&s, in, error);
+  if (ok)
+    ok = quantize_source (&s, out, p, stats, error);
+  /* the writer references source data: free it before the mappings */
+  hz_gguf_writer_free (s.w);
+  s.w = NULL;
+  source_release (&s);
+  source_clear (&s);
+  return ok;
+}
+
+char *
+hz_isq_materialize (const char *in, const char *type_name, guint n_threads, GError **error)
+{
+  const HzFtypeInfo *fi = hz_ftype_from_name (type_name ? type_name : "F16");
+  if (!fi)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "unknown quantization type '%s' (try Q4_0, Q8_0, Q4_K_M, ...)", type_name);
+      return NULL;
+    }
+  /* key: absolute path, size and mtime of the source (for a folder: of its newest file) */
+  g_autofree char *abs = g_canonicalize_filename (in, NULL);
+  GStatBuf sb;
+  if (g_stat (abs, &sb) != 0)
+    {
+      int e = errno;
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: %s", in, g_strerror (e));
+      return NULL;
+    }
+  guint64 size = sb.st_size, mtime = sb.st_mtime;
+  if (S_ISDIR (sb.st_mode))
+    {
+      g_autoptr (GDir) d = g_dir_open (abs, 0, NULL);
+      const char *e;
+      while (d && (e = g_dir_read_name (d)))
+        {
+          g_autofree char *p = g_build_filename (abs, e, NULL);
+          if (g_stat (p, &sb) == 0)
+            {
+              size += sb.st_size;
+              mtime = MAX (mtime, (guint64) sb.st_mtime);
+            }
+        }
+    }
+  g_autofree char *id = g_strdup_printf ("%s|%" G_GUINT64_FORMAT "|%" G_GUINT64_FORMAT "|%s",
+                                         abs, size, mtime, fi->name);
+  g_autofree char *hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, id, -1);
+  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "hanzo", "isq", NULL);
+  g_autofree char *base = g_path_get_basename (abs);
+  g_autofree char *fname = g_strdup_printf ("%.16s-%s-%s.gguf", hash, base, fi->name);
+  char *out = g_build_filename (dir, fname, NULL);
+  if (g_file_test (out, G_FILE_TEST_IS_REGULAR))
+    return out;  /* the writer renames into place, so an existing file is complete */
+  if (g_mkdir_with_parents (dir, 0700) != 0)
+    {
+      int e = errno;
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: %s", dir, g_strerror (e));
+      g_free (out);
+      return NULL;
+    }
+  HzQuantizeParams p;
+  hz_quantize_params_init (&p);
+  p.ftype = fi->ftype;
+  p.n_threads = n_threads;
+  if (!hz_quantize_file (in, out, &p, NULL, error))
+    {
+      g_free (out);
+      return NULL;
+    }
+  return out;
+}

@@ -1,0 +1,384 @@
+/* engine/synth.c — random-weight models with real shapes (see synth.h). */
+#include "synth.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gguf.h"
+#include "hanzo/engine.h"
+#include "quant.h"
+
+/* ---------------------------------------------------------------- shapes */
+
+static const HzSynthShape shapes[] = {
+  /* name              arch     embd  lyr head kv  hd   ffn    vocab   ctx    rope   eps  tied */
+  { "tinyllama-1.1b", "llama",  2048, 22, 32,  4,  64,  5632, 32000,  2048, 1e4f, 1e-5f, FALSE, 0, 0 },
+  { "llama2-7b",      "llama",  4096, 32, 32, 32, 128, 11008, 32000,  4096, 1e4f, 1e-5f, FALSE, 0, 0 },
+  { "llama3-8b",      "llama",  4096, 32, 32,  8, 128, 14336, 128256, 8192, 5e5f, 1e-5f, FALSE, 0, 0 },
+  { "qwen2.5-0.5b",   "qwen2",   896, 24, 14,  2,  64,  4864, 151936, 32768, 1e6f, 1e-6f, TRUE, 0, 0 },
+  { "qwen3-0.6b",     "qwen3",  1024, 28, 16,  8, 128,  3072, 151936, 40960, 1e6f, 1e-6f, TRUE, 0, 0 },
+  { "moe-30b-a3b",    "qwen3",  2048, 48, 32,  4, 128,   768, 151936, 40960, 1e6f, 1e-6f, FALSE, 128, 8 },
+};
+
+const char *const *
+hz_synth_shape_names (void)
+{
+  static const char *names[G_N_ELEMENTS (shapes) + 1];
+  for (gsize i = 0; i < G_N_ELEMENTS (shapes); i++)
+    names[i] = shapes[i].name;
+  return names;
+}
+
+static gboolean
+bad (GError **error, const char *fmt, const char *what)
+{
+  g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT, fmt, what);
+  return FALSE;
+}
+
+gboolean
+hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (shapes); i++)
+    if (g_ascii_strcasecmp (spec, shapes[i].name) == 0)
+      {
+        *out = shapes[i];
+        return TRUE;
+      }
+  if (!g_str_has_prefix (spec, "custom:"))
+    return bad (error, "unknown shape '%s' (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, "
+                "qwen3-0.6b, moe-30b-a3b or custom:dim=..,layers=..,heads=..,kv=..,ffn=..)", spec);
+  HzSynthShape s = { "custom", "llama", 0, 0, 0, 0, 0, 0, 0, 2048, 1e4f, 1e-5f, FALSE, 0, 0 };
+  g_auto (GStrv) kv = g_strsplit (spec + 7, ",", -1);
+  for (int i = 0; kv[i]; i++)
+    {
+      char *eq = strchr (kv[i], '=');
+      if (!eq)
+        return bad (error, "custom shape: '%s' is not key=value", kv[i]);
+      *eq = 0;
+      const char *k = kv[i], *v = eq + 1;
+      char *end;
+      double d = g_ascii_strtod (v, &end);
+      if (*v == 0 || *end != 0 || !isfinite (d) || d < 0 || d > (1 << 24))
+        return bad (error, "custom shape: bad value for '%s'", k);
+      int32_t iv = (int32_t) d;
+      if (strcmp (k, "dim") == 0) s.n_embd = iv;
+      else if (strcmp (k, "layers") == 0) s.n_layer = iv;
+      else if (strcmp (k, "heads") == 0) s.n_head = iv;
+      else if (strcmp (k, "kv") == 0) s.n_head_kv = iv;
+      else if (strcmp (k, "ffn") == 0) s.n_ff = iv;
+      else if (strcmp (k, "head_dim") == 0) s.head_dim = iv;
+      else if (strcmp (k, "ctx") == 0) s.n_ctx = iv;
+      else if (strcmp (k, "tied") == 0) s.tied = iv != 0;
+      else if (strcmp (k, "rope_base") == 0) s.rope_base = (float) d;
+      else if (strcmp (k, "eps") == 0) s.norm_eps = (float) d;
+      else if (strcmp (k, "experts") == 0) s.n_expert = iv;
+      else
+        return bad (error, "custom shape: unknown key '%s' (dim, layers, heads, kv, ffn, head_dim, "
+                    "ctx, tied, rope_base, eps)", k);
+    }
+  if (s.n_head_kv == 0)
+    s.n_head_kv = s.n_head;
+  if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_ff <= 0 || s.n_ctx <= 0)
+    return bad (error, "custom shape '%s' needs dim, layers, heads and ffn > 0", spec);
+  if (s.n_head % s.n_head_kv != 0)
+    return bad (error, "custom shape '%s': heads must be a multiple of kv", spec);
+  if (s.head_dim == 0 && s.n_embd % s.n_head != 0)
+    return bad (error, "custom shape '%s': dim must be a multiple of heads (or give head_dim)", spec);
+  if ((s.head_dim ? s.head_dim : s.n_embd / s.n_head) % 2 != 0)
+    return bad (error, "custom shape '%s': the head size must be even (RoPE)", spec);
+  *out = s;
+  return TRUE;
+}
+
+/* ---------------------------------------------------------------- RNG */
+
+static inline uint64_t
+splitmix64 (uint64_t *x)
+{
+  uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+typedef struct { uint64_t s[4]; } Rng;
+
+static inline uint64_t rotl (uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t
+rng_next (Rng *r)
+{
+  uint64_t *s = r->s, res = rotl (s[1] * 5, 7) * 9, t = s[1] << 17;
+  s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl (s[3], 45);
+  return res;
+}
+
+static void
+rng_seed (Rng *r, uint64_t seed)
+{
+  for (int i = 0; i < 4; i++)
+    r->s[i] = splitmix64 (&seed);
+}
+
+/* Fill x[n] with N(0, sigma) (Box-Muller, both outputs used). */
+static void
+fill_normal (Rng *r, float *x, int64_t n, double sigma)
+{
+  for (int64_t i = 0; i < n; i += 2)
+    {
+      double u1 = ((rng_next (r) >> 11) + 1) * 0x1.0p-53;  /* (0, 1] */
+      double u2 = (rng_next (r) >> 11) * 0x1.0p-53;
+      double rad = sqrt (-2.0 * log (u1)) * sigma;
+      x[i] = (float) (rad * cos (2 * G_PI * u2));
+      if (i + 1 < n)
+        x[i + 1] = (float) (rad * sin (2 * G_PI * u2));
+    }
+}
+
+/* ---------------------------------------------------------------- tensors */
+
+typedef enum { INIT_NORMAL, INIT_ONES } Init;
+
+typedef struct {
+  char    *name;
+  uint32_t n_dims;
+  int64_t  ne[4];
+  Init     init;
+  double   sigma;
+} Spec;
+
+static void
+add_spec (GArray *a, Init init, double sigma, int64_t ne0, int64_t ne1, const char *fmt, ...)
+  G_GNUC_PRINTF (6, 7);
+static void
+add_spec (GArray *a, Init init, double sigma, int64_t ne0, int64_t ne1, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  Spec s = { g_strdup_vprintf (fmt, ap), ne1 > 1 ? 2 : 1, { ne0, ne1, 1, 1 }, init, sigma };
+  va_end (ap);
+  g_array_append_val (a, s);
+}
+
+/* One chunk of rows of one tensor: generate and quantize. */
+typedef struct {
+  const Spec *spec;
+  uint32_t    type;
+  uint64_t    seed;
+  uint8_t    *out;
+  size_t      row_bytes;
+  int64_t     r0, r1;
+} Chunk;
+
+#define CHUNK_ROWS_ELEMS (1 << 20)  /* about 1M elements per chunk (fixed: thread-independent) */
+
+static void
+run_chunk (gpointer data, gpointer user_data)
+{
+  Chunk *c = data;
+  (void) user_data;
+  const int64_t n = (c->r1 - c->r0) * c->spec->ne[0];
+  float *x = g_new (float, n);
+  if (c->spec->init == INIT_ONES)
+    for (int64_t i = 0; i < n; i++)
+      x[i] = 1.0f;
+  else
+    {
+      Rng r;
+      rng_seed (&r, c->seed);
+      fill_normal (&r, x, n, c->spec->sigma);
+    }
+  hz_quant_quantize_rows (c->type, x, c->out + (size_t) c->r0 * c->row_bytes, c->r1 - c->r0,
+                          c->spec->ne[0]);
+  g_free (x);
+}
+
+static void
+spec_clear (gpointer p)
+{
+  g_free (((Spec *) p)->name);
+}
+
+gboolean
+hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
+{
+  const HzSynthShape *sh = &p->shape;
+  const char *arch = p->arch ? p->arch : sh->arch;
+  if (strcmp (arch, "llama") != 0 && strcmp (arch, "qwen2") != 0 && strcmp (arch, "qwen3") != 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
+                   "synth: architecture '%s' is not supported (llama, qwen2, qwen3)", arch);
+      return FALSE;
+    }
+  if (sh->n_expert > 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "synth: shape '%s' is a mixture-of-experts model (%d experts); the engine "
+                   "does not support MoE yet, so no such file is written", sh->name, sh->n_expert);
+      return FALSE;
+    }
+  const HzFtypeInfo *fi = hz_ftype_info (p->ftype);
+  if (!fi)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "synth: unsupported file type %d", (int) p->ftype);
+      return FALSE;
+    }
+  if (!p->vocab_gguf)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "synth: a vocabulary GGUF is required (--vocab FILE.gguf)");
+      return FALSE;
+    }
+  g_autoptr (HzGguf) vg = hz_gguf_open (p->vocab_gguf, error);
+  if (!vg)
+    return FALSE;
+  int64_t ti = hz_gguf_find_key (vg, "tokenizer.ggml.tokens");
+  if (ti < 0 || hz_gguf_kv_type (vg, ti) != HZ_GGUF_TYPE_ARRAY || hz_gguf_arr_n (vg, ti) == 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "synth: %s has no tokenizer.ggml.tokens array", p->vocab_gguf);
+      return FALSE;
+    }
+  const int64_t n_vocab = (int64_t) hz_gguf_arr_n (vg, ti);
+  const int64_t E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
+  const int64_t nq = sh->n_head * hd, nkv = sh->n_head_kv * hd, F = sh->n_ff;
+
+  /* tensors */
+  g_autoptr (GArray) specs = g_array_new (FALSE, FALSE, sizeof (Spec));
+  g_array_set_clear_func (specs, spec_clear);
+  const double se = 1.0 / sqrt ((double) E);
+  add_spec (specs, INIT_NORMAL, se, E, n_vocab, "token_embd.weight");
+  add_spec (specs, INIT_ONES, 0, E, 1, "output_norm.weight");
+  if (!sh->tied)
+    add_spec (specs, INIT_NORMAL, se, E, n_vocab, "output.weight");
+  for (int l = 0; l < sh->n_layer; l++)
+    {
+      add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.attn_norm.weight", l);
+      add_spec (specs, INIT_NORMAL, se, E, nq, "blk.%d.attn_q.weight", l);
+      add_spec (specs, INIT_NORMAL, se, E, nkv, "blk.%d.attn_k.weight", l);
+      add_spec (specs, INIT_NORMAL, se, E, nkv, "blk.%d.attn_v.weight", l);
+      add_spec (specs, INIT_NORMAL, 1.0 / sqrt ((double) nq), nq, E, "blk.%d.attn_output.weight", l);
+      if (strcmp (arch, "qwen2") == 0)
+        {
+          add_spec (specs, INIT_NORMAL, 0.02, nq, 1, "blk.%d.attn_q.bias", l);
+          add_spec (specs, INIT_NORMAL, 0.02, nkv, 1, "blk.%d.attn_k.bias", l);
+          add_spec (specs, INIT_NORMAL, 0.02, nkv, 1, "blk.%d.attn_v.bias", l);
+        }
+      if (strcmp (arch, "qwen3") == 0)
+        {
+          add_spec (specs, INIT_ONES, 0, hd, 1, "blk.%d.attn_q_norm.weight", l);
+          add_spec (specs, INIT_ONES, 0, hd, 1, "blk.%d.attn_k_norm.weight", l);
+        }
+      add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.ffn_norm.weight", l);
+      add_spec (specs, INIT_NORMAL, se, E, F, "blk.%d.ffn_gate.weight", l);
+      add_spec (specs, INIT_NORMAL, se, E, F, "blk.%d.ffn_up.weight", l);
+      add_spec (specs, INIT_NORMAL, 1.0 / sqrt ((double) F), F, E, "blk.%d.ffn_down.weight", l);
+    }
+
+  /* metadata */
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  char key[128];
+#define K(suffix) (g_snprintf (key, sizeof key, "%s.%s", arch, suffix), key)
+  hz_gguf_writer_set_str (w, "general.architecture", arch);
+  g_autofree char *gname = g_strdup_printf ("synth-%s-%s", sh->name, fi->name);
+  hz_gguf_writer_set_str (w, "general.name", gname);
+  g_autofree char *desc = g_strdup_printf ("random weights (seed %" G_GUINT64_FORMAT ") with the "
+                                           "shape of %s, written by hanzo synth", p->seed, sh->name);
+  hz_gguf_writer_set_str (w, "general.description", desc);
+  hz_gguf_writer_set_u32 (w, K ("context_length"), (uint32_t) sh->n_ctx);
+  hz_gguf_writer_set_u32 (w, K ("embedding_length"), (uint32_t) E);
+  hz_gguf_writer_set_u32 (w, K ("block_count"), (uint32_t) sh->n_layer);
+  hz_gguf_writer_set_u32 (w, K ("feed_forward_length"), (uint32_t) F);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count"), (uint32_t) sh->n_head);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count_kv"), (uint32_t) sh->n_head_kv);
+  hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), sh->rope_base);
+  hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"), sh->norm_eps);
+  hz_gguf_writer_set_u32 (w, K ("rope.dimension_count"), (uint32_t) hd);
+  if (hd * sh->n_head != E)
+    {
+      hz_gguf_writer_set_u32 (w, K ("attention.key_length"), (uint32_t) hd);
+      hz_gguf_writer_set_u32 (w, K ("attention.value_length"), (uint32_t) hd);
+    }
+  hz_gguf_writer_set_u32 (w, K ("vocab_size"), (uint32_t) n_vocab);
+#undef K
+  for (int64_t i = 0; i < hz_gguf_n_kv (vg); i++)
+    {
+      HzGgufStr k = hz_gguf_key (vg, i);
+      if (k.len > 10 && memcmp (k.ptr, "tokenizer.", 10) == 0)
+        hz_gguf_writer_copy_kv (w, vg, i);
+    }
+  hz_gguf_writer_set_u32 (w, "general.quantization_version", 2);
+  hz_gguf_writer_set_u32 (w, "general.file_type", (uint32_t) p->ftype);
+
+  /* types, in llama.cpp's tensor order */
+  const guint n = specs->len;
+  g_autofree const char **names = g_new (const char *, n);
+  GHashTable *idx = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < n; i++)
+    {
+      names[i] = g_array_index (specs, Spec, i).name;
+      g_hash_table_insert (idx, (gpointer) names[i], GUINT_TO_POINTER (i));
+    }
+  hz_quantize_sort_names (names, n);
+  HzQuantModelInfo info = { arch, sh->n_layer, sh->n_head, sh->n_head_kv, 0 };
+  g_autoptr (HzQuantChooser) ch = hz_quant_chooser_new (p->ftype, p->pure, &info, names, n);
+  g_autoptr (GPtrArray) bufs = g_ptr_array_new_with_free_func (g_free);
+  guint n_threads = p->n_threads ? p->n_threads : g_get_num_processors ();
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < n && ok; i++)
+    {
+      const Spec *s = &g_array_index (specs, Spec, GPOINTER_TO_UINT (g_hash_table_lookup (idx, names[i])));
+      uint32_t type = hz_quant_chooser_type (ch, s->name, s->n_dims, s->ne, HZ_TYPE_F32, NULL);
+      const HzQuantTraits *tr = hz_quant_traits (type);
+      const size_t row = hz_quant_row_size (type, s->ne[0]);
+      if (!tr || !tr->from_float || !row)
+        {
+          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                       "synth: tensor '%s' needs format %s, which the quant table cannot encode",
+                       s->name, tr ? tr->name : "?");
+          ok = FALSE;
+          break;
+        }
+      const int64_t nrows = s->ne[1];
+      uint8_t *buf = g_try_malloc ((size_t) nrows * row);
+      if (!buf)
+        {
+          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_FAILED,
+                       "synth: out of memory for tensor '%s'", s->name);
+          ok = FALSE;
+          break;
+        }
+      g_ptr_array_add (bufs, buf);
+      const int64_t rows_per_chunk = MAX (1, CHUNK_ROWS_ELEMS / s->ne[0]);
+      const int64_t n_chunks = (nrows + rows_per_chunk - 1) / rows_per_chunk;
+      Chunk *chunks = g_new (Chunk, n_chunks);
+      uint64_t name_hash = g_str_hash (s->name) * 0x100000001b3ull ^ p->seed;
+      for (int64_t c = 0; c < n_chunks; c++)
+        {
+          uint64_t sm = name_hash + (uint64_t) c * 0x9e3779b97f4a7c15ull;
+          chunks[c] = (Chunk) { s, type, splitmix64 (&sm), buf, row, c * rows_per_chunk,
+                                MIN (nrows, (c + 1) * rows_per_chunk) };
+        }
+      if (n_chunks > 1 && n_threads > 1)
+        {
+          GThreadPool *pool = g_thread_pool_new (run_chunk, NULL, (gint) n_threads, TRUE, NULL);
+          for (int64_t c = 0; c < n_chunks; c++)
+            g_thread_pool_push (pool, &chunks[c], NULL);
+          g_thread_pool_free (pool, FALSE, TRUE);
+        }
+      else
+        for (int64_t c = 0; c < n_chunks; c++)
+          run_chunk (&chunks[c], NULL);
+      g_free (chunks);
+      ok = hz_gguf_writer_add_tensor (w, s->name, type, s->n_dims, s->ne, buf, (uint64_t) nrows * row,
+                                      FALSE, error);
+    }
+  g_hash_table_unref (idx);
+  if (ok)
+    ok = hz_gguf_writer_write_file (w, out, error);
+  return ok;
+}

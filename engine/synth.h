@@ -1,0 +1,65 @@
+/* engine/synth.h — random-weight GGUF models with real architecture shapes, so benchmarks
+ * and format tests need no downloads (`hanzo synth`).
+ *
+ * Weights (float32 before quantization, Gaussian from a seeded xoshiro256** + Box-Muller):
+ *   - every matrix [n_in] -> [n_out]: N(0, 1/sqrt(n_in)), so each output element of a
+ *     unit-variance input has unit variance and activations stay O(1) through the layers;
+ *   - token_embd and output: N(0, 1/sqrt(n_embd)) (logits of std ~1);
+ *   - RMSNorm weights (attn_norm, ffn_norm, output_norm, qwen3 attn_q/k_norm): 1.0;
+ *   - qwen2 q/k/v biases: N(0, 0.02).
+ * Each tensor is generated in fixed chunks of rows, each with its own RNG stream derived
+ * from (seed, tensor name, chunk), so the file is the same for any thread count. Matrices
+ * are then quantized through the format table with llama-quantize's per-tensor rules for
+ * the chosen file type (engine/quantize.h); 1-D tensors stay F32.
+ *
+ * Vocabulary: every `tokenizer.*` key is copied from a given GGUF; n_vocab is the length of
+ * its tokenizer.ggml.tokens (the shape's own vocabulary size is then ignored).
+ *
+ * Thread safety: reentrant.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "quantize.h"
+
+G_BEGIN_DECLS
+
+typedef struct {
+  char    name[48];     /* "tinyllama-1.1b", "custom" */
+  char    arch[16];     /* default architecture: "llama", "qwen2", "qwen3" */
+  int32_t n_embd, n_layer, n_head, n_head_kv;
+  int32_t head_dim;     /* 0: n_embd / n_head */
+  int32_t n_ff;
+  int32_t n_vocab;      /* of the original model (informational; the vocab GGUF decides) */
+  int32_t n_ctx;
+  float   rope_base, norm_eps;
+  gboolean tied;        /* no output.weight: the output reuses token_embd */
+  int32_t n_expert, n_expert_used;  /* MoE (not supported by the engine yet) */
+} HzSynthShape;
+
+/** Parses a shape: a name (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b,
+ *  moe-30b-a3b) or "custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D][,ctx=N]
+ *  [,tied=0|1][,rope_base=F][,eps=F]". Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the
+ *  bad field. */
+gboolean hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error);
+
+/** Names of the built-in shapes, NULL-terminated (static). */
+const char *const *hz_synth_shape_names (void);
+
+typedef struct {
+  const char  *arch;        /* "llama", "qwen2", "qwen3"; NULL = the shape's */
+  HzSynthShape shape;
+  HzFtype      ftype;       /* file type (mix rules as llama-quantize) */
+  gboolean     pure;        /* every matrix at the default type (fallback still applies) */
+  guint64      seed;
+  const char  *vocab_gguf;  /* required: tokenizer source */
+  guint        n_threads;   /* 0 = cores */
+} HzSynthParams;
+
+/** Writes the model to `out` (atomically). Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (bad
+ *  shape, unsupported arch, MoE shapes: "not supported by the engine yet"),
+ *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, HZ_GGUF_ERROR_* for the vocab file or the output. */
+gboolean hz_synth_write (const HzSynthParams *p, const char *out, GError **error);
+
+G_END_DECLS

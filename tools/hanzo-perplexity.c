@@ -1,0 +1,88 @@
+/* tools/hanzo-perplexity.c — `hanzo perplexity`: llama-perplexity's method.
+ *
+ *   hanzo perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [--chunks N] [-t THREADS]
+ *
+ * Prints the running estimate after each chunk as llama-perplexity does
+ * ("[1]12.3456,[2]...") and a final line "Final estimate: PPL = <value> +/- <error>".
+ * Method: engine/perplexity.h. Exit status: 0 ok, 1 error, 2 usage error.
+ */
+#include <glib.h>
+#include <stdio.h>
+
+#include "hanzo-cmd.h"
+#include "perplexity.h"
+
+static gboolean
+on_chunk (guint chunk, guint n_chunks, double ppl, gpointer user_data)
+{
+  (void) n_chunks;
+  (void) user_data;
+  printf ("[%u]%.4f,", chunk, ppl);
+  fflush (stdout);
+  return TRUE;
+}
+
+int
+hz_cmd_perplexity (int argc, char **argv)
+{
+  g_autofree char *model_path = NULL, *text_path = NULL;
+  gint n_ctx = 512, n_batch = 512, chunks = -1, threads = 0;
+  GOptionEntry entries[] = {
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path, "GGUF model", "FILE" },
+    { "file", 'f', 0, G_OPTION_ARG_FILENAME, &text_path, "Text file (UTF-8)", "FILE" },
+    { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &n_ctx, "Tokens per chunk (default 512)", "N" },
+    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &n_batch, "Tokens per forward pass (default 512)", "N" },
+    { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "Process at most N chunks (default all)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "CPU threads (default all cores)", "N" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) oc = g_option_context_new ("— perplexity of a model on a text");
+  g_option_context_add_main_entries (oc, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (oc, &argc, &argv, &error))
+    {
+      fprintf (stderr, "hanzo perplexity: %s\n", error->message);
+      return 2;
+    }
+  if (!model_path || !text_path || argc != 1 || n_ctx < 4 || n_batch < 1 || threads < 0)
+    {
+      fprintf (stderr, "hanzo perplexity: need -m MODEL -f TEXT (and -c >= 4, -b >= 1)\n");
+      return 2;
+    }
+  g_autofree char *text = NULL;
+  gsize len = 0;
+  if (!g_file_get_contents (text_path, &text, &len, &error))
+    {
+      fprintf (stderr, "hanzo perplexity: %s\n", error->message);
+      return 1;
+    }
+  HzModelParams mp;
+  hz_model_params_init (&mp);
+  mp.n_threads = (guint) threads;
+  g_autoptr (HzModel) model = hz_model_load (model_path, &mp, &error);
+  if (!model)
+    {
+      fprintf (stderr, "hanzo perplexity: %s: %s\n", model_path, error->message);
+      return 1;
+    }
+  HzPerplexityParams pp;
+  hz_perplexity_params_init (&pp);
+  pp.n_ctx = (guint) n_ctx;
+  pp.n_batch = (guint) n_batch;
+  pp.n_chunks = chunks;
+  pp.n_threads = (guint) threads;
+  HzPerplexityResult r;
+  fprintf (stderr, "perplexity: %s, n_ctx %d, n_batch %d\n", model_path, n_ctx, MIN (n_batch, n_ctx));
+  if (!hz_perplexity (model, text, (gssize) len, &pp, on_chunk, NULL, &r, NULL, &error))
+    {
+      printf ("\n");
+      fprintf (stderr, "hanzo perplexity: %s\n", error->message);
+      return 1;
+    }
+  printf ("\n");
+  fprintf (stderr, "perplexity: %u tokens, %u chunks, %u scored, %.2f s (%.1f tokens/s)\n",
+           r.n_tokens, r.n_chunks, r.n_scored, r.seconds,
+           r.n_chunks * (double) n_ctx / MAX (r.seconds, 1e-9));
+  printf ("Final estimate: PPL = %.4f +/- %.5f\n", r.ppl, r.ppl_error);
+  return 0;
+}
