@@ -530,6 +530,11 @@ hz_markdown_parse (const char *text, gssize len)
   g_return_val_if_fail (text != NULL || len == 0, NULL);
   if (len < 0)
     len = strlen (text);
+  /* md4c 0.4.8 reads past `size` in link destinations when the text goes on after it
+   * (it crashed on prefixes of a streamed reply): always give it a terminated string. */
+  g_autofree char *copy = NULL;
+  if (text != NULL && text[len] != '\0')
+    text = copy = g_strndup (text, len);
   p.blocks = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_md_block_free);
   p.lists = g_array_new (FALSE, TRUE, sizeof (ListState));
 

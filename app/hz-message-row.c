@@ -151,9 +151,17 @@ hz_message_row_set_item (HzMessageRow *self, HzMessageItem *item)
   GtkWidget *buttons[] = { self->previous_button, self->next_button, self->copy_button,
                            self->edit_button, self->regenerate_button, self->good_button,
                            self->bad_button };
+  static const char *const actions[] = { "win.previous-alternative", "win.next-alternative",
+                                         "win.copy-message", "win.edit-message",
+                                         "win.regenerate-message", "win.rate-good",
+                                         "win.rate-bad" };
+  G_STATIC_ASSERT (G_N_ELEMENTS (actions) == 7);
   g_variant_ref_sink (target);
   for (guint i = 0; i < G_N_ELEMENTS (buttons); i++)
-    gtk_actionable_set_action_target_value (GTK_ACTIONABLE (buttons[i]), target);
+    {
+      gtk_actionable_set_action_target_value (GTK_ACTIONABLE (buttons[i]), target);
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (buttons[i]), actions[i]);
+    }
   g_variant_unref (target);
 
   gtk_widget_add_css_class (self->bubble, hz_role_to_string (role));

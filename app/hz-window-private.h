@@ -44,6 +44,7 @@ struct _HzWindow {
   GtkRevealer       *edit_revealer;
 
   GtkWidget         *layout;          /* AdwLeaflet or AdwNavigationSplitView */
+  AdwToast          *info_toast;      /* the short notice shown now (weak), or NULL */
 
   /* app objects (owned by the application) */
   HzApplication  *app;
@@ -86,6 +87,7 @@ struct _HzWindow {
 
 /* hz-window.c */
 void     hz_window_report_store_error (HzWindow *self, GError *error);
+void     hz_window_notify (HzWindow *self, const char *text);
 void     hz_window_update_state (HzWindow *self);
 void     hz_window_show_conversation (HzWindow *self, gint64 conversation_id);
 void     hz_window_start_new_chat (HzWindow *self);

@@ -595,12 +595,14 @@ typedef struct {
   HzConversationItem *item;
   guint               position;
   AdwToast           *toast;
-  gboolean            undone;
+  gboolean            undone;     /* Undo: keep it */
+  gboolean            committed;  /* deleted from the store already */
 } PendingDelete;
 
 static void
 pending_delete_free (PendingDelete *pd)
 {
+  g_signal_handlers_disconnect_by_data (pd->toast, pd);
   g_object_unref (pd->item);
   g_clear_object (&pd->toast);
   g_free (pd);
@@ -612,24 +614,33 @@ is_pending_delete (HzWindow *self, gint64 id)
   for (guint i = 0; self->pending_deletes && i < self->pending_deletes->len; i++)
     {
       PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (hz_conversation_item_get_id (pd->item) == id)
+      if (hz_conversation_item_get_id (pd->item) == id && !pd->undone)
         return TRUE;
     }
   return FALSE;
 }
 
-/* The toast is gone: delete for good unless undone. */
+/* Delete the conversation of `pd` from the store, once, unless it was undone. */
+static void
+commit_delete (HzWindow *self, PendingDelete *pd)
+{
+  g_autoptr(GError) error = NULL;
+  gint64 id = hz_conversation_item_get_id (pd->item);
+
+  if (pd->undone || pd->committed)
+    return;
+  pd->committed = TRUE;
+  if (self->store != NULL && id > 0 && !hz_store_delete_conversation (self->store, id, &error))
+    hz_window_report_store_error (self, error);
+}
+
+/* The toast is gone (timed out, closed, or its Undo button was pressed). */
 static void
 on_delete_toast_dismissed (AdwToast *toast, PendingDelete *pd)
 {
   HzWindow *self = pd->self;
-  g_autoptr(GError) error = NULL;
-  gint64 id = hz_conversation_item_get_id (pd->item);
 
-  if (!pd->undone && self->store != NULL && id > 0 &&
-      !hz_store_delete_conversation (self->store, id, &error))
-    hz_window_report_store_error (self, error);
-  g_signal_handlers_disconnect_by_data (toast, pd);
+  commit_delete (self, pd);
   g_ptr_array_remove (self->pending_deletes, pd);
 }
 
@@ -660,11 +671,11 @@ action_delete (GSimpleAction *action, GVariant *param, gpointer user_data)
   adw_toast_set_action_name (pd->toast, "win.undo-delete");
   adw_toast_set_action_target_value (pd->toast,
                                      g_variant_new_int64 (hz_conversation_item_get_id (item)));
-  adw_toast_set_priority (pd->toast, ADW_TOAST_PRIORITY_HIGH);
   g_signal_connect (pd->toast, "dismissed", G_CALLBACK (on_delete_toast_dismissed), pd);
   adw_toast_overlay_add_toast (self->toast_overlay, g_object_ref (pd->toast));
 }
 
+/* The toast's Undo button: put the conversation back (the toast closes itself). */
 static void
 action_undo_delete (GtkWidget *widget, const char *name, GVariant *param)
 {
@@ -674,13 +685,12 @@ action_undo_delete (GtkWidget *widget, const char *name, GVariant *param)
   for (guint i = 0; i < self->pending_deletes->len; i++)
     {
       PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (hz_conversation_item_get_id (pd->item) != id || pd->undone)
+      if (hz_conversation_item_get_id (pd->item) != id || pd->undone || pd->committed)
         continue;
       pd->undone = TRUE;
       guint n = g_list_model_get_n_items (G_LIST_MODEL (self->conversations));
       g_list_store_insert (self->conversations, MIN (pd->position, n), pd->item);
       hz_window_select_conversation (self, MIN (pd->position, n));
-      adw_toast_dismiss (pd->toast);  /* ends it: nothing is deleted */
       return;
     }
 }
@@ -689,15 +699,8 @@ void
 hz_window_commit_deletes (HzWindow *self)
 {
   g_return_if_fail (HZ_IS_WINDOW (self));
-  /* Dismissing a toast removes its entry (on_delete_toast_dismissed). */
-  while (self->pending_deletes != NULL && self->pending_deletes->len > 0)
-    {
-      PendingDelete *pd = self->pending_deletes->pdata[self->pending_deletes->len - 1];
-      guint before = self->pending_deletes->len;
-      adw_toast_dismiss (pd->toast);
-      if (self->pending_deletes->len == before)  /* toast already gone: do it here */
-        on_delete_toast_dismissed (pd->toast, pd);
-    }
+  for (guint i = 0; self->pending_deletes != NULL && i < self->pending_deletes->len; i++)
+    commit_delete (self, self->pending_deletes->pdata[i]);
 }
 
 /* ------------------------------------------------------------------ export */
@@ -719,7 +722,7 @@ export_written (GObject *source, GAsyncResult *result, gpointer user_data)
     {
       g_autofree char *name = g_file_get_basename (job->file);
       g_autofree char *msg = g_strdup_printf (_("Exported to %s"), name);
-      adw_toast_overlay_add_toast (job->self->toast_overlay, adw_toast_new (msg));
+      hz_window_notify (job->self, msg);
     }
   g_object_unref (job->self);
   g_object_unref (job->file);
@@ -805,6 +808,13 @@ action_export (GSimpleAction *action, GVariant *param, gpointer user_data)
   g_signal_connect (native, "response", G_CALLBACK (on_export_chooser_response), self);
   gtk_native_dialog_show (GTK_NATIVE_DIALOG (native));
 #endif
+}
+
+GListModel *
+hz_window_get_search_results (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), NULL);
+  return G_LIST_MODEL (self->search_results);
 }
 
 /* ------------------------------------------------------------------ setup */

@@ -72,20 +72,43 @@ id_key (gint64 id)
   return g_memdup2 (&id, sizeof id);
 }
 
+static void
+on_notice_dismissed (AdwToast *toast, HzWindow *self)
+{
+  if (self->info_toast == toast)
+    g_clear_weak_pointer (&self->info_toast);
+}
+
+/* A short notice ("Message copied"). While one is on screen, its text is replaced rather
+ * than queueing another (libadwaita shows one toast at a time: an Undo toast would wait
+ * behind a queue of notices). */
+void
+hz_window_notify (HzWindow *self, const char *text)
+{
+  if (self->info_toast != NULL)
+    {
+      adw_toast_set_title (self->info_toast, text);
+      return;
+    }
+  AdwToast *t = adw_toast_new (text);
+  adw_toast_set_timeout (t, 2);
+  g_set_weak_pointer (&self->info_toast, t);
+  g_signal_connect_object (t, "dismissed", G_CALLBACK (on_notice_dismissed), self, 0);
+  adw_toast_overlay_add_toast (self->toast_overlay, t);
+}
+
 void
 hz_window_report_store_error (HzWindow *self, GError *error)
 {
   g_autofree char *msg = g_strdup_printf (_("Could not save: %s"), error->message);
   g_warning ("store: %s", error->message);
-  adw_toast_overlay_add_toast (self->toast_overlay, adw_toast_new (msg));
+  hz_window_notify (self, msg);
 }
 
 static void
 toast (HzWindow *self, const char *text)
 {
-  AdwToast *t = adw_toast_new (text);
-  adw_toast_set_timeout (t, 2);
-  adw_toast_overlay_add_toast (self->toast_overlay, t);
+  hz_window_notify (self, text);
 }
 
 gboolean
@@ -331,6 +354,22 @@ item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings)
   return item;
 }
 
+/* Show the newest message (a long conversation opens at its end). */
+static void
+scroll_to_end (HzWindow *self)
+{
+  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+
+  self->stick_to_bottom = TRUE;
+  if (n == 0)
+    return;
+#if GTK_CHECK_VERSION (4, 12, 0)
+  gtk_list_view_scroll_to (self->message_list, n - 1, GTK_LIST_SCROLL_NONE, NULL);
+#else
+  gtk_widget_activate_action (GTK_WIDGET (self->message_list), "list.scroll-to-item", "u", n - 1);
+#endif
+}
+
 static void
 set_editing (HzWindow *self, gint64 message_id)
 {
@@ -384,6 +423,7 @@ hz_window_show_conversation (HzWindow *self, gint64 conversation_id)
       g_list_store_remove_all (self->messages);
     }
   sync_messages (self);
+  scroll_to_end (self);
   hz_window_update_state (self);
 }
 
@@ -1279,6 +1319,7 @@ hz_window_dispose (GObject *object)
       end_reply (self, *hz_message_item_get_text (self->reply_item) != '\0');
     }
   hz_window_sidebar_dispose (self);
+  g_clear_weak_pointer (&self->info_toast);
   g_clear_object (&self->worker);
   g_clear_object (&self->settings);
   g_clear_object (&self->messages);

@@ -47,6 +47,10 @@ gboolean    hz_window_is_model_ready (HzWindow *self);
 /** Show an error dialog with `heading` and `body` (transient for the window). */
 void        hz_window_show_error (HzWindow *self, const char *heading, const char *body);
 
+/** The results of the search across all chats (HzConversationItem with a snippet and a
+ *  message id), best first; empty when not searching. */
+GListModel *hz_window_get_search_results (HzWindow *self);
+
 /** The chat view's list (for tests and accessibility tooling). */
 GtkListView *hz_window_get_message_list (HzWindow *self);
 
@@ -67,8 +71,9 @@ gboolean    hz_window_is_folded (HzWindow *self);
  *  it is done, a dialog if it failed). What conv.export does after its file dialog. */
 void        hz_window_export_to_file (HzWindow *self, HzExportFormat format, GFile *file);
 
-/** Delete now the conversations whose "deleted" toast is still offering Undo (as when
- *  their toast times out). Called when the window closes. */
+/** Delete from the store now the conversations whose "deleted" toast is still offering
+ *  Undo (as when their toast times out; the toast's Undo does nothing afterwards). Called
+ *  when the window closes. */
 void        hz_window_commit_deletes (HzWindow *self);
 
 G_END_DECLS

@@ -205,6 +205,12 @@ use_more_bits (int i_layer, int n_layers)
   return i_layer < n_layers / 8 || i_layer >= 7 * n_layers / 8 || (i_layer - n_layers / 8) % 3 == 2;
 }
 
+gboolean
+hz_quant_tensor_allows_quantization (const char *name, uint32_t n_dims)
+{
+  return allows_quantization (name, n_dims);
+}
+
 static uint32_t
 blck (uint32_t type)
 {

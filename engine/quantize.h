@@ -124,6 +124,10 @@ uint32_t hz_quant_chooser_type (HzQuantChooser *c, const char *name, uint32_t n_
 /** Number of fallbacks so far. */
 int      hz_quant_chooser_n_fallback (const HzQuantChooser *c);
 
+/** Whether llama-quantize would quantize this tensor at all: >= 2 dimensions, name ending in
+ *  "weight", not a norm, expert router, positional embedding, ... (1-D tensors never). */
+gboolean hz_quant_tensor_allows_quantization (const char *name, uint32_t n_dims);
+
 /** Sort tensor names in llama.cpp's order (llama_model_loader's weight_name_comparer):
  *  tensors outside blocks first, then by block index "blk.N.", then by name (strcmp).
  *  Sorts `names` in place. */

@@ -333,6 +333,8 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
     {
       const Spec *s = &g_array_index (specs, Spec, GPOINTER_TO_UINT (g_hash_table_lookup (idx, names[i])));
       uint32_t type = hz_quant_chooser_type (ch, s->name, s->n_dims, s->ne, HZ_TYPE_F32, NULL);
+      if (p->matrix_type >= 0 && hz_quant_tensor_allows_quantization (s->name, s->n_dims))
+        type = (uint32_t) p->matrix_type;
       const HzQuantTraits *tr = hz_quant_traits (type);
       const size_t row = hz_quant_row_size (type, s->ne[0]);
       if (!tr || !tr->from_float || !row)

@@ -52,6 +52,9 @@ typedef struct {
   HzSynthShape shape;
   HzFtype      ftype;       /* file type (mix rules as llama-quantize) */
   gboolean     pure;        /* every matrix at the default type (fallback still applies) */
+  int32_t      matrix_type; /* >= 0: every quantizable matrix in this ggml type instead of the
+                             * file type's mix (tests of single formats; its block must divide
+                             * the rows); -1: use ftype. Zero-initialised params mean F32. */
   guint64      seed;
   const char  *vocab_gguf;  /* required: tokenizer source */
   guint        n_threads;   /* 0 = cores */

@@ -74,9 +74,11 @@ hz_redact_gate_message (const HzRedactor *redactor, HzStore *store, gint64 messa
     {
       HzVaultEntry *e = vault->pdata[i];
       HzEntityType type = hz_entity_type_from_name (e->entity_type);
-      hz_redaction_mark_known (res, e->original, type);
+      /* short surfaces ("NO", "Al") would match ordinary words in any case */
+      if (strlen (e->original) >= 4)
+        hz_redaction_mark_known (res, e->original, type);
       const char *last = strrchr (e->original, ' ');
-      if (type == HZ_ENTITY_PERSON && last && strlen (last + 1) >= 3)
+      if (type == HZ_ENTITY_PERSON && last && strlen (last + 1) >= 4)
         hz_redaction_mark_known (res, last + 1, type);
     }
   /* and the same within this message for the names it introduces */
@@ -88,7 +90,7 @@ hz_redact_gate_message (const HzRedactor *redactor, HzStore *store, gint64 messa
         gsize n = res->spans[i].end_byte - res->spans[i].start_byte;
         g_autofree char *name = g_strndup (s, n);
         const char *last = strrchr (name, ' ');
-        if (last && strlen (last + 1) >= 3)
+        if (last && strlen (last + 1) >= 4)
           g_ptr_array_add (surnames, g_strdup (last + 1));
       }
   for (guint i = 0; i < surnames->len; i++)   /* marking re-sorts res->spans */

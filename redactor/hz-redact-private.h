@@ -29,7 +29,8 @@ enum {
   HZ_W_GIVEN = 0, HZ_W_SURNAME, HZ_W_COMMON, HZ_W_PLACE, HZ_W_PLACE_HEAD, HZ_W_CITY,
   /* rec-names.c */
   HZ_W_TITLE, HZ_W_NAME_CUE, HZ_W_STRONG_CUE, HZ_W_VERB_AFTER, HZ_W_ORG, HZ_W_CALENDAR,
-  HZ_W_LOC_CUE, HZ_W_NAME_CONN, HZ_W_NOT_NAME, HZ_W_ORG_BEFORE, HZ_W_PERSON_NOUN,
+  HZ_W_LOC_CUE, HZ_W_NAME_CONN, HZ_W_NOT_NAME, HZ_W_ORG_BEFORE, HZ_W_PERSON_NOUN, HZ_W_LOC_CUE_WEAK,
+  HZ_W_PLACE_SUFFIX,
   /* rec-address.c */
   HZ_W_ST_SUFFIX, HZ_W_ST_STRONG, HZ_W_ST_PREFIX, HZ_W_UNIT, HZ_W_ADDR_CONN, HZ_W_ZIP_CUE,
   HZ_W_ADDR_CUE, HZ_W_US_STATE, HZ_W_DIRECTION,
@@ -98,6 +99,9 @@ struct _HzRedactor {
   gboolean enabled[HZ_ENTITY_N_TYPES];
   float min_score;
   HzLexicon lex;
+  HzModelFunc model;            /* optional model-based pass (rec-model.c) */
+  gpointer model_data;
+  GDestroyNotify model_destroy;
 };
 
 typedef struct {
@@ -174,9 +178,11 @@ guint64 hz_lex_key (const char *s, gsize n, char *buf, gsize cap, gsize *out_n);
 guint64 hz_lex_lookup (const HzLexicon *lex, const char *s, gsize n);
 /** Class bits of an already lower-cased key with hash `h` (from hz_lex_key). */
 guint64 hz_lex_get (const HzLexicon *lex, guint64 h, const char *key, gsize n);
-static inline gboolean hz_is_digit (char c) { return c >= '0' && c <= '9'; }
-static inline gboolean hz_is_alpha_ascii (char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
-static inline gboolean hz_is_alnum_ascii (char c) { return hz_is_digit (c) || hz_is_alpha_ascii (c); }
+/** ASCII character classes (bit 1: digit, bit 2: letter), one load per test (hz-text.c). */
+extern const guint8 hz_ctype[256];
+static inline gboolean hz_is_digit (char c) { return (hz_ctype[(guchar) c] & 1) != 0; }
+static inline gboolean hz_is_alpha_ascii (char c) { return (hz_ctype[(guchar) c] & 2) != 0; }
+static inline gboolean hz_is_alnum_ascii (char c) { return hz_ctype[(guchar) c] != 0; }
 /** TRUE if the character ending just before byte `pos` is a letter or digit (any script). */
 gboolean hz_alnum_before (const char *text, gsize pos);
 /** TRUE if the character starting at byte `pos` is a letter or digit (any script). */
@@ -193,6 +199,7 @@ void hz_rec_secret (HzScan *scan);      /* rec-secret.c */
 void hz_rec_date (HzScan *scan);        /* rec-date.c */
 void hz_rec_address (HzScan *scan);     /* rec-address.c */
 void hz_rec_names (HzScan *scan);       /* rec-names.c: PERSON, LOCATION */
+void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a local model */
 
 /* rec-date.c: length of a numeric calendar date (optionally with a time) at the start of
  * s[0..n), 0 if there is none. Used by the phone recognizer to avoid dates. */

@@ -69,6 +69,8 @@ hz_redactor_free (HzRedactor *self)
 {
   if (!self)
     return;
+  if (self->model_destroy)
+    self->model_destroy (self->model_data);
   hz_gazetteers_free (self);
   g_free (self);
 }
@@ -79,6 +81,18 @@ hz_redactor_set_enabled (HzRedactor *self, HzEntityType type, gboolean enabled)
   g_return_if_fail (self != NULL);
   g_return_if_fail ((int) type > 0 && type < HZ_ENTITY_N_TYPES);
   self->enabled[type] = enabled;
+}
+
+void
+hz_redactor_set_model (HzRedactor *self, HzModelFunc func, gpointer user_data,
+                       GDestroyNotify destroy)
+{
+  g_return_if_fail (self != NULL);
+  if (self->model_destroy)
+    self->model_destroy (self->model_data);
+  self->model = func;
+  self->model_data = func ? user_data : NULL;
+  self->model_destroy = func ? destroy : NULL;
 }
 
 void
@@ -229,6 +243,8 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
   hz_rec_date (&scan);
   hz_rec_address (&scan);
   hz_rec_names (&scan);
+  if ((flags & HZ_REDACT_MODEL) && self->model)
+    hz_rec_model (&scan);
 
   GArray *sel = resolve (&scan);
   res->n_spans = sel->len;

@@ -224,7 +224,7 @@ extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
       const HzToken *tk = &scan->toks[k];
       /* military post line after a unit: "APO AA 61487" */
       if (sep && k + 2 < n && (hz_token_is (scan, tk, "apo") || hz_token_is (scan, tk, "fpo") || hz_token_is (scan, tk, "dpo"))
-          && (scan->toks[k + 1].flags & HZ_TOK_UPPER) && scan->toks[k + 1].nchars == 2
+          && (scan->toks[k + 1].flags & HZ_TOK_ALPHA) && scan->toks[k + 1].nchars == 2
           && (scan->toks[k + 2].flags & HZ_TOK_DIGIT) && scan->toks[k + 2].nchars == 5)
         {
           pt->s = tk->s;
@@ -469,6 +469,9 @@ street_core (const HzScan *scan, guint i, guint *next, float *score, StreetShape
     s = 0.5f;
   else if (trail_num && names <= 3 && hz_context_before (scan, i, 2, HZ_W_ADDR_CUE))
     s = 0.5f;
+  else if ((lead_nums || trail_num) && names <= 4 && i >= 2 && hz_token_is (scan, &scan->toks[i - 1], "of")
+           && hz_token_is (scan, &scan->toks[i - 2], "corner"))
+    s = 0.7f; /* "the corner of Kuusiku 7 and ..." */
   if (s == 0)
     return 0;
   *next = j;
@@ -568,12 +571,20 @@ hz_rec_address (HzScan *scan)
               score = 0.6f;
             }
         }
-      if (e == 0 && i + 2 < n && (hz_token_is (scan, tk, "apo") || hz_token_is (scan, tk, "fpo") || hz_token_is (scan, tk, "dpo"))
-          && (scan->toks[i + 1].flags & HZ_TOK_UPPER) && scan->toks[i + 1].nchars == 2
-          && (scan->toks[i + 2].flags & HZ_TOK_DIGIT) && scan->toks[i + 2].nchars == 5)
+      /* a ship's name before its fleet post line: "USNS Møller\nFPO AA 85844" */
+      guint mil = i;
+      if (e == 0 && i + 4 < n && (hz_token_is (scan, tk, "uss") || hz_token_is (scan, tk, "usns")
+                                  || hz_token_is (scan, tk, "usnv") || hz_token_is (scan, tk, "uscgc"))
+          && (scan->toks[i + 1].flags & HZ_TOK_ALPHA))
+        mil = i + 2;
+      if (e == 0 && mil + 2 < n
+          && (hz_token_is (scan, &scan->toks[mil], "apo") || hz_token_is (scan, &scan->toks[mil], "fpo")
+              || hz_token_is (scan, &scan->toks[mil], "dpo"))
+          && (scan->toks[mil + 1].flags & HZ_TOK_ALPHA) && scan->toks[mil + 1].nchars == 2
+          && (scan->toks[mil + 2].flags & HZ_TOK_DIGIT) && scan->toks[mil + 2].nchars == 5)
         {
-          next = i + 3;
-          e = scan->toks[i + 2].e;
+          next = mil + 3;
+          e = scan->toks[mil + 2].e;
           score = 0.8f;
         }
       if (e == 0)
@@ -595,7 +606,9 @@ hz_rec_address (HzScan *scan)
           if (next + 1 < n && hz_token_is (scan, &scan->toks[next], "and"))
             {
               guint k = next + 1, names = 0;
-              while (k < n && is_name (&scan->toks[k]) && names < 4)
+              while (k < n && names < 5 && (scan->toks[k].flags & (HZ_TOK_ALPHA | HZ_TOK_DIGIT))
+                     && same_line_gap (scan, scan->toks[k - 1].e, scan->toks[k].s, FALSE)
+                     && !(scan->toks[k].flags & HZ_TOK_SENT))
                 {
                   e = scan->toks[k].e;
                   k++;

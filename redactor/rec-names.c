@@ -136,9 +136,22 @@ static const char *const calendar[] = { "monday", "tuesday", "wednesday", "thurs
                                         "april", "june", "july", "august", "september",
                                         "october", "november", "december", NULL };
 
+/* Before a place. The strong cues make an unknown capitalised word a place; the weak ones
+ * ("at Teradata", "of Camden") only tip a known city or place name that is also a person's
+ * name towards the place. */
 static const char *const loc_cues[] = { "in", "from", "to", "near", "visit", "visiting",
-                                        "flew", "at", "across", "around", "toward", "towards",
-                                        "outside", "into", NULL };
+                                        "flew", "across", "around", "outside", "into", "toward",
+                                        "towards", NULL };
+static const char *const loc_cues_weak[] = { "at", "via", "of", NULL };
+
+/* Last words of a place name ("Mill Village", "Bashall Town", "Kent County") */
+static const char *const place_suffixes[] = { "village", "town", "city", "township", "borough",
+                                              "county", "province", "district", "valley", "bay",
+                                              "island", "islands", "beach", "springs", "falls",
+                                              "heights", "harbour", "harbor", "lake", "ville",
+                                              "burg", "hamlet", "parish", "municipality",
+                                              "brook", "pond", "creek", "river", "hill", "hills",
+                                              "mountain", "mountains", "forest", "woods", NULL };
 
 static const char *const connectors[] = { "van", "von", "de", "der", "den", "da", "di", "del",
                                           "della", "dos", "das", "du", "le", "la", "al", "el",
@@ -167,6 +180,8 @@ const HzWordList hz_names_lists[] = {
   { HZ_W_ORG, org_words },
   { HZ_W_CALENDAR, calendar },
   { HZ_W_LOC_CUE, loc_cues },
+  { HZ_W_LOC_CUE_WEAK, loc_cues_weak },
+  { HZ_W_PLACE_SUFFIX, place_suffixes },
   { HZ_W_NAME_CONN, connectors },
   { HZ_W_NOT_NAME, not_names },
   { HZ_W_ORG_BEFORE, org_before },
@@ -342,6 +357,31 @@ coordinated (const HzScan *scan, guint i)
   return FALSE;
 }
 
+/* Token i is one of the three names of "A, B and C" (single capitalised words) that follows
+ * a preposition or verb taking a company ("from", "at", "for", "joined", "by"): a firm named
+ * after its partners ("from Hawkins, Richardson and Santana"). A list after ":" or without
+ * such a word ("our founders: Kónya, Becker and Vasquez") stays a list of people. */
+static gboolean
+firm_of_partners (const HzScan *scan, guint i)
+{
+  static const char *const before[] = { "from", "at", "for", "joined", "by", "with", "of",
+                                         "to", "join", NULL };
+  for (guint k0 = (i >= 4 ? i - 4 : 0); k0 <= i; k0++)
+    {
+      if (k0 + 3 >= scan->n_toks)
+        continue;
+      const HzToken *A = &scan->toks[k0], *B = &scan->toks[k0 + 1], *C = &scan->toks[k0 + 3];
+      if (!is_cap_word (A) || !is_cap_word (B) || !is_cap_word (C)
+          || !hz_token_is (scan, &scan->toks[k0 + 2], "and") || scan->text[A->e] != ','
+          || (i != k0 && i != k0 + 1 && i != k0 + 3) || k0 == 0)
+        continue;
+      for (const char *const *w = before; *w; w++)
+        if (hz_token_is (scan, &scan->toks[k0 - 1], *w))
+          return TRUE;
+    }
+  return FALSE;
+}
+
 /* A possessive written apart, as tokenised text has it ("Belgrano 's army"): token i is
  * "'s" right after a space. */
 static gboolean
@@ -381,6 +421,36 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   if (m >= 2 && !title && place_match (scan, a, b) == m)
     {
       add (scan, scan->toks[a].s, w[m - 1].e, HZ_ENTITY_LOCATION, 0.75f, "place-gazetteer");
+      return;
+    }
+  /* "Mill Village", "BASHALL TOWN": unknown words ending in a word for a settlement */
+  if (m >= 2 && !title && hz_tok_in (&scan->toks[b - 1], HZ_W_PLACE_SUFFIX)
+      && !hz_tok_in (&scan->toks[a], HZ_W_NOT_NAME) && !(w[0].given && m == 2 && !hz_context_before (scan, a, 1, HZ_W_LOC_CUE)))
+    {
+      guint k0 = 0;
+      while (k0 + 1 < m && w[k0].common && !w[k0].place)
+        k0++;
+      if (k0 + 1 < m)
+        {
+          add (scan, w[k0].s, w[m - 1].e, HZ_ENTITY_LOCATION, 0.55f, "place-suffix");
+          return;
+        }
+    }
+  /* "Hancock Brook", "Nagle Place", "Capitol Hill": a name ending in a word for a street or
+   * landform is a place, unless it is a given name + surname ("Anna Hill") */
+  if (m >= 2 && !title && (scan->toks[b - 1].flags & HZ_TOK_CAP)
+      && (hz_tok_in (&scan->toks[b - 1], HZ_W_ST_SUFFIX) || hz_tok_in (&scan->toks[b - 1], HZ_W_PLACE_SUFFIX))
+      && !(w[0].given && w[m - 1].sur) && !hz_tok_in (&scan->toks[a], HZ_W_NOT_NAME))
+    {
+      guint k0 = 0;
+      while (k0 + 1 < m && w[k0].common && !w[k0].place)
+        k0++;
+      /* a street word ("Place", "Loop") names a street, a landform word a place */
+      if (k0 + 1 < m)
+        add (scan, w[k0].s, w[m - 1].e,
+             hz_tok_in (&scan->toks[b - 1], HZ_W_ST_SUFFIX) && !hz_tok_in (&scan->toks[b - 1], HZ_W_PLACE_SUFFIX)
+               ? HZ_ENTITY_STREET_ADDRESS : HZ_ENTITY_LOCATION,
+             0.45f, "place-suffix");
       return;
     }
   /* team, facility and unit names ("FC Basel", "Camp Howe") */
@@ -448,8 +518,12 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       /* an acronym in ordinary text ("ACLU", "DJ") */
       if ((t1->flags & HZ_TOK_UPPER) && !shouting && t1->nchars <= 6 && !named)
         lone_not_person = TRUE;
-      /* "the Longhorns", "the Triffids" */
-      if (a + lo > 0 && hz_token_is (scan, &scan->toks[a + lo - 1], "the"))
+      /* "Rankin 's Mill", "Occam 's Razor": the possessive belongs to a longer name */
+      if (possessive_after (scan, a + lo + 1) && a + lo + 2 < scan->n_toks
+          && (scan->toks[a + lo + 2].flags & HZ_TOK_CAP))
+        lone_not_person = TRUE;
+      /* "the Longhorns", "the Triffids": a plural after "the" names a team or group */
+      if (a + lo > 0 && hz_token_is (scan, &scan->toks[a + lo - 1], "the") && tl > 3 && ts[tl - 1] == 's')
         lone_not_person = TRUE;
       /* adjectives of peoples and places ("Victorian", "Slavic", "Queenslander") */
       if (!named && tl > 5
@@ -476,26 +550,17 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     }
   if (org)
     return;
-  /* "Hawkins, Richardson and Santana": a firm named after its partners */
-  if (n == 1 && a + 1 < scan->n_toks && scan->text[scan->toks[a].e] == ',' && a + 3 < scan->n_toks
-      && is_cap_word (&scan->toks[a + 1]) && hz_token_is (scan, &scan->toks[a + 2], "and")
-      && is_cap_word (&scan->toks[a + 3]))
-    return;
-  if (n == 1 && a >= 2 && hz_token_is (scan, &scan->toks[a - 1], "and") && is_cap_word (&scan->toks[a - 2])
-      && a >= 3 && scan->text[scan->toks[a - 3].e] == ',' && is_cap_word (&scan->toks[a - 3])
-      && !hz_tok_in (&scan->toks[a - 3], HZ_W_COMMON))
-    return;
-  if (n == 1 && a >= 1 && scan->text[scan->toks[a - 1].e] == ',' && a + 2 < scan->n_toks
-      && hz_token_is (scan, &scan->toks[a + 1], "and") && is_cap_word (&scan->toks[a + 2])
-      && a >= 2 && !hz_token_is (scan, &scan->toks[a - 2], "and") && is_cap_word (&scan->toks[a - 1])
-      && a >= 1 && !(scan->toks[a - 1].flags & HZ_TOK_SENT) && hz_tok_in (&scan->toks[a - 1], HZ_W_SURNAME))
+  /* "from Hawkins, Richardson and Santana": a firm named after its partners */
+  if (n == 1 && firm_of_partners (scan, a))
     return;
 
-  /* a single unknown word right after "in", "from", "near", ... is a place, not a person */
+  /* a single unknown word right after "in", "near", ... is a place, not a person; after
+   * "from", "to", "at" only a known place is */
   gboolean loc_cue = !sent && hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE) && !title;
+  gboolean weak_loc_cue = !sent && !title && (loc_cue || hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE_WEAK));
 
   /* "in Florence", "from Salem": a city name after a place cue */
-  if (n == 1 && loc_cue && (f->city || f->place))
+  if (n == 1 && weak_loc_cue && (f->city || f->place))
     {
       add (scan, s, e, HZ_ENTITY_LOCATION, 0.6f, "place-cue");
       return;
@@ -572,6 +637,13 @@ judge_lower (HzScan *scan, guint i)
   /* most lower-case words are ordinary words: decide from the class bits first */
   if ((t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN)) && word_end (scan, t) == t->e)
     return i + 1;
+  /* cue words of any recognizer are never lower-case names ("ping mara" is a cue + name) */
+  const guint64 cue_words = HZ_WB (HZ_W_NOT_NAME) | HZ_WB (HZ_W_TITLE) | HZ_WB (HZ_W_CALENDAR)
+                            | HZ_WB (HZ_W_NAME_CUE) | HZ_WB (HZ_W_STRONG_CUE) | HZ_WB (HZ_W_VERB_AFTER)
+                            | HZ_WB (HZ_W_LOC_CUE) | HZ_WB (HZ_W_ORG) | HZ_WB (HZ_W_MONTH)
+                            | HZ_WB (HZ_W_PHONE_CUE) | HZ_WB (HZ_W_ST_SUFFIX) | HZ_WB (HZ_W_UNIT);
+  if (t->cls & cue_words)
+    return i + 1;
   word_info (scan, t, &a);
   if (a.common && !a.given)
     return i + 1;
@@ -594,8 +666,7 @@ judge_lower (HzScan *scan, guint i)
   gboolean det = i > 0 && (hz_token_is (scan, &scan->toks[i - 1], "the") || hz_token_is (scan, &scan->toks[i - 1], "a")
                            || hz_token_is (scan, &scan->toks[i - 1], "an") || hz_token_is (scan, &scan->toks[i - 1], "my")
                            || hz_token_is (scan, &scan->toks[i - 1], "this") || hz_token_is (scan, &scan->toks[i - 1], "your"));
-  if (a.given && !a.common && !a.place && t->nchars >= 4 && !det && !hz_tok_in (t, HZ_W_NOT_NAME)
-      && !hz_tok_in (t, HZ_W_TITLE) && !hz_tok_in (t, HZ_W_CALENDAR))
+  if (a.given && !a.common && !a.place && t->nchars >= 4 && !det)
     add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.4f, "name-lower");
   return i + 1;
 }
@@ -677,10 +748,19 @@ propagate (HzScan *scan, guint first_cand)
     }
   g_array_sort (pats, repeat_cmp);
   const Repeat *P = (const Repeat *) (void *) pats->data;
+  /* tokens inside a candidate already found are not searched again: keeps the number of
+   * candidates linear in the text (a long text repeating a few names) */
+  guint8 *cov = g_malloc0 (scan->n_toks + 1);
+  for (guint c = 0; c < scan->cands->len; c++)
+    {
+      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
+      for (guint ti = hz_token_at_or_after (scan, k->s); ti < scan->n_toks && scan->toks[ti].s < k->e; ti++)
+        cov[ti] = 1;
+    }
   for (guint ti = 0; ti < scan->n_toks; ti++)
     {
       const HzToken *t = &scan->toks[ti];
-      if (!(t->flags & HZ_TOK_ALPHA))
+      if (!(t->flags & HZ_TOK_ALPHA) || cov[ti])
         continue;
       guint64 h = t->hash;
       gsize we = word_end (scan, t);
@@ -715,6 +795,7 @@ propagate (HzScan *scan, guint first_cand)
           hz_scan_add (scan, t->s, t->s + n, HZ_ENTITY_PERSON, r->score, HZ_TIER_NAME, "name-repeat");
         }
     }
+  g_free (cov);
   g_array_free (pats, TRUE);
 }
 

@@ -23,6 +23,10 @@
 
 G_BEGIN_DECLS
 
+/** The schema version (PRAGMA user_version) that added message_feedback and chained old
+ *  messages (store/schema.c, migration 5). */
+#define HZ_STORE_SCHEMA_VERSION_FEEDBACK 5
+
 /** One rating. Plain struct; free with g_free(). */
 typedef struct {
   gint64 message_id;

@@ -49,6 +49,7 @@ hz_cmd_synth (int argc, char **argv)
       return 2;
     }
   HzSynthParams p = { 0 };
+  p.matrix_type = -1;
   if (!hz_synth_shape_parse (shape, &p.shape, &error))
     {
       fprintf (stderr, "hanzo synth: %s\n", error->message);

@@ -63,6 +63,7 @@ typedef struct {
 typedef enum {
   HZ_REDACT_UTF8_REPLACE = 0,       /* each invalid sequence becomes U+FFFD; offsets refer to the repaired text */
   HZ_REDACT_UTF8_REJECT  = 1 << 0,  /* fail with G_CONVERT_ERROR_ILLEGAL_SEQUENCE */
+  HZ_REDACT_MODEL        = 1 << 1,  /* also run the model-based pass (hz_redactor_set_model) */
 } HzRedactFlags;
 
 typedef struct _HzRedactor HzRedactor;
@@ -88,6 +89,27 @@ void hz_redactor_set_enabled (HzRedactor *self, HzEntityType type, gboolean enab
 
 /** Drop spans scoring below `min_score` (default 0.3). Same thread-safety as above. */
 void hz_redactor_set_min_score (HzRedactor *self, float min_score);
+
+/** A local language model for the optional model-based pass: given `prompt` (instructions
+ *  plus the text), return the model's answer (newly allocated, freed by the redactor) or
+ *  NULL with `error` set. The app implements it with the engine (a prompted local model);
+ *  libhzredact itself does not link the engine. Called from hz_redactor_analyze(), so it
+ *  must be thread-safe if analysis runs on several threads. */
+typedef char *(*HzModelFunc) (const char *prompt, gpointer user_data, GError **error);
+
+/** Install (or with NULL remove) the model of the model-based pass. It runs only for
+ *  analyses with HZ_REDACT_MODEL. The model is asked to list entities one per line as
+ *  `LABEL: exact text`; every returned entity is verified against the text before it is
+ *  accepted: the label must be known and enabled, and the text must occur in the input as
+ *  whole words (exact case first, then ASCII-case-insensitive); each occurrence becomes a
+ *  candidate (recognizer "model", score 0.6) that rule-based spans win over in overlaps.
+ *  Anything else the model says is ignored, and a model error leaves the rule-based result
+ *  unchanged. Not thread-safe with respect to concurrent analysis. */
+void hz_redactor_set_model (HzRedactor *self, HzModelFunc func, gpointer user_data,
+                            GDestroyNotify destroy);
+
+/** The prompt the model-based pass sends for `text` (for tests and for the app's logging). */
+char *hz_redactor_model_prompt (const char *text);
 
 /** Find personal data in `text` (`len` bytes, or -1 for NUL-terminated). Runs the rule-based
  *  recognizers, resolves overlaps deterministically (validated identifiers first, then the

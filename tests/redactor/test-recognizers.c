@@ -1,6 +1,7 @@
 /* Recognizers and the analysis pipeline: each case lists every span expected in a text
  * (surface + type), so both misses and over-redaction fail. Fixed misses from the
  * evaluation data are kept here as regression cases (invented data). */
+#include <gio/gio.h>
 #include <string.h>
 #include "hanzo/redact.h"
 
@@ -90,6 +91,17 @@ static const Case cases[] = {
   /* firms named after partners, places after "in", coordinated surnames, speakers */
   { "Nadia works at Whitfield, Okoro and Brandt in Tromsø.",
     { { "Nadia", "PERSON" }, { "Tromsø", "LOCATION" } } },
+  /* ... but a list of people after ":" is not a firm (fixed miss) */
+  { "the founders: Szabó, Becker and Vasquez.",
+    { { "Szabó", "PERSON" }, { "Becker", "PERSON" }, { "Vasquez", "PERSON" } } },
+  { "They had 3: Isabel, Teresa and Jodi.",
+    { { "Isabel", "PERSON" }, { "Teresa", "PERSON" }, { "Jodi", "PERSON" } } },
+  /* landforms are places and streets are addresses, not people */
+  { "We walked from Hancock Brook to Nagle Place.",
+    { { "Hancock Brook", "LOCATION" }, { "Nagle Place", "STREET_ADDRESS" } } },
+  /* military and "the corner of" addresses (fixed misses) */
+  { "ship it to USNS Kovalyk\nFPO AA 12345 please", { { "USNS Kovalyk\nFPO AA 12345", "STREET_ADDRESS" } } },
+  { "meet at the corner of Kuusiku 7 and Alexander Flat.", { { "the corner of Kuusiku 7 and Alexander Flat", "STREET_ADDRESS" } } },
   { "Is there a better song? Marrero and Murphy were precision engineers.",
     { { "Marrero", "PERSON" }, { "Murphy", "PERSON" } } },
   { "Ubul: What a day.\nNicole: Indeed.", { { "Ubul", "PERSON" }, { "Nicole", "PERSON" } } },
@@ -200,6 +212,58 @@ test_enable_disable (void)
   g_assert_cmpint (hz_entity_type_from_name ("nope"), ==, HZ_ENTITY_NONE);
 }
 
+/* A stand-in for the local model: answers with one real entity, one in another case, one
+ * hallucinated, one with an unknown label and one list marker. */
+static char *
+fake_model (const char *prompt, gpointer user_data, GError **error)
+{
+  (void) error;
+  (*(int *) user_data)++;
+  g_assert_nonnull (strstr (prompt, "<text>\nthe zorblax quentaro file from Vremmel"));
+  return g_strdup ("PERSON: Zorblax Quentaro\n- LOCATION: \"Vremmel\"\nPERSON: Ilse Nowhere\n"
+                   "GALAXY: Andromeda\nnonsense line\n");
+}
+
+static char *
+failing_model (const char *prompt, gpointer user_data, GError **error)
+{
+  (void) prompt;
+  (void) user_data;
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "model not loaded");
+  return NULL;
+}
+
+static void
+test_model_pass (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  int calls = 0;
+  const char *text = "the zorblax quentaro file from Vremmel";
+  hz_redactor_set_model (r, fake_model, &calls, NULL);
+  /* without HZ_REDACT_MODEL the model is not asked */
+  HzRedaction *res = hz_redactor_analyze (r, text, -1, 0, NULL);
+  g_assert_cmpint (calls, ==, 0);
+  hz_redaction_free (res);
+  res = hz_redactor_analyze (r, text, -1, HZ_REDACT_MODEL, NULL);
+  g_assert_cmpint (calls, ==, 1);
+  /* verified: both real entities (case-insensitive match); the invented ones are dropped */
+  g_assert_cmpuint (res->n_spans, ==, 2);
+  g_assert_cmpstr (hz_entity_type_name (res->spans[0].type), ==, "PERSON");
+  g_assert_cmpuint (res->spans[0].start_byte, ==, 4);
+  g_assert_cmpuint (res->spans[0].end_byte, ==, 20);
+  g_assert_cmpstr (hz_entity_type_name (res->spans[1].type), ==, "LOCATION");
+  g_assert_cmpint (strncmp (text + res->spans[1].start_byte, "Vremmel", 7), ==, 0);
+  hz_redaction_free (res);
+  /* a failing model leaves the rule-based result */
+  hz_redactor_set_model (r, failing_model, NULL, NULL);
+  res = hz_redactor_analyze (r, "mail bob@example.com", -1, HZ_REDACT_MODEL, NULL);
+  g_assert_cmpuint (res->n_spans, ==, 1);
+  hz_redaction_free (res);
+  g_autofree char *prompt = hz_redactor_model_prompt ("x");
+  g_assert_nonnull (strstr (prompt, "LABEL: exact text"));
+  hz_redactor_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -208,5 +272,6 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/recognizers/offsets-utf8", test_offsets_utf8);
   g_test_add_func ("/redact/recognizers/invalid-utf8", test_invalid_utf8);
   g_test_add_func ("/redact/recognizers/enable-disable", test_enable_disable);
+  g_test_add_func ("/redact/recognizers/model-pass", test_model_pass);
   return g_test_run ();
 }

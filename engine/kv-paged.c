@@ -1,0 +1,443 @@
+/* engine/kv-paged.c — block pool, block tables, reference counts, copy-on-write
+ * (kv-paged.h).
+ *
+ * Free blocks are a stack (O(1) alloc/free, recently freed blocks are reused first while
+ * they are still warm in the caches). Evictable blocks (count 0, indexed by the prefix
+ * cache) form a doubly linked list in release order: the head is the least recently used
+ * one and is evicted first; a prefix-cache hit unlinks a block in O(1).
+ */
+#include "kv-paged.h"
+
+#include <string.h>
+#include "hanzo/engine.h"
+
+typedef struct {
+  guint32  ref;
+  guint32  gen;
+  gint32   prev, next;   /* eviction list links (-1: none) */
+  gboolean cached;
+  gboolean in_lru;
+} Block;
+
+struct _HzKvPool {
+  guint   s, P, n_layer, kv_dim_k, kv_dim_v;
+  Block  *blocks;
+  gint32 *free_stack;     /* [P] */
+  guint   n_free;
+  gint32  lru_head, lru_tail;
+  guint   n_evictable;
+  float  *k, *v;          /* [n_layer][P][kv_dim_k][s], [n_layer][P][s][kv_dim_v] */
+  HzKvEvictFunc evict;
+  gpointer      evict_data;
+};
+
+HzKvPool *
+hz_kv_pool_new (const HzKvPoolParams *p, GError **error)
+{
+  const guint s = p->block_size ? p->block_size : HZ_KV_DEFAULT_BLOCK_SIZE;
+  if (p->n_blocks == 0 || p->n_blocks > G_MAXINT32 / 2)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "a KV pool needs between 1 and %d blocks (asked for %u)", G_MAXINT32 / 2,
+                   p->n_blocks);
+      return NULL;
+    }
+  /* floats of storage: n_layer * P * s * (kv_dim_k + kv_dim_v), overflow-checked */
+  const guint64 per_block = (guint64) s * ((guint64) p->kv_dim_k + p->kv_dim_v);
+  gsize k_floats = 0, v_floats = 0;
+  if (p->n_layer > 0)
+    {
+      const double total = (double) p->n_layer * p->n_blocks * per_block * sizeof (float);
+      if (total > (double) G_MAXSIZE / 2)
+        {
+          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                       "a KV pool of %u blocks of %u tokens does not fit in the address "
+                       "space", p->n_blocks, s);
+          return NULL;
+        }
+      k_floats = (gsize) p->n_layer * p->n_blocks * s * p->kv_dim_k;
+      v_floats = (gsize) p->n_layer * p->n_blocks * s * p->kv_dim_v;
+    }
+
+  HzKvPool *pool = g_new0 (HzKvPool, 1);
+  pool->s = s;
+  pool->P = p->n_blocks;
+  pool->n_layer = p->n_layer;
+  pool->kv_dim_k = p->kv_dim_k;
+  pool->kv_dim_v = p->kv_dim_v;
+  if (k_floats + v_floats > 0)
+    {
+      pool->k = g_try_malloc0 (k_floats * sizeof (float));
+      pool->v = g_try_malloc0 (v_floats * sizeof (float));
+      if ((k_floats && !pool->k) || (v_floats && !pool->v))
+        {
+          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                       "out of memory allocating a KV pool of %" G_GSIZE_FORMAT " MiB",
+                       (k_floats + v_floats) * sizeof (float) >> 20);
+          hz_kv_pool_free (pool);
+          return NULL;
+        }
+    }
+  pool->blocks = g_new0 (Block, pool->P);
+  pool->free_stack = g_new (gint32, pool->P);
+  /* stack top = block 0, so a fresh pool hands out blocks in increasing order */
+  for (guint i = 0; i < pool->P; i++)
+    {
+      pool->blocks[i].prev = pool->blocks[i].next = -1;
+      pool->free_stack[i] = (gint32) (pool->P - 1 - i);
+    }
+  pool->n_free = pool->P;
+  pool->lru_head = pool->lru_tail = -1;
+  return pool;
+}
+
+void
+hz_kv_pool_free (HzKvPool *pool)
+{
+  if (pool == NULL)
+    return;
+  g_free (pool->blocks);
+  g_free (pool->free_stack);
+  g_free (pool->k);
+  g_free (pool->v);
+  g_free (pool);
+}
+
+guint hz_kv_pool_block_size (const HzKvPool *pool) { return pool->s; }
+guint hz_kv_pool_n_blocks (const HzKvPool *pool) { return pool->P; }
+guint hz_kv_pool_n_available (const HzKvPool *pool) { return pool->n_free + pool->n_evictable; }
+guint hz_kv_pool_n_evictable (const HzKvPool *pool) { return pool->n_evictable; }
+
+gsize
+hz_kv_pool_bytes_per_token (const HzKvPool *pool)
+{
+  return (gsize) pool->n_layer * (pool->kv_dim_k + pool->kv_dim_v) * sizeof (float);
+}
+
+void
+hz_kv_pool_set_evict_func (HzKvPool *pool, HzKvEvictFunc func, gpointer user_data)
+{
+  pool->evict = func;
+  pool->evict_data = user_data;
+}
+
+/* ---------------------------------------------------------------- blocks */
+
+static void
+lru_unlink (HzKvPool *pool, gint32 b)
+{
+  Block *bl = &pool->blocks[b];
+  g_assert (bl->in_lru);
+  if (bl->prev >= 0)
+    pool->blocks[bl->prev].next = bl->next;
+  else
+    pool->lru_head = bl->next;
+  if (bl->next >= 0)
+    pool->blocks[bl->next].prev = bl->prev;
+  else
+    pool->lru_tail = bl->prev;
+  bl->prev = bl->next = -1;
+  bl->in_lru = FALSE;
+  pool->n_evictable--;
+}
+
+static void
+lru_push_tail (HzKvPool *pool, gint32 b)
+{
+  Block *bl = &pool->blocks[b];
+  bl->prev = pool->lru_tail;
+  bl->next = -1;
+  if (pool->lru_tail >= 0)
+    pool->blocks[pool->lru_tail].next = b;
+  else
+    pool->lru_head = b;
+  pool->lru_tail = b;
+  bl->in_lru = TRUE;
+  pool->n_evictable++;
+}
+
+gint32
+hz_kv_block_alloc (HzKvPool *pool)
+{
+  gint32 b;
+  if (pool->n_free > 0)
+    b = pool->free_stack[--pool->n_free];
+  else if (pool->lru_head >= 0)
+    {
+      hz_kv_block_uncache (pool, pool->lru_head);  /* moves it to the free stack */
+      b = pool->free_stack[--pool->n_free];
+    }
+  else
+    return -1;
+  Block *bl = &pool->blocks[b];
+  g_assert (bl->ref == 0 && !bl->cached);
+  bl->ref = 1;
+  bl->gen++;
+  return b;
+}
+
+void
+hz_kv_block_ref (HzKvPool *pool, gint32 block)
+{
+  g_assert (block >= 0 && (guint) block < pool->P);
+  Block *bl = &pool->blocks[block];
+  if (bl->ref == 0)
+    {
+      /* only an evictable block can be revived: a free one has no contents */
+      g_assert (bl->cached);
+      lru_unlink (pool, block);
+    }
+  bl->ref++;
+}
+
+void
+hz_kv_block_unref (HzKvPool *pool, gint32 block)
+{
+  g_assert (block >= 0 && (guint) block < pool->P);
+  Block *bl = &pool->blocks[block];
+  g_assert (bl->ref > 0);
+  if (--bl->ref > 0)
+    return;
+  if (bl->cached)
+    lru_push_tail (pool, block);
+  else
+    pool->free_stack[pool->n_free++] = block;
+}
+
+guint
+hz_kv_block_refcount (const HzKvPool *pool, gint32 block)
+{
+  return pool->blocks[block].ref;
+}
+
+guint32
+hz_kv_block_generation (const HzKvPool *pool, gint32 block)
+{
+  return pool->blocks[block].gen;
+}
+
+gboolean
+hz_kv_block_is_cached (const HzKvPool *pool, gint32 block)
+{
+  return pool->blocks[block].cached;
+}
+
+void
+hz_kv_block_set_cached (HzKvPool *pool, gint32 block)
+{
+  g_assert (pool->blocks[block].ref > 0);
+  pool->blocks[block].cached = TRUE;
+}
+
+void
+hz_kv_block_uncache (HzKvPool *pool, gint32 block)
+{
+  Block *bl = &pool->blocks[block];
+  if (!bl->cached)
+    return;
+  if (pool->evict)
+    pool->evict (block, pool->evict_data);
+  bl->cached = FALSE;
+  bl->gen++;
+  if (bl->in_lru)
+    {
+      lru_unlink (pool, block);
+      pool->free_stack[pool->n_free++] = block;
+    }
+}
+
+float *
+hz_kv_block_k (HzKvPool *pool, guint layer, gint32 block)
+{
+  if (pool->k == NULL)
+    return NULL;
+  return pool->k + (((gsize) layer * pool->P + block) * pool->kv_dim_k) * pool->s;
+}
+
+float *
+hz_kv_block_v (HzKvPool *pool, guint layer, gint32 block)
+{
+  if (pool->v == NULL)
+    return NULL;
+  return pool->v + (((gsize) layer * pool->P + block) * pool->s) * pool->kv_dim_v;
+}
+
+/* Copy the first n_slots token slots of every layer from block src to block dst. */
+static void
+block_copy (HzKvPool *pool, gint32 dst, gint32 src, guint n_slots)
+{
+  for (guint il = 0; il < pool->n_layer && pool->k; il++)
+    {
+      float *kd = hz_kv_block_k (pool, il, dst);
+      const float *ks = hz_kv_block_k (pool, il, src);
+      for (guint e = 0; e < pool->kv_dim_k; e++)
+        memcpy (kd + (gsize) e * pool->s, ks + (gsize) e * pool->s, n_slots * sizeof (float));
+      memcpy (hz_kv_block_v (pool, il, dst), hz_kv_block_v (pool, il, src),
+              (gsize) n_slots * pool->kv_dim_v * sizeof (float));
+    }
+}
+
+/* ------------------------------------------------------------- sequences */
+
+HzKvSeq *
+hz_kv_seq_new (HzKvPool *pool)
+{
+  HzKvSeq *seq = g_new0 (HzKvSeq, 1);
+  seq->pool = pool;
+  seq->table = g_array_new (FALSE, FALSE, sizeof (gint32));
+  seq->hashes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  return seq;
+}
+
+void
+hz_kv_seq_free (HzKvSeq *seq)
+{
+  if (seq == NULL)
+    return;
+  hz_kv_seq_truncate (seq, 0);
+  g_array_unref (seq->table);
+  g_array_unref (seq->hashes);
+  g_free (seq);
+}
+
+/* Does writing into the last (partial) block require a private copy first? */
+static gboolean
+last_block_needs_copy (const HzKvSeq *seq)
+{
+  const guint s = seq->pool->s;
+  if (seq->len % s == 0)
+    return FALSE;  /* the last block is full (or there is none): appends go to new blocks */
+  const Block *bl = &seq->pool->blocks[hz_kv_seq_table (seq)[seq->table->len - 1]];
+  return bl->ref > 1 || bl->cached;
+}
+
+guint
+hz_kv_seq_blocks_needed (const HzKvSeq *seq, guint n_more)
+{
+  const guint s = seq->pool->s;
+  const guint64 want = ((guint64) seq->len + n_more + s - 1) / s;
+  return (guint) (want - seq->table->len) + (n_more > 0 && last_block_needs_copy (seq));
+}
+
+gboolean
+hz_kv_seq_reserve (HzKvSeq *seq, guint n_more)
+{
+  HzKvPool *pool = seq->pool;
+  if (n_more == 0)
+    return TRUE;
+  if (hz_kv_seq_blocks_needed (seq, n_more) > hz_kv_pool_n_available (pool))
+    return FALSE;
+
+  if (last_block_needs_copy (seq))
+    {
+      gint32 *last = &g_array_index (seq->table, gint32, seq->table->len - 1);
+      Block *old = &pool->blocks[*last];
+      if (old->ref == 1)
+        {
+          /* ours alone but indexed by the prefix cache: un-index instead of copying */
+          hz_kv_block_uncache (pool, *last);
+        }
+      else
+        {
+          gint32 fresh = hz_kv_block_alloc (pool);
+          g_assert (fresh >= 0);
+          block_copy (pool, fresh, *last, seq->len % pool->s);
+          hz_kv_block_unref (pool, *last);
+          *last = fresh;
+        }
+    }
+  const guint want = (guint) (((guint64) seq->len + n_more + pool->s - 1) / pool->s);
+  while (seq->table->len < want)
+    {
+      gint32 b = hz_kv_block_alloc (pool);
+      g_assert (b >= 0);
+      g_array_append_val (seq->table, b);
+    }
+  seq->len += n_more;
+  return TRUE;
+}
+
+void
+hz_kv_seq_truncate (HzKvSeq *seq, guint n)
+{
+  g_return_if_fail (n <= seq->len);
+  const guint keep = (n + seq->pool->s - 1) / seq->pool->s;
+  for (guint i = keep; i < seq->table->len; i++)
+    hz_kv_block_unref (seq->pool, hz_kv_seq_table (seq)[i]);
+  g_array_set_size (seq->table, keep);
+  /* hashed blocks must be full and computed */
+  g_array_set_size (seq->hashes, MIN (seq->hashes->len, n / seq->pool->s));
+  seq->len = n;
+}
+
+HzKvSeq *
+hz_kv_seq_fork (const HzKvSeq *seq)
+{
+  HzKvSeq *child = hz_kv_seq_new (seq->pool);
+  g_array_append_vals (child->table, seq->table->data, seq->table->len);
+  g_array_append_vals (child->hashes, seq->hashes->data, seq->hashes->len);
+  for (guint i = 0; i < seq->table->len; i++)
+    hz_kv_block_ref (seq->pool, hz_kv_seq_table (seq)[i]);
+  child->len = seq->len;
+  return child;
+}
+
+void
+hz_kv_seq_append_block (HzKvSeq *seq, gint32 block)
+{
+  g_return_if_fail (seq->len % seq->pool->s == 0);
+  g_array_append_val (seq->table, block);
+  seq->len += seq->pool->s;
+}
+
+/* ----------------------------------------------------------------- check */
+
+gboolean
+hz_kv_pool_check (const HzKvPool *pool, HzKvSeq *const *seqs, guint n_seqs,
+                  const guint *extra_refs, GError **error)
+{
+  g_autofree guint *count = g_new0 (guint, pool->P);
+  g_autofree guint8 *seen = g_new0 (guint8, pool->P);
+
+#define FAIL(...) \
+  do { g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_FAILED, __VA_ARGS__); \
+       return FALSE; } while (0)
+  for (guint i = 0; i < n_seqs; i++)
+    {
+      const HzKvSeq *q = seqs[i];
+      const guint want = (q->len + pool->s - 1) / pool->s;
+      if (q->table->len != want)
+        FAIL ("sequence %u has %u tokens in %u blocks (want %u)", i, q->len, q->table->len,
+              want);
+      for (guint j = 0; j < q->table->len; j++)
+        {
+          const gint32 b = hz_kv_seq_table (q)[j];
+          if (b < 0 || (guint) b >= pool->P)
+            FAIL ("sequence %u lists block %d outside the pool", i, b);
+          count[b]++;
+        }
+    }
+  for (guint b = 0; b < pool->P; b++)
+    {
+      const guint want = count[b] + (extra_refs ? extra_refs[b] : 0);
+      if (pool->blocks[b].ref != want)
+        FAIL ("block %u has reference count %u but %u holders", b, pool->blocks[b].ref, want);
+    }
+  for (guint i = 0; i < pool->n_free; i++)
+    {
+      const gint32 b = pool->free_stack[i];
+      if (seen[b]++ || pool->blocks[b].ref != 0 || pool->blocks[b].cached)
+        FAIL ("free block %d is listed twice, referenced or cached", b);
+    }
+  guint n_lru = 0;
+  for (gint32 b = pool->lru_head; b >= 0; b = pool->blocks[b].next, n_lru++)
+    if (seen[b]++ || pool->blocks[b].ref != 0 || !pool->blocks[b].cached)
+      FAIL ("evictable block %d is listed twice, referenced or not cached", b);
+  if (n_lru != pool->n_evictable)
+    FAIL ("eviction list has %u blocks, counter says %u", n_lru, pool->n_evictable);
+  for (guint b = 0; b < pool->P; b++)
+    if (!seen[b] && pool->blocks[b].ref == 0)
+      FAIL ("block %u is leaked: no reference and on no list", b);
+#undef FAIL
+  return TRUE;
+}

@@ -1,0 +1,72 @@
+/* engine/quant/ggml-order.h — dot kernels that sum in exactly the order of llama.cpp's CPU
+ * backend, so that the engine reproduces llama.cpp's logits bit for bit.
+ *
+ * The quant table's vec_dot kernels (quant.h) compute the same exact integer block sums as
+ * ggml, but may add the float block terms in another order (within 1e-5). That is enough
+ * for perplexity, but not for reproducing greedy token ids over hundreds of steps: a one-ulp
+ * difference flips the rounding of an activation quantized to Q8_0 a few layers later, and
+ * the difference grows from there. This file is the table, keyed by format like every other
+ * format dispatch, of kernels that follow the float order of the reference build (llama.cpp
+ * c392e509 / ggml of 2025-02-20, x86-64 built with -march=native on an AVX-512 CPU, the
+ * build that produced ../shared/golden):
+ *
+ *   F32 weights   ggml_vec_dot_f32 of the AVX-512 build (4 x 16-lane FMA accumulators per
+ *                 64 elements, GGML_F32x16_REDUCE, then the leftovers fused in sequence);
+ *                 with >= 2 activation rows llamafile's tinyBLAS<16, __m512> (one 16-lane
+ *                 accumulator, _mm512_reduce_add_ps) when n_in % 16 == 0 and n_out % 4 == 0.
+ *   Q4_0          with n_out % 8 == 0 and n_in % 8 == 0 ggml repacks the weights to
+ *                 block_q4_0x8 (ggml-cpu-aarch64.cpp ggml_gemv/gemm_q4_0_8x8_q8_0): each
+ *                 output is Σ_blocks fma((float) isum, d_w * d_a, acc), serially.
+ *   IQ4_NL        ggml_vec_dot_iq4_nl_q8_0 (AVX2: even and odd blocks in two accumulators);
+ *                 with >= 2 rows tinyBLAS_Q0_AVX (one 8-lane accumulator).
+ *   Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS
+ *                 ggml_vec_dot_<t>_q8_K of the AVX2 path: 8 int32 lanes (lane l sums the
+ *                 elements 4l..4l+3 of every 32), one 8-lane FMA per super-block, the mins
+ *                 of Q2_K in the same accumulator and of Q4_K in a 4-lane one.
+ *   Q4_1, Q5_0, Q5_1, Q8_0, Q5_K
+ *                 the quant table's AVX2 kernels already sum in ggml's order (checked
+ *                 against the golden dot results); tinyBLAS_Q0_AVX (Q5_0, Q8_0 with >= 2
+ *                 rows) has the same per-element order as vec_dot.
+ *
+ * Every other format, and the formats above on a CPU without AVX2 where the table kernel
+ * is needed, fall back to the quant table's vec_dot (correct within 1e-5, not bit-exact).
+ * The kernels here are plain C with explicit fmaf() (compiled for x86-64-v3 and the
+ * baseline); the library is built with -ffp-contract=off so that nothing else is fused.
+ *
+ * Thread safety: pure functions.
+ */
+#pragma once
+
+#include "quant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The dot kernels of a weight matrix of `n_out` rows of `n_in` elements in `type`:
+ *  `one` for a single activation row (decode), `batch` for >= 2 rows in one call (prompt
+ *  processing); `exact` says whether they reproduce ggml's order (FALSE: the table's
+ *  vec_dot). The activations are in the format's vec_dot_type, quantized with
+ *  hz_quant_act_from_float(). Never NULL for a format with a vec_dot. */
+typedef struct {
+  HzVecDotFn one;
+  HzVecDotFn batch;
+  bool       exact;
+} HzGgmlDots;
+
+HzGgmlDots hz_ggml_order_dots (uint32_t type, int64_t n_out, int64_t n_in);
+
+/** ggml_vec_dot_f32 of the AVX-512 build, on float32 x and y (see above). */
+void hz_ggml_dot_f32 (int n, float *restrict s, const void *restrict x, const void *restrict y);
+/** tinyBLAS<16, __m512> per-element order; n % 16 == 0. */
+void hz_ggml_dot_f32_tb16 (int n, float *restrict s, const void *restrict x,
+                           const void *restrict y);
+
+/** _mm512_reduce_add_ps of 16 floats: ((a_i + a_i+8) + (.. + a_i+4)) pairwise down to one. */
+float hz_ggml_reduce16 (const float a[16]);
+/** hsum_float_8 of ggml-cpu-quants.c: ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7)). */
+float hz_ggml_hsum8 (const float a[8]);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,611 @@
+/* tests/engine/test-quantize.c — model-level quantization (engine/quantize.h).
+ *
+ * Core tests (no shared data): the per-tensor type rules of the mixes on a synthetic
+ * 32-layer name list (use_more_bits layers of attn_v / ffn_down, output → Q6_K, fallbacks),
+ * llama.cpp's tensor order, bad input naming the tensor, and the safetensors import
+ * (a folder written here from a GGUF, with HF names and Llama's q/k row order, converts back
+ * to the same tensors).
+ *
+ * Shared tests (../shared, skipped when absent): quantizing stories-distill-F32.gguf to each
+ * of llama.cpp's 12 files gives the same tensors byte for byte (same per-tensor types) and the
+ * same metadata; stories260K (64-wide rows, 172-wide ffn_down) quantizes with fallbacks.
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gguf.h"
+#include "hanzo/engine.h"
+#include "quant.h"
+#include "quantize.h"
+#include "safetensors.h"
+#include "../hz-test-util.h"
+
+/* ------------------------------------------------------------------ rules */
+
+static const char *
+type_of (HzQuantChooser *c, const char *name, int64_t ne0, int64_t ne1)
+{
+  int64_t ne[4] = { ne0, ne1, 1, 1 };
+  return hz_quant_traits (hz_quant_chooser_type (c, name, ne1 > 1 ? 2 : 1, ne, HZ_TYPE_F32, NULL))->name;
+}
+
+/* 32-layer llama (8 heads share 1 kv head: n_gqa 8) */
+static GPtrArray *
+llama_names (int n_layer, gboolean with_output)
+{
+  GPtrArray *a = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (a, g_strdup ("token_embd.weight"));
+  g_ptr_array_add (a, g_strdup ("output_norm.weight"));
+  if (with_output)
+    g_ptr_array_add (a, g_strdup ("output.weight"));
+  static const char *per[] = { "attn_norm.weight", "attn_q.weight", "attn_k.weight", "attn_v.weight",
+                               "attn_output.weight", "ffn_norm.weight", "ffn_gate.weight",
+                               "ffn_up.weight", "ffn_down.weight" };
+  for (int l = 0; l < n_layer; l++)
+    for (gsize i = 0; i < G_N_ELEMENTS (per); i++)
+      g_ptr_array_add (a, g_strdup_printf ("blk.%d.%s", l, per[i]));
+  return a;
+}
+
+static void
+test_rules_q4_k_m (void)
+{
+  g_autoptr (GPtrArray) names = llama_names (32, TRUE);
+  hz_quantize_sort_names ((const char **) names->pdata, names->len);
+  HzQuantModelInfo info = { "llama", 32, 32, 8, 0 };
+  g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (HZ_FTYPE_Q4_K_M, FALSE, &info,
+                                                       (const char *const *) names->pdata, names->len);
+  /* order: non-block tensors by name, then blocks by index (not "blk.10" before "blk.2") */
+  g_assert_cmpstr (names->pdata[0], ==, "output.weight");
+  g_assert_cmpstr (names->pdata[3], ==, "blk.0.attn_k.weight");
+  g_assert_cmpstr (names->pdata[3 + 9 * 2], ==, "blk.2.attn_k.weight");
+  int n_q6_v = 0, n_q6_down = 0;
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *n = names->pdata[i];
+      gboolean vec = strstr (n, "norm") != NULL;
+      const char *t = type_of (c, n, 4096, vec ? 1 : 4096);
+      if (vec)
+        g_assert_cmpstr (t, ==, "f32");
+      else if (strcmp (n, "output.weight") == 0)
+        g_assert_cmpstr (t, ==, "q6_K");
+      else if (strstr (n, "attn_v") || strstr (n, "ffn_down"))
+        {
+          int l;
+          g_assert_cmpint (sscanf (n, "blk.%d.", &l), ==, 1);
+          /* use_more_bits: l < 4 || l >= 28 || (l - 4) % 3 == 2 */
+          gboolean more = l < 4 || l >= 28 || (l - 4) % 3 == 2;
+          g_assert_cmpstr (t, ==, more ? "q6_K" : "q4_K");
+          if (more)
+            (strstr (n, "attn_v") ? n_q6_v++ : n_q6_down++);
+        }
+      else
+        g_assert_cmpstr (t, ==, "q4_K");
+    }
+  g_assert_cmpint (n_q6_v, ==, 16);
+  g_assert_cmpint (n_q6_down, ==, 16);
+  g_assert_cmpint (hz_quant_chooser_n_fallback (c), ==, 0);
+}
+
+static void
+test_rules_misc (void)
+{
+  HzQuantModelInfo info = { "llama", 8, 8, 4, 0 };
+  g_autoptr (GPtrArray) tied = llama_names (8, FALSE);
+  hz_quantize_sort_names ((const char **) tied->pdata, tied->len);
+  /* tied output: token_embd is quantized as the output (Q6_K), Q8_0 when rows don't fit */
+  {
+    g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (HZ_FTYPE_Q4_0, FALSE, &info,
+                                                         (const char *const *) tied->pdata, tied->len);
+    g_assert_cmpstr (type_of (c, "token_embd.weight", 256, 512), ==, "q6_K");
+    g_assert_cmpstr (type_of (c, "blk.0.attn_q.weight", 256, 256), ==, "q4_0");
+  }
+  {
+    g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (HZ_FTYPE_Q4_0, FALSE, &info,
+                                                         (const char *const *) tied->pdata, tied->len);
+    g_assert_cmpstr (type_of (c, "token_embd.weight", 64, 512), ==, "q8_0");
+    /* 172-wide rows: no 32-element block fits → F16 (llama.cpp aborts here) */
+    gboolean fell = FALSE;
+    int64_t ne[4] = { 172, 64, 1, 1 };
+    g_assert_cmpuint (hz_quant_chooser_type (c, "blk.0.ffn_down.weight", 2, ne, HZ_TYPE_F32, &fell),
+                      ==, HZ_TYPE_F16);
+    g_assert_true (fell);
+    /* 1-D tensors and biases keep their type */
+    g_assert_cmpstr (type_of (c, "blk.0.attn_norm.weight", 64, 1), ==, "f32");
+  }
+  {
+    /* K fallbacks: Q4_K → Q5_0, Q6_K → Q8_0, Q2_K/Q3_K/IQ4_XS → IQ4_NL */
+    g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (HZ_FTYPE_Q4_K_S, FALSE, &info,
+                                                         (const char *const *) tied->pdata, tied->len);
+    g_assert_cmpstr (type_of (c, "blk.0.attn_q.weight", 64, 64), ==, "q5_0");
+    g_autoptr (HzQuantChooser) c2 = hz_quant_chooser_new (HZ_FTYPE_Q2_K, FALSE, &info,
+                                                          (const char *const *) tied->pdata, tied->len);
+    g_assert_cmpstr (type_of (c2, "blk.0.attn_q.weight", 64, 64), ==, "iq4_nl");
+    g_autoptr (HzQuantChooser) c3 = hz_quant_chooser_new (HZ_FTYPE_Q6_K, FALSE, &info,
+                                                          (const char *const *) tied->pdata, tied->len);
+    g_assert_cmpstr (type_of (c3, "blk.0.attn_q.weight", 64, 64), ==, "q8_0");
+  }
+  {
+    /* --pure: no mix rules, but output/token_embd still at the default */
+    g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (HZ_FTYPE_Q4_K_M, TRUE, &info,
+                                                         (const char *const *) tied->pdata, tied->len);
+    g_assert_cmpstr (type_of (c, "token_embd.weight", 256, 512), ==, "q4_K");
+    g_assert_cmpstr (type_of (c, "blk.0.attn_v.weight", 256, 128), ==, "q4_K");
+  }
+  g_assert_nonnull (hz_ftype_from_name ("q4_k"));
+  g_assert_cmpint (hz_ftype_from_name ("Q4_K")->ftype, ==, HZ_FTYPE_Q4_K_M);
+  g_assert_null (hz_ftype_from_name ("IQ2_XXS"));  /* needs an importance matrix */
+  g_assert_null (hz_ftype_from_name ("Q9_9"));
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr (GError) error = NULL;
+  float x[64] = { 0 };
+  int64_t ne[4] = { 64, 1, 1, 1 };
+  uint64_t bytes;
+  /* data shorter than the shape */
+  void *q = hz_quantize_tensor ("blk.3.attn_q.weight", 2, ne, HZ_TYPE_F32, x, 100, HZ_TYPE_Q4_0, 1,
+                                &bytes, &error);
+  g_assert_null (q);
+  g_assert_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "blk.3.attn_q.weight"));
+  g_clear_error (&error);
+  /* rows that do not divide into the block */
+  int64_t ne2[4] = { 48, 1, 1, 1 };
+  q = hz_quantize_tensor ("blk.0.ffn_down.weight", 2, ne2, HZ_TYPE_F32, x, 48 * 4, HZ_TYPE_Q4_K, 1,
+                          &bytes, &error);
+  g_assert_null (q);
+  g_assert_nonnull (strstr (error->message, "blk.0.ffn_down.weight"));
+  g_clear_error (&error);
+  /* unknown type id */
+  q = hz_quantize_tensor ("t", 1, ne, 63, x, 256, HZ_TYPE_Q8_0, 1, &bytes, &error);
+  g_assert_null (q);
+  g_assert_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_UNKNOWN_TYPE);
+  g_clear_error (&error);
+  /* a missing input file */
+  HzQuantizeParams p;
+  hz_quantize_params_init (&p);
+  g_assert_false (hz_quantize_file ("/nonexistent/x.gguf", "/tmp/never.gguf", &p, NULL, &error));
+  g_assert_nonnull (error);
+}
+
+/* ------------------------------------------------------- shared: stories-distill */
+
+static const char *const distill_types[] = {
+  "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q2_K", "Q3_K_M", "Q4_K_M", "Q5_K_M", "Q6_K",
+  "IQ4_NL", "IQ4_XS",
+};
+
+static void
+test_distill (gconstpointer data)
+{
+  const char *type = data;
+  g_autofree char *src = hz_test_shared_path ("models/stories-distill/stories-distill-F32.gguf");
+  if (!src)
+    return;
+  g_autofree char *rel = g_strdup_printf ("models/stories-distill/stories-distill-%s.gguf", type);
+  g_autofree char *ref_path = hz_test_shared_path (rel);
+  if (!ref_path)
+    return;
+  const HzFtypeInfo *fi = hz_ftype_from_name (type);
+  g_assert_nonnull (fi);
+  const char *miss = hz_ftype_missing_format (fi->ftype);
+  if (miss)
+    {
+      g_autofree char *msg = g_strdup_printf ("%s: the quant table cannot encode %s yet; skipping", type, miss);
+      g_test_skip (msg);
+      return;
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzGguf) ref = hz_gguf_open (ref_path, &error);
+  g_assert_no_error (error);
+  g_autofree char *out = g_strdup_printf ("%s/hz-test-quantize-%d-%s.gguf", g_get_tmp_dir (), (int) getpid (), type);
+  HzQuantizeParams p;
+  hz_quantize_params_init (&p);
+  p.ftype = fi->ftype;
+  p.n_threads = 2;
+  HzQuantizeStats st;
+  g_assert_true (hz_quantize_file (src, out, &p, &st, &error));
+  g_assert_no_error (error);
+  g_autoptr (HzGguf) got = hz_gguf_open (out, &error);
+  g_assert_no_error (error);
+
+  /* tensors: same names in the same order, same types and shapes, same bytes */
+  g_assert_cmpint (hz_gguf_n_tensors (got), ==, hz_gguf_n_tensors (ref));
+  int identical = 0;
+  for (int64_t i = 0; i < hz_gguf_n_tensors (ref); i++)
+    {
+      const HzGgufTensor *r = hz_gguf_tensor (ref, i), *g = hz_gguf_tensor (got, i);
+      g_autofree char *rn = g_strndup (r->name.ptr, r->name.len);
+      g_autofree char *gn = g_strndup (g->name.ptr, g->name.len);
+      g_assert_cmpstr (gn, ==, rn);
+      if (g->type != r->type)
+        g_error ("%s %s: type %s, llama.cpp chose %s", type, rn, hz_quant_traits (g->type)->name,
+                 hz_quant_traits (r->type)->name);
+      g_assert_cmpuint (g->n_dims, ==, r->n_dims);
+      for (int d = 0; d < 4; d++)
+        g_assert_cmpint (g->ne[d], ==, r->ne[d]);
+      g_assert_cmpuint (g->n_bytes, ==, r->n_bytes);
+      if (memcmp (g->data, r->data, r->n_bytes) != 0)
+        {
+          gsize bad = 0;
+          for (gsize b = 0; b < r->n_bytes; b++)
+            bad += ((const uint8_t *) g->data)[b] != ((const uint8_t *) r->data)[b];
+          g_error ("%s %s (%s): %" G_GSIZE_FORMAT " of %" G_GUINT64_FORMAT " bytes differ from llama.cpp's",
+                   type, rn, hz_quant_traits (r->type)->name, bad, r->n_bytes);
+        }
+      identical++;
+    }
+  /* metadata: same keys in the same order with the same values (file_type included) */
+  g_assert_cmpint (hz_gguf_n_kv (got), ==, hz_gguf_n_kv (ref));
+  for (int64_t i = 0; i < hz_gguf_n_kv (ref); i++)
+    {
+      HzGgufStr rk = hz_gguf_key (ref, i), gk = hz_gguf_key (got, i);
+      g_assert_cmpmem (gk.ptr, gk.len, rk.ptr, rk.len);
+      g_autofree char *rv = hz_gguf_value_to_string (ref, i, 1000);
+      g_autofree char *gv = hz_gguf_value_to_string (got, i, 1000);
+      g_assert_cmpstr (gv, ==, rv);
+    }
+  /* the whole file, while we are at it */
+  g_autofree char *a = NULL, *b = NULL;
+  gsize la, lb;
+  g_assert_true (g_file_get_contents (out, &a, &la, NULL));
+  g_assert_true (g_file_get_contents (ref_path, &b, &lb, NULL));
+  g_test_message ("%s: %d/%" G_GINT64_FORMAT " tensors byte-identical to llama.cpp's; whole file %s "
+                  "(%" G_GSIZE_FORMAT " bytes)", type, identical, hz_gguf_n_tensors (ref),
+                  la == lb && memcmp (a, b, la) == 0 ? "identical" : "differs", la);
+  g_unlink (out);
+}
+
+/* requantizing: a quantized source is dequantized first (Q8_0 file → Q4_0 equals
+ * quantize(dequantize(Q8_0 tensor))) */
+static void
+test_requantize (void)
+{
+  g_autofree char *src = hz_test_shared_path ("models/stories-distill/stories-distill-Q8_0.gguf");
+  if (!src)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = g_strdup_printf ("%s/hz-test-requant-%d.gguf", g_get_tmp_dir (), (int) getpid ());
+  HzQuantizeParams p;
+  hz_quantize_params_init (&p);
+  p.ftype = HZ_FTYPE_Q4_0;
+  g_assert_true (hz_quantize_file (src, out, &p, NULL, &error));
+  g_assert_no_error (error);
+  g_autoptr (HzGguf) in = hz_gguf_open (src, &error);
+  g_autoptr (HzGguf) got = hz_gguf_open (out, &error);
+  g_assert_no_error (error);
+  const HzGgufTensor *a = hz_gguf_find_tensor (in, "blk.1.attn_q.weight");
+  const HzGgufTensor *b = hz_gguf_find_tensor (got, "blk.1.attn_q.weight");
+  g_assert_cmpuint (b->type, ==, HZ_TYPE_Q4_0);
+  int64_t n = a->ne[0] * a->ne[1];
+  g_autofree float *f = g_new (float, n);
+  hz_quant_traits (a->type)->to_float (a->data, f, n);
+  g_autofree uint8_t *q = g_malloc (b->n_bytes);
+  hz_quant_quantize_rows (HZ_TYPE_Q4_0, f, q, a->ne[1], a->ne[0]);
+  g_assert_cmpmem (q, b->n_bytes, b->data, b->n_bytes);
+  /* output.weight was Q8_0 and stays Q8_0? No: Q4_0's output is Q6_K (from the dequantized Q8_0) */
+  g_assert_cmpuint (hz_gguf_find_tensor (got, "output.weight")->type, ==, HZ_TYPE_Q6_K);
+  g_unlink (out);
+}
+
+static void
+test_stories260k (void)
+{
+  g_autofree char *src = hz_test_shared_path ("models/stories260K.gguf");
+  if (!src)
+    return;
+  static const struct { HzFtype ft; uint32_t matrix, down, out; } cases[] = {
+    { HZ_FTYPE_Q8_0, HZ_TYPE_Q8_0, HZ_TYPE_F16, HZ_TYPE_Q8_0 },
+    { HZ_FTYPE_Q4_0, HZ_TYPE_Q4_0, HZ_TYPE_F16, HZ_TYPE_Q8_0 },
+    { HZ_FTYPE_Q4_K_M, HZ_TYPE_Q5_0, HZ_TYPE_F16, HZ_TYPE_Q8_0 },
+    { HZ_FTYPE_IQ4_XS, HZ_TYPE_IQ4_NL, HZ_TYPE_F16, HZ_TYPE_Q8_0 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *out = g_strdup_printf ("%s/hz-test-s260-%d.gguf", g_get_tmp_dir (), (int) getpid ());
+      HzQuantizeParams p;
+      hz_quantize_params_init (&p);
+      p.ftype = cases[i].ft;
+      HzQuantizeStats st;
+      g_assert_true (hz_quantize_file (src, out, &p, &st, &error));
+      g_assert_no_error (error);
+      g_autoptr (HzGguf) g = hz_gguf_open (out, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_q.weight")->type, ==, cases[i].matrix);
+      g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.4.ffn_down.weight")->type, ==, cases[i].down);
+      g_assert_cmpuint (hz_gguf_find_tensor (g, "output.weight")->type, ==, cases[i].out);
+      g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_norm.weight")->type, ==, HZ_TYPE_F32);
+      g_assert_cmpuint (st.n_fallback, >=, 5);
+      g_test_message ("stories260K %s: %u tensors, %u fallback, %.1f KiB", hz_ftype_info (cases[i].ft)->name,
+                      st.n_tensors, st.n_fallback, st.bytes_out / 1024.0);
+      g_unlink (out);
+    }
+}
+
+/* ---------------------------------------------------------- safetensors folder */
+
+/* Writes a HF folder from a llama GGUF (F32): HF names, q/k rows in HF order (the inverse
+ * of the GGUF permutation), BF16 matrices when `bf16`. */
+static char *
+write_hf_folder (const char *gguf_path, gboolean bf16)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzGguf) g = hz_gguf_open (gguf_path, &error);
+  g_assert_no_error (error);
+  char *dir = g_strdup_printf ("%s/hz-test-hf-%d", g_get_tmp_dir (), (int) getpid ());
+  g_mkdir_with_parents (dir, 0700);
+  uint32_t n_embd, n_layer, n_ff, n_head, n_kv, ctx;
+  float eps;
+  g_assert_true (hz_gguf_get_u32 (g, "llama.embedding_length", &n_embd));
+  g_assert_true (hz_gguf_get_u32 (g, "llama.block_count", &n_layer));
+  g_assert_true (hz_gguf_get_u32 (g, "llama.feed_forward_length", &n_ff));
+  g_assert_true (hz_gguf_get_u32 (g, "llama.attention.head_count", &n_head));
+  g_assert_true (hz_gguf_get_u32 (g, "llama.attention.head_count_kv", &n_kv));
+  g_assert_true (hz_gguf_get_u32 (g, "llama.context_length", &ctx));
+  g_assert_true (hz_gguf_get_f32 (g, "llama.attention.layer_norm_rms_epsilon", &eps));
+  g_autofree char *cfg = g_strdup_printf (
+    "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":%u,"
+    "\"num_hidden_layers\":%u,\"intermediate_size\":%u,\"num_attention_heads\":%u,"
+    "\"num_key_value_heads\":%u,\"max_position_embeddings\":%u,\"rms_norm_eps\":%g,"
+    "\"rope_theta\":10000.0,\"tie_word_embeddings\":false,\"vocab_size\":512}",
+    n_embd, n_layer, n_ff, n_head, n_kv, ctx, eps);
+  g_autofree char *cfg_path = g_build_filename (dir, "config.json", NULL);
+  g_assert_true (g_file_set_contents (cfg_path, cfg, -1, NULL));
+
+  static const struct { const char *gguf, *hf; } map[] = {
+    { "attn_q.weight", "self_attn.q_proj.weight" }, { "attn_k.weight", "self_attn.k_proj.weight" },
+    { "attn_v.weight", "self_attn.v_proj.weight" }, { "attn_output.weight", "self_attn.o_proj.weight" },
+    { "ffn_gate.weight", "mlp.gate_proj.weight" }, { "ffn_up.weight", "mlp.up_proj.weight" },
+    { "ffn_down.weight", "mlp.down_proj.weight" }, { "attn_norm.weight", "input_layernorm.weight" },
+    { "ffn_norm.weight", "post_attention_layernorm.weight" },
+  };
+  /* two shards, to exercise the folder scan */
+  g_autoptr (HzSafetensorsWriter) w1 = hz_safetensors_writer_new ();
+  g_autoptr (HzSafetensorsWriter) w2 = hz_safetensors_writer_new ();
+  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+    {
+      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
+      g_autofree char *hf = NULL;
+      int l = -1, off = 0;
+      if (strcmp (name, "token_embd.weight") == 0)
+        hf = g_strdup ("model.embed_tokens.weight");
+      else if (strcmp (name, "output.weight") == 0)
+        hf = g_strdup ("lm_head.weight");
+      else if (strcmp (name, "output_norm.weight") == 0)
+        hf = g_strdup ("model.norm.weight");
+      else if (sscanf (name, "blk.%d.%n", &l, &off) == 1)
+        for (gsize k = 0; k < G_N_ELEMENTS (map); k++)
+          if (strcmp (name + off, map[k].gguf) == 0)
+            hf = g_strdup_printf ("model.layers.%d.%s", l, map[k].hf);
+      g_assert_nonnull (hf);
+      g_assert_cmpuint (t->type, ==, HZ_TYPE_F32);
+      int64_t rows = t->ne[1], cols = t->ne[0];
+      g_autofree float *f = g_memdup2 (t->data, t->n_bytes);
+      gboolean q = strstr (name, "attn_q.weight") != NULL, k = strstr (name, "attn_k.weight") != NULL;
+      if (q || k)
+        {
+          /* GGUF row (h, 2i + j) came from HF row (h, j * half + i) */
+          int heads = (int) (q ? n_head : n_kv);
+          int64_t hd = rows / heads, half = hd / 2;
+          g_autofree float *u = g_new (float, rows * cols);
+          for (int h = 0; h < heads; h++)
+            for (int64_t i2 = 0; i2 < half; i2++)
+              for (int j = 0; j < 2; j++)
+                memcpy (u + (h * hd + j * half + i2) * cols, f + (h * hd + 2 * i2 + j) * cols,
+                        cols * sizeof (float));
+          memcpy (f, u, rows * cols * sizeof (float));
+        }
+      int64_t shape[2] = { rows, cols };
+      guint nd = t->n_dims;
+      if (nd == 1)
+        shape[0] = cols;
+      HzSafetensorsWriter *w = l >= (int) n_layer / 2 ? w2 : w1;
+      if (bf16 && nd == 2)
+        {
+          g_autofree uint16_t *h = g_new (uint16_t, rows * cols);
+          for (int64_t e = 0; e < rows * cols; e++)
+            h[e] = hz_fp32_to_bf16 (f[e]);
+          g_assert_true (hz_safetensors_writer_add (w, hf, HZ_ST_BF16, nd, shape, h, rows * cols * 2, NULL));
+        }
+      else
+        g_assert_true (hz_safetensors_writer_add (w, hf, HZ_ST_F32, nd, shape, f, t->n_bytes, NULL));
+    }
+  g_autofree char *p1 = g_build_filename (dir, "model-00001-of-00002.safetensors", NULL);
+  g_autofree char *p2 = g_build_filename (dir, "model-00002-of-00002.safetensors", NULL);
+  g_assert_true (hz_safetensors_writer_write_file (w1, p1, NULL));
+  g_assert_true (hz_safetensors_writer_write_file (w2, p2, NULL));
+  return dir;
+}
+
+static void
+rm_rf (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *e;
+  while (d && (e = g_dir_read_name (d)))
+    {
+      g_autofree char *p = g_build_filename (dir, e, NULL);
+      g_unlink (p);
+    }
+  g_rmdir (dir);
+}
+
+static void
+test_safetensors_folder (void)
+{
+  g_autofree char *src = hz_test_shared_path ("models/stories-distill/stories-distill-F32.gguf");
+  if (!src)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzGguf) orig = hz_gguf_open (src, &error);
+  g_assert_no_error (error);
+  for (int bf16 = 0; bf16 <= 1; bf16++)
+    {
+      g_autofree char *dir = write_hf_folder (src, bf16);
+      g_autofree char *out = g_strdup_printf ("%s/hz-test-hf-%d.gguf", g_get_tmp_dir (), (int) getpid ());
+      HzQuantizeParams p;
+      hz_quantize_params_init (&p);
+      p.ftype = bf16 ? HZ_FTYPE_Q8_0 : HZ_FTYPE_ALL_F32;
+      p.vocab_gguf = src;
+      g_assert_true (hz_quantize_file (dir, out, &p, NULL, &error));
+      g_assert_no_error (error);
+      g_autoptr (HzGguf) got = hz_gguf_open (out, &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (hz_gguf_n_tensors (got), ==, hz_gguf_n_tensors (orig));
+      for (int64_t i = 0; i < hz_gguf_n_tensors (orig); i++)
+        {
+          const HzGgufTensor *a = hz_gguf_tensor (orig, i);
+          g_autofree char *name = g_strndup (a->name.ptr, a->name.len);
+          const HzGgufTensor *b = hz_gguf_find_tensor (got, name);
+          g_assert_nonnull (b);
+          for (int d = 0; d < 4; d++)
+            g_assert_cmpint (a->ne[d], ==, b->ne[d]);
+          if (!bf16)
+            {
+              g_assert_cmpuint (b->type, ==, HZ_TYPE_F32);
+              if (memcmp (a->data, b->data, a->n_bytes) != 0)
+                g_error ("safetensors import: %s differs from the GGUF original", name);
+            }
+          else if (a->n_dims == 2)
+            {
+              /* Q8_0 of the bf16-rounded weights */
+              int64_t n = a->ne[0] * a->ne[1];
+              g_autofree float *f = g_memdup2 (a->data, a->n_bytes);
+              for (int64_t e = 0; e < n; e++)
+                f[e] = hz_bf16_to_fp32 (hz_fp32_to_bf16 (f[e]));
+              g_autofree uint8_t *q = g_malloc (b->n_bytes);
+              g_assert_cmpuint (hz_quant_quantize_rows (b->type, f, q, a->ne[1], a->ne[0]), ==, b->n_bytes);
+              if (memcmp (q, b->data, b->n_bytes) != 0)
+                g_error ("safetensors import (bf16 → %s): %s differs", hz_quant_traits (b->type)->name, name);
+            }
+        }
+      g_autofree char *arch = hz_gguf_get_str (got, "general.architecture");
+      g_assert_cmpstr (arch, ==, "llama");
+      g_assert_cmpint (hz_gguf_find_key (got, "tokenizer.ggml.tokens"), >=, 0);
+      g_unlink (out);
+      rm_rf (dir);
+    }
+}
+
+/* a Qwen2 folder with a byte-level BPE tokenizer.json (no --vocab): converted keys and
+ * tensors load in the engine and tokenize with the imported merges */
+static void
+test_safetensors_qwen2_bpe (void)
+{
+  g_autofree char *dir = g_strdup_printf ("%s/hz-test-hfq-%d", g_get_tmp_dir (), (int) getpid ());
+  g_mkdir_with_parents (dir, 0700);
+  static const char *files[][2] = {
+    { "config.json", "{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_hidden_layers\":1,"
+      "\"num_attention_heads\":4,\"num_key_value_heads\":2,\"intermediate_size\":128,"
+      "\"max_position_embeddings\":256,\"rms_norm_eps\":1e-6,\"rope_theta\":1000000.0,"
+      "\"tie_word_embeddings\":true,\"eos_token_id\":7}" },
+    { "tokenizer.json", "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,"
+      "\"\u0120\":4,\"\u0120a\":5,\"abc\":6},\"merges\":[\"a b\",\"\u0120 a\",[\"ab\",\"c\"]]},"
+      "\"added_tokens\":[{\"id\":7,\"content\":\"<|endoftext|>\",\"special\":true}]}" },
+    { "tokenizer_config.json", "{\"add_bos_token\":false,\"eos_token\":\"<|endoftext|>\"}" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *p = g_build_filename (dir, files[i][0], NULL);
+      g_assert_true (g_file_set_contents (p, files[i][1], -1, NULL));
+    }
+  static const struct { const char *name; int64_t d0, d1; } t[] = {
+    { "model.embed_tokens.weight", 8, 64 }, { "model.norm.weight", 64, 0 },
+    { "model.layers.0.self_attn.q_proj.weight", 64, 64 }, { "model.layers.0.self_attn.q_proj.bias", 64, 0 },
+    { "model.layers.0.self_attn.k_proj.weight", 32, 64 }, { "model.layers.0.self_attn.k_proj.bias", 32, 0 },
+    { "model.layers.0.self_attn.v_proj.weight", 32, 64 }, { "model.layers.0.self_attn.v_proj.bias", 32, 0 },
+    { "model.layers.0.self_attn.o_proj.weight", 64, 64 },
+    { "model.layers.0.mlp.gate_proj.weight", 128, 64 }, { "model.layers.0.mlp.up_proj.weight", 128, 64 },
+    { "model.layers.0.mlp.down_proj.weight", 64, 128 },
+    { "model.layers.0.input_layernorm.weight", 64, 0 },
+    { "model.layers.0.post_attention_layernorm.weight", 64, 0 },
+    { "model.rotary_emb.inv_freq", 8, 0 },  /* skipped silently */
+  };
+  g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
+  for (gsize i = 0; i < G_N_ELEMENTS (t); i++)
+    {
+      int64_t shape[2] = { t[i].d0, t[i].d1 };
+      guint nd = t[i].d1 ? 2 : 1;
+      gsize n = t[i].d0 * (t[i].d1 ? t[i].d1 : 1);
+      g_autofree uint16_t *h = g_new (uint16_t, n);
+      for (gsize e = 0; e < n; e++)
+        h[e] = hz_fp32_to_bf16 (nd == 1 ? 1.0f : (float) (((e * 2654435761u + i) % 1000) / 5000.0 - 0.1));
+      g_assert_true (hz_safetensors_writer_add (w, t[i].name, HZ_ST_BF16, nd, shape, h, n * 2, NULL));
+    }
+  g_autofree char *st = g_build_filename (dir, "model.safetensors", NULL);
+  g_assert_true (hz_safetensors_writer_write_file (w, st, NULL));
+
+  g_autoptr (GError) error = NULL;
+  g_autofree char *out = hz_isq_materialize (dir, "Q8_0", 1, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (out);
+  g_autoptr (HzGguf) g = hz_gguf_open (out, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_q.weight")->type, ==, HZ_TYPE_Q8_0);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_q.bias")->type, ==, HZ_TYPE_F32);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "output_norm.weight")->type, ==, HZ_TYPE_F32);
+  g_assert_null (hz_gguf_find_tensor (g, "output.weight"));  /* tied */
+  g_autofree char *model = hz_gguf_get_str (g, "tokenizer.ggml.model");
+  g_assert_cmpstr (model, ==, "gpt2");
+  /* a second call finds the cached file */
+  g_autofree char *again = hz_isq_materialize (dir, "Q8_0", 1, &error);
+  g_assert_cmpstr (again, ==, out);
+
+  g_autoptr (HzModel) m = hz_model_load (out, NULL, &error);
+  g_assert_no_error (error);
+  gsize n = 0;
+  g_autofree HzToken *ids = hz_model_tokenize (m, "ab abc", -1, TRUE, FALSE, &n);
+  g_assert_cmpuint (n, ==, 3);
+  g_assert_cmpint (ids[0], ==, 3);
+  g_assert_cmpint (ids[1], ==, 4);
+  g_assert_cmpint (ids[2], ==, 6);
+  g_assert_cmpint (hz_model_eos (m), ==, 7);
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_ctx = 16;
+  g_autoptr (HzContext) ctx = hz_context_new (m, &cp, &error);
+  g_assert_no_error (error);
+  g_assert_true (hz_context_eval (ctx, ids, n, FALSE, NULL, &error));
+  g_assert_true (isfinite (hz_context_logits (ctx, -1)[0]));
+  g_unlink (out);
+  rm_rf (dir);
+
+  /* bad input: an unsupported model_type names the file */
+  g_autofree char *dir2 = g_strdup_printf ("%s/hz-test-hfbad-%d", g_get_tmp_dir (), (int) getpid ());
+  g_mkdir_with_parents (dir2, 0700);
+  g_autofree char *cfg = g_build_filename (dir2, "config.json", NULL);
+  g_assert_true (g_file_set_contents (cfg, "{\"model_type\":\"gpt_neox\"}", -1, NULL));
+  HzQuantizeParams p;
+  hz_quantize_params_init (&p);
+  g_assert_false (hz_quantize_file (dir2, "/tmp/never.gguf", &p, NULL, &error));
+  g_assert_nonnull (strstr (error->message, "gpt_neox"));
+  rm_rf (dir2);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/quantize/rules/q4_k_m", test_rules_q4_k_m);
+  g_test_add_func ("/quantize/rules/misc", test_rules_misc);
+  g_test_add_func ("/quantize/bad-input", test_bad_input);
+  for (gsize i = 0; i < G_N_ELEMENTS (distill_types); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/quantize/stories-distill/%s", distill_types[i]);
+      g_test_add_data_func (path, distill_types[i], test_distill);
+    }
+  g_test_add_func ("/quantize/requantize", test_requantize);
+  g_test_add_func ("/quantize/stories260K-fallback", test_stories260k);
+  g_test_add_func ("/quantize/safetensors-folder", test_safetensors_folder);
+  g_test_add_func ("/quantize/safetensors-qwen2-bpe", test_safetensors_qwen2_bpe);
+  return g_test_run ();
+}

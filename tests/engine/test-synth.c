@@ -1,0 +1,451 @@
+/* tests/engine/test-synth.c — random-weight models (engine/synth.h) through the engine.
+ *
+ * For every weight format of the quant table that has an encoder, a small custom shape
+ * (dim 256, 2 layers, 4 heads, 2 KV heads, FFN 512; vocabulary of stories260K) is written
+ * with all matrices in that format; the engine's logits for a fixed 8-token prompt are
+ * compared with a float64 reference forward written here over the dequantized weights, and
+ * 24 greedy tokens are decoded without NaN/Inf. The difference comes from the engine's
+ * float32 arithmetic and, for quantized formats, from quantizing the activations to the
+ * format's vec_dot_type (Q8_0/Q8_1/Q8_K, F16, BF16); the tolerance per activation format is
+ * stated in `tolerance()`, relative to the largest reference logit.
+ * Also: qwen2 (biases) and qwen3 (q/k norms, head_dim != dim/heads), the named shapes,
+ * refusal of the MoE shape, seeds and thread counts.
+ *
+ * Needs the vocabulary of ../shared/models/stories260K.gguf (skipped when absent).
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gguf.h"
+#include "hanzo/engine.h"
+#include "quant.h"
+#include "synth.h"
+#include "../hz-test-util.h"
+
+/* ------------------------------------------------- float64 reference forward */
+
+typedef struct {
+  HzGguf *g;
+  int d, n_layer, n_head, n_kv, hd, n_ff, n_vocab;
+  double eps, base;
+  gboolean neox;
+  GHashTable *cache;  /* name → double[] */
+} Ref;
+
+static const double *
+W (Ref *r, const char *fmt, int l)
+{
+  char name[96];
+  g_snprintf (name, sizeof name, fmt, l);
+  double *d = g_hash_table_lookup (r->cache, name);
+  if (d)
+    return d;
+  const HzGgufTensor *t = hz_gguf_find_tensor (r->g, name);
+  if (!t)
+    return NULL;
+  int64_t n = t->ne[0] * t->ne[1];
+  g_autofree float *f = g_new (float, n);
+  hz_quant_traits (t->type)->to_float (t->data, f, n);
+  d = g_new (double, n);
+  for (int64_t i = 0; i < n; i++)
+    d[i] = f[i];
+  g_hash_table_insert (r->cache, g_strdup (name), d);
+  return d;
+}
+
+static void
+matvec (const double *w, const double *x, double *y, int n_in, int n_out)
+{
+  for (int o = 0; o < n_out; o++)
+    {
+      double s = 0;
+      for (int i = 0; i < n_in; i++)
+        s += w[(int64_t) o * n_in + i] * x[i];
+      y[o] = s;
+    }
+}
+
+static void
+rmsnorm (double *x, const double *w, int n, double eps)
+{
+  double ss = 0;
+  for (int i = 0; i < n; i++)
+    ss += x[i] * x[i];
+  double sc = 1.0 / sqrt (ss / n + eps);
+  for (int i = 0; i < n; i++)
+    x[i] *= sc * w[i];
+}
+
+static void
+rope (const Ref *r, double *v, int pos)
+{
+  for (int i = 0; i < r->hd / 2; i++)
+    {
+      double th = pos * pow (r->base, -2.0 * i / r->hd);
+      int a = r->neox ? i : 2 * i, b = r->neox ? i + r->hd / 2 : 2 * i + 1;
+      double x0 = v[a], x1 = v[b];
+      v[a] = x0 * cos (th) - x1 * sin (th);
+      v[b] = x0 * sin (th) + x1 * cos (th);
+    }
+}
+
+/* logits [n][n_vocab] */
+static double *
+ref_forward (Ref *r, const HzToken *toks, int n)
+{
+  const int d = r->d, dq = r->n_head * r->hd, dk = r->n_kv * r->hd, F = r->n_ff;
+  double *kc = g_new0 (double, (gsize) r->n_layer * n * dk), *vc = g_new0 (double, (gsize) r->n_layer * n * dk);
+  double *logits = g_new0 (double, (gsize) n * r->n_vocab);
+  double *x = g_new (double, d), *h = g_new (double, d), *q = g_new (double, dq), *k = g_new (double, dk),
+         *v = g_new (double, dk), *att = g_new (double, dq), *o = g_new (double, d),
+         *gg = g_new (double, F), *u = g_new (double, F), *sc = g_new (double, n);
+  const double *emb = W (r, "token_embd.weight", 0), *outw = W (r, "output.weight", 0);
+  for (int p = 0; p < n; p++)
+    {
+      memcpy (x, emb + (gsize) toks[p] * d, d * sizeof *x);
+      for (int l = 0; l < r->n_layer; l++)
+        {
+          memcpy (h, x, d * sizeof *h);
+          rmsnorm (h, W (r, "blk.%d.attn_norm.weight", l), d, r->eps);
+          matvec (W (r, "blk.%d.attn_q.weight", l), h, q, d, dq);
+          matvec (W (r, "blk.%d.attn_k.weight", l), h, k, d, dk);
+          matvec (W (r, "blk.%d.attn_v.weight", l), h, v, d, dk);
+          const double *bq = W (r, "blk.%d.attn_q.bias", l), *bk = W (r, "blk.%d.attn_k.bias", l),
+                       *bv = W (r, "blk.%d.attn_v.bias", l), *qn = W (r, "blk.%d.attn_q_norm.weight", l),
+                       *kn = W (r, "blk.%d.attn_k_norm.weight", l);
+          for (int i = 0; bq && i < dq; i++)
+            q[i] += bq[i];
+          for (int i = 0; bk && i < dk; i++)
+            k[i] += bk[i], v[i] += bv[i];
+          for (int hh = 0; hh < r->n_head; hh++)
+            {
+              if (qn)
+                rmsnorm (q + hh * r->hd, qn, r->hd, r->eps);
+              rope (r, q + hh * r->hd, p);
+            }
+          for (int hh = 0; hh < r->n_kv; hh++)
+            {
+              if (kn)
+                rmsnorm (k + hh * r->hd, kn, r->hd, r->eps);
+              rope (r, k + hh * r->hd, p);
+            }
+          memcpy (kc + ((gsize) l * n + p) * dk, k, dk * sizeof *k);
+          memcpy (vc + ((gsize) l * n + p) * dk, v, dk * sizeof *v);
+          for (int hh = 0; hh < r->n_head; hh++)
+            {
+              const int kvh = hh / (r->n_head / r->n_kv);
+              double mx = -INFINITY, sum = 0;
+              for (int j = 0; j <= p; j++)
+                {
+                  double s = 0;
+                  for (int e = 0; e < r->hd; e++)
+                    s += q[hh * r->hd + e] * kc[((gsize) l * n + j) * dk + kvh * r->hd + e];
+                  sc[j] = s / sqrt ((double) r->hd);
+                  mx = MAX (mx, sc[j]);
+                }
+              for (int j = 0; j <= p; j++)
+                sum += (sc[j] = exp (sc[j] - mx));
+              for (int e = 0; e < r->hd; e++)
+                {
+                  double acc = 0;
+                  for (int j = 0; j <= p; j++)
+                    acc += sc[j] / sum * vc[((gsize) l * n + j) * dk + kvh * r->hd + e];
+                  att[hh * r->hd + e] = acc;
+                }
+            }
+          matvec (W (r, "blk.%d.attn_output.weight", l), att, o, dq, d);
+          for (int i = 0; i < d; i++)
+            x[i] += o[i];
+          memcpy (h, x, d * sizeof *h);
+          rmsnorm (h, W (r, "blk.%d.ffn_norm.weight", l), d, r->eps);
+          matvec (W (r, "blk.%d.ffn_gate.weight", l), h, gg, d, F);
+          matvec (W (r, "blk.%d.ffn_up.weight", l), h, u, d, F);
+          for (int i = 0; i < F; i++)
+            gg[i] = gg[i] / (1 + exp (-gg[i])) * u[i];
+          matvec (W (r, "blk.%d.ffn_down.weight", l), gg, o, F, d);
+          for (int i = 0; i < d; i++)
+            x[i] += o[i];
+        }
+      memcpy (h, x, d * sizeof *h);
+      rmsnorm (h, W (r, "output_norm.weight", 0), d, r->eps);
+      matvec (outw ? outw : emb, h, logits + (gsize) p * r->n_vocab, d, r->n_vocab);
+    }
+  g_free (kc); g_free (vc); g_free (x); g_free (h); g_free (q); g_free (k); g_free (v);
+  g_free (att); g_free (o); g_free (gg); g_free (u); g_free (sc);
+  return logits;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+#define SHAPE "custom:dim=256,layers=2,heads=4,kv=2,ffn=512,ctx=256"
+
+/* max |engine - reference| allowed, as a fraction of max |reference logit|, by the
+ * activation format the weight format is dotted against */
+static double
+tolerance (uint32_t type)
+{
+  const HzQuantTraits *t = hz_quant_traits (type);
+  switch (t->vec_dot_type)
+    {
+    case HZ_TYPE_F32:  return 1e-4;
+    case HZ_TYPE_F16:  return 5e-3;   /* activations rounded to fp16 (11-bit mantissa) */
+    case HZ_TYPE_BF16: return 3e-2;   /* activations rounded to bf16 (8-bit mantissa) */
+    default:           return 6e-2;   /* 8-bit activations (Q8_0 / Q8_1 / Q8_K) */
+    }
+}
+
+typedef struct {
+  const char *arch;
+  const char *shape;
+  uint32_t    type;
+} Case;
+
+static char *
+write_synth (const Case *c, guint64 seed, guint threads, GError **error)
+{
+  g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
+  if (!vocab)
+    return NULL;
+  HzSynthParams p = { 0 };
+  g_assert_true (hz_synth_shape_parse (c->shape, &p.shape, NULL));
+  p.arch = c->arch;
+  p.ftype = HZ_FTYPE_ALL_F32;
+  p.matrix_type = (int32_t) c->type;
+  p.seed = seed;
+  p.vocab_gguf = vocab;
+  p.n_threads = threads;
+  char *out = g_strdup_printf ("%s/hz-test-synth-%d-%s-%s-%u.gguf", g_get_tmp_dir (), (int) getpid (),
+                               c->arch, hz_quant_traits (c->type)->name, threads);
+  if (!hz_synth_write (&p, out, error))
+    {
+      g_free (out);
+      return NULL;
+    }
+  return out;
+}
+
+static void
+test_format (gconstpointer data)
+{
+  const Case *c = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = write_synth (c, 7, 2, &error);
+  if (!path && !error)
+    return;  /* skipped */
+  g_assert_no_error (error);
+  g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (hz_model_arch (model), ==, c->arch);
+
+  Ref r = { 0 };
+  r.g = hz_gguf_open (path, &error);
+  g_assert_no_error (error);
+  r.cache = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  char key[96];
+  uint32_t u;
+  float f;
+#define GET(s, dst) (g_snprintf (key, sizeof key, "%s.%s", c->arch, s), hz_gguf_get_u32 (r.g, key, &u) ? (dst = (int) u, 1) : 0)
+  g_assert_true (GET ("embedding_length", r.d));
+  g_assert_true (GET ("block_count", r.n_layer));
+  g_assert_true (GET ("attention.head_count", r.n_head));
+  g_assert_true (GET ("attention.head_count_kv", r.n_kv));
+  g_assert_true (GET ("feed_forward_length", r.n_ff));
+  g_assert_true (GET ("rope.dimension_count", r.hd));
+#undef GET
+  g_snprintf (key, sizeof key, "%s.attention.layer_norm_rms_epsilon", c->arch);
+  g_assert_true (hz_gguf_get_f32 (r.g, key, &f));
+  r.eps = f;
+  g_snprintf (key, sizeof key, "%s.rope.freq_base", c->arch);
+  g_assert_true (hz_gguf_get_f32 (r.g, key, &f));
+  r.base = f;
+  r.neox = strcmp (c->arch, "llama") != 0;
+  r.n_vocab = hz_model_n_vocab (model);
+  g_assert_cmpint (r.n_vocab, ==, 512);
+  /* every matrix is in the requested format, vectors in F32 */
+  g_assert_cmpuint (hz_gguf_find_tensor (r.g, "blk.1.ffn_down.weight")->type, ==, c->type);
+  g_assert_cmpuint (hz_gguf_find_tensor (r.g, "token_embd.weight")->type, ==, c->type);
+  g_assert_cmpuint (hz_gguf_find_tensor (r.g, "blk.0.attn_norm.weight")->type, ==, HZ_TYPE_F32);
+
+  const int n = 8;
+  HzToken toks[8] = { 1, 403, 261, 378, 299, 13, 266, 495 };
+  g_autofree double *ref = ref_forward (&r, toks, n);
+  double max_ref = 0;
+  for (gsize i = 0; i < (gsize) n * r.n_vocab; i++)
+    max_ref = MAX (max_ref, fabs (ref[i]));
+
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_ctx = 64;
+  cp.n_threads = 2;
+  g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
+  g_assert_no_error (error);
+  g_assert_true (hz_context_eval (ctx, toks, n, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  double max_diff = 0;
+  for (int p = 0; p < n; p++)
+    {
+      const float *row = hz_context_logits (ctx, p);
+      for (int v = 0; v < r.n_vocab; v++)
+        max_diff = MAX (max_diff, fabs (row[v] - ref[(gsize) p * r.n_vocab + v]));
+    }
+  const double tol = tolerance (c->type);
+  g_test_message ("%s %-7s: max |logit - f64 reference| = %.3g = %.2e of max |logit| %.3g "
+                  "(tolerance %.0e, activations %s)", c->arch, hz_quant_traits (c->type)->name,
+                  max_diff, max_diff / max_ref, max_ref, tol,
+                  hz_quant_traits (hz_quant_traits (c->type)->vec_dot_type)->name);
+  g_assert_cmpfloat (max_diff, <=, tol * max_ref);
+
+  /* greedy decoding: 24 tokens, all logits finite */
+  HzToken t = toks[n - 1];
+  const float *row = hz_context_logits (ctx, -1);
+  for (int step = 0; step < 24; step++)
+    {
+      int best = 0;
+      for (int v = 0; v < r.n_vocab; v++)
+        {
+          g_assert_true (isfinite (row[v]));
+          if (row[v] > row[best])
+            best = v;
+        }
+      t = best;
+      g_assert_true (hz_context_eval (ctx, &t, 1, FALSE, NULL, &error));
+      g_assert_no_error (error);
+      row = hz_context_logits (ctx, -1);
+    }
+  g_hash_table_unref (r.cache);
+  hz_gguf_free (r.g);
+  g_unlink (path);
+}
+
+static void
+test_shapes_and_errors (void)
+{
+  HzSynthShape s;
+  g_autoptr (GError) error = NULL;
+  for (const char *const *nm = hz_synth_shape_names (); *nm; nm++)
+    g_assert_true (hz_synth_shape_parse (*nm, &s, NULL));
+  g_assert_true (hz_synth_shape_parse ("tinyllama-1.1b", &s, NULL));
+  g_assert_cmpint (s.n_embd, ==, 2048);
+  g_assert_cmpint (s.n_layer, ==, 22);
+  g_assert_cmpint (s.n_head_kv, ==, 4);
+  g_assert_cmpint (s.n_ff, ==, 5632);
+  g_assert_true (hz_synth_shape_parse ("qwen2.5-0.5b", &s, NULL));
+  g_assert_cmpstr (s.arch, ==, "qwen2");
+  g_assert_true (s.tied);
+  g_assert_false (hz_synth_shape_parse ("custom:dim=100,layers=2,heads=3,ffn=8", &s, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (hz_synth_shape_parse ("custom:dim=128,layers=2,heads=4,bogus=1,ffn=8", &s, &error));
+  g_assert_nonnull (strstr (error->message, "bogus"));
+  g_clear_error (&error);
+  g_assert_false (hz_synth_shape_parse ("gpt5", &s, &error));
+  g_clear_error (&error);
+
+  g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
+  if (!vocab)
+    return;
+  /* MoE: refused with a clear message, nothing written */
+  HzSynthParams p = { 0 };
+  p.matrix_type = -1;
+  p.ftype = HZ_FTYPE_Q4_K_M;
+  p.vocab_gguf = vocab;
+  g_assert_true (hz_synth_shape_parse ("moe-30b-a3b", &p.shape, NULL));
+  g_autofree char *out = g_strdup_printf ("%s/hz-test-synth-moe-%d.gguf", g_get_tmp_dir (), (int) getpid ());
+  g_assert_false (hz_synth_write (&p, out, &error));
+  g_assert_nonnull (strstr (error->message, "not support MoE"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_clear_error (&error);
+  /* unknown architecture */
+  g_assert_true (hz_synth_shape_parse (SHAPE, &p.shape, NULL));
+  p.arch = "gpt2";
+  g_assert_false (hz_synth_write (&p, out, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH);
+  g_clear_error (&error);
+}
+
+/* same seed → same bytes with 1 or 2 threads; another seed → other weights; the mix rules of
+ * the file type apply (Q4_K_M: output Q6_K, some attn_v / ffn_down Q6_K) */
+static void
+test_determinism_and_mix (void)
+{
+  g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
+  if (!vocab)
+    return;
+  g_autoptr (GError) error = NULL;
+  char *paths[3];
+  for (int i = 0; i < 3; i++)
+    {
+      HzSynthParams p = { 0 };
+      g_assert_true (hz_synth_shape_parse ("custom:dim=256,layers=8,heads=4,kv=1,ffn=512", &p.shape, NULL));
+      p.matrix_type = -1;
+      p.ftype = HZ_FTYPE_Q4_K_M;
+      p.seed = i == 2 ? 99 : 5;
+      p.vocab_gguf = vocab;
+      p.n_threads = i == 0 ? 1 : 2;
+      paths[i] = g_strdup_printf ("%s/hz-test-synth-det-%d-%d.gguf", g_get_tmp_dir (), (int) getpid (), i);
+      g_assert_true (hz_synth_write (&p, paths[i], &error));
+      g_assert_no_error (error);
+    }
+  g_autofree char *a = NULL, *b = NULL, *c = NULL;
+  gsize la, lb, lc;
+  g_assert_true (g_file_get_contents (paths[0], &a, &la, NULL));
+  g_assert_true (g_file_get_contents (paths[1], &b, &lb, NULL));
+  g_assert_true (g_file_get_contents (paths[2], &c, &lc, NULL));
+  g_assert_cmpmem (a, la, b, lb);
+  g_assert_true (la == lc && memcmp (a, c, la) != 0);
+  g_autoptr (HzGguf) g = hz_gguf_open (paths[0], &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "output.weight")->type, ==, HZ_TYPE_Q6_K);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_v.weight")->type, ==, HZ_TYPE_Q6_K);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.1.attn_v.weight")->type, ==, HZ_TYPE_Q4_K);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.7.ffn_down.weight")->type, ==, HZ_TYPE_Q6_K);
+  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.1.attn_q.weight")->type, ==, HZ_TYPE_Q4_K);
+  uint32_t ft;
+  g_assert_true (hz_gguf_get_u32 (g, "general.file_type", &ft));
+  g_assert_cmpuint (ft, ==, HZ_FTYPE_Q4_K_M);
+  g_assert_cmpint (hz_gguf_find_key (g, "tokenizer.ggml.tokens"), >=, 0);
+  for (int i = 0; i < 3; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/synth/shapes-and-errors", test_shapes_and_errors);
+  g_test_add_func ("/synth/determinism-and-mix", test_determinism_and_mix);
+  /* every weight format with an encoder, on llama */
+  for (gsize i = 0; i < hz_quant_n_formats (); i++)
+    {
+      const HzQuantTraits *t = hz_quant_format (i);
+      if (!t->vec_dot || !t->from_float)
+        {
+          if (t->vec_dot)
+            g_test_message ("%s: no encoder in the quant table (importance matrix); not synthesized", t->name);
+          continue;
+        }
+      Case *c = g_new (Case, 1);  /* test data: freed at exit */
+      *c = (Case) { "llama", SHAPE, t->type };
+      g_autofree char *path = g_strdup_printf ("/synth/forward/llama/%s", t->name);
+      g_test_add_data_func (path, c, test_format);
+    }
+  static const Case others[] = {
+    { "qwen2", SHAPE, HZ_TYPE_F32 }, { "qwen2", SHAPE, HZ_TYPE_Q4_K },
+    { "qwen3", "custom:dim=256,layers=2,heads=4,kv=2,ffn=512,head_dim=64,ctx=256", HZ_TYPE_F32 },
+    { "qwen3", "custom:dim=256,layers=2,heads=2,kv=1,ffn=512,head_dim=128,ctx=256", HZ_TYPE_Q8_0 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (others); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/synth/forward/%s/%s-%" G_GSIZE_FORMAT, others[i].arch,
+                                               hz_quant_traits (others[i].type)->name, i);
+      g_test_add_data_func (path, &others[i], test_format);
+    }
+  return g_test_run ();
+}
