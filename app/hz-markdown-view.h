@@ -4,8 +4,9 @@
  * code blocks a monospace label under a header with the language and a Copy button,
  * tables a grid. Setting new text re-renders incrementally: blocks that did not change
  * keep their widgets, a changed block updates its widget in place, and renders are at most
- * one per HZ_MARKDOWN_VIEW_INTERVAL_MS while text keeps arriving (a streamed reply), so a
- * growing message never stalls the main loop. Main thread only.
+ * one per HZ_MARKDOWN_VIEW_INTERVAL_MS (plus 1 ms per 2 KB of text) while text keeps
+ * arriving (a streamed reply), so a growing message does not keep the main loop busy.
+ * Main thread only.
  */
 #pragma once
 
@@ -23,7 +24,7 @@ G_DECLARE_FINAL_TYPE (HzMarkdownView, hz_markdown_view, HZ, MARKDOWN_VIEW, GtkWi
 GtkWidget  *hz_markdown_view_new (void);
 
 /** Show `markdown` (copied; NULL = ""). Renders at once when the last render is older
- *  than HZ_MARKDOWN_VIEW_INTERVAL_MS, else schedules one for then. */
+ *  than the interval (see above), else schedules one for then. */
 void        hz_markdown_view_set_text (HzMarkdownView *self, const char *markdown);
 
 /** The text last set (never NULL). */

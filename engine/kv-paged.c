@@ -108,6 +108,13 @@ guint hz_kv_pool_n_blocks (const HzKvPool *pool) { return pool->P; }
 guint hz_kv_pool_n_available (const HzKvPool *pool) { return pool->n_free + pool->n_evictable; }
 guint hz_kv_pool_n_evictable (const HzKvPool *pool) { return pool->n_evictable; }
 
+void
+hz_kv_pool_kv_dims (const HzKvPool *pool, guint *kv_dim_k, guint *kv_dim_v)
+{
+  *kv_dim_k = pool->kv_dim_k;
+  *kv_dim_v = pool->kv_dim_v;
+}
+
 gsize
 hz_kv_pool_bytes_per_token (const HzKvPool *pool)
 {

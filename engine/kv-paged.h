@@ -68,6 +68,8 @@ guint hz_kv_pool_n_blocks (const HzKvPool *pool);
 guint hz_kv_pool_n_available (const HzKvPool *pool);
 /** Blocks with reference count 0 that the prefix cache still indexes. */
 guint hz_kv_pool_n_evictable (const HzKvPool *pool);
+/** Floats of K and of V per token per layer (as created). */
+void  hz_kv_pool_kv_dims (const HzKvPool *pool, guint *kv_dim_k, guint *kv_dim_v);
 /** Bytes of K/V storage per token (all layers); 0 for a metadata-only pool. */
 gsize hz_kv_pool_bytes_per_token (const HzKvPool *pool);
 

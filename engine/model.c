@@ -6,6 +6,7 @@
  * an out-of-bounds read during inference.
  */
 #include "model.h"
+#include "ggml-order.h"
 
 #include <math.h>
 #include <string.h>
@@ -283,6 +284,9 @@ bind_matrix (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_o
   m->n_in = n_in;
   m->n_out = n_out;
   m->row_bytes = hz_quant_row_size (t->type, n_in);
+  const HzGgmlDots dots = hz_ggml_order_dots (t->type, n_out, n_in);
+  m->dot_one = dots.one;
+  m->dot_batch = dots.batch;
   guint64 *acc = g_hash_table_lookup (b->type_bytes, GUINT_TO_POINTER (t->type + 1));
   if (acc == NULL)
     {

@@ -73,6 +73,9 @@ typedef struct {
   int64_t              n_in;      /* ne[0] */
   int64_t              n_out;     /* ne[1] */
   size_t               row_bytes;
+  /* dots in llama.cpp's summation order for this shape (ggml-order.h): one activation row,
+   * several rows in one call */
+  HzVecDotFn           dot_one, dot_batch;
 } HzMatrix;
 
 /** Weights of one transformer block. Vectors are float32 [n] (converted at load when the

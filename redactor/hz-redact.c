@@ -147,7 +147,9 @@ resolve (HzScan *scan)
   guint8 *taken = scan->len / 8 + 1 <= sizeof stack_taken ? stack_taken : g_malloc0 (scan->len / 8 + 1);
   if (taken == stack_taken)
     memset (stack_taken, 0, scan->len / 8 + 1);
-  GArray *out = g_array_new (FALSE, FALSE, sizeof (HzCand));
+  /* selected candidates are compacted in place (index sel <= i): no second array */
+  GArray *out = c;
+  guint sel = 0;
   for (guint i = 0; i < c->len; i++)
     {
       HzCand *k = &g_array_index (c, HzCand, i);
@@ -159,8 +161,9 @@ resolve (HzScan *scan)
         continue;
       for (gsize b = k->s; b < k->e; b++)
         taken[b >> 3] |= (guint8) (1u << (b & 7));
-      g_array_append_val (out, *k);
+      g_array_index (c, HzCand, sel++) = *k;
     }
+  g_array_set_size (c, sel);
   if (taken != stack_taken)
     g_free (taken);
   g_array_sort (out, cand_start_cmp);
@@ -268,7 +271,6 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
       s->score = k->score;
       s->recognizer = k->rec;
     }
-  g_array_free (sel, TRUE);
   g_array_free (scan.cands, TRUE);
   g_free (scan.toks);
   return res;

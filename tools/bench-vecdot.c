@@ -40,9 +40,10 @@ gauss (void)
   return (float) (sqrt (-2 * log (u[0])) * cos (2 * G_PI * u[1]));
 }
 
-/** Weight rows: quantized from N(0, 0.05) data when the format has an encoder, otherwise
- *  random bytes with every 16-bit word cleared of its exponent's top bit (finite fp16
- *  scales; the values do not matter for timing). */
+/** Weight rows: 64 distinct rows, quantized from N(0, 0.05) data when the format has an
+ *  encoder, otherwise random bytes with every 16-bit word cleared of its exponent's top
+ *  bit (finite fp16 scales; the values do not matter for timing), repeated to fill `rows`
+ *  (copies are as uncached as fresh data). */
 static guint8 *
 make_weights (const HzQuantTraits *t, int k, size_t rows, size_t *row_bytes)
 {
@@ -52,6 +53,11 @@ make_weights (const HzQuantTraits *t, int k, size_t rows, size_t *row_bytes)
   for (size_t r = 0; r < rows; r++)
     {
       guint8 *dst = w + r * *row_bytes;
+      if (r >= 64)
+        {
+          memcpy (dst, w + (r % 64) * *row_bytes, *row_bytes);
+          continue;
+        }
       if (t->from_float)
         {
           for (int i = 0; i < k; i++)
@@ -154,6 +160,7 @@ main (int argc, char **argv)
   printf ("vec_dot micro-benchmark: K = %d, 1 thread, dispatch level %s\n", k,
           hz_simd_level_name (hz_simd_level ()));
   printf ("single-core memory read bandwidth: %.2f GB/s\n\n", mem);
+  fflush (stdout);
   printf ("%-8s %6s %-7s %12s %12s %9s\n", "format", "bpw", "simd", "cache GB/s",
           "stream GB/s", "% of mem");
 
@@ -183,6 +190,7 @@ main (int argc, char **argv)
           printf ("%-8s %6.3f %-7s %12.2f %12.2f %8.0f%%\n", t->name,
                   8.0 * t->block_bytes / t->block_elems, hz_simd_level_name (l), c, s,
                   100.0 * s / mem);
+          fflush (stdout);
         }
     }
   g_free (xa);

@@ -1,39 +1,33 @@
-/* engine/cpu/attention.c — one attention head (see attention.h).
- *
- * One call per (token, head); heads are small (8..256 dims). Scores: for each key
- * dimension e, s[0..n_kv) += q[e] * Kt[e][0..n_kv) (contiguous, vectorised). Values:
- * out += p_j * v_j, vectorised along the head dimension. Compiled for AVX2/FMA and the
- * baseline (HZ_CPU_CLONES).
- */
+/* engine/cpu/attention.c — one attention head in llama.cpp's order (see attention.h). */
 #include "cpu/attention.h"
 
-#include <string.h>
 #include "cpu/ops.h"
+#include "ggml-order.h"
 
-HZ_CPU_CLONES void
-hz_cpu_attn_head (const float *q, const float *kt, int64_t kt_stride, const float *v,
-                  int64_t v_stride, int64_t n_kv, int hdk, int hdv, float scale,
-                  float *scores, float *out)
+void
+hz_cpu_attn_head (const float *q, const float *k, int64_t k_stride, const float *vt,
+                  int64_t vt_stride, int64_t n_valid, int64_t n_pad, int hdk, int hdv,
+                  float scale, gboolean batch, float *scores, float *out)
 {
-  memset (scores, 0, n_kv * sizeof (float));
-  for (int e = 0; e < hdk; e++)
-    {
-      const float qe = q[e];
-      const float *restrict row = kt + e * kt_stride;
-      float *restrict s = scores;
-      for (int64_t j = 0; j < n_kv; j++)
-        s[j] += qe * row[j];
-    }
+  if (hdk < 64)
+    /* below GGML_F32_STEP ggml_vec_dot_f32 is its scalar tail alone: a plain serial sum
+     * (inlined here: one call per key costs more than the dot) */
+    for (int64_t j = 0; j < n_valid; j++)
+      {
+        const float *kj = k + j * k_stride;
+        float s = 0.0f;
+        for (int e = 0; e < hdk; e++)
+          s += kj[e] * q[e];
+        scores[j] = s;
+      }
+  else
+    for (int64_t j = 0; j < n_valid; j++)
+      hz_ggml_dot_f32 (hdk, &scores[j], k + j * k_stride, q);
 
-  hz_cpu_softmax (scores, n_kv, scale);
+  hz_cpu_softmax_ggml (scores, n_valid, n_pad, scale);
 
-  memset (out, 0, hdv * sizeof (float));
-  for (int64_t j = 0; j < n_kv; j++)
-    {
-      const float p = scores[j];
-      const float *restrict vj = v + j * v_stride;
-      float *restrict o = out;
-      for (int e = 0; e < hdv; e++)
-        o[e] += p * vj[e];
-    }
+  const gboolean tb = batch && n_pad % 16 == 0 && hdv % 4 == 0;
+  for (int e = 0; e < hdv; e++)
+    (tb ? hz_ggml_dot_f32_tb16 : hz_ggml_dot_f32) ((int) n_pad, &out[e], vt + e * vt_stride,
+                                                    scores);
 }

@@ -15,7 +15,8 @@ struct _HzCpuForward {
   HzCpuMatmul  *mm;
   HzRope        rope;
 
-  float *k_cache, *v_cache;  /* K: [n_layer][kv_dim_k][n_ctx]; V: [n_layer][n_ctx][kv_dim_v] */
+  float *k_cache, *v_cache;  /* K: [n_layer][n_ctx][kv_dim_k]; V: [n_layer][kv_dim_v][n_ctx]
+                              * (llama.cpp's layout without flash attention) */
   int64_t kv_dim_k, kv_dim_v;
 
   /* scratch, [n_batch][...] */
@@ -148,6 +149,8 @@ attn_worker (guint ith, guint nth, gpointer data)
   const float scale = 1.0f / sqrtf ((float) hdk);
   float *scores = f->scores + (int64_t) ith * f->n_ctx;
   const int64_t n_tasks = (int64_t) job->n * hp->n_head;
+  /* llama.cpp's n_kv: the used cells rounded up to 32 (llama_kv_cache_get_padding) */
+  const int64_t n_pad = MIN ((int64_t) f->n_ctx, ((int64_t) job->pos0 + job->n + 31) / 32 * 32);
 
   for (int64_t task = ith; task < n_tasks; task += nth)
     {
@@ -158,8 +161,9 @@ attn_worker (guint ith, guint nth, gpointer data)
       const float *qh = f->q + t * dq + (int64_t) h * hdk;
       float *out = f->att + t * dov + (int64_t) h * hdv;
 
-      hz_cpu_attn_head (qh, kc + (int64_t) kvh * hdk * f->n_ctx, f->n_ctx,
-                        vc + (int64_t) kvh * hdv, f->kv_dim_v, n_kv, hdk, hdv, scale, scores, out);
+      hz_cpu_attn_head (qh, kc + (int64_t) kvh * hdk, f->kv_dim_k,
+                        vc + (int64_t) kvh * hdv * f->n_ctx, f->n_ctx, n_kv, n_pad, hdk, hdv,
+                        scale, job->n > 1, scores, out);
     }
 }
 
@@ -180,8 +184,12 @@ attention (HzCpuForward *f, int il, guint n, guint pos0)
 
 /* ------------------------------------------------------------------ forward */
 
+/* Rows [first, n) go through the feed-forward block; llama.cpp drops the rows whose logits
+ * are not needed before the last layer's FFN (ggml_get_rows(cur, inp_out_ids)), which
+ * changes the kernels (one row: vec_dot/gemv instead of tinyBLAS/gemm). */
 static void
-layer_forward (HzCpuForward *f, int il, guint n, guint pos0)
+layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
+               const HzCpuKvHook *hook)
 {
   const HzHparams *hp = &f->llm->hp;
   const HzLayer *L = &f->llm->layers[il];
@@ -210,29 +218,38 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0)
       hz_cpu_rope_apply (&f->rope, cs, kt, hp->n_head_kv, hp->head_dim_k);
     }
 
-  /* append to the cache: K transposed per head ([kv_dim_k][n_ctx]), V by position */
-  float *kc = f->k_cache + (int64_t) il * f->n_ctx * f->kv_dim_k;
+  if (hook)  /* the caller's K/V (hz_cpu_forward_eval_hooked) */
+    hook->attend (hook->data, f->pool, f->n_threads, il, n, f->q, f->k, f->v, f->att);
+  else
+    {
+  /* append to the cache as llama.cpp lays it out: K by position, V transposed
+   * ([kv_dim_v][n_ctx]) */
+  float *kc = f->k_cache + ((int64_t) il * f->n_ctx + pos0) * f->kv_dim_k;
+  memcpy (kc, f->k, (gsize) n * f->kv_dim_k * sizeof (float));
+  float *vc = f->v_cache + (int64_t) il * f->n_ctx * f->kv_dim_v;
   for (guint t = 0; t < n; t++)
-    for (int64_t e = 0; e < f->kv_dim_k; e++)
-      kc[e * f->n_ctx + pos0 + t] = f->k[t * f->kv_dim_k + e];
-  float *vc = f->v_cache + ((int64_t) il * f->n_ctx + pos0) * f->kv_dim_v;
-  memcpy (vc, f->v, (gsize) n * f->kv_dim_v * sizeof (float));
+    for (int64_t e = 0; e < f->kv_dim_v; e++)
+      vc[e * f->n_ctx + pos0 + t] = f->v[t * f->kv_dim_v + e];
 
   attention (f, il, n, pos0);
+    }
 
   const HzMatmulOut o[1] = { { &L->wo, f->tmp, L->bo } };
   hz_cpu_matmul (f->mm, f->att, n, dov, o, 1);
   hz_cpu_add_f32 (f->x, f->tmp, (int64_t) n * d);
 
   /* feed-forward block */
-  for (guint t = 0; t < n; t++)
-    hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, L->ffn_norm, d, hp->norm_eps);
+  const guint m = n - first;
+  float *x = f->x + (int64_t) first * d;
+  for (guint t = 0; t < m; t++)
+    hz_cpu_rms_norm_to (f->h + t * d, x + t * d, L->ffn_norm, d, hp->norm_eps);
   const HzMatmulOut gu[2] = { { &L->w_gate, f->gate, NULL }, { &L->w_up, f->up, NULL } };
-  hz_cpu_matmul (f->mm, f->h, n, d, gu, 2);
-  hz_cpu_swiglu (f->gate, f->up, (int64_t) n * hp->n_ff);
+  hz_cpu_matmul (f->mm, f->h, m, d, gu, 2);
+  for (guint t = 0; t < m; t++)
+    hz_cpu_swiglu (f->gate + (int64_t) t * hp->n_ff, f->up + (int64_t) t * hp->n_ff, hp->n_ff);
   const HzMatmulOut down[1] = { { &L->w_down, f->tmp, NULL } };
-  hz_cpu_matmul (f->mm, f->gate, n, hp->n_ff, down, 1);
-  hz_cpu_add_f32 (f->x, f->tmp, (int64_t) n * d);
+  hz_cpu_matmul (f->mm, f->gate, m, hp->n_ff, down, 1);
+  hz_cpu_add_f32 (x, f->tmp, (int64_t) m * d);
 }
 
 gboolean
@@ -266,14 +283,63 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
       hz_cpu_rope_cache (&f->rope, pos0 + t, f->rope_cs + (int64_t) t * hp->n_rot);
     }
 
-  for (int il = 0; il < hp->n_layer; il++)
-    layer_forward (f, il, n, pos0);
-
   /* final norm and logits for the rows asked for */
   const guint first = all_logits ? 0 : n - 1;
+  for (int il = 0; il < hp->n_layer; il++)
+    layer_forward (f, il, n, pos0, il == hp->n_layer - 1 ? first : 0, NULL);
+
   for (guint t = first; t < n; t++)
     hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, llm->output_norm, d, hp->norm_eps);
   const HzMatmulOut out[1] = { { &llm->output, logits, NULL } };
   hz_cpu_matmul (f->mm, f->h + first * d, n - first, d, out, 1);
+  return TRUE;
+}
+
+gboolean
+hz_cpu_forward_eval_hooked (HzCpuForward *f, const int32_t *tokens, guint n, const guint *pos,
+                            const HzCpuKvHook *hook, const guint *out_rows, guint n_out,
+                            float *logits, GError **error)
+{
+  const HzLlm *llm = f->llm;
+  const HzHparams *hp = &llm->hp;
+  const int64_t d = hp->n_embd;
+
+  if (n == 0 || n > f->n_batch || n_out > n)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "cannot evaluate %u rows with %u logit rows (batch %u)", n, n_out, f->n_batch);
+      return FALSE;
+    }
+  for (guint t = 0; t < n; t++)
+    if (tokens[t] < 0 || tokens[t] >= hp->n_vocab)
+      {
+        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                     "token id %d is outside the vocabulary [0, %d)", tokens[t], hp->n_vocab);
+        return FALSE;
+      }
+  for (guint i = 0; i < n_out; i++)
+    if (out_rows[i] >= n || (i > 0 && out_rows[i] <= out_rows[i - 1]))
+      {
+        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                     "logit rows must be increasing and below %u", n);
+        return FALSE;
+      }
+
+  for (guint t = 0; t < n; t++)
+    {
+      const HzMatrix *e = &llm->tok_embd;
+      e->qt->to_float ((const guint8 *) e->data + (gsize) tokens[t] * e->row_bytes, f->x + t * d, d);
+      hz_cpu_rope_cache (&f->rope, pos[t], f->rope_cs + (int64_t) t * hp->n_rot);
+    }
+  hz_cpu_matmul_set_row_invariant (f->mm, TRUE);
+  for (int il = 0; il < hp->n_layer; il++)
+    layer_forward (f, il, n, 0, 0, hook);
+  /* final norm of the wanted rows, packed at the start of h, then the output matmul */
+  for (guint i = 0; i < n_out; i++)
+    hz_cpu_rms_norm_to (f->h + i * d, f->x + out_rows[i] * d, llm->output_norm, d, hp->norm_eps);
+  const HzMatmulOut out[1] = { { &llm->output, logits, NULL } };
+  if (n_out > 0)
+    hz_cpu_matmul (f->mm, f->h, n_out, d, out, 1);
+  hz_cpu_matmul_set_row_invariant (f->mm, FALSE);
   return TRUE;
 }

@@ -13,7 +13,10 @@
  *   x += (silu(h Wgate^T) * (h Wup^T)) Wdown^T
  * then logits = (rms_norm(x) * output_norm) Wout^T for the rows that need them.
  *
- * KV cache: contiguous float32, [n_layer][n_ctx][n_head_kv * head_dim] for K and for V.
+ * KV cache: contiguous float32 as llama.cpp lays it out without flash attention: K
+ * [n_layer][n_ctx][n_head_kv * head_dim_k], V transposed [n_layer][n_head_kv * head_dim_v][n_ctx].
+ * Every float operation follows llama.cpp's CPU backend (ggml-order.h, ops.h, attention.h),
+ * so logits are bit-identical to llama.cpp c392e509 on x86-64 with AVX2.
  * All buffers are allocated at creation (sized for n_batch tokens); a forward pass
  * allocates nothing.
  *
@@ -50,5 +53,27 @@ guint hz_cpu_forward_get_threads (HzCpuForward *f);
  *  (nothing is written to the cache then). */
 gboolean hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0,
                               gboolean all_logits, float *logits, GError **error);
+
+/** K/V storage and attention supplied by the caller instead of the contiguous cache (the
+ *  paged KV cache of cpu/forward-paged.h). Per layer, after q/k/v of the n rows are
+ *  computed and RoPE'd — q [n][n_head * head_dim_k], k [n][n_head_kv * head_dim_k],
+ *  v [n][n_head_kv * head_dim_v] — attend() stores k/v and writes att
+ *  [n][n_head * head_dim_v]. `pool` (NULL: single thread) and n_threads are the forward
+ *  pass's, for its own parallel regions. */
+typedef struct {
+  void   (*attend) (gpointer data, HzThreadPool *pool, guint n_threads, int il, guint n,
+                    const float *q, const float *k, const float *v, float *att);
+  gpointer data;
+} HzCpuKvHook;
+
+/** Evaluate n (1..n_batch) rows, row t at position pos[t] (rows may belong to different
+ *  sequences: the hook knows), with the hook's K/V; the logits of rows out_rows[0..n_out)
+ *  go to logits[i * n_vocab]. Matmuls run row-invariant (hz_cpu_matmul_set_row_invariant)
+ *  and every row passes every layer, so a row's logits do not depend on the other rows.
+ *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (row count, token id, out_rows). */
+gboolean hz_cpu_forward_eval_hooked (HzCpuForward *f, const int32_t *tokens, guint n,
+                                     const guint *pos, const HzCpuKvHook *hook,
+                                     const guint *out_rows, guint n_out, float *logits,
+                                     GError **error);
 
 G_END_DECLS

@@ -13,6 +13,7 @@ struct _HzCpuMatmul {
   guint         n_threads;
   guint8       *qbuf;       /* converted activations, grown on demand (never per token) */
   size_t        qbuf_size;
+  gboolean      row_invariant;  /* hz_cpu_matmul_set_row_invariant */
 };
 
 typedef struct {
@@ -24,9 +25,11 @@ typedef struct {
   size_t             act_stride[HZ_MATMUL_MAX_OUTS];
   int                n_conv;                      /* distinct formats to convert to */
   const HzQuantTraits *conv_qt[HZ_MATMUL_MAX_OUTS];
+  HzFromFloatFn      conv_fn[HZ_MATMUL_MAX_OUTS];  /* ggml-cpu's activation quantizer */
   guint8            *conv_buf[HZ_MATMUL_MAX_OUTS];
   size_t             conv_stride[HZ_MATMUL_MAX_OUTS];
   int64_t            total_rows;
+  gboolean           row_invariant;
   HzThreadPool      *pool;
 } MatmulJob;
 
@@ -48,6 +51,12 @@ hz_cpu_matmul_free (HzCpuMatmul *mm)
   g_free (mm);
 }
 
+void
+hz_cpu_matmul_set_row_invariant (HzCpuMatmul *mm, gboolean on)
+{
+  mm->row_invariant = on;
+}
+
 guint
 hz_cpu_threads_for_work (double work, guint max_threads)
 {
@@ -62,7 +71,8 @@ compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
 {
   const HzMatmulOut *o = &job->outs[k];
   const HzMatrix *w = o->w;
-  const HzVecDotFn vec_dot = w->qt->vec_dot;
+  /* llama.cpp's kernel choice: vec_dot / gemv for one row, tinyBLAS / gemm for more */
+  const HzVecDotFn vec_dot = job->n_tok > 1 && !job->row_invariant ? w->dot_batch : w->dot_one;
   const guint8 *wdata = w->data;
   const guint8 *act = job->act[k];
   const size_t astride = job->act_stride[k];
@@ -99,8 +109,8 @@ matmul_worker (guint ith, guint nth, gpointer data)
       const int64_t t0 = job->n_tok * ith / nth, t1 = job->n_tok * (ith + 1) / nth;
       for (int c = 0; c < job->n_conv; c++)
         for (int64_t t = t0; t < t1; t++)
-          job->conv_qt[c]->from_float (job->x + t * job->n_in,
-                                       job->conv_buf[c] + t * job->conv_stride[c], job->n_in);
+          job->conv_fn[c] (job->x + t * job->n_in, job->conv_buf[c] + t * job->conv_stride[c],
+                            job->n_in);
       if (nth > 1)
         hz_threadpool_barrier (job->pool);
     }
@@ -123,6 +133,7 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
                const HzMatmulOut *outs, int n_outs)
 {
   MatmulJob job = { .x = x, .n_tok = n_tok, .n_in = n_in, .outs = outs, .n_outs = n_outs,
+                    .row_invariant = mm->row_invariant,
                     .pool = mm->pool };
   size_t need = 0;
   double work = 0;
@@ -149,6 +160,7 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
       if (c == job.n_conv)
         {
           job.conv_qt[c] = vt;
+          job.conv_fn[c] = hz_quant_act_from_float (vt->type);
           job.conv_stride[c] = hz_quant_row_size (vt->type, n_in);
           need += job.conv_stride[c] * n_tok;
           job.n_conv++;

@@ -2,9 +2,11 @@
  *
  * y[t][o] = sum_i W[o][i] * x[t][i] (+ bias[o]) for a batch of n_tok activation rows, for
  * weights W in any format of the quant table. Method (as ggml's CPU mul_mat): the float
- * activations are converted once per call to the weight format's vec_dot_type with the
- * table's from_float (e.g. Q8_0 for Q4_0/Q8_0 weights; F32 stays as is), then every output
- * element is one table vec_dot of a weight row against an activation row. Several matrices
+ * activations are converted once per call to the weight format's vec_dot_type with
+ * ggml-cpu's activation quantizer (hz_quant_act_from_float: e.g. Q8_0 for Q4_0/Q8_0
+ * weights; F32 stays as is), then every output element is one dot of a weight row against
+ * an activation row, with the kernel llama.cpp would use for this shape (HzMatrix.dot_one
+ * for one row, dot_batch for several; ggml-order.h), so results are bit-identical to it. Several matrices
  * that read the same input (q/k/v, gate/up) are computed in one call, sharing the converted
  * activations and one parallel region. Loops are tiled so each weight row block is read
  * from memory once per batch.
@@ -42,6 +44,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzCpuMatmul, hz_cpu_matmul_free)
  *  Shapes are validated at model load (model.c); here they are only asserted. */
 void hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
                     const HzMatmulOut *outs, int n_outs);
+
+/** Row-invariant mode (the serving path, cpu/forward-paged.h): always the one-row kernel
+ *  (dot_one), so a row's result does not depend on how many rows share the call. */
+void hz_cpu_matmul_set_row_invariant (HzCpuMatmul *mm, gboolean on);
 
 /** Threads that a job of `work` multiply-adds should use given `max_threads`: 1 below the
  *  threshold HZ_CPU_MIN_WORK_PER_THREAD, then one more thread per threshold's worth. */

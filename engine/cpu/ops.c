@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "ggml-order.h"
 
 /* 8-lane float vector via GCC/Clang vector extensions: compiles to whatever SIMD the target
  * has (two SSE registers on baseline x86-64), no intrinsics or run-time dispatch needed. */
@@ -37,28 +38,6 @@ hz_cpu_dot_f32 (const float *a, const float *b, int64_t n)
   for (; i < n; i++)
     s += a[i] * b[i];
   return s;
-}
-
-/* exp(x) for float32, branch-free so that loops calling it vectorise: x = n ln2 + r with
- * n = round(x / ln2) (Cody-Waite split of ln2), exp(r) by its degree-6 Taylor/minimax
- * polynomial on |r| <= ln2/2 (relative error < 2e-7), times 2^n built in the exponent
- * bits. Inputs below -87.3 give 0 (as expf underflows), above 88 are clamped. */
-static inline float
-fast_expf (float x)
-{
-  x = x < -87.3f ? -87.3f : (x > 88.0f ? 88.0f : x);
-  const float shift = 12582912.0f;               /* 1.5 * 2^23: rounds to an integer */
-  const float n = (x * 1.44269504088896341f + shift) - shift;
-  const float r = (x - n * 0.693145751953125f) - n * 1.42860682030941723e-6f;
-  float p = 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  union { float f; int32_t i; } scale = { .i = ((int32_t) n + 127) << 23 };
-  return x <= -87.3f ? 0.0f : p * scale.f;
 }
 
 void
@@ -103,55 +82,80 @@ hz_cpu_rms_norm_to (float *y, const float *x, const float *w, int64_t n, float e
       y[i] = x[i] * scale;
 }
 
-HZ_CPU_CLONES void
-hz_cpu_softmax (float *x, int64_t n_valid, float scale)
+/* ggml_v_expf of the AVX-512 build (ggml-cpu.c, "adapted from arm limited optimized
+ * routine"), one lane: n = round(x / ln2) by the 1.5*2^23 shift, b = x - n ln2 in two FMA
+ * steps, a degree-5 polynomial in b evaluated with FMAs, then _mm512_scalef_ps(j, n); |n| >
+ * 192 gives 0 or inf. Bit-exact with the vector code. */
+static inline float
+ggml_v_expf1 (float x)
 {
-  /* eight lanes for the max and the sum: vectorisable, as accurate as a serial float sum */
-  float lmax[8] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY,
-                    -INFINITY, -INFINITY, -INFINITY, -INFINITY };
-  int64_t i = 0;
-  for (; i + 8 <= n_valid; i += 8)
-    for (int l = 0; l < 8; l++)
-      {
-        x[i + l] *= scale;
-        lmax[l] = x[i + l] > lmax[l] ? x[i + l] : lmax[l];
-      }
-  for (; i < n_valid; i++)
+  const float r = 0x1.8p23f;
+  const float z = fmaf (x, 0x1.715476p+0f, r);
+  const float n = z - r;
+  const float b = fmaf (-n, 0x1.7f7d1cp-20f, fmaf (-n, 0x1.62e4p-1f, x));
+  const float u = b * b;
+  const float j = fmaf (fmaf (fmaf (0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                              fmaf (0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                        u, fmaf (0x1.ffffecp-1f, b, 1.0f));
+  if (fabsf (n) > 192.0f)
+    return n <= 0.0f ? 0.0f : INFINITY;
+  if (n >= -125.0f && n <= 127.0f)
+    {
+      /* j * 2^n is exact here: j is about 1, so the product is a normal number */
+      union { float f; int32_t i; } p2 = { .i = ((int32_t) n + 127) << 23 };
+      return j * p2.f;
+    }
+  return ldexpf (j, (int) n);     /* subnormal results, rounded once as scalef does */
+}
+
+HZ_CPU_CLONES void
+hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale)
+{
+  /* ggml_vec_scale_f32, then the mask (0 or -inf: x + 1*0 is exact), ggml_vec_max_f32 */
+  float max = -INFINITY;
+  for (int64_t i = 0; i < n_valid; i++)
     {
       x[i] *= scale;
-      lmax[0] = x[i] > lmax[0] ? x[i] : lmax[0];
+      max = x[i] > max ? x[i] : max;
     }
-  float max = lmax[0];
-  for (int l = 1; l < 8; l++)
-    max = lmax[l] > max ? lmax[l] : max;
-
-  float part[8] = { 0 };
-  for (i = 0; i + 8 <= n_valid; i += 8)
-    for (int l = 0; l < 8; l++)
-      {
-        x[i + l] = fast_expf (x[i + l] - max);
-        part[l] += x[i + l];
-      }
-  for (; i < n_valid; i++)
+  for (int64_t i = n_valid; i < n_pad; i++)
+    x[i] = -INFINITY;
+  /* ggml_vec_soft_max_f32, AVX-512: 16 lanes of ggml_v_expf, _mm512_reduce_add_ps of each
+   * 16 added to a double; the rest with libm expf */
+  double sum = 0.0;
+  int64_t i = 0;
+  for (; i + 16 <= n_pad; i += 16)
     {
-      x[i] = fast_expf (x[i] - max);
-      part[0] += x[i];
+      float v[16];
+      for (int l = 0; l < 16; l++)
+        x[i + l] = v[l] = ggml_v_expf1 (x[i + l] - max);
+      sum += (double) hz_ggml_reduce16 (v);
     }
-  const double sum = ((double) part[0] + part[4]) + ((double) part[1] + part[5]) +
-                     ((double) part[2] + part[6]) + ((double) part[3] + part[7]);
-  const float inv = (float) (1.0 / sum);
-  for (int64_t j = 0; j < n_valid; j++)
+  for (; i < n_pad; i++)
+    {
+      x[i] = expf (x[i] - max);
+      sum += (double) x[i];
+    }
+  sum = 1.0 / sum;
+  const float inv = (float) sum;     /* ggml_vec_scale_f32 takes a float */
+  for (int64_t j = 0; j < n_pad; j++)
     x[j] *= inv;
 }
 
 HZ_CPU_CLONES void
 hz_cpu_swiglu (float *restrict gate, const float *restrict up, int64_t n)
 {
-  for (int64_t i = 0; i < n; i++)
-    {
-      const float g = gate[i];
-      gate[i] = (g / (1.0f + fast_expf (-g))) * up[i];
-    }
+  /* ggml_vec_silu_f32 of the AVX-512 build: ggml_v_silu = x / (1 + ggml_v_expf(0 - x)) per
+   * 16 lanes, ggml_silu_f32 with libm expf for the tail; then ggml_vec_mul_f32 */
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    for (int l = 0; l < 16; l++)
+      {
+        const float g = gate[i + l];
+        gate[i + l] = (g / (1.0f + ggml_v_expf1 (0.0f - g))) * up[i + l];
+      }
+  for (; i < n; i++)
+    gate[i] = (gate[i] / (1.0f + expf (-gate[i]))) * up[i];
 }
 
 /* ---- RoPE (YaRN-capable), after ggml's rope_yarn / ggml_rope_yarn_corr_dims ---- */
@@ -224,8 +228,10 @@ hz_cpu_rope_apply (const HzRope *r, const float *cs, float *x, int32_t n_heads, 
           {
             const float c = cs[i0], s = cs[i0 + 1];
             const float x0 = v[i0], x1 = v[i0 + 1];
-            v[i0] = x0 * c - x1 * s;
-            v[i0 + 1] = x0 * s + x1 * c;
+            /* ggml's "x0*cos_theta - x1*sin_theta" and "x0*sin_theta + x1*cos_theta" as the
+             * reference build compiled them: the first product fused (contracted) */
+            v[i0] = fmaf (x0, c, -(x1 * s));
+            v[i0 + 1] = fmaf (x0, s, x1 * c);
           }
       else
         for (int i = 0; i < half; i++)

@@ -3,10 +3,11 @@
  * Formulas follow ggml's CPU ops (ggml/src/ggml-cpu/ops.cpp and vec.h of llama.cpp
  * c392e509) so that results agree with llama.cpp within float rounding:
  *   rms_norm: y = x * (1 / sqrtf(mean(x^2) + eps)), the sum of squares in double;
- *   softmax:  max-subtracted exp, then multiplied by 1/sum;
- *   silu:     x / (1 + exp(-x));
- *   exp is a vectorisable polynomial (relative error < 2e-7, like ggml's SIMD
- *   ggml_v_expf), not libm's expf;
+ *   softmax:  ggml_compute_forward_soft_max_f32 with ggml_vec_soft_max_f32 of the AVX-512
+ *             build, bit for bit (ggml_v_expf per 16 lanes, each 16 reduced and added in
+ *             double);
+ *   silu:     ggml_vec_silu_f32 of the AVX-512 build, bit for bit (x / (1 + ggml_v_expf(-x))
+ *             per 16 lanes, libm expf for the tail of a row);
  *   rope:     ggml_rope_ext with YaRN (rope_yarn), theta_p,i = p * base^(-2i/n_rot) / ff_i.
  * All pointers are float32, contiguous; no aliasing unless stated. Pure functions of their
  * arguments: thread-safe.
@@ -43,12 +44,14 @@ void  hz_cpu_rms_norm (float *x, const float *w, int64_t n, float eps);
 /** y = rms_norm(x) * w (out of place, one row). */
 void  hz_cpu_rms_norm_to (float *y, const float *x, const float *w, int64_t n, float eps);
 
-/** In place over n floats: scale, optional additive mask of -inf beyond `n_valid` (only
- *  x[0..n_valid) are used; the rest are left untouched), max-subtracted exp and
- *  normalisation. Returns nothing; x[0..n_valid) becomes a probability vector. */
-void  hz_cpu_softmax (float *x, int64_t n_valid, float scale);
+/** In place, one row of llama.cpp's soft_max_ext(kq, mask, scale): x[0..n_valid) are the
+ *  scores; cells [n_valid, n_pad) are masked (-inf). Afterwards x[0..n_pad) holds the
+ *  probabilities (0 in the masked cells). Bit-exact with ggml (see above); n_pad is
+ *  llama.cpp's padded n_kv, which decides the 16-lane chunks. */
+void  hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale);
 
-/** In place: gate[i] = silu(gate[i]) * up[i] (SwiGLU, llama.cpp LLM_FFN_SILU + PAR). */
+/** In place: gate[i] = silu(gate[i]) * up[i] (SwiGLU, llama.cpp LLM_FFN_SILU + PAR) for ONE
+ *  row of n = n_ff elements (the 16-lane chunks restart at every row, as in ggml). */
 void  hz_cpu_swiglu (float *gate, const float *up, int64_t n);
 
 /** RoPE parameters derived from HzHparams (see hz_cpu_rope_init). */

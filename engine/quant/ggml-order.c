@@ -56,8 +56,8 @@ hz_ggml_dot_f32 (int n, float *restrict s, const void *restrict vx, const void *
   for (int l = 0; l < 16; l++)
     r[l] = (acc[0][l] + acc[2][l]) + (acc[1][l] + acc[3][l]);
   float sum = hz_ggml_reduce16 (r);
-  for (int i = np; i < n; i++)                 /* "sumf += x[i]*y[i]", contracted */
-    sum = fmaf (x[i], y[i], sum);
+  for (int i = np; i < n; i++)                 /* "sumf += x[i]*y[i]": not contracted */
+    sum += x[i] * y[i];
   *s = sum;
 }
 
@@ -87,6 +87,42 @@ q4_0_x8_dot (int n, float *restrict s, const void *restrict vx, const void *rest
         isum += ((x[b].qs[j] & 0xf) - 8) * y[b].qs[j] + ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + 16];
       const float scale = hzq_fp16_to_fp32 (x[b].d) * hzq_fp16_to_fp32 (y[b].d);
       acc = fmaf ((float) isum, scale, acc);
+    }
+  *s = acc;
+}
+
+/* Q8_0 in the same serial per-block order (AMX build: tinygemm_kernel_vnni<q8_0>) */
+HZG_CLONES static void
+q8_0_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  const HzBlockQ8_0 *x = vx;
+  const HzBlockQ8_0 *y = vy;
+  float acc = 0.0f;
+  for (int b = 0; b < n / 32; b++)
+    {
+      int isum = 0;
+      for (int j = 0; j < 32; j++)
+        isum += x[b].qs[j] * y[b].qs[j];
+      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (x[b].d) * hzq_fp16_to_fp32 (y[b].d), acc);
+    }
+  *s = acc;
+}
+
+/* Q4_1 as tinygemm_kernel_vnni<q8_1, q4_1> (AMX build): per block the integer sum scaled by
+ * d_w·d_a, then the min term m_w·s_a, both fused into one accumulator. */
+HZG_CLONES static void
+q4_1_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  const HzBlockQ4_1 *x = vx;
+  const HzBlockQ8_1 *y = vy;
+  float acc = 0.0f;
+  for (int b = 0; b < n / 32; b++)
+    {
+      int isum = 0;
+      for (int j = 0; j < 16; j++)
+        isum += (x[b].qs[j] & 0xf) * y[b].qs[j] + (x[b].qs[j] >> 4) * y[b].qs[j + 16];
+      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (x[b].d) * hzq_fp16_to_fp32 (y[b].d), acc);
+      acc = fmaf (hzq_fp16_to_fp32 (x[b].m), hzq_fp16_to_fp32 (y[b].s), acc);
     }
   *s = acc;
 }
@@ -265,6 +301,23 @@ q3_K_dot (int n, float *restrict s, const void *restrict vx, const void *restric
   *s = hz_ggml_hsum8 (acc);
 }
 
+/* IQ4_XS super-block -> KBlock: kvalues per nibble, 6-bit scale per 32 minus 32. */
+static inline void
+iq4_xs_unpack (const HzBlockIQ4_XS *xb, KBlock *kb)
+{
+  for (int ib = 0; ib < 8; ib++)
+    {
+      const int ls = ((xb->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf)
+                     | ((xb->scales_h >> (2 * ib)) & 3) << 4;
+      kb->sc[2 * ib] = kb->sc[2 * ib + 1] = (int16_t) (ls - 32);
+      for (int j = 0; j < 16; j++)
+        {
+          kb->q[32 * ib + j] = hzq_kvalues_iq4nl[xb->qs[16 * ib + j] & 0xf];
+          kb->q[32 * ib + 16 + j] = hzq_kvalues_iq4nl[xb->qs[16 * ib + j] >> 4];
+        }
+    }
+}
+
 /* Q4_K's 6-bit scale and min of sub-block j (of 8). */
 static inline void
 k4_scale_min (const uint8_t s[12], int j, int *sc, int *mn)
@@ -320,6 +373,25 @@ q4_K_dot (int n, float *restrict s, const void *restrict vx, const void *restric
   *s = hz_ggml_hsum8 (acc) + ((acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]));
 }
 
+/* Q6_K super-block -> KBlock. 128-element half h: chunks of 32 take the low nibbles of
+ * ql[64h..+31], of ql[64h+32..+63], then their high nibbles, each with 2 bits of qh[32h+l]. */
+static inline void
+q6_K_unpack (const HzBlockQ6_K *xb, KBlock *kb)
+{
+  for (int h = 0; h < 2; h++)
+    for (int l = 0; l < 32; l++)
+      {
+        const uint8_t a = xb->ql[64 * h + l], b = xb->ql[64 * h + 32 + l];
+        const uint8_t hb = xb->qh[32 * h + l];
+        kb->q[128 * h + l] = (int8_t) (((a & 0xf) | (hb & 3) << 4) - 32);
+        kb->q[128 * h + 32 + l] = (int8_t) (((b & 0xf) | ((hb >> 2) & 3) << 4) - 32);
+        kb->q[128 * h + 64 + l] = (int8_t) (((a >> 4) | ((hb >> 4) & 3) << 4) - 32);
+        kb->q[128 * h + 96 + l] = (int8_t) (((b >> 4) | ((hb >> 6) & 3) << 4) - 32);
+      }
+  for (int g = 0; g < 16; g++)
+    kb->sc[g] = xb->scales[g];
+}
+
 HZG_CLONES static void
 q6_K_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
 {
@@ -331,25 +403,114 @@ q6_K_dot (int n, float *restrict s, const void *restrict vx, const void *restric
   for (int i = 0; i < n / 256; i++)
     {
       const float d = q8k_d (&y[i]) * hzq_fp16_to_fp32 (x[i].d);
-      /* 128-element half h: chunks of 32 take the low nibbles of ql[64h..+31], of
-       * ql[64h+32..+63], then their high nibbles, each with 2 bits of qh[32h + l] */
-      for (int h = 0; h < 2; h++)
-        for (int l = 0; l < 32; l++)
-          {
-            const uint8_t a = x[i].ql[64 * h + l], b = x[i].ql[64 * h + 32 + l];
-            const uint8_t hb = x[i].qh[32 * h + l];
-            k.q[128 * h + l] = (int8_t) (((a & 0xf) | (hb & 3) << 4) - 32);
-            k.q[128 * h + 32 + l] = (int8_t) (((b & 0xf) | ((hb >> 2) & 3) << 4) - 32);
-            k.q[128 * h + 64 + l] = (int8_t) (((a >> 4) | ((hb >> 4) & 3) << 4) - 32);
-            k.q[128 * h + 96 + l] = (int8_t) (((b >> 4) | ((hb >> 6) & 3) << 4) - 32);
-          }
-      for (int g = 0; g < 16; g++)
-        k.sc[g] = x[i].scales[g];
+      q6_K_unpack (&x[i], &k);
       k_lanes (&k, y[i].qs, lane);
       for (int l = 0; l < 8; l++)
         acc[l] = fmaf (d, (float) lane[l], acc[l]);
     }
   *s = hz_ggml_hsum8 (acc);
+}
+
+/* Q6_K as the AMX build's tinygemm_kernel_vnni<q8_K, q6_K> sums it: the whole super-block
+ * in one int32 (Σ_g scale_g Σ (q-32)·y), then one FMA per super-block with d_w·d_a. */
+HZG_CLONES static void
+q6_K_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  const HzBlockQ6_K *x = vx;
+  const HzBlockQ8_K *y = vy;
+  float acc = 0.0f;
+  KBlock k;
+  int32_t lane[8];
+  for (int i = 0; i < n / 256; i++)
+    {
+      q6_K_unpack (&x[i], &k);
+      k_lanes (&k, y[i].qs, lane);
+      int32_t isum = 0;
+      for (int l = 0; l < 8; l++)
+        isum += lane[l];
+      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (x[i].d) * q8k_d (&y[i]), acc);
+    }
+  *s = acc;
+}
+
+/* Q4_K / Q5_K super-block -> KBlock (values 0..15 / 0..31, scale per 32) and the 8 mins. */
+static inline void
+k45_unpack (const uint8_t scales[12], const uint8_t *qs, const uint8_t *qh, KBlock *kb, int mn[8])
+{
+  for (int j = 0; j < 8; j++)
+    {
+      int sc;
+      k4_scale_min (scales, j, &sc, &mn[j]);
+      kb->sc[2 * j] = kb->sc[2 * j + 1] = (int16_t) sc;
+    }
+  for (int c = 0; c < 4; c++)
+    for (int l = 0; l < 32; l++)
+      {
+        const int hi0 = qh ? ((qh[l] >> (2 * c)) & 1) << 4 : 0;
+        const int hi1 = qh ? ((qh[l] >> (2 * c + 1)) & 1) << 4 : 0;
+        kb->q[64 * c + l] = (int8_t) ((qs[32 * c + l] & 0xf) | hi0);
+        kb->q[64 * c + 32 + l] = (int8_t) ((qs[32 * c + l] >> 4) | hi1);
+      }
+}
+
+/* tinygemm_kernel_vnni<q8_K, q4_K / q5_K> (AMX build): per super-block
+ * acc = fma(Σ sc·q·y, d_w·d_a, acc), then acc = fnmadd(Σ mn·bsum, dmin_w·d_a, acc). */
+static inline float
+k45_serial (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, bool five)
+{
+  float acc = 0.0f;
+  KBlock k;
+  int mn[8];
+  int32_t lane[8];
+  for (int i = 0; i < n / 256; i++, x += bsize)
+    {
+      const uint16_t *dd = (const uint16_t *) (const void *) x;   /* d, dmin lead both */
+      const uint8_t *scales = x + 4;
+      k45_unpack (scales, five ? x + 48 : x + 16, five ? x + 16 : NULL, &k, mn);
+      k_lanes (&k, y[i].qs, lane);
+      int32_t isum = 0, msum = 0;
+      for (int l = 0; l < 8; l++)
+        isum += lane[l];
+      for (int j = 0; j < 8; j++)
+        msum += mn[j] * (y[i].bsums[2 * j] + y[i].bsums[2 * j + 1]);
+      const float yd = q8k_d (&y[i]);
+      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (dd[0]) * yd, acc);
+      acc = fmaf (-(float) msum, hzq_fp16_to_fp32 (dd[1]) * yd, acc);
+    }
+  return acc;
+}
+
+HZG_CLONES static void
+q4_K_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  *s = k45_serial (n, vx, sizeof (HzBlockQ4_K), vy, false);
+}
+
+HZG_CLONES static void
+q5_K_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  *s = k45_serial (n, vx, sizeof (HzBlockQ5_K), vy, true);
+}
+
+/* tinygemm_kernel_vnni<q8_K, iq4_xs> (AMX build): one FMA per super-block with d_w·d_a. */
+HZG_CLONES static void
+iq4_xs_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  const HzBlockIQ4_XS *x = vx;
+  const HzBlockQ8_K *y = vy;
+  float acc = 0.0f;
+  KBlock k;
+  int32_t lane[8];
+  for (int i = 0; i < n / 256; i++)
+    {
+      iq4_xs_unpack (&x[i], &k);
+      k_lanes (&k, y[i].qs, lane);
+      int32_t isum = 0;
+      for (int l = 0; l < 8; l++)
+        isum += lane[l];
+      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (x[i].d) * q8k_d (&y[i]), acc);
+    }
+  *s = acc;
 }
 
 HZG_CLONES static void
@@ -363,17 +524,7 @@ iq4_xs_dot (int n, float *restrict s, const void *restrict vx, const void *restr
   for (int i = 0; i < n / 256; i++)
     {
       const float d = hzq_fp16_to_fp32 (x[i].d) * q8k_d (&y[i]);
-      for (int ib = 0; ib < 8; ib++)
-        {
-          const int ls = ((x[i].scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf)
-                         | ((x[i].scales_h >> (2 * ib)) & 3) << 4;
-          k.sc[2 * ib] = k.sc[2 * ib + 1] = (int16_t) (ls - 32);
-          for (int j = 0; j < 16; j++)
-            {
-              k.q[32 * ib + j] = hzq_kvalues_iq4nl[x[i].qs[16 * ib + j] & 0xf];
-              k.q[32 * ib + 16 + j] = hzq_kvalues_iq4nl[x[i].qs[16 * ib + j] >> 4];
-            }
-        }
+      iq4_xs_unpack (&x[i], &k);
       k_lanes (&k, y[i].qs, lane);
       for (int l = 0; l < 8; l++)
         acc[l] = fmaf (d, (float) lane[l], acc[l]);
@@ -397,17 +548,17 @@ static const OrderRow order_rows[HZ_TYPE_COUNT_] = {
   [HZ_TYPE_F32]    = { hz_ggml_dot_f32, hz_ggml_dot_f32_tb16, 4, 16,
                        hz_ggml_dot_f32, hz_ggml_dot_f32, false },
   [HZ_TYPE_Q4_0]   = { q4_0_x8_dot, q4_0_x8_dot, 8, 8, NULL, NULL, true },
-  [HZ_TYPE_Q4_1]   = { .table_exact = true },
+  [HZ_TYPE_Q4_1]   = { q4_1_serial_dot, q4_1_serial_dot, 32, 1, NULL, NULL, true },
   [HZ_TYPE_Q5_0]   = { .table_exact = true },
   [HZ_TYPE_Q5_1]   = { .table_exact = true },
-  [HZ_TYPE_Q8_0]   = { .table_exact = true },
-  [HZ_TYPE_Q5_K]   = { .table_exact = true },
+  [HZ_TYPE_Q8_0]   = { q8_0_serial_dot, q8_0_serial_dot, 32, 1, NULL, NULL, true },
+  [HZ_TYPE_Q5_K]   = { q5_K_serial_dot, q5_K_serial_dot, 32, 1, NULL, NULL, true },
   [HZ_TYPE_IQ4_NL] = { iq4_nl_dot, iq4_nl_dot_tinyblas, 1, 1 },
   [HZ_TYPE_Q2_K]   = { q2_K_dot, q2_K_dot, 1, 1 },
   [HZ_TYPE_Q3_K]   = { q3_K_dot, q3_K_dot, 1, 1 },
-  [HZ_TYPE_Q4_K]   = { q4_K_dot, q4_K_dot, 1, 1 },
-  [HZ_TYPE_Q6_K]   = { q6_K_dot, q6_K_dot, 1, 1 },
-  [HZ_TYPE_IQ4_XS] = { iq4_xs_dot, iq4_xs_dot, 1, 1 },
+  [HZ_TYPE_Q4_K]   = { q4_K_serial_dot, q4_K_serial_dot, 32, 1, q4_K_dot, q4_K_dot },
+  [HZ_TYPE_Q6_K]   = { q6_K_serial_dot, q6_K_serial_dot, 32, 1, q6_K_dot, q6_K_dot },
+  [HZ_TYPE_IQ4_XS] = { iq4_xs_serial_dot, iq4_xs_serial_dot, 32, 1, iq4_xs_dot, iq4_xs_dot },
 };
 
 HzGgmlDots

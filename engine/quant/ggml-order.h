@@ -6,27 +6,33 @@
  * for perplexity, but not for reproducing greedy token ids over hundreds of steps: a one-ulp
  * difference flips the rounding of an activation quantized to Q8_0 a few layers later, and
  * the difference grows from there. This file is the table, keyed by format like every other
- * format dispatch, of kernels that follow the float order of the reference build (llama.cpp
- * c392e509 / ggml of 2025-02-20, x86-64 built with -march=native on an AVX-512 CPU, the
- * build that produced ../shared/golden):
+ * format dispatch, of kernels that follow the float order of the reference build
+ * (llama.cpp c392e509 / ggml of 2025-02-20, x86-64 built with -march=native on a Xeon with
+ * AVX-512 and AMX, the build that produced ../shared/golden; found by matching its logits):
  *
  *   F32 weights   ggml_vec_dot_f32 of the AVX-512 build (4 x 16-lane FMA accumulators per
- *                 64 elements, GGML_F32x16_REDUCE, then the leftovers fused in sequence);
- *                 with >= 2 activation rows llamafile's tinyBLAS<16, __m512> (one 16-lane
- *                 accumulator, _mm512_reduce_add_ps) when n_in % 16 == 0 and n_out % 4 == 0.
- *   Q4_0          with n_out % 8 == 0 and n_in % 8 == 0 ggml repacks the weights to
- *                 block_q4_0x8 (ggml-cpu-aarch64.cpp ggml_gemv/gemm_q4_0_8x8_q8_0): each
- *                 output is Σ_blocks fma((float) isum, d_w * d_a, acc), serially.
+ *                 64 elements, GGML_F32x16_REDUCE, then the leftovers added in sequence,
+ *                 not fused); with >= 2 activation rows llamafile's tinyBLAS<16, __m512>
+ *                 (one 16-lane FMA accumulator, _mm512_reduce_add_ps) when n_in % 16 == 0
+ *                 and n_out % 4 == 0.
+ *   AMX formats   Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS with n_out % 32 == 0 live in
+ *                 ggml's AMX buffer (ggml-cpu/amx/mmq.cpp): per block (super-block) the
+ *                 exact integer sum, then acc = fma((float) isum, d_w * d_a, acc) serially
+ *                 (Q4_1: + fma(m_w, s_a); Q4_K/Q5_K: fnmadd of Σ mins·bsums with
+ *                 dmin_w * d_a). The same order for one row (tinygemm_kernel_vnni) and for
+ *                 the prompt batches here.
+ *   Q4_0          n_out % 8 == 0 (no AMX): the block_q4_0x8 repack (ggml-cpu-aarch64.cpp
+ *                 gemv/gemm_q4_0_8x8_q8_0) sums in the same serial order.
  *   IQ4_NL        ggml_vec_dot_iq4_nl_q8_0 (AVX2: even and odd blocks in two accumulators);
  *                 with >= 2 rows tinyBLAS_Q0_AVX (one 8-lane accumulator).
- *   Q2_K, Q3_K, Q4_K, Q6_K, IQ4_XS
+ *   Q2_K, Q3_K, and Q4_K, Q6_K, IQ4_XS without AMX
  *                 ggml_vec_dot_<t>_q8_K of the AVX2 path: 8 int32 lanes (lane l sums the
  *                 elements 4l..4l+3 of every 32), one 8-lane FMA per super-block, the mins
  *                 of Q2_K in the same accumulator and of Q4_K in a 4-lane one.
- *   Q4_1, Q5_0, Q5_1, Q8_0, Q5_K
- *                 the quant table's AVX2 kernels already sum in ggml's order (checked
- *                 against the golden dot results); tinyBLAS_Q0_AVX (Q5_0, Q8_0 with >= 2
- *                 rows) has the same per-element order as vec_dot.
+ *   Q5_0, Q5_1, and Q4_0, Q4_1, Q8_0, Q5_K without AMX or repack
+ *                 the quant table's AVX2 kernels already sum in ggml's AVX2 order (checked
+ *                 against the golden dot results); tinyBLAS_Q0_AVX (Q5_0, Q8_0, Q4_0 with
+ *                 >= 2 rows) has the same per-element order as vec_dot.
  *
  * Every other format, and the formats above on a CPU without AVX2 where the table kernel
  * is needed, fall back to the quant table's vec_dot (correct within 1e-5, not bit-exact).

@@ -21,6 +21,7 @@
 #include "hanzo/engine.h"
 #include "gguf.h"
 #include "quant.h"
+#include "ggml-order.h"
 #include "threadpool.h"
 #include "../hz-test-util.h"
 
@@ -907,9 +908,64 @@ test_distill (gconstpointer data)
   g_autofree char *brel = g_strdup_printf ("golden/stories-distill/%s/logits_kv_f32.bin", type);
   g_autofree char *bin = hz_test_shared_path (brel);
   if (bin)
-    g_test_message ("%s: max |logit - llama.cpp| over 48 positions = %.3g", label,
-                    logits_golden_diff (model, bin));
+    {
+      const double diff = logits_golden_diff (model, bin);
+      g_test_message ("%s: max |logit - llama.cpp| over 48 positions = %.3g", label, diff);
+      /* every float operation follows llama.cpp's order (ggml-order.h): bit-identical */
+      if (hz_simd_supported (HZ_SIMD_AVX2))
+        g_assert_cmpfloat (diff, ==, 0.0);
+    }
   check_greedy_golden (model, json, label);
+}
+
+/* The ggml-order kernels that follow ggml_vec_dot_*'s AVX2 order (n_out not a multiple of
+ * 8 or 32, so no repack/AMX order) reproduce the golden `result` bit for bit. */
+static void
+test_ggml_order_dots (void)
+{
+  g_autofree char *dir = hz_test_shared_path ("golden/quant/dot");
+  if (!dir)
+    return;
+  if (!hz_simd_supported (HZ_SIMD_AVX2))
+    {
+      g_test_skip ("the table kernels of some formats need AVX2 for ggml's order");
+      return;
+    }
+  guint n_checked = 0;
+  for (size_t f = 0; f < hz_quant_n_formats (); f++)
+    {
+      const HzQuantTraits *t = hz_quant_format (f);
+      g_autofree char *path = g_strdup_printf ("%s/%s.bin", dir, t->name);
+      g_autofree char *data = NULL;
+      gsize len = 0;
+      if (t->vec_dot == NULL || !g_file_get_contents (path, &data, &len, NULL))
+        continue;
+      guint32 h[8];
+      memcpy (h, data + 8, sizeof h);
+      gsize off = 40;
+      for (guint32 c = 0; c < h[6]; c++)
+        {
+          guint32 n;
+          float want;
+          memcpy (&n, data + off, 4);
+          memcpy (&want, data + off + 8, 4);
+          off += 32;
+          const char *w = data + off;
+          off += (gsize) n / h[2] * h[3] + 4 * (gsize) n;
+          const char *aq = data + off;
+          off += (gsize) n / h[4] * h[5];
+          g_assert_cmpuint (off, <=, len);
+          const HzGgmlDots d = hz_ggml_order_dots (t->type, 4, n);
+          if (!d.exact || t->type == HZ_TYPE_F32)
+            break;
+          float got;
+          d.one (n, &got, w, aq);
+          g_assert_cmpmem (&got, 4, &want, 4);
+          n_checked++;
+        }
+    }
+  g_test_message ("ggml-order: %u golden dot cases bit-exact", n_checked);
+  g_assert_cmpuint (n_checked, >=, 8 * 10);
 }
 
 static gint
@@ -965,6 +1021,7 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/model/generate", test_generate);
   g_test_add_func ("/model/bad-input", test_bad_input);
+  g_test_add_func ("/model/ggml-order/dots", test_ggml_order_dots);
   g_test_add_func ("/model/stories260K/prompts", test_stories260k_prompts);
   g_test_add_func ("/model/stories260K/logits", test_stories260k_logits);
   g_test_add_func ("/model/stories260K/greedy", test_stories260k_greedy);

@@ -29,22 +29,27 @@
 #include "prefix-cache.h"
 #include "scheduler.h"
 
-static guint64
-prefix_hash (const HzToken *t, guint n)
+/* A chained hash of every prefix: out[p] = H(t[0..p]) for p < n, in O(n). */
+static void
+prefix_hashes (const HzToken *t, guint n, guint64 *out)
 {
-  return hz_prefix_cache_hash (7, t, n);
+  guint64 h = 7;
+  for (guint p = 0; p < n; p++)
+    out[p] = h = hz_prefix_cache_hash (h, &t[p], 1);
 }
 
 static float
-kv_of_prefix (const HzToken *t, guint n)
+kv_of (guint64 prefix_hash)
 {
-  return (float) (prefix_hash (t, n) % 1000003u);
+  return (float) (prefix_hash % 1000003u);
 }
 
 static HzToken
 next_token (const HzToken *t, guint n, guint salt)
 {
-  return (HzToken) ((prefix_hash (t, n) ^ (salt * 0x9e3779b9u)) % 37u);
+  g_autofree guint64 *h = g_new (guint64, n);
+  prefix_hashes (t, n, h);
+  return (HzToken) ((h[n - 1] ^ (salt * 0x9e3779b9u)) % 37u);
 }
 
 typedef struct {
@@ -174,11 +179,13 @@ run_scenario (gconstpointer data)
         {
           const HzSchedItem *it = &g_array_index (batch.items, HzSchedItem, i);
           const HzToken *toks = (const HzToken *) (void *) it->seq->tokens->data;
+          g_autofree guint64 *h = g_new (guint64, it->pos0 + it->n);
+          prefix_hashes (toks, it->pos0 + it->n, h);
           for (guint p = it->pos0; p < it->pos0 + it->n; p++)
             {
               const gint32 b = hz_kv_seq_table (it->seq->kv)[p / s];
-              hz_kv_block_k (pool, 0, b)[p % s] = kv_of_prefix (toks, p + 1);
-              hz_kv_block_v (pool, 0, b)[p % s] = -kv_of_prefix (toks, p + 1);
+              hz_kv_block_k (pool, 0, b)[p % s] = kv_of (h[p]);
+              hz_kv_block_v (pool, 0, b)[p % s] = -kv_of (h[p]);
             }
         }
       hz_scheduler_commit (sched, &batch);
@@ -192,11 +199,13 @@ run_scenario (gconstpointer data)
           if (!it->logits)
             continue;
           const HzToken *toks = (const HzToken *) (void *) q->tokens->data;
+          g_autofree guint64 *h = g_new (guint64, q->tokens->len);
+          prefix_hashes (toks, q->tokens->len, h);
           for (guint p = 0; p < q->tokens->len; p++)
             {
               const gint32 b = hz_kv_seq_table (q->kv)[p / s];
-              g_assert_cmpfloat (hz_kv_block_k (pool, 0, b)[p % s], ==, kv_of_prefix (toks, p + 1));
-              g_assert_cmpfloat (hz_kv_block_v (pool, 0, b)[p % s], ==, -kv_of_prefix (toks, p + 1));
+              g_assert_cmpfloat (hz_kv_block_k (pool, 0, b)[p % s], ==, kv_of (h[p]));
+              g_assert_cmpfloat (hz_kv_block_v (pool, 0, b)[p % s], ==, -kv_of (h[p]));
             }
           const gboolean first = q->tokens->len == r->n_prompt;
           if (sc->forks && first && g_rand_int_range (rng, 0, 4) == 0)
@@ -209,6 +218,12 @@ run_scenario (gconstpointer data)
               g_ptr_array_add (live, c);
               HzToken t = next_token (toks, c->tokens->len, cr->salt);
               g_array_append_val (c->tokens, t);
+              if (cr->n_predict == 1)
+                {
+                  hz_scheduler_remove (sched, c);
+                  g_ptr_array_remove (live, c);
+                  g_ptr_array_add (done, c);
+                }
             }
           HzToken t = next_token (toks, q->tokens->len, r->salt);
           g_array_append_val (q->tokens, t);

@@ -2,7 +2,8 @@
  * conversation of 2,000 messages (Markdown replies) and then a reply of 20,000 tokens
  * streams into it, a few tokens every 2 ms (as the engine worker delivers them, without
  * the model's own cost). An idle-latency probe (a 4 ms timeout that measures how late it
- * runs) records main-loop stalls; the 50th/99th percentile and the worst are printed.
+ * runs) records main-loop stalls while the conversation opens, while idle and while the
+ * reply streams; the 50th/99th percentile and the worst are printed for each.
  * The goal is a 99th percentile under 16 ms. Screenshot: stress.
  */
 #include <hanzo-store.h>
@@ -46,13 +47,22 @@ probe_report (Probe *p, const char *what)
 {
   g_array_sort (p->lateness_us, cmp_i64);
   guint n = p->lateness_us->len;
-  g_assert_cmpuint (n, >, 10);
+  g_assert_cmpuint (n, >=, 2);
   g_test_message ("%s: %u samples, main-loop stall p50 %.2f ms, p99 %.2f ms, max %.2f ms",
                   what, n, g_array_index (p->lateness_us, gint64, n / 2) / 1000.0,
                   g_array_index (p->lateness_us, gint64, n * 99 / 100) / 1000.0,
                   g_array_index (p->lateness_us, gint64, n - 1) / 1000.0);
   g_array_set_size (p->lateness_us, 0);
   p->last_us = 0;
+}
+
+/* The machine's load, to read the numbers with. */
+static void
+print_load (void)
+{
+  g_autofree char *load = NULL;
+  if (g_file_get_contents ("/proc/loadavg", &load, NULL, NULL))
+    g_test_message ("load average: %s (%u CPUs)", g_strstrip (load), g_get_num_processors ());
 }
 
 static void
@@ -117,7 +127,11 @@ script_stress (HzApplication *app, HzWindow *window, gpointer data)
                   (g_get_monotonic_time () - t0) / 1000.0);
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, N_MESSAGES);
 
+  /* The first frames after opening (rows built at both ends: the view opens at the
+   * newest message), then the steady state. */
   probe.probe_id = g_timeout_add (PROBE_MS, probe_tick, &probe);
+  hz_ui_spin (2.0);
+  probe_report (&probe, "first 2 s after opening");
   hz_ui_spin (1.0);
   probe_report (&probe, "idle with 2,000 messages");
 
@@ -138,6 +152,7 @@ script_stress (HzApplication *app, HzWindow *window, gpointer data)
   hz_ui_spin (0.5);
   g_source_remove (probe.probe_id);
   (void) stream_id;
+  print_load ();
   g_autofree char *shot = hz_ui_screenshot (GTK_WIDGET (window), "stress");
   g_array_unref (probe.lateness_us);
 }

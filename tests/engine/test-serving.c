@@ -1,0 +1,509 @@
+/* tests/engine/test-serving.c — HzServe (hanzo/serving.h) end to end on stories260K
+ * (../shared/models/stories260K.gguf; skipped when absent), greedy unless stated.
+ *
+ *  - batching: 16 concurrent sequences give the same tokens as 16 runs one after another;
+ *  - preemption: with a pool too small for all of them, preempted sequences (interactive
+ *    and background mixed) finish with the same tokens as with a large pool;
+ *  - prefix cache: a second request sharing a 1,000-token system prompt computes only the
+ *    tokens after the last full cached block (counted), with outputs identical to a server
+ *    without the cache;
+ *  - fork: n_samples = 4 with a seeded sampler equals 4 separate requests with seeds
+ *    seed .. seed + 3 (copy-on-write of the shared prompt blocks);
+ *  - threads: a loop thread serving requests submitted from 4 threads, with cancellations;
+ *  - fcfs: the non-paged fallback gives the tokens of hz_context_generate.
+ */
+#include <glib.h>
+#include <string.h>
+
+#include "hanzo/engine.h"
+#include "hanzo/serving.h"
+#include "../hz-test-util.h"
+
+#define N_THREADS 2
+
+static HzModel *
+load_model (void)
+{
+  g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
+  if (path == NULL)
+    return NULL;
+  g_autoptr (GError) error = NULL;
+  HzModelParams mp;
+  hz_model_params_init (&mp);
+  mp.n_threads = N_THREADS;
+  HzModel *m = hz_model_load (path, &mp, &error);
+  g_assert_no_error (error);
+  return m;
+}
+
+/* Deterministic pseudo-random prompt of n tokens (BOS first). */
+static HzToken *
+make_prompt (const HzModel *m, guint32 seed, guint n)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (seed);
+  HzToken *p = g_new (HzToken, n);
+  p[0] = hz_model_bos (m);
+  for (guint i = 1; i < n; i++)
+    p[i] = g_rand_int_range (rng, 3, hz_model_n_vocab (m));
+  return p;
+}
+
+/* Collects the results of one server run. */
+typedef struct {
+  GHashTable *tokens;   /* "request/sample" -> GArray of HzToken */
+  GHashTable *results;  /* same key -> HzServeResult copy (tokens NULL) */
+  GMutex      lock;
+  guint       n_done;
+} Collect;
+
+static void
+collect_init (Collect *c)
+{
+  c->tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                     (GDestroyNotify) g_array_unref);
+  c->results = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  g_mutex_init (&c->lock);
+  c->n_done = 0;
+}
+
+static void
+collect_clear (Collect *c)
+{
+  g_hash_table_unref (c->tokens);
+  g_hash_table_unref (c->results);
+  g_mutex_clear (&c->lock);
+}
+
+static void
+on_done (const HzServeResult *r, gpointer user_data)
+{
+  Collect *c = user_data;
+  char *key = g_strdup_printf ("%" G_GUINT64_FORMAT "/%u", r->request, r->sample);
+  GArray *t = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_array_append_vals (t, r->tokens, r->n_generated);
+  HzServeResult *copy = g_memdup2 (r, sizeof *r);
+  copy->tokens = NULL;
+  g_mutex_lock (&c->lock);
+  g_hash_table_insert (c->tokens, g_strdup (key), t);
+  g_hash_table_insert (c->results, key, copy);
+  c->n_done++;
+  g_mutex_unlock (&c->lock);
+}
+
+static GArray *
+got (Collect *c, guint64 id, guint sample)
+{
+  g_autofree char *key = g_strdup_printf ("%" G_GUINT64_FORMAT "/%u", id, sample);
+  GArray *t = g_hash_table_lookup (c->tokens, key);
+  g_assert_nonnull (t);
+  return t;
+}
+
+static const HzServeResult *
+result (Collect *c, guint64 id, guint sample)
+{
+  g_autofree char *key = g_strdup_printf ("%" G_GUINT64_FORMAT "/%u", id, sample);
+  const HzServeResult *r = g_hash_table_lookup (c->results, key);
+  g_assert_nonnull (r);
+  return r;
+}
+
+static void
+assert_same (GArray *a, GArray *b)
+{
+  g_assert_cmpuint (a->len, ==, b->len);
+  g_assert_cmpmem (a->data, a->len * sizeof (HzToken), b->data, b->len * sizeof (HzToken));
+}
+
+static HzServe *
+server (HzModel *m, guint n_blocks, gboolean cache, guint budget)
+{
+  HzServeParams sp;
+  hz_serve_params_init (&sp);
+  sp.n_blocks = n_blocks;
+  sp.prefix_cache = cache;
+  sp.max_batch_tokens = budget;
+  sp.max_seq_len = 2048;
+  sp.n_threads = N_THREADS;
+  g_autoptr (GError) error = NULL;
+  HzServe *srv = hz_serve_new (m, &sp, &error);
+  g_assert_no_error (error);
+  return srv;
+}
+
+static guint64
+submit (HzServe *srv, const HzToken *p, guint n, int n_predict, HzPriority prio, Collect *c)
+{
+  HzRequestParams rp;
+  hz_request_params_init (&rp);
+  rp.n_predict = n_predict;
+  rp.ignore_eog = TRUE;
+  rp.priority = prio;
+  g_autoptr (GError) error = NULL;
+  guint64 id = hz_serve_submit (srv, p, n, &rp, NULL, on_done, c, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (id, >, 0);
+  return id;
+}
+
+static void
+run (HzServe *srv)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hz_serve_run (srv, &error));
+  g_assert_no_error (error);
+}
+
+#define N_SEQ 16
+
+static void
+test_batching (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  HzToken *prompts[N_SEQ];
+  guint lens[N_SEQ];
+  guint64 ids_seq[N_SEQ], ids_conc[N_SEQ];
+  Collect seq, conc;
+  collect_init (&seq);
+  collect_init (&conc);
+  for (guint i = 0; i < N_SEQ; i++)
+    {
+      lens[i] = 5 + 7 * i;
+      prompts[i] = make_prompt (m, 100 + i, lens[i]);
+    }
+  /* one after another, alone on the server */
+  g_autoptr (HzServe) a = server (m, 0, FALSE, 64);
+  for (guint i = 0; i < N_SEQ; i++)
+    {
+      ids_seq[i] = submit (a, prompts[i], lens[i], 40, HZ_PRIORITY_INTERACTIVE, &seq);
+      run (a);
+    }
+  /* all at once: prompt chunks and decodes of up to 16 sequences share each step */
+  g_autoptr (HzServe) b = server (m, 0, FALSE, 64);
+  for (guint i = 0; i < N_SEQ; i++)
+    ids_conc[i] = submit (b, prompts[i], lens[i], 40, HZ_PRIORITY_INTERACTIVE, &conc);
+  run (b);
+  HzServeStats st;
+  hz_serve_get_stats (b, &st);
+  for (guint i = 0; i < N_SEQ; i++)
+    {
+      assert_same (got (&seq, ids_seq[i], 0), got (&conc, ids_conc[i], 0));
+      g_assert_cmpuint (got (&seq, ids_seq[i], 0)->len, ==, 40);
+      g_free (prompts[i]);
+    }
+  g_test_message ("16 concurrent = 16 sequential: %" G_GUINT64_FORMAT " steps for %"
+                  G_GUINT64_FORMAT " tokens (%.1f rows per step)", st.n_steps,
+                  st.n_tokens_evaluated, (double) st.n_tokens_evaluated / st.n_steps);
+  g_assert_cmpuint (st.n_steps, <, N_SEQ * 40);  /* sequences really shared steps */
+  collect_clear (&seq);
+  collect_clear (&conc);
+}
+
+static void
+test_preemption (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  enum { N = 10 };
+  HzToken *prompts[N];
+  guint lens[N];
+  guint64 ids_big[N], ids_small[N];
+  Collect big, small;
+  collect_init (&big);
+  collect_init (&small);
+  g_autoptr (HzServe) a = server (m, 0, FALSE, 48);
+  /* 12 blocks of 16 tokens: 192 slots for 10 sequences of up to 100 tokens */
+  g_autoptr (HzServe) b = server (m, 12, FALSE, 48);
+  for (guint i = 0; i < N; i++)
+    {
+      lens[i] = 10 + 3 * i;
+      prompts[i] = make_prompt (m, 200 + i, lens[i]);
+      const HzPriority pr = i % 3 == 0 ? HZ_PRIORITY_BACKGROUND : HZ_PRIORITY_INTERACTIVE;
+      ids_big[i] = submit (a, prompts[i], lens[i], 60, pr, &big);
+      ids_small[i] = submit (b, prompts[i], lens[i], 60, pr, &small);
+    }
+  run (a);
+  run (b);
+  HzServeStats sa, sb;
+  hz_serve_get_stats (a, &sa);
+  hz_serve_get_stats (b, &sb);
+  guint preempted = 0;
+  for (guint i = 0; i < N; i++)
+    {
+      assert_same (got (&big, ids_big[i], 0), got (&small, ids_small[i], 0));
+      preempted += result (&small, ids_small[i], 0)->n_preemptions > 0;
+      g_free (prompts[i]);
+    }
+  g_test_message ("small pool: %" G_GUINT64_FORMAT " preemptions of %u sequences, %"
+                  G_GUINT64_FORMAT " rows vs %" G_GUINT64_FORMAT " with a large pool",
+                  sb.n_preemptions, preempted, sb.n_tokens_evaluated, sa.n_tokens_evaluated);
+  g_assert_cmpuint (sa.n_preemptions, ==, 0);
+  g_assert_cmpuint (sb.n_preemptions, >, 0);
+  g_assert_cmpuint (preempted, >, 0);
+  g_assert_cmpuint (sb.n_blocks_free, ==, 12);
+  collect_clear (&big);
+  collect_clear (&small);
+}
+
+static void
+test_prefix_cache (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  enum { SYS = 1000, USER = 20 };
+  g_autofree HzToken *sys = make_prompt (m, 300, SYS);
+  g_autofree HzToken *p1 = g_new (HzToken, SYS + USER);
+  g_autofree HzToken *p2 = g_new (HzToken, SYS + USER + 5);
+  g_autofree HzToken *u1 = make_prompt (m, 301, USER + 1);
+  g_autofree HzToken *u2 = make_prompt (m, 302, USER + 6);
+  memcpy (p1, sys, SYS * sizeof (HzToken));
+  memcpy (p1 + SYS, u1 + 1, USER * sizeof (HzToken));
+  memcpy (p2, sys, SYS * sizeof (HzToken));
+  memcpy (p2 + SYS, u2 + 1, (USER + 5) * sizeof (HzToken));
+  g_assert_cmpint (p1[SYS], !=, p2[SYS]);
+
+  Collect with, without;
+  collect_init (&with);
+  collect_init (&without);
+  g_autoptr (HzServe) a = server (m, 0, TRUE, 256);
+  g_autoptr (HzServe) b = server (m, 0, FALSE, 256);
+  guint64 a1 = submit (a, p1, SYS + USER, 16, HZ_PRIORITY_INTERACTIVE, &with);
+  run (a);
+  guint64 a2 = submit (a, p2, SYS + USER + 5, 16, HZ_PRIORITY_INTERACTIVE, &with);
+  run (a);
+  guint64 b1 = submit (b, p1, SYS + USER, 16, HZ_PRIORITY_INTERACTIVE, &without);
+  run (b);
+  guint64 b2 = submit (b, p2, SYS + USER + 5, 16, HZ_PRIORITY_INTERACTIVE, &without);
+  run (b);
+
+  const HzServeResult *r1 = result (&with, a1, 0), *r2 = result (&with, a2, 0);
+  const guint s = 16, cached = SYS / s * s;  /* whole blocks of the shared prefix */
+  g_test_message ("second request: %u prompt tokens, %u from the cache, %u computed "
+                  "(new tokens: %u)", r2->n_prompt, r2->n_prompt_cached, r2->n_prompt_evaluated,
+                  r2->n_prompt - SYS);
+  g_assert_cmpuint (r1->n_prompt_evaluated, ==, SYS + USER);
+  g_assert_cmpuint (r2->n_prompt_cached, ==, cached);
+  g_assert_cmpuint (r2->n_prompt_evaluated, ==, SYS + USER + 5 - cached);
+  g_assert_cmpuint (r2->n_prompt_evaluated, <, (USER + 5) + s);
+  g_assert_cmpuint (result (&without, b2, 0)->n_prompt_evaluated, ==, SYS + USER + 5);
+  assert_same (got (&with, a1, 0), got (&without, b1, 0));
+  assert_same (got (&with, a2, 0), got (&without, b2, 0));
+
+  /* the same prompt again: everything but the last token comes from the cache */
+  guint64 a3 = submit (a, p2, SYS + USER + 5, 16, HZ_PRIORITY_INTERACTIVE, &with);
+  run (a);
+  g_assert_cmpuint (result (&with, a3, 0)->n_prompt_evaluated, <=, s);
+  assert_same (got (&with, a3, 0), got (&without, b2, 0));
+  collect_clear (&with);
+  collect_clear (&without);
+}
+
+static void
+test_fork (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  g_autofree HzToken *p = make_prompt (m, 400, 37);
+  Collect c;
+  collect_init (&c);
+  g_autoptr (HzServe) srv = server (m, 0, FALSE, 64);
+  HzRequestParams rp;
+  hz_request_params_init (&rp);
+  rp.n_predict = 30;
+  rp.ignore_eog = TRUE;
+  rp.sampler.temperature = 0.9f;
+  rp.sampler.seed = 42;
+  rp.n_samples = 4;
+  g_autoptr (GError) error = NULL;
+  guint64 group = hz_serve_submit (srv, p, 37, &rp, NULL, on_done, &c, &error);
+  g_assert_no_error (error);
+  run (srv);
+  HzServeStats st;
+  hz_serve_get_stats (srv, &st);
+  g_assert_cmpuint (st.n_prompt_evaluated, ==, 37);  /* the prompt was computed once */
+  rp.n_samples = 1;
+  guint distinct = 0;
+  for (guint i = 0; i < 4; i++)
+    {
+      rp.sampler.seed = 42 + i;
+      guint64 one = hz_serve_submit (srv, p, 37, &rp, NULL, on_done, &c, &error);
+      run (srv);
+      assert_same (got (&c, group, i), got (&c, one, 0));
+      distinct += i > 0 && memcmp (got (&c, group, i)->data, got (&c, group, 0)->data,
+                                   30 * sizeof (HzToken)) != 0;
+    }
+  g_assert_cmpuint (distinct, >, 0);
+  g_assert_cmpuint (c.n_done, ==, 8);
+  collect_clear (&c);
+}
+
+/* ---- threads: submitters, cancellations, a loop thread ---- */
+
+typedef struct {
+  HzServe  *srv;
+  HzModel  *m;
+  Collect  *c;
+  guint     index;
+  guint64   ids[8];
+} Submitter;
+
+static gboolean
+on_token_noop (guint64 request, guint sample, HzToken token, const char *text, gpointer data)
+{
+  return TRUE;
+}
+
+static gpointer
+submitter (gpointer data)
+{
+  Submitter *s = data;
+  for (guint k = 0; k < 8; k++)
+    {
+      g_autofree HzToken *p = make_prompt (s->m, 500 + s->index * 8 + k, 9 + k);
+      HzRequestParams rp;
+      hz_request_params_init (&rp);
+      rp.n_predict = 12;
+      rp.ignore_eog = TRUE;
+      rp.priority = k % 2 ? HZ_PRIORITY_BACKGROUND : HZ_PRIORITY_INTERACTIVE;
+      s->ids[k] = hz_serve_submit (s->srv, p, 9 + k, &rp, on_token_noop, on_done, s->c, NULL);
+      g_assert_cmpuint (s->ids[k], >, 0);
+      if (k == 5)
+        hz_serve_cancel (s->srv, s->ids[k]);
+      g_usleep (500);
+    }
+  return NULL;
+}
+
+static void
+test_threads (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  Collect c, ref;
+  collect_init (&c);
+  collect_init (&ref);
+  g_autoptr (HzServe) srv = server (m, 10, TRUE, 32);
+  hz_serve_start (srv);
+  Submitter subs[4];
+  GThread *th[4];
+  for (guint i = 0; i < 4; i++)
+    {
+      subs[i] = (Submitter) { srv, m, &c, i, { 0 } };
+      th[i] = g_thread_new ("submitter", submitter, &subs[i]);
+    }
+  for (guint i = 0; i < 4; i++)
+    g_thread_join (th[i]);
+  hz_serve_wait_idle (srv);
+  HzServeStats st;
+  hz_serve_get_stats (srv, &st);
+  hz_serve_stop (srv);
+  g_assert_cmpuint (c.n_done, ==, 32);
+
+  g_autoptr (HzServe) solo = server (m, 0, FALSE, 32);
+  for (guint i = 0; i < 4; i++)
+    for (guint k = 0; k < 8; k++)
+      {
+        const HzServeResult *r = result (&c, subs[i].ids[k], 0);
+        if (r->stop_reason == HZ_STOP_CANCELLED)
+          continue;
+        g_assert_cmpint (r->stop_reason, ==, HZ_STOP_LENGTH);
+        g_autofree HzToken *p = make_prompt (m, 500 + i * 8 + k, 9 + k);
+        guint64 id = submit (solo, p, 9 + k, 12, HZ_PRIORITY_INTERACTIVE, &ref);
+        run (solo);
+        assert_same (got (&c, subs[i].ids[k], 0), got (&ref, id, 0));
+      }
+  g_test_message ("threads: %" G_GUINT64_FORMAT " steps, %" G_GUINT64_FORMAT " preemptions",
+                  st.n_steps, st.n_preemptions);
+  collect_clear (&c);
+  collect_clear (&ref);
+}
+
+static void
+test_fcfs (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  HzServeParams sp;
+  hz_serve_params_init (&sp);
+  sp.fcfs = TRUE;
+  sp.n_threads = N_THREADS;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzServe) srv = hz_serve_new (m, &sp, &error);
+  g_assert_no_error (error);
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_threads = N_THREADS;
+  g_autoptr (HzContext) ctx = hz_context_new (m, &cp, &error);
+  g_assert_no_error (error);
+  Collect c;
+  collect_init (&c);
+  guint64 ids[3];
+  g_autofree HzToken *p = make_prompt (m, 600, 30);
+  for (guint i = 0; i < 3; i++)
+    ids[i] = submit (srv, p, 20 + 5 * i, 20, HZ_PRIORITY_INTERACTIVE, &c);
+  run (srv);
+  for (guint i = 0; i < 3; i++)
+    {
+      HzGenerateParams gp;
+      hz_generate_params_init (&gp);
+      gp.n_predict = 20;
+      gp.ignore_eog = TRUE;
+      g_autoptr (GArray) want = g_array_new (FALSE, FALSE, sizeof (HzToken));
+      g_free (hz_context_generate (ctx, p, 20 + 5 * i, &gp, NULL, NULL, NULL, want, NULL,
+                                   &error));
+      g_assert_no_error (error);
+      assert_same (got (&c, ids[i], 0), want);
+    }
+  /* the second and third prompts extend the first: only their new tokens are computed */
+  g_assert_cmpuint (result (&c, ids[1], 0)->n_prompt_evaluated, ==, 5);
+  collect_clear (&c);
+}
+
+static void
+test_errors (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  g_autoptr (HzServe) srv = server (m, 8, FALSE, 32);  /* 128 positions at most */
+  g_autoptr (GError) error = NULL;
+  HzToken bad[2] = { 1, 1 << 20 };
+  g_assert_cmpuint (hz_serve_submit (srv, bad, 2, NULL, NULL, NULL, NULL, &error), ==, 0);
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_cmpuint (hz_serve_submit (srv, bad, 0, NULL, NULL, NULL, NULL, &error), ==, 0);
+  g_clear_error (&error);
+  g_autofree HzToken *longp = make_prompt (m, 1, 200);
+  g_assert_cmpuint (hz_serve_submit (srv, longp, 200, NULL, NULL, NULL, NULL, &error), ==, 0);
+  g_assert_error (error, HZ_SERVE_ERROR, HZ_SERVE_ERROR_TOO_LONG);
+  g_clear_error (&error);
+  /* a sequence that reaches the pool's capacity stops with CONTEXT_FULL */
+  Collect c;
+  collect_init (&c);
+  guint64 id = submit (srv, longp, 100, 500, HZ_PRIORITY_INTERACTIVE, &c);
+  run (srv);
+  g_assert_cmpint (result (&c, id, 0)->stop_reason, ==, HZ_STOP_CONTEXT_FULL);
+  g_assert_cmpuint (result (&c, id, 0)->n_generated, ==, 28);
+  collect_clear (&c);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/serving/batching", test_batching);
+  g_test_add_func ("/serving/preemption", test_preemption);
+  g_test_add_func ("/serving/prefix-cache", test_prefix_cache);
+  g_test_add_func ("/serving/fork", test_fork);
+  g_test_add_func ("/serving/threads", test_threads);
+  g_test_add_func ("/serving/fcfs", test_fcfs);
+  g_test_add_func ("/serving/errors", test_errors);
+  return g_test_run ();
+}
