@@ -4,7 +4,9 @@
 #include <glib/gi18n.h>
 
 #include "hz-config.h"
+#include "hz-learner.h"
 #include "hz-preferences-window.h"
+#include "hz-privacy-window.h"
 #include "hz-resources.h"
 #include "hz-window.h"
 
@@ -17,6 +19,7 @@ struct _HzApplication {
   char           *model_sha256;
   GCancellable   *hash_cancellable;
   char           *remember_path;   /* saved as model-path once it has loaded */
+  HzLearner      *learner;         /* the hanzo-learner daemon on the session bus */
 };
 
 G_DEFINE_FINAL_TYPE (HzApplication, hz_application, ADW_TYPE_APPLICATION)
@@ -132,6 +135,13 @@ hz_application_get_worker (HzApplication *self)
   return self->worker;
 }
 
+HzLearner *
+hz_application_get_learner (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->learner;
+}
+
 const char *
 hz_application_get_model_sha256 (HzApplication *self)
 {
@@ -199,6 +209,15 @@ action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
+action_privacy (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  HzApplication *self = user_data;
+  GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
+
+  gtk_window_present (GTK_WINDOW (hz_privacy_window_new (self, parent)));
+}
+
+static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   HzApplication *self = user_data;
@@ -216,6 +235,7 @@ action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 static const GActionEntry app_actions[] = {
   { .name = "about", .activate = action_about },
   { .name = "preferences", .activate = action_preferences },
+  { .name = "privacy", .activate = action_privacy },
   { .name = "quit", .activate = action_quit },
 };
 
@@ -237,6 +257,7 @@ hz_application_startup (GApplication *app)
   if (self->store == NULL)
     g_message ("cannot open the store %s: %s", store_path, self->store_error->message);
 
+  self->learner = hz_learner_new ();
   self->worker = hz_engine_worker_new ();
   hz_engine_worker_set_context_length (self->worker,
                                        (guint) g_settings_get_int (self->settings, "context-length"));
@@ -327,6 +348,8 @@ hz_application_shutdown (GApplication *app)
   if (self->worker != NULL)
     hz_engine_worker_shutdown (self->worker);
   g_clear_pointer (&self->store, hz_store_close);
+  if (self->learner != NULL)
+    g_object_run_dispose (G_OBJECT (self->learner));  /* stops watching, resumes it */
 
   G_APPLICATION_CLASS (hz_application_parent_class)->shutdown (app);
 }
@@ -340,6 +363,7 @@ hz_application_finalize (GObject *object)
   g_clear_pointer (&self->store, hz_store_close);
   g_clear_error (&self->store_error);
   g_clear_object (&self->worker);
+  g_clear_object (&self->learner);
   g_clear_object (&self->hash_cancellable);
   g_free (self->model_sha256);
   g_free (self->remember_path);

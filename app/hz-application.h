@@ -11,6 +11,7 @@
 #include <adwaita.h>
 #include <hanzo-store.h>
 #include "engine-worker.h"
+#include "hz-learner.h"
 
 G_BEGIN_DECLS
 
@@ -29,6 +30,9 @@ HzStore        *hz_application_get_store (HzApplication *self);
 
 /** The engine worker (valid after startup). */
 HzEngineWorker *hz_application_get_worker (HzApplication *self);
+
+/** The learner daemon's presence and controls (valid after startup). */
+HzLearner      *hz_application_get_learner (HzApplication *self);
 
 /** sha256 (lowercase hex) of the loaded model file, or NULL while it is being computed
  *  (in a worker thread) or when no model is loaded. */

@@ -83,6 +83,10 @@ struct _HzWindow {
   gint64         reply_message_id;
   gboolean       reply_dirty;     /* text not yet saved */
   guint          save_timeout_id;
+  gboolean       learner_held;    /* hz_learner_hold() called for this reply */
+
+  GtkWidget     *learner_bar;     /* HzLearnerBar in the sidebar footer */
+  gulong         learner_failed_id;
 };
 
 /* hz-window.c */

@@ -21,6 +21,7 @@
 #include <hanzo-store-feedback.h>
 #include <math.h>
 
+#include "hz-learner-bar.h"
 #include "hz-message-row.h"
 
 #define SAVE_INTERVAL_MS 500  /* a streamed reply is saved at least this often */
@@ -517,6 +518,12 @@ start_reply (HzWindow *self, gint64 parent_id)
   HzGenerateParams params;
   fill_generate_params (self, &params);
   self->request_id = hz_engine_worker_generate (self->worker, msgs, n_msgs, &params);
+  if (!self->learner_held)
+    {
+      /* The learner (if running) pauses while a reply is generated. */
+      self->learner_held = TRUE;
+      hz_learner_hold (hz_application_get_learner (self->app));
+    }
 
   tree_add (self, reply);
   tree_choose (self, parent_id, reply_id);
@@ -659,6 +666,11 @@ end_reply (HzWindow *self, gboolean keep)
   g_clear_handle_id (&self->save_timeout_id, g_source_remove);
   self->reply_message_id = 0;
   self->request_id = 0;
+  if (self->learner_held)
+    {
+      self->learner_held = FALSE;
+      hz_learner_release (hz_application_get_learner (self->app));
+    }
   hz_window_update_state (self);
 }
 
@@ -1156,6 +1168,18 @@ hz_window_show_chat_pane (HzWindow *self)
 
 /* ------------------------------------------------------------------ attaching */
 
+static void
+on_learner_call_failed (HzLearner *learner, const char *method, const char *message,
+                        HzWindow *self)
+{
+  /* Pause/Resume failing is not worth a notice; the user's own requests are. */
+  if (g_strcmp0 (method, "LearnNow") == 0 || g_strcmp0 (method, "NeverLearn") == 0)
+    {
+      g_autofree char *text = g_strdup_printf (_("Learner: %s"), message);
+      hz_window_notify (self, text);
+    }
+}
+
 /* Connect the window to the application's objects (from hz_window_new()). */
 static void
 attach_to_app (HzWindow *self, HzApplication *app)
@@ -1185,6 +1209,10 @@ attach_to_app (HzWindow *self, HzApplication *app)
   g_settings_bind (self->settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
 
   hz_window_sidebar_attach (self);
+  self->learner_bar = hz_learner_bar_new (hz_application_get_learner (self->app));
+  gtk_box_append (GTK_BOX (self->sidebar_pane), self->learner_bar);
+  self->learner_failed_id = g_signal_connect (hz_application_get_learner (self->app), "call-failed",
+                                              G_CALLBACK (on_learner_call_failed), self);
   hz_window_show_conversation (self, 0);
   on_model_requested (self);
   if (self->store == NULL)
@@ -1298,6 +1326,21 @@ hz_window_show_error (HzWindow *self, const char *heading, const char *body)
   gtk_window_present (GTK_WINDOW (dialog));
 }
 
+void
+hz_window_reload (HzWindow *self)
+{
+  g_return_if_fail (HZ_IS_WINDOW (self));
+  hz_window_show_conversation (self, 0);
+  hz_window_load_conversations (self);
+}
+
+GtkWidget *
+hz_window_get_learner_bar (HzWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_WINDOW (self), NULL);
+  return self->learner_bar;
+}
+
 /* ------------------------------------------------------------------ GObject */
 
 static void
@@ -1318,6 +1361,8 @@ hz_window_dispose (GObject *object)
       save_reply (self, -1, NAN, NAN);
       end_reply (self, *hz_message_item_get_text (self->reply_item) != '\0');
     }
+  if (self->app != NULL && self->learner_failed_id != 0)
+    g_clear_signal_handler (&self->learner_failed_id, hz_application_get_learner (self->app));
   hz_window_sidebar_dispose (self);
   g_clear_weak_pointer (&self->info_toast);
   g_clear_object (&self->worker);

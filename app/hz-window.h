@@ -76,4 +76,11 @@ void        hz_window_export_to_file (HzWindow *self, HzExportFormat format, GFi
  *  when the window closes. */
 void        hz_window_commit_deletes (HzWindow *self);
 
+/** Read the conversation list from the store again and show a new chat (after the privacy
+ *  page deleted everything). */
+void        hz_window_reload (HzWindow *self);
+
+/** The learner status row in the sidebar footer (HzLearnerBar). */
+GtkWidget  *hz_window_get_learner_bar (HzWindow *self);
+
 G_END_DECLS

@@ -10,7 +10,7 @@
 
 #include <math.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
 #define HZG_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
 #else
 #define HZG_CLONES

@@ -1,0 +1,760 @@
+/* hz-privacy-window.c — HzPrivacyWindow (see hz-privacy-window.h). Built in code: most of
+ * its rows come from the store. Nothing here calls the network: egress is used only for
+ * its accounting (hz_dp_spent(), a pure computation over the store's ledger). */
+#include "hz-privacy-window.h"
+
+#include <glib/gi18n.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+
+#include <hanzo-store-learner.h>
+#include <hanzo-store-privacy.h>
+#include <hanzo-store-redactions.h>
+#include "dp.h"
+#include "hz-learner.h"
+#include "hz-window.h"
+
+struct _HzPrivacyWindow {
+  AdwPreferencesWindow parent_instance;
+
+  HzApplication *app;
+  HzStore       *store;      /* the app's; may be NULL */
+  HzLearner     *learner;
+  GSettings     *settings;
+  gulong         learner_notify_id;
+
+  /* kept */
+  AdwActionRow  *conversations_row;
+  AdwActionRow  *messages_row;
+  AdwActionRow  *size_row;
+  GtkWidget     *delete_button;
+  guint          n_conversations, n_messages;
+  guint64        bytes;
+
+  /* redactions */
+  AdwComboRow   *message_combo;
+  GArray        *message_ids;     /* gint64, parallel to the combo's model */
+  GtkTextBuffer *redaction_buffer;
+  GtkLabel      *redaction_status;
+
+  /* learner */
+  GtkListBox    *runs_list;
+  GtkListBox    *adapters_list;
+  GtkWidget     *rollback_button;
+  guint          n_runs;
+
+  /* federation */
+  GtkSwitch     *federation_switch;
+  GtkWidget     *federation_details;
+  AdwActionRow  *epsilon_row;
+  AdwActionRow  *training_epsilon_row;
+  GtkListBox    *egress_list;
+  guint          n_egress;
+};
+
+G_DEFINE_FINAL_TYPE (HzPrivacyWindow, hz_privacy_window, ADW_TYPE_PREFERENCES_WINDOW)
+
+/* ------------------------------------------------------------------ helpers */
+
+static void
+list_clear (GtkListBox *list)
+{
+  GtkWidget *child;
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (list))) != NULL)
+    gtk_list_box_remove (list, child);
+}
+
+static GtkListBox *
+boxed_list (void)
+{
+  GtkWidget *list = gtk_list_box_new ();
+  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
+  gtk_widget_add_css_class (list, "boxed-list");
+  return GTK_LIST_BOX (list);
+}
+
+static GtkWidget *
+info_row (const char *title, const char *subtitle)
+{
+  GtkWidget *row = adw_action_row_new ();
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
+  if (subtitle != NULL)
+    adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+  return row;
+}
+
+static void
+set_row_value (AdwActionRow *row, const char *value)
+{
+  GtkWidget *label = g_object_get_data (G_OBJECT (row), "value-label");
+  gtk_label_set_text (GTK_LABEL (label), value);
+}
+
+static AdwActionRow *
+value_row (AdwPreferencesGroup *group, const char *title)
+{
+  GtkWidget *row = info_row (title, NULL);
+  GtkWidget *label = gtk_label_new ("");
+  gtk_widget_add_css_class (label, "dim-label");
+  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), label);
+  g_object_set_data (G_OBJECT (row), "value-label", label);
+  adw_preferences_group_add (group, row);
+  return ADW_ACTION_ROW (row);
+}
+
+static char *
+format_time (gint64 us)
+{
+  g_autoptr(GDateTime) dt = g_date_time_new_from_unix_local (us / G_USEC_PER_SEC);
+  return dt ? g_date_time_format (dt, "%x %X") : g_strdup ("?");
+}
+
+static char *
+format_loss (double v)
+{
+  return isnan (v) ? g_strdup ("–") : g_strdup_printf ("%.3f", v);
+}
+
+static guint64
+file_size (const char *path)
+{
+  GStatBuf st;
+  return g_stat (path, &st) == 0 ? (guint64) st.st_size : 0;
+}
+
+/* ------------------------------------------------------------------ kept */
+
+static void
+reload_kept (HzPrivacyWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) convs = NULL;
+  g_autoptr(GtkStringList) labels = gtk_string_list_new (NULL);
+
+  self->n_conversations = self->n_messages = 0;
+  self->bytes = 0;
+  g_array_set_size (self->message_ids, 0);
+  if (self->store != NULL && (convs = hz_store_list_conversations (self->store, &error)) != NULL)
+    {
+      for (guint i = 0; i < convs->len; i++)
+        {
+          HzConversation *c = convs->pdata[i];
+          g_autoptr(GPtrArray) msgs = hz_store_list_messages (self->store, c->id, NULL);
+          self->n_conversations++;
+          for (guint j = 0; msgs != NULL && j < msgs->len; j++)
+            {
+              HzMessage *m = msgs->pdata[j];
+              g_autofree char *one_line = g_strdup (m->content);
+              g_strdelimit (one_line, "\n\t", ' ');
+              g_autofree char *label = NULL;
+              self->n_messages++;
+              if (g_utf8_strlen (one_line, -1) > 60)
+                {
+                  char *cut = g_utf8_offset_to_pointer (one_line, 60);
+                  *cut = '\0';
+                  label = g_strdup_printf ("%s · %s…", *c->title ? c->title : _("Untitled"), one_line);
+                }
+              else
+                label = g_strdup_printf ("%s · %s", *c->title ? c->title : _("Untitled"), one_line);
+              if (self->message_ids->len < 500)
+                {
+                  g_array_append_val (self->message_ids, m->id);
+                  gtk_string_list_append (labels, label);
+                }
+            }
+        }
+      const char *path = hz_store_get_path (self->store);
+      g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+      self->bytes = file_size (path) + file_size (wal);
+    }
+  else if (error != NULL)
+    g_warning ("privacy page: %s", error->message);
+
+  g_autofree char *nc = g_strdup_printf ("%u", self->n_conversations);
+  g_autofree char *nm = g_strdup_printf ("%u", self->n_messages);
+  g_autofree char *sz = g_format_size (self->bytes);
+  set_row_value (self->conversations_row, nc);
+  set_row_value (self->messages_row, nm);
+  set_row_value (self->size_row, sz);
+  gtk_widget_set_sensitive (self->delete_button, self->store != NULL && self->n_conversations > 0);
+
+  adw_combo_row_set_model (self->message_combo, G_LIST_MODEL (labels));
+  gtk_widget_set_sensitive (GTK_WIDGET (self->message_combo), self->message_ids->len > 0);
+}
+
+static void
+delete_everything (HzPrivacyWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) convs = NULL;
+  GList *windows = gtk_application_get_windows (GTK_APPLICATION (self->app));
+
+  if (self->store == NULL)
+    return;
+  /* Windows stop their reply and drop conversations waiting for Undo first. */
+  for (GList *l = windows; l != NULL; l = l->next)
+    if (HZ_IS_WINDOW (l->data))
+      {
+        if (hz_window_is_generating (l->data))
+          gtk_widget_activate_action (GTK_WIDGET (l->data), "win.stop", NULL);
+        hz_window_commit_deletes (l->data);
+      }
+
+  convs = hz_store_list_conversations (self->store, &error);
+  gboolean ok = convs != NULL && hz_store_begin (self->store, &error);
+  for (guint i = 0; ok && i < convs->len; i++)
+    ok = hz_store_delete_conversation (self->store, ((HzConversation *) convs->pdata[i])->id,
+                                       &error);
+  if (ok)
+    ok = hz_store_commit (self->store, &error);
+  else if (convs != NULL)
+    hz_store_rollback (self->store);
+  if (!ok)
+    {
+      AdwToast *toast = adw_toast_new (error->message);
+      adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self), toast);
+    }
+  else
+    adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self),
+                                      adw_toast_new (_("All conversations were deleted")));
+
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (self->app)); l; l = l->next)
+    if (HZ_IS_WINDOW (l->data))
+      hz_window_reload (l->data);
+  hz_privacy_window_reload (self);
+}
+
+static void
+on_delete_response (AdwMessageDialog *dialog, const char *response, HzPrivacyWindow *self)
+{
+  if (g_strcmp0 (response, "delete") == 0)
+    delete_everything (self);
+}
+
+void
+hz_privacy_window_ask_delete_everything (HzPrivacyWindow *self)
+{
+  g_return_if_fail (HZ_IS_PRIVACY_WINDOW (self));
+  GtkWidget *dialog = adw_message_dialog_new (
+    GTK_WINDOW (self), _("Delete Everything?"),
+    _("All conversations and their messages, redacted copies and ratings are deleted from "
+      "this computer. This cannot be undone. The privacy ledger is kept, so the privacy "
+      "budget already spent still counts."));
+  adw_message_dialog_add_responses (ADW_MESSAGE_DIALOG (dialog),
+                                    "cancel", _("_Cancel"),
+                                    "delete", _("_Delete Everything"), NULL);
+  adw_message_dialog_set_response_appearance (ADW_MESSAGE_DIALOG (dialog), "delete",
+                                              ADW_RESPONSE_DESTRUCTIVE);
+  adw_message_dialog_set_default_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  adw_message_dialog_set_close_response (ADW_MESSAGE_DIALOG (dialog), "cancel");
+  g_signal_connect_object (dialog, "response", G_CALLBACK (on_delete_response), self, 0);
+  gtk_window_present (GTK_WINDOW (dialog));
+}
+
+static void
+on_delete_clicked (GtkButton *button, HzPrivacyWindow *self)
+{
+  hz_privacy_window_ask_delete_everything (self);
+}
+
+/* ------------------------------------------------------------------ redactions */
+
+static void
+show_redaction (HzPrivacyWindow *self, gint64 message_id)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HzMessage) msg = NULL;
+  g_autoptr(HzMessageRedaction) red = NULL;
+  GtkTextIter start, end;
+
+  gtk_text_buffer_set_text (self->redaction_buffer, "", 0);
+  if (self->store == NULL || message_id <= 0 ||
+      (msg = hz_store_get_message (self->store, message_id, NULL)) == NULL)
+    {
+      gtk_label_set_text (self->redaction_status, _("No message chosen"));
+      return;
+    }
+  gtk_text_buffer_set_text (self->redaction_buffer, msg->content, -1);
+  red = hz_store_get_message_redaction (self->store, message_id, &error);
+  if (red == NULL)
+    {
+      gtk_label_set_text (self->redaction_status, _("Not redacted yet"));
+      return;
+    }
+
+  g_autoptr(JsonParser) parser = json_parser_new ();
+  guint n = 0;
+  if (json_parser_load_from_data (parser, red->spans_json, -1, NULL) &&
+      JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
+    {
+      JsonArray *spans = json_node_get_array (json_parser_get_root (parser));
+      int n_chars = gtk_text_buffer_get_char_count (self->redaction_buffer);
+      for (guint i = 0; i < json_array_get_length (spans); i++)
+        {
+          JsonObject *o = json_array_get_object_element (spans, i);
+          if (o == NULL || !json_object_has_member (o, "start") || !json_object_has_member (o, "end"))
+            continue;
+          int s = (int) json_object_get_int_member (o, "start");
+          int e = (int) json_object_get_int_member (o, "end");
+          if (s < 0 || e <= s || e > n_chars)
+            continue;
+          gtk_text_buffer_get_iter_at_offset (self->redaction_buffer, &start, s);
+          gtk_text_buffer_get_iter_at_offset (self->redaction_buffer, &end, e);
+          gtk_text_buffer_apply_tag_by_name (self->redaction_buffer, "redacted", &start, &end);
+          n++;
+        }
+    }
+  g_autofree char *status = NULL;
+  if (red->source_updated_us < msg->updated_us)
+    status = g_strdup_printf (ngettext ("%u span redacted (the message changed since)",
+                                        "%u spans redacted (the message changed since)", n), n);
+  else
+    status = g_strdup_printf (ngettext ("%u span redacted", "%u spans redacted", n), n);
+  gtk_label_set_text (self->redaction_status, n == 0 ? _("Redacted: nothing personal found") : status);
+}
+
+static void
+on_message_selected (AdwComboRow *combo, GParamSpec *pspec, HzPrivacyWindow *self)
+{
+  guint i = adw_combo_row_get_selected (combo);
+  show_redaction (self, i < self->message_ids->len ? g_array_index (self->message_ids, gint64, i) : 0);
+}
+
+gboolean
+hz_privacy_window_show_message (HzPrivacyWindow *self, gint64 message_id)
+{
+  g_return_val_if_fail (HZ_IS_PRIVACY_WINDOW (self), FALSE);
+  for (guint i = 0; i < self->message_ids->len; i++)
+    if (g_array_index (self->message_ids, gint64, i) == message_id)
+      {
+        adw_combo_row_set_selected (self->message_combo, i);
+        show_redaction (self, message_id);
+        return TRUE;
+      }
+  return FALSE;
+}
+
+/* ------------------------------------------------------------------ learner */
+
+static void
+reload_learner (HzPrivacyWindow *self)
+{
+  g_autoptr(GPtrArray) runs = self->store ? hz_store_learner_run_list (self->store, 50, NULL) : NULL;
+  g_autoptr(GPtrArray) adapters = self->store ? hz_store_adapter_list (self->store, NULL) : NULL;
+
+  list_clear (self->runs_list);
+  list_clear (self->adapters_list);
+  self->n_runs = runs ? runs->len : 0;
+  for (guint i = 0; runs != NULL && i < runs->len; i++)
+    {
+      HzLearnerRun *r = runs->pdata[i];
+      const char *status;
+      switch (r->status)
+        {
+        case HZ_LEARNER_RUN_RUNNING: status = _("running"); break;
+        case HZ_LEARNER_RUN_PROMOTED: status = _("promoted"); break;
+        case HZ_LEARNER_RUN_REJECTED: status = _("not promoted"); break;
+        case HZ_LEARNER_RUN_INTERRUPTED: status = _("interrupted"); break;
+        default: status = _("failed"); break;
+        }
+      g_autofree char *when = format_time (r->started_us);
+      g_autofree char *kind = g_ascii_strup (r->kind, -1);
+      g_autofree char *title = g_strdup_printf ("%s · %s · %s", when, kind, status);
+      g_autofree char *l1 = format_loss (r->train_loss);
+      g_autofree char *l2 = format_loss (r->heldout_before);
+      g_autofree char *l3 = format_loss (r->heldout_after);
+      g_autofree char *steps = g_strdup_printf ("%" G_GINT64_FORMAT, r->steps);
+      g_autofree char *sub = g_strdup_printf (_("%s steps · training loss %s · held-out loss %s → %s"),
+                                              steps, l1, l2, l3);
+      gtk_list_box_append (self->runs_list, info_row (title, sub));
+    }
+  if (self->n_runs == 0)
+    gtk_list_box_append (self->runs_list, info_row (_("No learning runs yet"), NULL));
+
+  for (guint i = 0; adapters != NULL && i < adapters->len; i++)
+    {
+      HzLearnerAdapter *a = adapters->pdata[i];
+      g_autofree char *name = g_path_get_basename (a->path);
+      g_autofree char *loss = format_loss (a->heldout_loss);
+      g_autofree char *when = format_time (a->created_us);
+      g_autofree char *sub = g_strdup_printf (_("held-out loss %s · %s"), loss, when);
+      GtkWidget *row = info_row (name, sub);
+      if (a->active)
+        {
+          GtkWidget *tag = gtk_label_new (_("In use"));
+          gtk_widget_add_css_class (tag, "accent");
+          adw_action_row_add_suffix (ADW_ACTION_ROW (row), tag);
+        }
+      gtk_list_box_append (self->adapters_list, row);
+    }
+  if (adapters == NULL || adapters->len == 0)
+    gtk_list_box_append (self->adapters_list, info_row (_("No adapters yet"), NULL));
+}
+
+static void
+sync_rollback (HzPrivacyWindow *self)
+{
+  gtk_widget_set_visible (self->rollback_button,
+                          self->learner != NULL && hz_learner_is_present (self->learner));
+}
+
+static void
+on_learner_notify (HzLearner *learner, GParamSpec *pspec, HzPrivacyWindow *self)
+{
+  sync_rollback (self);
+}
+
+static void
+rollback_done (const char *path, const GError *error, gpointer data)
+{
+  g_autoptr(HzPrivacyWindow) self = data;
+  g_autofree char *text = NULL;
+
+  if (path == NULL)
+    text = g_strdup_printf (_("Could not roll back: %s"), error ? error->message : "?");
+  else if (*path == '\0')
+    text = g_strdup (_("Rolled back: the base model is used without an adapter"));
+  else
+    {
+      g_autofree char *name = g_path_get_basename (path);
+      text = g_strdup_printf (_("Rolled back to %s"), name);
+    }
+  adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self), adw_toast_new (text));
+  reload_learner (self);
+}
+
+static void
+on_rollback_clicked (GtkButton *button, HzPrivacyWindow *self)
+{
+  hz_learner_rollback (self->learner, rollback_done, g_object_ref (self));
+}
+
+/* ------------------------------------------------------------------ federation */
+
+static void
+reload_federation (HzPrivacyWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  HzDpBudget budget = HZ_DP_BUDGET_DEFAULT;
+  HzDpSpent spent = { 0 }, trained = { 0 };
+  g_autofree char *text = NULL, *train_text = NULL;
+
+  if (self->store != NULL && hz_dp_spent (self->store, &budget, HZ_PRIVACY_MECH_GAUSSIAN_RELEASE,
+                                          &spent, &error))
+    text = g_strdup_printf (ngettext ("ε = %.2f of %.0f (%u release)", "ε = %.2f of %.0f (%u releases)",
+                                      spent.n_entries),
+                            spent.epsilon, budget.epsilon, spent.n_entries);
+  else
+    text = g_strdup (_("unknown"));
+  g_clear_error (&error);
+  if (self->store != NULL && hz_dp_spent (self->store, &budget, HZ_PRIVACY_MECH_DP_SGD,
+                                          &trained, &error) && trained.n_entries > 0)
+    train_text = g_strdup_printf (ngettext ("ε = %.2f (%u night)", "ε = %.2f (%u nights)",
+                                            trained.n_entries),
+                                  trained.epsilon, trained.n_entries);
+  else
+    train_text = g_strdup (_("none"));
+  set_row_value (self->epsilon_row, text);
+  set_row_value (self->training_epsilon_row, train_text);
+
+  list_clear (self->egress_list);
+  g_autoptr(GPtrArray) log = self->store ? hz_store_list_egress_log (self->store, 0, 0, NULL) : NULL;
+  self->n_egress = log ? log->len : 0;
+  /* newest first */
+  for (guint k = 0; log != NULL && k < log->len; k++)
+    {
+      HzEgressLogEntry *e = log->pdata[log->len - 1 - k];
+      g_autofree char *when = format_time (e->time_us);
+      g_autofree char *size = g_format_size (e->bytes);
+      const char *dir = e->direction == HZ_EGRESS_UPLOAD ? _("Sent") : _("Received");
+      g_autofree char *title = g_strdup_printf ("%s · %s · %s · %s", when, dir, size,
+                                                hz_egress_status_to_string (e->status));
+      g_autofree char *round = g_strdup_printf ("%" G_GINT64_FORMAT, e->round_id);
+      g_autofree char *sub = e->direction == HZ_EGRESS_UPLOAD
+        ? g_strdup_printf (_("%s · round %s · ε %.2f"), e->endpoint, round, e->epsilon)
+        : g_strdup_printf (_("%s · round %s"), e->endpoint, round);
+      gtk_list_box_append (self->egress_list, info_row (title, sub));
+    }
+  if (self->n_egress == 0)
+    gtk_list_box_append (self->egress_list, info_row (_("Nothing has been sent"), NULL));
+}
+
+static void
+sync_federation (HzPrivacyWindow *self)
+{
+  gtk_widget_set_visible (self->federation_details, gtk_switch_get_active (self->federation_switch));
+}
+
+static void
+on_federation_active (GtkSwitch *sw, GParamSpec *pspec, HzPrivacyWindow *self)
+{
+  sync_federation (self);
+}
+
+/* ------------------------------------------------------------------ building */
+
+static AdwPreferencesGroup *
+group_new (AdwPreferencesPage *page, const char *title, const char *description)
+{
+  GtkWidget *group = adw_preferences_group_new ();
+  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
+  if (description != NULL)
+    adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), description);
+  adw_preferences_page_add (page, ADW_PREFERENCES_GROUP (group));
+  return ADW_PREFERENCES_GROUP (group);
+}
+
+static void
+build (HzPrivacyWindow *self)
+{
+  GtkWidget *page = adw_preferences_page_new ();
+  AdwPreferencesGroup *group;
+  GtkWidget *row, *button, *view, *frame, *sub;
+
+  adw_preferences_page_set_title (ADW_PREFERENCES_PAGE (page), _("Privacy"));
+  adw_preferences_page_set_icon_name (ADW_PREFERENCES_PAGE (page), "security-high-symbolic");
+  adw_preferences_window_add (ADW_PREFERENCES_WINDOW (self), ADW_PREFERENCES_PAGE (page));
+
+  /* What is kept */
+  group = group_new (ADW_PREFERENCES_PAGE (page), _("Kept on This Computer"),
+                     _("Conversations stay on this computer; nothing here is sent anywhere."));
+  self->conversations_row = value_row (group, _("Conversations"));
+  self->messages_row = value_row (group, _("Messages"));
+  self->size_row = value_row (group, _("Database size on disk"));
+  row = info_row (_("Delete everything"), _("All conversations, messages, redactions and ratings"));
+  button = gtk_button_new_with_mnemonic (_("_Delete Everything…"));
+  gtk_widget_add_css_class (button, "destructive-action");
+  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
+  g_signal_connect (button, "clicked", G_CALLBACK (on_delete_clicked), self);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
+  adw_preferences_group_add (group, row);
+  self->delete_button = button;
+
+  /* Redactions */
+  group = group_new (ADW_PREFERENCES_PAGE (page), _("Redactions"),
+                     _("Before anything learns from a message, personal data in it is replaced "
+                       "by placeholders. The highlighted parts are what was redacted."));
+  self->message_combo = ADW_COMBO_ROW (adw_combo_row_new ());
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->message_combo), _("Message"));
+  g_signal_connect (self->message_combo, "notify::selected", G_CALLBACK (on_message_selected), self);
+  adw_preferences_group_add (group, GTK_WIDGET (self->message_combo));
+  self->redaction_buffer = gtk_text_buffer_new (NULL);
+  gtk_text_buffer_create_tag (self->redaction_buffer, "redacted",
+                              "background", "#f6d32d", "foreground", "#000000",
+                              "weight", PANGO_WEIGHT_BOLD, NULL);
+  view = gtk_text_view_new_with_buffer (self->redaction_buffer);
+  gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
+  gtk_text_view_set_cursor_visible (GTK_TEXT_VIEW (view), FALSE);
+  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_WORD_CHAR);
+  gtk_text_view_set_left_margin (GTK_TEXT_VIEW (view), 12);
+  gtk_text_view_set_right_margin (GTK_TEXT_VIEW (view), 12);
+  gtk_text_view_set_top_margin (GTK_TEXT_VIEW (view), 8);
+  gtk_text_view_set_bottom_margin (GTK_TEXT_VIEW (view), 8);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (view), GTK_ACCESSIBLE_PROPERTY_LABEL,
+                                  _("Message with redacted parts highlighted"), -1);
+  frame = gtk_frame_new (NULL);
+  gtk_widget_set_margin_top (frame, 12);
+  gtk_frame_set_child (GTK_FRAME (frame), view);
+  adw_preferences_group_add (group, frame);
+  self->redaction_status = GTK_LABEL (gtk_label_new (""));
+  gtk_label_set_xalign (self->redaction_status, 0);
+  gtk_widget_set_margin_top (GTK_WIDGET (self->redaction_status), 6);
+  gtk_widget_add_css_class (GTK_WIDGET (self->redaction_status), "dim-label");
+  adw_preferences_group_add (group, GTK_WIDGET (self->redaction_status));
+
+  /* Learner */
+  group = group_new (ADW_PREFERENCES_PAGE (page), _("On-Device Learning"),
+                     _("Nightly training runs on this computer from redacted messages only."));
+  self->rollback_button = gtk_button_new_with_mnemonic (_("_Roll Back"));
+  gtk_widget_set_tooltip_text (self->rollback_button, _("Use the previous adapter again"));
+  gtk_widget_set_valign (self->rollback_button, GTK_ALIGN_CENTER);
+  g_signal_connect (self->rollback_button, "clicked", G_CALLBACK (on_rollback_clicked), self);
+  adw_preferences_group_set_header_suffix (group, self->rollback_button);
+  self->runs_list = boxed_list ();
+  adw_preferences_group_add (group, GTK_WIDGET (self->runs_list));
+  sub = gtk_label_new (_("Adapters"));
+  gtk_label_set_xalign (GTK_LABEL (sub), 0);
+  gtk_widget_add_css_class (sub, "heading");
+  gtk_widget_set_margin_top (sub, 18);
+  gtk_widget_set_margin_bottom (sub, 6);
+  adw_preferences_group_add (group, sub);
+  self->adapters_list = boxed_list ();
+  adw_preferences_group_add (group, GTK_WIDGET (self->adapters_list));
+
+  /* Federation */
+  group = group_new (ADW_PREFERENCES_PAGE (page), _("Federated Learning"),
+                     _("Off by default. Nothing is sent while it is off."));
+  row = info_row (_("Share improvements"),
+                  _("Help improve the shared model with a noised summary of what was learned"));
+  self->federation_switch = GTK_SWITCH (gtk_switch_new ());
+  gtk_widget_set_valign (GTK_WIDGET (self->federation_switch), GTK_ALIGN_CENTER);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->federation_switch));
+  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), GTK_WIDGET (self->federation_switch));
+  adw_preferences_group_add (group, row);
+  {
+    HzDpBudget budget = HZ_DP_BUDGET_DEFAULT;
+    g_autofree char *details = g_strdup_printf (
+      _("What will be sent: only the adapter update learned on this computer (LoRA weights), "
+        "clipped and with random noise added (differential privacy), never your messages. "
+        "Every upload is written to the log below. Privacy budget: at most ε = %.0f at "
+        "δ = %g per year; uploads stop when it is spent."),
+      budget.epsilon, budget.delta);
+    self->federation_details = gtk_label_new (details);
+    gtk_label_set_wrap (GTK_LABEL (self->federation_details), TRUE);
+    gtk_label_set_xalign (GTK_LABEL (self->federation_details), 0);
+    gtk_widget_set_margin_top (self->federation_details, 12);
+    gtk_widget_set_margin_bottom (self->federation_details, 6);
+    adw_preferences_group_add (group, self->federation_details);
+  }
+  group = group_new (ADW_PREFERENCES_PAGE (page), _("Privacy Budget and Egress Log"), NULL);
+  self->epsilon_row = value_row (group, _("Privacy budget spent by uploads"));
+  self->training_epsilon_row = value_row (group, _("Privacy spent by on-device training"));
+  self->egress_list = boxed_list ();
+  gtk_widget_set_margin_top (GTK_WIDGET (self->egress_list), 12);
+  adw_preferences_group_add (group, GTK_WIDGET (self->egress_list));
+}
+
+/* ------------------------------------------------------------------ public API */
+
+GtkWidget *
+hz_privacy_window_new (HzApplication *app, GtkWindow *parent)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (app), NULL);
+  HzPrivacyWindow *self = g_object_new (HZ_TYPE_PRIVACY_WINDOW,
+                                        "transient-for", parent,
+                                        "modal", parent != NULL,
+                                        "title", _("Privacy"),
+                                        "default-width", 640,
+                                        "default-height", 720,
+                                        "search-enabled", FALSE,
+                                        NULL);
+  self->app = app;
+  self->store = hz_application_get_store (app);
+  self->settings = g_object_ref (hz_application_get_settings (app));
+  self->learner = hz_application_get_learner (app);
+  if (self->learner != NULL)
+    {
+      g_object_ref (self->learner);
+      self->learner_notify_id = g_signal_connect (self->learner, "notify::present",
+                                                  G_CALLBACK (on_learner_notify), self);
+    }
+  g_settings_bind (self->settings, "federation-enabled", self->federation_switch, "active",
+                   G_SETTINGS_BIND_DEFAULT);
+  g_signal_connect (self->federation_switch, "notify::active", G_CALLBACK (on_federation_active), self);
+  sync_federation (self);
+  sync_rollback (self);
+  hz_privacy_window_reload (self);
+  return GTK_WIDGET (self);
+}
+
+void
+hz_privacy_window_reload (HzPrivacyWindow *self)
+{
+  g_return_if_fail (HZ_IS_PRIVACY_WINDOW (self));
+  reload_kept (self);
+  on_message_selected (self->message_combo, NULL, self);
+  reload_learner (self);
+  reload_federation (self);
+}
+
+void
+hz_privacy_window_get_counts (HzPrivacyWindow *self, guint *n_conversations, guint *n_messages,
+                              guint64 *bytes)
+{
+  g_return_if_fail (HZ_IS_PRIVACY_WINDOW (self));
+  if (n_conversations) *n_conversations = self->n_conversations;
+  if (n_messages) *n_messages = self->n_messages;
+  if (bytes) *bytes = self->bytes;
+}
+
+GtkTextBuffer *
+hz_privacy_window_get_redaction_buffer (HzPrivacyWindow *self)
+{
+  return self->redaction_buffer;
+}
+
+const char *
+hz_privacy_window_get_redaction_status (HzPrivacyWindow *self)
+{
+  return gtk_label_get_text (self->redaction_status);
+}
+
+GtkSwitch *
+hz_privacy_window_get_federation_switch (HzPrivacyWindow *self)
+{
+  return self->federation_switch;
+}
+
+gboolean
+hz_privacy_window_get_federation_details_visible (HzPrivacyWindow *self)
+{
+  return gtk_widget_get_visible (self->federation_details);
+}
+
+guint
+hz_privacy_window_get_n_learner_runs (HzPrivacyWindow *self)
+{
+  return self->n_runs;
+}
+
+guint
+hz_privacy_window_get_n_egress_rows (HzPrivacyWindow *self)
+{
+  return self->n_egress;
+}
+
+const char *
+hz_privacy_window_get_epsilon_text (HzPrivacyWindow *self)
+{
+  GtkWidget *label = g_object_get_data (G_OBJECT (self->epsilon_row), "value-label");
+  return gtk_label_get_text (GTK_LABEL (label));
+}
+
+gboolean
+hz_privacy_window_get_rollback_visible (HzPrivacyWindow *self)
+{
+  return gtk_widget_get_visible (self->rollback_button);
+}
+
+/* ------------------------------------------------------------------ GObject */
+
+static void
+hz_privacy_window_dispose (GObject *object)
+{
+  HzPrivacyWindow *self = HZ_PRIVACY_WINDOW (object);
+
+  if (self->learner != NULL)
+    g_clear_signal_handler (&self->learner_notify_id, self->learner);
+  g_clear_object (&self->learner);
+  g_clear_object (&self->settings);
+  g_clear_object (&self->redaction_buffer);
+  G_OBJECT_CLASS (hz_privacy_window_parent_class)->dispose (object);
+}
+
+static void
+hz_privacy_window_finalize (GObject *object)
+{
+  HzPrivacyWindow *self = HZ_PRIVACY_WINDOW (object);
+
+  g_array_unref (self->message_ids);
+  G_OBJECT_CLASS (hz_privacy_window_parent_class)->finalize (object);
+}
+
+static void
+hz_privacy_window_class_init (HzPrivacyWindowClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = hz_privacy_window_dispose;
+  object_class->finalize = hz_privacy_window_finalize;
+}
+
+static void
+hz_privacy_window_init (HzPrivacyWindow *self)
+{
+  self->message_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  build (self);
+}
