@@ -119,6 +119,20 @@ dialog_open (gpointer parent)
   return hz_ui_find_message_dialog (parent) != NULL;
 }
 
+static GtkWidget *
+find_first (GtkWidget *root, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_first (c, type);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
 static gboolean
 tag_at (GtkTextBuffer *buffer, int offset)
 {
@@ -205,8 +219,15 @@ script_privacy (HzApplication *app, HzWindow *window, gpointer data)
   hz_ui_spin (0.1);
   g_assert_true (g_settings_get_boolean (settings, "federation-enabled"));
   g_assert_true (hz_privacy_window_get_federation_details_visible (privacy));
+  /* Scroll down to the federation section for the screenshot. */
+  GtkWidget *scroller = find_first (GTK_WIDGET (privacy), GTK_TYPE_SCROLLED_WINDOW);
+  g_assert_nonnull (scroller);
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (GTK_SCROLLED_WINDOW (scroller));
+  hz_ui_spin (0.3);
+  gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj));
   hz_ui_spin (0.3);
   g_autofree char *s3 = hz_ui_screenshot (GTK_WIDGET (privacy), "privacy-federation-on");
+  gtk_adjustment_set_value (adj, 0);
   gtk_switch_set_active (fed, FALSE);
   hz_ui_spin (0.1);
   g_assert_false (g_settings_get_boolean (settings, "federation-enabled"));
