@@ -100,6 +100,18 @@ static int8_t hzq_index[HZ_TYPE_COUNT_];   /* id -> row, -1 when absent */
 static HzSimdLevel hzq_level = HZ_SIMD_SCALAR;
 static pthread_once_t hzq_once = PTHREAD_ONCE_INIT;
 
+#if HZ_QUANT_X86
+#include <cpuid.h>
+/* F16C (CPUID leaf 1, ECX bit 29): read directly because clang's __builtin_cpu_supports
+ * does not know the "f16c" feature name. */
+static bool
+cpu_has_f16c (void)
+{
+  unsigned a, b, c, d;
+  return __get_cpuid (1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#endif
+
 bool
 hz_simd_supported (HzSimdLevel level)
 {
@@ -111,7 +123,7 @@ hz_simd_supported (HzSimdLevel level)
       return true;
     case HZ_SIMD_AVX2:
       return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("fma")
-             && __builtin_cpu_supports ("f16c");
+             && cpu_has_f16c ();
     case HZ_SIMD_AVX512:
       return hz_simd_supported (HZ_SIMD_AVX2) && __builtin_cpu_supports ("avx512f")
              && __builtin_cpu_supports ("avx512bw") && __builtin_cpu_supports ("avx512vl")
