@@ -230,10 +230,11 @@ cur_need (Cursor *c, uint64_t n, const char *what, const Where *w, GError **erro
 }
 
 /* Checks that `n` items of at least `min_each` bytes fit in what is left (see the
- * error-code rule at the top of the file). */
+ * error-code rule at the top of the file). `field` is the offset of the count itself,
+ * named in the messages (the items start at c->pos, which may be further on). */
 static gboolean
-cur_check_count (Cursor *c, uint64_t n, uint64_t min_each, const char *what,
-                 const Where *w, GError **error)
+cur_check_count_at (Cursor *c, uint64_t n, uint64_t min_each, const char *what,
+                    uint64_t field, const Where *w, GError **error)
 {
   uint64_t need;
   gboolean ok = g_uint64_checked_mul (&need, n, min_each);
@@ -243,20 +244,28 @@ cur_check_count (Cursor *c, uint64_t n, uint64_t min_each, const char *what,
     set_error (error, HZ_GGUF_ERROR_OVERFLOW, w,
                "%s %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT
                " is absurd: it needs more than 2^64 bytes (corrupt file of %" G_GUINT64_FORMAT
-               " bytes)", what, n, c->pos, c->size);
+               " bytes)", what, n, field, c->size);
   else if (need > c->size)
     set_error (error, HZ_GGUF_ERROR_OVERFLOW, w,
                "%s %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT
                " is absurd: it needs at least %" G_GUINT64_FORMAT " bytes but the whole file"
                " has only %" G_GUINT64_FORMAT " (corrupt or truncated)",
-               what, n, c->pos, need, c->size);
+               what, n, field, need, c->size);
   else
     set_error (error, HZ_GGUF_ERROR_TRUNCATED, w,
                "%s %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT " needs at least %"
                G_GUINT64_FORMAT " bytes but only %" G_GUINT64_FORMAT
-               " are left in the file (%" G_GUINT64_FORMAT " bytes)",
-               what, n, c->pos, need, c->size - c->pos, c->size);
+               " are left after offset %" G_GUINT64_FORMAT " in the file (%" G_GUINT64_FORMAT
+               " bytes)", what, n, field, need, c->size - c->pos, c->pos, c->size);
   return FALSE;
+}
+
+/* cur_check_count_at() for a u64 count just read (it ends at c->pos). */
+static gboolean
+cur_check_count (Cursor *c, uint64_t n, uint64_t min_each, const char *what,
+                 const Where *w, GError **error)
+{
+  return cur_check_count_at (c, n, min_each, what, c->pos - 8, w, error);
 }
 
 static gboolean
@@ -455,8 +464,10 @@ parse_header (HzGguf *g, Cursor *c, uint64_t *n_tensors, uint64_t *n_kv, GError 
     return FALSE;
   /* Reject absurd counts before allocating anything for them (each alone must fit in
    * the bytes left; the tensor count is checked again after the key/values). */
-  return cur_check_count (c, *n_tensors, GGUF_MIN_TENSOR_BYTES, "tensor count", &w, error) &&
-         cur_check_count (c, *n_kv, GGUF_MIN_KV_BYTES, "key/value count", &w, error);
+  /* the tensor count is the u64 at offset 8, the key/value count the one at 16 */
+  return cur_check_count_at (c, *n_tensors, GGUF_MIN_TENSOR_BYTES, "tensor count", 8, &w,
+                             error) &&
+         cur_check_count_at (c, *n_kv, GGUF_MIN_KV_BYTES, "key/value count", 16, &w, error);
 }
 
 static gboolean
@@ -678,7 +689,7 @@ parse (HzGguf *g, GError **error)
     goto fail;
   g->n_tensors = (int64_t) n_tensors;
   Where w = { "header", -1, { NULL, 0 } };
-  if (!cur_check_count (&c, n_tensors, GGUF_MIN_TENSOR_BYTES, "tensor count", &w, error))
+  if (!cur_check_count_at (&c, n_tensors, GGUF_MIN_TENSOR_BYTES, "tensor count", 8, &w, error))
     goto fail;
   if (n_tensors > G_MAXINT)  /* g_qsort_with_data() takes a gint count */
     {
@@ -1381,11 +1392,29 @@ hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error)
       hpad -= n;
     }
 
-  g_autofree char *tmp = g_strconcat (path, ".tmp", NULL);
-  FILE *f = g_fopen (tmp, "wb");
+  /* The file is written to a temporary name next to `path` and renamed over it. Never
+   * do that over something that is not a regular file (a device such as /dev/full, a
+   * FIFO, a directory): the rename would replace it. */
+  GStatBuf st;
+  if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO,
+                   "cannot write %s: it exists and is not a regular file", path);
+      return FALSE;
+    }
+  /* a unique name in the same directory (same file system for the rename; two writers
+   * of the same path never share a temporary file) */
+  g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
+  int fd = g_mkstemp_full (tmp, O_WRONLY, 0666);
+  FILE *f = fd >= 0 ? fdopen (fd, "wb") : NULL;
   if (!f)
     {
       int e = errno;
+      if (fd >= 0)
+        {
+          close (fd);
+          g_unlink (tmp);
+        }
       g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot create %s: %s", tmp,
                    g_strerror (e));
       return FALSE;

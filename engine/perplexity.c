@@ -55,11 +55,18 @@ hz_perplexity (HzModel *model, const char *text, gssize len, const HzPerplexityP
   if (n_tok < 2 * (gsize) n_ctx)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                   "perplexity: the text has %" G_GSIZE_FORMAT " tokens; at least 2 * n_ctx = %u "
-                   "are needed", n_tok, 2 * n_ctx);
+                   "the text has %" G_GSIZE_FORMAT " tokens (BOS included); at least "
+                   "2 * n_ctx = %u are needed", n_tok, 2 * n_ctx);
       return FALSE;
     }
   guint n_chunk = (guint) (n_tok / n_ctx);
+  if (params->n_chunks == 0)
+    {
+      /* no chunk, no score: the estimate would be 0/0 (NaN) */
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "perplexity: n_chunks must be < 0 (all) or >= 1, not 0");
+      return FALSE;
+    }
   if (params->n_chunks >= 0)
     n_chunk = MIN (n_chunk, (guint) params->n_chunks);
 

@@ -75,7 +75,7 @@ parse_list (const char *s, int min, GArray *out)
   for (int i = 0; parts[i]; i++)
     {
       gint64 v;
-      if (!g_ascii_string_to_signed (parts[i], 10, min, 1 << 20, &v, NULL))
+      if (!g_ascii_string_to_signed (parts[i], 10, min, HZ_MAX_THREADS, &v, NULL))
         return FALSE;
       int iv = (int) v;
       g_array_append_val (out, iv);
@@ -97,7 +97,7 @@ hz_cmd_bench (int argc, char **argv)
     { "n-gen", 'n', 0, G_OPTION_ARG_INT, &n_gen, "Generated tokens (0: skip tg)", "N" },
     { "repetitions", 'r', 0, G_OPTION_ARG_INT, &reps, "Repeats of each test (default 5)", "N" },
     { "threads-list", 't', 0, G_OPTION_ARG_STRING, &threads_s,
-      "Thread counts, comma-separated (default: all cores)", "N[,N...]" },
+      "Thread counts 1..1024, comma-separated (default: all cores)", "N[,N...]" },
     { NULL }
   };
   g_autoptr (GOptionContext) octx = g_option_context_new ("— measure prompt and generation speed");
@@ -115,8 +115,22 @@ hz_cmd_bench (int argc, char **argv)
       (threads_s && !parse_list (threads_s, 1, threads)))
     {
       fprintf (stderr, "hanzo bench: need -m MODEL, -p >= 0, -n >= 0 (not both 0), -r >= 1 "
-                       "and -t N[,N...]\nUsage: hanzo bench -m MODEL [-p 512] [-n 128] [-r 5] "
+                       "and -t N[,N...] (1..1024)\nUsage: hanzo bench -m MODEL [-p 512] [-n 128] [-r 5] "
                        "[-t THREADS]\n");
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
+  if (!hz_gen_opts_check (&o, "bench", HZ_GEN_OPT_NO_THREADS))
+    {
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
+  /* the context holds the prompt and the generated tokens: -c must leave room for them
+   * (unset: the context grows to -p + -n) */
+  if (o.ctx_size != HZ_GEN_UNSET && (gint64) o.ctx_size < (gint64) n_prompt + n_gen)
+    {
+      fprintf (stderr, "hanzo bench: --ctx-size %d is smaller than -p + -n = %" G_GINT64_FORMAT
+               "; raise -c or leave it out\n", o.ctx_size, (gint64) n_prompt + n_gen);
       hz_gen_opts_clear (&o);
       return 2;
     }

@@ -58,7 +58,7 @@ hz_cmd_chat (int argc, char **argv)
 
   hz_gen_opts_init (&o, 512);
   const GOptionEntry entries[] = {
-    { "system", 0, 0, G_OPTION_ARG_STRING, &system, "System prompt", "TEXT" },
+    { "system", 0, 0, G_OPTION_ARG_FILENAME, &system, "System prompt (UTF-8)", "TEXT" },
     { NULL }
   };
   g_autoptr (GOptionContext) octx = g_option_context_new ("— chat with a model on stdin/stdout");
@@ -73,6 +73,12 @@ hz_cmd_chat (int argc, char **argv)
   if (o.model == NULL || argc != 1)
     {
       fprintf (stderr, "hanzo chat: need -m MODEL\nUsage: hanzo chat -m MODEL [--system TEXT] ...\n");
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
+  if (!hz_cli_check_utf8 ("chat", "--system", system) ||
+      !hz_gen_opts_check (&o, "chat", HZ_GEN_OPT_SAMPLING))
+    {
       hz_gen_opts_clear (&o);
       return 2;
     }

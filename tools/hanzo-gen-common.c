@@ -2,6 +2,7 @@
 #include "hanzo-gen-common.h"
 
 #include <stdio.h>
+#include <math.h>
 #include <string.h>
 
 void
@@ -10,6 +11,8 @@ hz_gen_opts_init (HzGenOpts *o, int n_predict)
   HzSamplerParams sp;
 
   memset (o, 0, sizeof *o);
+  o->ctx_size = HZ_GEN_UNSET;
+  o->batch_size = HZ_GEN_UNSET;
   hz_sampler_params_init (&sp);
   o->temp = sp.temperature;
   o->top_k = sp.top_k;
@@ -36,23 +39,23 @@ hz_gen_opts_add (GOptionContext *ctx, HzGenOpts *o, HzGenOptFlags flags)
   GOptionEntry base[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "MODEL" },
     { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &o->ctx_size,
-      "Context size in tokens (default: the model's, at most 4096)", "N" },
+      "Context size in tokens, >= 1 (default: the model's, at most 4096)", "N" },
     { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o->batch_size,
-      "Prompt tokens per forward pass (default 512)", "N" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "CPU threads (default: all cores)", "N" },
+      "Prompt tokens per forward pass, >= 1 (default 512)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "CPU threads, 0..1024 (default 0: all cores)", "N" },
     { NULL }
   };
   const GOptionEntry samp[] = {
     { "n-predict", 'n', 0, G_OPTION_ARG_INT, &o->n_predict,
-      "Tokens to generate (-1: until end of generation or a full context)", "N" },
+      "Tokens to generate, >= -1 (-1: until end of generation or a full context)", "N" },
     { "temp", 0, 0, G_OPTION_ARG_DOUBLE, &o->temp, "Temperature (<= 0: greedy)", "T" },
-    { "top-k", 0, 0, G_OPTION_ARG_INT, &o->top_k, "Top-k (0: off)", "K" },
-    { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->top_p, "Top-p (1: off)", "P" },
-    { "min-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->min_p, "Min-p (0: off)", "P" },
+    { "top-k", 0, 0, G_OPTION_ARG_INT, &o->top_k, "Top-k, >= 0 (0: off)", "K" },
+    { "top-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->top_p, "Top-p, 0..1 (1: off)", "P" },
+    { "min-p", 0, 0, G_OPTION_ARG_DOUBLE, &o->min_p, "Min-p, 0..1 (0: off)", "P" },
     { "repeat-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &o->repeat_penalty,
-      "Repetition penalty (1: off)", "X" },
+      "Repetition penalty, > 0 (1: off)", "X" },
     { "repeat-last-n", 0, 0, G_OPTION_ARG_INT, &o->repeat_last_n,
-      "Window of tokens for the penalties", "N" },
+      "Window of tokens for the penalties, >= -1 (-1: all, 0: off; default 64)", "N" },
     { "presence-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &o->presence_penalty,
       "Presence penalty (0: off)", "X" },
     { "frequency-penalty", 0, 0, G_OPTION_ARG_DOUBLE, &o->frequency_penalty,
@@ -90,10 +93,103 @@ hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParams *cp
   if (cp)
     {
       hz_context_params_init (cp);
-      cp->n_ctx = (guint) MAX (o->ctx_size, 0);
+      cp->n_ctx = (guint) MAX (o->ctx_size, 0);     /* unset -> 0: the default */
       cp->n_batch = (guint) MAX (o->batch_size, 0);
       cp->n_threads = (guint) MAX (o->threads, 0);
     }
+}
+
+gboolean
+hz_cli_check_threads (const char *cmd, const char *opt, gint64 threads)
+{
+  if (threads >= 0 && threads <= HZ_MAX_THREADS)
+    return TRUE;
+  fprintf (stderr, "hanzo %s: %s must be 0 (all cores) or 1..%d, not %" G_GINT64_FORMAT "\n",
+           cmd, opt, HZ_MAX_THREADS, threads);
+  return FALSE;
+}
+
+gboolean
+hz_cli_check_utf8 (const char *cmd, const char *opt, const char *s)
+{
+  if (s == NULL || g_utf8_validate (s, -1, NULL))
+    return TRUE;
+  fprintf (stderr, "hanzo %s: %s is not valid UTF-8\n", cmd, opt);
+  return FALSE;
+}
+
+char *
+hz_cli_read_all (const char *path, gsize *len, GError **error)
+{
+  char *data = NULL;
+  gsize n = 0;
+
+  if (g_strcmp0 (path, "-") != 0)
+    {
+      if (!g_file_get_contents (path, &data, &n, error))
+        return NULL;
+      *len = n;
+      return data;
+    }
+  GIOChannel *ch = g_io_channel_unix_new (0);
+  g_io_channel_set_close_on_unref (ch, FALSE);
+  GIOStatus st = g_io_channel_set_encoding (ch, NULL, error);   /* raw bytes */
+  if (st == G_IO_STATUS_NORMAL)
+    st = g_io_channel_read_to_end (ch, &data, &n, error);
+  g_io_channel_unref (ch);
+  if (st != G_IO_STATUS_NORMAL)
+    {
+      g_free (data);
+      g_prefix_error (error, "stdin: ");
+      return NULL;
+    }
+  /* read_to_end does not NUL-terminate: copy with a terminator */
+  char *out = g_malloc (n + 1);
+  if (n)
+    memcpy (out, data, n);
+  out[n] = '\0';
+  g_free (data);
+  *len = n;
+  return out;
+}
+
+static gboolean
+range_error (const char *cmd, const char *opt, const char *range, double v)
+{
+  fprintf (stderr, "hanzo %s: %s must be %s, not %g\n", cmd, opt, range, v);
+  return FALSE;
+}
+
+gboolean
+hz_gen_opts_check (const HzGenOpts *o, const char *cmd, HzGenOptFlags flags)
+{
+  if (!(flags & HZ_GEN_OPT_NO_THREADS) && !hz_cli_check_threads (cmd, "--threads", o->threads))
+    return FALSE;
+  if (o->ctx_size != HZ_GEN_UNSET && o->ctx_size < 1)
+    return range_error (cmd, "--ctx-size", ">= 1", o->ctx_size);
+  if (o->batch_size != HZ_GEN_UNSET && o->batch_size < 1)
+    return range_error (cmd, "--batch-size", ">= 1", o->batch_size);
+  if (!(flags & HZ_GEN_OPT_SAMPLING))
+    return TRUE;
+  if (o->n_predict < -1)
+    return range_error (cmd, "--n-predict", ">= -1", o->n_predict);
+  if (o->top_k < 0)
+    return range_error (cmd, "--top-k", ">= 0", o->top_k);
+  if (!(o->top_p >= 0 && o->top_p <= 1))
+    return range_error (cmd, "--top-p", "in 0..1", o->top_p);
+  if (!(o->min_p >= 0 && o->min_p <= 1))
+    return range_error (cmd, "--min-p", "in 0..1", o->min_p);
+  if (!(o->repeat_penalty > 0))
+    return range_error (cmd, "--repeat-penalty", "> 0", o->repeat_penalty);
+  if (o->repeat_last_n < -1)
+    return range_error (cmd, "--repeat-last-n", ">= -1", o->repeat_last_n);
+  if (!isfinite (o->temp))
+    return range_error (cmd, "--temp", "a number", o->temp);
+  if (!isfinite (o->presence_penalty))
+    return range_error (cmd, "--presence-penalty", "a number", o->presence_penalty);
+  if (!isfinite (o->frequency_penalty))
+    return range_error (cmd, "--frequency-penalty", "a number", o->frequency_penalty);
+  return TRUE;
 }
 
 HzModel *

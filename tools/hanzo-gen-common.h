@@ -8,11 +8,14 @@
 
 G_BEGIN_DECLS
 
+/** ctx_size/batch_size when the option was not given. */
+#define HZ_GEN_UNSET G_MININT
+
 typedef struct {
   char    *model;          /* -m */
   int      threads;        /* -t, 0 = all cores */
-  int      ctx_size;       /* -c, 0 = model default (<= 4096) */
-  int      batch_size;     /* -b, 0 = 512 */
+  int      ctx_size;       /* -c, HZ_GEN_UNSET = model default (<= 4096); given: >= 1 */
+  int      batch_size;     /* -b, HZ_GEN_UNSET = 512; given: >= 1 */
   /* sampling: initialised from hz_sampler_params_init(), overwritten by given options */
   double   temp, top_p, min_p, repeat_penalty, presence_penalty, frequency_penalty;
   int      top_k, repeat_last_n;
@@ -35,6 +38,28 @@ typedef enum {
  *  --min-p, --repeat-penalty, --repeat-last-n, --presence-penalty, --frequency-penalty,
  *  --seed, --ignore-eos) to a GOptionContext's main group. `o` must outlive the context. */
 void hz_gen_opts_add (GOptionContext *ctx, HzGenOpts *o, HzGenOptFlags flags);
+
+/** Largest accepted --threads value (0 = all cores). */
+#define HZ_MAX_THREADS 1024
+
+/** TRUE when 0 <= threads <= HZ_MAX_THREADS; else prints "hanzo CMD: OPT must be 0 (all
+ *  cores) or 1..1024, not N" on stderr and returns FALSE (callers exit 2). */
+gboolean hz_cli_check_threads (const char *cmd, const char *opt, gint64 threads);
+
+/** TRUE when s is NULL or valid UTF-8; else prints "hanzo CMD: OPT is not valid UTF-8" on
+ *  stderr. Text options are parsed as G_OPTION_ARG_FILENAME (bytes as given, whatever the
+ *  locale) and checked with this. */
+gboolean hz_cli_check_utf8 (const char *cmd, const char *opt, const char *s);
+
+/** All bytes of PATH, or of stdin when PATH is "-", NUL bytes included (a NUL is
+ *  appended after *len bytes). NULL with error on failure. */
+char *hz_cli_read_all (const char *path, gsize *len, GError **error);
+
+/** Validate the ranges of the options added by hz_gen_opts_add (-t, -c, -b and, with
+ *  HZ_GEN_OPT_SAMPLING, -n, --top-k, --top-p, --min-p, --repeat-last-n, penalties).
+ *  Prints a message naming the option on stderr and returns FALSE (exit 2) when one is
+ *  out of range. */
+gboolean hz_gen_opts_check (const HzGenOpts *o, const char *cmd, HzGenOptFlags flags);
 
 /** Fill generation and context parameters from the options. */
 void hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParams *cp);

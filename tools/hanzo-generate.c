@@ -56,7 +56,7 @@ hz_cmd_generate (int argc, char **argv)
 
   hz_gen_opts_init (&o, 128);
   const GOptionEntry entries[] = {
-    { "prompt", 'p', 0, G_OPTION_ARG_STRING, &prompt, "Prompt text", "TEXT" },
+    { "prompt", 'p', 0, G_OPTION_ARG_FILENAME, &prompt, "Prompt text (UTF-8)", "TEXT" },
     { "special", 0, 0, G_OPTION_ARG_NONE, &special,
       "Parse control-token texts in the prompt (e.g. <|im_start|>)", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object instead of the text", NULL },
@@ -75,6 +75,12 @@ hz_cmd_generate (int argc, char **argv)
     {
       fprintf (stderr, "hanzo generate: need -m MODEL and -p TEXT\n"
                        "Usage: hanzo generate -m MODEL -p TEXT [-n N] [--temp T] [--json] ...\n");
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
+  if (!hz_cli_check_utf8 ("generate", "--prompt", prompt) ||
+      !hz_gen_opts_check (&o, "generate", HZ_GEN_OPT_SAMPLING))
+    {
       hz_gen_opts_clear (&o);
       return 2;
     }

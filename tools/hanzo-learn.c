@@ -318,11 +318,19 @@ hz_cmd_learn (int argc, char **argv)
     for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
       if (g_str_equal (argv[1], subs[i].name))
         {
-          argv[1] = g_strdup_printf ("learn %s", subs[i].name);   /* GOption's prgname */
+          g_autofree char *prg = g_strdup_printf ("hanzo learn %s", subs[i].name);
+          g_set_prgname (prg);   /* GOption's "Usage: hanzo learn NAME [OPTION…]" */
           return subs[i].fn (argc - 1, argv + 1);
         }
-  fprintf (stderr, "usage: hanzo learn COMMAND [OPTIONS]\n\ncommands:\n");
+  /* --help (or help, -h): usage on stdout, exit 0; anything else is a usage error */
+  const gboolean help = argc >= 2 && (g_str_equal (argv[1], "--help") ||
+                                      g_str_equal (argv[1], "-h") || g_str_equal (argv[1], "help"));
+  FILE *out = help ? stdout : stderr;
+  if (argc >= 2 && !help)
+    fprintf (stderr, "hanzo learn: unknown command '%s'\n\n", argv[1]);
+  fprintf (out, "Usage: hanzo learn COMMAND [OPTION…]\n\nCommands:\n");
   for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
-    fprintf (stderr, "  %-6s %s\n", subs[i].name, subs[i].summary);
-  return 2;
+    fprintf (out, "  %-6s %s\n", subs[i].name, subs[i].summary);
+  fprintf (out, "\nRun 'hanzo learn COMMAND --help' for the options of a command.\n");
+  return help ? 0 : 2;
 }

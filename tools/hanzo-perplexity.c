@@ -7,16 +7,18 @@
  * Method: engine/perplexity.h. Exit status: 0 ok, 1 error, 2 usage error.
  */
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 
 #include "hanzo-cmd.h"
+#include "hanzo-gen-common.h"
 #include "perplexity.h"
 
 static gboolean
 on_chunk (guint chunk, guint n_chunks, double ppl, gpointer user_data)
 {
   (void) n_chunks;
-  (void) user_data;
+  *(gboolean *) user_data = TRUE;   /* a line is open on stdout */
   printf ("[%u]%.4f,", chunk, ppl);
   fflush (stdout);
   return TRUE;
@@ -26,14 +28,15 @@ int
 hz_cmd_perplexity (int argc, char **argv)
 {
   g_autofree char *model_path = NULL, *text_path = NULL;
-  gint n_ctx = 512, n_batch = 512, chunks = -1, threads = 0;
+  gint n_ctx = 512, n_batch = 512, chunks = G_MININT /* unset: all */, threads = 0;
+  gboolean printed = FALSE;
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path, "GGUF model", "FILE" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &text_path, "Text file (UTF-8)", "FILE" },
-    { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &n_ctx, "Tokens per chunk (default 512)", "N" },
-    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &n_batch, "Tokens per forward pass (default 512)", "N" },
-    { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "Process at most N chunks (default all)", "N" },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "CPU threads (default all cores)", "N" },
+    { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &n_ctx, "Tokens per chunk, >= 4 (default 512)", "N" },
+    { "batch-size", 'b', 0, G_OPTION_ARG_INT, &n_batch, "Tokens per forward pass, >= 1 (default 512)", "N" },
+    { "chunks", 0, 0, G_OPTION_ARG_INT, &chunks, "Process at most N chunks, >= 1 (default: all)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "CPU threads, 0..1024 (default 0: all cores)", "N" },
     { NULL }
   };
   g_autoptr (GOptionContext) oc = g_option_context_new ("— perplexity of a model on a text");
@@ -44,9 +47,18 @@ hz_cmd_perplexity (int argc, char **argv)
       fprintf (stderr, "hanzo perplexity: %s\n", error->message);
       return 2;
     }
-  if (!model_path || !text_path || argc != 1 || n_ctx < 4 || n_batch < 1 || threads < 0)
+  if (!model_path || !text_path || argc != 1 || n_ctx < 4 || n_batch < 1)
     {
       fprintf (stderr, "hanzo perplexity: need -m MODEL -f TEXT (and -c >= 4, -b >= 1)\n");
+      return 2;
+    }
+  if (!hz_cli_check_threads ("perplexity", "--threads", threads))
+    return 2;
+  /* chunks stays G_MININT (all) unless given; a given value must be >= 1 */
+  if (chunks != G_MININT && chunks < 1)
+    {
+      fprintf (stderr, "hanzo perplexity: --chunks must be >= 1 (leave it out for all), not %d\n",
+               chunks);
       return 2;
     }
   g_autofree char *text = NULL;
@@ -69,14 +81,24 @@ hz_cmd_perplexity (int argc, char **argv)
   hz_perplexity_params_init (&pp);
   pp.n_ctx = (guint) n_ctx;
   pp.n_batch = (guint) n_batch;
-  pp.n_chunks = chunks;
+  pp.n_chunks = chunks == G_MININT ? -1 : chunks;
   pp.n_threads = (guint) threads;
   HzPerplexityResult r;
   fprintf (stderr, "perplexity: %s, n_ctx %d, n_batch %d\n", model_path, n_ctx, MIN (n_batch, n_ctx));
-  if (!hz_perplexity (model, text, (gssize) len, &pp, on_chunk, NULL, &r, NULL, &error))
+  if (!hz_perplexity (model, text, (gssize) len, &pp, on_chunk, &printed, &r, NULL, &error))
     {
-      printf ("\n");
-      fprintf (stderr, "hanzo perplexity: %s\n", error->message);
+      if (printed)
+        printf ("\n");
+      fflush (stdout);
+      fprintf (stderr, "hanzo perplexity: %s: %s\n", text_path, error->message);
+      return 1;
+    }
+  if (r.n_scored == 0 || !isfinite (r.ppl))
+    {
+      if (printed)
+        printf ("\n");
+      fflush (stdout);
+      fprintf (stderr, "hanzo perplexity: %s: no token was scored\n", text_path);
       return 1;
     }
   printf ("\n");

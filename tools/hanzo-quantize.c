@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "hanzo-cmd.h"
+#include "hanzo-gen-common.h"
 #include "quant.h"
 #include "quantize.h"
 
@@ -41,7 +42,7 @@ hz_cmd_quantize (int argc, char **argv)
   GOptionEntry entries[] = {
     { "type", 0, 0, G_OPTION_ARG_STRING, &type, "Target file type (Q4_K_M, Q8_0, ...)", "T" },
     { "pure", 0, 0, G_OPTION_ARG_NONE, &pure, "No mix rules: every matrix at the default type", NULL },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (default: all cores)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads, 0..1024 (default 0: all cores)", "N" },
     { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, "Safetensors input: copy the tokenizer from this GGUF", "FILE" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "One line per tensor", NULL },
     { "list", 0, 0, G_OPTION_ARG_NONE, &list, "List the file types", NULL },
@@ -55,6 +56,8 @@ hz_cmd_quantize (int argc, char **argv)
       fprintf (stderr, "hanzo quantize: %s\n", error->message);
       return 2;
     }
+  if (!hz_cli_check_threads ("quantize", "--threads", threads))
+    return 2;
   if (list)
     {
       list_types (stdout);
@@ -90,7 +93,7 @@ hz_cmd_quantize (int argc, char **argv)
   hz_quantize_params_init (&p);
   p.ftype = fi->ftype;
   p.pure = pure;
-  p.n_threads = threads > 0 ? (guint) threads : 0;
+  p.n_threads = (guint) threads;
   p.verbose = verbose;
   p.vocab_gguf = vocab;
   HzQuantizeStats st;

@@ -14,6 +14,7 @@
 
 #include "hanzo/redact.h"
 #include "hanzo-cmd.h"
+#include "hanzo-gen-common.h"
 
 /* ---- scoring ------------------------------------------------------------------------- */
 
@@ -189,6 +190,12 @@ for_each_record (const char *path, RecordFn fn, gpointer user, GError **error)
       char *nl = memchr (line, '\n', end - line);
       gsize n = nl ? (gsize) (nl - line) : (gsize) (end - line);
       lineno++;
+      if (memchr (line, '\0', n))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL, "%s:%u: NUL byte in the line",
+                       path, lineno);
+          return FALSE;
+        }
       if (n > 0)
         {
           GError *err = NULL;
@@ -386,15 +393,29 @@ jsonl_record (JsonObject *o, gpointer user, GError **error)
   return TRUE;
 }
 
+/* All of stdin as bytes. A NUL byte would end the text for the redactor (and for the
+ * output): rather than drop what follows it silently, refuse the input. NULL (message
+ * printed) on failure. */
 static char *
 read_stdin (void)
 {
-  GString *s = g_string_new (NULL);
-  char buf[65536];
-  size_t n;
-  while ((n = fread (buf, 1, sizeof buf, stdin)) > 0)
-    g_string_append_len (s, buf, n);
-  return g_string_free (s, FALSE);
+  g_autoptr (GError) error = NULL;
+  gsize len = 0;
+  char *s = hz_cli_read_all ("-", &len, &error);
+  if (!s)
+    {
+      fprintf (stderr, "hanzo redact: %s\n", error->message);
+      return NULL;
+    }
+  const char *nul = memchr (s, '\0', len);
+  if (nul)
+    {
+      fprintf (stderr, "hanzo redact: stdin: NUL byte at offset %" G_GSIZE_FORMAT
+               "; the input must be text without NUL bytes\n", (gsize) (nul - s));
+      g_free (s);
+      return NULL;
+    }
+  return s;
 }
 
 int
@@ -466,6 +487,11 @@ hz_cmd_redact (int argc, char **argv)
   else
     {
       g_autofree char *text = argc > 1 ? g_strjoinv (" ", argv + 1) : read_stdin ();
+      if (!text)
+        {
+          hz_redactor_free (r);
+          return 1;
+        }
       HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE, &err);
       HzScrubber *sc = hz_scrubber_new (mode, 0);
       g_autofree char *scrubbed = hz_scrubber_scrub (sc, res);

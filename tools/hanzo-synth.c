@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "hanzo-cmd.h"
+#include "hanzo-gen-common.h"
 #include "synth.h"
 
 int
@@ -23,13 +24,13 @@ hz_cmd_synth (int argc, char **argv)
   gboolean pure = FALSE;
   GOptionEntry entries[] = {
     { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "llama, qwen2 or qwen3 (default: the shape's)", "A" },
-    { "shape", 0, 0, G_OPTION_ARG_STRING, &shape, "Model shape (see above)", "SHAPE" },
+    { "shape", 0, 0, G_OPTION_ARG_STRING, &shape, "Model shape (see the list below)", "SHAPE" },
     { "type", 0, 0, G_OPTION_ARG_STRING, &type, "File type (Q4_0, Q4_K_M, ...)", "T" },
     { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, "GGUF to copy the tokenizer from", "FILE" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output GGUF", "FILE" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "RNG seed (default 42)", "N" },
     { "pure", 0, 0, G_OPTION_ARG_NONE, &pure, "Every matrix at the default type", NULL },
-    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (default all cores)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads, 0..1024 (default 0: all cores)", "N" },
     { NULL }
   };
   g_autoptr (GOptionContext) oc = g_option_context_new ("— write a random-weight model");
@@ -43,7 +44,9 @@ hz_cmd_synth (int argc, char **argv)
       fprintf (stderr, "hanzo synth: %s\n", error->message);
       return 2;
     }
-  if (!shape || !type || !vocab || !out || argc != 1 || threads < 0)
+  if (!hz_cli_check_threads ("synth", "--threads", threads))
+    return 2;
+  if (!shape || !type || !vocab || !out || argc != 1)
     {
       fprintf (stderr, "hanzo synth: need --shape, --type, --vocab and -o (see --help)\n");
       return 2;

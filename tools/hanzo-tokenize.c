@@ -14,6 +14,7 @@
 #include "hanzo-cmd.h"
 #include "gguf.h"
 #include "tokenizer.h"
+#include "hanzo-gen-common.h"
 
 int
 hz_cmd_tokenize (int argc, char **argv)
@@ -25,7 +26,7 @@ hz_cmd_tokenize (int argc, char **argv)
     { "no-bos", 0, 0, G_OPTION_ARG_NONE, &no_bos, "Do not add BOS/EOS tokens", NULL },
     { "special", 0, 0, G_OPTION_ARG_NONE, &special,
       "Parse special token texts (e.g. <|im_start|>)", NULL },
-    { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file, "Read the text from FILE", "FILE" },
+    { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file, "Read the text from FILE (- for stdin)", "FILE" },
     { "pieces", 0, 0, G_OPTION_ARG_NONE, &pieces,
       "Also print each token's text, one per line, after the ids", NULL },
     { NULL }
@@ -54,7 +55,7 @@ hz_cmd_tokenize (int argc, char **argv)
     }
   if (file != NULL)
     {
-      if (!g_file_get_contents (file, &contents, &len, &error))
+      if (!(contents = hz_cli_read_all (file, &len, &error)))
         {
           fprintf (stderr, "hanzo tokenize: %s\n", error->message);
           return 1;
@@ -85,9 +86,22 @@ hz_cmd_tokenize (int argc, char **argv)
       {
         char buf[512];
         gsize m = hz_tokenizer_piece (tok, ids[i], TRUE, buf, sizeof buf);
-        g_autofree char *piece = g_strndup (buf, MIN (m, sizeof buf));
-        g_autofree char *esc = g_strescape (piece, NULL);
-        printf ("%d\t'%s'\n", ids[i], esc);
+        /* g_strescape stops at a NUL byte: escape the pieces between NULs, NUL as \x00 */
+        g_autoptr(GString) esc = g_string_new (NULL);
+        const gsize end = MIN (m, sizeof buf);
+        for (gsize s = 0; s <= end;)
+          {
+            const char *nul = memchr (buf + s, '\0', end - s);
+            const gsize e = nul ? (gsize) (nul - buf) : end;
+            g_autofree char *seg = g_strndup (buf + s, e - s);
+            g_autofree char *seg_esc = g_strescape (seg, NULL);
+            g_string_append (esc, seg_esc);
+            if (!nul)
+              break;
+            g_string_append (esc, "\\x00");
+            s = e + 1;
+          }
+        printf ("%d\t'%s'\n", ids[i], esc->str);
       }
   return 0;
 }

@@ -46,7 +46,12 @@ main (int argc, char **argv)
     }
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)
     if (strcmp (argv[1], commands[i].name) == 0)
-      return commands[i].fn (argc - 1, argv + 1);
+      {
+        /* GOptionContext prints "Usage: PRGNAME [OPTION…] PARAMETERS" */
+        g_autofree char *prg = g_strdup_printf ("hanzo %s", commands[i].name);
+        g_set_prgname (prg);
+        return commands[i].fn (argc - 1, argv + 1);
+      }
   fprintf (stderr, "hanzo: unknown command '%s'\n\n", argv[1]);
   usage (stderr);
   return 2;

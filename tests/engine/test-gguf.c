@@ -4,6 +4,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "gguf.h"
 #include "quant.h"
@@ -140,6 +142,14 @@ write_and_open (HzGgufWriter *w, const char *name)
   g_assert_no_error (error);
   g_autofree char *tmp = g_strconcat (path, ".tmp", NULL);
   g_assert_false (g_file_test (tmp, G_FILE_TEST_EXISTS));
+  /* no temporary file (NAME.XXXXXX) left next to it */
+  {
+    g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+    g_autofree char *prefix = g_strconcat (name, ".", NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name (d)))
+      g_assert_false (g_str_has_prefix (e, prefix));
+  }
   HzGguf *g = hz_gguf_open (path, &error);
   g_assert_no_error (error);
   g_assert_nonnull (g);
@@ -514,6 +524,53 @@ make_small_valid (uint64_t *data_end)
   return b;
 }
 
+/* Writing over something that is not a regular file (here a FIFO; /dev/full as root was
+ * replaced by a regular file) fails cleanly and leaves it as it was. */
+static void
+test_writer_not_regular (void)
+{
+  g_autofree char *fifo = tmp_path ("fifo.gguf");
+  g_autofree char *sub = tmp_path ("a-directory.gguf");
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  g_autoptr (GError) error = NULL;
+  GStatBuf st;
+
+  hz_gguf_writer_set_str (w, "general.architecture", "llama");
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  g_assert_false (hz_gguf_writer_write_file (w, fifo, &error));
+  g_assert_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "not a regular file"));
+  g_clear_error (&error);
+  g_assert_cmpint (g_lstat (fifo, &st), ==, 0);
+  g_assert_true (S_ISFIFO (st.st_mode));
+
+  g_assert_cmpint (g_mkdir (sub, 0700), ==, 0);
+  g_assert_false (hz_gguf_writer_write_file (w, sub, &error));
+  g_assert_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO);
+  g_clear_error (&error);
+  g_assert_true (g_file_test (sub, G_FILE_TEST_IS_DIR));
+
+  /* nothing else was left in the directory */
+  {
+    g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name (d)))
+      g_assert_false (g_str_has_prefix (e, "fifo.gguf.") || g_str_has_prefix (e, "a-directory.gguf."));
+  }
+  g_unlink (fifo);
+  g_rmdir (sub);
+
+  /* a regular file is replaced as before */
+  g_autofree char *reg = tmp_path ("regular.gguf");
+  g_assert_true (g_file_set_contents (reg, "old", 3, NULL));
+  g_assert_true (hz_gguf_writer_write_file (w, reg, &error));
+  g_assert_no_error (error);
+  g_autoptr (HzGguf) g = hz_gguf_open (reg, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (g);
+  g_unlink (reg);
+}
+
 static void
 test_truncation_every_byte (void)
 {
@@ -579,6 +636,16 @@ test_absurd_counts (void)
   expect_error (b_header (3, 0, G_MAXUINT64), HZ_GGUF_ERROR_OVERFLOW, "key/value count");
   expect_error (b_header (3, G_MAXUINT64 / 2, 0), HZ_GGUF_ERROR_OVERFLOW, "tensor count");
   expect_error (b_header (3, 1000000, 0), HZ_GGUF_ERROR_OVERFLOW, "tensor count 1000000");
+  /* the offsets named are those of the count fields: tensor count at 8, n_kv at 16 */
+  expect_error (b_header (3, 48, 0), HZ_GGUF_ERROR_OVERFLOW, "tensor count 48 at offset 8 ");
+  expect_error (b_header (3, 0, 1000), HZ_GGUF_ERROR_OVERFLOW, "key/value count 1000 at offset 16 ");
+  {
+    GByteArray *t = b_header (3, 0, 2);   /* 2 * 13 bytes needed, 20 left after the header */
+    b_zeros (t, 20);
+    expect_error (t, HZ_GGUF_ERROR_TRUNCATED,
+                  "key/value count 2 at offset 16 needs at least 26 bytes but only 20 are left "
+                  "after offset 24");
+  }
 
   GByteArray *b = b_header (3, 0, 1);
   b_u64 (b, G_MAXUINT64);  /* key length */
@@ -893,6 +960,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gguf/roundtrip/nested", test_roundtrip_nested);
   g_test_add_func ("/gguf/roundtrip/tensors", test_roundtrip_tensors);
   g_test_add_func ("/gguf/writer/rejects", test_writer_rejects);
+  g_test_add_func ("/gguf/writer/not-regular", test_writer_not_regular);
   g_test_add_func ("/gguf/bad/truncation", test_truncation_every_byte);
   g_test_add_func ("/gguf/bad/magic-version", test_bad_magic_version);
   g_test_add_func ("/gguf/bad/absurd-counts", test_absurd_counts);

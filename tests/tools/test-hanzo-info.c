@@ -135,7 +135,7 @@ test_info_bad_files (void)
   const gsize cuts[] = { data_end - 1, 40, 0 };
   const char *expect[] = { "tensor 'blk.0.attn_q.weight': data [offset 512, 68 bytes) "
                            "extends past end of file",
-                           "tensor count 2 at offset 24 is absurd: it needs at least 64 bytes "
+                           "tensor count 2 at offset 8 is absurd: it needs at least 64 bytes "
                            "but the whole file has only 40 (corrupt or truncated)",
                            "magic (4 bytes at offset 0) extends past end of file (0 bytes)" };
   for (guint k = 0; k < G_N_ELEMENTS (cuts); k++)

@@ -34,9 +34,9 @@ bytes_to_string (GBytes *b)
   return s;
 }
 
-/* hanzo tokenize ARGS... (NULL-terminated) */
+/* hanzo tokenize ARGS... (NULL-terminated) with `input` (len bytes) on stdin */
 static void
-run_tokenize (Run *r, ...)
+run_tokenize_va (Run *r, const char *input, gsize len, va_list ap)
 {
   const char *build = g_getenv ("HZ_BUILD_DIR");
   g_autofree char *bin = NULL;
@@ -45,27 +45,43 @@ run_tokenize (Run *r, ...)
   g_autoptr(GSubprocess) p = NULL;
   GBytes *out = NULL, *err = NULL;
   const char *a;
-  va_list ap;
+  g_autoptr(GBytes) in = g_bytes_new (input ? input : "", input ? len : 0);
 
   g_assert_nonnull (build);   /* set by meson test (tests/meson.build) */
   bin = g_build_filename (build, "tools", "hanzo", NULL);
   g_ptr_array_add (argv, bin);
   g_ptr_array_add (argv, (gpointer) "tokenize");
-  va_start (ap, r);
   while ((a = va_arg (ap, const char *)) != NULL)
     g_ptr_array_add (argv, (gpointer) a);
-  va_end (ap);
   g_ptr_array_add (argv, NULL);
   p = g_subprocess_newv ((const char *const *) argv->pdata,
-                         G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE,
-                         &error);
+                         G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                         G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
   g_assert_no_error (error);
-  g_assert_true (g_subprocess_communicate (p, NULL, NULL, &out, &err, &error));
+  g_assert_true (g_subprocess_communicate (p, in, NULL, &out, &err, &error));
   g_assert_no_error (error);
   g_assert_true (g_subprocess_get_if_exited (p));
   r->status = g_subprocess_get_exit_status (p);
   r->out = bytes_to_string (out);
   r->err = bytes_to_string (err);
+}
+
+static void
+run_tokenize (Run *r, ...)
+{
+  va_list ap;
+  va_start (ap, r);
+  run_tokenize_va (r, NULL, 0, ap);
+  va_end (ap);
+}
+
+static void
+run_tokenize_stdin (Run *r, const char *input, gsize len, ...)
+{
+  va_list ap;
+  va_start (ap, len);
+  run_tokenize_va (r, input, len, ap);
+  va_end (ap);
 }
 
 /* A vocab-only SPM GGUF: <unk> <s> </s>, bytes <0x00>..<0xFF>, "▁", "a", "b", "▁a", "▁ab". */
@@ -159,6 +175,25 @@ test_file_bytes (void)
   g_assert_cmpstr (r.out, ==, "262 13 261 258\n");
   run_clear (&r);
   g_unlink (path);
+
+  /* -f - reads stdin, bytes as they are (NUL included): ▁a <0x00> b */
+  run_tokenize_stdin (&r, "a\0b", 3, "-m", vocab_path, "--no-bos", "-f", "-", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "262 3 261\n");
+  run_clear (&r);
+}
+
+/* --pieces prints the NUL byte token escaped, not as '' */
+static void
+test_pieces_nul (void)
+{
+  Run r = { 0 };
+
+  run_tokenize_stdin (&r, "a\0b", 3, "-m", vocab_path, "--no-bos", "--pieces", "-f", "-", NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "\n3\t'\\x00'\n"));
+  g_assert_null (strstr (r.out, "''"));
+  run_clear (&r);
 }
 
 static void
@@ -241,6 +276,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-tokenize/text-and-flags", test_text_and_flags);
   g_test_add_func ("/hanzo-tokenize/file-bytes", test_file_bytes);
   g_test_add_func ("/hanzo-tokenize/errors", test_errors);
+  g_test_add_func ("/hanzo-tokenize/pieces-nul", test_pieces_nul);
   g_test_add_func ("/hanzo-tokenize/shared-vocabs", test_shared_vocabs);
   rc = g_test_run ();
   g_unlink (vocab_path);

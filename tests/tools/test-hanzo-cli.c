@@ -1,0 +1,326 @@
+/* tests/tools/test-hanzo-cli.c — bad input to the `hanzo` subcommands ($HZ_BUILD_DIR/tools/hanzo):
+ * option ranges (--threads, sampling, context, --chunks), text options under LC_ALL=C,
+ * NUL bytes on stdin of `hanzo redact`, --help output and the perplexity messages. Range
+ * checks run before any model is loaded, so most runs need no model (a missing path). */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "../hz-test-util.h"
+
+static char *tmp_dir;
+static char *missing;   /* a model path that does not exist */
+
+typedef struct {
+  int   status;
+  char *out, *err;
+} Run;
+
+static void
+run_clear (Run *r)
+{
+  g_clear_pointer (&r->out, g_free);
+  g_clear_pointer (&r->err, g_free);
+}
+
+static char *
+bytes_to_string (GBytes *b)
+{
+  gsize n;
+  const char *d = b ? g_bytes_get_data (b, &n) : NULL;
+  char *s = d && n ? g_strndup (d, n) : g_strdup ("");
+  if (b)
+    g_bytes_unref (b);
+  return s;
+}
+
+/* hanzo ARGV... with `input` (len bytes, may hold NULs; NULL: empty) on stdin and, when
+ * c_locale, LC_ALL=C in the environment. */
+static void
+run_hanzo_full (Run *r, gboolean c_locale, const char *input, gsize len,
+                const char *const *args)
+{
+  const char *build = g_getenv ("HZ_BUILD_DIR");
+  g_autofree char *bin = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocessLauncher) l = NULL;
+  g_autoptr (GSubprocess) p = NULL;
+  g_autoptr (GBytes) in = NULL;
+  GBytes *out = NULL, *err = NULL;
+
+  g_assert_nonnull (build);
+  bin = g_build_filename (build, "tools", "hanzo", NULL);
+  g_ptr_array_add (argv, bin);
+  for (int i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDIN_PIPE | G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                 G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  if (c_locale)
+    {
+      g_subprocess_launcher_setenv (l, "LC_ALL", "C", TRUE);
+      g_subprocess_launcher_unsetenv (l, "LANG");
+    }
+  p = g_subprocess_launcher_spawnv (l, (const char *const *) argv->pdata, &error);
+  g_assert_no_error (error);
+  in = g_bytes_new (input ? input : "", input ? len : 0);
+  g_assert_true (g_subprocess_communicate (p, in, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (p));
+  r->status = g_subprocess_get_exit_status (p);
+  r->out = bytes_to_string (out);
+  r->err = bytes_to_string (err);
+}
+
+#define RUN(r, ...) run_hanzo_full ((r), FALSE, NULL, 0, (const char *const[]) { __VA_ARGS__, NULL })
+
+/* Asserts a usage error (exit 2) whose message contains `needle`. */
+static void
+expect_usage (Run *r, const char *needle)
+{
+  if (r->status != 2 || (needle && !strstr (r->err, needle)))
+    g_error ("expected exit 2 and \"%s\", got %d: %s", needle ? needle : "", r->status, r->err);
+  g_assert_null (strstr (r->err, "GLib"));
+  run_clear (r);
+}
+
+static void
+test_threads (void)
+{
+  Run r = { 0 };
+
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--threads", "100000");
+  expect_usage (&r, "--threads must be 0 (all cores) or 1..1024");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "-t", "-5");
+  expect_usage (&r, "--threads");
+  RUN (&r, "chat", "-m", missing, "--threads", "100000");
+  expect_usage (&r, "--threads");
+  RUN (&r, "perplexity", "-m", missing, "-f", missing, "--threads", "100000");
+  expect_usage (&r, "--threads");
+  RUN (&r, "perplexity", "-m", missing, "-f", missing, "-t", "-1");
+  expect_usage (&r, "--threads");
+  RUN (&r, "quantize", "--threads", "100000", missing, missing, "Q8_0");
+  expect_usage (&r, "--threads");
+  RUN (&r, "quantize", "-t", "-3", missing, missing, "Q8_0");
+  expect_usage (&r, "--threads");
+  RUN (&r, "synth", "--shape", "qwen3-0.6b", "--type", "Q8_0", "--vocab", missing, "-o", missing,
+       "--threads", "100000");
+  expect_usage (&r, "--threads");
+  RUN (&r, "synth", "--shape", "qwen3-0.6b", "--type", "Q8_0", "--vocab", missing, "-o", missing,
+       "-t", "-2");
+  expect_usage (&r, "--threads");
+  RUN (&r, "bench", "-m", missing, "-t", "100000");
+  expect_usage (&r, "1..1024");
+
+  /* in range: it gets as far as loading the (missing) model */
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--threads", "1024");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "cannot load model"));
+  run_clear (&r);
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--threads", "0");
+  g_assert_cmpint (r.status, ==, 1);
+  run_clear (&r);
+}
+
+static void
+test_ranges (void)
+{
+  Run r = { 0 };
+
+  RUN (&r, "generate", "-m", missing, "-p", "x", "-c", "0");
+  expect_usage (&r, "--ctx-size must be >= 1");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "-c", "-1");
+  expect_usage (&r, "--ctx-size");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "-b", "0");
+  expect_usage (&r, "--batch-size must be >= 1");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "-b", "-1");
+  expect_usage (&r, "--batch-size");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--top-p", "5");
+  expect_usage (&r, "--top-p must be in 0..1");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--top-p", "-1");
+  expect_usage (&r, "--top-p");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--min-p", "2");
+  expect_usage (&r, "--min-p");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--top-k", "-1");
+  expect_usage (&r, "--top-k must be >= 0");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--repeat-last-n", "-5");
+  expect_usage (&r, "--repeat-last-n");
+  RUN (&r, "generate", "-m", missing, "-p", "x", "-n", "-2");
+  expect_usage (&r, "--n-predict");
+  RUN (&r, "chat", "-m", missing, "--top-p", "5");
+  expect_usage (&r, "--top-p");
+  RUN (&r, "perplexity", "-m", missing, "-f", missing, "--chunks", "-1");
+  expect_usage (&r, "--chunks must be >= 1");
+  RUN (&r, "perplexity", "-m", missing, "-f", missing, "--chunks", "0");
+  expect_usage (&r, "--chunks");
+  RUN (&r, "bench", "-m", missing, "-c", "64", "-p", "1000");
+  expect_usage (&r, "--ctx-size 64 is smaller than -p + -n");
+  RUN (&r, "bench", "-m", missing, "-c", "0");
+  expect_usage (&r, "--ctx-size");
+
+  /* the edges of the ranges are accepted: on to the model */
+  RUN (&r, "generate", "-m", missing, "-p", "x", "--top-p", "1", "--min-p", "0", "--top-k", "0",
+       "--repeat-last-n", "-1", "-n", "-1", "-c", "1", "-b", "1");
+  g_assert_cmpint (r.status, ==, 1);
+  run_clear (&r);
+  RUN (&r, "bench", "-m", missing, "-c", "640", "-p", "512", "-n", "128");
+  g_assert_cmpint (r.status, ==, 1);
+  run_clear (&r);
+
+  /* the ranges are documented */
+  RUN (&r, "generate", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "0..1024"));
+  g_assert_nonnull (strstr (r.out, "Top-p, 0..1"));
+  run_clear (&r);
+}
+
+static void
+test_utf8_options (void)
+{
+  Run r = { 0 };
+
+  /* valid UTF-8 under the C locale: accepted (fails later, loading the missing model) */
+  run_hanzo_full (&r, TRUE, NULL, 0, (const char *const[]) {
+                    "generate", "-m", missing, "-p", "h\xc3\xa9llo \xe2\x96\x81", NULL });
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_null (strstr (r.err, "Invalid byte sequence"));
+  g_assert_nonnull (strstr (r.err, "cannot load model"));
+  run_clear (&r);
+  run_hanzo_full (&r, TRUE, NULL, 0, (const char *const[]) {
+                    "chat", "-m", missing, "--system", "\xc3\xa9t\xc3\xa9", NULL });
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_null (strstr (r.err, "Invalid byte sequence"));
+  run_clear (&r);
+
+  /* invalid UTF-8: a clear message naming the option, whatever the locale */
+  run_hanzo_full (&r, TRUE, NULL, 0, (const char *const[]) {
+                    "generate", "-m", missing, "-p", "a\xff" "b", NULL });
+  expect_usage (&r, "--prompt is not valid UTF-8");
+  run_hanzo_full (&r, FALSE, NULL, 0, (const char *const[]) {
+                    "generate", "-m", missing, "--prompt", "\xc3", NULL });
+  expect_usage (&r, "--prompt is not valid UTF-8");
+  run_hanzo_full (&r, TRUE, NULL, 0, (const char *const[]) {
+                    "chat", "-m", missing, "--system", "\xfe", NULL });
+  expect_usage (&r, "--system is not valid UTF-8");
+}
+
+static void
+test_redact_nul (void)
+{
+  static const char with_nul[] = "call me\0 at bob@example.com";
+  Run r = { 0 };
+
+  /* a NUL byte on stdin: refused with a message, not a silent cut */
+  run_hanzo_full (&r, FALSE, with_nul, sizeof with_nul - 1, (const char *const[]) { "redact", NULL });
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "NUL byte at offset 7"));
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+
+  /* text without NULs goes through as before */
+  run_hanzo_full (&r, FALSE, "mail bob@example.com", 20, (const char *const[]) { "redact", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_null (strstr (r.out, "bob@example.com"));
+  g_assert_nonnull (strstr (r.out, "mail "));
+  run_clear (&r);
+
+  /* --jsonl with a NUL inside a record */
+  g_autofree char *path = g_build_filename (tmp_dir, "nul.jsonl", NULL);
+  static const char rec[] = "{\"text\": \"a\0b\"}\n";
+  g_assert_true (g_file_set_contents (path, rec, sizeof rec - 1, NULL));
+  RUN (&r, "redact", "--jsonl", path);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "NUL byte"));
+  run_clear (&r);
+  g_unlink (path);
+}
+
+static void
+test_help (void)
+{
+  Run r = { 0 };
+
+  RUN (&r, "learn", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Usage: hanzo learn"));
+  g_assert_nonnull (strstr (r.out, "sft"));
+  g_assert_nonnull (strstr (r.out, "grpo"));
+  g_assert_nonnull (strstr (r.out, "merge"));
+  run_clear (&r);
+  RUN (&r, "learn");
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_nonnull (strstr (r.err, "sft"));
+  run_clear (&r);
+  RUN (&r, "learn", "bogus");
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_nonnull (strstr (r.err, "unknown command 'bogus'"));
+  run_clear (&r);
+
+  RUN (&r, "tokenize", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "hanzo tokenize [OPTION"));
+  run_clear (&r);
+  RUN (&r, "generate", "--help");
+  g_assert_nonnull (strstr (r.out, "hanzo generate [OPTION"));
+  run_clear (&r);
+  RUN (&r, "learn", "sft", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "hanzo learn sft [OPTION"));
+  run_clear (&r);
+
+  RUN (&r, "synth", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_null (strstr (r.out, "see above"));
+  g_assert_nonnull (strstr (r.out, "Shapes:"));
+  run_clear (&r);
+}
+
+static void
+test_perplexity_messages (void)
+{
+  g_autofree char *stories = hz_test_shared_path ("models/stories260K.gguf");
+  g_autofree char *empty = g_build_filename (tmp_dir, "empty.txt", NULL);
+  g_autofree char *expect = NULL;
+  Run r = { 0 };
+
+  if (stories == NULL)
+    {
+      g_test_skip ("../shared/models/stories260K.gguf is absent");
+      return;
+    }
+  g_assert_true (g_file_set_contents (empty, "", 0, NULL));
+  RUN (&r, "perplexity", "-m", stories, "-f", empty);
+  g_assert_cmpint (r.status, ==, 1);
+  expect = g_strdup_printf ("hanzo perplexity: %s: the text has 1 tokens (BOS included); at "
+                            "least 2 * n_ctx = 1024 are needed\n", empty);
+  g_assert_nonnull (strstr (r.err, expect));
+  g_assert_null (strstr (r.err, "perplexity: perplexity:"));
+  g_assert_cmpstr (r.out, ==, "");          /* no stray blank line */
+  run_clear (&r);
+  g_unlink (empty);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr (GError) error = NULL;
+  int rc;
+
+  g_test_init (&argc, &argv, NULL);
+  tmp_dir = g_dir_make_tmp ("hz-cli-XXXXXX", &error);
+  g_assert_no_error (error);
+  missing = g_build_filename (tmp_dir, "missing.gguf", NULL);
+  g_test_add_func ("/hanzo-cli/threads", test_threads);
+  g_test_add_func ("/hanzo-cli/ranges", test_ranges);
+  g_test_add_func ("/hanzo-cli/utf8-options", test_utf8_options);
+  g_test_add_func ("/hanzo-cli/redact-nul", test_redact_nul);
+  g_test_add_func ("/hanzo-cli/help", test_help);
+  g_test_add_func ("/hanzo-cli/perplexity-messages", test_perplexity_messages);
+  rc = g_test_run ();
+  g_rmdir (tmp_dir);
+  g_free (missing);
+  g_free (tmp_dir);
+  return rc;
+}
