@@ -7,7 +7,6 @@ hz_store_set_feedback (HzStore *store, gint64 message_id, int rating, GError **e
 {
   sqlite3_stmt *st;
   gboolean ok;
-  int rc;
 
   g_return_val_if_fail (store != NULL, FALSE);
   if (rating < -1 || rating > 1)
@@ -32,18 +31,11 @@ hz_store_set_feedback (HzStore *store, gint64 message_id, int rating, GError **e
     {
       sqlite3_bind_int (st, 2, rating);
       sqlite3_bind_int64 (st, 3, g_get_real_time ());
+      ok = hz_store_step_write_found (store, st, "storing feedback", "message", message_id,
+                                      error);
     }
-  rc = sqlite3_step (st);
-  hz_store_stmt_done (st);
-  ok = rc == SQLITE_DONE;
-  if (!ok)
-    hz_store_set_sqlite_error (error, store->db, rc, "storing feedback");
-  else if (rating != 0 && sqlite3_changes (store->db) == 0)
-    {
-      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
-                   "no message %" G_GINT64_FORMAT, message_id);
-      ok = FALSE;
-    }
+  else
+    ok = hz_store_step_write (store, st, "storing feedback", error);
   return hz_store_write_end (store, ok, error);
 }
 
@@ -64,6 +56,18 @@ hz_store_get_feedback (HzStore *store, gint64 message_id, int *out_rating, GErro
   return TRUE;
 }
 
+static gpointer
+feedback_from_row (sqlite3_stmt *st)
+{
+  HzMessageFeedback *f = g_new0 (HzMessageFeedback, 1);
+  f->message_id = sqlite3_column_int64 (st, 0);
+  f->conversation_id = sqlite3_column_int64 (st, 1);
+  f->rating = sqlite3_column_int (st, 2);
+  f->created_us = sqlite3_column_int64 (st, 3);
+  f->updated_us = sqlite3_column_int64 (st, 4);
+  return f;
+}
+
 GPtrArray *
 hz_store_list_feedback (HzStore *store, gint64 conversation_id, gint64 since_us,
                         GError **error)
@@ -78,24 +82,5 @@ hz_store_list_feedback (HzStore *store, gint64 conversation_id, gint64 since_us,
   sqlite3_bind_int64 (st, 1, conversation_id);
   sqlite3_bind_int64 (st, 2, since_us);
 
-  GPtrArray *rows = g_ptr_array_new_with_free_func (g_free);
-  int rc;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    {
-      HzMessageFeedback *f = g_new0 (HzMessageFeedback, 1);
-      f->message_id = sqlite3_column_int64 (st, 0);
-      f->conversation_id = sqlite3_column_int64 (st, 1);
-      f->rating = sqlite3_column_int (st, 2);
-      f->created_us = sqlite3_column_int64 (st, 3);
-      f->updated_us = sqlite3_column_int64 (st, 4);
-      g_ptr_array_add (rows, f);
-    }
-  hz_store_stmt_done (st);
-  if (rc != SQLITE_DONE)
-    {
-      g_ptr_array_unref (rows);
-      hz_store_set_sqlite_error (error, store->db, rc, "listing feedback");
-      return NULL;
-    }
-  return rows;
+  return hz_store_collect (store, st, feedback_from_row, g_free, "listing feedback", error);
 }

@@ -4,73 +4,10 @@
 #include "hanzo-store-learner.h"
 #include "store-private.h"
 
-static char *
-col_text (sqlite3_stmt *st, int i)
-{
-  const unsigned char *t = sqlite3_column_text (st, i);
-  return g_strdup (t ? (const char *) t : "");
-}
-
-static double
-col_real (sqlite3_stmt *st, int i)
-{
-  return sqlite3_column_type (st, i) == SQLITE_NULL ? NAN : sqlite3_column_double (st, i);
-}
-
 static void
 bind_real (sqlite3_stmt *st, int i, double v)
 {
-  if (isnan (v))
-    sqlite3_bind_null (st, i);
-  else
-    sqlite3_bind_double (st, i, v);
-}
-
-static gboolean
-invalid (GError **error, const char *what)
-{
-  g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID, "%s", what);
-  return FALSE;
-}
-
-/* Step a statement to completion (writes); FALSE with `error` on failure. */
-static gboolean
-step_done (HzStore *store, sqlite3_stmt *st, const char *what, GError **error)
-{
-  int rc = sqlite3_step (st);
-  hz_store_stmt_done (st);
-  if (rc == SQLITE_DONE)
-    return TRUE;
-  hz_store_set_sqlite_error (error, store->db, rc, what);
-  if ((rc & 0xff) == SQLITE_CONSTRAINT && error && *error)
-    (*error)->code = HZ_STORE_ERROR_INVALID;
-  return FALSE;
-}
-
-static GPtrArray *
-collect (HzStore *store, sqlite3_stmt *st, gpointer (*from_row) (sqlite3_stmt *),
-         GDestroyNotify free_fn, const char *what, GError **error)
-{
-  GPtrArray *rows = g_ptr_array_new_with_free_func (free_fn);
-  int rc;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    g_ptr_array_add (rows, from_row (st));
-  hz_store_stmt_done (st);
-  if (rc != SQLITE_DONE)
-    {
-      hz_store_set_sqlite_error (error, store->db, rc, what);
-      g_ptr_array_unref (rows);
-      return NULL;
-    }
-  return rows;
-}
-
-static gboolean
-not_found (GError **error, const char *what, gint64 id)
-{
-  g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND, "no %s %" G_GINT64_FORMAT,
-               what, id);
-  return FALSE;
+  hz_store_bind_double_or_null (st, i, !isnan (v), v);
 }
 
 /* ------------------------------------------------------------------ samples */
@@ -78,10 +15,8 @@ not_found (GError **error, const char *what, gint64 id)
 void
 hz_learner_sample_free (HzLearnerSample *s)
 {
-  if (s == NULL)
-    return;
-  g_free (s->redacted);
-  g_free (s);
+  if (s != NULL)
+    hz_store_free_record (s, 1, s->redacted);
 }
 
 static gpointer
@@ -91,12 +26,10 @@ sample_from_row (sqlite3_stmt *st)
   s->message_id = sqlite3_column_int64 (st, 0);
   s->conversation_id = sqlite3_column_int64 (st, 1);
   s->parent_id = sqlite3_column_int64 (st, 2);
-  HzRole role = HZ_ROLE_USER;
-  hz_role_from_string ((const char *) sqlite3_column_text (st, 3), &role);
-  s->role = role;
+  s->role = hz_store_column_role (st, 3);
   s->user_written = sqlite3_column_int (st, 4) != 0;
   s->rating = sqlite3_column_int (st, 5);
-  s->redacted = col_text (st, 6);
+  s->redacted = hz_store_column_text (st, 6);
   return s;
 }
 
@@ -113,8 +46,8 @@ hz_store_list_learner_samples (HzStore *store, GError **error)
     " ORDER BY r.message_id", error);
   if (st == NULL)
     return NULL;
-  return collect (store, st, sample_from_row, (GDestroyNotify) hz_learner_sample_free,
-                  "listing learner samples", error);
+  return hz_store_collect (store, st, sample_from_row, (GDestroyNotify) hz_learner_sample_free,
+                           "listing learner samples", error);
 }
 
 /* ------------------------------------------------------------------ runs */
@@ -123,52 +56,32 @@ static const char *const status_names[] = {
   "running", "promoted", "rejected", "interrupted", "failed",
 };
 
-const char *
-hz_learner_run_status_to_string (HzLearnerRunStatus s)
-{
-  return (guint) s < G_N_ELEMENTS (status_names) ? status_names[s] : NULL;
-}
-
-gboolean
-hz_learner_run_status_from_string (const char *str, HzLearnerRunStatus *out)
-{
-  for (guint i = 0; str && i < G_N_ELEMENTS (status_names); i++)
-    if (g_str_equal (str, status_names[i]))
-      {
-        *out = (HzLearnerRunStatus) i;
-        return TRUE;
-      }
-  return FALSE;
-}
+HZ_STORE_DEFINE_ENUM_STRINGS (HzLearnerRunStatus, hz_learner_run_status_to_string,
+                              hz_learner_run_status_from_string, status_names)
 
 void
 hz_learner_run_free (HzLearnerRun *r)
 {
-  if (r == NULL)
-    return;
-  g_free (r->kind);
-  g_free (r->base_sha256);
-  g_free (r->message);
-  g_free (r);
+  if (r != NULL)
+    hz_store_free_record (r, 3, r->kind, r->base_sha256, r->message);
 }
 
 gint64
 hz_store_learner_run_begin (HzStore *store, const char *kind, const char *base_sha256,
                             GError **error)
 {
-  if (!kind || !*kind || !g_utf8_validate (kind, -1, NULL)
-      || (base_sha256 && !g_utf8_validate (base_sha256, -1, NULL)))
-    return invalid (error, "learner run: empty kind or invalid UTF-8");
-  sqlite3_stmt *st = hz_store_prepare (store,
+  if (!hz_store_nonempty_utf8 (kind) || !hz_store_utf8_or_null (base_sha256))
+    return hz_store_set_invalid (error, "learner run: empty kind or invalid UTF-8");
+  sqlite3_stmt *st = hz_store_prepare_write (store,
     "INSERT INTO learner_runs (kind, base_sha256, started_us, status)"
     " VALUES (?1, ?2, ?3, 'running')", error);
-  if (st == NULL || !hz_store_write_begin (store, error))
+  if (st == NULL)
     return 0;
   sqlite3_bind_text (st, 1, kind, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 2, base_sha256 ? base_sha256 : "", -1, SQLITE_STATIC);
   sqlite3_bind_int64 (st, 3, g_get_real_time ());
-  gboolean ok = step_done (store, st, "recording a learner run", error);
-  gint64 id = ok ? sqlite3_last_insert_rowid (store->db) : 0;
+  gint64 id;
+  gboolean ok = hz_store_step_insert (store, st, "recording a learner run", &id, error);
   return hz_store_write_end (store, ok, error) ? id : 0;
 }
 
@@ -180,8 +93,8 @@ hz_store_learner_run_update (HzStore *store, gint64 id, HzLearnerRunStatus statu
 {
   const char *status_str = hz_learner_run_status_to_string (status);
   if (status_str == NULL || (message && !g_utf8_validate (message, -1, NULL)))
-    return invalid (error, "learner run: bad status or invalid UTF-8");
-  sqlite3_stmt *st = hz_store_prepare (store,
+    return hz_store_set_invalid (error, "learner run: bad status or invalid UTF-8");
+  sqlite3_stmt *st = hz_store_prepare_write (store,
     "UPDATE learner_runs SET status = ?2, steps = max (steps, ?3),"
     " train_loss = coalesce (?4, train_loss), heldout_before = coalesce (?5, heldout_before),"
     " heldout_after = coalesce (?6, heldout_after),"
@@ -189,7 +102,7 @@ hz_store_learner_run_update (HzStore *store, gint64 id, HzLearnerRunStatus statu
     " message = coalesce (?8, message),"
     " finished_us = CASE WHEN ?2 = 'running' THEN NULL ELSE ?9 END"
     " WHERE id = ?1", error);
-  if (st == NULL || !hz_store_write_begin (store, error))
+  if (st == NULL)
     return FALSE;
   sqlite3_bind_int64 (st, 1, id);
   sqlite3_bind_text (st, 2, status_str, -1, SQLITE_STATIC);
@@ -198,14 +111,10 @@ hz_store_learner_run_update (HzStore *store, gint64 id, HzLearnerRunStatus statu
   bind_real (st, 5, heldout_before);
   bind_real (st, 6, heldout_after);
   sqlite3_bind_int64 (st, 7, adapter_id);
-  if (message)
-    sqlite3_bind_text (st, 8, message, -1, SQLITE_STATIC);
-  else
-    sqlite3_bind_null (st, 8);
+  hz_store_bind_text_or_null (st, 8, message);
   sqlite3_bind_int64 (st, 9, g_get_real_time ());
-  gboolean ok = step_done (store, st, "updating a learner run", error);
-  if (ok && sqlite3_changes (store->db) == 0)
-    ok = not_found (error, "learner run", id);
+  gboolean ok = hz_store_step_write_found (store, st, "updating a learner run", "learner run",
+                                          id, error);
   return hz_store_write_end (store, ok, error);
 }
 
@@ -218,18 +127,18 @@ run_from_row (sqlite3_stmt *st)
 {
   HzLearnerRun *r = g_new0 (HzLearnerRun, 1);
   r->id = sqlite3_column_int64 (st, 0);
-  r->kind = col_text (st, 1);
-  r->base_sha256 = col_text (st, 2);
+  r->kind = hz_store_column_text (st, 1);
+  r->base_sha256 = hz_store_column_text (st, 2);
   r->started_us = sqlite3_column_int64 (st, 3);
   r->finished_us = sqlite3_column_int64 (st, 4);
   r->status = HZ_LEARNER_RUN_FAILED;
   hz_learner_run_status_from_string ((const char *) sqlite3_column_text (st, 5), &r->status);
   r->steps = sqlite3_column_int64 (st, 6);
-  r->train_loss = col_real (st, 7);
-  r->heldout_before = col_real (st, 8);
-  r->heldout_after = col_real (st, 9);
+  r->train_loss = hz_store_column_double_or (st, 7, NAN);
+  r->heldout_before = hz_store_column_double_or (st, 8, NAN);
+  r->heldout_after = hz_store_column_double_or (st, 9, NAN);
   r->adapter_id = sqlite3_column_int64 (st, 10);
-  r->message = col_text (st, 11);
+  r->message = hz_store_column_text (st, 11);
   return r;
 }
 
@@ -241,14 +150,9 @@ hz_store_learner_run_get (HzStore *store, gint64 id, GError **error)
   if (st == NULL)
     return NULL;
   sqlite3_bind_int64 (st, 1, id);
-  g_autoptr (GPtrArray) rows = collect (store, st, run_from_row,
-                                        (GDestroyNotify) hz_learner_run_free,
-                                        "reading a learner run", error);
-  if (rows == NULL)
-    return NULL;
-  if (rows->len == 0)
-    return not_found (error, "learner run", id), NULL;
-  return g_ptr_array_steal_index (rows, 0);
+  return hz_store_collect_one (store, st, run_from_row, (GDestroyNotify) hz_learner_run_free,
+                               "reading a learner run", error,
+                               "no learner run %" G_GINT64_FORMAT, id);
 }
 
 GPtrArray *
@@ -259,8 +163,8 @@ hz_store_learner_run_list (HzStore *store, int limit, GError **error)
   if (st == NULL)
     return NULL;
   sqlite3_bind_int64 (st, 1, limit > 0 ? limit : -1);
-  return collect (store, st, run_from_row, (GDestroyNotify) hz_learner_run_free,
-                  "listing learner runs", error);
+  return hz_store_collect (store, st, run_from_row, (GDestroyNotify) hz_learner_run_free,
+                           "listing learner runs", error);
 }
 
 /* ------------------------------------------------------------------ adapters */
@@ -268,32 +172,28 @@ hz_store_learner_run_list (HzStore *store, int limit, GError **error)
 void
 hz_learner_adapter_free (HzLearnerAdapter *a)
 {
-  if (a == NULL)
-    return;
-  g_free (a->path);
-  g_free (a->base_sha256);
-  g_free (a);
+  if (a != NULL)
+    hz_store_free_record (a, 2, a->path, a->base_sha256);
 }
 
 gint64
 hz_store_adapter_add (HzStore *store, const char *path, const char *base_sha256,
                       gint64 run_id, double heldout_loss, GError **error)
 {
-  if (!path || !*path || !g_utf8_validate (path, -1, NULL)
-      || (base_sha256 && !g_utf8_validate (base_sha256, -1, NULL)))
-    return invalid (error, "adapter: empty path or invalid UTF-8");
-  sqlite3_stmt *st = hz_store_prepare (store,
+  if (!hz_store_nonempty_utf8 (path) || !hz_store_utf8_or_null (base_sha256))
+    return hz_store_set_invalid (error, "adapter: empty path or invalid UTF-8");
+  sqlite3_stmt *st = hz_store_prepare_write (store,
     "INSERT INTO adapters (path, base_sha256, run_id, heldout_loss, created_us, active)"
     " VALUES (?1, ?2, nullif (?3, 0), ?4, ?5, 0)", error);
-  if (st == NULL || !hz_store_write_begin (store, error))
+  if (st == NULL)
     return 0;
   sqlite3_bind_text (st, 1, path, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 2, base_sha256 ? base_sha256 : "", -1, SQLITE_STATIC);
   sqlite3_bind_int64 (st, 3, run_id);
   bind_real (st, 4, heldout_loss);
   sqlite3_bind_int64 (st, 5, g_get_real_time ());
-  gboolean ok = step_done (store, st, "recording an adapter", error);
-  gint64 id = ok ? sqlite3_last_insert_rowid (store->db) : 0;
+  gint64 id;
+  gboolean ok = hz_store_step_insert (store, st, "recording an adapter", &id, error);
   return hz_store_write_end (store, ok, error) ? id : 0;
 }
 
@@ -307,13 +207,11 @@ hz_store_adapter_set_active (HzStore *store, gint64 id, GError **error)
   if (off == NULL || on == NULL || !hz_store_write_begin (store, error))
     return FALSE;
   sqlite3_bind_int64 (off, 1, id);
-  gboolean ok = step_done (store, off, "deactivating adapters", error);
+  gboolean ok = hz_store_step_write (store, off, "deactivating adapters", error);
   if (ok && id != 0)
     {
       sqlite3_bind_int64 (on, 1, id);
-      ok = step_done (store, on, "activating an adapter", error);
-      if (ok && sqlite3_changes (store->db) == 0)
-        ok = not_found (error, "adapter", id);
+      ok = hz_store_step_write_found (store, on, "activating an adapter", "adapter", id, error);
     }
   return hz_store_write_end (store, ok, error);
 }
@@ -326,10 +224,10 @@ adapter_from_row (sqlite3_stmt *st)
 {
   HzLearnerAdapter *a = g_new0 (HzLearnerAdapter, 1);
   a->id = sqlite3_column_int64 (st, 0);
-  a->path = col_text (st, 1);
-  a->base_sha256 = col_text (st, 2);
+  a->path = hz_store_column_text (st, 1);
+  a->base_sha256 = hz_store_column_text (st, 2);
   a->run_id = sqlite3_column_int64 (st, 3);
-  a->heldout_loss = col_real (st, 4);
+  a->heldout_loss = hz_store_column_double_or (st, 4, NAN);
   a->created_us = sqlite3_column_int64 (st, 5);
   a->active = sqlite3_column_int (st, 6) != 0;
   return a;
@@ -342,17 +240,9 @@ hz_store_adapter_get_active (HzStore *store, GError **error)
     "SELECT " ADAPTER_COLS " FROM adapters WHERE active = 1", error);
   if (st == NULL)
     return NULL;
-  g_autoptr (GPtrArray) rows = collect (store, st, adapter_from_row,
-                                        (GDestroyNotify) hz_learner_adapter_free,
-                                        "reading the active adapter", error);
-  if (rows == NULL)
-    return NULL;
-  if (rows->len == 0)
-    {
-      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND, "no active adapter");
-      return NULL;
-    }
-  return g_ptr_array_steal_index (rows, 0);
+  return hz_store_collect_one (store, st, adapter_from_row,
+                               (GDestroyNotify) hz_learner_adapter_free,
+                               "reading the active adapter", error, "no active adapter");
 }
 
 GPtrArray *
@@ -362,19 +252,18 @@ hz_store_adapter_list (HzStore *store, GError **error)
     "SELECT " ADAPTER_COLS " FROM adapters ORDER BY id DESC", error);
   if (st == NULL)
     return NULL;
-  return collect (store, st, adapter_from_row, (GDestroyNotify) hz_learner_adapter_free,
-                  "listing adapters", error);
+  return hz_store_collect (store, st, adapter_from_row, (GDestroyNotify) hz_learner_adapter_free,
+                           "listing adapters", error);
 }
 
 gboolean
 hz_store_adapter_delete (HzStore *store, gint64 id, GError **error)
 {
-  sqlite3_stmt *st = hz_store_prepare (store, "DELETE FROM adapters WHERE id = ?1", error);
-  if (st == NULL || !hz_store_write_begin (store, error))
+  sqlite3_stmt *st = hz_store_prepare_write (store, "DELETE FROM adapters WHERE id = ?1", error);
+  if (st == NULL)
     return FALSE;
   sqlite3_bind_int64 (st, 1, id);
-  gboolean ok = step_done (store, st, "deleting an adapter", error);
-  if (ok && sqlite3_changes (store->db) == 0)
-    ok = not_found (error, "adapter", id);
+  gboolean ok = hz_store_step_write_found (store, st, "deleting an adapter", "adapter", id,
+                                          error);
   return hz_store_write_end (store, ok, error);
 }

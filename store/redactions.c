@@ -5,61 +5,18 @@
 
 #include <string.h>
 
-static gboolean
-invalid (GError **error, const char *what)
-{
-  g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID, "%s", what);
-  return FALSE;
-}
-
-static gboolean
-nonempty_utf8 (const char *s)
-{
-  return s && *s && g_utf8_validate (s, -1, NULL);
-}
-
-static char *
-col_text (sqlite3_stmt *st, int i)
-{
-  const unsigned char *t = sqlite3_column_text (st, i);
-  return g_strdup (t ? (const char *) t : "");
-}
-
 void
 hz_message_redaction_free (HzMessageRedaction *r)
 {
-  if (!r)
-    return;
-  g_free (r->redacted);
-  g_free (r->spans_json);
-  g_free (r);
+  if (r)
+    hz_store_free_record (r, 2, r->redacted, r->spans_json);
 }
 
 void
 hz_vault_entry_free (HzVaultEntry *e)
 {
-  if (!e)
-    return;
-  g_free (e->placeholder);
-  g_free (e->entity_type);
-  g_free (e->original);
-  g_free (e);
-}
-
-/* Step a write statement; FALSE with `error` set (constraint -> INVALID) on failure. */
-static gboolean
-step_write (HzStore *store, sqlite3_stmt *st, const char *what, GError **error)
-{
-  int rc = sqlite3_step (st);
-  hz_store_stmt_done (st);
-  if (rc == SQLITE_DONE)
-    return TRUE;
-  GError *local = NULL;
-  hz_store_set_sqlite_error (&local, store->db, rc, what);
-  if ((rc & 0xff) == SQLITE_CONSTRAINT)
-    local->code = HZ_STORE_ERROR_INVALID;
-  g_propagate_error (error, local);
-  return FALSE;
+  if (e)
+    hz_store_free_record (e, 3, e->placeholder, e->entity_type, e->original);
 }
 
 gboolean
@@ -67,17 +24,18 @@ hz_store_put_message_redaction (HzStore *store, const HzMessageRedaction *r, GEr
 {
   g_return_val_if_fail (store != NULL && r != NULL, FALSE);
   if (!r->redacted || !g_utf8_validate (r->redacted, -1, NULL)
-      || (r->spans_json && !g_utf8_validate (r->spans_json, -1, NULL)))
-    return invalid (error, "message redaction: invalid UTF-8");
+      || !hz_store_utf8_or_null (r->spans_json))
+    return hz_store_set_invalid (error, "message redaction: invalid UTF-8");
   if (r->redactor_version < 1 || r->n_spans < 0)
-    return invalid (error, "message redaction: redactor version must be >= 1, n_spans >= 0");
+    return hz_store_set_invalid (error, "message redaction: redactor version must be >= 1, "
+                                        "n_spans >= 0");
   /* conversation from the message; the INSERT selects it, so a missing message inserts
    * nothing and is reported as NOT_FOUND */
-  sqlite3_stmt *st = hz_store_prepare (store,
+  sqlite3_stmt *st = hz_store_prepare_write (store,
     "INSERT OR REPLACE INTO message_redactions (message_id, conversation_id, redacted, spans,"
     " n_spans, redactor_version, source_updated_us, created_us)"
     " SELECT id, conversation_id, ?, ?, ?, ?, ?, ? FROM messages WHERE id = ?", error);
-  if (!st || !hz_store_write_begin (store, error))
+  if (!st)
     return FALSE;
   sqlite3_bind_text (st, 1, r->redacted, -1, SQLITE_STATIC);
   sqlite3_bind_text (st, 2, r->spans_json ? r->spans_json : "[]", -1, SQLITE_STATIC);
@@ -86,13 +44,8 @@ hz_store_put_message_redaction (HzStore *store, const HzMessageRedaction *r, GEr
   sqlite3_bind_int64 (st, 5, r->source_updated_us);
   sqlite3_bind_int64 (st, 6, r->created_us > 0 ? r->created_us : g_get_real_time ());
   sqlite3_bind_int64 (st, 7, r->message_id);
-  gboolean ok = step_write (store, st, "storing a message redaction", error);
-  if (ok && sqlite3_changes (store->db) == 0)
-    {
-      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
-                   "no message %" G_GINT64_FORMAT, r->message_id);
-      ok = FALSE;
-    }
+  gboolean ok = hz_store_step_write_found (store, st, "storing a message redaction", "message",
+                                          r->message_id, error);
   return hz_store_write_end (store, ok, error);
 }
 
@@ -106,34 +59,14 @@ redaction_from_row (sqlite3_stmt *st)
   HzMessageRedaction *r = g_new0 (HzMessageRedaction, 1);
   r->message_id = sqlite3_column_int64 (st, 0);
   r->conversation_id = sqlite3_column_int64 (st, 1);
-  HzRole role = HZ_ROLE_USER;
-  hz_role_from_string ((const char *) sqlite3_column_text (st, 2), &role);
-  r->role = role;
-  r->redacted = col_text (st, 3);
-  r->spans_json = col_text (st, 4);
+  r->role = hz_store_column_role (st, 2);
+  r->redacted = hz_store_column_text (st, 3);
+  r->spans_json = hz_store_column_text (st, 4);
   r->n_spans = sqlite3_column_int64 (st, 5);
   r->redactor_version = sqlite3_column_int64 (st, 6);
   r->source_updated_us = sqlite3_column_int64 (st, 7);
   r->created_us = sqlite3_column_int64 (st, 8);
   return r;
-}
-
-static GPtrArray *
-collect (HzStore *store, sqlite3_stmt *st, gpointer (*from_row) (sqlite3_stmt *),
-         GDestroyNotify free_fn, const char *what, GError **error)
-{
-  GPtrArray *rows = g_ptr_array_new_with_free_func (free_fn);
-  int rc;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    g_ptr_array_add (rows, from_row (st));
-  hz_store_stmt_done (st);
-  if (rc != SQLITE_DONE)
-    {
-      g_ptr_array_unref (rows);
-      hz_store_set_sqlite_error (error, store->db, rc, what);
-      return NULL;
-    }
-  return rows;
 }
 
 HzMessageRedaction *
@@ -145,16 +78,10 @@ hz_store_get_message_redaction (HzStore *store, gint64 message_id, GError **erro
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, message_id);
-  GPtrArray *rows = collect (store, st, redaction_from_row, (GDestroyNotify) hz_message_redaction_free,
-                             "reading a message redaction", error);
-  if (!rows)
-    return NULL;
-  HzMessageRedaction *r = rows->len ? g_ptr_array_steal_index (rows, 0) : NULL;
-  g_ptr_array_unref (rows);
-  if (!r)
-    g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
-                 "message %" G_GINT64_FORMAT " has no redacted copy", message_id);
-  return r;
+  return hz_store_collect_one (store, st, redaction_from_row,
+                               (GDestroyNotify) hz_message_redaction_free,
+                               "reading a message redaction", error,
+                               "message %" G_GINT64_FORMAT " has no redacted copy", message_id);
 }
 
 GArray *
@@ -197,8 +124,9 @@ hz_store_list_message_redactions (HzStore *store, gint64 conversation_id, GError
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, conversation_id);
-  return collect (store, st, redaction_from_row, (GDestroyNotify) hz_message_redaction_free,
-                  "listing message redactions", error);
+  return hz_store_collect (store, st, redaction_from_row,
+                           (GDestroyNotify) hz_message_redaction_free,
+                           "listing message redactions", error);
 }
 
 gboolean
@@ -206,16 +134,18 @@ hz_store_vault_add (HzStore *store, gint64 conversation_id, const char *placehol
                     const char *entity_type, const char *original, GError **error)
 {
   g_return_val_if_fail (store != NULL, FALSE);
-  if (!nonempty_utf8 (placeholder) || !nonempty_utf8 (entity_type) || !nonempty_utf8 (original))
-    return invalid (error, "vault entry: placeholder, type and original must be non-empty UTF-8");
+  if (!hz_store_nonempty_utf8 (placeholder) || !hz_store_nonempty_utf8 (entity_type)
+      || !hz_store_nonempty_utf8 (original))
+    return hz_store_set_invalid (error, "vault entry: placeholder, type and original must be "
+                                        "non-empty UTF-8");
   sqlite3_stmt *ex = hz_store_prepare (store,
     "SELECT original FROM redaction_vault WHERE conversation_id = ? AND placeholder = ?", error);
   if (!ex)
     return FALSE;
-  sqlite3_stmt *st = hz_store_prepare (store,
+  sqlite3_stmt *st = hz_store_prepare_write (store,
     "INSERT INTO redaction_vault (conversation_id, placeholder, entity_type, original, created_us)"
     " SELECT id, ?, ?, ?, ? FROM conversations WHERE id = ?", error);
-  if (!st || !hz_store_write_begin (store, error))
+  if (!st)
     return FALSE;
   sqlite3_bind_int64 (ex, 1, conversation_id);
   sqlite3_bind_text (ex, 2, placeholder, -1, SQLITE_STATIC);
@@ -225,7 +155,8 @@ hz_store_vault_add (HzStore *store, gint64 conversation_id, const char *placehol
     {
       exists = TRUE;
       if (g_strcmp0 ((const char *) sqlite3_column_text (ex, 0), original) != 0)
-        ok = invalid (error, "vault entry: the placeholder already stands for another text");
+        ok = hz_store_set_invalid (error,
+                                   "vault entry: the placeholder already stands for another text");
     }
   else if (rc != SQLITE_DONE)
     ok = hz_store_set_sqlite_error (error, store->db, rc, "reading the vault");
@@ -237,13 +168,8 @@ hz_store_vault_add (HzStore *store, gint64 conversation_id, const char *placehol
       sqlite3_bind_text (st, 3, original, -1, SQLITE_STATIC);
       sqlite3_bind_int64 (st, 4, g_get_real_time ());
       sqlite3_bind_int64 (st, 5, conversation_id);
-      ok = step_write (store, st, "adding a vault entry", error);
-      if (ok && sqlite3_changes (store->db) == 0)
-        {
-          g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
-                       "no conversation %" G_GINT64_FORMAT, conversation_id);
-          ok = FALSE;
-        }
+      ok = hz_store_step_write_found (store, st, "adding a vault entry", "conversation",
+                                      conversation_id, error);
     }
   else
     hz_store_stmt_done (st);
@@ -255,9 +181,9 @@ vault_from_row (sqlite3_stmt *st)
 {
   HzVaultEntry *e = g_new0 (HzVaultEntry, 1);
   e->conversation_id = sqlite3_column_int64 (st, 0);
-  e->placeholder = col_text (st, 1);
-  e->entity_type = col_text (st, 2);
-  e->original = col_text (st, 3);
+  e->placeholder = hz_store_column_text (st, 1);
+  e->entity_type = hz_store_column_text (st, 2);
+  e->original = hz_store_column_text (st, 3);
   e->created_us = sqlite3_column_int64 (st, 4);
   return e;
 }
@@ -271,6 +197,6 @@ hz_store_vault_list (HzStore *store, gint64 conversation_id, GError **error)
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, conversation_id);
-  return collect (store, st, vault_from_row, (GDestroyNotify) hz_vault_entry_free,
-                  "listing the vault", error);
+  return hz_store_collect (store, st, vault_from_row, (GDestroyNotify) hz_vault_entry_free,
+                           "listing the vault", error);
 }

@@ -1,4 +1,5 @@
-/* store-private.h — internals shared by store.c, schema.c and the store tests.
+/* store-private.h — internals shared by the store modules (store.c, schema.c, privacy.c,
+ * redactions.c, learner-runs.c, feedback.c; helpers in store-util.c) and the store tests.
  * Not installed, not for use outside store/ and tests/store/. */
 #pragma once
 
@@ -62,5 +63,99 @@ gboolean hz_store_write_end (HzStore *store, gboolean ok, GError **error);
  *  transaction (BEGIN IMMEDIATE) per step; re-reads the version under the write lock so
  *  concurrent openers migrate once. Sets store->schema_version. (schema.c) */
 gboolean hz_schema_migrate (HzStore *store, GError **error);
+
+/* ---- shared helpers (store-util.c) ---------------------------------------------- */
+
+/** Set HZ_STORE_ERROR_INVALID with the message `what`. Always returns FALSE. */
+gboolean hz_store_set_invalid (GError **error, const char *what);
+
+/** Set HZ_STORE_ERROR_NOT_FOUND "no <kind> <id>". Always returns FALSE. */
+gboolean hz_store_set_not_found (GError **error, const char *kind, gint64 id);
+
+/** TRUE when `s` is NULL or valid UTF-8. */
+gboolean hz_store_utf8_or_null (const char *s);
+
+/** TRUE when `s` is a non-empty valid UTF-8 string. */
+gboolean hz_store_nonempty_utf8 (const char *s);
+
+/** Free a record: g_free() each of its `n_fields` heap fields (given as gpointer values,
+ *  any of them NULL), then the record itself. */
+void hz_store_free_record (gpointer record, guint n_fields, ...);
+
+/** names[v], or NULL when `v` is not an index of the `n` names. */
+const char *hz_store_enum_to_string (const char *const *names, gsize n, int v);
+
+/** The index of `s` in the `n` names into `out`; FALSE (out untouched) if absent or NULL. */
+gboolean hz_store_enum_from_string (const char *const *names, gsize n, const char *s,
+                                    int *out);
+
+/** Define the public pair `const char *to_string (Type v)` (NULL for an unknown value)
+ *  and `gboolean from_string (const char *str, Type *out)` (FALSE, `out` untouched, for
+ *  an unknown or NULL string) over the array `names`, indexed by the enum value. */
+#define HZ_STORE_DEFINE_ENUM_STRINGS(Type, to_string, from_string, names)                 \
+  const char *                                                                            \
+  to_string (Type v)                                                                      \
+  {                                                                                       \
+    return hz_store_enum_to_string (names, G_N_ELEMENTS (names), (int) v);                \
+  }                                                                                       \
+                                                                                          \
+  gboolean                                                                                \
+  from_string (const char *str, Type *out)                                                \
+  {                                                                                       \
+    int v;                                                                                \
+    if (!hz_store_enum_from_string (names, G_N_ELEMENTS (names), str, &v))                \
+      return FALSE;                                                                       \
+    *out = (Type) v;                                                                      \
+    return TRUE;                                                                          \
+  }
+
+/** Bind `s` (copied), or NULL when `s` is NULL. */
+void hz_store_bind_text_or_null (sqlite3_stmt *st, int idx, const char *s);
+
+/** Bind `v` when `present`, else NULL. */
+void hz_store_bind_double_or_null (sqlite3_stmt *st, int idx, gboolean present, double v);
+
+/** A copy of a text column; "" for NULL. */
+char *hz_store_column_text (sqlite3_stmt *st, int col);
+
+/** A copy of a text column, or NULL for NULL. */
+char *hz_store_column_text_or_null (sqlite3_stmt *st, int col);
+
+/** A role column; HZ_ROLE_USER when it names no role. */
+HzRole hz_store_column_role (sqlite3_stmt *st, int col);
+
+/** A REAL column, or `if_null` for NULL. */
+double hz_store_column_double_or (sqlite3_stmt *st, int col, double if_null);
+
+/** hz_store_prepare() then hz_store_write_begin(): the statement, or NULL (error set).
+ *  Finish with hz_store_write_end(). */
+sqlite3_stmt *hz_store_prepare_write (HzStore *store, const char *sql, GError **error);
+
+/** Step a write statement to completion and reset it; FALSE with `error` set (prefixed
+ *  with `what`; a constraint violation is HZ_STORE_ERROR_INVALID) on failure. */
+gboolean hz_store_step_write (HzStore *store, sqlite3_stmt *st, const char *what,
+                              GError **error);
+
+/** hz_store_step_write(), then hz_store_set_not_found (kind, id) when no row changed. */
+gboolean hz_store_step_write_found (HzStore *store, sqlite3_stmt *st, const char *what,
+                                    const char *kind, gint64 id, GError **error);
+
+/** hz_store_step_write() for an INSERT; `*out_id` is the new rowid, or 0 on failure. */
+gboolean hz_store_step_insert (HzStore *store, sqlite3_stmt *st, const char *what,
+                               gint64 *out_id, GError **error);
+
+/** Turns the current row of a statement into a newly allocated record. */
+typedef gpointer (*HzRowFunc) (sqlite3_stmt *st);
+
+/** Step a SELECT to the end, one record a row (freed with `free_func`), then reset it.
+ *  NULL with `error` set (prefixed with `what`) on failure. */
+GPtrArray *hz_store_collect (HzStore *store, sqlite3_stmt *st, HzRowFunc from_row,
+                             GDestroyNotify free_func, const char *what, GError **error);
+
+/** hz_store_collect(), keeping the first record; when there is none, NULL with
+ *  HZ_STORE_ERROR_NOT_FOUND and the message `not_found_format`. */
+gpointer hz_store_collect_one (HzStore *store, sqlite3_stmt *st, HzRowFunc from_row,
+                               GDestroyNotify free_func, const char *what, GError **error,
+                               const char *not_found_format, ...) G_GNUC_PRINTF (7, 8);
 
 G_END_DECLS

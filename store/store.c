@@ -65,6 +65,7 @@ check_utf8 (const char *s, const char *field, GError **error)
   return FALSE;
 }
 
+/* (store.c's own wording: "no <what> with id <id>") */
 static gboolean
 set_not_found (GError **error, const char *what, gint64 id)
 {
@@ -81,56 +82,29 @@ static const char *const role_names[] = {
   [HZ_ROLE_ASSISTANT] = "assistant",
 };
 
-const char *
-hz_role_to_string (HzRole role)
-{
-  if ((unsigned) role >= G_N_ELEMENTS (role_names))
-    return NULL;
-  return role_names[role];
-}
-
-gboolean
-hz_role_from_string (const char *str, HzRole *out_role)
-{
-  for (guint i = 0; str && i < G_N_ELEMENTS (role_names); i++)
-    if (strcmp (str, role_names[i]) == 0)
-      {
-        *out_role = (HzRole) i;
-        return TRUE;
-      }
-  return FALSE;
-}
+HZ_STORE_DEFINE_ENUM_STRINGS (HzRole, hz_role_to_string, hz_role_from_string, role_names)
 
 /* ================================================================= records */
 
 void
 hz_conversation_free (HzConversation *conv)
 {
-  if (!conv)
-    return;
-  g_free (conv->title);
-  g_free (conv->system_prompt);
-  g_free (conv->model_path);
-  g_free (conv);
+  if (conv)
+    hz_store_free_record (conv, 3, conv->title, conv->system_prompt, conv->model_path);
 }
 
 void
 hz_message_free (HzMessage *msg)
 {
-  if (!msg)
-    return;
-  g_free (msg->content);
-  g_free (msg->model_sha256);
-  g_free (msg);
+  if (msg)
+    hz_store_free_record (msg, 2, msg->content, msg->model_sha256);
 }
 
 void
 hz_search_hit_free (HzSearchHit *hit)
 {
-  if (!hit)
-    return;
-  g_free (hit->snippet);
-  g_free (hit);
+  if (hit)
+    hz_store_free_record (hit, 1, hit->snippet);
 }
 
 /* ================================================================= statements */
@@ -189,40 +163,14 @@ hz_store_stmt_done (sqlite3_stmt *st)
   sqlite3_clear_bindings (st);
 }
 
-static void
-bind_text_or_null (sqlite3_stmt *st, int idx, const char *s)
-{
-  if (s)
-    sqlite3_bind_text (st, idx, s, -1, SQLITE_TRANSIENT);
-  else
-    sqlite3_bind_null (st, idx);
-}
-
-static char *
-column_dup_or_null (sqlite3_stmt *st, int col)
-{
-  if (sqlite3_column_type (st, col) == SQLITE_NULL)
-    return NULL;
-  return g_strdup ((const char *) sqlite3_column_text (st, col));
-}
-
-static char *
-column_dup (sqlite3_stmt *st, int col)
-{
-  const char *s = (const char *) sqlite3_column_text (st, col);
-  return g_strdup (s ? s : "");
-}
-
 /* Step a write statement to completion; returns FALSE with `error` set on failure. When
  * `kind` is set, a statement that changed no row gives HZ_STORE_ERROR_NOT_FOUND. */
 static gboolean
 step_write (HzStore *store, sqlite3_stmt *st, const char *what, const char *kind,
             gint64 id, GError **error)
 {
-  int rc = sqlite3_step (st);
-  hz_store_stmt_done (st);
-  if (rc != SQLITE_DONE)
-    return hz_store_set_sqlite_error (error, store->db, rc, what);
+  if (!hz_store_step_write (store, st, what, error))
+    return FALSE;
   if (kind && sqlite3_changes (store->db) == 0)
     return set_not_found (error, kind, id);
   return TRUE;
@@ -518,9 +466,9 @@ conversation_from_row (sqlite3_stmt *st)
 {
   HzConversation *c = g_new0 (HzConversation, 1);
   c->id = sqlite3_column_int64 (st, 0);
-  c->title = column_dup (st, 1);
-  c->system_prompt = column_dup_or_null (st, 2);
-  c->model_path = column_dup_or_null (st, 3);
+  c->title = hz_store_column_text (st, 1);
+  c->system_prompt = hz_store_column_text_or_null (st, 2);
+  c->model_path = hz_store_column_text_or_null (st, 3);
   c->created_us = sqlite3_column_int64 (st, 4);
   c->updated_us = sqlite3_column_int64 (st, 5);
   c->pinned = sqlite3_column_int (st, 6) != 0;
@@ -538,12 +486,12 @@ hz_store_create_conversation (HzStore *store, const char *title, const char *sys
       !check_utf8 (system_prompt, "the system prompt", error) ||
       !check_utf8 (model_path, "the model path", error))
     return 0;
-  sqlite3_stmt *st = hz_store_prepare (store, sql, error);
-  if (!st || !hz_store_write_begin (store, error))
+  sqlite3_stmt *st = hz_store_prepare_write (store, sql, error);
+  if (!st)
     return 0;
-  bind_text_or_null (st, 1, title ? title : "");
-  bind_text_or_null (st, 2, system_prompt);
-  bind_text_or_null (st, 3, model_path);
+  hz_store_bind_text_or_null (st, 1, title ? title : "");
+  hz_store_bind_text_or_null (st, 2, system_prompt);
+  hz_store_bind_text_or_null (st, 3, model_path);
   sqlite3_bind_int64 (st, 4, g_get_real_time ());
   gboolean ok = step_write (store, st, "creating a conversation", NULL, 0, error);
   gint64 id = sqlite3_last_insert_rowid (store->db);
@@ -558,37 +506,9 @@ hz_store_get_conversation (HzStore *store, gint64 id, GError **error)
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, id);
-  HzConversation *c = NULL;
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    c = conversation_from_row (st);
-  else if (rc == SQLITE_DONE)
-    set_not_found (error, "conversation", id);
-  else
-    hz_store_set_sqlite_error (error, store->db, rc, "reading a conversation");
-  hz_store_stmt_done (st);
-  return c;
-}
-
-typedef gpointer (*RowFunc) (sqlite3_stmt *st);
-
-/* Run a SELECT whose rows `from_row` turns into records; NULL on error. */
-static GPtrArray *
-collect_rows (HzStore *store, sqlite3_stmt *st, RowFunc from_row,
-              GDestroyNotify free_func, const char *what, GError **error)
-{
-  GPtrArray *rows = g_ptr_array_new_with_free_func (free_func);
-  int rc;
-  while ((rc = sqlite3_step (st)) == SQLITE_ROW)
-    g_ptr_array_add (rows, from_row (st));
-  hz_store_stmt_done (st);
-  if (rc != SQLITE_DONE)
-    {
-      hz_store_set_sqlite_error (error, store->db, rc, what);
-      g_ptr_array_unref (rows);
-      return NULL;
-    }
-  return rows;
+  return hz_store_collect_one (store, st, (HzRowFunc) conversation_from_row,
+                               (GDestroyNotify) hz_conversation_free, "reading a conversation",
+                               error, "no conversation with id %" G_GINT64_FORMAT, id);
 }
 
 GPtrArray *
@@ -599,8 +519,9 @@ hz_store_list_conversations (HzStore *store, GError **error)
   sqlite3_stmt *st = hz_store_prepare (store, sql, error);
   if (!st)
     return NULL;
-  return collect_rows (store, st, (RowFunc) conversation_from_row,
-                       (GDestroyNotify) hz_conversation_free, "listing conversations", error);
+  return hz_store_collect (store, st, (HzRowFunc) conversation_from_row,
+                           (GDestroyNotify) hz_conversation_free, "listing conversations",
+                           error);
 }
 
 /* UPDATE conversations SET <column> = ?2 [, updated_us = now] WHERE id = ?1 */
@@ -610,11 +531,11 @@ conversation_set_text (HzStore *store, const char *sql, gint64 id, const char *v
 {
   if (!check_utf8 (value, field, error))
     return FALSE;
-  sqlite3_stmt *st = hz_store_prepare (store, sql, error);
-  if (!st || !hz_store_write_begin (store, error))
+  sqlite3_stmt *st = hz_store_prepare_write (store, sql, error);
+  if (!st)
     return FALSE;
   sqlite3_bind_int64 (st, 1, id);
-  bind_text_or_null (st, 2, value);
+  hz_store_bind_text_or_null (st, 2, value);
   sqlite3_bind_int64 (st, 3, g_get_real_time ());
   g_autofree char *what = g_strdup_printf ("setting %s", field);
   gboolean ok = step_write (store, st, what, "conversation", id, error);
@@ -652,8 +573,8 @@ static gboolean
 write_by_id (HzStore *store, const char *sql, gint64 id, gint64 int_arg, const char *kind,
              const char *what, GError **error)
 {
-  sqlite3_stmt *st = hz_store_prepare (store, sql, error);
-  if (!st || !hz_store_write_begin (store, error))
+  sqlite3_stmt *st = hz_store_prepare_write (store, sql, error);
+  if (!st)
     return FALSE;
   sqlite3_bind_int64 (st, 1, id);
   if (sqlite3_bind_parameter_count (st) >= 2)
@@ -682,12 +603,6 @@ hz_store_delete_conversation (HzStore *store, gint64 id, GError **error)
   "id, conversation_id, parent_id, role, content, model_sha256, created_us, updated_us," \
   " n_tokens, ttft_s, tokens_per_s, complete"
 
-static double
-column_double_or_unknown (sqlite3_stmt *st, int col)
-{
-  return sqlite3_column_type (st, col) == SQLITE_NULL ? -1.0 : sqlite3_column_double (st, col);
-}
-
 static HzMessage *
 message_from_row (sqlite3_stmt *st)
 {
@@ -695,15 +610,14 @@ message_from_row (sqlite3_stmt *st)
   m->id = sqlite3_column_int64 (st, 0);
   m->conversation_id = sqlite3_column_int64 (st, 1);
   m->parent_id = sqlite3_column_int64 (st, 2);  /* NULL reads as 0 */
-  if (!hz_role_from_string ((const char *) sqlite3_column_text (st, 3), &m->role))
-    m->role = HZ_ROLE_USER;  /* unreachable: CHECK constraint */
-  m->content = column_dup (st, 4);
-  m->model_sha256 = column_dup_or_null (st, 5);
+  m->role = hz_store_column_role (st, 3);  /* never unknown: CHECK constraint */
+  m->content = hz_store_column_text (st, 4);
+  m->model_sha256 = hz_store_column_text_or_null (st, 5);
   m->created_us = sqlite3_column_int64 (st, 6);
   m->updated_us = sqlite3_column_int64 (st, 7);
   m->n_tokens = sqlite3_column_int64 (st, 8);
-  m->ttft_s = column_double_or_unknown (st, 9);
-  m->tokens_per_s = column_double_or_unknown (st, 10);
+  m->ttft_s = hz_store_column_double_or (st, 9, -1.0);
+  m->tokens_per_s = hz_store_column_double_or (st, 10, -1.0);
   m->complete = sqlite3_column_int (st, 11) != 0;
   return m;
 }
@@ -782,7 +696,7 @@ hz_store_append_message (HzStore *store, gint64 conversation_id, gint64 parent_i
         sqlite3_bind_null (ins, 2);
       sqlite3_bind_text (ins, 3, role_name, -1, SQLITE_STATIC);
       sqlite3_bind_text (ins, 4, content, -1, SQLITE_TRANSIENT);
-      bind_text_or_null (ins, 5, model_sha256);
+      hz_store_bind_text_or_null (ins, 5, model_sha256);
       sqlite3_bind_int64 (ins, 6, now);
       sqlite3_bind_int (ins, 7, complete ? 1 : 0);
       ok = step_write (store, ins, "appending a message", NULL, 0, error);
@@ -816,11 +730,11 @@ hz_store_update_message (HzStore *store, gint64 id, const char *content, gint64 
     " WHERE id = ?1";
   if (!check_utf8 (content, "the message content", error))
     return FALSE;
-  sqlite3_stmt *st = hz_store_prepare (store, sql, error);
-  if (!st || !hz_store_write_begin (store, error))
+  sqlite3_stmt *st = hz_store_prepare_write (store, sql, error);
+  if (!st)
     return FALSE;
   sqlite3_bind_int64 (st, 1, id);
-  bind_text_or_null (st, 2, content);
+  hz_store_bind_text_or_null (st, 2, content);
   if (n_tokens >= 0)
     sqlite3_bind_int64 (st, 3, n_tokens);
   if (is_set (ttft_s))
@@ -847,16 +761,9 @@ hz_store_get_message (HzStore *store, gint64 id, GError **error)
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, id);
-  HzMessage *m = NULL;
-  int rc = sqlite3_step (st);
-  if (rc == SQLITE_ROW)
-    m = message_from_row (st);
-  else if (rc == SQLITE_DONE)
-    set_not_found (error, "message", id);
-  else
-    hz_store_set_sqlite_error (error, store->db, rc, "reading a message");
-  hz_store_stmt_done (st);
-  return m;
+  return hz_store_collect_one (store, st, (HzRowFunc) message_from_row,
+                               (GDestroyNotify) hz_message_free, "reading a message", error,
+                               "no message with id %" G_GINT64_FORMAT, id);
 }
 
 GPtrArray *
@@ -868,8 +775,8 @@ hz_store_list_messages (HzStore *store, gint64 conversation_id, GError **error)
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, conversation_id);
-  return collect_rows (store, st, (RowFunc) message_from_row,
-                       (GDestroyNotify) hz_message_free, "listing messages", error);
+  return hz_store_collect (store, st, (HzRowFunc) message_from_row,
+                           (GDestroyNotify) hz_message_free, "listing messages", error);
 }
 
 gboolean
@@ -923,7 +830,7 @@ search_hit_from_row (sqlite3_stmt *st)
   HzSearchHit *h = g_new0 (HzSearchHit, 1);
   h->message_id = sqlite3_column_int64 (st, 0);
   h->conversation_id = sqlite3_column_int64 (st, 1);
-  h->snippet = column_dup (st, 2);
+  h->snippet = hz_store_column_text (st, 2);
   h->rank = sqlite3_column_double (st, 3);
   return h;
 }
@@ -946,6 +853,6 @@ hz_store_search_messages (HzStore *store, const char *query, int limit, GError *
     return NULL;
   sqlite3_bind_text (st, 1, fts, -1, SQLITE_TRANSIENT);
   sqlite3_bind_int (st, 2, limit > 0 ? limit : 50);
-  return collect_rows (store, st, (RowFunc) search_hit_from_row,
-                       (GDestroyNotify) hz_search_hit_free, "searching messages", error);
+  return hz_store_collect (store, st, (HzRowFunc) search_hit_from_row,
+                           (GDestroyNotify) hz_search_hit_free, "searching messages", error);
 }
