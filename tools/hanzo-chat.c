@@ -82,22 +82,11 @@ hz_cmd_chat (int argc, char **argv)
       hz_gen_opts_clear (&o);
       return 2;
     }
-  g_autoptr (HzModel) model = hz_gen_opts_load (&o, "chat");
-  if (model == NULL)
-    {
-      hz_gen_opts_clear (&o);
-      return 1;
-    }
+  g_autoptr (HzModel) model = NULL;
+  g_autoptr (HzContext) ctx = NULL;
   HzGenerateParams gp;
-  HzContextParams cp;
-  hz_gen_opts_apply (&o, &gp, &cp);
-  hz_gen_opts_clear (&o);
-  g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
-  if (ctx == NULL)
-    {
-      fprintf (stderr, "hanzo chat: %s\n", error->message);
-      return 1;
-    }
+  if (!hz_gen_opts_open (&o, "chat", &model, &ctx, &gp))
+    return 1;
 
   const HzChatTemplate tmpl = hz_model_chat_template (model);
   const gboolean interactive = isatty (STDIN_FILENO);

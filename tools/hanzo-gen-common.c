@@ -206,6 +206,31 @@ hz_gen_opts_load (const HzGenOpts *o, const char *cmd)
   return m;
 }
 
+gboolean
+hz_gen_opts_open (HzGenOpts *o, const char *cmd, HzModel **model, HzContext **ctx,
+                  HzGenerateParams *gp)
+{
+  g_autoptr (GError) error = NULL;
+  HzContextParams cp;
+
+  *model = hz_gen_opts_load (o, cmd);
+  if (*model == NULL)
+    {
+      hz_gen_opts_clear (o);
+      return FALSE;
+    }
+  hz_gen_opts_apply (o, gp, &cp);
+  hz_gen_opts_clear (o);
+  *ctx = hz_context_new (*model, &cp, &error);
+  if (*ctx == NULL)
+    {
+      fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+      g_clear_pointer (model, hz_model_free);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 const char *
 hz_stop_reason_name (HzStopReason r)
 {

@@ -68,6 +68,12 @@ void hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParam
  *  stderr and return NULL. */
 HzModel *hz_gen_opts_load (const HzGenOpts *o, const char *cmd);
 
+/** Load o->model, fill `gp` from the options and create a context (n_ctx/n_batch/threads
+ *  from the options). `o` is cleared in every case. Returns TRUE with *model and *ctx set
+ *  (the caller frees them), or FALSE after printing "hanzo CMD: reason" on stderr (exit 1). */
+gboolean hz_gen_opts_open (HzGenOpts *o, const char *cmd, HzModel **model, HzContext **ctx,
+                           HzGenerateParams *gp);
+
 /** "eog", "length", "stop-string", "cancelled", "callback", "context-full" or "none". */
 const char *hz_stop_reason_name (HzStopReason r);
 

@@ -85,22 +85,11 @@ hz_cmd_generate (int argc, char **argv)
       return 2;
     }
 
-  g_autoptr (HzModel) model = hz_gen_opts_load (&o, "generate");
-  if (model == NULL)
-    {
-      hz_gen_opts_clear (&o);
-      return 1;
-    }
+  g_autoptr (HzModel) model = NULL;
+  g_autoptr (HzContext) ctx = NULL;
   HzGenerateParams gp;
-  HzContextParams cp;
-  hz_gen_opts_apply (&o, &gp, &cp);
-  hz_gen_opts_clear (&o);
-  g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
-  if (ctx == NULL)
-    {
-      fprintf (stderr, "hanzo generate: %s\n", error->message);
-      return 1;
-    }
+  if (!hz_gen_opts_open (&o, "generate", &model, &ctx, &gp))
+    return 1;
 
   gsize n_prompt = 0;
   g_autofree HzToken *ids = hz_model_tokenize (model, prompt, -1, TRUE, special, &n_prompt);
