@@ -10,22 +10,6 @@
 
 #if HZ_QUANT_X86
 
-/* 6-bit scales and mins of Q4_K/Q5_K sub-block j (ggml get_scale_min_k4) */
-static inline void
-k4_scale_min (const uint8_t *q, int j, int *sc, int *m)
-{
-  if (j < 4)
-    {
-      *sc = q[j] & 63;
-      *m = q[j + 4] & 63;
-    }
-  else
-    {
-      *sc = (q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4;
-      *m = (q[j + 4] >> 4) | (q[j] >> 6) << 4;
-    }
-}
-
 /* Σ_j m_j · (bsums[2j] + bsums[2j+1]) */
 static inline int
 k4_min_sum (const int m[8], const HzBlockQ8_K *y)
@@ -68,7 +52,7 @@ k45_dot (int n, const uint8_t *vx, size_t bsize, const HzBlockQ8_K *y, bool q5)
       const uint8_t *qs = vx + (q5 ? 48 : 16);
       int sc[8], m[8];
       for (int j = 0; j < 8; j++)
-        k4_scale_min (scales, j, &sc[j], &m[j]);
+        hzq_k4_scale_min (scales, j, &sc[j], &m[j]);
       const float yd = hzq_q8k_d (y);
       const __m256i hb = q5 ? _mm256_loadu_si256 ((const __m256i *) (vx + 16)) : _mm256_setzero_si256 ();
       __m256i sumi = _mm256_setzero_si256 ();

@@ -13,22 +13,6 @@
 
 static inline uint16_t rd16 (const uint8_t *p) { uint16_t v; memcpy (&v, p, 2); return v; }
 
-/* The 6-bit scale/min pairs of Q4_K/Q5_K, sub-block j of 8 (ggml get_scale_min_k4). */
-static inline void
-scale_min_k4 (int j, const uint8_t *q, uint8_t *d, uint8_t *m)
-{
-  if (j < 4)
-    {
-      *d = q[j] & 63;
-      *m = q[j + 4] & 63;
-    }
-  else
-    {
-      *d = (uint8_t) ((q[j + 4] & 0xf) | (q[j - 4] >> 6) << 4);
-      *m = (uint8_t) ((q[j + 4] >> 4) | (q[j] >> 6) << 4);
-    }
-}
-
 /* The 16 6-bit scales of Q3_K (minus 32). */
 static inline void
 q3_scales (const uint8_t s[12], int sc[16])
@@ -81,8 +65,8 @@ k4_scales (const uint8_t scales[12], int16_t sc[16], int16_t mn[16])
 {
   for (int j = 0; j < 8; j++)
     {
-      uint8_t s, m;
-      scale_min_k4 (j, scales, &s, &m);
+      int s, m;
+      hzq_k4_scale_min (scales, j, &s, &m);
       sc[2 * j] = sc[2 * j + 1] = s;
       mn[2 * j] = mn[2 * j + 1] = m;
     }
@@ -581,8 +565,8 @@ quant_k45 (const float *x, int nmax, float rmin, int nstep, uint16_t *dh, uint16
   *dminh = hzq_fp32_to_fp16 (max_min / 63.f);
   for (int j = 0; j < 8; j++)
     {
-      uint8_t sc, m;
-      scale_min_k4 (j, scales_out, &sc, &m);
+      int sc, m;
+      hzq_k4_scale_min (scales_out, j, &sc, &m);
       const float d = hzq_fp16_to_fp32 (*dh) * (float) sc;
       if (d == 0.0f)
         continue;

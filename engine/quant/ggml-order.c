@@ -318,22 +318,6 @@ iq4_xs_unpack (const HzBlockIQ4_XS *xb, KBlock *kb)
     }
 }
 
-/* Q4_K's 6-bit scale and min of sub-block j (of 8). */
-static inline void
-k4_scale_min (const uint8_t s[12], int j, int *sc, int *mn)
-{
-  if (j < 4)
-    {
-      *sc = s[j] & 63;
-      *mn = s[j + 4] & 63;
-    }
-  else
-    {
-      *sc = (s[j + 4] & 0xf) | (s[j - 4] >> 6) << 4;
-      *mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
-    }
-}
-
 HZG_CLONES static void
 q4_K_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
 {
@@ -349,7 +333,7 @@ q4_K_dot (int n, float *restrict s, const void *restrict vx, const void *restric
       const float dmin = -yd * hzq_fp16_to_fp32 (x[i].dmin);
       int sc[8], mn[8];
       for (int j = 0; j < 8; j++)
-        k4_scale_min (x[i].scales, j, &sc[j], &mn[j]);
+        hzq_k4_scale_min (x[i].scales, j, &sc[j], &mn[j]);
       /* mins: bsums summed in pairs (hadd) -> one per 32, madd with the mins -> 4 lanes */
       for (int l = 0; l < 4; l++)
         {
@@ -440,7 +424,7 @@ k45_unpack (const uint8_t scales[12], const uint8_t *qs, const uint8_t *qh, KBlo
   for (int j = 0; j < 8; j++)
     {
       int sc;
-      k4_scale_min (scales, j, &sc, &mn[j]);
+      hzq_k4_scale_min (scales, j, &sc, &mn[j]);
       kb->sc[2 * j] = kb->sc[2 * j + 1] = (int16_t) sc;
     }
   for (int c = 0; c < 4; c++)

@@ -151,6 +151,23 @@ hzq_fp32_to_bf16 (float f)
 }
 
 /* ---- shared scalar helpers ----------------------------------------------------------- */
+/** The 6-bit scale and min of sub-block j (of 8) of a Q4_K/Q5_K super-block, from its
+ *  12 packed scale bytes (ggml-quants.c get_scale_min_k4). */
+static inline void
+hzq_k4_scale_min (const uint8_t s[12], int j, int *sc, int *mn)
+{
+  if (j < 4)
+    {
+      *sc = s[j] & 63;
+      *mn = s[j + 4] & 63;
+    }
+  else
+    {
+      *sc = (s[j + 4] & 0xf) | (s[j - 4] >> 6) << 4;
+      *mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+    }
+}
+
 /** Round to nearest, ties to even, for |f| < 2^22 (ggml-quants.c nearest_int: the
  *  12582912 magic-number trick). */
 static inline int
