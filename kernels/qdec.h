@@ -112,6 +112,20 @@ hzk_lut16 (uint32_t nib, uint32_t t0, uint32_t t1, uint32_t t2, uint32_t t3)
 
 #define HZK_LO4 0x0F0F0F0Fu
 
+/** The 32 elements of a 16-byte unit of the legacy nibble formats: v[0] = low nibbles
+ *  (elements 0..15), v[1] = high nibbles (16..31), each OR'ed with its 5th bit from qh
+ *  (Q5_0/Q5_1; qh = 0 for Q4_0/Q4_1, which the compiler folds away). */
+static __device__ __forceinline__ void
+hzk_legacy_nibbles (const uint4 *q, uint32_t qh, int v[][4])
+{
+  const uint32_t w[4] = { q[0].x, q[0].y, q[0].z, q[0].w };
+  for (int k = 0; k < 4; k++)
+    {
+      v[0][k] = (int) (w[k] & HZK_LO4) | hzk_spread4_bit4 (qh >> (4 * k));
+      v[1][k] = (int) ((w[k] >> 4) & HZK_LO4) | hzk_spread4_bit4 (qh >> (16 + 4 * k));
+    }
+}
+
 /* ---- decoders ------------------------------------------------------------------------
  * Integer decoder members:
  *   available, is_float      true, false
@@ -136,13 +150,8 @@ template <> struct qdec<HZ_TYPE_Q4_0> {
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
-    const uint32_t w[4] = { q[0].x, q[0].y, q[0].z, q[0].w };
     const float s = hzk_rdh (meta);
-    for (int k = 0; k < 4; k++)
-      {
-        v[0][k] = (int) (w[k] & HZK_LO4);
-        v[1][k] = (int) ((w[k] >> 4) & HZK_LO4);
-      }
+    hzk_legacy_nibbles (q, 0u, v);
     d[0] = d[1] = s;
     m[0] = m[1] = -8.0f * s;
     off[0] = 0;
@@ -159,12 +168,7 @@ template <> struct qdec<HZ_TYPE_Q4_1> {
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
-    const uint32_t w[4] = { q[0].x, q[0].y, q[0].z, q[0].w };
-    for (int k = 0; k < 4; k++)
-      {
-        v[0][k] = (int) (w[k] & HZK_LO4);
-        v[1][k] = (int) ((w[k] >> 4) & HZK_LO4);
-      }
+    hzk_legacy_nibbles (q, 0u, v);
     d[0] = d[1] = hzk_rdh (meta);
     m[0] = m[1] = hzk_rdh (meta + 2);
     off[0] = 0;
@@ -181,14 +185,9 @@ template <> struct qdec<HZ_TYPE_Q5_0> {
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
-    const uint32_t w[4] = { q[0].x, q[0].y, q[0].z, q[0].w };
     const uint32_t qh = (uint32_t) hzk_rd16 (meta + 2) | (uint32_t) hzk_rd16 (meta + 4) << 16;
     const float s = hzk_rdh (meta);
-    for (int k = 0; k < 4; k++)
-      {
-        v[0][k] = (int) (w[k] & HZK_LO4) | hzk_spread4_bit4 (qh >> (4 * k));
-        v[1][k] = (int) ((w[k] >> 4) & HZK_LO4) | hzk_spread4_bit4 (qh >> (16 + 4 * k));
-      }
+    hzk_legacy_nibbles (q, qh, v);
     d[0] = d[1] = s;
     m[0] = m[1] = -16.0f * s;
     off[0] = 0;
@@ -205,13 +204,8 @@ template <> struct qdec<HZ_TYPE_Q5_1> {
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
-    const uint32_t w[4] = { q[0].x, q[0].y, q[0].z, q[0].w };
     const uint32_t qh = (uint32_t) hzk_rd16 (meta + 4) | (uint32_t) hzk_rd16 (meta + 6) << 16;
-    for (int k = 0; k < 4; k++)
-      {
-        v[0][k] = (int) (w[k] & HZK_LO4) | hzk_spread4_bit4 (qh >> (4 * k));
-        v[1][k] = (int) ((w[k] >> 4) & HZK_LO4) | hzk_spread4_bit4 (qh >> (16 + 4 * k));
-      }
+    hzk_legacy_nibbles (q, qh, v);
     d[0] = d[1] = hzk_rdh (meta);
     m[0] = m[1] = hzk_rdh (meta + 2);
     off[0] = 0;
