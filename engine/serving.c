@@ -16,6 +16,7 @@
 #include "model.h"
 #include "prefix-cache.h"
 #include "scheduler.h"
+#include "stop-scan.h"
 #include "tokenizer.h"
 
 G_DEFINE_QUARK (hz-serve-error-quark, hz_serve_error)
@@ -31,6 +32,7 @@ typedef struct {
   HzSchedSeq    *seq;        /* tokens (prompt + generated); in the scheduler if paged */
   HzSampler     *sampler;
   HzDetokenizer *detok;
+  HzStopScan    *stop;       /* stop strings over the streamed text */
   guint          n_generated, n_prompt_evaluated;
   gint64         t_first;
   gboolean       finished;
@@ -45,6 +47,7 @@ struct _Request {
   gint64           t_submit;
   GPtrArray       *samples;        /* Sample (owned) */
   HzToken         *prompt;
+  GStrv            stop_strings;   /* owned copy of p.stop_strings */
   guint            n_prompt, n_live;
   gboolean         forked;
   gboolean         cancel;         /* under srv->lock */
@@ -206,6 +209,7 @@ sample_new (HzServe *srv, Request *req, guint index, const HzToken *tokens, guin
   for (guint i = 0; i < req->n_prompt; i++)
     hz_sampler_accept (s->sampler, req->prompt[i]);
   s->detok = hz_detokenizer_new (hz_model_get_tokenizer (srv->model), FALSE);
+  s->stop = hz_stop_scan_new ((const char *const *) req->stop_strings);
   g_ptr_array_add (req->samples, s);
   req->n_live++;
   return s;
@@ -217,6 +221,7 @@ sample_free (Sample *s)
   hz_sched_seq_free (s->seq);
   hz_sampler_free (s->sampler);
   hz_detokenizer_free (s->detok);
+  hz_stop_scan_free (s->stop);
   g_free (s);
 }
 
@@ -225,6 +230,7 @@ request_free (Request *req)
 {
   g_ptr_array_unref (req->samples);
   g_free (req->prompt);
+  g_strfreev (req->stop_strings);
   g_free (req);
 }
 
@@ -261,6 +267,8 @@ hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
       }
   Request *req = g_new0 (Request, 1);
   req->p = *params;
+  req->stop_strings = g_strdupv ((char **) params->stop_strings);
+  req->p.stop_strings = (const char *const *) req->stop_strings;
   req->p.n_samples = MAX (req->p.n_samples, 1);
   req->p.priority = req->p.priority == HZ_PRIORITY_BACKGROUND ? HZ_PRIORITY_BACKGROUND
                                                               : HZ_PRIORITY_INTERACTIVE;
@@ -338,7 +346,13 @@ sample_token (HzServe *srv, Sample *s, const float *logits)
     reason = HZ_STOP_LENGTH;
   else if (s->seq->tokens->len >= srv->p.max_seq_len)
     reason = HZ_STOP_CONTEXT_FULL;  /* the new token would not have a position */
-  const char *text = hz_detokenizer_push (s->detok, tok);
+  g_autofree char *piece = g_strconcat (hz_detokenizer_push (s->detok, tok),
+                                        reason != HZ_STOP_NONE ? hz_detokenizer_flush (s->detok) : "",
+                                        NULL);
+  gboolean hit = FALSE;
+  const char *text = hz_stop_scan_push (s->stop, piece, reason != HZ_STOP_NONE, &hit);
+  if (hit)
+    reason = HZ_STOP_STRING;
   if (req->on_token && !req->on_token (req->id, s->index, tok, text, req->user_data))
     reason = HZ_STOP_CALLBACK;
   if (reason != HZ_STOP_NONE)

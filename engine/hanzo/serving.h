@@ -71,6 +71,10 @@ typedef struct {
   gboolean        ignore_eog;
   guint           n_samples;   /* 0 or 1: one continuation; k: k continuations of the
                                   prompt sharing its KV blocks (forked after the prompt) */
+  const char *const *stop_strings; /* NULL-terminated, may be NULL; copied at submit. A
+                                      sample ends (HZ_STOP_STRING) at the first occurrence;
+                                      neither the stop string nor text after it reaches
+                                      on_token (text that could begin one is held back) */
 } HzRequestParams;
 
 void hz_request_params_init (HzRequestParams *p);  /* interactive, greedy, n_predict -1 */
@@ -86,7 +90,7 @@ typedef struct {
   guint        n_preemptions;
   double       ttft_seconds;        /* submit -> first token */
   double       total_seconds;       /* submit -> done */
-  HzStopReason stop_reason;         /* EOG, LENGTH, CONTEXT_FULL, CANCELLED, CALLBACK */
+  HzStopReason stop_reason;         /* EOG, LENGTH, STRING, CONTEXT_FULL, CANCELLED, CALLBACK */
   const HzToken *tokens;            /* the generated tokens (valid during the callback) */
 } HzServeResult;
 

@@ -466,6 +466,91 @@ test_fcfs (void)
   collect_clear (&c);
 }
 
+/* Stop strings: the streamed text ends just before the first occurrence, on both paths. */
+typedef struct {
+  GString     *text;
+  HzStopReason reason;
+  guint        n_done;
+} StopRun;
+
+static gboolean
+stop_on_token (guint64 request, guint sample, HzToken token, const char *text, gpointer data)
+{
+  StopRun *r = data;
+  g_assert_nonnull (text);
+  g_string_append (r->text, text);
+  return TRUE;
+}
+
+static void
+stop_on_done (const HzServeResult *res, gpointer data)
+{
+  StopRun *r = data;
+  r->reason = res->stop_reason;
+  r->n_done++;
+}
+
+static void
+check_stop_string (HzModel *m, gboolean fcfs)
+{
+  g_autoptr (GError) error = NULL;
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_threads = N_THREADS;
+  g_autoptr (HzContext) ctx = hz_context_new (m, &cp, &error);
+  g_assert_no_error (error);
+  g_autofree HzToken *p = make_prompt (m, 700, 12);
+  HzGenerateParams gp;
+  hz_generate_params_init (&gp);
+  gp.n_predict = 48;
+  gp.ignore_eog = TRUE;
+  g_autofree char *full = hz_context_generate (ctx, p, 12, &gp, NULL, NULL, NULL, NULL, NULL,
+                                               &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (strlen (full), >, 40);
+  /* a stop string from the middle of the reference text (usually across tokens) */
+  g_autofree char *stop = g_strndup (full + 20, 5);
+  const gsize want_len = strstr (full, stop) - full;
+  char *stops[] = { g_strdup ("never generated \x01"), g_strdup (stop), NULL };
+
+  HzServeParams sp;
+  hz_serve_params_init (&sp);
+  sp.fcfs = fcfs;
+  sp.n_threads = N_THREADS;
+  g_autoptr (HzServe) srv = hz_serve_new (m, &sp, &error);
+  g_assert_no_error (error);
+  HzRequestParams rp;
+  hz_request_params_init (&rp);
+  rp.n_predict = 48;
+  rp.ignore_eog = TRUE;
+  rp.stop_strings = (const char *const *) stops;
+  StopRun r = { g_string_new (NULL), HZ_STOP_NONE, 0 };
+  hz_serve_submit (srv, p, 12, &rp, stop_on_token, stop_on_done, &r, &error);
+  g_assert_no_error (error);
+  /* the request keeps its own copy of the stop strings */
+  g_free (stops[1]);
+  stops[1] = g_strdup ("\x02");
+  g_assert_true (hz_serve_run (srv, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (r.n_done, ==, 1);
+  g_assert_cmpint (r.reason, ==, HZ_STOP_STRING);
+  g_assert_cmpuint (r.text->len, ==, want_len);
+  g_assert_cmpmem (r.text->str, r.text->len, full, want_len);
+  g_string_free (r.text, TRUE);
+  g_free (stops[0]);
+  g_free (stops[1]);
+}
+
+static void
+test_stop_strings (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  check_stop_string (m, FALSE);
+  check_stop_string (m, TRUE);
+}
+
 static void
 test_errors (void)
 {
@@ -504,6 +589,7 @@ main (int argc, char **argv)
   g_test_add_func ("/serving/fork", test_fork);
   g_test_add_func ("/serving/threads", test_threads);
   g_test_add_func ("/serving/fcfs", test_fcfs);
+  g_test_add_func ("/serving/stop-strings", test_stop_strings);
   g_test_add_func ("/serving/errors", test_errors);
   return g_test_run ();
 }
