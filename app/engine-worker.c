@@ -9,18 +9,23 @@
 #include "engine-worker.h"
 
 #include <glib/gi18n.h>
+#include <hanzo/serving.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { REQ_LOAD, REQ_RESIZE, REQ_GENERATE, REQ_SHUTDOWN } RequestKind;
+typedef enum { REQ_LOAD, REQ_RESIZE, REQ_GENERATE, REQ_TITLE, REQ_SHUTDOWN } RequestKind;
+
+#define TITLE_CTX_TOKENS  512   /* context of a title request (its own KV cache, freed after) */
+#define TITLE_MAX_TOKENS  24
 
 typedef struct {
   RequestKind      kind;
   guint            id;
+  guint64          seq;             /* order of submission */
   char            *path;            /* REQ_LOAD */
   guint            n_ctx;           /* REQ_LOAD, REQ_RESIZE: context size, 0 = default */
-  GPtrArray       *roles;           /* REQ_GENERATE: char* */
-  GPtrArray       *contents;        /* REQ_GENERATE: char* */
+  GPtrArray       *roles;           /* REQ_GENERATE, REQ_TITLE: char* */
+  GPtrArray       *contents;        /* REQ_GENERATE, REQ_TITLE: char* */
   HzGenerateParams params;          /* stop_strings points into `stop` */
   char           **stop;
   GCancellable    *cancellable;
@@ -28,7 +33,8 @@ typedef struct {
 
 typedef struct {
   gatomicrefcount refcount;
-  GAsyncQueue    *queue;       /* Request* */
+  GAsyncQueue    *queue;       /* Request*, background (REQ_TITLE) after the rest */
+  HzRegistry     *registry;    /* the models, loaded on demand, LRU under a budget */
   GMainContext   *context;     /* where signals are emitted */
   GWeakRef        owner;       /* HzEngineWorker */
   GMutex          lock;        /* guards the fields below */
@@ -43,18 +49,22 @@ struct _HzEngineWorker {
   GObject  parent_instance;
   Shared  *shared;
   guint    next_id;
+  guint64  next_seq;
   char    *model_path;
   gboolean model_loaded;
   guint    n_ctx_request;   /* context size asked for (0 = the engine's default) */
   guint    n_ctx;           /* context size of the loaded model, 0 = none */
   gboolean shut_down;
+  guint64  memory_budget;   /* of the registry, bytes; 0 = unlimited */
 };
 
 G_DEFINE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, G_TYPE_OBJECT)
 
 enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR,
-       SIG_CONTEXT_CHANGED, N_SIGNALS };
+       SIG_CONTEXT_CHANGED, SIG_TITLE, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+enum { PROP_0, PROP_MEMORY_BUDGET };
 
 /* ------------------------------------------------------------------ shared state */
 
@@ -71,6 +81,7 @@ shared_unref (Shared *s)
   if (!g_atomic_ref_count_dec (&s->refcount))
     return;
   g_async_queue_unref (s->queue);
+  hz_registry_free (s->registry);
   g_main_context_unref (s->context);
   g_weak_ref_clear (&s->owner);
   g_ptr_array_unref (s->active);
@@ -92,7 +103,8 @@ request_free (Request *r)
 
 /* ------------------------------------------------------- delivery to the main context */
 
-typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_CONTEXT_CHANGED, EV_FLUSH, EV_FINISHED, EV_ERROR } EventKind;
+typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_CONTEXT_CHANGED, EV_FLUSH, EV_FINISHED, EV_ERROR,
+               EV_TITLE } EventKind;
 
 typedef struct {
   Shared         *shared;
@@ -179,6 +191,9 @@ dispatch_event (gpointer data)
       break;
     case EV_ERROR:
       g_signal_emit (self, signals[SIG_ERROR], 0, ev->id, ev->error);
+      break;
+    case EV_TITLE:
+      g_signal_emit (self, signals[SIG_TITLE], 0, ev->id, ev->text);
       break;
     }
   return G_SOURCE_REMOVE;
@@ -339,6 +354,55 @@ new_context (HzModel *model, guint n_ctx, GError **error)
   return hz_context_new (model, &params, error);
 }
 
+/* Title requests stop as soon as anything else is waiting: a reply never waits for one. */
+static gboolean
+on_title_token (HzToken token, const char *text, gpointer user_data)
+{
+  Shared *s = user_data;
+  return g_async_queue_length (s->queue) <= 0;
+}
+
+/* The model's answer to the title request r (its one user turn), or NULL (base models
+ * without a chat template cannot follow the instruction: the app keeps its own title). */
+static char *
+run_title (HzModel *model, Shared *s, Request *r)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (model == NULL || hz_model_chat_template (model) == HZ_CHAT_TEMPLATE_NONE)
+    return NULL;
+  /* Its own small context, so the chat's KV cache (the conversation's prefix) is kept;
+   * freed right after, so it costs memory only while a title is written. */
+  guint n_ctx = TITLE_CTX_TOKENS;
+  if (hz_model_n_ctx_train (model) > 0)
+    n_ctx = MIN (n_ctx, (guint) hz_model_n_ctx_train (model));
+  g_autoptr(HzContext) title_ctx = new_context (model, n_ctx, &error);
+  if (title_ctx == NULL)
+    {
+      g_message ("title: no context: %s", error->message);
+      return NULL;
+    }
+  /* the prompt is the single user turn built by the app (hz_title_prompt) */
+  g_autoptr(GPtrArray) roles = g_ptr_array_new ();
+  g_autoptr(GPtrArray) contents = g_ptr_array_new ();
+  g_ptr_array_add (roles, (gpointer) "user");
+  g_ptr_array_add (contents, r->contents->pdata[r->contents->len - 1]);
+  Request q = { .roles = roles, .contents = contents };
+  gsize n_prompt = 0;
+  g_autofree HzToken *prompt = build_prompt (model, &q, &n_prompt);
+  if (n_prompt + TITLE_MAX_TOKENS > hz_context_n_ctx (title_ctx))
+    return NULL;
+  HzGenerateParams params;
+  hz_generate_params_init (&params);  /* greedy */
+  params.n_predict = TITLE_MAX_TOKENS;
+  HzGenerateStats stats = { 0 };
+  char *text = hz_context_generate (title_ctx, prompt, n_prompt, &params, on_title_token, s,
+                                    r->cancellable, NULL, &stats, &error);
+  if (text != NULL && stats.stop_reason == HZ_STOP_CALLBACK)
+    g_clear_pointer (&text, g_free);  /* interrupted: a half title is no title */
+  return text;
+}
+
 static gpointer
 worker_thread (gpointer data)
 {
@@ -358,14 +422,24 @@ worker_thread (gpointer data)
             g_autoptr(GError) error = NULL;
             Event *ev;
 
+            /* Switch through the registry: the model used so far stays loaded (idle)
+             * until the memory budget needs its room, so switching back is instant. */
             g_clear_pointer (&ctx, hz_context_free);
-            g_clear_pointer (&model, hz_model_free);
-            model = hz_model_load (r->path, NULL, &error);
+            if (model != NULL)
+              hz_registry_release (s->registry, g_steal_pointer (&model));
+            if (!hz_registry_add (s->registry, r->path, r->path, NULL, &error) &&
+                g_error_matches (error, HZ_SERVE_ERROR, HZ_SERVE_ERROR_EXISTS))
+              g_clear_error (&error);
+            if (error == NULL)
+              model = hz_registry_acquire (s->registry, r->path, &error);
             if (model != NULL)
               ctx = new_context (model, r->n_ctx, &error);
             if (ctx == NULL)
               {
-                g_clear_pointer (&model, hz_model_free);
+                if (model != NULL)
+                  hz_registry_release (s->registry, g_steal_pointer (&model));
+                /* a file that failed to load is forgotten (it may be fixed and retried) */
+                hz_registry_remove (s->registry, r->path, NULL);
                 ev = event_new (EV_MODEL_ERROR, 0);
                 ev->path = g_strdup (r->path);
                 ev->error = error ? g_steal_pointer (&error)
@@ -412,6 +486,17 @@ worker_thread (gpointer data)
           g_mutex_unlock (&s->lock);
           break;
 
+        case REQ_TITLE:
+          {
+            Event *ev = event_new (EV_TITLE, r->id);
+            ev->text = run_title (model, s, r);
+            post_event (s, ev);
+            g_mutex_lock (&s->lock);
+            g_ptr_array_remove (s->active, r->cancellable);
+            g_mutex_unlock (&s->lock);
+          }
+          break;
+
         case REQ_SHUTDOWN:
           running = FALSE;
           break;
@@ -420,7 +505,8 @@ worker_thread (gpointer data)
     }
 
   g_clear_pointer (&ctx, hz_context_free);
-  g_clear_pointer (&model, hz_model_free);
+  if (model != NULL)
+    hz_registry_release (s->registry, model);
   shared_unref (s);
   return NULL;
 }
@@ -430,13 +516,33 @@ worker_thread (gpointer data)
 HzEngineWorker *
 hz_engine_worker_new (void)
 {
-  return g_object_new (HZ_TYPE_ENGINE_WORKER, NULL);
+  return hz_engine_worker_new_full (0);
+}
+
+HzEngineWorker *
+hz_engine_worker_new_full (guint64 memory_budget)
+{
+  return g_object_new (HZ_TYPE_ENGINE_WORKER, "memory-budget", memory_budget, NULL);
+}
+
+/* Queue order: background requests (titles) after everything else, else first come
+ * first served. */
+static gint
+compare_requests (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const Request *ra = a, *rb = b;
+  gboolean bga = ra->kind == REQ_TITLE, bgb = rb->kind == REQ_TITLE;
+
+  if (bga != bgb)
+    return bga ? 1 : -1;
+  return ra->seq < rb->seq ? -1 : ra->seq > rb->seq;
 }
 
 static void
 push (HzEngineWorker *self, Request *r)
 {
-  g_async_queue_push (self->shared->queue, r);
+  r->seq = ++self->next_seq;
+  g_async_queue_push_sorted (self->shared->queue, r, compare_requests, NULL);
 }
 
 void
@@ -491,6 +597,44 @@ hz_engine_worker_generate (HzEngineWorker         *self,
   guint id = r->id;
   push (self, r);  /* the worker owns (and may already have freed) `r` from here on */
   return id;
+}
+
+guint
+hz_engine_worker_generate_title (HzEngineWorker *self, const char *prompt)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), 0);
+  g_return_val_if_fail (prompt != NULL, 0);
+  g_return_val_if_fail (!self->shut_down, 0);
+
+  Request *r = g_new0 (Request, 1);
+  r->kind = REQ_TITLE;
+  r->id = ++self->next_id;
+  r->roles = g_ptr_array_new_with_free_func (g_free);
+  r->contents = g_ptr_array_new_with_free_func (g_free);
+  g_ptr_array_add (r->roles, g_strdup ("user"));
+  g_ptr_array_add (r->contents, g_strdup (prompt));
+  r->cancellable = g_cancellable_new ();
+  g_mutex_lock (&self->shared->lock);
+  g_ptr_array_add (self->shared->active, g_object_ref (r->cancellable));
+  g_mutex_unlock (&self->shared->lock);
+
+  guint id = r->id;
+  push (self, r);
+  return id;
+}
+
+guint
+hz_engine_worker_get_n_loads (HzEngineWorker *self)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), 0);
+  return hz_registry_n_loads (self->shared->registry);
+}
+
+guint64
+hz_engine_worker_get_loaded_bytes (HzEngineWorker *self)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), 0);
+  return hz_registry_loaded_bytes (self->shared->registry);
 }
 
 void
@@ -578,12 +722,62 @@ hz_engine_worker_finalize (GObject *object)
 }
 
 static void
+hz_engine_worker_set_property (GObject *object, guint id, const GValue *value,
+                               GParamSpec *pspec)
+{
+  HzEngineWorker *self = HZ_ENGINE_WORKER (object);
+
+  switch (id)
+    {
+    case PROP_MEMORY_BUDGET:
+      self->memory_budget = g_value_get_uint64 (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
+    }
+}
+
+static void
+hz_engine_worker_get_property (GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+  HzEngineWorker *self = HZ_ENGINE_WORKER (object);
+
+  switch (id)
+    {
+    case PROP_MEMORY_BUDGET:
+      g_value_set_uint64 (value, self->memory_budget);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, id, pspec);
+    }
+}
+
+/* The registry needs the budget (a construct property): the thread starts here. */
+static void
+hz_engine_worker_constructed (GObject *object)
+{
+  HzEngineWorker *self = HZ_ENGINE_WORKER (object);
+
+  G_OBJECT_CLASS (hz_engine_worker_parent_class)->constructed (object);
+  self->shared->registry = hz_registry_new (self->memory_budget);
+  GThread *thread = g_thread_new ("hz-engine", worker_thread, shared_ref (self->shared));
+  g_thread_unref (thread);
+}
+
+static void
 hz_engine_worker_class_init (HzEngineWorkerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->dispose = hz_engine_worker_dispose;
   object_class->finalize = hz_engine_worker_finalize;
+  object_class->set_property = hz_engine_worker_set_property;
+  object_class->get_property = hz_engine_worker_get_property;
+  object_class->constructed = hz_engine_worker_constructed;
+
+  g_object_class_install_property (object_class, PROP_MEMORY_BUDGET,
+    g_param_spec_uint64 ("memory-budget", NULL, NULL, 0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
 
   signals[SIG_MODEL_LOADING] =
     g_signal_new ("model-loading", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
@@ -604,6 +798,9 @@ hz_engine_worker_class_init (HzEngineWorkerClass *klass)
     g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING,
                   G_TYPE_POINTER);
+  signals[SIG_TITLE] =
+    g_signal_new ("title", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_STRING);
   signals[SIG_ERROR] =
     g_signal_new ("error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_ERROR);
@@ -624,7 +821,4 @@ hz_engine_worker_init (HzEngineWorker *self)
   const char *delay = g_getenv ("HZ_WORKER_TOKEN_DELAY_US");
   s->token_delay_us = delay ? strtoul (delay, NULL, 10) : 0;
   self->shared = s;
-
-  GThread *thread = g_thread_new ("hz-engine", worker_thread, shared_ref (s));
-  g_thread_unref (thread);
 }

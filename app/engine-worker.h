@@ -1,7 +1,10 @@
 /* engine-worker.h — HzEngineWorker: the engine on its own thread.
  *
- * One HzEngineWorker owns one engine model and context on one GThread that it starts at
- * construction. Every request (load a model, generate a reply, cancel, shut down) is a
+ * One HzEngineWorker owns the engine's model registry (HzRegistry, hanzo/serving.h) and
+ * the context of the model in use on one GThread that it starts at construction. Loading a
+ * model switches through the registry: the model used before is released but stays loaded
+ * until the memory budget needs its room (least recently used first), so switching back
+ * to it costs no load; loading happens on the thread, never on the caller's. Every request (load a model, generate a reply, cancel, shut down) is a
  * non-blocking call from the main thread that pushes a message onto a GAsyncQueue; the
  * results come back as signals emitted on the GMainContext that was the thread-default
  * one when the worker was created (the main context in the app). Nothing here ever waits
@@ -21,6 +24,9 @@
  *                                      valid during the emission only
  *   error        (request, GError)     generation failed (e.g. HZ_ENGINE_ERROR_CONTEXT_FULL
  *                                      when the prompt does not fit); no "finished" follows
+ *   title        (request, text)       answer to hz_engine_worker_generate_title(): the
+ *                                      model's raw text, or NULL when there is none (base
+ *                                      model without a chat template, no model, interrupted)
  *
  * Debugging: the environment variable HZ_WORKER_TOKEN_DELAY_US (read when a worker is
  * created) makes the worker sleep that many microseconds after each token, to see and
@@ -47,13 +53,26 @@ G_DECLARE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, HZ, ENGINE_WORKER, GObje
 HzEngineWorker *hz_engine_worker_new (void);
 
 /**
+ * hz_engine_worker_new_full:
+ * @memory_budget: most bytes of loaded models in the registry (0 = unlimited); a model
+ *   that does not fit even alone gives "model-error" (HZ_SERVE_ERROR_BUDGET)
+ *
+ * As hz_engine_worker_new(), with a memory budget (construct property "memory-budget").
+ *
+ * Returns: (transfer full): a new worker
+ */
+HzEngineWorker *hz_engine_worker_new_full (guint64 memory_budget);
+
+/**
  * hz_engine_worker_load_model:
  * @self: the worker
  * @path: a GGUF file
  *
- * Queue loading @path; the model loaded before (if any) is freed first, so after a
- * "model-error" no model is loaded. Emits "model-loaded" or "model-error". Main thread;
- * returns at once.
+ * Queue switching to @path through the registry (@path is the model's name there): the
+ * model used before (if any) is released first (it stays loaded while the memory budget
+ * allows), and @path is loaded unless it still is. After a "model-error" no model is in
+ * use (and @path is forgotten by the registry, so a fixed file can be retried). Emits
+ * "model-loaded" or "model-error". Main thread; returns at once.
  */
 void hz_engine_worker_load_model (HzEngineWorker *self, const char *path);
 
@@ -76,6 +95,38 @@ guint hz_engine_worker_generate (HzEngineWorker         *self,
                                  const HzChatMessage    *messages,
                                  gsize                   n_messages,
                                  const HzGenerateParams *params);
+
+/**
+ * hz_engine_worker_generate_title:
+ * @self: the worker
+ * @prompt: the user turn asking for a title (hz_title_prompt()); copied
+ *
+ * Queue a low-priority request for a conversation title, answered by "title". It runs on
+ * its own context of at most 512 tokens, made for it and freed after (the chat's KV cache
+ * is kept; a longer prompt answers NULL), greedy, at most 24 tokens, only
+ * when nothing else is queued, and stops (answering NULL) as soon as another request
+ * arrives, so it never delays a reply. Main thread; returns at once.
+ *
+ * Returns: the request id (> 0) that "title" carries
+ */
+guint hz_engine_worker_generate_title (HzEngineWorker *self, const char *prompt);
+
+/**
+ * hz_engine_worker_get_n_loads:
+ * @self: the worker
+ *
+ * Returns: model loads performed by the registry so far (cold starts and reloads; a
+ *   switch back to a model still loaded does not count). Any thread.
+ */
+guint hz_engine_worker_get_n_loads (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_get_loaded_bytes:
+ * @self: the worker
+ *
+ * Returns: bytes of the models loaded now (file sizes). Any thread.
+ */
+guint64 hz_engine_worker_get_loaded_bytes (HzEngineWorker *self);
 
 /**
  * hz_engine_worker_cancel:

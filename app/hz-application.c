@@ -5,6 +5,8 @@
 
 #include "hz-config.h"
 #include "hz-learner.h"
+#include "hz-model-info.h"
+#include "hz-model-manager.h"
 #include "hz-preferences-window.h"
 #include "hz-privacy-window.h"
 #include "hz-resources.h"
@@ -20,6 +22,8 @@ struct _HzApplication {
   GCancellable   *hash_cancellable;
   char           *remember_path;   /* saved as model-path once it has loaded */
   HzLearner      *learner;         /* the hanzo-learner daemon on the session bus */
+  HzModelLibrary *library;
+  GtkWindow      *model_manager;   /* weak */
 };
 
 G_DEFINE_FINAL_TYPE (HzApplication, hz_application, ADW_TYPE_APPLICATION)
@@ -142,6 +146,27 @@ hz_application_get_learner (HzApplication *self)
   return self->learner;
 }
 
+HzModelLibrary *
+hz_application_get_model_library (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->library;
+}
+
+GtkWindow *
+hz_application_show_model_manager (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  if (self->model_manager == NULL)
+    {
+      GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
+      GtkWindow *w = GTK_WINDOW (hz_model_manager_new (self, parent));
+      g_set_weak_pointer (&self->model_manager, w);
+    }
+  gtk_window_present (self->model_manager);
+  return self->model_manager;
+}
+
 const char *
 hz_application_get_model_sha256 (HzApplication *self)
 {
@@ -218,6 +243,12 @@ action_privacy (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
+action_models (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  hz_application_show_model_manager (HZ_APPLICATION (user_data));
+}
+
+static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   HzApplication *self = user_data;
@@ -236,6 +267,7 @@ static const GActionEntry app_actions[] = {
   { .name = "about", .activate = action_about },
   { .name = "preferences", .activate = action_preferences },
   { .name = "privacy", .activate = action_privacy },
+  { .name = "models", .activate = action_models },
   { .name = "quit", .activate = action_quit },
 };
 
@@ -258,7 +290,11 @@ hz_application_startup (GApplication *app)
     g_message ("cannot open the store %s: %s", store_path, self->store_error->message);
 
   self->learner = hz_learner_new ();
-  self->worker = hz_engine_worker_new ();
+  guint64 budget = g_settings_get_uint64 (self->settings, "model-memory-budget");
+  if (budget == 0)
+    budget = hz_memory_total () / 4 * 3;
+  self->worker = hz_engine_worker_new_full (budget);
+  self->library = hz_model_library_new (NULL);
   hz_engine_worker_set_context_length (self->worker,
                                        (guint) g_settings_get_int (self->settings, "context-length"));
   g_signal_connect (self->settings, "changed::context-length",
@@ -278,6 +314,8 @@ hz_application_startup (GApplication *app)
                                          (const char *[]) { "<Control>k", "<Control>f", NULL });
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "win.regenerate",
                                          (const char *[]) { "<Control>r", NULL });
+  gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.models",
+                                         (const char *[]) { "<Control>m", NULL });
   gtk_application_set_accels_for_action (GTK_APPLICATION (self), "app.preferences",
                                          (const char *[]) { "<Control>comma", NULL });
 }
@@ -364,6 +402,8 @@ hz_application_finalize (GObject *object)
   g_clear_error (&self->store_error);
   g_clear_object (&self->worker);
   g_clear_object (&self->learner);
+  g_clear_object (&self->library);
+  g_clear_weak_pointer (&self->model_manager);
   g_clear_object (&self->hash_cancellable);
   g_free (self->model_sha256);
   g_free (self->remember_path);

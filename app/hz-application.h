@@ -1,7 +1,10 @@
 /* hz-application.h — HzApplication: the Hanzo Desktop AdwApplication.
  *
  * Owns the app-wide objects: GSettings (ai.hanzo.Desktop), the store (opened at start-up
- * on $XDG_DATA_HOME/hanzo/hanzo.db), the HzEngineWorker and the model choice. Command
+ * on $XDG_DATA_HOME/hanzo/hanzo.db), the HzEngineWorker (its model registry's memory
+ * budget: GSettings model-memory-budget, 0 = three quarters of the RAM), the model library
+ * ($XDG_DATA_HOME/hanzo/models) and the model choice. Action app.models (Ctrl+M) opens the
+ * model manager. Command
  * line: `--model PATH` opens PATH and remembers it (GSettings model-path) once it loads;
  * `--default-model PATH` is opened only when no model is remembered. All functions are
  * for the main thread.
@@ -12,6 +15,7 @@
 #include <hanzo-store.h>
 #include "engine-worker.h"
 #include "hz-learner.h"
+#include "hz-model-library.h"
 
 G_BEGIN_DECLS
 
@@ -33,6 +37,13 @@ HzEngineWorker *hz_application_get_worker (HzApplication *self);
 
 /** The learner daemon's presence and controls (valid after startup). */
 HzLearner      *hz_application_get_learner (HzApplication *self);
+
+/** The managed models (valid after startup). */
+HzModelLibrary *hz_application_get_model_library (HzApplication *self);
+
+/** Show the model manager (one per application), transient for the active window.
+ *  Returns: (transfer none): it */
+GtkWindow      *hz_application_show_model_manager (HzApplication *self);
 
 /** sha256 (lowercase hex) of the loaded model file, or NULL while it is being computed
  *  (in a worker thread) or when no model is loaded. */

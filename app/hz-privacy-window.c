@@ -1,6 +1,11 @@
 /* hz-privacy-window.c — HzPrivacyWindow (see hz-privacy-window.h). Built in code: most of
  * its rows come from the store. Nothing here calls the network: egress is used only for
- * its accounting (hz_dp_spent(), a pure computation over the store's ledger). */
+ * its accounting (hz_dp_spent(), a pure computation over the store's ledger), for the
+ * shapes of the active adapter (hz_delta_config_new_from_peft(): what the learner would
+ * send) and for the federation endpoint and token, which go to the Secret Service
+ * (egress/credentials.h, in a GTask thread: libsecret blocks on D-Bus) and never to the
+ * database or GSettings. The release parameters shown are learner.ini's [federation]
+ * clip_norm / noise_multiplier, else HZ_DP_RELEASE_DEFAULT_*. */
 #include "hz-privacy-window.h"
 
 #include <glib/gi18n.h>
@@ -11,7 +16,9 @@
 #include <hanzo-store-learner.h>
 #include <hanzo-store-privacy.h>
 #include <hanzo-store-redactions.h>
+#include "credentials.h"
 #include "dp.h"
+#include "lora-delta.h"
 #include "hz-learner.h"
 #include "hz-window.h"
 
@@ -51,6 +58,19 @@ struct _HzPrivacyWindow {
   AdwActionRow  *training_epsilon_row;
   GtkListBox    *egress_list;
   guint          n_egress;
+  double         release_spent;   /* composed release epsilon in the budget year */
+  /* what will be sent (visible while the switch is on) */
+  AdwActionRow  *send_shapes_row;
+  AdwActionRow  *send_bytes_row;
+  AdwActionRow  *send_epsilon_row;
+  AdwActionRow  *budget_left_row;
+  /* endpoint and token: kept in the Secret Service (credentials.h) only */
+  AdwEntryRow   *endpoint_row;
+  AdwPasswordEntryRow *token_row;
+  GtkWidget     *save_credentials_button;
+  GtkWidget     *forget_credentials_button;
+  GtkLabel      *credentials_status;
+  GCancellable  *cancellable;     /* keyring calls in flight; cancelled at dispose */
 };
 
 G_DEFINE_FINAL_TYPE (HzPrivacyWindow, hz_privacy_window, ADW_TYPE_PREFERENCES_WINDOW)
@@ -442,11 +462,15 @@ reload_federation (HzPrivacyWindow *self)
   HzDpSpent spent = { 0 }, trained = { 0 };
   g_autofree char *text = NULL, *train_text = NULL;
 
+  self->release_spent = 0;
   if (self->store != NULL && hz_dp_spent (self->store, &budget, HZ_PRIVACY_MECH_GAUSSIAN_RELEASE,
                                           &spent, &error))
-    text = g_strdup_printf (ngettext ("ε = %.2f of %.0f (%u release)", "ε = %.2f of %.0f (%u releases)",
-                                      spent.n_entries),
-                            spent.epsilon, budget.epsilon, spent.n_entries);
+    {
+      self->release_spent = spent.epsilon;
+      text = g_strdup_printf (ngettext ("ε = %.2f of %.0f (%u release)", "ε = %.2f of %.0f (%u releases)",
+                                        spent.n_entries),
+                              spent.epsilon, budget.epsilon, spent.n_entries);
+    }
   else
     text = g_strdup (_("unknown"));
   g_clear_error (&error);
@@ -482,10 +506,221 @@ reload_federation (HzPrivacyWindow *self)
     gtk_list_box_append (self->egress_list, info_row (_("Nothing has been sent"), NULL));
 }
 
+/* The release parameters the learner daemon will use: learner.ini [federation]
+ * (learner/daemon-app.c), else egress' defaults. */
+static void
+release_params (double *clip_norm, double *noise_multiplier)
+{
+  *clip_norm = HZ_DP_RELEASE_DEFAULT_CLIP_NORM;
+  *noise_multiplier = HZ_DP_RELEASE_DEFAULT_NOISE_MULTIPLIER;
+  g_autofree char *path = g_build_filename (g_get_user_config_dir (), "hanzo", "learner.ini", NULL);
+  g_autoptr(GKeyFile) k = g_key_file_new ();
+  if (!g_key_file_load_from_file (k, path, G_KEY_FILE_NONE, NULL))
+    return;
+  g_autoptr(GError) e1 = NULL, e2 = NULL;
+  const double c = g_key_file_get_double (k, "federation", "clip_norm", &e1);
+  const double z = g_key_file_get_double (k, "federation", "noise_multiplier", &e2);
+  if (e1 == NULL && c > 0)
+    *clip_norm = c;
+  if (e2 == NULL && z > 0)
+    *noise_multiplier = z;
+}
+
+/* "70 tensors, rank 8: 35 × [8, 64], 35 × [64, 8]" for the active adapter's config. */
+static char *
+describe_shapes (HzDeltaConfig *cfg)
+{
+  g_autoptr(GHashTable) counts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_autoptr(GPtrArray) order = g_ptr_array_new ();
+  for (guint i = 0; i < hz_delta_config_n_tensors (cfg); i++)
+    {
+      const int64_t *sh = hz_delta_config_tensor_shape (cfg, i);
+      g_autoptr(GString) key = g_string_new ("[");
+      for (guint d = 0; d < hz_delta_config_tensor_n_dims (cfg, i); d++)
+        g_string_append_printf (key, "%s%" G_GINT64_FORMAT, d ? ", " : "", sh[d]);
+      g_string_append_c (key, ']');
+      gpointer old;
+      if (g_hash_table_lookup_extended (counts, key->str, NULL, &old))
+        g_hash_table_insert (counts, g_strdup (key->str), GUINT_TO_POINTER (GPOINTER_TO_UINT (old) + 1));
+      else
+        {
+          char *k = g_strdup (key->str);
+          g_hash_table_insert (counts, k, GUINT_TO_POINTER (1));
+          g_ptr_array_add (order, k);
+        }
+    }
+  g_autoptr(GString) out = g_string_new (NULL);
+  g_string_printf (out, ngettext ("%u tensor, rank %u: ", "%u tensors, rank %u: ",
+                                  hz_delta_config_n_tensors (cfg)),
+                   hz_delta_config_n_tensors (cfg), hz_delta_config_rank (cfg));
+  for (guint i = 0; i < order->len; i++)
+    g_string_append_printf (out, "%s%u × %s", i ? ", " : "",
+                            GPOINTER_TO_UINT (g_hash_table_lookup (counts, order->pdata[i])),
+                            (const char *) order->pdata[i]);
+  return g_string_free (g_steal_pointer (&out), FALSE);
+}
+
+static void
+reload_what_is_sent (HzPrivacyWindow *self)
+{
+  HzDpBudget budget = HZ_DP_BUDGET_DEFAULT;
+  double clip_norm, z;
+  release_params (&clip_norm, &z);
+  g_autoptr(HzLearnerAdapter) active = self->store ? hz_store_adapter_get_active (self->store, NULL) : NULL;
+  g_autoptr(HzDeltaConfig) cfg = active ? hz_delta_config_new_from_peft (active->path, NULL) : NULL;
+  if (cfg != NULL)
+    {
+      g_autofree char *shapes = describe_shapes (cfg);
+      /* bf16: 2 bytes a value, plus a header of a few kB */
+      g_autofree char *size = g_format_size (2 * (guint64) hz_delta_config_n_elements (cfg));
+      g_autofree char *bytes = g_strdup_printf (_("About %s per upload (%zu values in bfloat16)"),
+                                                size, hz_delta_config_n_elements (cfg));
+      adw_action_row_set_subtitle (self->send_shapes_row, shapes);
+      adw_action_row_set_subtitle (self->send_bytes_row, bytes);
+    }
+  else
+    {
+      adw_action_row_set_subtitle (self->send_shapes_row,
+                                   _("No adapter yet: the first upload follows a night of learning"));
+      adw_action_row_set_subtitle (self->send_bytes_row, "–");
+    }
+  const double eps = hz_dp_release_epsilon (z, budget.delta);
+  g_autofree char *eps_text = g_strdup_printf (_("ε = %.2f at δ = %g (clipped to norm %g, noise multiplier %g)"),
+                                               eps, budget.delta, clip_norm, z);
+  adw_action_row_set_subtitle (self->send_epsilon_row, eps_text);
+  g_autofree char *left = g_strdup_printf (_("ε = %.2f of %.0f left this year"),
+                                           MAX (0.0, budget.epsilon - self->release_spent),
+                                           budget.epsilon);
+  adw_action_row_set_subtitle (self->budget_left_row, left);
+}
+
 static void
 sync_federation (HzPrivacyWindow *self)
 {
-  gtk_widget_set_visible (self->federation_details, gtk_switch_get_active (self->federation_switch));
+  gboolean on = gtk_switch_get_active (self->federation_switch);
+  gtk_widget_set_visible (self->federation_details, on);
+  if (on)
+    reload_what_is_sent (self);
+}
+
+/* --- credentials: libsecret calls block on D-Bus, so they run in a GTask thread */
+
+typedef enum { CRED_LOOKUP, CRED_STORE, CRED_CLEAR } CredOp;
+
+typedef struct {
+  CredOp op;
+  char  *endpoint;
+  char  *token;
+} CredTask;
+
+static void
+cred_task_free (gpointer data)
+{
+  CredTask *t = data;
+  g_free (t->endpoint);
+  hz_credentials_free_token (t->token);
+  g_free (t);
+}
+
+static void
+cred_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  CredTask *t = data;
+  GError *error = NULL;
+  gboolean ok = FALSE;
+  switch (t->op)
+    {
+    case CRED_LOOKUP:
+      g_clear_pointer (&t->endpoint, g_free);
+      ok = hz_credentials_lookup (&t->endpoint, &t->token, cancellable, &error);
+      break;
+    case CRED_STORE:
+      ok = hz_credentials_store (t->endpoint, t->token, cancellable, &error);
+      break;
+    case CRED_CLEAR:
+      ok = hz_credentials_clear (cancellable, &error);
+      break;
+    }
+  if (ok)
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+static void
+set_credentials_busy (HzPrivacyWindow *self, gboolean busy)
+{
+  gtk_widget_set_sensitive (self->save_credentials_button, !busy);
+  gtk_widget_set_sensitive (self->forget_credentials_button, !busy);
+}
+
+static void
+cred_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  HzPrivacyWindow *self = HZ_PRIVACY_WINDOW (source);
+  CredTask *t = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  const gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;   /* the window is being closed */
+  set_credentials_busy (self, FALSE);
+  g_autofree char *text = NULL;
+  if (t->op == CRED_LOOKUP)
+    {
+      if (ok)
+        {
+          gtk_editable_set_text (GTK_EDITABLE (self->endpoint_row), t->endpoint);
+          text = g_strdup (_("A token is stored in your keyring"));
+        }
+      else if (g_error_matches (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND))
+        text = g_strdup (_("No server set up: nothing can be sent"));
+      else
+        text = g_strdup_printf (_("Keyring not available: %s"), error->message);
+    }
+  else if (!ok)
+    text = g_strdup_printf (_("Could not update the keyring: %s"), error->message);
+  else if (t->op == CRED_STORE)
+    {
+      gtk_editable_set_text (GTK_EDITABLE (self->token_row), "");
+      text = g_strdup (_("Saved in your keyring"));
+    }
+  else
+    {
+      gtk_editable_set_text (GTK_EDITABLE (self->endpoint_row), "");
+      gtk_editable_set_text (GTK_EDITABLE (self->token_row), "");
+      text = g_strdup (_("Server and token removed from your keyring"));
+    }
+  gtk_label_set_text (self->credentials_status, text);
+}
+
+static void
+run_cred_task (HzPrivacyWindow *self, CredOp op, const char *endpoint, const char *token)
+{
+  CredTask *t = g_new0 (CredTask, 1);
+  *t = (CredTask) { op, g_strdup (endpoint), g_strdup (token) };
+  g_autoptr(GTask) task = g_task_new (self, self->cancellable, cred_done, NULL);
+  g_task_set_task_data (task, t, cred_task_free);
+  set_credentials_busy (self, TRUE);
+  g_task_run_in_thread (task, cred_thread);
+}
+
+static void
+on_save_credentials (GtkButton *button, HzPrivacyWindow *self)
+{
+  const char *endpoint = gtk_editable_get_text (GTK_EDITABLE (self->endpoint_row));
+  const char *token = gtk_editable_get_text (GTK_EDITABLE (self->token_row));
+  if (*endpoint == '\0' || *token == '\0')
+    {
+      gtk_label_set_text (self->credentials_status, _("Enter both the server address and the token"));
+      return;
+    }
+  run_cred_task (self, CRED_STORE, endpoint, token);
+}
+
+static void
+on_forget_credentials (GtkButton *button, HzPrivacyWindow *self)
+{
+  run_cred_task (self, CRED_CLEAR, NULL, NULL);
 }
 
 static void
@@ -602,11 +837,53 @@ build (HzPrivacyWindow *self)
         "Every upload is written to the log below. Privacy budget: at most ε = %.0f at "
         "δ = %g per year; uploads stop when it is spent."),
       budget.epsilon, budget.delta);
-    self->federation_details = gtk_label_new (details);
-    gtk_label_set_wrap (GTK_LABEL (self->federation_details), TRUE);
-    gtk_label_set_xalign (GTK_LABEL (self->federation_details), 0);
-    gtk_widget_set_margin_top (self->federation_details, 12);
-    gtk_widget_set_margin_bottom (self->federation_details, 6);
+    GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+    GtkWidget *label = gtk_label_new (details);
+    gtk_label_set_wrap (GTK_LABEL (label), TRUE);
+    gtk_label_set_xalign (GTK_LABEL (label), 0);
+    gtk_widget_set_margin_top (label, 12);
+    gtk_box_append (GTK_BOX (box), label);
+    GtkListBox *sent = boxed_list ();
+    self->send_shapes_row = ADW_ACTION_ROW (info_row (_("Adapter tensors"), NULL));
+    self->send_bytes_row = ADW_ACTION_ROW (info_row (_("Size"), NULL));
+    self->send_epsilon_row = ADW_ACTION_ROW (info_row (_("Privacy cost of one upload"), NULL));
+    self->budget_left_row = ADW_ACTION_ROW (info_row (_("Privacy budget left"), NULL));
+    gtk_list_box_append (sent, GTK_WIDGET (self->send_shapes_row));
+    gtk_list_box_append (sent, GTK_WIDGET (self->send_bytes_row));
+    gtk_list_box_append (sent, GTK_WIDGET (self->send_epsilon_row));
+    gtk_list_box_append (sent, GTK_WIDGET (self->budget_left_row));
+    gtk_box_append (GTK_BOX (box), GTK_WIDGET (sent));
+
+    GtkWidget *cred_title = gtk_label_new (_("Federation Server"));
+    gtk_label_set_xalign (GTK_LABEL (cred_title), 0);
+    gtk_widget_add_css_class (cred_title, "heading");
+    gtk_widget_set_margin_top (cred_title, 6);
+    gtk_box_append (GTK_BOX (box), cred_title);
+    GtkListBox *cred = boxed_list ();
+    self->endpoint_row = ADW_ENTRY_ROW (adw_entry_row_new ());
+    adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->endpoint_row), _("Server address (https://…)"));
+    self->token_row = ADW_PASSWORD_ENTRY_ROW (adw_password_entry_row_new ());
+    adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->token_row), _("Access token"));
+    gtk_list_box_append (cred, GTK_WIDGET (self->endpoint_row));
+    gtk_list_box_append (cred, GTK_WIDGET (self->token_row));
+    gtk_box_append (GTK_BOX (box), GTK_WIDGET (cred));
+    GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+    self->credentials_status = GTK_LABEL (gtk_label_new (_("Kept in your keyring, never in Hanzo's files")));
+    gtk_label_set_xalign (self->credentials_status, 0);
+    gtk_label_set_wrap (self->credentials_status, TRUE);
+    gtk_widget_set_hexpand (GTK_WIDGET (self->credentials_status), TRUE);
+    gtk_widget_add_css_class (GTK_WIDGET (self->credentials_status), "dim-label");
+    gtk_box_append (GTK_BOX (buttons), GTK_WIDGET (self->credentials_status));
+    self->forget_credentials_button = gtk_button_new_with_mnemonic (_("_Forget"));
+    g_signal_connect (self->forget_credentials_button, "clicked", G_CALLBACK (on_forget_credentials), self);
+    gtk_box_append (GTK_BOX (buttons), self->forget_credentials_button);
+    self->save_credentials_button = gtk_button_new_with_mnemonic (_("_Save in Keyring"));
+    gtk_widget_add_css_class (self->save_credentials_button, "suggested-action");
+    g_signal_connect (self->save_credentials_button, "clicked", G_CALLBACK (on_save_credentials), self);
+    gtk_box_append (GTK_BOX (buttons), self->save_credentials_button);
+    gtk_box_append (GTK_BOX (box), buttons);
+    gtk_widget_set_margin_bottom (box, 6);
+    self->federation_details = box;
     adw_preferences_group_add (group, self->federation_details);
   }
   group = group_new (ADW_PREFERENCES_PAGE (page), _("Privacy Budget and Egress Log"), NULL);
@@ -644,9 +921,9 @@ hz_privacy_window_new (HzApplication *app, GtkWindow *parent)
   g_settings_bind (self->settings, "federation-enabled", self->federation_switch, "active",
                    G_SETTINGS_BIND_DEFAULT);
   g_signal_connect (self->federation_switch, "notify::active", G_CALLBACK (on_federation_active), self);
-  sync_federation (self);
   sync_rollback (self);
   hz_privacy_window_reload (self);
+  run_cred_task (self, CRED_LOOKUP, NULL, NULL);
   return GTK_WIDGET (self);
 }
 
@@ -658,6 +935,7 @@ hz_privacy_window_reload (HzPrivacyWindow *self)
   on_message_selected (self->message_combo, NULL, self);
   reload_learner (self);
   reload_federation (self);
+  sync_federation (self);
 }
 
 void
@@ -713,6 +991,20 @@ hz_privacy_window_get_epsilon_text (HzPrivacyWindow *self)
   return gtk_label_get_text (GTK_LABEL (label));
 }
 
+const char *
+hz_privacy_window_get_release_epsilon_text (HzPrivacyWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_PRIVACY_WINDOW (self), NULL);
+  return adw_action_row_get_subtitle (self->send_epsilon_row);
+}
+
+const char *
+hz_privacy_window_get_credentials_status (HzPrivacyWindow *self)
+{
+  g_return_val_if_fail (HZ_IS_PRIVACY_WINDOW (self), NULL);
+  return gtk_label_get_text (self->credentials_status);
+}
+
 gboolean
 hz_privacy_window_get_rollback_visible (HzPrivacyWindow *self)
 {
@@ -731,6 +1023,9 @@ hz_privacy_window_dispose (GObject *object)
   g_clear_object (&self->learner);
   g_clear_object (&self->settings);
   g_clear_object (&self->redaction_buffer);
+  if (self->cancellable != NULL)
+    g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
   G_OBJECT_CLASS (hz_privacy_window_parent_class)->dispose (object);
 }
 
@@ -756,5 +1051,6 @@ static void
 hz_privacy_window_init (HzPrivacyWindow *self)
 {
   self->message_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->cancellable = g_cancellable_new ();
   build (self);
 }

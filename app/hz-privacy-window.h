@@ -10,7 +10,9 @@
  *    active); "Roll Back" calls the learner daemon's Rollback over D-Bus and is shown only
  *    while the daemon is on the bus.
  *  - Federated learning: the switch (GSettings federation-enabled, off by default); when on
- *    it says what would be sent and the privacy budget; the epsilon spent (egress's
+ *    it says what would be sent (the active adapter's tensor shapes, the upload size, the
+ *    epsilon of one release, the budget left) and shows the server address and access
+ *    token fields, kept in the Secret Service only; the epsilon spent (egress's
  *    hz_dp_spent() over the privacy ledger) and the egress log.
  * Main thread only.
  */
@@ -47,6 +49,11 @@ guint      hz_privacy_window_get_n_learner_runs (HzPrivacyWindow *self);
 guint      hz_privacy_window_get_n_egress_rows (HzPrivacyWindow *self);
 /** The "epsilon spent" row's text. */
 const char *hz_privacy_window_get_epsilon_text (HzPrivacyWindow *self);
+/** The "Privacy cost of one upload" line of the federation section (epsilon per release,
+ *  clip norm and noise multiplier the learner will use). */
+const char *hz_privacy_window_get_release_epsilon_text (HzPrivacyWindow *self);
+/** The status line under the federation server fields (keyring state, Save/Forget result). */
+const char *hz_privacy_window_get_credentials_status (HzPrivacyWindow *self);
 /** Whether "Roll Back" is shown (the learner daemon is present). */
 gboolean   hz_privacy_window_get_rollback_visible (HzPrivacyWindow *self);
 

@@ -1,7 +1,8 @@
 /* hz-window-private.h — HzWindow's instance struct and the functions that hz-window.c
  * (the chat: messages, sending, alternatives, model, layout) and hz-window-sidebar.c (the
  * conversation list: search, rename, pin, delete with undo, export, system prompt) share.
- * Not for use outside these two files. Main thread only.
+ * hz-window-models.c (model switcher, model-written titles) also uses it. Not for use
+ * outside these files. Main thread only.
  */
 #pragma once
 
@@ -42,6 +43,10 @@ struct _HzWindow {
   AdwWindowTitle    *window_title;
   AdwToastOverlay   *toast_overlay;
   GtkRevealer       *edit_revealer;
+  GtkMenuButton     *model_button;     /* the model switcher */
+  GMenu             *model_menu;
+  GSimpleAction     *model_action;     /* chat.model (s): the model of the chat, by path */
+  gulong             library_changed_id;
 
   GtkWidget         *layout;          /* AdwLeaflet or AdwNavigationSplitView */
   AdwToast          *info_toast;      /* the short notice shown now (weak), or NULL */
@@ -51,7 +56,9 @@ struct _HzWindow {
   HzStore        *store;
   HzEngineWorker *worker;
   GSettings      *settings;
-  gulong          worker_handlers[7];
+  gulong          worker_handlers[8];
+  gboolean        syncing_model;     /* the model drop-down follows the worker */
+  GHashTable     *title_requests;    /* worker title request id -> gint64* conversation */
 
   /* sidebar */
   GListStore         *conversations;   /* HzConversationItem */
@@ -98,6 +105,15 @@ void     hz_window_start_new_chat (HzWindow *self);
 void     hz_window_reveal_message (HzWindow *self, gint64 message_id);
 void     hz_window_show_chat_pane (HzWindow *self);
 gboolean hz_window_generating (HzWindow *self);
+
+/* hz-window-models.c */
+void     hz_window_models_attach (HzWindow *self);
+void     hz_window_models_dispose (HzWindow *self);
+void     hz_window_models_sync (HzWindow *self);
+void     hz_window_request_title (HzWindow *self, gint64 conversation_id, const char *expected,
+                                  const char *user, const char *assistant);
+void     hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,
+                                    HzWindow *self);
 
 /* hz-window-sidebar.c */
 void     hz_window_sidebar_class_init (GtkWidgetClass *widget_class);

@@ -331,6 +331,8 @@ hz_window_update_state (HzWindow *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.next-alternative", !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.cancel-edit",
                                  self->edit_message_id != 0);
+  if (self->model_action != NULL)  /* no switching models under a reply */
+    g_simple_action_set_enabled (self->model_action, !busy);
   hz_window_sync_conversation_actions (self);
 }
 
@@ -466,6 +468,7 @@ fill_generate_params (HzWindow *self, HzGenerateParams *params)
 }
 
 static gboolean save_reply_timeout (gpointer data);
+static void maybe_request_title (HzWindow *self, const char *reply, const HzGenerateStats *stats);
 
 /* Answer the user message `parent_id`, the last message of the shown branch. */
 static void
@@ -693,6 +696,10 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
     return;
 
   double tps = stats->gen_seconds > 0 ? stats->n_generated / stats->gen_seconds : -1;
+  hz_model_library_record_speed (hz_application_get_model_library (self->app),
+                                 hz_engine_worker_get_model_path (worker), tps,
+                                 stats->n_generated);
+  maybe_request_title (self, text, stats);
   hz_message_item_set_text (self->reply_item, text);
   hz_message_item_set_stats (self->reply_item, stats->n_generated, tps);
   hz_message_item_set_context (self->reply_item, stats->n_prompt + stats->n_generated,
@@ -747,6 +754,25 @@ on_worker_error (HzEngineWorker *worker, guint request, GError *error, HzWindow 
     {
       hz_window_show_error (self, _("The Reply Could Not Be Generated"), error->message);
     }
+}
+
+/* After the first exchange of a chat whose title is still the one made from its first
+ * message: ask the model for a better one (in the background). */
+static void
+maybe_request_title (HzWindow *self, const char *reply, const HzGenerateStats *stats)
+{
+  GListModel *msgs = G_LIST_MODEL (self->messages);
+
+  if (*reply == '\0' || stats->stop_reason == HZ_STOP_CANCELLED || self->conversation_id == 0 ||
+      g_list_model_get_n_items (msgs) != 2)
+    return;
+  g_autoptr(HzMessageItem) first = g_list_model_get_item (msgs, 0);
+  HzConversationItem *conv = hz_window_find_conversation (self, self->conversation_id, NULL);
+  g_autofree char *heuristic = title_from_text (hz_message_item_get_text (first));
+  if (conv == NULL || g_strcmp0 (hz_conversation_item_get_title (conv), heuristic) != 0)
+    return;
+  hz_window_request_title (self, self->conversation_id, heuristic,
+                           hz_message_item_get_text (first), reply);
 }
 
 /* ------------------------------------------------------------------ message actions */
@@ -919,6 +945,7 @@ on_worker_model_loaded (HzEngineWorker *worker, const char *path, const char *na
     return;  /* superseded by a later request */
   self->model_state = MODEL_READY;
   g_clear_pointer (&self->model_error, g_free);
+  hz_window_models_sync (self);
   hz_window_update_state (self);
 }
 
@@ -952,6 +979,7 @@ on_model_requested (HzWindow *self)
 static void
 on_worker_model_loading (HzEngineWorker *worker, const char *path, HzWindow *self)
 {
+  hz_window_models_sync (self);
   on_model_requested (self);
 }
 
@@ -1203,12 +1231,15 @@ attach_to_app (HzWindow *self, HzApplication *app)
                                                G_CALLBACK (on_worker_model_loading), self);
   self->worker_handlers[6] = g_signal_connect (self->worker, "context-changed",
                                                G_CALLBACK (on_worker_context_changed), self);
+  self->worker_handlers[7] = g_signal_connect (self->worker, "title",
+                                               G_CALLBACK (hz_window_on_worker_title), self);
 
   g_settings_bind (self->settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
 
   hz_window_sidebar_attach (self);
+  hz_window_models_attach (self);
   self->learner_bar = hz_learner_bar_new (hz_application_get_learner (self->app));
   gtk_box_append (GTK_BOX (self->sidebar_pane), self->learner_bar);
   self->learner_failed_id = g_signal_connect (hz_application_get_learner (self->app), "call-failed",
@@ -1364,6 +1395,7 @@ hz_window_dispose (GObject *object)
   if (self->app != NULL && self->learner_failed_id != 0)
     g_clear_signal_handler (&self->learner_failed_id, hz_application_get_learner (self->app));
   hz_window_sidebar_dispose (self);
+  hz_window_models_dispose (self);
   g_clear_weak_pointer (&self->info_toast);
   g_clear_object (&self->worker);
   g_clear_object (&self->settings);
@@ -1420,6 +1452,7 @@ hz_window_class_init (HzWindowClass *klass)
   CHILD (window_title);
   CHILD (toast_overlay);
   CHILD (edit_revealer);
+  CHILD (model_button);
 #undef CHILD
   hz_window_sidebar_class_init (widget_class);
 

@@ -65,18 +65,18 @@ main (int argc, char **argv)
   if (hash)
     return hash_token ();
 
-  g_autoptr (HzLoraConfig) cfg = NULL;
+  g_autoptr (HzDeltaConfig) cfg = NULL;
   if (config)
     {
       g_autofree char *json = NULL;
       if (g_file_get_contents (config, &json, NULL, &error))
-        cfg = hz_lora_config_new_from_json (json, &error);
+        cfg = hz_delta_config_new_from_json (json, &error);
     }
   else if (llama)
     {
       unsigned l, h, kv, f, r;
       if (sscanf (llama, "%u,%u,%u,%u,%u", &l, &h, &kv, &f, &r) == 5 && l && h && kv && f && r)
-        cfg = hz_lora_config_new_llama (l, h, kv, f, r, 2.0 * r);
+        cfg = hz_delta_config_new_llama (l, h, kv, f, r, 2.0 * r);
     }
   if (!cfg)
     {
@@ -117,7 +117,7 @@ main (int argc, char **argv)
       return 1;
     }
   printf ("listening on %s://%s:%u (adapter config %s)\n", tls ? "https" : "http", address,
-          hz_aggregator_get_port (agg), hz_lora_config_hash (cfg));
+          hz_aggregator_get_port (agg), hz_delta_config_hash (cfg));
   fflush (stdout);
   g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   g_unix_signal_add (SIGINT, on_signal, loop);

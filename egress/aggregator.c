@@ -27,7 +27,7 @@ typedef struct {
 } Aggregate;
 
 struct _HzAggregator {
-  HzLoraConfig        *cfg;
+  HzDeltaConfig        *cfg;
   HzAggregatorOptions  opts;
   char                *spool_dir;
   gsize                max_body;
@@ -119,18 +119,18 @@ check_options (const HzAggregatorOptions *o, GError **error)
 }
 
 HzAggregator *
-hz_aggregator_new (HzLoraConfig *cfg, const HzAggregatorOptions *opts, GError **error)
+hz_aggregator_new (HzDeltaConfig *cfg, const HzAggregatorOptions *opts, GError **error)
 {
   HzAggregatorOptions o = opts ? *opts : HZ_AGGREGATOR_OPTIONS_DEFAULT;
   if (!check_options (&o, error))
     return NULL;
   HzAggregator *agg = g_new0 (HzAggregator, 1);
-  agg->cfg = hz_lora_config_ref (cfg);
+  agg->cfg = hz_delta_config_ref (cfg);
   agg->opts = o;
   agg->spool_dir = g_strdup (o.spool_dir);
   agg->opts.spool_dir = agg->spool_dir;
   /* the wire size of this config plus room for the header (names, shapes, metadata) */
-  agg->max_body = 2 * hz_lora_config_n_elements (cfg) + 256 * (gsize) hz_lora_config_n_tensors (cfg)
+  agg->max_body = 2 * hz_delta_config_n_elements (cfg) + 256 * (gsize) hz_delta_config_n_tensors (cfg)
                   + 65536;
   agg->client_by_hash = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   agg->client_ids = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
@@ -170,7 +170,7 @@ hz_aggregator_free (HzAggregator *agg)
   g_queue_clear_full (&agg->aggregates, aggregate_free);
   g_free (agg->round_base);
   g_free (agg->spool_dir);
-  hz_lora_config_unref (agg->cfg);
+  hz_delta_config_unref (agg->cfg);
   g_mutex_clear (&agg->lock);
   g_free (agg);
 }
@@ -245,7 +245,7 @@ hz_aggregator_get_stats (HzAggregator *agg, HzAggregatorStats *out)
 /* ================================================================= aggregation */
 
 typedef struct {
-  HzLoraConfig        *cfg;
+  HzDeltaConfig        *cfg;
   HzAggregatorOptions  opts;
   GPtrArray           *payloads;   /* GBytes* */
   char                *base;
@@ -257,7 +257,7 @@ static void
 job_free (gpointer p)
 {
   Job *j = p;
-  hz_lora_config_unref (j->cfg);
+  hz_delta_config_unref (j->cfg);
   g_ptr_array_unref (j->payloads);
   g_free (j->base);
   g_free (j);
@@ -293,10 +293,10 @@ aggregate_payloads (const Job *j, GError **error)
   if (j->opts.rule == HZ_AGG_RULE_TRIMMED_MEAN)
     {
       float *scratch = g_new (float, (gsize) n * BLOCK);
-      for (guint i = 0; ok && i < hz_lora_config_n_tensors (j->cfg); i++)
+      for (guint i = 0; ok && i < hz_delta_config_n_tensors (j->cfg); i++)
         {
-          const char *name = hz_lora_config_tensor_name (j->cfg, i);
-          gsize len = hz_lora_config_tensor_n_elements (j->cfg, i);
+          const char *name = hz_delta_config_tensor_name (j->cfg, i);
+          gsize len = hz_delta_config_tensor_n_elements (j->cfg, i);
           for (guint c = 0; c < n; c++)
             src[c] = hz_safetensors_find (files->pdata[c], name)->data;
           for (gsize k0 = 0; ok && k0 < len; k0 += BLOCK)
@@ -310,24 +310,24 @@ aggregate_payloads (const Job *j, GError **error)
                   ptrs[c] = row;
                 }
               ok = hz_agg_trimmed_mean (ptrs, n, m, j->opts.beta,
-                                        dst + hz_lora_config_offset (j->cfg, i) + k0);
+                                        dst + hz_delta_config_offset (j->cfg, i) + k0);
             }
         }
       g_free (scratch);
     }
   else
     {
-      gsize total = hz_lora_config_n_elements (j->cfg);
+      gsize total = hz_delta_config_n_elements (j->cfg);
       float **full = g_new0 (float *, n);
       for (guint c = 0; c < n; c++)
         {
           full[c] = g_new (float, total);
-          for (guint i = 0; i < hz_lora_config_n_tensors (j->cfg); i++)
+          for (guint i = 0; i < hz_delta_config_n_tensors (j->cfg); i++)
             {
               const guint8 *p = hz_safetensors_find (files->pdata[c],
-                                                     hz_lora_config_tensor_name (j->cfg, i))->data;
-              float *row = full[c] + hz_lora_config_offset (j->cfg, i);
-              for (gsize k = 0; k < hz_lora_config_tensor_n_elements (j->cfg, i); k++)
+                                                     hz_delta_config_tensor_name (j->cfg, i))->data;
+              float *row = full[c] + hz_delta_config_offset (j->cfg, i);
+              for (gsize k = 0; k < hz_delta_config_tensor_n_elements (j->cfg, i); k++)
                 row[k] = bf16_at (p, k);
             }
           ptrs[c] = full[c];
@@ -426,7 +426,7 @@ static void
 start_aggregation (HzAggregator *agg)
 {
   Job *j = g_new0 (Job, 1);
-  j->cfg = hz_lora_config_ref (agg->cfg);
+  j->cfg = hz_delta_config_ref (agg->cfg);
   j->opts = agg->opts;
   j->payloads = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
   j->base = g_strdup (agg->round_base);
@@ -547,7 +547,7 @@ handle_current (HzAggregator *agg, SoupServerMessage *msg)
   json_builder_set_member_name (b, "deadline_us");
   json_builder_add_int_value (b, agg->deadline_us);
   json_builder_set_member_name (b, "config_sha256");
-  json_builder_add_string_value (b, hz_lora_config_hash (agg->cfg));
+  json_builder_add_string_value (b, hz_delta_config_hash (agg->cfg));
   json_builder_end_object (b);
   reply_json (msg, b);
 }

@@ -81,7 +81,7 @@ typedef struct {
 typedef struct _HzAggregator HzAggregator;
 
 /** A server for adapter config `cfg` (referenced). Errors: HZ_AGGREGATOR_ERROR_INVALID. */
-HzAggregator *hz_aggregator_new (HzLoraConfig *cfg, const HzAggregatorOptions *opts,
+HzAggregator *hz_aggregator_new (HzDeltaConfig *cfg, const HzAggregatorOptions *opts,
                                  GError **error);
 /** Stop listening, wait for a running aggregation, free. NULL is ignored. */
 void          hz_aggregator_free (HzAggregator *agg);

@@ -15,7 +15,7 @@
 #define BASE "1111111111111111111111111111111111111111111111111111111111111111"
 
 typedef struct {
-  HzLoraConfig        *cfg;
+  HzDeltaConfig        *cfg;
   HzAggregatorOptions  opts;
   int                  n_clients;
   HzAggregator        *agg;
@@ -131,8 +131,8 @@ main (int argc, char **argv)
       return 2;
     }
   g_log_set_handler (NULL, G_LOG_LEVEL_MESSAGE, g_log_default_handler, NULL);
-  g_autoptr (HzLoraConfig) cfg = hz_lora_config_new_llama (layers, hidden, kv, ffn, rank, 2.0 * rank);
-  const gsize n = hz_lora_config_n_elements (cfg);
+  g_autoptr (HzDeltaConfig) cfg = hz_delta_config_new_llama (layers, hidden, kv, ffn, rank, 2.0 * rank);
+  const gsize n = hz_delta_config_n_elements (cfg);
   g_autofree char *tmp = g_dir_make_tmp ("hz-bench-XXXXXX", &error);
   g_assert_no_error (error);
   char buf[64];
@@ -141,7 +141,7 @@ main (int argc, char **argv)
           "(hidden %d, kv %d, ffn %d)\n\n", rank, layers, hidden, kv, ffn);
   printf ("| %-58s | %24s |\n|%s|%s|\n", "measure", "value",
           "------------------------------------------------------------", "--------------------------");
-  g_snprintf (buf, sizeof buf, "%zu (%u tensors)", n, hz_lora_config_n_tensors (cfg));
+  g_snprintf (buf, sizeof buf, "%zu (%u tensors)", n, hz_delta_config_n_tensors (cfg));
   row ("parameters in the delta", buf);
 
   /* ---- 1. one client end to end */

@@ -353,7 +353,7 @@ hz_dp_release (const HzLoraDelta *delta, double clip_norm, double noise_multipli
 
   r->values = hz_lora_delta_copy (delta);
   float *x = hz_lora_delta_data (r->values);
-  gsize n = hz_lora_config_n_elements (hz_lora_delta_get_config (delta));
+  gsize n = hz_delta_config_n_elements (hz_lora_delta_get_config (delta));
   clip_l2 (x, n, clip_norm);
   if (!add_noise (x, n, noise_multiplier * clip_norm, error))
     return NULL;

@@ -64,6 +64,12 @@ typedef struct {
 #define HZ_DP_BUDGET_DEFAULT \
   ((HzDpBudget) { 8.0, 1e-6, G_GINT64_CONSTANT (365) * 24 * 3600 * G_USEC_PER_SEC })
 
+/** Defaults of the learner's releases (learner/federation.h, shown by the privacy page):
+ *  the whole adapter clipped to L2 norm 10 and noise multiplier 4.5, about eps 1.0 per
+ *  release at delta 1e-6 (hz_dp_release_epsilon (4.5, 1e-6)). */
+#define HZ_DP_RELEASE_DEFAULT_CLIP_NORM 10.0
+#define HZ_DP_RELEASE_DEFAULT_NOISE_MULTIPLIER 4.5
+
 typedef struct _HzDpRelease HzDpRelease;
 
 /** Release `delta` for federation round `round_id` (>= 1): validate (finite values),

@@ -16,7 +16,7 @@ struct _HzEgress {
   char          *base;      /* endpoint without trailing '/' */
   char          *auth;      /* "Bearer <token>" (wiped on free) */
   HzStore       *store;
-  HzLoraConfig  *config;
+  HzDeltaConfig  *config;
   HzEgressRetry  retry;
 };
 
@@ -65,7 +65,7 @@ check_endpoint (const char *endpoint, GError **error)
 }
 
 HzEgress *
-hz_egress_new (const char *endpoint, const char *token, HzStore *store, HzLoraConfig *config,
+hz_egress_new (const char *endpoint, const char *token, HzStore *store, HzDeltaConfig *config,
                GError **error)
 {
   g_return_val_if_fail (store && config, NULL);
@@ -85,13 +85,13 @@ hz_egress_new (const char *endpoint, const char *token, HzStore *store, HzLoraCo
   e->base = g_steal_pointer (&base);
   e->auth = g_strdup_printf ("Bearer %s", token);
   e->store = store;
-  e->config = hz_lora_config_ref (config);
+  e->config = hz_delta_config_ref (config);
   e->retry = HZ_EGRESS_RETRY_DEFAULT;
   return e;
 }
 
 HzEgress *
-hz_egress_new_from_keyring (HzStore *store, HzLoraConfig *config, GCancellable *cancellable,
+hz_egress_new_from_keyring (HzStore *store, HzDeltaConfig *config, GCancellable *cancellable,
                             GError **error)
 {
   g_autofree char *endpoint = NULL;
@@ -111,7 +111,7 @@ hz_egress_free (HzEgress *e)
   explicit_bzero (e->auth, strlen (e->auth));
   g_free (e->auth);
   g_free (e->base);
-  hz_lora_config_unref (e->config);
+  hz_delta_config_unref (e->config);
   g_free (e);
 }
 
@@ -430,7 +430,7 @@ hz_egress_upload_release_finish (HzEgress *e, GAsyncResult *result, GError **err
 /* ================================================================= downloads */
 
 typedef struct {
-  HzLoraConfig *config;
+  HzDeltaConfig *config;
   guint64       round_id;
   HzLoraDelta  *delta;    /* out */
 } AggregateCheck;
@@ -473,8 +473,8 @@ hz_egress_fetch_aggregate (HzEgress *e, guint64 round_id, GCancellable *cancella
     .method = "GET",
     .url = g_strdup_printf ("%s/v1/rounds/%" G_GUINT64_FORMAT "/aggregate", e->base, round_id),
     /* the wire size of this config: 2 bytes a value plus a generous header allowance */
-    .max_reply = 2 * hz_lora_config_n_elements (e->config) +
-                 256 * (gsize) hz_lora_config_n_tensors (e->config) + 65536,
+    .max_reply = 2 * hz_delta_config_n_elements (e->config) +
+                 256 * (gsize) hz_delta_config_n_tensors (e->config) + 65536,
     .direction = HZ_EGRESS_DOWNLOAD,
     .round_id = round_id,
     .check = check_aggregate,

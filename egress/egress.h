@@ -72,11 +72,11 @@ typedef struct _HzEgress HzEgress;
  *  logging into `store` (borrowed; must outlive the client) and validating aggregates
  *  against `config` (referenced). Errors: HZ_EGRESS_ERROR_INVALID. */
 HzEgress *hz_egress_new (const char *endpoint, const char *token, HzStore *store,
-                         HzLoraConfig *config, GError **error);
+                         HzDeltaConfig *config, GError **error);
 
 /** The same with endpoint and token from the keyring (credentials.h). Errors:
  *  HZ_CREDENTIALS_ERROR_* (NOT_FOUND when federation is off), HZ_EGRESS_ERROR_INVALID. */
-HzEgress *hz_egress_new_from_keyring (HzStore *store, HzLoraConfig *config,
+HzEgress *hz_egress_new_from_keyring (HzStore *store, HzDeltaConfig *config,
                                       GCancellable *cancellable, GError **error);
 
 void hz_egress_free (HzEgress *egress);

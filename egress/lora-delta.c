@@ -23,7 +23,7 @@ typedef struct {
   gsize   offset;
 } TensorSpec;
 
-struct _HzLoraConfig {
+struct _HzDeltaConfig {
   gatomicrefcount ref;
   guint      rank;
   double     alpha;
@@ -34,7 +34,7 @@ struct _HzLoraConfig {
 };
 
 struct _HzLoraDelta {
-  HzLoraConfig *cfg;
+  HzDeltaConfig *cfg;
   char         *base_sha256;
   float        *data;
 };
@@ -47,11 +47,11 @@ tensor_spec_clear (gpointer p)
   g_free (((TensorSpec *) p)->name);
 }
 
-HzLoraConfig *
-hz_lora_config_new (guint rank, double alpha)
+HzDeltaConfig *
+hz_delta_config_new (guint rank, double alpha)
 {
   g_return_val_if_fail (rank >= 1 && alpha > 0, NULL);
-  HzLoraConfig *cfg = g_new0 (HzLoraConfig, 1);
+  HzDeltaConfig *cfg = g_new0 (HzDeltaConfig, 1);
   g_atomic_ref_count_init (&cfg->ref);
   cfg->rank = rank;
   cfg->alpha = alpha;
@@ -61,15 +61,15 @@ hz_lora_config_new (guint rank, double alpha)
   return cfg;
 }
 
-HzLoraConfig *
-hz_lora_config_ref (HzLoraConfig *cfg)
+HzDeltaConfig *
+hz_delta_config_ref (HzDeltaConfig *cfg)
 {
   g_atomic_ref_count_inc (&cfg->ref);
   return cfg;
 }
 
 void
-hz_lora_config_unref (HzLoraConfig *cfg)
+hz_delta_config_unref (HzDeltaConfig *cfg)
 {
   if (!cfg || !g_atomic_ref_count_dec (&cfg->ref))
     return;
@@ -80,7 +80,7 @@ hz_lora_config_unref (HzLoraConfig *cfg)
 }
 
 gboolean
-hz_lora_config_add_tensor (HzLoraConfig *cfg, const char *name, guint n_dims,
+hz_delta_config_add_tensor (HzDeltaConfig *cfg, const char *name, guint n_dims,
                            const int64_t *shape, GError **error)
 {
   if (!name || !*name || !g_utf8_validate (name, -1, NULL) ||
@@ -121,8 +121,8 @@ hz_lora_config_add_tensor (HzLoraConfig *cfg, const char *name, guint n_dims,
   return TRUE;
 }
 
-HzLoraConfig *
-hz_lora_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn, guint rank,
+HzDeltaConfig *
+hz_delta_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn, guint rank,
                           double alpha)
 {
   static const struct { const char *block, *proj; int in, out; } projs[] = {
@@ -133,7 +133,7 @@ hz_lora_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn,
     { "mlp", "down_proj", 2, 0 },
   };
   const guint dims[3] = { hidden, kv_dim, ffn };
-  HzLoraConfig *cfg = hz_lora_config_new (rank, alpha);
+  HzDeltaConfig *cfg = hz_delta_config_new (rank, alpha);
   for (guint l = 0; l < n_layers; l++)
     for (guint p = 0; p < G_N_ELEMENTS (projs); p++)
       {
@@ -142,10 +142,10 @@ hz_lora_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn,
         g_autofree char *b = g_strdup_printf ("base_model.model.model.layers.%u.%s.%s.lora_B.weight",
                                               l, projs[p].block, projs[p].proj);
         const int64_t sa[2] = { rank, dims[projs[p].in] }, sb[2] = { dims[projs[p].out], rank };
-        if (!hz_lora_config_add_tensor (cfg, a, 2, sa, NULL) ||
-            !hz_lora_config_add_tensor (cfg, b, 2, sb, NULL))
+        if (!hz_delta_config_add_tensor (cfg, a, 2, sa, NULL) ||
+            !hz_delta_config_add_tensor (cfg, b, 2, sb, NULL))
           {
-            hz_lora_config_unref (cfg);
+            hz_delta_config_unref (cfg);
             return NULL;
           }
       }
@@ -153,30 +153,30 @@ hz_lora_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn,
 }
 
 static inline const TensorSpec *
-spec (const HzLoraConfig *cfg, guint i)
+spec (const HzDeltaConfig *cfg, guint i)
 {
   g_return_val_if_fail (i < cfg->tensors->len, NULL);
   return &g_array_index (cfg->tensors, TensorSpec, i);
 }
 
-guint hz_lora_config_rank (const HzLoraConfig *cfg) { return cfg->rank; }
-double hz_lora_config_alpha (const HzLoraConfig *cfg) { return cfg->alpha; }
-guint hz_lora_config_n_tensors (const HzLoraConfig *cfg) { return cfg->tensors->len; }
-const char *hz_lora_config_tensor_name (const HzLoraConfig *cfg, guint i) { return spec (cfg, i)->name; }
-guint hz_lora_config_tensor_n_dims (const HzLoraConfig *cfg, guint i) { return spec (cfg, i)->n_dims; }
-const int64_t *hz_lora_config_tensor_shape (const HzLoraConfig *cfg, guint i) { return spec (cfg, i)->shape; }
-gsize hz_lora_config_tensor_n_elements (const HzLoraConfig *cfg, guint i) { return spec (cfg, i)->n_elements; }
-gsize hz_lora_config_offset (const HzLoraConfig *cfg, guint i) { return spec (cfg, i)->offset; }
-gsize hz_lora_config_n_elements (const HzLoraConfig *cfg) { return cfg->n_elements; }
+guint hz_delta_config_rank (const HzDeltaConfig *cfg) { return cfg->rank; }
+double hz_delta_config_alpha (const HzDeltaConfig *cfg) { return cfg->alpha; }
+guint hz_delta_config_n_tensors (const HzDeltaConfig *cfg) { return cfg->tensors->len; }
+const char *hz_delta_config_tensor_name (const HzDeltaConfig *cfg, guint i) { return spec (cfg, i)->name; }
+guint hz_delta_config_tensor_n_dims (const HzDeltaConfig *cfg, guint i) { return spec (cfg, i)->n_dims; }
+const int64_t *hz_delta_config_tensor_shape (const HzDeltaConfig *cfg, guint i) { return spec (cfg, i)->shape; }
+gsize hz_delta_config_tensor_n_elements (const HzDeltaConfig *cfg, guint i) { return spec (cfg, i)->n_elements; }
+gsize hz_delta_config_offset (const HzDeltaConfig *cfg, guint i) { return spec (cfg, i)->offset; }
+gsize hz_delta_config_n_elements (const HzDeltaConfig *cfg) { return cfg->n_elements; }
 
 gssize
-hz_lora_config_find (const HzLoraConfig *cfg, const char *name)
+hz_delta_config_find (const HzDeltaConfig *cfg, const char *name)
 {
   return (gssize) GPOINTER_TO_UINT (g_hash_table_lookup (cfg->by_name, name)) - 1;
 }
 
 char *
-hz_lora_config_to_json (const HzLoraConfig *cfg)
+hz_delta_config_to_json (const HzDeltaConfig *cfg)
 {
   GString *s = g_string_new (NULL);
   char alpha[G_ASCII_DTOSTR_BUF_SIZE];
@@ -198,18 +198,18 @@ hz_lora_config_to_json (const HzLoraConfig *cfg)
 }
 
 const char *
-hz_lora_config_hash (HzLoraConfig *cfg)
+hz_delta_config_hash (HzDeltaConfig *cfg)
 {
   if (!cfg->hash)
     {
-      g_autofree char *json = hz_lora_config_to_json (cfg);
+      g_autofree char *json = hz_delta_config_to_json (cfg);
       cfg->hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, json, -1);
     }
   return cfg->hash;
 }
 
-HzLoraConfig *
-hz_lora_config_new_from_json (const char *json, GError **error)
+HzDeltaConfig *
+hz_delta_config_new_from_json (const char *json, GError **error)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   GError *local = NULL;
@@ -234,7 +234,7 @@ hz_lora_config_new_from_json (const char *json, GError **error)
                    "adapter config: needs an object with rank >= 1, alpha > 0 and tensors");
       return NULL;
     }
-  g_autoptr (HzLoraConfig) cfg = hz_lora_config_new ((guint) json_node_get_int (rank),
+  g_autoptr (HzDeltaConfig) cfg = hz_delta_config_new ((guint) json_node_get_int (rank),
                                                      json_node_get_double (alpha));
   JsonArray *arr = json_node_get_array (tensors);
   for (guint i = 0; i < json_array_get_length (arr); i++)
@@ -254,7 +254,7 @@ hz_lora_config_new_from_json (const char *json, GError **error)
           if (ok)
             dims[n_dims++] = json_node_get_int (dn);
         }
-      if (!ok || !hz_lora_config_add_tensor (cfg, name, n_dims, dims, &local))
+      if (!ok || !hz_delta_config_add_tensor (cfg, name, n_dims, dims, &local))
         {
           g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_CONFIG,
                        "adapter config: tensor %u is malformed%s%s", i,
@@ -280,11 +280,11 @@ is_sha256_hex (const char *s)
 }
 
 HzLoraDelta *
-hz_lora_delta_new (HzLoraConfig *cfg, const char *base_sha256)
+hz_lora_delta_new (HzDeltaConfig *cfg, const char *base_sha256)
 {
   g_return_val_if_fail (cfg && is_sha256_hex (base_sha256), NULL);
   HzLoraDelta *d = g_new0 (HzLoraDelta, 1);
-  d->cfg = hz_lora_config_ref (cfg);
+  d->cfg = hz_delta_config_ref (cfg);
   d->base_sha256 = g_strdup (base_sha256);
   d->data = g_new0 (float, MAX (cfg->n_elements, 1));
   return d;
@@ -303,13 +303,13 @@ hz_lora_delta_free (HzLoraDelta *delta)
 {
   if (!delta)
     return;
-  hz_lora_config_unref (delta->cfg);
+  hz_delta_config_unref (delta->cfg);
   g_free (delta->base_sha256);
   g_free (delta->data);
   g_free (delta);
 }
 
-HzLoraConfig *hz_lora_delta_get_config (const HzLoraDelta *delta) { return delta->cfg; }
+HzDeltaConfig *hz_lora_delta_get_config (const HzLoraDelta *delta) { return delta->cfg; }
 const char *hz_lora_delta_get_base_sha256 (const HzLoraDelta *delta) { return delta->base_sha256; }
 float *hz_lora_delta_data (HzLoraDelta *delta) { return delta->data; }
 const float *hz_lora_delta_const_data (const HzLoraDelta *delta) { return delta->data; }
@@ -324,7 +324,7 @@ gboolean
 hz_lora_delta_set_tensor (HzLoraDelta *delta, const char *name, const float *values, gsize n,
                           GError **error)
 {
-  gssize i = hz_lora_config_find (delta->cfg, name);
+  gssize i = hz_delta_config_find (delta->cfg, name);
   if (i < 0 || spec (delta->cfg, (guint) i)->n_elements != n)
     {
       g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_SHAPE,
@@ -347,7 +347,7 @@ hz_lora_delta_l2_norm (const HzLoraDelta *delta)
 
 /* First non-finite value: tensor index and element, or FALSE. */
 static gboolean
-find_non_finite (const HzLoraConfig *cfg, const float *data, guint *tensor, gsize *elem)
+find_non_finite (const HzDeltaConfig *cfg, const float *data, guint *tensor, gsize *elem)
 {
   for (guint i = 0; i < cfg->tensors->len; i++)
     {
@@ -364,7 +364,7 @@ find_non_finite (const HzLoraConfig *cfg, const float *data, guint *tensor, gsiz
 }
 
 static gboolean
-check_finite (const HzLoraConfig *cfg, const float *data, GError **error)
+check_finite (const HzDeltaConfig *cfg, const float *data, GError **error)
 {
   guint ti;
   gsize k;
@@ -377,18 +377,18 @@ check_finite (const HzLoraConfig *cfg, const float *data, GError **error)
 }
 
 static gboolean
-check_config (HzLoraConfig *have, HzLoraConfig *want, GError **error)
+check_config (HzDeltaConfig *have, HzDeltaConfig *want, GError **error)
 {
-  if (have == want || strcmp (hz_lora_config_hash (have), hz_lora_config_hash (want)) == 0)
+  if (have == want || strcmp (hz_delta_config_hash (have), hz_delta_config_hash (want)) == 0)
     return TRUE;
   g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_CONFIG,
                "adapter config %s does not match the expected config %s",
-               hz_lora_config_hash (have), hz_lora_config_hash (want));
+               hz_delta_config_hash (have), hz_delta_config_hash (want));
   return FALSE;
 }
 
 gboolean
-hz_lora_delta_validate (const HzLoraDelta *delta, HzLoraConfig *expected, GError **error)
+hz_lora_delta_validate (const HzLoraDelta *delta, HzDeltaConfig *expected, GError **error)
 {
   return check_config (delta->cfg, expected, error) &&
          check_finite (delta->cfg, delta->data, error);
@@ -406,7 +406,7 @@ hz_lora_round_bf16 (float *values, gsize n)
 GBytes *
 hz_lora_delta_to_wire (HzLoraDelta *delta, guint64 round_id, double client_epsilon)
 {
-  HzLoraConfig *cfg = delta->cfg;
+  HzDeltaConfig *cfg = delta->cfg;
   g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
   g_autofree guint16 *buf = NULL;
   gsize cap = 0;
@@ -426,7 +426,7 @@ hz_lora_delta_to_wire (HzLoraDelta *delta, guint64 round_id, double client_epsil
   g_ascii_formatd (eps, sizeof eps, "%.17g", client_epsilon);
   g_autofree char *round = g_strdup_printf ("%" G_GUINT64_FORMAT, round_id);
   hz_safetensors_writer_set_metadata (w, META_FORMAT, "pt");
-  hz_safetensors_writer_set_metadata (w, META_CONFIG, hz_lora_config_hash (cfg));
+  hz_safetensors_writer_set_metadata (w, META_CONFIG, hz_delta_config_hash (cfg));
   hz_safetensors_writer_set_metadata (w, META_BASE, delta->base_sha256);
   hz_safetensors_writer_set_metadata (w, META_ROUND, round);
   hz_safetensors_writer_set_metadata (w, META_EPSILON, eps);
@@ -456,7 +456,7 @@ shape_string (guint n_dims, const int64_t *shape)
 
 /* Check every tensor of the file against the config and widen it into `out`. */
 static gboolean
-read_tensors (const HzSafetensors *st, const HzLoraConfig *cfg, float *out, GError **error)
+read_tensors (const HzSafetensors *st, const HzDeltaConfig *cfg, float *out, GError **error)
 {
   if (hz_safetensors_n_tensors (st) != cfg->tensors->len)
     {
@@ -502,7 +502,7 @@ parse_u64 (const char *s, guint64 *out)
 }
 
 HzLoraDelta *
-hz_lora_delta_from_wire (GBytes *bytes, HzLoraConfig *expected, guint64 *round_id,
+hz_lora_delta_from_wire (GBytes *bytes, HzDeltaConfig *expected, guint64 *round_id,
                          double *client_epsilon, GError **error)
 {
   GError *local = NULL;
@@ -531,11 +531,11 @@ hz_lora_delta_from_wire (GBytes *bytes, HzLoraConfig *expected, guint64 *round_i
                    META_CONFIG, META_BASE, META_ROUND, META_EPSILON);
       return NULL;
     }
-  if (strcmp (hash, hz_lora_config_hash (expected)) != 0)
+  if (strcmp (hash, hz_delta_config_hash (expected)) != 0)
     {
       g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_CONFIG,
                    "adapter config %s does not match the expected config %s", hash,
-                   hz_lora_config_hash (expected));
+                   hz_delta_config_hash (expected));
       return NULL;
     }
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (expected, base);
@@ -552,4 +552,127 @@ char *
 hz_sha256_hex (GBytes *bytes)
 {
   return g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, bytes);
+}
+
+/* ----------------------------------------------------------------- PEFT adapter dirs */
+
+static gboolean
+is_lora_tensor (const char *name)
+{
+  return g_str_has_suffix (name, ".lora_A.weight") || g_str_has_suffix (name, ".lora_B.weight");
+}
+
+static int
+cmp_tensor_name (gconstpointer a, gconstpointer b)
+{
+  const HzSafetensor *x = *(const HzSafetensor *const *) a, *y = *(const HzSafetensor *const *) b;
+  return strcmp (x->name, y->name);
+}
+
+/* The adapter's LoRA tensors sorted by name (borrowed from st). */
+static GPtrArray *
+sorted_tensors (const HzSafetensors *st)
+{
+  GPtrArray *v = g_ptr_array_new ();
+  for (guint i = 0; i < hz_safetensors_n_tensors (st); i++)
+    {
+      const HzSafetensor *t = hz_safetensors_tensor (st, i);
+      if (is_lora_tensor (t->name))
+        g_ptr_array_add (v, (gpointer) t);
+    }
+  g_ptr_array_sort (v, cmp_tensor_name);
+  return v;
+}
+
+static HzDeltaConfig *
+config_from (const char *dir, const HzSafetensors *st, GError **error)
+{
+  g_autofree char *cfg_path = g_build_filename (dir, "adapter_config.json", NULL);
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  if (!json_parser_load_from_file (parser, cfg_path, error))
+    return NULL;
+  JsonNode *root = json_parser_get_root (parser);
+  if (!JSON_NODE_HOLDS_OBJECT (root))
+    {
+      g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_FORMAT, "%s: not a JSON object", cfg_path);
+      return NULL;
+    }
+  JsonObject *o = json_node_get_object (root);
+  const gint64 r = json_object_get_int_member_with_default (o, "r", 0);
+  const double alpha = json_object_get_double_member_with_default (o, "lora_alpha", 0);
+  g_autoptr (GPtrArray) ts = sorted_tensors (st);
+  if (r < 1 || !(alpha > 0) || ts->len == 0)
+    {
+      g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_FORMAT,
+                   "%s: not a LoRA adapter (r %" G_GINT64_FORMAT ", alpha %g, %u LoRA tensors)",
+                   dir, r, alpha, ts->len);
+      return NULL;
+    }
+  g_autoptr (HzDeltaConfig) cfg = hz_delta_config_new ((guint) r, alpha);
+  for (guint i = 0; i < ts->len; i++)
+    {
+      const HzSafetensor *t = ts->pdata[i];
+      if (!hz_delta_config_add_tensor (cfg, t->name, t->n_dims, t->shape, error))
+        return NULL;
+    }
+  return g_steal_pointer (&cfg);
+}
+
+static HzSafetensors *
+open_weights (const char *dir, GError **error)
+{
+  g_autofree char *path = g_build_filename (dir, "adapter_model.safetensors", NULL);
+  return hz_safetensors_open (path, error);
+}
+
+HzDeltaConfig *
+hz_delta_config_new_from_peft (const char *adapter_dir, GError **error)
+{
+  g_autoptr (HzSafetensors) st = open_weights (adapter_dir, error);
+  return st ? config_from (adapter_dir, st, error) : NULL;
+}
+
+HzLoraDelta *
+hz_lora_delta_new_from_peft (const char *adapter_dir, const char *base_sha256,
+                             GError **error)
+{
+  g_autoptr (HzSafetensors) st = open_weights (adapter_dir, error);
+  if (st == NULL)
+    return NULL;
+  g_autoptr (HzDeltaConfig) cfg = config_from (adapter_dir, st, error);
+  if (cfg == NULL)
+    return NULL;
+  g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, base_sha256);
+  if (d == NULL)
+    {
+      g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_INVALID, "bad base model sha256 \"%s\"",
+                   base_sha256);
+      return NULL;
+    }
+  g_autoptr (GPtrArray) ts = sorted_tensors (st);
+  for (guint i = 0; i < ts->len; i++)
+    {
+      const HzSafetensor *t = ts->pdata[i];
+      float *out = hz_lora_delta_tensor (d, i);
+      const gsize n = hz_delta_config_tensor_n_elements (cfg, i);
+      const guint8 *src = t->data;   /* may be unaligned */
+      for (gsize k = 0; k < n; k++)
+        {
+          if (t->dtype == HZ_ST_F32)
+            memcpy (&out[k], src + 4 * k, 4);
+          else if (t->dtype == HZ_ST_BF16 || t->dtype == HZ_ST_F16)
+            {
+              uint16_t h;
+              memcpy (&h, src + 2 * k, 2);
+              out[k] = t->dtype == HZ_ST_BF16 ? hz_bf16_to_fp32 (h) : hz_fp16_to_fp32 (h);
+            }
+          else
+            {
+              g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_DTYPE, "%s: tensor %s is %s",
+                           adapter_dir, t->name, hz_st_dtype_name (t->dtype));
+              return NULL;
+            }
+        }
+    }
+  return g_steal_pointer (&d);
 }

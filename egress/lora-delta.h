@@ -1,16 +1,16 @@
 /* egress/lora-delta.h — LoRA adapter deltas: the only payload the federation moves.
  *
- * HzLoraConfig describes an adapter's tensors (names and shapes, PEFT naming) plus its rank
- * and alpha; its identity is the sha256 of a canonical JSON text (hz_lora_config_hash()).
+ * HzDeltaConfig describes an adapter's tensors (names and shapes, PEFT naming) plus its rank
+ * and alpha; its identity is the sha256 of a canonical JSON text (hz_delta_config_hash()).
  * HzLoraDelta holds one f32 value per element of such a config in ONE contiguous buffer
- * (tensor i at hz_lora_config_offset(cfg, i), row-major), plus the sha256 of the base model
+ * (tensor i at hz_delta_config_offset(cfg, i), row-major), plus the sha256 of the base model
  * it was trained on.
  *
  * Wire format (issue 8): safetensors (engine/safetensors.{c,h}) with every tensor in dtype
  * BF16, rounded from f32 to nearest even by hz_fp32_to_bf16() (NaN stays NaN), in config
  * order with contiguous offsets, and "__metadata__":
  *   "format": "pt",
- *   "hanzo.adapter_config_sha256": hz_lora_config_hash(),
+ *   "hanzo.adapter_config_sha256": hz_delta_config_hash(),
  *   "hanzo.base_model_sha256":     the delta's base model (lowercase hex),
  *   "hanzo.round_id":              decimal round id (u64),
  *   "hanzo.client_epsilon":        the release's epsilon ("%.17g"; "0" for an aggregate).
@@ -18,7 +18,7 @@
  * is present with exactly its shape, in dtype BF16, no other tensor exists, the config hash
  * matches and every value is finite.
  *
- * Thread safety: an HzLoraConfig is immutable once built (after the last add_tensor) and
+ * Thread safety: an HzDeltaConfig is immutable once built (after the last add_tensor) and
  * reference counted atomically, so it may be shared between threads. An HzLoraDelta is
  * used from one thread at a time.
  */
@@ -44,47 +44,47 @@ typedef enum {
 
 /* ----------------------------------------------------------------- config */
 
-typedef struct _HzLoraConfig HzLoraConfig;
+typedef struct _HzDeltaConfig HzDeltaConfig;
 
 /** An empty config of LoRA rank `rank` (>= 1) and scaling `alpha` (> 0). */
-HzLoraConfig *hz_lora_config_new (guint rank, double alpha);
+HzDeltaConfig *hz_delta_config_new (guint rank, double alpha);
 /** All seven projections (q,k,v,o,gate,up,down) of every layer of a Llama-shaped model,
  *  PEFT names "base_model.model.model.layers.L.self_attn.q_proj.lora_A.weight" etc.;
  *  lora_A has shape [rank, in], lora_B [out, rank]. `kv_dim` = n_kv_heads * head_dim.
  *  TinyLlama 1.1B: (22, 2048, 256, 5632). */
-HzLoraConfig *hz_lora_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn,
+HzDeltaConfig *hz_delta_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn,
                                         guint rank, double alpha);
-/** Parse the JSON written by hz_lora_config_to_json(). Errors: HZ_LORA_ERROR_CONFIG. */
-HzLoraConfig *hz_lora_config_new_from_json (const char *json, GError **error);
-HzLoraConfig *hz_lora_config_ref (HzLoraConfig *cfg);
-void          hz_lora_config_unref (HzLoraConfig *cfg);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLoraConfig, hz_lora_config_unref)
+/** Parse the JSON written by hz_delta_config_to_json(). Errors: HZ_LORA_ERROR_CONFIG. */
+HzDeltaConfig *hz_delta_config_new_from_json (const char *json, GError **error);
+HzDeltaConfig *hz_delta_config_ref (HzDeltaConfig *cfg);
+void          hz_delta_config_unref (HzDeltaConfig *cfg);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzDeltaConfig, hz_delta_config_unref)
 
 /** Append a tensor. n_dims in [1, HZ_ST_MAX_DIMS], every dimension >= 1, the name non-empty,
  *  valid UTF-8, not "__metadata__" and new. Errors: HZ_LORA_ERROR_INVALID. Must not be
  *  called once the config is shared with another thread or used by a delta. */
-gboolean hz_lora_config_add_tensor (HzLoraConfig *cfg, const char *name, guint n_dims,
+gboolean hz_delta_config_add_tensor (HzDeltaConfig *cfg, const char *name, guint n_dims,
                                     const int64_t *shape, GError **error);
 
-guint          hz_lora_config_rank (const HzLoraConfig *cfg);
-double         hz_lora_config_alpha (const HzLoraConfig *cfg);
-guint          hz_lora_config_n_tensors (const HzLoraConfig *cfg);
-const char    *hz_lora_config_tensor_name (const HzLoraConfig *cfg, guint i);
-guint          hz_lora_config_tensor_n_dims (const HzLoraConfig *cfg, guint i);
-const int64_t *hz_lora_config_tensor_shape (const HzLoraConfig *cfg, guint i);
+guint          hz_delta_config_rank (const HzDeltaConfig *cfg);
+double         hz_delta_config_alpha (const HzDeltaConfig *cfg);
+guint          hz_delta_config_n_tensors (const HzDeltaConfig *cfg);
+const char    *hz_delta_config_tensor_name (const HzDeltaConfig *cfg, guint i);
+guint          hz_delta_config_tensor_n_dims (const HzDeltaConfig *cfg, guint i);
+const int64_t *hz_delta_config_tensor_shape (const HzDeltaConfig *cfg, guint i);
 /** Elements of tensor i and its offset (in elements) in a delta's contiguous buffer. */
-gsize          hz_lora_config_tensor_n_elements (const HzLoraConfig *cfg, guint i);
-gsize          hz_lora_config_offset (const HzLoraConfig *cfg, guint i);
+gsize          hz_delta_config_tensor_n_elements (const HzDeltaConfig *cfg, guint i);
+gsize          hz_delta_config_offset (const HzDeltaConfig *cfg, guint i);
 /** Sum of all tensors' elements. */
-gsize          hz_lora_config_n_elements (const HzLoraConfig *cfg);
+gsize          hz_delta_config_n_elements (const HzDeltaConfig *cfg);
 /** Index of a tensor by name, or -1. */
-gssize         hz_lora_config_find (const HzLoraConfig *cfg, const char *name);
+gssize         hz_delta_config_find (const HzDeltaConfig *cfg, const char *name);
 /** Canonical JSON: {"rank":R,"alpha":A,"tensors":[{"name":"..","shape":[..]},...]} with
  *  alpha as "%.17g" and no whitespace. Free with g_free(). */
-char          *hz_lora_config_to_json (const HzLoraConfig *cfg);
-/** Lowercase hex sha256 of hz_lora_config_to_json() (owned by the config; valid until the
+char          *hz_delta_config_to_json (const HzDeltaConfig *cfg);
+/** Lowercase hex sha256 of hz_delta_config_to_json() (owned by the config; valid until the
  *  next add_tensor). */
-const char    *hz_lora_config_hash (HzLoraConfig *cfg);
+const char    *hz_delta_config_hash (HzDeltaConfig *cfg);
 
 /* ----------------------------------------------------------------- delta */
 
@@ -92,14 +92,14 @@ typedef struct _HzLoraDelta HzLoraDelta;
 
 /** A zero delta for `cfg` (referenced) trained on the base model `base_sha256` (64
  *  lowercase hex digits; anything else is a programming error and returns NULL). */
-HzLoraDelta *hz_lora_delta_new (HzLoraConfig *cfg, const char *base_sha256);
+HzLoraDelta *hz_lora_delta_new (HzDeltaConfig *cfg, const char *base_sha256);
 HzLoraDelta *hz_lora_delta_copy (const HzLoraDelta *delta);
 void         hz_lora_delta_free (HzLoraDelta *delta);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLoraDelta, hz_lora_delta_free)
 
-HzLoraConfig *hz_lora_delta_get_config (const HzLoraDelta *delta);
+HzDeltaConfig *hz_lora_delta_get_config (const HzLoraDelta *delta);
 const char   *hz_lora_delta_get_base_sha256 (const HzLoraDelta *delta);
-/** The contiguous buffer of all values (hz_lora_config_n_elements() floats). */
+/** The contiguous buffer of all values (hz_delta_config_n_elements() floats). */
 float        *hz_lora_delta_data (HzLoraDelta *delta);
 const float  *hz_lora_delta_const_data (const HzLoraDelta *delta);
 /** Tensor i's values (a view into the buffer). */
@@ -113,7 +113,7 @@ double        hz_lora_delta_l2_norm (const HzLoraDelta *delta);
 /** Check the delta against an adapter config: same config hash (so same names, shapes,
  *  rank, alpha) and every value finite. Errors: HZ_LORA_ERROR_CONFIG (naming both hashes),
  *  HZ_LORA_ERROR_NOT_FINITE (naming the tensor and element). */
-gboolean      hz_lora_delta_validate (const HzLoraDelta *delta, HzLoraConfig *expected,
+gboolean      hz_lora_delta_validate (const HzLoraDelta *delta, HzDeltaConfig *expected,
                                       GError **error);
 
 /** Round every value to the nearest bf16 (round-to-nearest-even, NaN stays NaN), i.e.
@@ -129,9 +129,24 @@ GBytes       *hz_lora_delta_to_wire (HzLoraDelta *delta, guint64 round_id, doubl
  *  id and epsilon in *round_id / *client_epsilon (either may be NULL).
  *  Errors: HZ_LORA_ERROR_FORMAT (not safetensors, metadata missing/malformed),
  *  HZ_LORA_ERROR_CONFIG, HZ_LORA_ERROR_SHAPE, HZ_LORA_ERROR_DTYPE, HZ_LORA_ERROR_NOT_FINITE. */
-HzLoraDelta  *hz_lora_delta_from_wire (GBytes *bytes, HzLoraConfig *expected,
+HzLoraDelta  *hz_lora_delta_from_wire (GBytes *bytes, HzDeltaConfig *expected,
                                        guint64 *round_id, double *client_epsilon,
                                        GError **error);
+
+/* ----------------------------------------------------------------- PEFT adapter dirs */
+
+/** The config of a PEFT adapter directory (adapter_model.safetensors + adapter_config.json,
+ *  as the learner writes them): its lora_A / lora_B tensors sorted by name with their
+ *  shapes, rank `r` and `lora_alpha` from the JSON. Reads only the safetensors header and
+ *  the JSON (the file is mapped, not loaded). Errors: HZ_LORA_ERROR_FORMAT (no LoRA tensors,
+ *  bad r/alpha), HZ_SAFETENSORS_ERROR_*, G_FILE_ERROR / JSON_PARSER_ERROR. */
+HzDeltaConfig *hz_delta_config_new_from_peft (const char *adapter_dir, GError **error);
+
+/** The adapter's values (F32, F16 or BF16 on disk, widened to f32) as a delta of
+ *  hz_delta_config_new_from_peft()'s config, for base model `base_sha256`. Errors as above,
+ *  HZ_LORA_ERROR_DTYPE (another dtype), HZ_LORA_ERROR_INVALID (bad sha256). */
+HzLoraDelta   *hz_lora_delta_new_from_peft (const char *adapter_dir, const char *base_sha256,
+                                            GError **error);
 
 /** Lowercase hex sha256 of `bytes`. Free with g_free(). */
 char         *hz_sha256_hex (GBytes *bytes);

@@ -5,9 +5,11 @@
 #include "hanzo/engine.h"
 
 #include <string.h>
+#include "backend-hip/forward-gpu.h"
 #include "cpu/forward.h"
 #include "gguf.h"
 #include "model.h"
+#include "quantize.h"
 #include "tokenizer.h"
 
 G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
@@ -15,7 +17,11 @@ G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
 /* ------------------------------------------------------------------ model */
 
 struct _HzModel {
-  HzGguf      *gguf;
+  HzGguf      *gguf_owned;   /* the GGUF file (NULL when converted at load) */
+  HzIsqModel  *isq;          /* folder or ISQ: converted metadata and tensors, else NULL */
+  const HzGguf *gguf;        /* metadata: gguf_owned or the isq model's */
+  char        *isq_type;     /* ISQ file type name, or NULL */
+  gboolean     from_folder;
   HzTokenizer *tok;
   HzLlm       *llm;          /* NULL when vocab_only */
   char        *path;
@@ -43,18 +49,44 @@ hz_model_load (const char *path, const HzModelParams *params, GError **error)
       params = &defaults;
     }
 
-  g_autoptr (HzGguf) g = hz_gguf_open (path, error);
-  if (g == NULL)
-    return NULL;
+  const gboolean folder = g_file_test (path, G_FILE_TEST_IS_DIR);
+  const char *isq_type = params->vocab_only ? NULL : params->isq;
+  g_autoptr (HzGguf) g = NULL;
+  g_autoptr (HzIsqModel) isq = NULL;
+  const HzGguf *meta;
+  GHashTable *tensors = NULL;
+  if (folder || isq_type)
+    {
+      /* check the type and the metadata (architecture, hyperparameters, MoE) before
+       * spending time on the conversion */
+      if (isq_type && !hz_isq_check_type (isq_type, NULL, error))
+        return NULL;
+      isq = hz_isq_open (path, params->vocab_gguf, error);
+      if (isq == NULL)
+        return NULL;
+      meta = hz_isq_model_gguf (isq);
+      if (!params->vocab_only && !hz_llm_check_metadata (meta, error))
+        return NULL;
+      if (!hz_isq_convert (isq, isq_type, params->n_threads, error))
+        return NULL;
+      tensors = hz_isq_model_tensors (isq);
+    }
+  else
+    {
+      g = hz_gguf_open (path, error);
+      if (g == NULL)
+        return NULL;
+      meta = g;
+    }
 
   g_autoptr (HzLlm) llm = NULL;
   if (!params->vocab_only)
     {
-      llm = hz_llm_load (g, error);
+      llm = hz_llm_load_tensors (meta, tensors, error);
       if (llm == NULL)
         return NULL;
     }
-  g_autoptr (HzTokenizer) tok = hz_tokenizer_new_from_gguf (g, error);
+  g_autoptr (HzTokenizer) tok = hz_tokenizer_new_from_gguf (meta, error);
   if (tok == NULL)
     return NULL;
   if (llm && hz_tokenizer_n_vocab (tok) > llm->hp.n_vocab)
@@ -66,7 +98,12 @@ hz_model_load (const char *path, const HzModelParams *params, GError **error)
     }
 
   HzModel *m = g_new0 (HzModel, 1);
-  m->gguf = g_steal_pointer (&g);
+  m->gguf_owned = g_steal_pointer (&g);
+  m->isq = g_steal_pointer (&isq);
+  m->gguf = meta;
+  m->from_folder = folder;
+  if (isq_type)
+    m->isq_type = g_strdup (hz_ftype_from_name (isq_type)->name);
   m->llm = g_steal_pointer (&llm);
   m->tok = g_steal_pointer (&tok);
   m->path = g_strdup (path);
@@ -81,6 +118,26 @@ hz_model_load (const char *path, const HzModelParams *params, GError **error)
   return m;
 }
 
+const char *const *
+hz_model_isq_types (void)
+{
+  static gsize once = 0;
+  static const char **names;
+  if (g_once_init_enter (&once))
+    {
+      GPtrArray *a = g_ptr_array_new ();
+      for (gsize i = 0; i < hz_ftype_count (); i++)
+        if (hz_ftype_missing_format (hz_ftype_nth (i)->ftype) == NULL)
+          g_ptr_array_add (a, (gpointer) hz_ftype_nth (i)->name);
+      g_ptr_array_add (a, NULL);
+      names = (const char **) g_ptr_array_free (a, FALSE);
+      g_once_init_leave (&once, 1);
+    }
+  return names;
+}
+
+const char *hz_model_isq (const HzModel *m) { return m->isq_type; }
+
 void
 hz_model_free (HzModel *m)
 {
@@ -88,7 +145,9 @@ hz_model_free (HzModel *m)
     return;
   hz_llm_free (m->llm);
   hz_tokenizer_free (m->tok);
-  hz_gguf_free (m->gguf);
+  hz_isq_model_free (m->isq);
+  hz_gguf_free (m->gguf_owned);
+  g_free (m->isq_type);
   g_mutex_clear (&m->sha_lock);
   g_free (m->sha256);
   g_free (m->path);
@@ -125,9 +184,25 @@ const char *
 hz_model_sha256 (HzModel *m)
 {
   g_mutex_lock (&m->sha_lock);
-  if (m->sha256 == NULL)
+  if (m->sha256 == NULL && !m->from_folder)
     m->sha256 = g_compute_checksum_for_data (G_CHECKSUM_SHA256, hz_gguf_file_data (m->gguf),
                                              hz_gguf_file_size (m->gguf));
+  else if (m->sha256 == NULL)
+    {
+      /* the converted metadata, then the tensors as loaded in name order */
+      g_autoptr (GChecksum) ck = g_checksum_new (G_CHECKSUM_SHA256);
+      g_checksum_update (ck, hz_gguf_file_data (m->gguf), hz_gguf_file_size (m->gguf));
+      GHashTable *tensors = hz_isq_model_tensors (m->isq);
+      g_autofree gpointer *keys = g_hash_table_get_keys_as_array (tensors, NULL);
+      guint n = g_hash_table_size (tensors);
+      hz_quantize_sort_names ((const char **) keys, n);
+      for (guint i = 0; i < n; i++)
+        {
+          const HzGgufTensor *t = g_hash_table_lookup (tensors, keys[i]);
+          g_checksum_update (ck, t->data, t->n_bytes);
+        }
+      m->sha256 = g_strdup (g_checksum_get_string (ck));
+    }
   g_mutex_unlock (&m->sha_lock);
   return m->sha256;
 }
@@ -160,9 +235,32 @@ hz_model_detokenize (const HzModel *m, const HzToken *tokens, gsize n, gboolean 
 
 /* ---------------------------------------------------------------- context */
 
+/* GPU decode (backend-hip/forward-gpu.h, issue 4): linked in by -Dcuda / -Dhip builds, a
+ * NULL weak reference otherwise. A context runs on the GPU when one is present unless
+ * HZ_DEVICE=cpu; it says on which and why. */
+#pragma weak hz_gpu_forward_new
+#pragma weak hz_gpu_forward_free
+#pragma weak hz_gpu_forward_eval
+#pragma weak hz_gpu_forward_describe
+
+static HzGpuForward *
+context_gpu_open (const HzLlm *llm, guint n_ctx)
+{
+  g_autoptr (GError) error = NULL;
+  if (hz_gpu_forward_new == NULL || g_strcmp0 (g_getenv ("HZ_DEVICE"), "cpu") == 0)
+    return NULL;
+  HzGpuForward *f = hz_gpu_forward_new (llm, n_ctx, &error);
+  if (f)
+    g_message ("decoding on the GPU: %s", hz_gpu_forward_describe (f));
+  else
+    g_message ("decoding on the CPU: %s", error->message);
+  return f;
+}
+
 struct _HzContext {
   HzModel      *model;
   HzCpuForward *fwd;
+  HzGpuForward *gpu;           /* NULL: the CPU forward pass runs */
   guint         n_ctx, n_batch;
   GArray       *tokens;        /* HzToken: what the KV cache holds, position = index */
   float        *logits;        /* [logits_cap][n_vocab] */
@@ -203,6 +301,7 @@ hz_context_new (HzModel *model, const HzContextParams *p, GError **error)
   HzContext *ctx = g_new0 (HzContext, 1);
   ctx->model = model;
   ctx->fwd = fwd;
+  ctx->gpu = context_gpu_open (model->llm, n_ctx);
   ctx->n_ctx = n_ctx;
   ctx->n_batch = MIN (n_batch, n_ctx);
   ctx->tokens = g_array_sized_new (FALSE, FALSE, sizeof (HzToken), n_ctx);
@@ -217,6 +316,8 @@ hz_context_free (HzContext *ctx)
   if (ctx == NULL)
     return;
   hz_cpu_forward_free (ctx->fwd);
+  if (ctx->gpu)
+    hz_gpu_forward_free (ctx->gpu);
   g_array_unref (ctx->tokens);
   g_free (ctx->logits);
   g_free (ctx);
@@ -268,8 +369,10 @@ hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_lo
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
       float *out = all_logits ? ctx->logits + i * n_vocab : ctx->logits;
-      if (!hz_cpu_forward_eval (ctx->fwd, tokens + i, nb, ctx->tokens->len, all_logits, out,
-                                error))
+      if (!(ctx->gpu ? hz_gpu_forward_eval (ctx->gpu, tokens + i, nb, ctx->tokens->len,
+                                            all_logits, out, error)
+                     : hz_cpu_forward_eval (ctx->fwd, tokens + i, nb, ctx->tokens->len,
+                                            all_logits, out, error)))
         return FALSE;
       g_array_append_vals (ctx->tokens, tokens + i, nb);
     }

@@ -1341,15 +1341,11 @@ write_all (FILE *f, const void *data, uint64_t n, const char *tmp, GError **erro
   return FALSE;
 }
 
-gboolean
-hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error)
+/* The header (magic, counts, key/values, tensor infos) padded to `align`; sets each
+ * tensor's data offset (tensors at aligned offsets, each padded after with zeros). */
+static GByteArray *
+writer_header (HzGgufWriter *w, uint32_t align)
 {
-  g_return_val_if_fail (w != NULL && path != NULL, FALSE);
-  uint32_t align;
-  if (!writer_alignment (w, &align, error))
-    return FALSE;
-
-  /* Data layout: each tensor at the next aligned offset, padded after with zeros. */
   uint64_t off = 0;
   for (guint i = 0; i < w->tensors->len; i++)
     {
@@ -1359,7 +1355,7 @@ hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error)
       off += pad_to (off, align);
     }
 
-  g_autoptr (GByteArray) hdr = g_byte_array_new ();
+  GByteArray *hdr = g_byte_array_new ();
   g_byte_array_append (hdr, (const guint8 *) GGUF_MAGIC, 4);
   put_u32 (hdr, 3);
   put_u64 (hdr, w->tensors->len);
@@ -1383,14 +1379,58 @@ hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error)
       put_u32 (hdr, t->type);
       put_u64 (hdr, t->offset);
     }
-  static const guint8 zeros[1u << 12];
-  uint64_t hpad = pad_to (hdr->len, align);
-  while (hpad)
+  static const guint8 zeros[64];
+  for (uint64_t hpad = pad_to (hdr->len, align); hpad;)
     {
       guint n = MIN (hpad, sizeof zeros);
       g_byte_array_append (hdr, zeros, n);
       hpad -= n;
     }
+  return hdr;
+}
+
+GBytes *
+hz_gguf_writer_to_bytes (HzGgufWriter *w, GError **error)
+{
+  g_return_val_if_fail (w != NULL, NULL);
+  uint32_t align;
+  if (!writer_alignment (w, &align, error))
+    return NULL;
+  GByteArray *b = writer_header (w, align);
+  uint64_t total = b->len;
+  for (guint i = 0; i < w->tensors->len; i++)
+    {
+      WTensor *t = w->tensors->pdata[i];
+      total += t->n_bytes + pad_to (t->n_bytes, align);
+    }
+  if (total > G_MAXUINT)
+    {
+      g_byte_array_unref (b);
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_OVERFLOW,
+                   "a GGUF image of %" G_GUINT64_FORMAT " bytes is too large for memory "
+                   "(write it to a file)", total);
+      return NULL;
+    }
+  for (guint i = 0; i < w->tensors->len; i++)
+    {
+      WTensor *t = w->tensors->pdata[i];
+      const guint at = b->len, pad = (guint) pad_to (t->n_bytes, align);
+      g_byte_array_set_size (b, at + t->n_bytes + pad);
+      memcpy (b->data + at, t->data, t->n_bytes);
+      memset (b->data + at + t->n_bytes, 0, pad);
+    }
+  return g_byte_array_free_to_bytes (b);
+}
+
+gboolean
+hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error)
+{
+  g_return_val_if_fail (w != NULL && path != NULL, FALSE);
+  uint32_t align;
+  if (!writer_alignment (w, &align, error))
+    return FALSE;
+  g_autoptr (GByteArray) hdr = writer_header (w, align);
+  static const guint8 zeros[1u << 12];
 
   /* The file is written to a temporary name next to `path` and renamed over it. Never
    * do that over something that is not a regular file (a device such as /dev/full, a

@@ -137,5 +137,9 @@ gboolean hz_gguf_writer_add_tensor (HzGgufWriter *w, const char *name, uint32_t 
                                     const void *data, uint64_t n_bytes, gboolean copy,
                                     GError **error);
 gboolean hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error);
+/** The same file image in memory (for images up to G_MAXUINT bytes; larger ones give
+ *  HZ_GGUF_ERROR_OVERFLOW): open it with hz_gguf_open_from_data() while the GBytes lives.
+ *  Used for the metadata of models converted at load time (engine/quantize.h). */
+GBytes  *hz_gguf_writer_to_bytes (HzGgufWriter *w, GError **error);
 
 G_END_DECLS

@@ -200,9 +200,16 @@ hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
 
 typedef struct {
   const HzGguf *g;
+  GHashTable   *tensors;      /* name -> HzGgufTensor* replacing g's tensors, or NULL */
   HzLlm        *llm;
   GHashTable   *type_bytes;   /* matrix type -> bytes, for type_name */
 } Binder;
+
+static const HzGgufTensor *
+lookup_tensor (const Binder *b, const char *name)
+{
+  return b->tensors ? g_hash_table_lookup (b->tensors, name) : hz_gguf_find_tensor (b->g, name);
+}
 
 static char *
 shape_str (const int64_t *ne, int n)
@@ -220,7 +227,7 @@ static const HzGgufTensor *
 find_tensor (Binder *b, const char *name, const int64_t *want, int n_want, gboolean required,
              GError **error)
 {
-  const HzGgufTensor *t = hz_gguf_find_tensor (b->g, name);
+  const HzGgufTensor *t = lookup_tensor (b, name);
   if (t == NULL)
     {
       if (required)
@@ -395,22 +402,54 @@ bind_layer (Binder *b, int il, GError **error)
 HzLlm *
 hz_llm_load (const HzGguf *g, GError **error)
 {
-  g_autofree char *arch_str = hz_gguf_get_str (g, "general.architecture");
-  HzArch arch;
+  return hz_llm_load_tensors (g, NULL, error);
+}
 
-  if (arch_str == NULL)
+static void
+add_totals (HzLlm *llm, const HzGgufTensor *t)
+{
+  llm->n_params += (uint64_t) (t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
+  llm->weight_bytes += t->n_bytes;
+}
+
+/* general.architecture → HzArch; *arch_str (nullable) receives the string (g_free). */
+static gboolean
+arch_of (const HzGguf *g, HzArch *arch, char **arch_str, GError **error)
+{
+  g_autofree char *s = hz_gguf_get_str (g, "general.architecture");
+  if (s == NULL)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
                    "model metadata lacks 'general.architecture'");
-      return NULL;
+      return FALSE;
     }
-  if (!hz_arch_from_name (arch_str, &arch))
+  if (!hz_arch_from_name (s, arch))
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3)",
-                   arch_str);
-      return NULL;
+                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3)", s);
+      return FALSE;
     }
+  if (arch_str)
+    *arch_str = g_steal_pointer (&s);
+  return TRUE;
+}
+
+gboolean
+hz_llm_check_metadata (const HzGguf *g, GError **error)
+{
+  HzArch arch;
+  HzHparams hp;
+  return arch_of (g, &arch, NULL, error) && hz_hparams_load (&hp, g, arch, error);
+}
+
+HzLlm *
+hz_llm_load_tensors (const HzGguf *g, GHashTable *tensors, GError **error)
+{
+  g_autofree char *arch_str = NULL;
+  HzArch arch;
+
+  if (!arch_of (g, &arch, &arch_str, error))
+    return NULL;
 
   g_autoptr (HzLlm) llm = g_new0 (HzLlm, 1);
   llm->owned = g_ptr_array_new_with_free_func (g_free);
@@ -419,10 +458,10 @@ hz_llm_load (const HzGguf *g, GError **error)
   HzHparams *hp = &llm->hp;
 
   g_autoptr (GHashTable) type_bytes = g_hash_table_new_full (NULL, NULL, NULL, g_free);
-  Binder b = { g, llm, type_bytes };
+  Binder b = { g, tensors, llm, type_bytes };
 
   /* vocabulary size comes from the embedding matrix */
-  const HzGgufTensor *te = hz_gguf_find_tensor (g, "token_embd.weight");
+  const HzGgufTensor *te = lookup_tensor (&b, "token_embd.weight");
   if (te == NULL)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
@@ -462,13 +501,18 @@ hz_llm_load (const HzGguf *g, GError **error)
     if (!bind_layer (&b, il, error))
       return NULL;
 
-  /* totals over every tensor of the file, and the dominant matrix format */
-  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+  /* totals over every tensor of the model, and the dominant matrix format */
+  if (tensors)
     {
-      const HzGgufTensor *t = hz_gguf_tensor (g, i);
-      llm->n_params += (uint64_t) (t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
-      llm->weight_bytes += t->n_bytes;
+      GHashTableIter ti;
+      gpointer tv;
+      g_hash_table_iter_init (&ti, tensors);
+      while (g_hash_table_iter_next (&ti, NULL, &tv))
+        add_totals (llm, tv);
     }
+  else
+    for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+      add_totals (llm, hz_gguf_tensor (g, i));
   GHashTableIter it;
   gpointer key, value;
   guint64 best = 0;

@@ -122,6 +122,13 @@ gboolean hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **
  *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, HZ_ENGINE_ERROR_BAD_MODEL (the message names the
  *  tensor and the expected and actual shapes). */
 HzLlm *hz_llm_load (const HzGguf *g, GError **error);
+/** Checks the architecture and hyperparameters only (no tensors), with hz_llm_load's
+ *  errors: lets a loader refuse a model before converting its weights. */
+gboolean hz_llm_check_metadata (const HzGguf *g, GError **error);
+/** As hz_llm_load, with the tensors taken from `tensors` (char* name -> const HzGgufTensor*,
+ *  e.g. converted at load by hz_isq_load) instead of g's; g supplies the metadata only. Both
+ *  must outlive the HzLlm. `tensors` NULL: g's tensors. */
+HzLlm *hz_llm_load_tensors (const HzGguf *g, GHashTable *tensors, GError **error);
 void   hz_llm_free (HzLlm *llm);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLlm, hz_llm_free)
 

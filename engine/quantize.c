@@ -12,6 +12,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -512,10 +513,12 @@ quant_job (gpointer p)
   return NULL;
 }
 
-void *
-hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32_t src_type,
-                    const void *src, uint64_t src_bytes, uint32_t dst_type, guint n_threads,
-                    uint64_t *out_bytes, GError **error)
+/* hz_quantize_tensor into `dst` (room for the converted tensor; NULL: g_malloc'ed here).
+ * Returns the destination or NULL with `error` set. */
+static void *
+quantize_into (const char *name, uint32_t n_dims, const int64_t *ne, uint32_t src_type,
+               const void *src, uint64_t src_bytes, uint32_t dst_type, guint n_threads,
+               void *dst, uint64_t *out_bytes, GError **error)
 {
   const HzQuantTraits *st = hz_quant_traits (src_type), *dt = hz_quant_traits (dst_type);
   int64_t nel = 1;
@@ -554,7 +557,7 @@ hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32
   if (src_type == dst_type)
     {
       *out_bytes = src_bytes;
-      return g_memdup2 (src, src_bytes);
+      return dst ? memcpy (dst, src, src_bytes) : g_memdup2 (src, src_bytes);
     }
   const size_t dst_row = hz_quant_row_size (dst_type, n_per_row);
   if (!dst_row)
@@ -581,7 +584,7 @@ hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32
   float *f32 = NULL;
   const float *x;
   if (src_type == HZ_TYPE_F32)
-    x = src;  /* NOTE: GGUF data is 32-byte aligned; safetensors float32 data is copied below */
+    x = src;  /* GGUF data is 32-byte aligned; folders' float32 data at least 4 (see above) */
   else
     {
       f32 = g_try_new (float, nel);
@@ -594,7 +597,7 @@ hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32
       st->to_float (src, f32, nel);
       x = f32;
     }
-  uint8_t *out = g_try_malloc ((size_t) nrows * dst_row);
+  uint8_t *out = dst ? dst : g_try_malloc ((size_t) nrows * dst_row);
   if (!out)
     {
       g_free (f32);
@@ -624,20 +627,12 @@ hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32
 }
 
 void *
-hz_quantize_tensor_for_load (HzQuantChooser *c, const char *name, uint32_t n_dims,
-                             const int64_t *ne, uint32_t src_type, const void *src,
-                             uint64_t src_bytes, guint n_threads, uint32_t *out_type,
-                             uint64_t *out_bytes, GError **error)
+hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne, uint32_t src_type,
+                    const void *src, uint64_t src_bytes, uint32_t dst_type, guint n_threads,
+                    uint64_t *out_bytes, GError **error)
 {
-  uint32_t t = hz_quant_chooser_type (c, name, n_dims, ne, src_type, NULL);
-  *out_type = t;
-  if (t == src_type)
-    {
-      *out_bytes = src_bytes;
-      return NULL;
-    }
-  return hz_quantize_tensor (name, n_dims, ne, src_type, src, src_bytes, t, n_threads,
-                             out_bytes, error);
+  return quantize_into (name, n_dims, ne, src_type, src, src_bytes, dst_type, n_threads, NULL,
+                        out_bytes, error);
 }
 
 /* ------------------------------------------------------------ model sources */
@@ -649,6 +644,7 @@ typedef struct {
   uint32_t    type;
   const void *data;
   uint64_t    n_bytes;
+  void       *owned;   /* a converted copy `data` points into (g_free), or NULL */
 } SrcTensor;
 
 typedef struct {
@@ -657,6 +653,7 @@ typedef struct {
   GPtrArray    *keep;     /* owned objects: buffers, HzGguf, HzSafetensors */
   HzQuantModelInfo info;
   char         *arch;
+  const HzGguf *gguf;     /* the source file when it is a GGUF (in `keep`), else NULL */
 } Source;
 
 static void
@@ -664,6 +661,7 @@ src_tensor_free (gpointer p)
 {
   SrcTensor *t = p;
   g_free (t->name);
+  g_free (t->owned);
   g_free (t);
 }
 
@@ -722,6 +720,7 @@ source_from_gguf (Source *s, const char *path, GError **error)
   if (!g)
     return FALSE;
   keep_ptr (s, g, (GDestroyNotify) hz_gguf_free);
+  s->gguf = g;
   for (int64_t i = 0; i < hz_gguf_n_kv (g); i++)
     {
       HzGgufStr k = hz_gguf_key (g, i);
@@ -872,6 +871,72 @@ permute_rows (const uint8_t *src, uint8_t *dst, int64_t n_rows, int n_head, size
       for (int j = 0; j < 2; j++)
         memcpy (dst + (size_t) (h * hd + 2 * i + j) * row,
                 src + (size_t) (h * hd + j * half + i) * row, row);
+}
+
+/* The weight files of a folder, in name order: the shards that
+ * model.safetensors.index.json's "weight_map" names (each must exist), or without an index
+ * every *.safetensors file. */
+static GPtrArray *
+hf_weight_files (const char *dir, GError **error)
+{
+  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *ipath = g_build_filename (dir, "model.safetensors.index.json", NULL);
+  JsonParser *ip = NULL;
+  JsonObject *index = read_json_object (ipath, &ip, FALSE, error);
+  if (!index && error && *error)
+    return NULL;
+  if (index)
+    {
+      g_autoptr (JsonParser) keep = ip;
+      JsonNode *wm = json_object_get_member (index, "weight_map");
+      if (!wm || !JSON_NODE_HOLDS_OBJECT (wm))
+        {
+          st_error (error, "%s: no \"weight_map\" object", ipath);
+          return NULL;
+        }
+      g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+      JsonObject *map = json_node_get_object (wm);
+      g_autoptr (GList) members = json_object_get_members (map);
+      for (GList *l = members; l; l = l->next)
+        {
+          const char *f = jstr (map, l->data);
+          if (!f || strchr (f, G_DIR_SEPARATOR) || !g_str_has_suffix (f, ".safetensors"))
+            {
+              st_error (error, "%s: tensor '%s' maps to '%s', not a .safetensors file of the "
+                        "folder", ipath, (const char *) l->data, f ? f : "(not a string)");
+              return NULL;
+            }
+          if (g_hash_table_contains (seen, f))
+            continue;
+          g_hash_table_add (seen, (gpointer) f);
+          g_autofree char *fp = g_build_filename (dir, f, NULL);
+          if (!g_file_test (fp, G_FILE_TEST_IS_REGULAR))
+            {
+              st_error (error, "%s: shard '%s' (tensor '%s') is missing", ipath, f,
+                        (const char *) l->data);
+              return NULL;
+            }
+          g_ptr_array_add (files, g_strdup (f));
+        }
+    }
+  else
+    {
+      GDir *d = g_dir_open (dir, 0, error);
+      if (!d)
+        return NULL;
+      const char *e;
+      while ((e = g_dir_read_name (d)))
+        if (g_str_has_suffix (e, ".safetensors"))
+          g_ptr_array_add (files, g_strdup (e));
+      g_dir_close (d);
+    }
+  if (files->len == 0)
+    {
+      st_error (error, "%s: no *.safetensors files", dir);
+      return NULL;
+    }
+  g_ptr_array_sort (files, cmp_str);
+  return g_steal_pointer (&files);
 }
 
 /* tokenizer.json (byte-level BPE) → tokenizer.ggml.* keys (gpt2 model). */
@@ -1130,18 +1195,10 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
     return st_error (error, "%s: rope_scaling type '%s' is not supported", cfg_path, rtype);
 #undef K
 
-  /* the weights: every *.safetensors file of the folder, in name order */
-  g_autoptr (GDir) d = g_dir_open (dir, 0, error);
-  if (!d)
+  /* the weights */
+  g_autoptr (GPtrArray) files = hf_weight_files (dir, error);
+  if (!files)
     return FALSE;
-  g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
-  const char *e;
-  while ((e = g_dir_read_name (d)))
-    if (g_str_has_suffix (e, ".safetensors"))
-      g_ptr_array_add (files, g_strdup (e));
-  if (files->len == 0)
-    return st_error (error, "%s: no *.safetensors files", dir);
-  g_ptr_array_sort (files, cmp_str);
   gboolean has_lm_head = FALSE;
   for (guint fi = 0; fi < files->len; fi++)
     {
@@ -1189,44 +1246,48 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
           g_ptr_array_add (s->tensors, o);
           const gboolean is_q = g_str_has_suffix (gname, "attn_q.weight") || g_str_has_suffix (gname, "attn_q.bias");
           const gboolean is_k = g_str_has_suffix (gname, "attn_k.weight") || g_str_has_suffix (gname, "attn_k.bias");
+          const gboolean permute = strcmp (arch, "llama") == 0 && (is_q || is_k);
           const size_t esz = hz_st_dtype_size (t->dtype);
-          if (o->n_dims == 1 || type == HZ_TYPE_F32 || (strcmp (arch, "llama") == 0 && (is_q || is_k)))
+          /* a bias is permuted element by element (its "rows" are single values) */
+          const int64_t nel = (int64_t) (o->n_bytes / esz),
+                        rows = o->n_dims == 1 ? nel : nel / o->ne[0];
+          if (permute && rows % (2 * (is_q ? n_head : n_head_kv)) != 0)
+            return st_error (error, "%s: tensor '%s': %" G_GINT64_FORMAT " rows do not split "
+                             "into %d heads", p, t->name, rows, (int) (is_q ? n_head : n_head_kv));
+          if (o->n_dims == 1)
             {
-              /* copy: 1-D tensors become F32 (as convert_hf_to_gguf writes them), float32
-               * data is aligned for the quantizer, llama q/k rows are permuted */
-              int64_t nel = (int64_t) (o->n_bytes / esz), rows = nel / o->ne[0];
-              const HzQuantTraits *tr = hz_quant_traits (type);
+              /* 1-D tensors become F32, as convert_hf_to_gguf writes them */
               float *f = g_try_new (float, nel);
               if (!f)
                 return st_error (error, "%s: out of memory for tensor '%s'", p, t->name);
-              tr->to_float (t->data, f, nel);
-              keep_ptr (s, f, g_free);
-              if (strcmp (arch, "llama") == 0 && (is_q || is_k))
+              hz_quant_traits (type)->to_float (t->data, f, nel);
+              if (permute)
                 {
-                  int heads = (int) (is_q ? n_head : n_head_kv);
-                  if (rows % (2 * heads) != 0)
-                    return st_error (error, "%s: tensor '%s': %" G_GINT64_FORMAT " rows do not split "
-                                     "into %d heads", p, t->name, rows, heads);
                   float *g = g_new (float, nel);
-                  permute_rows ((const uint8_t *) f, (uint8_t *) g, rows, heads,
-                                o->ne[0] * sizeof (float));
-                  keep_ptr (s, g, g_free);
+                  permute_rows ((const uint8_t *) f, (uint8_t *) g, rows,
+                                (int) (is_q ? n_head : n_head_kv), sizeof (float));
+                  g_free (f);
                   f = g;
                 }
-              if (o->n_dims == 1 || type == HZ_TYPE_F32)
-                {
-                  o->type = HZ_TYPE_F32;
-                  o->data = f;
-                  o->n_bytes = nel * sizeof (float);
-                }
+              o->owned = f;
+              o->type = HZ_TYPE_F32;
+              o->data = f;
+              o->n_bytes = nel * sizeof (float);
+            }
+          else if (permute || (type == HZ_TYPE_F32 && (guintptr) t->data % sizeof (float) != 0))
+            {
+              /* a copy: Llama q/k rows permuted (convert_hf_to_gguf.py `permute`) in the
+               * source's format, or float32 data that the file does not align to 4 bytes
+               * (others are used in place from the mapping) */
+              uint8_t *b = g_try_malloc (o->n_bytes);
+              if (!b)
+                return st_error (error, "%s: out of memory for tensor '%s'", p, t->name);
+              if (permute)
+                permute_rows (t->data, b, rows, (int) (is_q ? n_head : n_head_kv), o->ne[0] * esz);
               else
-                {
-                  /* back to the source's 16-bit format (exact: it came from it) */
-                  uint8_t *b = g_malloc (o->n_bytes);
-                  hz_quant_quantize_rows (type, f, b, rows, o->ne[0]);
-                  keep_ptr (s, b, g_free);
-                  o->data = b;
-                }
+                memcpy (b, t->data, o->n_bytes);
+              o->owned = b;
+              o->data = b;
             }
         }
     }
@@ -1255,6 +1316,14 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   s->info.n_head_kv = (int32_t) n_head_kv;
   s->info.n_expert = 0;
   return TRUE;
+}
+
+/* A GGUF file, or a Hugging Face folder (a directory). */
+static gboolean
+source_open (Source *s, const char *in, const char *vocab_gguf, GError **error)
+{
+  return g_file_test (in, G_FILE_TEST_IS_DIR) ? source_from_hf_dir (s, in, vocab_gguf, error)
+                                              : source_from_gguf (s, in, error);
 }
 
 /* --------------------------------------------------------------- whole files */
@@ -1352,9 +1421,7 @@ hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
     }
   Source s;
   source_init (&s);
-  gboolean ok = g_file_test (in, G_FILE_TEST_IS_DIR)
-                ? source_from_hf_dir (&s, in, p->vocab_gguf, error)
-                : source_from_gguf (&s, in, error);
+  gboolean ok = source_open (&s, in, p->vocab_gguf, error);
   if (ok)
     ok = quantize_source (&s, out, p, stats, error);
   /* the writer references source data: free it before the mappings */
@@ -1365,64 +1432,210 @@ hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
   return ok;
 }
 
-char *
-hz_isq_materialize (const char *in, const char *type_name, guint n_threads, GError **error)
+/* ------------------------------------------------------------ ISQ at load */
+
+struct _HzIsqModel {
+  Source      src;
+  char       *in;           /* source path (for messages) */
+  GBytes     *meta_bytes;   /* safetensors folder: the converted metadata as a GGUF image */
+  HzGguf     *meta_owned;   /* ... opened over meta_bytes */
+  const HzGguf *meta;       /* src.gguf or meta_owned */
+  GHashTable *tensors;      /* GGUF name → HzGgufTensor* (values owned by `infos`) */
+  HzGgufTensor *infos;
+  guint8     *arena;        /* converted tensors, 64-byte aligned (posix_memalign) */
+  HzIsqStats  stats;
+};
+
+#define ISQ_ALIGN 64
+
+void
+hz_isq_model_free (HzIsqModel *m)
 {
-  const HzFtypeInfo *fi = hz_ftype_from_name (type_name ? type_name : "F16");
+  if (!m)
+    return;
+  if (m->tensors)
+    g_hash_table_unref (m->tensors);
+  g_free (m->infos);
+  g_free (m->in);
+  free (m->arena);
+  hz_gguf_free (m->meta_owned);
+  if (m->meta_bytes)
+    g_bytes_unref (m->meta_bytes);
+  hz_gguf_writer_free (m->src.w);
+  m->src.w = NULL;
+  source_release (&m->src);
+  source_clear (&m->src);
+  g_free (m);
+}
+
+const HzGguf *hz_isq_model_gguf (const HzIsqModel *m) { return m->meta; }
+GHashTable *hz_isq_model_tensors (const HzIsqModel *m) { return m->tensors; }
+const HzIsqStats *hz_isq_model_stats (const HzIsqModel *m) { return &m->stats; }
+
+gboolean
+hz_isq_check_type (const char *type_name, const HzFtypeInfo **out, GError **error)
+{
+  const HzFtypeInfo *fi = hz_ftype_from_name (type_name);
   if (!fi)
     {
       g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
-                   "unknown quantization type '%s' (try Q4_0, Q8_0, Q4_K_M, ...)", type_name);
-      return NULL;
+                   "unknown quantization type '%s' (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, "
+                   "Q3_K_M, Q4_K (= Q4_K_M), Q5_K_M, Q6_K, IQ4_NL, IQ4_XS, F16, BF16, F32, "
+                   "...: see `hanzo quantize --list`)", type_name ? type_name : "(null)");
+      return FALSE;
     }
-  /* key: absolute path, size and mtime of the source (for a folder: of its newest file) */
-  g_autofree char *abs = g_canonicalize_filename (in, NULL);
-  GStatBuf sb;
-  if (g_stat (abs, &sb) != 0)
+  const char *miss = hz_ftype_missing_format (fi->ftype);
+  if (miss)
     {
-      int e = errno;
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: %s", in, g_strerror (e));
-      return NULL;
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                   "quantization type %s needs the format %s, which the quant table "
+                   "cannot encode", fi->name, miss);
+      return FALSE;
     }
-  guint64 size = sb.st_size, mtime = sb.st_mtime;
-  if (S_ISDIR (sb.st_mode))
+  if (out)
+    *out = fi;
+  return TRUE;
+}
+
+HzIsqModel *
+hz_isq_open (const char *in, const char *vocab_gguf, GError **error)
+{
+  g_return_val_if_fail (in != NULL, NULL);
+  g_autoptr (HzIsqModel) m = g_new0 (HzIsqModel, 1);
+  Source *s = &m->src;
+  source_init (s);
+  if (!source_open (s, in, vocab_gguf, error))
+    return NULL;
+  m->in = g_strdup (in);
+  if (s->gguf)
+    m->meta = s->gguf;
+  else
     {
-      g_autoptr (GDir) d = g_dir_open (abs, 0, NULL);
-      const char *e;
-      while (d && (e = g_dir_read_name (d)))
+      m->meta_bytes = hz_gguf_writer_to_bytes (s->w, error);
+      if (!m->meta_bytes)
+        return NULL;
+      gsize len;
+      const void *data = g_bytes_get_data (m->meta_bytes, &len);
+      m->meta_owned = hz_gguf_open_from_data (data, len, error);
+      if (!m->meta_owned)
+        return NULL;
+      m->meta = m->meta_owned;
+    }
+  return g_steal_pointer (&m);
+}
+
+gboolean
+hz_isq_convert (HzIsqModel *m, const char *type_name, guint n_threads, GError **error)
+{
+  const HzFtypeInfo *fi = NULL;
+  g_return_val_if_fail (m != NULL && m->tensors == NULL, FALSE);
+  if (type_name && !hz_isq_check_type (type_name, &fi, error))
+    return FALSE;
+  const gint64 t0 = g_get_monotonic_time ();
+  Source *s = &m->src;
+  const char *in = m->in;
+
+  /* per-tensor types in llama.cpp's order (the mix rules count tensors as they go), then
+   * one arena for every tensor that changes type */
+  const guint n = s->tensors->len;
+  g_autofree const char **names = g_new (const char *, n + 1);
+  g_autoptr (GHashTable) by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < n; i++)
+    {
+      SrcTensor *t = s->tensors->pdata[i];
+      names[i] = t->name;
+      if (!g_hash_table_insert (by_name, t->name, t))
         {
-          g_autofree char *p = g_build_filename (abs, e, NULL);
-          if (g_stat (p, &sb) == 0)
-            {
-              size += sb.st_size;
-              mtime = MAX (mtime, (guint64) sb.st_mtime);
-            }
+          g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                       "%s: tensor '%s' appears twice", in, t->name);
+          return FALSE;
         }
     }
-  g_autofree char *id = g_strdup_printf ("%s|%" G_GUINT64_FORMAT "|%" G_GUINT64_FORMAT "|%s",
-                                         abs, size, mtime, fi->name);
-  g_autofree char *hash = g_compute_checksum_for_string (G_CHECKSUM_SHA256, id, -1);
-  g_autofree char *dir = g_build_filename (g_get_user_cache_dir (), "hanzo", "isq", NULL);
-  g_autofree char *base = g_path_get_basename (abs);
-  g_autofree char *fname = g_strdup_printf ("%.16s-%s-%s.gguf", hash, base, fi->name);
-  char *out = g_build_filename (dir, fname, NULL);
-  if (g_file_test (out, G_FILE_TEST_IS_REGULAR))
-    return out;  /* the writer renames into place, so an existing file is complete */
-  if (g_mkdir_with_parents (dir, 0700) != 0)
+  hz_quantize_sort_names (names, n);
+  g_autoptr (HzQuantChooser) c = fi ? hz_quant_chooser_new (fi->ftype, FALSE, &s->info, names, n)
+                                    : NULL;
+  g_autofree uint32_t *types = g_new (uint32_t, n);
+  g_autofree uint64_t *offs = g_new (uint64_t, n);
+  uint64_t arena_bytes = 0;
+  for (guint i = 0; i < n; i++)
     {
-      int e = errno;
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: %s", dir, g_strerror (e));
-      g_free (out);
-      return NULL;
+      SrcTensor *t = g_hash_table_lookup (by_name, names[i]);
+      gboolean fell = FALSE;
+      types[i] = c ? hz_quant_chooser_type (c, t->name, t->n_dims, t->ne, t->type, &fell) : t->type;
+      offs[i] = G_MAXUINT64;
+      m->stats.n_tensors++;
+      m->stats.bytes_in += t->n_bytes;
+      m->stats.n_fallback += fell;
+      if (types[i] == t->type)
+        {
+          m->stats.bytes_out += t->n_bytes;
+          continue;
+        }
+      const size_t row = hz_quant_row_size (types[i], t->ne[0]);
+      if (!row)  /* the chooser only picks fitting formats: a table inconsistency */
+        {
+          g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                       "tensor '%s': rows of %" G_GINT64_FORMAT " do not fit %s", t->name,
+                       t->ne[0], hz_quant_traits (types[i])->name);
+          return FALSE;
+        }
+      const uint64_t bytes = (uint64_t) row * (uint64_t) (t->ne[1] * t->ne[2] * t->ne[3]);
+      offs[i] = arena_bytes;
+      arena_bytes += (bytes + ISQ_ALIGN - 1) / ISQ_ALIGN * ISQ_ALIGN;
+      m->stats.n_quantized++;
+      m->stats.bytes_out += bytes;
     }
-  HzQuantizeParams p;
-  hz_quantize_params_init (&p);
-  p.ftype = fi->ftype;
-  p.n_threads = n_threads;
-  if (!hz_quantize_file (in, out, &p, NULL, error))
+  if (arena_bytes > 0)
     {
-      g_free (out);
-      return NULL;
+      /* posix_memalign rather than g_aligned_alloc, which aborts when memory runs out */
+      void *arena = NULL;
+      if (arena_bytes <= G_MAXSIZE && posix_memalign (&arena, ISQ_ALIGN, (size_t) arena_bytes) == 0)
+        m->arena = arena;
+      if (!m->arena)
+        {
+          g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO,
+                       "%s: out of memory for %" G_GUINT64_FORMAT " bytes of converted weights",
+                       in, arena_bytes);
+          return FALSE;
+        }
     }
-  return out;
+  m->infos = g_new0 (HzGgufTensor, n);
+  m->tensors = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < n; i++)
+    {
+      SrcTensor *t = g_hash_table_lookup (by_name, names[i]);
+      HzGgufTensor *o = &m->infos[i];
+      o->name.ptr = t->name;
+      o->name.len = strlen (t->name);
+      o->n_dims = t->n_dims;
+      memcpy (o->ne, t->ne, sizeof o->ne);
+      o->type = types[i];
+      o->data = t->data;
+      o->n_bytes = t->n_bytes;
+      if (offs[i] != G_MAXUINT64)
+        {
+          o->offset = offs[i];
+          o->data = quantize_into (t->name, t->n_dims, t->ne, t->type, t->data, t->n_bytes,
+                                   types[i], n_threads, m->arena + offs[i], &o->n_bytes, error);
+          if (!o->data)
+            return FALSE;
+          /* the folder's converted copy is not needed any more (keeps peak memory at the
+           * converted model plus one tensor) */
+          g_clear_pointer (&t->owned, g_free);
+          t->data = NULL;
+        }
+      g_hash_table_insert (m->tensors, t->name, o);
+    }
+  m->stats.seconds = (g_get_monotonic_time () - t0) / 1e6;
+  return TRUE;
+}
+
+HzIsqModel *
+hz_isq_load (const char *in, const char *type_name, const char *vocab_gguf, guint n_threads,
+             GError **error)
+{
+  g_autoptr (HzIsqModel) m = hz_isq_open (in, vocab_gguf, error);
+  if (!m || !hz_isq_convert (m, type_name, n_threads, error))
+    return NULL;
+  return g_steal_pointer (&m);
 }

@@ -148,25 +148,6 @@ void *hz_quantize_tensor (const char *name, uint32_t n_dims, const int64_t *ne,
                           uint32_t dst_type, guint n_threads, uint64_t *out_bytes,
                           GError **error);
 
-/** ISQ hook for the model loader (`--isq TYPE`): picks this tensor's type with `c` (call in
- *  file order, see hz_quant_chooser_type) and converts it. On success *out_type is the
- *  chosen type and the return value a g_malloc'ed buffer of *out_bytes (or, when the type
- *  is unchanged, NULL with *out_type == src_type: use the source bytes in place). Errors as
- *  hz_quantize_tensor. Intended use in engine.c / model.c:
- *
- *     HzQuantModelInfo info; char *arch; hz_quant_model_info_from_gguf (g, &info, &arch);
- *     HzQuantChooser *c = hz_quant_chooser_new (ft->ftype, FALSE, &info, names, n);
- *     for each tensor t in hz_quantize_sort_names order:
- *       data = hz_quantize_tensor_for_load (c, name, t->n_dims, t->ne, t->type, t->data,
- *                                           t->n_bytes, n_threads, &type, &bytes, &err);
- *
- *  Simpler alternative: hz_isq_materialize() below writes a quantized GGUF once (cached)
- *  and returns its path for hz_model_load(). */
-void *hz_quantize_tensor_for_load (HzQuantChooser *c, const char *name, uint32_t n_dims,
-                                   const int64_t *ne, uint32_t src_type, const void *src,
-                                   uint64_t src_bytes, guint n_threads, uint32_t *out_type,
-                                   uint64_t *out_bytes, GError **error);
-
 /* --------------------------------------------------------------- whole files */
 
 typedef struct {
@@ -198,13 +179,60 @@ typedef struct {
 gboolean hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
                            HzQuantizeStats *stats, GError **error);
 
-/** ISQ at load: returns the path of a GGUF holding `in` (GGUF file or safetensors folder)
- *  quantized to `type_name` (a file type name, "Q4_K" = Q4_K_M), creating it under
- *  $XDG_CACHE_HOME/hanzo/isq/ (named by the source path, size, mtime and type) unless a
- *  complete one exists. The caller passes it to hz_model_load() and g_free()s it. For a
- *  safetensors folder with type_name NULL or "F16"/"BF16"/"F32", converts without
- *  quantizing. Errors as hz_quantize_file, plus HZ_GGUF_ERROR_INVALID for an unknown type. */
-char *hz_isq_materialize (const char *in, const char *type_name, guint n_threads,
-                          GError **error);
+/* ------------------------------------------------------------ ISQ at load */
+
+/** A model converted in memory for the loader (engine.c): its metadata as an HzGguf and its
+ *  tensors by GGUF name, each either in the source's mapping (type unchanged) or quantized
+ *  into one 64-byte aligned buffer owned by the HzIsqModel. Immutable once loaded. */
+typedef struct _HzIsqModel HzIsqModel;
+
+typedef struct {
+  guint    n_tensors;
+  guint    n_quantized;   /* tensors converted to another type */
+  guint    n_fallback;    /* tensors whose rows did not divide into the mix's type */
+  uint64_t bytes_in;      /* tensor bytes of the source (after safetensors → GGUF mapping) */
+  uint64_t bytes_out;     /* tensor bytes as loaded */
+  double   seconds;       /* wall time of hz_isq_convert */
+} HzIsqStats;
+
+/** Whether `type_name` is a file type ISQ can produce (hz_ftype_from_name, and every
+ *  format of its mix has an encoder). *out (nullable) receives its info. Errors:
+ *  HZ_GGUF_ERROR_INVALID naming the type. */
+gboolean hz_isq_check_type (const char *type_name, const HzFtypeInfo **out, GError **error);
+
+/** Opens a model for conversion at load (ISQ, `--isq TYPE`; Hugging Face folders): `in` is
+ *  a GGUF file (any table type) or a Hugging Face folder (config.json + *.safetensors,
+ *  sharded through model.safetensors.index.json when present; Llama/Mistral, Qwen2, Qwen3;
+ *  names mapped to GGUF names, Llama q/k rows permuted as convert_hf_to_gguf.py does, 1-D
+ *  tensors as F32; tokenizer from tokenizer.json or, when `vocab_gguf` is given, the
+ *  tokenizer.* keys of that GGUF). Only the metadata is ready afterwards
+ *  (hz_isq_model_gguf), so the caller can validate it before paying for the conversion.
+ *  Errors: those of hz_quantize_file naming the file, tensor or key at fault. */
+HzIsqModel       *hz_isq_open (const char *in, const char *vocab_gguf, GError **error);
+/** Converts the tensors (call once): `type_name` is a file type (hz_isq_check_type; "Q4_K" =
+ *  Q4_K_M) whose per-tensor choices are exactly hz_quantize_file()'s, so the tensors are
+ *  byte-identical to the file `hanzo quantize` writes; NULL keeps every tensor's type (a
+ *  folder then loads at its own dtype F32/F16/BF16). Tensors are converted one by one
+ *  (n_threads threads each, 0 = number of cores; the bytes do not depend on it) straight
+ *  into one 64-byte aligned buffer: peak memory is the converted tensors plus one tensor in
+ *  float32 (plus, for a Llama folder, its permuted q/k copies, each freed once converted);
+ *  unchanged tensors stay in the source mapping. Errors: hz_isq_check_type's,
+ *  HZ_GGUF_ERROR_INVALID / _IO naming the tensor; after a failure only
+ *  hz_isq_model_free() may be called. */
+gboolean          hz_isq_convert (HzIsqModel *m, const char *type_name, guint n_threads,
+                                  GError **error);
+/** hz_isq_open + hz_isq_convert. Reentrant. */
+HzIsqModel       *hz_isq_load (const char *in, const char *type_name, const char *vocab_gguf,
+                               guint n_threads, GError **error);
+void              hz_isq_model_free (HzIsqModel *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzIsqModel, hz_isq_model_free)
+/** The metadata: the source GGUF itself, or the converted keys of a folder (no tensors). */
+const HzGguf     *hz_isq_model_gguf (const HzIsqModel *m);
+/** After hz_isq_convert: char* GGUF name → const HzGgufTensor* (data and n_bytes as
+ *  loaded; offset is the position in the conversion buffer and meaningless otherwise).
+ *  Owned by `m`; NULL before the conversion. */
+GHashTable       *hz_isq_model_tensors (const HzIsqModel *m);
+/** What hz_isq_convert did (zeros before it ran). */
+const HzIsqStats *hz_isq_model_stats (const HzIsqModel *m);
 
 G_END_DECLS

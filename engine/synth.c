@@ -174,11 +174,63 @@ typedef struct {
 
 #define CHUNK_ROWS_ELEMS (1 << 20)  /* about 1M elements per chunk (fixed: thread-independent) */
 
+/* Formats whose ggml quantizer needs an importance matrix (the table has no encoder):
+ * IQ2_XXS, IQ2_XS and IQ1_S. Their blocks (ggml-common.h block_iq2_xxs / block_iq2_xs /
+ * block_iq1_s) start with the float16 super-block scale d, and every decoded value is d
+ * times a function of the other bytes; any bytes are a valid block (grid indices, signs
+ * and scales use every bit pattern). */
+static const uint32_t random_block_types[] = { HZ_TYPE_IQ2_XXS, HZ_TYPE_IQ2_XS, HZ_TYPE_IQ1_S };
+
+gboolean
+hz_synth_random_blocks (uint32_t type)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (random_block_types); i++)
+    if (random_block_types[i] == type)
+      return TRUE;
+  return FALSE;
+}
+
+/* Random blocks for rows r0..r1 of a tensor: bytes from the RNG, then d chosen per block
+ * so that the block's decoded values have RMS `sigma` (d = 0 when they are all zero). */
+static void
+fill_random_blocks (Rng *r, const HzQuantTraits *tr, uint8_t *out, int64_t n_blocks, double sigma)
+{
+  float *y = g_new (float, tr->block_elems);
+  for (int64_t b = 0; b < n_blocks; b++)
+    {
+      uint8_t *blk = out + (size_t) b * tr->block_bytes;
+      for (size_t k = 0; k < tr->block_bytes; k += 8)
+        {
+          uint64_t v = rng_next (r);
+          memcpy (blk + k, &v, MIN (8, tr->block_bytes - k));
+        }
+      uint16_t d = hz_fp32_to_fp16 (1.0f);
+      memcpy (blk, &d, 2);
+      tr->to_float (blk, y, tr->block_elems);
+      double ss = 0;
+      for (uint32_t i = 0; i < tr->block_elems; i++)
+        ss += (double) y[i] * y[i];
+      const double rms = sqrt (ss / tr->block_elems);
+      d = hz_fp32_to_fp16 (rms > 0 ? (float) (sigma / rms) : 0.0f);
+      memcpy (blk, &d, 2);
+    }
+  g_free (y);
+}
+
 static void
 run_chunk (gpointer data, gpointer user_data)
 {
   Chunk *c = data;
   (void) user_data;
+  if (hz_synth_random_blocks (c->type) && c->spec->init == INIT_NORMAL)
+    {
+      const HzQuantTraits *tr = hz_quant_traits (c->type);
+      Rng r;
+      rng_seed (&r, c->seed);
+      fill_random_blocks (&r, tr, c->out + (size_t) c->r0 * c->row_bytes,
+                          (c->r1 - c->r0) * c->spec->ne[0] / tr->block_elems, c->spec->sigma);
+      return;
+    }
   const int64_t n = (c->r1 - c->r0) * c->spec->ne[0];
   float *x = g_new (float, n);
   if (c->spec->init == INIT_ONES)
@@ -337,7 +389,7 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
         type = (uint32_t) p->matrix_type;
       const HzQuantTraits *tr = hz_quant_traits (type);
       const size_t row = hz_quant_row_size (type, s->ne[0]);
-      if (!tr || !tr->from_float || !row)
+      if (!tr || !row || (!tr->from_float && !(hz_synth_random_blocks (type) && s->init == INIT_NORMAL)))
         {
           g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
                        "synth: tensor '%s' needs format %s, which the quant table cannot encode",

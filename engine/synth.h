@@ -54,11 +54,21 @@ typedef struct {
   gboolean     pure;        /* every matrix at the default type (fallback still applies) */
   int32_t      matrix_type; /* >= 0: every quantizable matrix in this ggml type instead of the
                              * file type's mix (tests of single formats; its block must divide
-                             * the rows); -1: use ftype. Zero-initialised params mean F32. */
+                             * the rows); -1: use ftype. Zero-initialised params mean F32.
+                             * The formats without an encoder (hz_synth_random_blocks) get
+                             * random blocks instead of quantized Gaussian weights. */
   guint64      seed;
   const char  *vocab_gguf;  /* required: tokenizer source */
   guint        n_threads;   /* 0 = cores */
 } HzSynthParams;
+
+/** TRUE for the weight formats whose ggml quantizer needs an importance matrix, which the
+ *  quant table cannot encode (IQ2_XXS, IQ2_XS, IQ1_S): synth writes them as random blocks,
+ *  every byte drawn from the seeded RNG except the leading float16 super-block scale d,
+ *  which is set per block so that the block's decoded values have the RMS the Gaussian
+ *  would have (N(0, 1/sqrt(n_in))). The weights are then not Gaussian but are valid
+ *  blocks of the format with the same scale, which is what format and speed tests need. */
+gboolean hz_synth_random_blocks (uint32_t type);
 
 /** Writes the model to `out` (atomically). Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (bad
  *  shape, unsupported arch, MoE shapes: "not supported by the engine yet"),

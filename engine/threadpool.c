@@ -1,12 +1,22 @@
 /* engine/threadpool.c — persistent fork-join worker pool (see threadpool.h).
  *
- * Dispatch protocol: the caller publishes (fn, data, nth) and then increments `generation`
- * (seq_cst). Workers wait for `generation` to change: first spinning (HZ_SPIN_US
- * microseconds), then sleeping on `cond`. To avoid lost wake-ups a worker announces itself
- * in `n_sleeping` *before* re-checking `generation` under `mutex`, and the caller checks
- * `n_sleeping` *after* incrementing `generation` (a Dekker-style handshake on seq_cst
- * atomics), broadcasting under the mutex only when someone sleeps.
- * Completion: every worker (also those beyond nth) increments `n_done`; the caller spins
+ * Every wait in the pool (an idle worker waiting for the next region, the caller waiting
+ * for the workers to finish, a thread waiting at a barrier) is one primitive, wait_until():
+ * spin for at most HZ_SPIN_US microseconds re-reading an atomic word, then block on the
+ * pool's condition variable (a futex on Linux). Spinning keeps back-to-back regions cheap
+ * (~1 µs to start) on an idle machine; the bound keeps a waiting thread from burning the
+ * core that the thread it waits for needs when the machine is oversubscribed (more runnable
+ * threads than cores: a spinning waiter then holds its core for a whole time slice while
+ * the thread it waits for is descheduled, and decode collapses).
+ *
+ * Lost wake-ups are excluded by a Dekker-style handshake on seq_cst atomics: a waiter
+ * increments `n_sleeping` *before* re-checking its word under `mutex`; a thread that
+ * changes a word does so with a seq_cst RMW and *then* reads `n_sleeping`, broadcasting
+ * under the mutex only when someone sleeps (one of the two always sees the other).
+ * Because all waits share one condition variable, wake-ups are broadcasts and every
+ * waiter re-checks its own word.
+ *
+ * Completion: every worker (also those beyond nth) increments `n_done`; the caller waits
  * until all have, so region fields are never overwritten while a worker still reads them.
  * Barrier: counter + phase (sense reversal).
  */
@@ -23,23 +33,10 @@
 #define hz_cpu_relax() do { } while (0)
 #endif
 
-/* How long an idle worker spins before sleeping. Back-to-back regions (prompt processing)
- * arrive within a few microseconds; decode of tiny models never wakes workers at all. */
-#define HZ_SPIN_US 200
-
-/* Waiting inside a region (barrier, completion) spins, yielding the core every
- * HZ_YIELD_SPINS iterations: on an oversubscribed machine the thread being waited for may
- * be descheduled, and pure spinning would then burn its time slice. */
-#define HZ_YIELD_SPINS 4096
-
-static inline void
-wait_relax (guint *spins)
-{
-  if (++*spins % HZ_YIELD_SPINS == 0)
-    g_thread_yield ();
-  else
-    hz_cpu_relax ();
-}
+/* How long a waiting thread spins before blocking. Back-to-back regions (prompt
+ * processing, the matmuls of one decode step) arrive within a few microseconds, and a
+ * balanced region's threads reach its barrier within microseconds of each other. */
+#define HZ_SPIN_US 100
 
 typedef struct {
   HzThreadPool *pool;
@@ -58,7 +55,7 @@ struct _HzThreadPool {
 
   _Atomic guint  generation;
   _Atomic guint  n_done;
-  _Atomic gboolean stop;
+  _Atomic guint  stop;
 
   _Atomic guint  n_sleeping;
   GMutex         mutex;
@@ -68,6 +65,61 @@ struct _HzThreadPool {
   _Atomic guint  barrier_count;
   _Atomic guint  barrier_phase;
 };
+
+/* What a waiter waits for: *word != value (WAIT_CHANGE) or *word == value (WAIT_EQUAL);
+ * a non-zero `stop` also ends an idle worker's wait. */
+typedef enum { WAIT_CHANGE, WAIT_EQUAL } WaitKind;
+
+static inline gboolean
+wait_done (HzThreadPool *pool, _Atomic guint *word, guint value, WaitKind kind,
+           gboolean honour_stop)
+{
+  guint v = atomic_load_explicit (word, memory_order_acquire);
+  if ((kind == WAIT_CHANGE) == (v != value))
+    return TRUE;
+  return honour_stop && atomic_load_explicit (&pool->stop, memory_order_acquire);
+}
+
+static void
+wait_until (HzThreadPool *pool, _Atomic guint *word, guint value, WaitKind kind,
+            gboolean honour_stop)
+{
+  if (wait_done (pool, word, value, kind, honour_stop))
+    return;
+  gint64 start = 0;
+  for (guint spins = 1;; spins++)
+    {
+      hz_cpu_relax ();
+      if (wait_done (pool, word, value, kind, honour_stop))
+        return;
+      if ((spins & 31) == 0)
+        {
+          gint64 now = g_get_monotonic_time ();
+          if (start == 0)
+            start = now;
+          else if (now - start > HZ_SPIN_US)
+            break;
+        }
+    }
+  g_mutex_lock (&pool->mutex);
+  atomic_fetch_add (&pool->n_sleeping, 1);
+  while (!wait_done (pool, word, value, kind, honour_stop))
+    g_cond_wait (&pool->cond, &pool->mutex);
+  atomic_fetch_sub (&pool->n_sleeping, 1);
+  g_mutex_unlock (&pool->mutex);
+}
+
+/* Call after changing a waited-on word with a seq_cst RMW. */
+static inline void
+wake_sleepers (HzThreadPool *pool)
+{
+  if (atomic_load (&pool->n_sleeping) > 0)
+    {
+      g_mutex_lock (&pool->mutex);
+      g_cond_broadcast (&pool->cond);
+      g_mutex_unlock (&pool->mutex);
+    }
+}
 
 static gpointer
 worker_main (gpointer p)
@@ -80,37 +132,16 @@ worker_main (gpointer p)
 
   for (;;)
     {
-      guint gen = atomic_load (&pool->generation);
-      if (gen == seen && !atomic_load (&pool->stop))
-        {
-          gint64 start = g_get_monotonic_time ();
-          for (guint spins = 0;; spins++)
-            {
-              hz_cpu_relax ();
-              gen = atomic_load_explicit (&pool->generation, memory_order_acquire);
-              if (gen != seen || atomic_load_explicit (&pool->stop, memory_order_relaxed))
-                break;
-              if ((spins & 63) == 63 && g_get_monotonic_time () - start > HZ_SPIN_US)
-                break;
-            }
-        }
-      if (gen == seen && !atomic_load (&pool->stop))
-        {
-          g_mutex_lock (&pool->mutex);
-          atomic_fetch_add (&pool->n_sleeping, 1);
-          while ((gen = atomic_load (&pool->generation)) == seen && !atomic_load (&pool->stop))
-            g_cond_wait (&pool->cond, &pool->mutex);
-          atomic_fetch_sub (&pool->n_sleeping, 1);
-          g_mutex_unlock (&pool->mutex);
-        }
+      wait_until (pool, &pool->generation, seen, WAIT_CHANGE, TRUE);
       if (atomic_load (&pool->stop))
         break;
-      seen = gen;
+      seen = atomic_load_explicit (&pool->generation, memory_order_acquire);
       /* Every worker acknowledges every region, participating or not, so the caller
        * never reuses the region fields while a late worker may still read them. */
       if (w->ith < pool->nth)
         pool->fn (w->ith, pool->nth, pool->data);
-      atomic_fetch_add_explicit (&pool->n_done, 1, memory_order_release);
+      atomic_fetch_add (&pool->n_done, 1);
+      wake_sleepers (pool);
     }
   return NULL;
 }
@@ -142,8 +173,8 @@ hz_threadpool_free (HzThreadPool *pool)
 {
   if (pool == NULL)
     return;
+  atomic_store (&pool->stop, 1);
   g_mutex_lock (&pool->mutex);
-  atomic_store (&pool->stop, TRUE);
   g_cond_broadcast (&pool->cond);
   g_mutex_unlock (&pool->mutex);
   for (guint i = 1; i < pool->n_threads; i++)
@@ -176,18 +207,11 @@ hz_threadpool_run (HzThreadPool *pool, guint nth, HzParallelFn fn, gpointer data
   atomic_store (&pool->n_done, 0);
   atomic_store (&pool->barrier_count, 0);
   atomic_fetch_add (&pool->generation, 1);       /* seq_cst: publishes the fields above */
-  if (atomic_load (&pool->n_sleeping) > 0)
-    {
-      g_mutex_lock (&pool->mutex);
-      g_cond_broadcast (&pool->cond);
-      g_mutex_unlock (&pool->mutex);
-    }
+  wake_sleepers (pool);
 
   fn (0, nth, data);
 
-  guint spins = 0;
-  while (atomic_load_explicit (&pool->n_done, memory_order_acquire) != pool->n_threads - 1)
-    wait_relax (&spins);
+  wait_until (pool, &pool->n_done, pool->n_threads - 1, WAIT_EQUAL, FALSE);
   pool->nth = 1;  /* hz_threadpool_barrier() outside a region is a no-op */
 }
 
@@ -202,11 +226,8 @@ hz_threadpool_barrier (HzThreadPool *pool)
     {
       atomic_store (&pool->barrier_count, 0);
       atomic_fetch_add (&pool->barrier_phase, 1);
+      wake_sleepers (pool);
     }
   else
-    {
-      guint spins = 0;
-      while (atomic_load (&pool->barrier_phase) == phase)
-        wait_relax (&spins);
-    }
+    wait_until (pool, &pool->barrier_phase, phase, WAIT_CHANGE, FALSE);
 }

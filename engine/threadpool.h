@@ -6,8 +6,11 @@
  * have returned. Inside a region, hz_threadpool_barrier() synchronises the nth threads (for
  * multi-phase work such as "quantize activations, then multiply").
  *
- * Workers spin for a short while after each region (so back-to-back regions cost ~1 µs to
- * start) and then sleep on a condition variable (so an idle pool costs no CPU). GThreadPool
+ * Every wait (idle workers, the caller waiting for a region to end, barriers) spins for at
+ * most ~100 µs and then blocks on a condition variable: back-to-back regions cost ~1 µs to
+ * start on an idle machine, an idle pool costs no CPU, and on an oversubscribed machine a
+ * waiting thread gives its core to the (descheduled) thread it waits for instead of
+ * spinning through its time slice. GThreadPool
  * is too coarse for this: it queues one closure per task and wakes threads through a
  * mutex-protected queue for every task.
  *
@@ -43,7 +46,7 @@ guint hz_threadpool_n_threads (const HzThreadPool *pool);
  *  written by any thread inside the region is visible to the caller afterwards. */
 void hz_threadpool_run (HzThreadPool *pool, guint nth, HzParallelFn fn, gpointer data);
 
-/** Barrier across the nth threads of the current region (spinning; regions are short).
+/** Barrier across the nth threads of the current region (bounded spin, then blocking).
  *  Writes before the barrier are visible to all threads after it. */
 void hz_threadpool_barrier (HzThreadPool *pool);
 

@@ -34,6 +34,7 @@ typedef cudaGraphExec_t hipGraphExec_t;
 typedef cudaDeviceProp hipDeviceProp_t;
 #define hipSuccess                       cudaSuccess
 #define hipErrorNotReady                 cudaErrorNotReady
+#define hipErrorInvalidValue             cudaErrorInvalidValue
 #define hipGetErrorString                cudaGetErrorString
 #define hipGetLastError                  cudaGetLastError
 #define hipGetDeviceCount                cudaGetDeviceCount

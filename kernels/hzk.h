@@ -31,6 +31,11 @@ typedef int (*HzkMatvecFn) (const void *w, int64_t n_rows, int64_t k, const int8
  *  layout at dst (device, device_bytes long). */
 typedef int (*HzkRepackFn) (const void *src, void *dst, int64_t n_rows, int64_t k, void *stream);
 
+/** out[0..K) = row *row_dev (device int32, clamped to [0, n_rows)) of W as fp32, through
+ *  the format's decoder (embedding lookup). */
+typedef int (*HzkEmbedFn) (const void *w, int64_t n_rows, int64_t k, const int *row_dev,
+                           float *out, void *stream);
+
 /** One row of the device dispatch table, generated from engine/quant/formats.def. */
 typedef struct {
   uint32_t    type;            /* ggml id */
@@ -42,6 +47,7 @@ typedef struct {
   uint32_t    unit_bytes, unit_elems, units_per_block, meta_bytes, scale_slots;
   uint32_t    k_multiple;      /* K must be a multiple of this (block and 32) */
   HzkRepackFn repack;
+  HzkEmbedFn  embed;
   HzkMatvecFn matvec[HZK_MAX_BATCH];   /* [batch − 1] */
 } HzkOps;
 
@@ -58,6 +64,65 @@ size_t hzk_act_bytes (int64_t k, int batch);
 int hzk_quantize_act (const float *x, int64_t k, int batch, void *scratch, void *stream);
 const int8_t *hzk_act_q (const void *scratch, int64_t k, int batch);
 const void *hzk_act_m (const void *scratch, int64_t k, int batch);
+
+/** Benchmark hook: launch-geometry variant v (0 = the table's default) of the batch-1
+ *  matvec of `type`, and its name; NULL when v is out of range or the format has no
+ *  variants (only Q4_0, Q8_0, Q4_K, Q6_K have; float formats only v = 0). */
+HzkMatvecFn hzk_matvec_variant (uint32_t type, int v, const char **name);
+
+/* ---- decode-step ops (kernels/decode.hip) ---------------------------------------------
+ * All pointers are device pointers; `pos` is a device int32 (the position of the token
+ * being decoded), so that a captured graph replays at any position. `act`, where taken,
+ * is an activation scratch (hzk_act_bytes) that receives the op's output quantized in the
+ * layout of hzk_quantize_act (batch 1; NULL: fp32 output only) by `act_mode`:
+ *   HZK_ACT_F32   per 32, fp32 d = amax/127, q = round(x/d)      (= hzk_quantize_act)
+ *   HZK_ACT_Q8_0  per 32 as the CPU's Q8_0 activations (ggml-cpu x86: q = rint(x·127/amax),
+ *                 d rounded to fp16): the weights of Q4_0, Q5_0, Q8_0, IQ4_NL, MXFP4
+ *   HZK_ACT_Q8_1  as Q8_0 with the fp16 sum term of Q8_1 (of the 32, in the first 16's
+ *                 slot, 0 in the second's): Q4_1, Q5_1
+ *   HZK_ACT_Q8_K  per 256 as the CPU's Q8_K (quantize_row_q8_K_ref): the K-quants
+ * so that the GPU's dot products use the CPU's activations; lengths must be multiples of
+ * 32 (256 for Q8_K). */
+enum { HZK_ACT_F32 = 0, HZK_ACT_Q8_0 = 1, HZK_ACT_Q8_1 = 2, HZK_ACT_Q8_K = 3 };
+
+/** For each of `rows` rows of n: if add, x += add (+ add_bias: x + (add + add_bias), the
+ *  CPU's order; [n], nullable) in place (the residual add); then y = x / sqrt(mean(x²) + eps) · w (w nullable = 1). Formula of
+ *  hz_cpu_rms_norm_to (engine/cpu/ops.c), sum of squares in fp32. */
+int hzk_rms_norm (float *x, const float *add, const float *add_bias, const float *w, int64_t n,
+                  int rows, float eps, float *y, void *act, int act_mode, void *stream);
+/** qkv = [q: n_head·hdk | k: n_head_kv·hdk | v: n_head_kv·hdv] (one matvec's output):
+ *  + bias (same layout, nullable); q, k heads RMS-normed with q_norm / k_norm ([hdk],
+ *  nullable; qwen3); RoPE of the first n_rot dims of each q and k head with the
+ *  (cos, sin) pairs cs[pos·n_rot + 2i, +1] (hz_cpu_rope_cache rows, one per position),
+ *  pairs (2i, 2i+1) (neox = 0) or (i, i + n_rot/2) (neox = 1); q -> q_out
+ *  [n_head·hdk]; k, v -> row pos of the layer's caches k_cache [n_ctx][n_head_kv·hdk],
+ *  v_cache [n_ctx][n_head_kv·hdv] (fp32, or fp16 when kv_f16). hdk, hdv <= 1024. */
+int hzk_qkv_rope (const float *qkv, const float *bias, const float *q_norm, const float *k_norm,
+                  float eps, const float *cs, const int *pos, int n_head, int n_head_kv, int hdk,
+                  int hdv, int n_rot, int neox, float *q_out, void *k_cache, void *v_cache,
+                  int kv_f16, void *stream);
+/** Bytes of the split-K partials of hzk_attn_decode. */
+size_t hzk_attn_part_bytes (int n_head, int hdv, int n_split);
+/** Decode attention over positions 0..*pos of one layer's caches (layout as
+ *  hzk_qkv_rope), GQA (q head h reads kv head h / (n_head / n_head_kv)):
+ *  out[h·hdv ..] = softmax(scale · q_h·K^T) V. Split-K: n_split blocks per head each take
+ *  a contiguous share of the positions (online softmax), then a merge (which also writes
+ *  the quantization of out into act when given; needs hdv % 32 == 0, not Q8_K). part:
+ *  hzk_attn_part_bytes. hdk, hdv <= 256. */
+int hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                     const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                     int n_split, float *part, float *out, void *act, int act_mode,
+                     void *stream);
+/** out = silu(gate) · up (n elements; silu(g) = g / (1 + e^-g)), optionally quantized. */
+int hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act,
+                int act_mode, void *stream);
+/** Quantize x[n] into act (batch 1) by act_mode (the modes above). */
+int hzk_quantize_act_mode (const float *x, int64_t n, int act_mode, void *act, void *stream);
+/** *out = index of the largest of x[0..n) (ties: lowest index; NaNs ignored; 0 if none). */
+int hzk_argmax (const float *x, int64_t n, int *out, void *stream);
+/** On the device: hist[*pos + delta] = *tok when hist is given (the token chosen for the
+ *  next position), then *pos += delta (the decode graph's position update). */
+int hzk_pos_add (int *pos, int delta, const int *tok, int *hist, void *stream);
 
 /* ---- runtime (kernels/runtime.hip) ---------------------------------------------------- */
 const char *hzk_error_string (int err);

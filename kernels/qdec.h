@@ -305,20 +305,37 @@ template <> struct qdec<HZ_TYPE_Q2_K> {
   }
 };
 
-/** 6-bit scale and min of sub-block j (ggml get_scale_min_k4) from the 12 scale bytes. */
+/** 6-bit scale and min of sub-block j (ggml get_scale_min_k4) from the 12 scale bytes held
+ *  in three little-endian words s0 = bytes 0..3, s1 = 4..7, s2 = 8..11 (register shifts,
+ *  no byte loads; j may be a run-time value). */
 static __device__ __forceinline__ void
-hzk_scale_min_k4 (int j, const uint8_t *s, int *sc, int *mn)
+hzk_scale_min_k4 (int j, uint32_t s0, uint32_t s1, uint32_t s2, int *sc, int *mn)
 {
+  const int sh = 8 * (j & 3);
+  const uint32_t a = s0 >> sh, b = s1 >> sh, c = s2 >> sh;
   if (j < 4)
     {
-      *sc = s[j] & 63;
-      *mn = s[j + 4] & 63;
+      *sc = (int) (a & 63u);
+      *mn = (int) (b & 63u);
     }
   else
     {
-      *sc = (s[j + 4] & 0xf) | (s[j - 4] >> 6) << 4;
-      *mn = (s[j + 4] >> 4) | (s[j] >> 6) << 4;
+      *sc = (int) ((c & 0xfu) | (a >> 6 & 3u) << 4);
+      *mn = (int) ((c >> 4 & 0xfu) | (b >> 6 & 3u) << 4);
     }
+}
+
+/** The 16 meta bytes {d, dmin fp16; scales[12]} of Q4_K/Q5_K as one 16-byte cached load:
+ *  d, dmin as floats and the scale words for hzk_scale_min_k4. */
+static __device__ __forceinline__ void
+hzk_k4_meta (const uint8_t *meta, float *d, float *dmin, uint32_t *s0, uint32_t *s1, uint32_t *s2)
+{
+  const uint4 m = hzk_ld_cached ((const uint4 *) meta);
+  *d = hzk_half_bits_to_float ((uint16_t) (m.x & 0xffffu));
+  *dmin = hzk_half_bits_to_float ((uint16_t) (m.x >> 16));
+  *s0 = m.y;
+  *s1 = m.z;
+  *s2 = m.w;
 }
 
 /** Q4_K: {d, dmin fp16; scales[12]; qs[128]}; 64-element pair j = e/64: low nibbles of
@@ -340,12 +357,14 @@ template <> struct qdec<HZ_TYPE_Q4_K> {
         v[0][k] = (int) (w[k] & HZK_LO4);
         v[1][k] = (int) ((w[k] >> 4) & HZK_LO4);
       }
-    const float dd = hzk_rdh (meta), dmin = hzk_rdh (meta + 2);
+    float dd, dmin;
+    uint32_t s0, s1, s2;
+    hzk_k4_meta (meta, &dd, &dmin, &s0, &s1, &s2);
     int sc, mn;
-    hzk_scale_min_k4 (2 * j, meta + 4, &sc, &mn);
+    hzk_scale_min_k4 (2 * j, s0, s1, s2, &sc, &mn);
     d[0] = dd * (float) sc;
     m[0] = -dmin * (float) mn;
-    hzk_scale_min_k4 (2 * j + 1, meta + 4, &sc, &mn);
+    hzk_scale_min_k4 (2 * j + 1, s0, s1, s2, &sc, &mn);
     d[1] = dd * (float) sc;
     m[1] = -dmin * (float) mn;
     off[0] = 64 * j + l0;
@@ -371,7 +390,9 @@ template <> struct qdec<HZ_TYPE_Q5_K> {
   {
     const uint32_t hb[4] = { q[4].x, q[4].y, q[4].z, q[4].w };
     const int l0 = 16 * ub;
-    const float dd = hzk_rdh (meta), dmin = hzk_rdh (meta + 2);
+    float dd, dmin;
+    uint32_t s0, s1, s2;
+    hzk_k4_meta (meta, &dd, &dmin, &s0, &s1, &s2);
     for (int j = 0; j < 4; j++)
       {
         const uint32_t w[4] = { q[j].x, q[j].y, q[j].z, q[j].w };
@@ -381,10 +402,10 @@ template <> struct qdec<HZ_TYPE_Q5_K> {
             v[2 * j + 1][k] = (int) (((w[k] >> 4) & HZK_LO4) | ((hb[k] >> (2 * j + 1)) & 0x01010101u) << 4);
           }
         int sc, mn;
-        hzk_scale_min_k4 (2 * j, meta + 4, &sc, &mn);
+        hzk_scale_min_k4 (2 * j, s0, s1, s2, &sc, &mn);
         d[2 * j] = dd * (float) sc;
         m[2 * j] = -dmin * (float) mn;
-        hzk_scale_min_k4 (2 * j + 1, meta + 4, &sc, &mn);
+        hzk_scale_min_k4 (2 * j + 1, s0, s1, s2, &sc, &mn);
         d[2 * j + 1] = dd * (float) sc;
         m[2 * j + 1] = -dmin * (float) mn;
         off[2 * j] = 64 * j + l0;

@@ -28,17 +28,32 @@
 #include "qdec.h"
 #include "hzk.h"
 
+#include <type_traits>
+
 #define HZK_THREADS 128
 #define HZK_ROWS 2
 
 static HZK_HD size_t hzk_align256 (size_t x) { return (x + 255u) & ~(size_t) 255u; }
 
+/** Launch geometry of qmatvec_core: TPR threads per row group (a power of two, at most
+ *  HZK_THREADS), ROWS rows per group, UNR units loaded per thread before any is decoded. */
+template <int TPR_, int ROWS_, int UNR_> struct hzk_cfg {
+  static constexpr int TPR = TPR_, ROWS = ROWS_, UNR = UNR_, G = HZK_THREADS / TPR_;
+};
+
+/** The default geometry of format W, from the variant sweep on an H200
+ *  (bench-qmatvec --variants, docs/PERFORMANCE.md): one 32-lane row group per warp (a
+ *  warp-only reduction), 2 rows, 2 units in flight per row — except the 16-byte-unit
+ *  K-quants (Q2_K, Q4_K: 4+ units share one block's scales), which do best with 4 rows
+ *  sharing each activation load; Q5_K (80-byte units) one unit; float formats as the first
+ *  slice (at the wall already). */
 template <int W> struct hzk_launch {
   using T = qdw_traits<W>;
-  static constexpr int TPR = T::unit_bytes >= 64 ? 32 : T::unit_bytes >= 32 ? 64 : 128;
-  static constexpr int G = HZK_THREADS / TPR;
-  static constexpr int UNR = T::chunks == 1 ? 2 : 1;
-  static constexpr int ROWS = HZK_ROWS;
+  using type = typename std::conditional<
+      T::is_float, hzk_cfg<(T::unit_bytes >= 64 ? 32 : 128), 2, 2>,
+      typename std::conditional<
+          T::chunks == 1 && T::units_per_block >= 4, hzk_cfg<32, 4, 2>,
+          typename std::conditional<T::chunks <= 3, hzk_cfg<32, 2, 2>, hzk_cfg<32, 2, 1>>::type>::type>::type;
 };
 
 /** Byte i of unit ub of a repack block (float formats: the unit is the block). */
@@ -120,16 +135,61 @@ hzk_repack_kernel (const uint8_t *HZK_RESTRICT src, uint8_t *HZK_RESTRICT dst, i
     }
 }
 
+/* ---- embedding lookup ---------------------------------------------------------------- */
+/** out[0..K) = row *row_p of W, decoded unit by unit (one thread per unit) with the same
+ *  decoders as the matvec: w = d·v + m per run (integer formats), decode_f (float). */
+template <int W>
+__global__ void __launch_bounds__ (HZK_THREADS)
+hzk_embed_kernel (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
+                  const int *HZK_RESTRICT row_p, float *HZK_RESTRICT out)
+{
+  using T = qdw_traits<W>;
+  const int64_t nu = K / T::unit_elems;
+  const int64_t u = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (u >= nu)
+    return;
+  int64_t r = *row_p;
+  r = r < 0 ? 0 : r >= n_rows ? n_rows - 1 : r;
+  const size_t row_bytes = (size_t) nu * T::unit_bytes;
+  const uint8_t *P = w + (size_t) r * row_bytes;
+  uint4 q[T::chunks];
+  for (int c = 0; c < T::chunks; c++)
+    q[c] = *(const uint4 *) (P + ((size_t) c * nu + u) * 16);
+  if constexpr (T::is_float)
+    {
+      float wv[T::unit_elems];
+      qdec<W>::decode_f (q, wv);
+      for (int i = 0; i < T::unit_elems; i++)
+        out[u * T::unit_elems + i] = wv[i];
+    }
+  else
+    {
+      constexpr int RUNS = qdec<W>::runs;
+      const int64_t nb = K / T::blk_elems, b = u / T::units_per_block;
+      const int ub = (int) (u % T::units_per_block);
+      const uint8_t *M = w + hzk_align256 ((size_t) n_rows * row_bytes);
+      int v[RUNS][4], off[RUNS];
+      float d[RUNS], m[RUNS];
+      qdec<W>::decode (q, M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
+      for (int j = 0; j < RUNS; j++)
+        for (int i = 0; i < 16; i++)
+          {
+            const int vi = (int) (int8_t) ((uint32_t) v[j][i / 4] >> (8 * (i % 4)));
+            out[b * T::blk_elems + off[j] + i] = T::symmetric ? d[j] * (float) vi
+                                                              : fmaf (d[j], (float) vi, m[j]);
+          }
+    }
+}
+
 /* ---- the core ---------------------------------------------------------------------- */
-template <int W, int B>
+template <int W, int B, class C>
 __global__ void __launch_bounds__ (HZK_THREADS)
 qmatvec_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
               const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
               const float *HZK_RESTRICT x, float *HZK_RESTRICT y)
 {
   using T = qdw_traits<W>;
-  using L = hzk_launch<W>;
-  constexpr int TPR = L::TPR, G = L::G, ROWS = L::ROWS, UNR = L::UNR, CH = T::chunks;
+  constexpr int TPR = C::TPR, G = C::G, ROWS = C::ROWS, UNR = C::UNR, CH = T::chunks;
 
   const int tid = threadIdx.x, grp = tid / TPR, t = tid % TPR;
   const int64_t row0 = ((int64_t) blockIdx.x * G + grp) * ROWS;
@@ -161,7 +221,7 @@ qmatvec_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
               {
                 for (int c = 0; c < CH; c++)
                   q[k][r][c] = hzk_ld_stream ((const uint4 *) (P[r] + ((size_t) c * nu + u) * 16));
-                if constexpr (!T::is_float)
+                if constexpr (!T::is_float && T::meta_bytes >= 16)
                   hzk_prefetch (w + hzk_align256 ((size_t) n_rows * row_bytes)
                                 + (size_t) (rr[r] * (K / T::blk_elems) + u / T::units_per_block)
                                       * T::meta_bytes);
@@ -257,15 +317,14 @@ qmatvec_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
 }
 
 /* ---- host launchers ------------------------------------------------------------------ */
-template <int W, int B>
+template <int W, int B, class C = typename hzk_launch<W>::type>
 static int
 hzk_matvec_launch (const void *w, int64_t n_rows, int64_t K, const int8_t *aq, const void *am,
                    const float *x, float *y, void *stream)
 {
-  using L = hzk_launch<W>;
-  const int64_t per_block = (int64_t) L::G * L::ROWS;
+  const int64_t per_block = (int64_t) C::G * C::ROWS;
   const unsigned grid = (unsigned) ((n_rows + per_block - 1) / per_block);
-  qmatvec_core<W, B><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+  qmatvec_core<W, B, C><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
       (const uint8_t *) w, n_rows, K, aq, (const float2 *) am, x, y);
   return (int) hipGetLastError ();
 }
@@ -280,6 +339,19 @@ hzk_repack_launch (const void *src, void *dst, int64_t n_rows, int64_t K, void *
   const unsigned grid = (unsigned) ((n + HZK_THREADS - 1) / HZK_THREADS);
   hzk_repack_kernel<W><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
       (const uint8_t *) src, (uint8_t *) dst, n_rows, K);
+  return (int) hipGetLastError ();
+}
+
+template <int W>
+static int
+hzk_embed_launch (const void *w, int64_t n_rows, int64_t K, const int *row, float *out,
+                  void *stream)
+{
+  using T = qdw_traits<W>;
+  const int64_t nu = K / T::unit_elems;
+  const unsigned grid = (unsigned) ((nu + HZK_THREADS - 1) / HZK_THREADS);
+  hzk_embed_kernel<W><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+      (const uint8_t *) w, n_rows, K, row, out);
   return (int) hipGetLastError ();
 }
 
@@ -306,6 +378,7 @@ hzk_make_ops (void)
       o.scale_slots = T::scale_slots;
       o.k_multiple = T::is_float ? T::unit_elems : (T::blk_elems > 32 ? T::blk_elems : 32);
       o.repack = hzk_repack_launch<W>;
+      o.embed = hzk_embed_launch<W>;
       o.matvec[0] = hzk_matvec_launch<W, 1>;
       o.matvec[1] = hzk_matvec_launch<W, 2>;
       o.matvec[2] = hzk_matvec_launch<W, 3>;
@@ -316,6 +389,49 @@ hzk_make_ops (void)
       o.matvec[7] = hzk_matvec_launch<W, 8>;
     }
   return o;
+}
+
+/* ---- geometry variants for the benchmark (bench-qmatvec --variants) ----------------- */
+template <int W> static HzkMatvecFn
+hzk_variant_fn (int v)
+{
+  if constexpr (!qdw_traits<W>::available || qdw_traits<W>::is_float)
+    return v == 0 ? hzk_matvec_launch<W, 1> : NULL;
+  else
+    switch (v)
+      {
+      case 0: return hzk_matvec_launch<W, 1>;
+      case 1: return hzk_matvec_launch<W, 1, hzk_cfg<128, 2, 2>>;   /* the first slice's */
+      case 2: return hzk_matvec_launch<W, 1, hzk_cfg<32, 2, 2>>;
+      case 3: return hzk_matvec_launch<W, 1, hzk_cfg<32, 4, 2>>;
+      case 4: return hzk_matvec_launch<W, 1, hzk_cfg<32, 4, 4>>;
+      case 5: return hzk_matvec_launch<W, 1, hzk_cfg<32, 8, 2>>;
+      case 6: return hzk_matvec_launch<W, 1, hzk_cfg<64, 4, 2>>;
+      case 7: return hzk_matvec_launch<W, 1, hzk_cfg<32, 2, 4>>;
+      default: return NULL;
+      }
+}
+
+static const char *const hzk_variant_names[] = {
+  "default", "tpr128 r2 u2", "tpr32 r2 u2", "tpr32 r4 u2", "tpr32 r4 u4", "tpr32 r8 u2",
+  "tpr64 r4 u2", "tpr32 r2 u4",
+};
+
+extern "C" HzkMatvecFn
+hzk_matvec_variant (uint32_t type, int v, const char **name)
+{
+  if (v < 0 || v >= (int) (sizeof hzk_variant_names / sizeof *hzk_variant_names))
+    return NULL;
+  if (name)
+    *name = hzk_variant_names[v];
+  switch (type)
+    {
+    case HZ_TYPE_Q4_0: return hzk_variant_fn<HZ_TYPE_Q4_0> (v);
+    case HZ_TYPE_Q8_0: return hzk_variant_fn<HZ_TYPE_Q8_0> (v);
+    case HZ_TYPE_Q4_K: return hzk_variant_fn<HZ_TYPE_Q4_K> (v);
+    case HZ_TYPE_Q6_K: return hzk_variant_fn<HZ_TYPE_Q6_K> (v);
+    default: return v == 0 && hzk_ops (type) ? hzk_ops (type)->matvec[0] : NULL;
+    }
 }
 
 /** The dispatch table: one row per formats.def row, in table order. */

@@ -12,6 +12,18 @@
  *   store=PATH (default $XDG_DATA_HOME/hanzo/hanzo.db).
  * NeverLearn set over D-Bus is written back to that file.
  *
+ * Federation (issue 8; federation.h): on when the GSettings key ai.hanzo.Desktop
+ * federation-enabled is true (read at every job start; off by default). Then the night's
+ * job trains with DP-SGD (sample-level DP for an adapter that may be released; group
+ * [dp_sgd] of learner.ini: noise_multiplier=1.0, clip_norm=1.0, sample_rate=0 (= batch/N),
+ * delta=1e-6; each night is a "dp-sgd" ledger row), and after a promotion a federation
+ * pass runs in its own thread (hz_learner_federate_async(); group [federation]:
+ * clip_norm=10, noise_multiplier=4.5, budget_epsilon=8, budget_delta=1e-6,
+ * max_attempts=5, timeout_s=30, fetch_polls=6, fetch_interval_ms=10000): DP release,
+ * upload, aggregate saved as the shared base adapter. It never blocks the next job; the
+ * application is held while it runs and it is cancelled at shutdown. Endpoint and token
+ * come from the keyring only.
+ *
  * Every tick (and on Resume/LearnNow) the scheduler (scheduler.h) decides from the local
  * time, UPower's OnBattery (system bus; absent = on AC), the session idle time
  * (org.gnome.Mutter.IdleMonitor GetIdletime on the session bus, else logind's IdleHint;
@@ -26,6 +38,7 @@
 #include <gio/gio.h>
 #include <math.h>
 #include "daemon-job.h"
+#include "federation.h"
 #include "scheduler.h"
 
 #define LEARNER_PATH "/ai/hanzo/Learner"
@@ -52,6 +65,9 @@ typedef struct {
   /* the job */
   GThread         *worker;
   gint             stop;
+  /* federation passes in flight (each holds the application) */
+  GCancellable    *fed_cancel;
+  guint            fed_running;
 } Learner;
 
 /* ------------------------------------------------------------------ properties */
@@ -121,6 +137,44 @@ load_config (Learner *l, HzLearnerJobConfig *c)
 #undef INT_KEY
 #undef DBL_KEY
   c->include_unrated = g_key_file_get_boolean (k, "learner", "include_unrated", NULL);
+  c->job.dp_sgd = hz_learner_federation_enabled ();
+  if (c->job.dp_sgd)
+    {
+      c->job.dp.noise_multiplier = 1.0;
+#define DP_KEY(key, field) \
+  if (g_key_file_has_key (k, "dp_sgd", key, NULL)) field = g_key_file_get_double (k, "dp_sgd", key, NULL)
+      DP_KEY ("noise_multiplier", c->job.dp.noise_multiplier);
+      DP_KEY ("clip_norm", c->job.dp.clip_norm);
+      DP_KEY ("sample_rate", c->job.dp.sample_rate);
+      DP_KEY ("delta", c->job.dp.delta);
+#undef DP_KEY
+      if (!(c->job.dp.noise_multiplier > 0))
+        {
+          g_warning ("learner.ini: [dp_sgd] noise_multiplier must be > 0; using 1.0");
+          c->job.dp.noise_multiplier = 1.0;
+        }
+    }
+}
+
+static void
+load_fed_params (Learner *l, HzFedParams *p)
+{
+  GKeyFile *k = l->config;
+  hz_fed_params_init (p);
+#define FED_DBL(key, field) \
+  if (g_key_file_has_key (k, "federation", key, NULL)) field = g_key_file_get_double (k, "federation", key, NULL)
+#define FED_UINT(key, field) \
+  if (g_key_file_has_key (k, "federation", key, NULL)) field = (guint) MAX (0, g_key_file_get_integer (k, "federation", key, NULL))
+  FED_DBL ("clip_norm", p->clip_norm);
+  FED_DBL ("noise_multiplier", p->noise_multiplier);
+  FED_DBL ("budget_epsilon", p->budget_epsilon);
+  FED_DBL ("budget_delta", p->budget_delta);
+  FED_UINT ("max_attempts", p->max_attempts);
+  FED_UINT ("timeout_s", p->timeout_s);
+  FED_UINT ("fetch_polls", p->fetch_polls);
+  FED_UINT ("fetch_interval_ms", p->fetch_interval_ms);
+#undef FED_DBL
+#undef FED_UINT
 }
 
 static void
@@ -216,6 +270,60 @@ job_progress (double fraction, gpointer data)
 
 static void schedule_check (Learner *l);
 
+typedef struct {
+  Learner *l;
+  char    *shared_dir;
+} FedCall;
+
+static void
+federation_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  (void) source;
+  FedCall *fc = data;
+  Learner *l = fc->l;
+  HzFedOutcome out;
+  g_autoptr (GError) error = NULL;
+  if (hz_learner_federate_finish (result, &out, &error))
+    g_message ("federation: uploaded to round %" G_GUINT64_FORMAT " (%zu bytes, epsilon %.3g, "
+               "%.3g spent this year)%s", out.round_id, out.upload_bytes, out.epsilon,
+               out.total_epsilon, out.pending ? "; aggregate not ready yet" : "");
+  else
+    g_message ("federation: nothing uploaded: %s", error->message);
+  if (out.aggregate_saved && l->conn)
+    g_dbus_connection_emit_signal (l->conn, NULL, LEARNER_PATH, LEARNER_IFACE,
+                                   "SharedAdapterReady",
+                                   g_variant_new ("(st)", fc->shared_dir, out.aggregate_round),
+                                   NULL);
+  hz_fed_outcome_clear (&out);
+  g_free (fc->shared_dir);
+  g_free (fc);
+  l->fed_running--;
+  g_application_release (l->app);
+}
+
+static void
+start_federation (Learner *l, const HzLearnerJobConfig *c, HzLearnerJobOutcome outcome,
+                  const char *adapter)
+{
+  HzFedParams p;
+  load_fed_params (l, &p);
+  if (l->fed_cancel == NULL)
+    l->fed_cancel = g_cancellable_new ();
+  FedCall *fc = g_new (FedCall, 1);
+  *fc = (FedCall) { l, g_strdup (c->shared_dir) };
+  if (hz_learner_job_maybe_federate (c, outcome, adapter, &p, l->fed_cancel, federation_done, fc))
+    {
+      l->fed_running++;
+      g_application_hold (l->app);
+    }
+  else
+    {
+      g_free (fc->shared_dir);
+      g_free (fc);
+    }
+  hz_fed_params_clear (&p);
+}
+
 static gboolean
 job_done_main (gpointer data)
 {
@@ -225,9 +333,13 @@ job_done_main (gpointer data)
   l->worker = NULL;
   if (!j->ok)
     g_warning ("learner job failed: %s", j->message);
-  else if (j->outcome == HZ_LEARNER_JOB_PROMOTED && l->conn)
-    g_dbus_connection_emit_signal (l->conn, NULL, LEARNER_PATH, LEARNER_IFACE, "AdapterReady",
-                                   g_variant_new ("(s)", j->adapter), NULL);
+  else if (j->outcome == HZ_LEARNER_JOB_PROMOTED)
+    {
+      if (l->conn)
+        g_dbus_connection_emit_signal (l->conn, NULL, LEARNER_PATH, LEARNER_IFACE,
+                                       "AdapterReady", g_variant_new ("(s)", j->adapter), NULL);
+      start_federation (l, &j->cfg, j->outcome, j->adapter);
+    }
   if (j->ok && j->outcome != HZ_LEARNER_JOB_INTERRUPTED)
     l->learn_now = FALSE;
   set_progress (l, 0);
@@ -460,6 +572,13 @@ on_shutdown (GApplication *app, gpointer data)
       g_atomic_int_set (&l->stop, 1);
       g_thread_join (l->worker);   /* checkpoints before returning */
       l->worker = NULL;
+    }
+  if (l->fed_cancel)
+    {
+      g_cancellable_cancel (l->fed_cancel);
+      while (l->fed_running > 0)   /* bounded: every network wait is cancellable */
+        g_main_context_iteration (NULL, TRUE);
+      g_clear_object (&l->fed_cancel);
     }
   if (l->reg_id && l->conn)
     g_dbus_connection_unregister_object (l->conn, l->reg_id);

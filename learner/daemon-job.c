@@ -4,6 +4,8 @@
 #include <math.h>
 #include "daemon-job.h"
 #include "checkpoint.h"
+#include "dp.h"
+#include "federation.h"
 #include "hanzo-store-learner.h"
 
 void
@@ -12,6 +14,7 @@ hz_learner_job_config_init (HzLearnerJobConfig *c)
   *c = (HzLearnerJobConfig) { 0 };
   hz_learn_job_params_init (&c->job);
   c->adapters_dir = g_build_filename (g_get_user_data_dir (), "hanzo", "adapters", NULL);
+  c->shared_dir = g_build_filename (c->adapters_dir, "shared", NULL);
   c->heldout_fraction = 0.2;
   c->keep = 3;
 }
@@ -22,6 +25,7 @@ hz_learner_job_config_clear (HzLearnerJobConfig *c)
   g_clear_pointer (&c->store_path, g_free);
   g_clear_pointer (&c->model_path, g_free);
   g_clear_pointer (&c->adapters_dir, g_free);
+  g_clear_pointer (&c->shared_dir, g_free);
 }
 
 typedef struct {
@@ -102,8 +106,10 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
   /* start from the active adapter if it belongs to this base */
   g_autoptr (GError) none = NULL;
   g_autoptr (HzLearnerAdapter) active = hz_store_adapter_get_active (store, &none);
-  const char *init = active && g_str_equal (active->base_sha256, sha)
-                     && g_file_test (active->path, G_FILE_TEST_IS_DIR) ? active->path : NULL;
+  g_autofree char *init = hz_learner_pick_start_adapter (
+    active && g_str_equal (active->base_sha256, sha)
+    && g_file_test (active->path, G_FILE_TEST_IS_DIR) ? active->path : NULL,
+    c->shared_dir, sha);
   const gint64 id = hz_store_learner_run_begin (store, "sft", sha, error);
   if (id == 0)
     return FALSE;
@@ -123,6 +129,14 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
       hz_store_learner_run_update (store, id, HZ_LEARNER_RUN_FAILED, 0, NAN, NAN, NAN, -1,
                                    local->message, NULL);
       g_propagate_error (error, g_steal_pointer (&local));
+      return FALSE;
+    }
+  if (c->job.dp_sgd && res.dp_steps_run > 0 && c->job.dp.noise_multiplier > 0
+      && hz_dp_record_training (store, res.dp_q, c->job.dp.noise_multiplier,
+                                c->job.dp.clip_norm, (guint64) res.dp_steps_run,
+                                c->job.dp.delta, error) == 0)
+    {
+      hz_learn_job_result_clear (&res);
       return FALSE;
     }
   HzLearnerRunStatus status;
@@ -158,6 +172,20 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
                                                     ok ? error : NULL);
   hz_learn_job_result_clear (&res);
   return ok && rec;
+}
+
+gboolean
+hz_learner_job_maybe_federate (const HzLearnerJobConfig *c, HzLearnerJobOutcome outcome,
+                               const char *adapter, const HzFedParams *params,
+                               GCancellable *cancellable, GAsyncReadyCallback callback,
+                               gpointer user_data)
+{
+  if (outcome != HZ_LEARNER_JOB_PROMOTED || adapter == NULL || !c->job.dp_sgd
+      || !hz_learner_federation_enabled ())
+    return FALSE;
+  hz_learner_federate_async (params, c->store_path, adapter, c->shared_dir, cancellable,
+                             callback, user_data);
+  return TRUE;
 }
 
 char *

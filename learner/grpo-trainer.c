@@ -17,6 +17,7 @@ struct _HzGrpoTrainer {
   /* scratch [max_tokens] */
   int32_t            *seq, *targets;
   float              *logp, *dlogp;
+  float              *dp_sum;    /* DP-SGD: the clipped sum [n_params] */
 };
 
 void
@@ -127,6 +128,7 @@ hz_grpo_trainer_free (HzGrpoTrainer *t)
   g_free (t->targets);
   g_free (t->logp);
   g_free (t->dlogp);
+  g_free (t->dp_sum);
   g_free (t);
 }
 
@@ -338,4 +340,41 @@ hz_grpo_trainer_step (HzGrpoTrainer *t, HzGrpoGroup *const *groups, int n,
   if (stats)
     *stats = st;
   return st.loss;
+}
+
+double
+hz_grpo_trainer_step_dp (HzGrpoTrainer *t, HzDpSgd *dp, HzGrpoGroup *const *groups, int n,
+                         double expected_batch, int *n_clipped, GError **error)
+{
+  if (t->p.n_iterations != 1 || !(expected_batch > 0))
+    {
+      g_set_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_INVALID,
+                   "DP-SGD GRPO needs n_iterations = 1 and an expected batch > 0");
+      return NAN;
+    }
+  const gsize np = t->lora->n_params;
+  if (t->dp_sum == NULL)
+    t->dp_sum = g_new (float, np);
+  memset (t->dp_sum, 0, np * sizeof (float));
+  double loss = 0;
+  int clipped = 0;
+  for (int j = 0; j < n; j++)
+    {
+      if (t->p.grpo.beta > 0 && !groups[j]->have_ref)
+        group_reference (t, groups[j]);
+      PassTotals tot = { 0 };
+      hz_lora_zero_grad (t->lora);
+      group_pass (t, groups[j], 1.0, &tot);
+      loss += tot.loss;
+      clipped += hz_dp_sgd_accumulate (dp, t->dp_sum, t->lora->grads, np, NULL)
+                 > hz_dp_sgd_get_params (dp)->clip_norm;
+    }
+  if (n_clipped)
+    *n_clipped = clipped;
+  if (!hz_dp_sgd_finish (dp, t->dp_sum, np, expected_batch, error))
+    return NAN;
+  memcpy (t->lora->grads, t->dp_sum, np * sizeof (float));
+  const double lr = t->p.adamw.lr * hz_schedule_factor (&t->p.schedule, t->opt->step);
+  hz_adamw_step (t->opt, t->lora->params, t->lora->grads, lr);
+  return loss / expected_batch;
 }

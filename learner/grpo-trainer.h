@@ -38,6 +38,7 @@
 #include "lora.h"
 #include "model-train.h"
 #include "optim.h"
+#include "dp-sgd.h"
 #include "reward.h"
 
 G_BEGIN_DECLS
@@ -120,6 +121,19 @@ typedef struct {
  *  zero (equal rewards) contribute only their KL term. stats nullable. Returns the loss. */
 double hz_grpo_trainer_step (HzGrpoTrainer *t, HzGrpoGroup *const *groups, int n,
                              HzGrpoStepStats *stats);
+
+/** One DP-SGD step (dp-sgd.h) on an already Poisson-sampled set of groups[0..n) (n may be
+ *  0): the privacy unit is a prompt, so each group's gradient (its GRPO objective with
+ *  weight 1: the group's loss as in hz_grpo_trainer_step() with n = 1) is clipped to dp's
+ *  C, the clipped gradients are summed, N(0, (z C)^2) is added, the sum is divided by
+ *  `expected_batch` (q N), then one AdamW step (the trainer's max_grad_norm is not
+ *  applied). Requires params->n_iterations == 1 (reusing a sample for several steps would
+ *  not be the subsampled mechanism the accountant assumes): returns NaN with
+ *  HZ_LEARN_ERROR_INVALID otherwise, or when the secure generator fails. *n_clipped
+ *  (nullable) gets how many groups were clipped. Returns the loss (sum of the groups'
+ *  losses / expected_batch) before the update. */
+double hz_grpo_trainer_step_dp (HzGrpoTrainer *t, HzDpSgd *dp, HzGrpoGroup *const *groups,
+                                int n, double expected_batch, int *n_clipped, GError **error);
 
 /** Optimiser steps taken so far; the optimiser state (for checkpoints). */
 int64_t  hz_grpo_trainer_steps (const HzGrpoTrainer *t);

@@ -18,6 +18,8 @@ hz_learn_job_params_init (HzLearnJobParams *p)
   p->max_tokens = 512;
   p->checkpoint_every = 20;
   p->seed = 1;
+  p->dp_sgd = FALSE;
+  hz_dp_sgd_params_init (&p->dp);
 }
 
 void
@@ -47,10 +49,13 @@ job_tag (HzModel *model, const HzLearnJobParams *p, const HzLearnTokenized *tr)
       g_checksum_update (ck, (const guchar *) e->targets, sizeof (int32_t) * e->n);
     }
   char *tag = g_strdup_printf ("base=%s n_params=%" G_GUINT64_FORMAT " r=%d alpha=%g "
-                               "targets=%u lr=%g steps=%" G_GINT64_FORMAT " batch=%d data=%s",
+                               "targets=%u lr=%g steps=%" G_GINT64_FORMAT " batch=%d "
+                               "dp=%d,%g,%g,%g data=%s",
                                hz_model_path (model), hz_model_n_params (model),
                                p->lora.r, p->lora.alpha, p->lora.targets, p->sft.adamw.lr,
-                               p->steps, p->batch, g_checksum_get_string (ck));
+                               p->steps, p->batch, p->dp_sgd, p->dp.sample_rate,
+                               p->dp.noise_multiplier, p->dp.clip_norm,
+                               g_checksum_get_string (ck));
   g_checksum_free (ck);
   return tag;
 }
@@ -62,7 +67,7 @@ hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
                       HzLearnProgressFunc progress, gpointer user_data,
                       HzLearnJobResult *result, GError **error)
 {
-  *result = (HzLearnJobResult) { NULL, 0, NAN, NAN, NAN, FALSE, FALSE };
+  *result = (HzLearnJobResult) { NULL, 0, NAN, NAN, NAN, FALSE, FALSE, 0, 0, 0 };
   const HzLlm *llm = hz_model_get_llm (model);
   if (llm == NULL)
     {
@@ -111,12 +116,38 @@ hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
     }
   const HzSftExample *tx = (const HzSftExample *) tr->examples->data;
   const guint n_train = tr->examples->len;
-  g_autofree HzSftExample *batch = g_new (HzSftExample, MAX (p.batch, 1));
+  g_autoptr (HzDpSgd) dp = NULL;
+  g_autoptr (GArray) sample = g_array_new (FALSE, FALSE, sizeof (guint));
+  if (p.dp_sgd)
+    {
+      if (p.dp.sample_rate <= 0)
+        p.dp.sample_rate = MIN (1.0, (double) MAX (p.batch, 1) / n_train);
+      if ((dp = hz_dp_sgd_new (&p.dp, error)) == NULL)
+        return FALSE;
+      result->dp_q = p.dp.sample_rate;
+    }
+  g_autofree HzSftExample *batch = g_new (HzSftExample, p.dp_sgd ? n_train : MAX (p.batch, 1));
   for (int64_t s = hz_sft_trainer_steps (trainer); s < p.steps; s++)
     {
-      for (int i = 0; i < p.batch; i++)
-        batch[i] = tx[(s * p.batch + i) % n_train];
-      result->train_loss = hz_sft_trainer_step (trainer, batch, p.batch, NULL);
+      if (dp)
+        {
+          g_array_set_size (sample, 0);
+          if (!hz_dp_sgd_sample (dp, n_train, sample, error))
+            return FALSE;
+          for (guint i = 0; i < sample->len; i++)
+            batch[i] = tx[g_array_index (sample, guint, i)];
+          result->train_loss = hz_sft_trainer_step_dp (trainer, dp, batch, sample->len,
+                                                       p.dp.sample_rate * n_train, NULL, error);
+          if (isnan (result->train_loss))
+            return FALSE;
+          result->dp_steps_run++;
+        }
+      else
+        {
+          for (int i = 0; i < p.batch; i++)
+            batch[i] = tx[(s * p.batch + i) % n_train];
+          result->train_loss = hz_sft_trainer_step (trainer, batch, p.batch, NULL);
+        }
       const gboolean go_on = progress == NULL
                              || progress (s + 1, p.steps, result->train_loss, user_data);
       const gboolean ckpt = checkpoint_dir && (!go_on || (p.checkpoint_every > 0
@@ -131,6 +162,9 @@ hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
         }
     }
   result->steps = hz_sft_trainer_steps (trainer);
+  if (dp)
+    result->dp_epsilon = hz_dp_sgd_epsilon (p.dp.sample_rate, p.dp.noise_multiplier,
+                                            (guint64) result->steps, p.dp.delta, NULL);
   if (ho->examples->len > 0)
     result->heldout_after = hz_sft_trainer_evaluate (trainer, hx, ho->examples->len);
   if (checkpoint_dir && !result->interrupted)

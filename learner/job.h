@@ -29,6 +29,9 @@ typedef struct {
   int64_t      max_tokens;      /* per example (default 512) */
   int64_t      checkpoint_every;/* steps between checkpoints (default 20; 0 = never) */
   guint32      seed;            /* adapter initialisation (default 1) */
+  gboolean     dp_sgd;          /* train with DP-SGD (dp-sgd.h) instead of plain SFT steps:
+                                 * adapters that may be released (default FALSE) */
+  HzDpSgdParams dp;             /* its q (<= 0: batch / N), z, C, delta */
 } HzLearnJobParams;
 
 void hz_learn_job_params_init (HzLearnJobParams *p);
@@ -45,11 +48,22 @@ typedef struct {
   double   heldout_after;
   gboolean interrupted;     /* stopped by the callback before `steps` */
   gboolean resumed;         /* continued from a checkpoint */
+  /* DP-SGD (params->dp_sgd): the sampling rate used, the steps run by THIS call (what a
+   * ledger row for this run must cover), and the epsilon at dp.delta of all `steps` steps
+   * of the adapter's training (hz_dp_sgd_epsilon (dp_q, z, steps, delta)); 0 without it */
+  double   dp_q;
+  int64_t  dp_steps_run;
+  double   dp_epsilon;
 } HzLearnJobResult;
 
 void hz_learn_job_result_clear (HzLearnJobResult *r);
 
-/** Run an SFT job on `model` (its bound weights are the frozen base). `init_adapter`
+/** Run an SFT job on `model`. With params->dp_sgd each step Poisson-samples the training
+ *  set with rate q (batch is then only used for q = batch / N when dp.sample_rate <= 0)
+ *  and takes a DP-SGD step (hz_sft_trainer_step_dp(), divided by q N). Starting from an
+ *  adapter that was itself trained on the same data makes the accounting of this job
+ *  alone incomplete: the caller records every run (dp_steps_run) in the ledger, where runs
+ *  compose. (its bound weights are the frozen base). `init_adapter`
  *  (nullable): a PEFT directory to start from (its r/alpha/targets replace params->lora).
  *  `checkpoint_dir` (nullable): where to checkpoint and what to resume from; the
  *  checkpoint's tag covers the base, the data and the parameters. Errors:

@@ -1,4 +1,6 @@
 /* learner/sft.c — supervised LoRA fine-tuning steps (see sft.h). */
+#include <math.h>
+#include <string.h>
 #include "sft.h"
 
 struct _HzSftTrainer {
@@ -7,6 +9,7 @@ struct _HzSftTrainer {
   HzSftParams       p;
   HzTrainGraph_f32 *graph;
   HzAdamW          *opt;
+  float            *example_grad;   /* DP-SGD: one example's gradient [n_params] */
 };
 
 int64_t
@@ -53,6 +56,7 @@ hz_sft_trainer_free (HzSftTrainer *t)
     return;
   hz_train_graph_free_f32 (t->graph);
   hz_adamw_free (t->opt);
+  g_free (t->example_grad);
   g_free (t);
 }
 
@@ -98,6 +102,52 @@ hz_sft_trainer_step (HzSftTrainer *t, const HzSftExample *batch, int n, double *
   const double lr = t->p.adamw.lr * hz_schedule_factor (&t->p.schedule, t->opt->step);
   hz_adamw_step (t->opt, t->lora->params, t->lora->grads, lr);
   return loss / total;
+}
+
+double
+hz_sft_trainer_step_dp (HzSftTrainer *t, HzDpSgd *dp, const HzSftExample *batch, int n,
+                        double expected_batch, HzDpSgdStepInfo *info, GError **error)
+{
+  g_return_val_if_fail (expected_batch > 0, NAN);
+  const gsize np = t->lora->n_params;
+  if (t->example_grad == NULL)
+    t->example_grad = g_new (float, np);
+  float *sum = t->lora->grads;
+  hz_lora_zero_grad (t->lora);
+  double loss = 0;
+  int n_loss = 0, n_clipped = 0;
+  for (int i = 0; i < n; i++)
+    {
+      const int64_t count = count_targets (&batch[i]);
+      memset (t->example_grad, 0, np * sizeof (float));
+      double norm = 0, clipped = 0;
+      if (count > 0)
+        {
+          loss += hz_train_sft_step_f32 (t->graph, t->lora->params, t->example_grad,
+                                         batch[i].tokens, batch[i].targets, batch[i].n,
+                                         1.0 / count, NULL) / count;
+          n_loss++;
+          norm = hz_dp_sgd_accumulate (dp, sum, t->example_grad, np, &clipped);
+        }
+      n_clipped += norm > hz_dp_sgd_get_params (dp)->clip_norm;
+      if (info && info->norms)
+        info->norms[i] = norm;
+      if (info && info->clipped_norms)
+        info->clipped_norms[i] = clipped;
+    }
+  if (info)
+    {
+      info->n_examples = n;
+      info->n_clipped = n_clipped;
+    }
+  if (!hz_dp_sgd_finish (dp, sum, np, expected_batch, error))
+    {
+      hz_lora_zero_grad (t->lora);
+      return NAN;
+    }
+  const double lr = t->p.adamw.lr * hz_schedule_factor (&t->p.schedule, t->opt->step);
+  hz_adamw_step (t->opt, t->lora->params, sum, lr);
+  return n_loss ? loss / n_loss : 0;
 }
 
 double

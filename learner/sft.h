@@ -19,6 +19,7 @@
 #include "lora.h"
 #include "model-train.h"
 #include "optim.h"
+#include "dp-sgd.h"
 
 G_BEGIN_DECLS
 
@@ -62,6 +63,25 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzSftTrainer, hz_sft_trainer_free)
  *  clipping. A batch without counted tokens leaves the adapters unchanged and returns 0. */
 double hz_sft_trainer_step (HzSftTrainer *t, const HzSftExample *batch, int n,
                             double *grad_norm);
+
+/** Per-step diagnostics of hz_sft_trainer_step_dp(). */
+typedef struct {
+  int    n_examples;    /* examples in the batch (Poisson-sampled by the caller) */
+  int    n_clipped;     /* of those, how many had ||g_i|| > C */
+  double *norms;        /* nullable, [n_examples]: ||g_i|| before clipping */
+  double *clipped_norms;/* nullable, [n_examples]: ||g_i|| after clipping (<= C) */
+} HzDpSgdStepInfo;
+
+/** One DP-SGD step (dp-sgd.h) over an already Poisson-sampled batch[0..n) (n may be 0):
+ *  per-example gradients of each example's mean token loss, each clipped to dp's C, summed,
+ *  noised with N(0, (z C)^2) from `dp`, divided by `expected_batch` (q N, > 0), then AdamW
+ *  with the scheduled learning rate. The trainer's max_grad_norm is NOT applied (the
+ *  per-example clipping replaces it). After the call lora->grads holds the gradient given
+ *  to the optimiser. Returns the mean of the examples' losses (0 for an empty batch) or NaN
+ *  with *error set (the secure generator failed: HZ_LEARN_ERROR_INVALID; nothing updated).
+ *  `info` (nullable) gets diagnostics; its arrays, when given, must hold n values. */
+double hz_sft_trainer_step_dp (HzSftTrainer *t, HzDpSgd *dp, const HzSftExample *batch, int n,
+                               double expected_batch, HzDpSgdStepInfo *info, GError **error);
 
 /** Mean loss per counted token over examples[0..n) with the current adapters (no
  *  gradients): the held-out metric. */

@@ -18,6 +18,7 @@ enum {
   HZ_TOK_LOWER     = 1 << 4, /* every letter lower case */
   HZ_TOK_SENT      = 1 << 5, /* first token of a sentence or line */
   HZ_TOK_NONASCII  = 1 << 6,
+  HZ_TOK_ELONG     = 1 << 7, /* an ASCII letter three times in a row, any case ("Sooo") */
 };
 
 /* Word classes: one bit per built-in word list. Every token is looked up once (lower-cased,
@@ -30,7 +31,7 @@ enum {
   /* rec-names.c */
   HZ_W_TITLE, HZ_W_NAME_CUE, HZ_W_STRONG_CUE, HZ_W_VERB_AFTER, HZ_W_ORG, HZ_W_CALENDAR,
   HZ_W_LOC_CUE, HZ_W_NAME_CONN, HZ_W_NOT_NAME, HZ_W_ORG_BEFORE, HZ_W_PERSON_NOUN, HZ_W_LOC_CUE_WEAK,
-  HZ_W_PLACE_SUFFIX,
+  HZ_W_PLACE_SUFFIX, HZ_W_COPULA,
   /* rec-address.c */
   HZ_W_ST_SUFFIX, HZ_W_ST_STRONG, HZ_W_ST_PREFIX, HZ_W_UNIT, HZ_W_ADDR_CONN, HZ_W_ZIP_CUE,
   HZ_W_ADDR_CUE, HZ_W_US_STATE, HZ_W_DIRECTION,
@@ -110,6 +111,8 @@ typedef struct {
   gsize len;
   guint8 has[256];  /* has[c] != 0 when byte c occurs in text: recognizers skip early */
   gboolean informal; /* chat-style text (rec-names.c sets it) */
+  gboolean all_lower; /* no capitalised or upper-case word at all (rec-names.c sets it) */
+  gboolean unfinished; /* no final full stop, parenthesis or quote (rec-names.c sets it) */
   HzToken *toks;
   guint n_toks;
   GArray *cands;   /* HzCand */
@@ -130,8 +133,11 @@ void hz_scan_add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score
                   const char *rec);
 
 /* hz-text.c — tokens and context */
-/** Tokenize `text` and classify every token (flags, lexicon class bits, hash). */
-HzToken *hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out);
+/** Tokenize `text` and classify every token (flags, lexicon class bits, hash) into the
+ *  array *toks of *cap elements, which is grown with g_renew() as needed (*toks may be NULL
+ *  with *cap 0). Returns the number of tokens. Reusing one array across calls saves an
+ *  allocation per text. */
+guint hz_tokenize (const HzLexicon *lex, const char *text, gsize len, HzToken **toks, gsize *cap);
 /** Index of the first token whose start >= `pos` (n_toks if none). */
 guint hz_token_at_or_after (const HzScan *scan, gsize pos);
 /** TRUE if a token of word class `bit` (HZ_W_*) is among the `window` tokens before token
@@ -178,11 +184,14 @@ guint64 hz_lex_key (const char *s, gsize n, char *buf, gsize cap, gsize *out_n);
 guint64 hz_lex_lookup (const HzLexicon *lex, const char *s, gsize n);
 /** Class bits of an already lower-cased key with hash `h` (from hz_lex_key). */
 guint64 hz_lex_get (const HzLexicon *lex, guint64 h, const char *key, gsize n);
-/** ASCII character classes (bit 1: digit, bit 2: letter), one load per test (hz-text.c). */
+/** ASCII character classes (bit 1: digit, bit 2: letter, bit 4: the other characters of
+ *  key-like tokens "_-+/."), one load per test (hz-text.c). */
 extern const guint8 hz_ctype[256];
 static inline gboolean hz_is_digit (char c) { return (hz_ctype[(guchar) c] & 1) != 0; }
 static inline gboolean hz_is_alpha_ascii (char c) { return (hz_ctype[(guchar) c] & 2) != 0; }
-static inline gboolean hz_is_alnum_ascii (char c) { return hz_ctype[(guchar) c] != 0; }
+static inline gboolean hz_is_alnum_ascii (char c) { return (hz_ctype[(guchar) c] & 3) != 0; }
+/** A character of a key-like token: ASCII letter, digit or one of "_-+/." (rec-secret.c). */
+static inline gboolean hz_is_key_char (char c) { return hz_ctype[(guchar) c] != 0; }
 /** TRUE if the character ending just before byte `pos` is a letter or digit (any script). */
 gboolean hz_alnum_before (const char *text, gsize pos);
 /** TRUE if the character starting at byte `pos` is a letter or digit (any script). */

@@ -189,6 +189,76 @@ resolve (HzScan *scan)
   return out;
 }
 
+/* Per-thread scratch memory of hz_redactor_analyze(): the token array and the candidate
+ * array are reused from one call to the next (most texts are short, so allocating them
+ * per text cost more than the analysis of a chat message); memory above SCRATCH_KEEP bytes
+ * is returned after the call. */
+typedef struct {
+  HzToken *toks;
+  gsize toks_cap;
+  GArray *cands;
+  gboolean in_use; /* a nested call (from a model callback) gets its own scratch */
+} Scratch;
+
+enum { SCRATCH_KEEP = 1 << 20 };
+
+static void
+scratch_free (gpointer p)
+{
+  Scratch *sc = p;
+  g_free (sc->toks);
+  if (sc->cands)
+    g_array_free (sc->cands, TRUE);
+  g_free (sc);
+}
+
+static GPrivate scratch_key = G_PRIVATE_INIT (scratch_free);
+
+static Scratch *
+scratch_new (void)
+{
+  Scratch *sc = g_new0 (Scratch, 1);
+  sc->cands = g_array_sized_new (FALSE, FALSE, sizeof (HzCand), 64);
+  return sc;
+}
+
+static Scratch *
+scratch_get (void)
+{
+  Scratch *sc = g_private_get (&scratch_key);
+  if (!sc)
+    {
+      sc = scratch_new ();
+      g_private_set (&scratch_key, sc);
+    }
+  else if (sc->in_use)
+    return scratch_new ();
+  sc->in_use = TRUE;
+  g_array_set_size (sc->cands, 0);
+  return sc;
+}
+
+static void
+scratch_release (Scratch *sc)
+{
+  if (sc != g_private_get (&scratch_key))
+    {
+      scratch_free (sc);
+      return;
+    }
+  sc->in_use = FALSE;
+  if (sc->toks_cap * sizeof (HzToken) > SCRATCH_KEEP)
+    {
+      g_clear_pointer (&sc->toks, g_free);
+      sc->toks_cap = 0;
+    }
+  if (sc->cands->len * sizeof (HzCand) > SCRATCH_KEEP)
+    {
+      g_array_free (sc->cands, TRUE);
+      sc->cands = g_array_sized_new (FALSE, FALSE, sizeof (HzCand), 64);
+    }
+}
+
 HzRedaction *
 hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
                      HzRedactFlags flags, GError **error)
@@ -233,8 +303,10 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
       for (gsize i = 0; i < scan.len; i++)
         scan.has[(guchar) scan.text[i]] = 1;
     }
-  scan.cands = g_array_sized_new (FALSE, FALSE, sizeof (HzCand), 16);
-  scan.toks = hz_tokenize (&self->lex, scan.text, scan.len, &scan.n_toks);
+  Scratch *scratch = scratch_get ();
+  scan.cands = scratch->cands;
+  scan.n_toks = hz_tokenize (&self->lex, scan.text, scan.len, &scratch->toks, &scratch->toks_cap);
+  scan.toks = scratch->toks;
 
   hz_rec_email_url (&scan);
   hz_rec_card (&scan);
@@ -271,8 +343,8 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
       s->score = k->score;
       s->recognizer = k->rec;
     }
-  g_array_free (scan.cands, TRUE);
-  g_free (scan.toks);
+  scratch->cands = scan.cands; /* the same array, possibly reallocated */
+  scratch_release (scratch);
   return res;
 }
 

@@ -5,8 +5,8 @@
 
 const guint8 hz_ctype[256] = {
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
-  0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 4, 4, 4, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0,
+  0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 4,
   0, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 0, 0, 0, 0, 0,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
@@ -49,51 +49,6 @@ hz_alnum_at (const char *text, gsize len, gsize pos)
   if (pos >= len)
     return FALSE;
   return is_word_char (char_at (text + pos, text + len));
-}
-
-/* ASCII-only token: no Unicode tables. Also writes the lower-cased token to `low` (when it
- * is at most 64 bytes) so that the lexicon key needs no second pass. */
-static guint16
-classify_ascii (const char *s, const char *e, guint16 *nchars, char *low)
-{
-  guint n = (guint) (e - s), letters = 0, upper = 0, lower = 0, digits = 0;
-  gboolean first_upper = FALSE;
-  gboolean keep = n <= 64;
-  for (const char *p = s; p < e; p++)
-    {
-      char c = *p;
-      char lc = c;
-      if (c >= '0' && c <= '9')
-        digits++;
-      else if (c >= 'A' && c <= 'Z')
-        {
-          letters++;
-          upper++;
-          if (letters == 1)
-            first_upper = TRUE;
-          lc = c + 32;
-        }
-      else if (c >= 'a' && c <= 'z')
-        {
-          letters++;
-          lower++;
-        }
-      if (keep)
-        low[p - s] = lc;
-    }
-  guint16 f = 0;
-  if (digits == n)
-    f |= HZ_TOK_DIGIT;
-  if (letters > 0 && digits == 0)
-    f |= HZ_TOK_ALPHA;
-  if (letters > 0 && upper == letters)
-    f |= HZ_TOK_UPPER;
-  else if (first_upper)
-    f |= HZ_TOK_CAP;
-  if (letters > 0 && lower == letters)
-    f |= HZ_TOK_LOWER;
-  *nchars = (guint16) MIN (n, G_MAXUINT16);
-  return f;
 }
 
 static guint16
@@ -158,11 +113,16 @@ sentence_start (const char *text, gsize pos)
   return TRUE;
 }
 
-HzToken *
-hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out)
+guint
+hz_tokenize (const HzLexicon *lex, const char *text, gsize len, HzToken **toks, gsize *cap_io)
 {
-  gsize cap = len / 4 + 8, n = 0;
-  HzToken *a = g_new (HzToken, cap);
+  gsize cap = *cap_io, n = 0;
+  HzToken *a = *toks;
+  if (cap < len / 4 + 8 || !a)
+    {
+      cap = MAX (cap, len / 4 + 8);
+      a = g_renew (HzToken, a, cap);
+    }
   const char *end = text + len;
   const char *p = text;
   while (p < end)
@@ -180,15 +140,44 @@ hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out)
         }
       const char *s = p;
       gboolean ascii = TRUE;
+      /* ASCII letters and digits are classified and lower-cased (into buf) in this same
+       * pass; a token with other characters is classified afterwards */
+      char buf[64];
+      guint letters = 0, upper = 0, lower = 0, digits = 0, run = 0;
+      gboolean first_upper = FALSE, elong = FALSE;
+      guchar prev = 0;
       while (p < end)
         {
-          if ((guchar) *p < 0x80 && hz_is_alnum_ascii (*p))
+          guchar b = (guchar) *p;
+          guint8 ct = hz_ctype[b] & 3;
+          if (ct)
             {
+              if (ct & 1)
+                digits++;
+              else if (b <= 'Z')
+                {
+                  upper++;
+                  first_upper |= letters == 0;
+                  letters++;
+                  b += 32;
+                }
+              else
+                {
+                  letters++;
+                  lower++;
+                }
+              /* runs of one letter (digits never repeat as letters: ct & 2) */
+              run = (ct & 2) && b == prev ? run + 1 : 1;
+              elong |= run >= 3;
+              prev = (ct & 2) ? b : 0;
+              if (p - s < 64)
+                buf[p - s] = (char) b;
               p++;
               continue;
             }
           c = char_at (p, end);
           const char *nx = ((guchar) *p < 0x80) ? p + 1 : g_utf8_next_char (p);
+          prev = 0; /* a run of one ASCII letter ends at any other character */
           if (c >= 0x80)
             ascii = FALSE;
           if (is_word_char (c))
@@ -200,6 +189,8 @@ hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out)
           if ((c == '\'' || c == 0x2019 || c == '-') && nx < end && is_word_char (char_at (nx, end))
               && p > s)
             {
+              if (p - s < 64)
+                buf[p - s] = *p;
               p = nx;
               continue;
             }
@@ -216,9 +207,28 @@ hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out)
       t->s = (guint32) (s - text);
       t->e = (guint32) (p - text);
       t->pad_ = 0;
-      char buf[64];
       gsize kn = 0;
-      t->flags = ascii ? classify_ascii (s, p, &t->nchars, buf) : classify (s, p, &t->nchars);
+      if (ascii)
+        {
+          gsize n_bytes = (gsize) (p - s);
+          guint16 f = 0;
+          if (digits == n_bytes)
+            f |= HZ_TOK_DIGIT;
+          if (letters > 0 && digits == 0)
+            f |= HZ_TOK_ALPHA;
+          if (letters > 0 && upper == letters)
+            f |= HZ_TOK_UPPER;
+          else if (first_upper)
+            f |= HZ_TOK_CAP;
+          if (letters > 0 && lower == letters)
+            f |= HZ_TOK_LOWER;
+          t->flags = f;
+          t->nchars = (guint16) MIN (n_bytes, G_MAXUINT16);
+        }
+      else
+        t->flags = classify (s, p, &t->nchars);
+      if (elong)
+        t->flags |= HZ_TOK_ELONG;
       if (sentence_start (text, t->s))
         t->flags |= HZ_TOK_SENT;
       /* one lexicon probe per token (digits-only tokens are in no list) */
@@ -234,8 +244,9 @@ hz_tokenize (const HzLexicon *lex, const char *text, gsize len, guint *n_out)
             t->cls = hz_lex_get (lex, t->hash, buf, kn);
         }
     }
-  *n_out = (guint) n;
-  return a;
+  *toks = a;
+  *cap_io = cap;
+  return (guint) n;
 }
 
 guint

@@ -590,9 +590,24 @@ hz_rec_address (HzScan *scan)
       if (e == 0)
         {
           /* postcode after a cue: "my zip code is 880" */
-          if ((tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 3 && tk->nchars <= 10
+          gboolean hyphened = FALSE; /* "75534-030" is one token */
+          if (!(tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 5 && tk->nchars <= 11 && hz_is_digit (t[tk->s]))
+            {
+              guint hy = 0, other = 0;
+              for (gsize q = tk->s; q < tk->e; q++)
+                hy += t[q] == '-', other += !hz_is_digit (t[q]) && t[q] != '-';
+              hyphened = hy == 1 && other == 0 && t[tk->e - 1] != '-';
+            }
+          if (((tk->flags & HZ_TOK_DIGIT) || hyphened) && tk->nchars >= 3 && tk->nchars <= 11
               && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE))
-            hz_scan_add (scan, tk->s, tk->e, HZ_ENTITY_STREET_ADDRESS, 0.7f, HZ_TIER_CONTEXT, "postcode");
+            {
+              /* "75534-030", "394 13": a second digit group joined by a hyphen or space */
+              gsize ze = tk->e;
+              if (i + 1 < n && (scan->toks[i + 1].flags & HZ_TOK_DIGIT) && scan->toks[i + 1].nchars <= 5
+                  && scan->toks[i + 1].s == tk->e + 1 && (t[tk->e] == '-' || t[tk->e] == ' '))
+                ze = scan->toks[++i].e;
+              hz_scan_add (scan, tk->s, ze, HZ_ENTITY_STREET_ADDRESS, 0.7f, HZ_TIER_CONTEXT, "postcode");
+            }
           continue;
         }
       gsize s = tk->s;

@@ -222,11 +222,27 @@ find_urls (HzScan *scan)
     }
 }
 
+/* Every URL form has a "://" or a dot inside a word ("www.x", "example.com"): a text
+ * whose dots all end sentences ("Hi. Bye.") has none, and most texts are such. */
+static gboolean
+may_have_url (const HzScan *scan)
+{
+  const char *t = scan->text, *end = t + scan->len;
+  for (const char *p = t; p + 1 < end && (p = memchr (p, '.', (gsize) (end - p - 1))); p++)
+    if (hz_is_alnum_ascii (p[1]) || p[1] == '-' || p[1] == '+' || p[1] == '.')
+      return TRUE;
+  if (scan->has[':'])
+    for (const char *p = t; p + 1 < end && (p = memchr (p, ':', (gsize) (end - p - 1))); p++)
+      if (p[1] == '/')
+        return TRUE;
+  return FALSE;
+}
+
 void
 hz_rec_email_url (HzScan *scan)
 {
   if (scan->r->enabled[HZ_ENTITY_EMAIL] && scan->has['@'])
     find_emails (scan);
-  if (scan->r->enabled[HZ_ENTITY_URL] && (scan->has['.'] || scan->has[':']))
+  if (scan->r->enabled[HZ_ENTITY_URL] && (scan->has['.'] || scan->has[':']) && may_have_url (scan))
     find_urls (scan);
 }

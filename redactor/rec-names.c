@@ -58,7 +58,9 @@ static const char *const not_names[] = {
   /* interjections and intensifiers of informal text */
   "fuck", "fucking", "fuckin", "shit", "damn", "dammit", "wow", "ya", "yea", "yeah", "yes",
   "yep", "nope", "lmfao", "rofl", "bruh", "bro", "dude", "poor", "love", "awesome", "cool",
-  "super", "mega", "epic", "lil", "big", "vs", "feat", "ft", NULL,
+  "super", "mega", "epic", "lil", "big", "vs", "feat", "ft",
+  /* roles of chat transcripts ("Bot: What's your name?") */
+  "bot", "chatbot", "assistant", "system", NULL,
 };
 
 /* Words that start the name of a team, facility or administrative unit ("FC Basel",
@@ -75,7 +77,9 @@ static const char *const cues_before[] = {
   "forward", "cc", "contact", "user", "customer", "patient", "client", "attn", "attention",
   "from", "wife", "husband", "son", "daughter", "brother", "sister", "friend", "mom", "dad",
   "mother", "father", "boss", "colleague", "manager", "congrats", "congratulations", "reach",
-  "email", "text", "message", "call", "bye", "yo", "sorry", "am", "im", "i'm", "is", NULL,
+  "email", "text", "message", "call", "bye", "yo", "sorry", "am", "im", "i'm", "is", "says",
+  "said", "asks", "asked", "replies", "replied", "kid", "child", "partner", "grandfather",
+  "grandmother", "cousin", "nephew", "niece", "mate", NULL,
 };
 
 /* Strong cues: a single following word (any case) is a name when not a common word. */
@@ -99,7 +103,14 @@ static const char *const verbs_after[] = { "said", "says", "wrote", "told", "ask
                                            "succeeded", "scored", "won", "lost", "signed",
                                            "returned", "served", "claimed", "argued",
                                            "admitted", "denied", "explained", "insisted",
-                                           "added", "noted", "recalled", "decided", NULL };
+                                           "added", "noted", "recalled", "decided", "is", "was",
+                                           "has", "had", "also", "holds", "held", "began",
+                                           "begins", "directed",
+                                           "performed", "continues", "continued", NULL };
+
+/* Verbs said of places and things as well as of people: no evidence on their own. */
+static const char *const copulas[] = { "is", "was", "has", "had", "also", "and", "who", "whose",
+                                       "won", "lost", "became", "served", "held", "holds", NULL };
 
 static const char *const org_words[] = {
   "inc", "corp", "corporation", "ltd", "llc", "plc", "gmbh", "ag", "sa", "co", "company",
@@ -127,7 +138,9 @@ static const char *const org_words[] = {
   "prison", "zoo", "fund", "trust", "bureau", "office", "authority", "board", "senate",
   "assembly", "parliament", "congress", "cabinet", "federation", "alliance", "coalition",
   "movement", "legion", "squadron", "fleet", "cup", "open", "grand", "prix", "marathon",
-  "olympics", "games", "tournament", "expo", "conference", "summit", NULL,
+  "olympics", "games", "tournament", "expo", "conference", "summit", "commune", "suburb",
+  "chain", "convention", "brand", "manufacturer", "retailer", "label", "genus", "species",
+  "municipality", NULL,
 };
 
 /* Calendar words are never names on their own ("before Friday"). */
@@ -157,19 +170,10 @@ static const char *const connectors[] = { "van", "von", "de", "der", "den", "da"
                                           "della", "dos", "das", "du", "le", "la", "al", "el",
                                           "bin", "ibn", "ben", "af", "zu", "y", NULL };
 
-/* A letter repeated three times or more ("Awwww", "GWOOOOD"): an interjection, not a name. */
-static gboolean
-elongated (const char *s, gsize n)
-{
-  for (gsize i = 2; i < n; i++)
-    if (hz_is_alpha_ascii (s[i]) && (s[i] | 0x20) == (s[i - 1] | 0x20) && (s[i] | 0x20) == (s[i - 2] | 0x20))
-      return TRUE;
-  return FALSE;
-}
-
 typedef struct {
   gsize s, e;        /* byte range of the word without a possessive 's */
   gboolean given, sur, common, place, city, initial, conn, cap;
+  gboolean city_only; /* in the city list only (not a country/region/large city, no name) */
 } Word;
 
 const HzWordList hz_names_lists[] = {
@@ -185,6 +189,7 @@ const HzWordList hz_names_lists[] = {
   { HZ_W_NAME_CONN, connectors },
   { HZ_W_NOT_NAME, not_names },
   { HZ_W_ORG_BEFORE, org_before },
+  { HZ_W_COPULA, copulas },
   { 0, NULL },
 };
 
@@ -217,11 +222,13 @@ word_info (const HzScan *scan, const HzToken *t, Word *w)
   guint64 cls = w->e == t->e ? t->cls : hz_lex_lookup (&r->lex, scan->text + w->s, n);
   w->given = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN));
   w->sur = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME));
-  w->common = (cls & HZ_WB (HZ_W_COMMON)) != 0 || elongated (scan->text + w->s, n);
+  /* a single capital letter is an initial ("John A. Leiva"), not the word "a" or "m" */
+  w->common = !w->initial && ((cls & HZ_WB (HZ_W_COMMON)) != 0 || (t->flags & HZ_TOK_ELONG));
   /* a place or city that is also a person's name ("Casey", "Jordan", "Mason") counts as a
    * place only after a cue such as "in" (judge_run) */
   w->city = (cls & (HZ_WB (HZ_W_CITY) | HZ_WB (HZ_W_PLACE))) != 0;
   w->place = (cls & HZ_WB (HZ_W_PLACE)) != 0 && !(scan->informal && w->given);
+  w->city_only = w->city && !(cls & HZ_WB (HZ_W_PLACE));
   if (w->city && !w->given && !w->sur && !w->common)
     w->place = TRUE;
 }
@@ -240,13 +247,14 @@ tight (const HzScan *scan, const HzToken *a, const HzToken *b)
 }
 
 /* Chat-style text: a sentence that starts in lower case, a lower-case "i", an elongated
- * word or an emoji. Capitalisation is then a stronger name cue. */
+ * word or an emoji. Capitalisation is then a stronger name cue. Two signals are needed. */
+enum { INFORMAL_SIGNALS = 2 };
 static gboolean
 is_informal (const HzScan *scan)
 {
-  /* two signals needed: one lower-case sentence start alone is often a fragment */
+  /* one lower-case sentence start alone is often a fragment */
   int signals = 0;
-  for (guint i = 0; i < scan->n_toks && signals < 2; i++)
+  for (guint i = 0; i < scan->n_toks && signals < INFORMAL_SIGNALS; i++)
     {
       const HzToken *t = &scan->toks[i];
       const char *x = scan->text + t->s;
@@ -255,14 +263,25 @@ is_informal (const HzScan *scan)
       else if (t->e - t->s == 1 && x[0] == 'i')
         signals += 2;
       else if ((t->flags & HZ_TOK_ALPHA)
-               && (elongated (x, t->e - t->s)
+               && ((t->flags & HZ_TOK_ELONG)
                    || (hz_tok_in (t, HZ_W_NOT_NAME) && t->nchars >= 3 && !(t->cls & HZ_WB (HZ_W_COMMON)))))
         signals++;
     }
-  for (gsize i = 0; i < scan->len && signals < 2; i++)
-    if ((guchar) scan->text[i] >= 0xF0)
-      signals += 2; /* astral plane: emoji */
-  return signals >= 2;
+  for (int c = 0xF0; c <= 0xF4 && signals < INFORMAL_SIGNALS; c++)
+    if (scan->has[c])
+      signals += 2; /* lead byte of an astral-plane character: emoji */
+  return signals >= INFORMAL_SIGNALS;
+}
+
+/* The text ends as written prose does: with a full stop, a closing parenthesis or a
+ * quote. Chat messages often end without ("see you Tanvir", "ha! love it Ozzie!"). */
+static gboolean
+ends_like_prose (const HzScan *scan)
+{
+  gsize e = scan->len;
+  while (e > 0 && (scan->text[e - 1] == ' ' || scan->text[e - 1] == '\n' || scan->text[e - 1] == '\r'))
+    e--;
+  return e == 0 || scan->text[e - 1] == '.' || scan->text[e - 1] == ')' || scan->text[e - 1] == '"';
 }
 
 static gboolean
@@ -405,6 +424,71 @@ speaker_label (const HzScan *scan, guint i)
   return t->s == 0 || scan->text[t->s - 1] == '\n';
 }
 
+/* Words that are never part of a lower-case name: the cue words of every recognizer. */
+static const guint64 lower_stop = HZ_WB (HZ_W_NOT_NAME) | HZ_WB (HZ_W_TITLE) | HZ_WB (HZ_W_CALENDAR)
+                                  | HZ_WB (HZ_W_NAME_CUE) | HZ_WB (HZ_W_STRONG_CUE) | HZ_WB (HZ_W_VERB_AFTER)
+                                  | HZ_WB (HZ_W_LOC_CUE) | HZ_WB (HZ_W_ORG) | HZ_WB (HZ_W_MONTH)
+                                  | HZ_WB (HZ_W_PHONE_CUE) | HZ_WB (HZ_W_ST_SUFFIX) | HZ_WB (HZ_W_UNIT)
+                                  | HZ_WB (HZ_W_COPULA);
+
+/* The lower-case surname after a given name that ends at token i - 1 ("kylie minogue",
+ * "benjamin a seiler", "eric g. samoylova"): an optional one-letter initial, then a word of
+ * three letters or more that is no English word or cue word and, unless `unknown_ok`, is in
+ * the surname list. Returns the token index after the surname, or i if there is none. */
+static guint
+lower_surname_after (const HzScan *scan, guint i, gboolean unknown_ok)
+{
+  guint j = i;
+  if (j == 0 || j >= scan->n_toks || !tight (scan, &scan->toks[j - 1], &scan->toks[j]))
+    return i;
+  const HzToken *u = &scan->toks[j];
+  if (u->nchars == 1 && (u->flags & HZ_TOK_LOWER) && (u->flags & HZ_TOK_ALPHA) && j + 1 < scan->n_toks)
+    {
+      /* "m ross", "g. samoylova" */
+      const HzToken *v = &scan->toks[j + 1];
+      gsize g = v->s - u->e;
+      if (!((g == 1 && scan->text[u->e] == ' ') || (g == 2 && scan->text[u->e] == '.' && scan->text[u->e + 1] == ' ')))
+        return i;
+      j++;
+      u = v;
+    }
+  if (!(u->flags & HZ_TOK_LOWER) || !(u->flags & HZ_TOK_ALPHA) || u->nchars < 3 || (u->cls & lower_stop)
+      || (u->cls & HZ_WB (HZ_W_COMMON)) || (u->cls & HZ_WB (HZ_W_PLACE)))
+    return i;
+  if (!unknown_ok && !(u->cls & HZ_WB (HZ_W_SURNAME)))
+    return i;
+  return j + 1;
+}
+
+/* Token i is a verb said of people and not of things too ("met", "said"; not "is"). */
+static gboolean
+verb_after (const HzScan *scan, guint i)
+{
+  return i < scan->n_toks && hz_tok_in (&scan->toks[i], HZ_W_VERB_AFTER) && !hz_tok_in (&scan->toks[i], HZ_W_COPULA);
+}
+
+/* Token i is a copula ("is", "was") whose complement names a kind of place or organisation
+ * within the next few words ("Aisby is a village", "Bilka is a Danish chain"): the subject
+ * is no person. */
+static gboolean
+describes_thing (const HzScan *scan, guint i)
+{
+  if (i >= scan->n_toks || !hz_tok_in (&scan->toks[i], HZ_W_COPULA))
+    return FALSE;
+  for (guint k = i + 1; k < scan->n_toks && k <= i + 6; k++)
+    {
+      const HzToken *t = &scan->toks[k];
+      if (hz_tok_in (t, HZ_W_PLACE_SUFFIX) || hz_tok_in (t, HZ_W_ORG))
+        return TRUE;
+      /* "Okafor is from Orlek Systems": past a preposition the words describe something else */
+      if (hz_tok_in (t, HZ_W_LOC_CUE) || hz_tok_in (t, HZ_W_LOC_CUE_WEAK))
+        break;
+      if (scan->text[t->e] == ',' || scan->text[t->e] == '.' || (k > i + 1 && (t->flags & HZ_TOK_SENT)))
+        break;
+    }
+  return FALSE;
+}
+
 /* Decide what the capitalised run of tokens [a, b) is. */
 static void
 judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
@@ -481,7 +565,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                                     || (x->given && lo + 1 < hi && !w[lo + 1].common
                                         && !((scan->toks[a + lo + 1].flags & HZ_TOK_UPPER)
                                              && scan->toks[a + lo + 1].nchars <= 4
-                                             && !w[lo + 1].initial)));
+                                             && !w[lo + 1].initial))
+                                    || (x->given && lo + 1 == hi && hi == m && verb_after (scan, b))
+                                    || (x->sur && m == 1 && !(scan->toks[a].flags & HZ_TOK_SENT)));
       if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;
       if (keep)
@@ -490,7 +576,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       title = FALSE;
       cue = cue || (lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_NAME_CUE));
     }
-  while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given)) || w[hi - 1].conn
+  while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given)
+                      && !(hi - lo == 1 && hi == m && w[lo].given && verb_after (scan, b)))
+                     || w[hi - 1].conn
                      || (w[hi - 1].initial && hi - lo > 1 && hi == m)))
     hi--;
   if (lo >= hi)
@@ -541,8 +629,14 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   gboolean sent = (scan->toks[a + lo].flags & HZ_TOK_SENT) != 0;
   (void) first;
 
+  /* a word of the (small) city list followed by a verb of people ("Belgrano accepted",
+   * "Castro attained"): a surname, not the town of that name; copulas ("Salem is") are
+   * said of places too and do not decide */
+  if (n == 1 && f->city_only && (verb_after (scan, a + hi) || (possessive_after (scan, a + hi) && a + hi + 1 < scan->n_toks
+                                                                && (scan->toks[a + hi + 1].flags & HZ_TOK_LOWER))))
+    f->place = f->city = FALSE;
   /* places first: whole run in the place gazetteer */
-  guint pm = place_match (scan, a + lo, a + hi);
+  guint pm = f->city || f->place || n > 1 ? place_match (scan, a + lo, a + hi) : 0;
   if (pm == n && !title && !(cue && f->given && n == 1 && !f->place))
     {
       add (scan, s, e, HZ_ENTITY_LOCATION, 0.75f, "place-gazetteer");
@@ -560,10 +654,28 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   gboolean weak_loc_cue = !sent && !title && (loc_cue || hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE_WEAK));
 
   /* "in Florence", "from Salem": a city name after a place cue */
-  if (n == 1 && weak_loc_cue && (f->city || f->place))
+  /* ... but "to Logan", "at Gary": a given name that is only a smaller city is a person
+   * after a preposition that also takes people */
+  gboolean person_prep = a + lo > 0 && (hz_token_is (scan, &scan->toks[a + lo - 1], "to")
+                                        || hz_token_is (scan, &scan->toks[a + lo - 1], "at"));
+  if (n == 1 && weak_loc_cue && (f->city || f->place) && !(f->given && f->city_only && person_prep))
     {
       add (scan, s, e, HZ_ENTITY_LOCATION, 0.6f, "place-cue");
       return;
+    }
+
+  /* "in SUND", "arrived at HART": an ALL-CAPS word in ordinary text after a place cue is a
+   * place name written the way addresses write towns */
+  if (n <= 3 && !shouting && (loc_cue || (!sent && !title && hz_token_is (scan, &scan->toks[a + lo - (a + lo > 0)], "at"))))
+    {
+      gboolean caps = !f->given; /* "to MARA QUINLEY" is a person */
+      for (guint k = lo; k < hi && caps; k++)
+        caps = (scan->toks[a + k].flags & HZ_TOK_UPPER) && scan->toks[a + k].nchars >= 4;
+      if (caps)
+        {
+          add (scan, s, e, HZ_ENTITY_LOCATION, 0.5f, "place-cue");
+          return;
+        }
     }
 
   int unknown = 0, commons = 0, givens = 0, surs = 0, initials = 0;
@@ -591,18 +703,27 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     score = 0.5f;
   else if (n == 1 && f->given && f->common && !f->place && strong_cue_before (scan, a + lo))
     score = 0.5f; /* "named him Frank", "Hi Will" */
+  else if (n == 1 && f->given && f->common && !f->place && !shouting && verb_after (scan, a + hi))
+    score = 0.5f; /* "Lily met", "Mark said": a given name that is also a word, before a verb of people */
   else if (n == 1 && !f->common && !f->place && !shouting && (f->sur || unknown) && !loc_cue
            && (coordinated (scan, a + lo) || speaker_label (scan, a + lo)
                || possessive_after (scan, a + hi)
                || (a + hi < scan->n_toks && hz_tok_in (&scan->toks[a + hi], HZ_W_VERB_AFTER)
-                   && !hz_token_is (scan, &scan->toks[a + hi], "and"))))
+                   && !hz_token_is (scan, &scan->toks[a + hi], "and") && !describes_thing (scan, a + hi))))
     score = 0.5f; /* "Marrero and Murphy were", "Ubul: ...", "Enrico shouted" */
   else if (n == 1 && informal && !sent && !f->common && !f->place && !f->city && !loc_cue
            && (scan->toks[a + lo].flags & HZ_TOK_CAP) && scan->toks[a + lo].nchars >= 3)
     score = 0.35f; /* chat text capitalises little else than names */
+  else if (m == 1 && scan->unfinished && !sent && !f->common && !f->place && !f->city && !weak_loc_cue && !the_before
+           && !f->given && !f->sur && (scan->toks[a + lo].flags & HZ_TOK_CAP)
+           && !(scan->toks[a + lo].flags & HZ_TOK_NONASCII) && scan->toks[a + lo].nchars >= 4)
+    score = 0.35f; /* a message without final punctuation is chat-like too ("thanks for it Ozzie") */
   else if (n == 1 && f->sur && !f->common && !sent && !f->place && !shouting
            && (scan->toks[a + lo].flags & HZ_TOK_CAP))
     score = 0.4f;
+  else if (m == 1 && f->sur && f->common && !sent && !f->place && !shouting && !the_before
+           && !weak_loc_cue && (scan->toks[a + lo].flags & HZ_TOK_CAP))
+    score = 0.35f; /* a surname that is also a word, capitalised inside a sentence ("said Baker") */
   if (cue && score > 0)
     score = MIN (1.0f, score + 0.15f);
   if (score > 0 && hi + a < scan->n_toks && hz_tok_in (&scan->toks[a + hi], HZ_W_VERB_AFTER))
@@ -611,12 +732,14 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     score = 0;
   if (score > 0)
     {
-      /* a given name followed by a lower-case surname ("Kylie minogue") */
-      if (l->given && a + hi == b && b < scan->n_toks && tight (scan, &scan->toks[b - 1], &scan->toks[b])
-          && (scan->toks[b].flags & HZ_TOK_LOWER) && (scan->toks[b].flags & HZ_TOK_ALPHA)
-          && scan->toks[b].nchars >= 3 && !hz_tok_in (&scan->toks[b], HZ_W_NOT_NAME)
-          && hz_tok_in (&scan->toks[b], HZ_W_SURNAME) && !hz_tok_in (&scan->toks[b], HZ_W_COMMON))
-        e = word_end (scan, &scan->toks[b]);
+      /* a given name followed by a lower-case surname ("Kylie minogue"; in chat text any
+       * word that is no English word: "Mauro renallo") */
+      if (l->given && n == 1 && a + hi == b && e == scan->toks[b - 1].e)
+        {
+          guint j = lower_surname_after (scan, b, informal);
+          if (j > b)
+            e = word_end (scan, &scan->toks[j - 1]);
+        }
       add (scan, s, e, HZ_ENTITY_PERSON, score, "name");
       return;
     }
@@ -637,24 +760,39 @@ judge_lower (HzScan *scan, guint i)
   /* most lower-case words are ordinary words: decide from the class bits first */
   if ((t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN)) && word_end (scan, t) == t->e)
     return i + 1;
+  /* text without any capital letter: places from the place gazetteer ("from switzerland",
+   * "barra de carrasco"); an ordinary word or a city that is also a name needs a cue */
+  if (scan->all_lower && (t->cls & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY) | HZ_WB (HZ_W_PLACE_HEAD))))
+    {
+      guint end = i + 1;
+      while (end < scan->n_toks && end < i + 4 && tight (scan, &scan->toks[end - 1], &scan->toks[end]))
+        end++;
+      guint pm = place_match (scan, i, end);
+      gboolean cue = i > 0 && (hz_tok_in (&scan->toks[i - 1], HZ_W_LOC_CUE) || hz_tok_in (&scan->toks[i - 1], HZ_W_LOC_CUE_WEAK));
+      if (pm == 0 && cue && hz_tok_in (t, HZ_W_CITY) && !(t->cls & HZ_WB (HZ_W_COMMON)))
+        pm = 1; /* "to kiel": a city that is also a surname, after a cue */
+      if (pm > 0 && (pm > 1 || cue || !(t->cls & HZ_WB (HZ_W_COMMON))))
+        {
+          add (scan, t->s, word_end (scan, &scan->toks[i + pm - 1]), HZ_ENTITY_LOCATION, 0.5f, "place-lower");
+          return i + pm;
+        }
+    }
   /* cue words of any recognizer are never lower-case names ("ping mara" is a cue + name) */
-  const guint64 cue_words = HZ_WB (HZ_W_NOT_NAME) | HZ_WB (HZ_W_TITLE) | HZ_WB (HZ_W_CALENDAR)
-                            | HZ_WB (HZ_W_NAME_CUE) | HZ_WB (HZ_W_STRONG_CUE) | HZ_WB (HZ_W_VERB_AFTER)
-                            | HZ_WB (HZ_W_LOC_CUE) | HZ_WB (HZ_W_ORG) | HZ_WB (HZ_W_MONTH)
-                            | HZ_WB (HZ_W_PHONE_CUE) | HZ_WB (HZ_W_ST_SUFFIX) | HZ_WB (HZ_W_UNIT);
-  if (t->cls & cue_words)
+  if (t->cls & lower_stop)
     return i + 1;
   word_info (scan, t, &a);
   if (a.common && !a.given)
     return i + 1;
-  if (i + 1 < scan->n_toks && tight (scan, t, &scan->toks[i + 1]) && (scan->toks[i + 1].flags & HZ_TOK_LOWER))
+  if (a.given && !a.common && a.e == t->e)
     {
-      word_info (scan, &scan->toks[i + 1], &b);
-      if (a.given && !a.common && b.sur && !b.common && b.e - b.s >= 3
-          && !hz_tok_in (&scan->toks[i + 1], HZ_W_NOT_NAME) && !hz_tok_in (&scan->toks[i + 1], HZ_W_CALENDAR))
+      /* given name + surname ("olga krylova", "benjamin a seiler"); a word outside every
+       * list counts as a surname in chat text or when the text has no capitals at all */
+      guint j = lower_surname_after (scan, i + 1, scan->informal || scan->all_lower);
+      if (j > i + 1)
         {
+          word_info (scan, &scan->toks[j - 1], &b);
           add (scan, a.s, b.e, HZ_ENTITY_PERSON, 0.55f, "name-lower");
-          return i + 2;
+          return j;
         }
     }
   if (i > 0 && hz_tok_in (&scan->toks[i - 1], HZ_W_STRONG_CUE) && a.given && !a.common)
@@ -806,7 +944,11 @@ hz_rec_names (HzScan *scan)
     return;
   gboolean shouting = is_shouting (scan);
   gboolean informal = is_informal (scan);
+  scan->unfinished = !ends_like_prose (scan);
   scan->informal = informal;
+  scan->all_lower = TRUE;
+  for (guint k = 0; k < scan->n_toks && scan->all_lower; k++)
+    scan->all_lower = !(scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
   guint first_cand = scan->cands->len;
   guint i = 0, n = scan->n_toks;
   while (i < n)

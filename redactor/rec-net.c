@@ -29,10 +29,30 @@ find_ipv4 (HzScan *scan)
 {
   const char *t = scan->text;
   gsize len = scan->len;
-  for (gsize i = 0; i < len; i++)
+  /* an address starts a word token ("10.0.0.1" is the tokens 10, 0, 0, 1) or follows a
+   * hyphen inside one ("host-10.0.0.1"): visit those positions only */
+  gsize i = 0;
+  for (guint k = 0; k < scan->n_toks; k++)
     {
-      if (!hz_is_digit (t[i]) || hz_alnum_before (t, i) || (i > 0 && t[i - 1] == '.'))
+      const HzToken *tk = &scan->toks[k];
+      if (tk->e <= i)
         continue;
+      gsize q = MAX (i, (gsize) tk->s);
+      if (q != tk->s || !hz_is_digit (t[q]))
+        {
+          while (q < tk->e && !(t[q] == '-' && q + 1 < tk->e && hz_is_digit (t[q + 1])))
+            q++;
+          if (q >= tk->e)
+            continue;
+          q++;
+        }
+      i = q;
+      if (!hz_is_digit (t[i]) || hz_alnum_before (t, i) || (i > 0 && t[i - 1] == '.'))
+        {
+          k--; /* look for a later hyphen in the same token */
+          i++;
+          continue;
+        }
       gsize p = i;
       int dots = 0;
       while (p < len && (hz_is_digit (t[p]) || (t[p] == '.' && p + 1 < len && hz_is_digit (t[p + 1]))))
@@ -49,6 +69,7 @@ find_ipv4 (HzScan *scan)
           hz_scan_add (scan, i, e, HZ_ENTITY_IP_ADDRESS, 0.95f, HZ_TIER_VALIDATED, "ipv4");
         }
       i = p;
+      k = hz_token_at_or_after (scan, i) - 1; /* tokens of the address are done */
     }
 }
 
@@ -91,8 +112,13 @@ find_mac (HzScan *scan)
 {
   const char *t = scan->text;
   gsize len = scan->len;
-  for (gsize i = 0; i + 14 <= len; i++)
+  /* a MAC address starts a word token (hyphenated forms are one token, colon and dotted
+   * forms several) */
+  for (guint k = 0; k < scan->n_toks; k++)
     {
+      gsize i = scan->toks[k].s;
+      if (i + 14 > len)
+        break;
       /* cheap shape test first: a separator at i+2 or i+4 */
       if (!is_hex (t[i]) || !(t[i + 2] == ':' || t[i + 2] == '-' || t[i + 4] == '.'))
         continue;
@@ -124,7 +150,7 @@ find_mac (HzScan *scan)
       if (e && !hz_alnum_at (t, len, e) && !(e < len && (t[e] == ':' || t[e] == '-')))
         {
           hz_scan_add (scan, i, e, HZ_ENTITY_MAC_ADDRESS, 0.9f, HZ_TIER_VALIDATED, "mac");
-          i = e - 1;
+          k = hz_token_at_or_after (scan, e) - 1;
         }
     }
 }

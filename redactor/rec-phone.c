@@ -39,6 +39,22 @@ typedef struct {
   gboolean mixed; /* several separator kinds (parens excluded) */
 } Shape;
 
+/* A field cue for another kind of number among the 4 tokens before token ti: a postcode
+ * ("ZIP: 75534-030") or a document number ("driver's license number is 6940579"). */
+static gboolean
+other_number_cue (const HzScan *scan, guint ti)
+{
+  static const char *const docs[] = { "license", "licence", "passport", "permit", "policy",
+                                      "invoice", "order", "tracking", "account", "routing", NULL };
+  if (hz_context_before (scan, ti, 4, HZ_W_ZIP_CUE))
+    return TRUE;
+  for (guint k = ti >= 4 ? ti - 4 : 0; k < ti; k++)
+    for (const char *const *w = docs; *w; w++)
+      if (hz_token_is (scan, &scan->toks[k], *w))
+        return TRUE;
+  return FALSE;
+}
+
 void
 hz_rec_phone (HzScan *scan)
 {
@@ -157,6 +173,8 @@ hz_rec_phone (HzScan *scan)
       gboolean ctx = hz_context_before (scan, ti, 4, HZ_W_PHONE_CUE);
       float score = 0;
       if (hz_date_prefix_len (t + i, e - i) > 0 && !sh.plus)
+        score = 0;
+      else if (!sh.plus && !sh.parens && other_number_cue (scan, ti))
         score = 0;
       else if (sh.sep == '.' && !sh.mixed && sh.groups == 4 && sh.max_group <= 3 && !sh.plus)
         score = 0; /* dotted quad: an IPv4 address (or an invalid one), not a phone */

@@ -10,7 +10,7 @@
 static inline gboolean
 is_tok_char (char c)
 {
-  return hz_is_alnum_ascii (c) || c == '_' || c == '-' || c == '+' || c == '/' || c == '.';
+  return hz_is_key_char (c);
 }
 
 typedef struct {

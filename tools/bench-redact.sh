@@ -4,8 +4,9 @@
 #   2. latency of redacting one 500-word chat message (goal < 5 ms).
 # Usage: tools/bench-redact.sh [BUILD_DIR] [EVAL_DIR]
 #   BUILD_DIR defaults to ./build, EVAL_DIR to ../shared/redactor-eval.
-# Prints the load average first; both CPU-time and wall-clock rates are reported (on a shared
-# machine the CPU-time figure is the one-core number). Runs at nice -5 when allowed.
+# Prints the load average, then a table: throughput as the best and median of 5 trials, both
+# CPU-time and wall-clock rates (on a shared machine the CPU-time figure of the best trial is
+# the one-core number), and the latency. Runs at nice -5 when allowed.
 set -eu
 cd "$(dirname "$0")/.."
 build=${1:-build}

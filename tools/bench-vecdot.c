@@ -7,9 +7,13 @@
  * the format has a kernel), it times vec_dot over rows of K elements (default 4096):
  *   cache   a matrix of about 128 KiB, re-read (weights come from L2)
  *   stream  a matrix of about 64 MiB, read once per pass (weights come from DRAM)
- * and prints weight bytes / second. "memory read" is a plain AVX2/scalar sum over the same
- * 64 MiB, the single-core roofline for the stream column. Single-threaded; the machine is
- * shared, so numbers vary by a few percent between runs.
+ * and prints weight bytes / second. Besides the quant table's kernels it times the
+ * exact-order kernels the CPU backend actually runs (ggml-order.h: "o1" for one
+ * activation row, i.e. decode, "oN" for prompt batches when it differs), for a matrix
+ * of 4096 rows, at each SIMD level (kernel column o1-<level> / oN-<level>); table kernels
+ * are named by their level alone. "memory read" is a plain 64-bit sum over the same 64 MiB
+ * (hz_measure_read_bandwidth, one thread), the single-core roofline for the stream column.
+ * Single-threaded; the machine is shared, so numbers vary by a few percent between runs.
  */
 #include <glib.h>
 #include <math.h>
@@ -17,6 +21,8 @@
 #include <string.h>
 
 #include "quant.h"
+#include "ggml-order.h"
+#include "membw.h"
 
 static double
 now (void)
@@ -94,29 +100,16 @@ time_dot (HzVecDotFn fn, int k, const guint8 *w, size_t row_bytes, size_t rows,
   return (double) bytes / t * 1e-9;
 }
 
-/** Single-core read bandwidth: sum of 64-bit words over `n` bytes, repeated. */
-static double
-mem_read_gbs (const guint8 *buf, size_t n, double secs, float *sink)
+static void
+print_row (const HzQuantTraits *t, const char *kernel, HzVecDotFn fn, int k, const guint8 *w,
+           size_t row_bytes, size_t rows_cache, size_t rows_stream, const void *act,
+           double secs, double mem, float *sink)
 {
-  double t0 = now (), t;
-  size_t bytes = 0;
-  guint64 acc[4] = { 0 };
-  do
-    {
-      const guint64 *p = (const guint64 *) buf;
-      for (size_t i = 0; i + 4 <= n / 8; i += 4)
-        {
-          acc[0] += p[i];
-          acc[1] += p[i + 1];
-          acc[2] += p[i + 2];
-          acc[3] += p[i + 3];
-        }
-      bytes += n;
-      t = now () - t0;
-    }
-  while (t < secs);
-  *sink += (float) (acc[0] ^ acc[1] ^ acc[2] ^ acc[3]);
-  return (double) bytes / t * 1e-9;
+  const double c = time_dot (fn, k, w, row_bytes, rows_cache, act, secs, sink);
+  const double s = time_dot (fn, k, w, row_bytes, rows_stream, act, secs, sink);
+  printf ("%-8s %6.3f %-10s %12.2f %12.2f %8.0f%%\n", t->name,
+          8.0 * t->block_bytes / t->block_elems, kernel, c, s, 100.0 * s / mem);
+  fflush (stdout);
 }
 
 int
@@ -152,16 +145,18 @@ main (int argc, char **argv)
 
   const size_t stream_bytes = 64u << 20, cache_bytes = 128u << 10;
   float sink = 0;
-  guint8 *big = g_malloc (stream_bytes);
-  memset (big, 1, stream_bytes);
-  const double mem = mem_read_gbs (big, stream_bytes, secs * 2, &sink);
-  g_free (big);
+  const double mem = hz_measure_read_bandwidth (1, stream_bytes, MAX (secs * 2, 0.3), &err) * 1e-9;
+  if (mem == 0)
+    {
+      fprintf (stderr, "bench-vecdot: %s\n", err->message);
+      return 1;
+    }
 
   printf ("vec_dot micro-benchmark: K = %d, 1 thread, dispatch level %s\n", k,
           hz_simd_level_name (hz_simd_level ()));
   printf ("single-core memory read bandwidth: %.2f GB/s\n\n", mem);
   fflush (stdout);
-  printf ("%-8s %6s %-7s %12s %12s %9s\n", "format", "bpw", "simd", "cache GB/s",
+  printf ("%-8s %6s %-10s %12s %12s %9s\n", "format", "bpw", "kernel", "cache GB/s",
           "stream GB/s", "% of mem");
 
   float *xa = g_new (float, k);
@@ -185,12 +180,26 @@ main (int argc, char **argv)
           HzVecDotFn fn = hz_quant_vec_dot_at (t->type, l);
           if (!fn || !hz_simd_supported (l))
             continue;
-          const double c = time_dot (fn, k, w, row_bytes, rows_cache, act, secs, &sink);
-          const double s = time_dot (fn, k, w, row_bytes, rows_stream, act, secs, &sink);
-          printf ("%-8s %6.3f %-7s %12.2f %12.2f %8.0f%%\n", t->name,
-                  8.0 * t->block_bytes / t->block_elems, hz_simd_level_name (l), c, s,
-                  100.0 * s / mem);
-          fflush (stdout);
+          print_row (t, hz_simd_level_name (l), fn, k, w, row_bytes, rows_cache, rows_stream,
+                     act, secs, mem, &sink);
+        }
+      /* the kernels the CPU backend runs (llama.cpp's summation order), per SIMD level */
+      for (int l = 0; l < HZ_SIMD_LEVELS; l++)
+        {
+          if (!hz_simd_supported (l))
+            continue;
+          const HzGgmlDots d = hz_ggml_order_dots_at (t->type, 4096, k, l);
+          if (!d.exact)
+            continue;
+          g_autofree char *one = g_strdup_printf ("o1-%s", hz_simd_level_name (l));
+          print_row (t, one, d.one, k, w, row_bytes, rows_cache, rows_stream, act, secs, mem,
+                     &sink);
+          if (d.batch != d.one)
+            {
+              g_autofree char *batch = g_strdup_printf ("oN-%s", hz_simd_level_name (l));
+              print_row (t, batch, d.batch, k, w, row_bytes, rows_cache, rows_stream, act,
+                         secs, mem, &sink);
+            }
         }
     }
   g_free (xa);

@@ -15,6 +15,35 @@
 #include <string.h>
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
+#include "gguf.h"
+#include "membw.h"
+
+/* Bytes of the weights one decode step reads (see the header comment); FALSE when `path`
+ * is not a GGUF file (e.g. a safetensors folder quantized at load). */
+static gboolean
+decode_weight_bytes (const char *path, guint64 *bytes)
+{
+  g_autoptr (HzGguf) g = hz_gguf_open (path, NULL);
+  if (g == NULL)
+    return FALSE;
+  guint64 sum = 0;
+  gboolean have_output = hz_gguf_find_tensor (g, "output.weight") != NULL;
+  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+    {
+      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
+      if (g_str_has_prefix (name, "blk.") || g_str_equal (name, "output.weight") ||
+          g_str_equal (name, "output_norm.weight"))
+        sum += t->n_bytes;
+      else if (g_str_equal (name, "token_embd.weight"))
+        {
+          const guint64 rows = (guint64) t->ne[1] * t->ne[2] * t->ne[3];
+          sum += have_output || rows == 0 ? t->n_bytes / MAX (rows, 1) : t->n_bytes;
+        }
+    }
+  *bytes = sum;
+  return TRUE;
+}
 
 static int
 cmp_double (gconstpointer a, gconstpointer b)
@@ -89,6 +118,7 @@ hz_cmd_bench (int argc, char **argv)
   HzGenOpts o;
   g_autofree char *threads_s = NULL;
   int n_prompt = 512, n_gen = 128, reps = 5;
+  double bandwidth_gbps = 0;
   g_autoptr (GError) error = NULL;
 
   hz_gen_opts_init (&o, 0);
@@ -98,6 +128,8 @@ hz_cmd_bench (int argc, char **argv)
     { "repetitions", 'r', 0, G_OPTION_ARG_INT, &reps, "Repeats of each test (default 5)", "N" },
     { "threads-list", 't', 0, G_OPTION_ARG_STRING, &threads_s,
       "Thread counts 1..1024, comma-separated (default: all cores)", "N[,N...]" },
+    { "bandwidth", 0, 0, G_OPTION_ARG_DOUBLE, &bandwidth_gbps,
+      "Memory read bandwidth in GB/s for the roofline (default: measured)", "GBPS" },
     { NULL }
   };
   g_autoptr (GOptionContext) octx = g_option_context_new ("— measure prompt and generation speed");
@@ -111,12 +143,12 @@ hz_cmd_bench (int argc, char **argv)
     }
   g_autoptr (GArray) threads = g_array_new (FALSE, FALSE, sizeof (int));
   if (o.model == NULL || argc != 1 || n_prompt < 0 || n_gen < 0 || reps < 1 ||
-      (n_prompt == 0 && n_gen == 0) ||
+      (n_prompt == 0 && n_gen == 0) || !(bandwidth_gbps >= 0 && bandwidth_gbps < 1e6) ||
       (threads_s && !parse_list (threads_s, 1, threads)))
     {
-      fprintf (stderr, "hanzo bench: need -m MODEL, -p >= 0, -n >= 0 (not both 0), -r >= 1 "
-                       "and -t N[,N...] (1..1024)\nUsage: hanzo bench -m MODEL [-p 512] [-n 128] [-r 5] "
-                       "[-t THREADS]\n");
+      fprintf (stderr, "hanzo bench: need -m MODEL, -p >= 0, -n >= 0 (not both 0), -r >= 1, "
+                       "-t N[,N...] (1..1024) and --bandwidth >= 0\nUsage: hanzo bench -m MODEL [-p 512] "
+                       "[-n 128] [-r 5] [-t THREADS] [--bandwidth GBPS]\n");
       hz_gen_opts_clear (&o);
       return 2;
     }
@@ -164,10 +196,20 @@ hz_cmd_bench (int argc, char **argv)
   g_autofree char *params = human ((double) hz_model_n_params (model), count_units, 1000);
   g_autofree char *name = g_strdup_printf ("%s %s", hz_model_arch (model), hz_model_type_name (model));
 
-  printf ("| %-30s | %10s | %10s | %-7s | %7s | %10s | %20s |\n", "model", "size", "params",
-          "backend", "threads", "test", "t/s");
+  guint64 tok_bytes = 0;
+  const gboolean have_bytes = decode_weight_bytes (hz_model_path (model), &tok_bytes);
+  if (have_bytes)
+    {
+      g_autofree char *tb = human ((double) tok_bytes, size_units, 1024);
+      printf ("weight bytes read per token: %" G_GUINT64_FORMAT " (%s)\n", tok_bytes, tb);
+    }
+  else
+    printf ("weight bytes read per token: unknown (not a GGUF file)\n");
+  printf ("\n| %-30s | %10s | %10s | %-7s | %7s | %10s | %20s | %9s | %12s | %7s |\n", "model",
+          "size", "params", "backend", "threads", "test", "t/s", "B GB/s", "roofline t/s",
+          "of roof");
   printf ("| ------------------------------ | ---------: | ---------: | ------- | ------: | "
-          "---------: | -------------------: |\n");
+          "---------: | -------------------: | --------: | -----------: | ------: |\n");
   fflush (stdout);
 
   for (guint ti = 0; ti < threads->len; ti++)
@@ -183,6 +225,18 @@ hz_cmd_bench (int argc, char **argv)
           hz_gen_opts_clear (&o);
           return 1;
         }
+      /* memory read bandwidth with this many threads (bytes/s) and R = B / bytes */
+      double bw = bandwidth_gbps * 1e9;
+      if (bw == 0 && have_bytes && n_gen > 0)
+        {
+          bw = hz_measure_read_bandwidth (cp.n_threads, 0, 0.5, &error);
+          if (bw == 0)
+            {
+              fprintf (stderr, "hanzo bench: warning: %s; no roofline\n", error->message);
+              g_clear_error (&error);
+            }
+        }
+      const double roof = bw > 0 && have_bytes && tok_bytes > 0 ? bw / (double) tok_bytes : 0;
       for (int test = 0; test < 2; test++)
         {
           const gboolean decode = test == 1;
@@ -204,8 +258,12 @@ hz_cmd_bench (int argc, char **argv)
           summarize (tps, reps, &med, &sd);
           g_autofree char *label = g_strdup_printf ("%s%d", decode ? "tg" : "pp", n);
           g_autofree char *val = g_strdup_printf ("%.2f ± %.2f", med, sd);
-          printf ("| %-30s | %10s | %10s | %-7s | %7d | %10s | %20s |\n", name, size, params,
-                  "CPU", cp.n_threads, label, val);
+          g_autofree char *bw_s = bw > 0 ? g_strdup_printf ("%.1f", bw / 1e9) : g_strdup ("-");
+          g_autofree char *roof_s = decode && roof > 0 ? g_strdup_printf ("%.2f", roof) : g_strdup ("-");
+          g_autofree char *frac_s = decode && roof > 0 ? g_strdup_printf ("%.0f %%", 100 * med / roof)
+                                                       : g_strdup ("-");
+          printf ("| %-30s | %10s | %10s | %-7s | %7d | %10s | %20s | %9s | %12s | %7s |\n", name,
+                  size, params, "CPU", cp.n_threads, label, val, bw_s, roof_s, frac_s);
           fflush (stdout);
         }
     }

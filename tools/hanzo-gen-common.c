@@ -30,6 +30,8 @@ void
 hz_gen_opts_clear (HzGenOpts *o)
 {
   g_clear_pointer (&o->model, g_free);
+  g_clear_pointer (&o->isq, g_free);
+  g_clear_pointer (&o->vocab, g_free);
 }
 
 void
@@ -37,7 +39,10 @@ hz_gen_opts_add (GOptionContext *ctx, HzGenOpts *o, HzGenOptFlags flags)
 {
   /* -t last, so that HZ_GEN_OPT_NO_THREADS can cut it off */
   GOptionEntry base[] = {
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model, "GGUF model file", "MODEL" },
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o->model,
+      "GGUF model file or Hugging Face folder (config.json + *.safetensors)", "MODEL" },
+    { "isq", 0, 0, G_OPTION_ARG_STRING, &o->isq, HZ_CLI_ISQ_HELP, "TYPE" },
+    { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &o->vocab, HZ_CLI_VOCAB_HELP, "FILE" },
     { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &o->ctx_size,
       "Context size in tokens, >= 1 (default: the model's, at most 4096)", "N" },
     { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o->batch_size,
@@ -193,17 +198,31 @@ hz_gen_opts_check (const HzGenOpts *o, const char *cmd, HzGenOptFlags flags)
 }
 
 HzModel *
-hz_gen_opts_load (const HzGenOpts *o, const char *cmd)
+hz_cli_load_model (const char *cmd, const char *path, guint n_threads, const char *isq,
+                   const char *vocab)
 {
   g_autoptr (GError) error = NULL;
   HzModelParams mp;
 
   hz_model_params_init (&mp);
-  mp.n_threads = (guint) MAX (o->threads, 0);
-  HzModel *m = hz_model_load (o->model, &mp, &error);
+  mp.n_threads = n_threads;
+  mp.isq = isq;
+  mp.vocab_gguf = vocab;
+  const gint64 t0 = g_get_monotonic_time ();
+  HzModel *m = hz_model_load (path, &mp, &error);
   if (m == NULL)
-    fprintf (stderr, "hanzo %s: cannot load model '%s': %s\n", cmd, o->model, error->message);
+    fprintf (stderr, "hanzo %s: cannot load model '%s': %s\n", cmd, path, error->message);
+  else if (isq)
+    fprintf (stderr, "hanzo %s: --isq %s: weights quantized at load in %.2f s (%.1f MiB)\n",
+             cmd, hz_model_isq (m), (g_get_monotonic_time () - t0) / 1e6,
+             hz_model_weight_bytes (m) / 1048576.0);
   return m;
+}
+
+HzModel *
+hz_gen_opts_load (const HzGenOpts *o, const char *cmd)
+{
+  return hz_cli_load_model (cmd, o->model, (guint) MAX (o->threads, 0), o->isq, o->vocab);
 }
 
 gboolean

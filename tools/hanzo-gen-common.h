@@ -12,7 +12,9 @@ G_BEGIN_DECLS
 #define HZ_GEN_UNSET G_MININT
 
 typedef struct {
-  char    *model;          /* -m */
+  char    *model;          /* -m: GGUF file or Hugging Face folder */
+  char    *isq;            /* --isq TYPE: quantize at load (NULL: as stored) */
+  char    *vocab;          /* --vocab FILE: tokenizer GGUF for a folder */
   int      threads;        /* -t, 0 = all cores */
   int      ctx_size;       /* -c, HZ_GEN_UNSET = model default (<= 4096); given: >= 1 */
   int      batch_size;     /* -b, HZ_GEN_UNSET = 512; given: >= 1 */
@@ -33,7 +35,8 @@ typedef enum {
   HZ_GEN_OPT_NO_THREADS = 1 << 1,  /* leave -t to the command */
 } HzGenOptFlags;
 
-/** Add the model/context options (-m, -t unless HZ_GEN_OPT_NO_THREADS, -c, -b) and, with
+/** Add the model/context options (-m, --isq, --vocab, -t unless HZ_GEN_OPT_NO_THREADS, -c,
+ *  -b) and, with
  *  HZ_GEN_OPT_SAMPLING, the sampling and length options (-n, --temp, --top-k, --top-p,
  *  --min-p, --repeat-penalty, --repeat-last-n, --presence-penalty, --frequency-penalty,
  *  --seed, --ignore-eos) to a GOptionContext's main group. `o` must outlive the context. */
@@ -64,9 +67,21 @@ gboolean hz_gen_opts_check (const HzGenOpts *o, const char *cmd, HzGenOptFlags f
 /** Fill generation and context parameters from the options. */
 void hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParams *cp);
 
-/** Load o->model; on failure print "hanzo CMD: cannot load model 'PATH': reason" on
- *  stderr and return NULL. */
+/** Load o->model (with o->isq / o->vocab); on failure print "hanzo CMD: cannot load model
+ *  'PATH': reason" on stderr and return NULL. With --isq, prints one line on stderr with
+ *  the type and the conversion time. */
 HzModel *hz_gen_opts_load (const HzGenOpts *o, const char *cmd);
+
+/** Load `path` as hz_gen_opts_load does, for commands with their own option tables
+ *  (`hanzo perplexity`): n_threads 0 = all cores, isq and vocab nullable. */
+HzModel *hz_cli_load_model (const char *cmd, const char *path, guint n_threads,
+                            const char *isq, const char *vocab);
+
+/** GOptionEntry help texts of --isq and --vocab, shared by every command that loads. */
+#define HZ_CLI_ISQ_HELP \
+  "Quantize the weights at load: Q8_0, Q4_K (= Q4_K_M), Q6_K, IQ4_XS, ... (hanzo quantize --list)"
+#define HZ_CLI_VOCAB_HELP \
+  "Model given as a Hugging Face folder: the tokenizer from this GGUF (else tokenizer.json)"
 
 /** Load o->model, fill `gp` from the options and create a context (n_ctx/n_batch/threads
  *  from the options). `o` is cleared in every case. Returns TRUE with *model and *ctx set

@@ -1,7 +1,10 @@
 /* tools/hanzo-info.c — `hanzo info`: show a GGUF file's metadata and tensors.
  *
- *   hanzo info [--max-elems N] MODEL
+ *   hanzo info [--max-elems N] [--isq TYPE] [--vocab FILE] MODEL
  *
+ * MODEL may also be a Hugging Face folder: then the metadata and tensors are those the
+ * engine converts it to (engine/quantize.h, hz_isq_open). With --isq, the tensors are
+ * listed with the types and sizes that quantizing at load gives (the conversion is run).
  * Prints the GGUF version, alignment and data offset, every metadata key with its type and
  * value (arrays show their first N elements, default 8), then a table of the tensors
  * (index, name, ggml type, shape with ne[0] first as in ggml, bytes, offset in the data
@@ -15,7 +18,9 @@
 
 #include "gguf.h"
 #include "hanzo-cmd.h"
+#include "hanzo-gen-common.h"
 #include "quant.h"
+#include "quantize.h"
 
 /* A name from the file, with control characters and non-ASCII bytes escaped. */
 static char *
@@ -66,10 +71,10 @@ print_metadata (const HzGguf *g, guint max_elems)
     }
 }
 
+/* `n` tensors; offsets are relative to the data section (GGUF) or the conversion buffer. */
 static void
-print_tensors (const HzGguf *g)
+print_tensors (const HzGgufTensor *const *tensors, int64_t n)
 {
-  int64_t n = hz_gguf_n_tensors (g);
   printf ("\nTensors: %" G_GINT64_FORMAT "\n", n);
   if (n == 0)
     return;
@@ -78,7 +83,7 @@ print_tensors (const HzGguf *g)
   uint64_t total_bytes = 0, total_elems = 0;
   for (int64_t i = 0; i < n; i++)
     {
-      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      const HzGgufTensor *t = tensors[i];
       const HzQuantTraits *tr = hz_quant_traits (t->type);  /* non-NULL: validated */
       g_autofree char *name = printable (t->name);
       g_autofree char *shape = shape_label (t);
@@ -97,13 +102,16 @@ int
 hz_cmd_info (int argc, char **argv)
 {
   int max_elems = 8;
+  g_autofree char *isq = NULL, *vocab = NULL;
   GOptionEntry entries[] = {
     { "max-elems", 'n', 0, G_OPTION_ARG_INT, &max_elems,
       "Array elements shown per value (default 8)", "N" },
+    { "isq", 0, 0, G_OPTION_ARG_STRING, &isq, HZ_CLI_ISQ_HELP, "TYPE" },
+    { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, HZ_CLI_VOCAB_HELP, "FILE" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx =
-    g_option_context_new ("MODEL — show a GGUF file's metadata and tensors");
+    g_option_context_new ("MODEL — show a GGUF file's (or Hugging Face folder's) metadata and tensors");
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
@@ -114,10 +122,36 @@ hz_cmd_info (int argc, char **argv)
   if (argc != 2 || max_elems < 0)
     {
       fprintf (stderr, "hanzo info: need exactly one MODEL (and --max-elems >= 0)\n"
-                       "Usage: hanzo info [--max-elems N] MODEL\n");
+                       "Usage: hanzo info [--max-elems N] [--isq TYPE] [--vocab FILE] MODEL\n");
       return 2;
     }
   const char *path = argv[1];
+  if (isq || g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_autoptr (HzIsqModel) m = hz_isq_load (path, isq, vocab, 0, &error);
+      if (!m)
+        {
+          fprintf (stderr, "hanzo: %s: %s\n", path, error->message);
+          return 1;
+        }
+      const HzIsqStats *st = hz_isq_model_stats (m);
+      printf ("%s: %s, %s\n", path, g_file_test (path, G_FILE_TEST_IS_DIR)
+              ? "Hugging Face folder as converted at load" : "GGUF as converted at load",
+              isq ? isq : "types as stored");
+      printf ("%u tensors, %u converted, %u fallback; %.2f MiB -> %.2f MiB in %.2f s\n",
+              st->n_tensors, st->n_quantized, st->n_fallback, st->bytes_in / 1048576.0,
+              st->bytes_out / 1048576.0, st->seconds);
+      print_metadata (hz_isq_model_gguf (m), (guint) max_elems);
+      GHashTable *tensors = hz_isq_model_tensors (m);
+      guint n = g_hash_table_size (tensors);
+      g_autofree gpointer *keys = g_hash_table_get_keys_as_array (tensors, NULL);
+      hz_quantize_sort_names ((const char **) keys, n);
+      g_autofree const HzGgufTensor **list = g_new (const HzGgufTensor *, n + 1);
+      for (guint i = 0; i < n; i++)
+        list[i] = g_hash_table_lookup (tensors, keys[i]);
+      print_tensors (list, n);
+      return 0;
+    }
   g_autoptr (HzGguf) g = hz_gguf_open (path, &error);
   if (!g)
     {
@@ -130,6 +164,10 @@ hz_cmd_info (int argc, char **argv)
   printf ("alignment %" G_GUINT32_FORMAT ", data section at offset %" G_GUINT64_FORMAT "\n",
           hz_gguf_alignment (g), hz_gguf_data_offset (g));
   print_metadata (g, (guint) max_elems);
-  print_tensors (g);
+  const int64_t n = hz_gguf_n_tensors (g);
+  g_autofree const HzGgufTensor **list = g_new (const HzGgufTensor *, n + 1);
+  for (int64_t i = 0; i < n; i++)
+    list[i] = hz_gguf_tensor (g, i);
+  print_tensors (list, n);
   return 0;
 }

@@ -106,10 +106,14 @@ cmd_sft (int argc, char **argv)
   CommonOpts o = { .rank = 8, .steps = 100, .alpha = 16, .lr = 2e-4 };
   g_autofree char *data = NULL, *init = NULL, *ckpt = NULL;
   int batch = 4, max_tokens = 512;
-  double heldout = 0.1;
+  double heldout = 0.1, dp_z = -1, dp_clip = 1.0, dp_q = 0, dp_delta = 1e-6;
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o.model, "Base model (GGUF)", "BASE.gguf" },
     { "data", 0, 0, G_OPTION_ARG_FILENAME, &data, "Training data (JSONL, learner/dataset.h)", "FILE" },
+    { "dp-noise", 0, 0, G_OPTION_ARG_DOUBLE, &dp_z, "DP-SGD with noise multiplier Z (off)", "Z" },
+    { "dp-clip", 0, 0, G_OPTION_ARG_DOUBLE, &dp_clip, "DP-SGD per-example clip norm (1.0)", "C" },
+    { "dp-rate", 0, 0, G_OPTION_ARG_DOUBLE, &dp_q, "DP-SGD Poisson rate (batch/N)", "Q" },
+    { "dp-delta", 0, 0, G_OPTION_ARG_DOUBLE, &dp_delta, "Delta of the reported epsilon (1e-6)", "D" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "Adapter directory to write", "DIR" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &o.rank, "LoRA rank (8)", "R" },
     { "alpha", 0, 0, G_OPTION_ARG_DOUBLE, &o.alpha, "LoRA alpha (16)", "A" },
@@ -138,6 +142,14 @@ cmd_sft (int argc, char **argv)
   p.steps = o.steps;
   p.batch = batch;
   p.max_tokens = max_tokens;
+  if (dp_z >= 0)
+    {
+      p.dp_sgd = TRUE;
+      p.dp.noise_multiplier = dp_z;
+      p.dp.clip_norm = dp_clip;
+      p.dp.sample_rate = dp_q;
+      p.dp.delta = dp_delta;
+    }
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
     return fail (o.model, error);
@@ -162,6 +174,10 @@ cmd_sft (int argc, char **argv)
           res.heldout_before, res.heldout_after,
           hz_learn_job_improved (&res) ? "improved" : "not improved", res.steps, secs,
           res.resumed ? " (resumed)" : "");
+  if (p.dp_sgd)
+    printf ("DP-SGD: q %.4g, z %g, C %g, %" G_GINT64_FORMAT " steps -> epsilon %.4g at "
+            "delta %g (RDP accountant)\n", res.dp_q, p.dp.noise_multiplier, p.dp.clip_norm,
+            res.steps, res.dp_epsilon, p.dp.delta);
   gboolean ok = hz_learn_save_adapter (res.lora, o.out, hz_model_name (model), &error);
   hz_learn_job_result_clear (&res);
   if (!ok)

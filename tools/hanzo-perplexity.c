@@ -1,7 +1,10 @@
 /* tools/hanzo-perplexity.c — `hanzo perplexity`: llama-perplexity's method.
  *
  *   hanzo perplexity -m MODEL -f TEXT [-c N_CTX] [-b N_BATCH] [--chunks N] [-t THREADS]
+ *                    [--isq TYPE] [--vocab FILE]
  *
+ * MODEL is a GGUF file or a Hugging Face folder; --isq quantizes it at load (so the
+ * perplexity of a quantization can be measured without writing the file).
  * Prints the running estimate after each chunk as llama-perplexity does
  * ("[1]12.3456,[2]...") and a final line "Final estimate: PPL = <value> +/- <error>".
  * Method: engine/perplexity.h. Exit status: 0 ok, 1 error, 2 usage error.
@@ -27,11 +30,14 @@ on_chunk (guint chunk, guint n_chunks, double ppl, gpointer user_data)
 int
 hz_cmd_perplexity (int argc, char **argv)
 {
-  g_autofree char *model_path = NULL, *text_path = NULL;
+  g_autofree char *model_path = NULL, *text_path = NULL, *isq = NULL, *vocab = NULL;
   gint n_ctx = 512, n_batch = 512, chunks = G_MININT /* unset: all */, threads = 0;
   gboolean printed = FALSE;
   GOptionEntry entries[] = {
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path, "GGUF model", "FILE" },
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model_path,
+      "GGUF model file or Hugging Face folder", "MODEL" },
+    { "isq", 0, 0, G_OPTION_ARG_STRING, &isq, HZ_CLI_ISQ_HELP, "TYPE" },
+    { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, HZ_CLI_VOCAB_HELP, "FILE" },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &text_path, "Text file (UTF-8)", "FILE" },
     { "ctx-size", 'c', 0, G_OPTION_ARG_INT, &n_ctx, "Tokens per chunk, >= 4 (default 512)", "N" },
     { "batch-size", 'b', 0, G_OPTION_ARG_INT, &n_batch, "Tokens per forward pass, >= 1 (default 512)", "N" },
@@ -68,15 +74,10 @@ hz_cmd_perplexity (int argc, char **argv)
       fprintf (stderr, "hanzo perplexity: %s\n", error->message);
       return 1;
     }
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.n_threads = (guint) threads;
-  g_autoptr (HzModel) model = hz_model_load (model_path, &mp, &error);
+  g_autoptr (HzModel) model = hz_cli_load_model ("perplexity", model_path, (guint) threads,
+                                                 isq, vocab);
   if (!model)
-    {
-      fprintf (stderr, "hanzo perplexity: %s: %s\n", model_path, error->message);
-      return 1;
-    }
+    return 1;
   HzPerplexityParams pp;
   hz_perplexity_params_init (&pp);
   pp.n_ctx = (guint) n_ctx;
@@ -84,7 +85,8 @@ hz_cmd_perplexity (int argc, char **argv)
   pp.n_chunks = chunks == G_MININT ? -1 : chunks;
   pp.n_threads = (guint) threads;
   HzPerplexityResult r;
-  fprintf (stderr, "perplexity: %s, n_ctx %d, n_batch %d\n", model_path, n_ctx, MIN (n_batch, n_ctx));
+  fprintf (stderr, "perplexity: %s (%s), n_ctx %d, n_batch %d\n", model_path,
+           hz_model_type_name (model), n_ctx, MIN (n_batch, n_ctx));
   if (!hz_perplexity (model, text, (gssize) len, &pp, on_chunk, &printed, &r, NULL, &error))
     {
       if (printed)

@@ -3,6 +3,8 @@
  *   hanzo redact [--mode=mask|numbered|pseudonym] [--json] [TEXT...]   (stdin if no TEXT)
  *   hanzo redact --jsonl IN.jsonl [--output OUT.jsonl]   records with predicted spans
  *   hanzo redact --eval FILE.jsonl [--eval ...] [--pred PRED.jsonl]  P/R/F1/F2 tables
+ *   --model MODEL.gguf [--model-tokens N]: also run the model-based pass on the local engine
+ *   (hanzo/redact-engine.h); every span the model returns is verified against the text.
  *
  * The JSONL format and the scoring rules are those of ../shared/redactor-eval/README.md:
  * spans on code points, one-to-one matching within a record and label, exact match and
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hanzo/redact-engine.h"
 #include "hanzo/redact.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
@@ -159,10 +162,10 @@ record_spans (JsonObject *o)
 }
 
 static GArray *
-predict_spans (const HzRedactor *r, const char *text)
+predict_spans (const HzRedactor *r, HzRedactFlags flags, const char *text)
 {
   GArray *a = g_array_new (FALSE, FALSE, sizeof (ESpan));
-  HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE, NULL);
+  HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE | flags, NULL);
   for (guint i = 0; res && i < res->n_spans; i++)
     {
       ESpan e = { (gint64) res->spans[i].start_cp, (gint64) res->spans[i].end_cp,
@@ -221,6 +224,7 @@ for_each_record (const char *path, RecordFn fn, gpointer user, GError **error)
 
 typedef struct {
   const HzRedactor *r;
+  HzRedactFlags flags; /* HZ_REDACT_MODEL with --model */
   GHashTable *pred;   /* id -> GArray of ESpan (from --pred), or NULL to run the redactor */
   Counts by_label[N_LABELS];
   Counts agnostic;
@@ -243,7 +247,7 @@ eval_record (JsonObject *o, gpointer user, GError **error)
         g_array_set_size (pred, 0); /* no prediction line: predicted nothing */
     }
   else
-    pred = predict_spans (st->r, text);
+    pred = predict_spans (st->r, st->flags, text);
   match_record (gold, pred, st->by_label, FALSE);
   match_record (gold, pred, &st->agnostic, TRUE);
   st->records++;
@@ -286,7 +290,7 @@ print_eval (const char *path, EvalState *st)
 }
 
 static int
-run_eval (const HzRedactor *r, char **files, const char *pred_path)
+run_eval (const HzRedactor *r, HzRedactFlags flags, char **files, const char *pred_path)
 {
   g_autoptr (GHashTable) pred = NULL;
   if (pred_path)
@@ -302,7 +306,7 @@ run_eval (const HzRedactor *r, char **files, const char *pred_path)
     }
   for (char **f = files; *f; f++)
     {
-      EvalState st = { r, pred };
+      EvalState st = { r, flags, pred };
       GError *err = NULL;
       if (!for_each_record (*f, eval_record, &st, &err))
         {
@@ -362,6 +366,7 @@ to_json_line (JsonBuilder *b)
 
 typedef struct {
   const HzRedactor *r;
+  HzRedactFlags flags;
   FILE *out;
 } JsonlState;
 
@@ -370,7 +375,7 @@ jsonl_record (JsonObject *o, gpointer user, GError **error)
 {
   JsonlState *st = user;
   const char *text = json_object_get_string_member_with_default (o, "text", "");
-  HzRedaction *res = hz_redactor_analyze (st->r, text, -1, HZ_REDACT_UTF8_REPLACE, error);
+  HzRedaction *res = hz_redactor_analyze (st->r, text, -1, HZ_REDACT_UTF8_REPLACE | st->flags, error);
   if (!res)
     return FALSE;
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -421,7 +426,8 @@ read_stdin (void)
 int
 hz_cmd_redact (int argc, char **argv)
 {
-  g_autofree char *mode_str = NULL, *jsonl = NULL, *output = NULL, *pred = NULL;
+  g_autofree char *mode_str = NULL, *jsonl = NULL, *output = NULL, *pred = NULL, *model_path = NULL;
+  int model_tokens = 256;
   g_auto (GStrv) eval = NULL;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
@@ -431,6 +437,8 @@ hz_cmd_redact (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output file for --jsonl (default stdout)", "OUT.jsonl" },
     { "eval", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &eval, "Score the redactor on gold records (repeatable)", "FILE.jsonl" },
     { "pred", 0, 0, G_OPTION_ARG_FILENAME, &pred, "With --eval: score this prediction file instead of running the redactor", "PRED.jsonl" },
+    { "model", 0, 0, G_OPTION_ARG_FILENAME, &model_path, "Also ask this local model (GGUF) for spans; each one is verified against the text", "MODEL.gguf" },
+    { "model-tokens", 0, 0, G_OPTION_ARG_INT, &model_tokens, "With --model: most tokens of one answer (default 256)", "N" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[TEXT...] - find and scrub personal data");
@@ -464,12 +472,27 @@ hz_cmd_redact (int argc, char **argv)
       g_error_free (err);
       return 1;
     }
+  /* the model outlives the redactor that uses it */
+  g_autoptr (HzModel) model = NULL;
+  HzRedactFlags flags = 0;
+  if (model_path)
+    {
+      if (!(model = hz_model_load (model_path, NULL, &err))
+          || !hz_redactor_set_engine_model (r, model, 0, model_tokens, &err))
+        {
+          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          g_error_free (err);
+          hz_redactor_free (r);
+          return 1;
+        }
+      flags = HZ_REDACT_MODEL;
+    }
   int rc = 0;
   if (eval)
-    rc = run_eval (r, eval, pred);
+    rc = run_eval (r, flags, eval, pred);
   else if (jsonl)
     {
-      JsonlState st = { r, stdout };
+      JsonlState st = { r, flags, stdout };
       if (output && !(st.out = fopen (output, "w")))
         {
           fprintf (stderr, "hanzo redact: cannot write %s\n", output);
@@ -492,7 +515,7 @@ hz_cmd_redact (int argc, char **argv)
           hz_redactor_free (r);
           return 1;
         }
-      HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE, &err);
+      HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE | flags, &err);
       HzScrubber *sc = hz_scrubber_new (mode, 0);
       g_autofree char *scrubbed = hz_scrubber_scrub (sc, res);
       if (json)

@@ -1,11 +1,14 @@
 /* tools/hanzo-synth.c — `hanzo synth`: write a random-weight GGUF with a real shape.
  *
  *   hanzo synth [--arch llama|qwen2|qwen3] --shape SHAPE --type T --vocab FROM.gguf
- *               -o OUT.gguf [--seed N] [--pure] [-t THREADS]
+ *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [-t THREADS]
  *
  * SHAPE: tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b, moe-30b-a3b
  * (refused: the engine has no MoE yet) or custom:dim=..,layers=..,heads=..,kv=..,ffn=..
  * T: a file type of `hanzo quantize --list` (mix rules as llama-quantize; --pure for none).
+ * --matrix-type puts every quantizable matrix in one format of the quant table instead
+ * (any weight format; IQ2_XXS, IQ2_XS and IQ1_S, which need an importance matrix to
+ * quantize, as random blocks of the right scale).
  * Weights and vocabulary: engine/synth.h. Exit status: 0 ok, 1 error, 2 usage error.
  */
 #include <glib.h>
@@ -13,12 +16,14 @@
 
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
+#include "quant.h"
 #include "synth.h"
 
 int
 hz_cmd_synth (int argc, char **argv)
 {
-  g_autofree char *arch = NULL, *shape = NULL, *type = NULL, *vocab = NULL, *out = NULL;
+  g_autofree char *arch = NULL, *shape = NULL, *type = NULL, *vocab = NULL, *out = NULL,
+                  *matrix_type = NULL;
   gint64 seed = 42;
   gint threads = 0;
   gboolean pure = FALSE;
@@ -30,6 +35,8 @@ hz_cmd_synth (int argc, char **argv)
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Output GGUF", "FILE" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &seed, "RNG seed (default 42)", "N" },
     { "pure", 0, 0, G_OPTION_ARG_NONE, &pure, "Every matrix at the default type", NULL },
+    { "matrix-type", 0, 0, G_OPTION_ARG_STRING, &matrix_type,
+      "Every matrix in this format (q4_0, iq2_xxs, ...) instead of the type's mix", "FORMAT" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads, 0..1024 (default 0: all cores)", "N" },
     { NULL }
   };
@@ -63,6 +70,22 @@ hz_cmd_synth (int argc, char **argv)
     {
       fprintf (stderr, "hanzo synth: unknown type '%s' (see hanzo quantize --list)\n", type);
       return 2;
+    }
+  if (matrix_type)
+    {
+      for (gsize i = 0; i < hz_quant_n_formats (); i++)
+        {
+          const HzQuantTraits *t = hz_quant_format (i);
+          if (g_ascii_strcasecmp (t->name, matrix_type) == 0 && t->vec_dot &&
+              (t->from_float || hz_synth_random_blocks (t->type)))
+            p.matrix_type = (int32_t) t->type;
+        }
+      if (p.matrix_type < 0)
+        {
+          fprintf (stderr, "hanzo synth: '%s' is not a weight format of the quant table\n",
+                   matrix_type);
+          return 2;
+        }
     }
   p.arch = arch;
   p.ftype = fi->ftype;

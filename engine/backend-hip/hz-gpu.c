@@ -14,6 +14,7 @@ struct HzGpu {
   void   *act;            /* activation scratch (int8 + scales), act_bytes long */
   size_t  act_bytes;
   size_t  l2_bytes;
+  int     n_sm;
   char    desc[256];
 };
 
@@ -58,9 +59,8 @@ hz_gpu_open (int device, GError **error)
   g->device = device;
   char name[200];
   size_t mem = 0;
-  int n_sm = 0;
   if (!check (hzk_set_device (device), "select the GPU", error)
-      || !check (hzk_device_info (device, name, sizeof name, &mem, &n_sm, &g->l2_bytes),
+      || !check (hzk_device_info (device, name, sizeof name, &mem, &g->n_sm, &g->l2_bytes),
                  "query the GPU", error)
       || !check (hzk_stream_create (&g->stream), "create a stream", error))
     {
@@ -68,7 +68,7 @@ hz_gpu_open (int device, GError **error)
       return NULL;
     }
   g_snprintf (g->desc, sizeof g->desc, "%s (%s, %.1f GB, %d SMs, L2 %.0f MB)", name,
-              hzk_platform (), mem / 1e9, n_sm, g->l2_bytes / 1e6);
+              hzk_platform (), mem / 1e9, g->n_sm, g->l2_bytes / 1e6);
   return g;
 }
 
@@ -84,6 +84,8 @@ hz_gpu_close (HzGpu *g)
 }
 
 const char *hz_gpu_describe (const HzGpu *g) { return g->desc; }
+void *hz_gpu_stream (HzGpu *g) { return g->stream; }
+int hz_gpu_n_sm (const HzGpu *g) { return g->n_sm; }
 size_t hz_gpu_l2_bytes (const HzGpu *g) { return g->l2_bytes; }
 
 void *
@@ -120,11 +122,11 @@ hz_gpu_sync (HzGpu *g, GError **error)
   return check (hzk_stream_sync (g->stream), "GPU work", error);
 }
 
-/* Host fallback for formats without a device decoder: to_float (the CPU table), then fp16. */
-static uint16_t *
-to_f16 (const HzQuantTraits *qt, const void *data, int64_t n_rows, int64_t k)
+/* Host fallback for formats without a device decoder: to_float (the CPU table), then fp16,
+ * written at h (n_rows·k halves). */
+static void
+to_f16 (const HzQuantTraits *qt, const void *data, int64_t n_rows, int64_t k, uint16_t *h)
 {
-  uint16_t *h = g_malloc ((size_t) n_rows * k * 2);
   float *row = g_malloc ((size_t) k * sizeof (float));
   const size_t rs = hz_quant_row_size (qt->type, k);
   for (int64_t r = 0; r < n_rows; r++)
@@ -134,25 +136,33 @@ to_f16 (const HzQuantTraits *qt, const void *data, int64_t n_rows, int64_t k)
         h[(size_t) r * k + i] = hz_fp32_to_fp16 (row[i]);
     }
   g_free (row);
-  return h;
 }
 
 HzGpuTensor *
 hz_gpu_tensor_upload (HzGpu *g, uint32_t type, int64_t n_rows, int64_t k, const void *data,
                       GError **error)
 {
+  return hz_gpu_tensor_upload_stacked (g, type, k, 1, &n_rows, &data, error);
+}
+
+HzGpuTensor *
+hz_gpu_tensor_upload_stacked (HzGpu *g, uint32_t type, int64_t k, int n_parts,
+                              const int64_t *rows, const void *const *data, GError **error)
+{
   const HzQuantTraits *qt = hz_quant_traits (type);
   const HzkOps *ops = hzk_ops (type);
-  if (!qt || !ops || n_rows <= 0 || k <= 0 || hz_quant_row_size (type, k) == 0)
+  int64_t n_rows = 0;
+  for (int i = 0; i < n_parts; i++)
+    n_rows += rows[i] > 0 ? rows[i] : 0;
+  if (!qt || !ops || n_parts < 1 || n_rows <= 0 || k <= 0 || hz_quant_row_size (type, k) == 0)
     {
       g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
                    "cannot upload a %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " tensor of type %u",
                    n_rows, k, type);
       return NULL;
     }
-  uint16_t *f16 = NULL;
-  const void *src = data;
-  if (!ops->available)
+  gboolean fallback = !ops->available;
+  if (fallback)
     {
       if (!qt->to_float)
         {
@@ -160,18 +170,15 @@ hz_gpu_tensor_upload (HzGpu *g, uint32_t type, int64_t n_rows, int64_t k, const 
                        "type %s has neither a device decoder nor a CPU decoder", qt->name);
           return NULL;
         }
-      f16 = to_f16 (qt, data, n_rows, k);
-      src = f16;
       ops = hzk_ops (HZ_TYPE_F16);
     }
   const size_t dev_bytes = hzk_device_bytes (ops, n_rows, k);
-  const size_t raw_bytes = (size_t) n_rows * hz_quant_row_size (ops->type, k);
+  const size_t dev_rs = hz_quant_row_size (ops->type, k), raw_bytes = (size_t) n_rows * dev_rs;
   if (dev_bytes == 0)
     {
       g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
                    "%s: K = %" G_GINT64_FORMAT " is not a multiple of %u", ops->name, k,
                    ops->k_multiple);
-      g_free (f16);
       return NULL;
     }
   HzGpuTensor *t = g_new0 (HzGpuTensor, 1);
@@ -183,11 +190,24 @@ hz_gpu_tensor_upload (HzGpu *g, uint32_t type, int64_t n_rows, int64_t k, const 
   t->dev_bytes = dev_bytes;
   t->read_bytes = raw_bytes;
   void *staging = NULL;
+  uint16_t *f16 = fallback ? g_malloc (raw_bytes) : NULL;
   gboolean ok = (t->dev = hz_gpu_alloc (g, dev_bytes, error)) != NULL
-                && (staging = hz_gpu_alloc (g, raw_bytes, error)) != NULL
-                && hz_gpu_upload (g, staging, src, raw_bytes, error)
-                && check (ops->repack (staging, t->dev, n_rows, k, g->stream), "repack", error)
-                && hz_gpu_sync (g, error);
+                && (staging = hz_gpu_alloc (g, raw_bytes, error)) != NULL;
+  size_t off = 0;
+  for (int i = 0; ok && i < n_parts; i++)
+    {
+      const size_t bytes = (size_t) rows[i] * dev_rs;
+      const void *src = data[i];
+      if (fallback)
+        {
+          to_f16 (qt, data[i], rows[i], k, f16 + off / 2);
+          src = (const uint8_t *) f16 + off;
+        }
+      ok = hz_gpu_upload (g, (uint8_t *) staging + off, src, bytes, error);
+      off += bytes;
+    }
+  ok = ok && check (ops->repack (staging, t->dev, n_rows, k, g->stream), "repack", error)
+       && hz_gpu_sync (g, error);
   hz_gpu_free (g, staging);
   g_free (f16);
   if (!ok)
@@ -208,6 +228,9 @@ hz_gpu_tensor_free (HzGpuTensor *t)
 }
 
 uint32_t hz_gpu_tensor_device_type (const HzGpuTensor *t) { return t->ops->type; }
+int64_t hz_gpu_tensor_rows (const HzGpuTensor *t) { return t->n_rows; }
+const void *hz_gpu_tensor_data (const HzGpuTensor *t) { return t->dev; }
+int64_t hz_gpu_tensor_k (const HzGpuTensor *t) { return t->k; }
 size_t hz_gpu_tensor_bytes (const HzGpuTensor *t) { return t->read_bytes; }
 
 static gboolean
@@ -256,6 +279,23 @@ hz_gpu_matvec (HzGpu *g, const HzGpuTensor *w, const float *x, float *y, int bat
         return FALSE;
     }
   return TRUE;
+}
+
+gboolean
+hz_gpu_matvec_act (HzGpu *g, const HzGpuTensor *w, const float *x, const void *act, float *y,
+                   GError **error)
+{
+  const HzkOps *o = w->ops;
+  if (!act || o->is_float)
+    return hz_gpu_matvec (g, w, x, y, 1, error);
+  return check (o->matvec[0] (w->dev, w->n_rows, w->k, hzk_act_q (act, w->k, 1),
+                              hzk_act_m (act, w->k, 1), x, y, g->stream), o->name, error);
+}
+
+gboolean
+hz_gpu_embed (HzGpu *g, const HzGpuTensor *w, const int *row, float *out, GError **error)
+{
+  return check (w->ops->embed (w->dev, w->n_rows, w->k, row, out, g->stream), "embedding", error);
 }
 
 gboolean

@@ -49,9 +49,20 @@ gboolean hz_gpu_upload (HzGpu *gpu, void *dev, const void *host, size_t bytes, G
 gboolean hz_gpu_download (HzGpu *gpu, void *host, const void *dev, size_t bytes, GError **error);
 gboolean hz_gpu_sync (HzGpu *gpu, GError **error);
 
+/** The HzGpu's stream (kernels/hzk.h calls made by the backend's own modules). */
+void *hz_gpu_stream (HzGpu *gpu);
+/** Multiprocessors (CUs) of the device. */
+int hz_gpu_n_sm (const HzGpu *gpu);
+
 /** Upload a ggml-layout weight tensor (see above). Synchronous. */
 HzGpuTensor *hz_gpu_tensor_upload (HzGpu *gpu, uint32_t type, int64_t n_rows, int64_t k,
                                    const void *data, GError **error);
+/** Upload n_parts ggml-layout matrices of the same type and K stacked as one tensor of
+ *  Σ rows[i] rows (part i's rows after part i−1's): one matvec then computes all of them
+ *  (q|k|v, gate|up). Synchronous. Errors as hz_gpu_tensor_upload. */
+HzGpuTensor *hz_gpu_tensor_upload_stacked (HzGpu *gpu, uint32_t type, int64_t k, int n_parts,
+                                           const int64_t *rows, const void *const *data,
+                                           GError **error);
 void hz_gpu_tensor_free (HzGpuTensor *t);
 /** The type the device copy is in: `type`, or HZ_TYPE_F16 for the host fallback. */
 uint32_t hz_gpu_tensor_device_type (const HzGpuTensor *t);
@@ -64,6 +75,22 @@ size_t hz_gpu_tensor_bytes (const HzGpuTensor *t);
  *  elements first (hzk_quantize_act); batches above 8 run in chunks of 8. Asynchronous. */
 gboolean hz_gpu_matvec (HzGpu *gpu, const HzGpuTensor *w, const float *x_dev, float *y_dev,
                         int batch, GError **error);
+
+/** As hz_gpu_matvec for batch 1, with the activations already quantized into `act` (an
+ *  hzk_act_bytes(K, 1) scratch filled by a fused op: hzk_rms_norm, hzk_swiglu,
+ *  hzk_quantize_act); act NULL quantizes x here. Float formats read x. Asynchronous;
+ *  capturable in a graph when act is given. */
+gboolean hz_gpu_matvec_act (HzGpu *gpu, const HzGpuTensor *w, const float *x_dev,
+                            const void *act_dev, float *y_dev, GError **error);
+/** out_dev[0..K) = row *row_dev of w in fp32 (the embedding lookup; the row index is read
+ *  on the device, clamped to the rows). Asynchronous. */
+gboolean hz_gpu_embed (HzGpu *gpu, const HzGpuTensor *w, const int *row_dev, float *out_dev,
+                       GError **error);
+/** The device copy (split-block layout of kernels/qdec.h), for hzk_* calls. */
+const void *hz_gpu_tensor_data (const HzGpuTensor *t);
+/** Rows and K of a tensor. */
+int64_t hz_gpu_tensor_rows (const HzGpuTensor *t);
+int64_t hz_gpu_tensor_k (const HzGpuTensor *t);
 
 /* ---- benchmarks (tools/bench-gpu.sh) ---------------------------------------------- */
 /** Device-to-device copy bandwidth, GB/s counted as 2·bytes (read + write) per copy,

@@ -89,8 +89,7 @@ hz_cpu_forward_paged (HzCpuForward *f, const HzLlm *llm, HzKvPool *pool,
   for (guint t = 0; t < rows->n; t++)
     pa.max_kv = MAX (pa.max_kv, rows->pos[t] + 1);
   pa.n_scores_threads = MAX (hz_cpu_forward_get_threads (f), 1);
-  g_autofree float *scores = g_new (float, (gsize) pa.n_scores_threads * pa.max_kv);
-  pa.scores = scores;
+  pa.scores = hz_cpu_forward_scratch (f, (gsize) pa.n_scores_threads * pa.max_kv);
 
   const HzCpuKvHook hook = { paged_attend, &pa };
   return hz_cpu_forward_eval_hooked (f, rows->tokens, rows->n, rows->pos, &hook,

@@ -22,6 +22,8 @@ struct _HzCpuForward {
   /* scratch, [n_batch][...] */
   float *x, *h, *q, *k, *v, *att, *tmp, *gate, *up, *rope_cs;
   float *scores;             /* [pool threads][n_ctx] */
+  float *scratch;            /* hz_cpu_forward_scratch */
+  gsize  scratch_n;
 };
 
 static float *
@@ -107,7 +109,20 @@ hz_cpu_forward_free (HzCpuForward *f)
   g_free (f->up);
   g_free (f->rope_cs);
   g_free (f->scores);
+  g_free (f->scratch);
   g_free (f);
+}
+
+float *
+hz_cpu_forward_scratch (HzCpuForward *f, gsize n)
+{
+  if (n > f->scratch_n)
+    {
+      g_free (f->scratch);
+      f->scratch = g_new (float, n);
+      f->scratch_n = n;
+    }
+  return f->scratch;
 }
 
 void

@@ -46,6 +46,12 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzCpuForward, hz_cpu_forward_free)
 void  hz_cpu_forward_set_threads (HzCpuForward *f, guint n_threads);
 guint hz_cpu_forward_get_threads (HzCpuForward *f);
 
+/** Scratch of at least `n` floats owned by `f`, grown on demand and kept between calls
+ *  (contents undefined; valid until the next call or hz_cpu_forward_free). For callers
+ *  that need per-step scratch (the paged attention scores) without allocating per token.
+ *  Aborts on out-of-memory like g_malloc. */
+float *hz_cpu_forward_scratch (HzCpuForward *f, gsize n);
+
 /** Evaluate n (1..n_batch) tokens at positions pos0..pos0+n-1 (pos0 + n <= n_ctx; the
  *  cache must hold positions < pos0). Writes float32 logits [n_vocab] of every row
  *  (all_logits: logits[i * n_vocab], i < n) or of the last row only (logits[0..n_vocab)).

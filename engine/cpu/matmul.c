@@ -1,6 +1,7 @@
 /* engine/cpu/matmul.c — quant-agnostic batched matmul over the format table (matmul.h). */
 #include "cpu/matmul.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 #define HZ_MATMUL_MAX_OUTS 4
@@ -29,6 +30,8 @@ typedef struct {
   guint8            *conv_buf[HZ_MATMUL_MAX_OUTS];
   size_t             conv_stride[HZ_MATMUL_MAX_OUTS];
   int64_t            total_rows;
+  int64_t            chunk_rows;                  /* rows per work item (phase 2) */
+  _Atomic int64_t    next_chunk;                  /* work-item counter (phase 2) */
   gboolean           row_invariant;
   HzThreadPool      *pool;
 } MatmulJob;
@@ -115,16 +118,26 @@ matmul_worker (guint ith, guint nth, gpointer data)
         hz_threadpool_barrier (job->pool);
     }
 
-  /* phase 2: this thread's share of the concatenated output rows */
-  const int64_t g0 = job->total_rows * ith / nth, g1 = job->total_rows * (ith + 1) / nth;
-  int64_t base = 0;
-  for (int k = 0; k < job->n_outs; k++)
+  /* phase 2: work items of chunk_rows concatenated output rows, taken from a shared
+   * counter, so a thread that runs late (descheduled on a busy machine) does less and
+   * nobody waits for it. Each output element is one vec_dot whatever thread computes it,
+   * so results do not depend on the split. */
+  const int64_t n_chunks = (job->total_rows + job->chunk_rows - 1) / job->chunk_rows;
+  for (;;)
     {
-      const int64_t n = job->outs[k].w->n_out;
-      const int64_t r0 = MAX (g0, base) - base, r1 = MIN (g1, base + n) - base;
-      if (r0 < r1)
-        compute_rows (job, k, r0, r1);
-      base += n;
+      const int64_t c = atomic_fetch_add_explicit (&job->next_chunk, 1, memory_order_relaxed);
+      if (c >= n_chunks)
+        break;
+      const int64_t g0 = c * job->chunk_rows, g1 = MIN (g0 + job->chunk_rows, job->total_rows);
+      int64_t base = 0;
+      for (int k = 0; k < job->n_outs && base < g1; k++)
+        {
+          const int64_t n = job->outs[k].w->n_out;
+          const int64_t r0 = MAX (g0, base) - base, r1 = MIN (g1, base + n) - base;
+          if (r0 < r1)
+            compute_rows (job, k, r0, r1);
+          base += n;
+        }
     }
 }
 
@@ -189,6 +202,10 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
       }
 
   guint nth = mm->pool ? hz_cpu_threads_for_work (work, mm->n_threads) : 1;
+  /* about 8 work items per thread (load balance) but at least one row block each */
+  job.chunk_rows = nth == 1 ? job.total_rows
+                            : MAX (HZ_ROW_BLOCK, (job.total_rows / (8 * nth) + HZ_ROW_BLOCK - 1) /
+                                                  HZ_ROW_BLOCK * HZ_ROW_BLOCK);
   if (nth == 1)
     matmul_worker (0, 1, &job);
   else

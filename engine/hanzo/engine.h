@@ -36,18 +36,37 @@ typedef enum {
 typedef struct _HzModel HzModel;
 
 typedef struct {
-  guint    n_threads;   /* CPU threads for compute; 0 = number of cores */
-  gboolean vocab_only;  /* load the tokenizer only (tensors not required) */
+  guint    n_threads;   /* CPU threads for compute (and ISQ conversion); 0 = number of cores */
+  gboolean vocab_only;  /* load the tokenizer only (tensors not required; isq ignored) */
+  /* Load-time quantization (ISQ): a file type name as `hanzo quantize` takes it ("Q8_0",
+   * "Q4_K" = "Q4_K_M", "Q6_K", "IQ4_XS", ...; hz_model_isq_types()), or NULL to use the
+   * weights as stored. The per-tensor types follow llama-quantize's mixes, so the weights
+   * are byte-identical to the file `hanzo quantize IN OUT TYPE` writes. */
+  const char *isq;
+  /* Hugging Face folder only: take the tokenizer from this GGUF's tokenizer.* keys instead
+   * of the folder's tokenizer.json (needed for SentencePiece models). NULL: tokenizer.json */
+  const char *vocab_gguf;
 } HzModelParams;
 
-/** Fill `p` with defaults (n_threads 0, vocab_only FALSE). */
+/** Fill `p` with defaults (n_threads 0, vocab_only FALSE, isq and vocab_gguf NULL). */
 void hz_model_params_init (HzModelParams *p);
 
-/** Load a GGUF model (mmap'ed; weights are used in place). Supported architectures:
- *  llama (Llama 2/3, Mistral, TinyLlama, SmolLM), qwen2, qwen3. `params` may be NULL.
- *  Errors: HZ_GGUF_ERROR_* for unreadable/hostile files, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
+/** Load a model. `path` is a GGUF file (mmap'ed; weights used in place unless params->isq
+ *  converts them) or a Hugging Face folder: config.json + *.safetensors (sharded through
+ *  model.safetensors.index.json when present) + tokenizer.json (or params->vocab_gguf),
+ *  which loads at its own dtype (F32/F16/BF16) or, with params->isq, quantized. ISQ and
+ *  folders convert in memory, tensor by tensor, without writing a file. Supported
+ *  architectures: llama (Llama 2/3, Mistral, TinyLlama, SmolLM), qwen2, qwen3; MoE models
+ *  are refused (HZ_ENGINE_ERROR_UNSUPPORTED_ARCH). `params` may be NULL.
+ *  Errors: HZ_GGUF_ERROR_* for unreadable/hostile files, unknown ISQ types and bad folders
+ *  (the message names the file, tensor or key), HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
  *  HZ_ENGINE_ERROR_BAD_MODEL (message names the tensor or key). Thread-safe. */
 HzModel *hz_model_load (const char *path, const HzModelParams *params, GError **error);
+/** The names HzModelParams.isq accepts, NULL-terminated (static; the file types whose
+ *  formats the quant table can encode, as `hanzo quantize --list` prints them). */
+const char *const *hz_model_isq_types (void);
+/** The ISQ file type the model was loaded with ("Q4_K_M"), or NULL when loaded as stored. */
+const char *hz_model_isq (const HzModel *m);
 void     hz_model_free (HzModel *model);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzModel, hz_model_free)
 
@@ -60,7 +79,10 @@ int32_t     hz_model_n_layer (const HzModel *m);
 int32_t     hz_model_n_embd (const HzModel *m);
 uint64_t    hz_model_n_params (const HzModel *m);
 uint64_t    hz_model_weight_bytes (const HzModel *m);  /* bytes of all tensors */
-/** Lower-case hex sha256 of the file, computed on first call (reads the whole file). */
+/** Lower-case hex sha256 of the file, computed on first call (reads the whole file). For
+ *  a GGUF loaded with ISQ: of the source file (the ISQ type is hz_model_isq()); for a
+ *  Hugging Face folder: of its converted metadata (a GGUF image of the keys) followed by
+ *  every tensor's bytes as loaded, in name order. */
 const char *hz_model_sha256 (HzModel *m);
 /** One-line description of the dominant weight type ("Q4_0", "F32", ...). */
 const char *hz_model_type_name (const HzModel *m);

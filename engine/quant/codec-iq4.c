@@ -7,6 +7,7 @@
  * (llama.cpp c392e509).
  */
 #include "quant-kdot.h"
+#include "quant-kunpack.h"
 
 #define GROUP_MAX_EPS 1e-15f
 
@@ -141,28 +142,6 @@ hzq_iq4_quantize (const float *x, int sbs, int ntry, const int8_t values[16], ui
 
 /* ---- IQ4_XS ------------------------------------------------------------------------------ */
 
-static inline int
-iq4xs_scale (const HzBlockIQ4_XS *x, int ib)
-{
-  return (((x->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | ((x->scales_h >> (2 * ib)) & 3) << 4) - 32;
-}
-
-static inline HzqKScale
-unpack_iq4_xs (const uint8_t *b, int8_t q[256], int16_t sc[16], int16_t mn[16])
-{
-  const HzBlockIQ4_XS *x = (const HzBlockIQ4_XS *) b;
-  for (int ib = 0; ib < 8; ib++)
-    {
-      sc[2 * ib] = sc[2 * ib + 1] = (int16_t) iq4xs_scale (x, ib);
-      for (int j = 0; j < 16; j++)
-        {
-          q[32 * ib + j] = hzq_kvalues_iq4nl[x->qs[16 * ib + j] & 0xf];
-          q[32 * ib + j + 16] = hzq_kvalues_iq4nl[x->qs[16 * ib + j] >> 4];
-        }
-    }
-  return (HzqKScale) { hzq_fp16_to_fp32 (x->d), 0 };
-}
-
 /** IQ4_XS -> floats (dequantize_row_iq4_xs): y = (d·(ls−32))·kvalues[q]. */
 void
 iq4_xs_to_float (const void *restrict vx, float *restrict y, int64_t n)
@@ -206,7 +185,7 @@ iq4_xs_vec_dot_avx2 (int n, float *restrict s, const void *restrict vx, const vo
           const __m256i w = hzq_table16 (hzq_kvalues_iq4nl, hzq_nibbles32 (x->qs + 16 * ib));
           const __m256i a = _mm256_loadu_si256 ((const __m256i *) (y->qs + 32 * ib));
           const __m256i p = _mm256_maddubs_epi16 (_mm256_sign_epi8 (w, w), _mm256_sign_epi8 (a, w));
-          sumi = _mm256_add_epi32 (sumi, _mm256_madd_epi16 (p, _mm256_set1_epi16 ((int16_t) iq4xs_scale (x, ib))));
+          sumi = _mm256_add_epi32 (sumi, _mm256_madd_epi16 (p, _mm256_set1_epi16 ((int16_t) hzq_iq4xs_scale (x, ib))));
         }
       sumf += (hzq_f16_avx2 (x->d) * hzq_q8k_d (y)) * (float) hzq_hsum8_i32 (sumi);
     }

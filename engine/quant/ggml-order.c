@@ -4,9 +4,15 @@
  * Integer parts are exact in any order; only the float operations are spelled out, each
  * rounded as ggml rounds it: fmaf() where ggml uses an FMA intrinsic (_mm256_fmadd_ps,
  * _mm512_fmadd_ps) or where its scalar tail is contracted by the compiler, separate
- * operations elsewhere. -ffp-contract=off keeps the compiler from fusing anything else. */
-#include "ggml-order.h"
-#include "quant-impl.h"
+ * operations elsewhere. -ffp-contract=off keeps the compiler from fusing anything else.
+ *
+ * These plain C kernels are the reference of the SIMD ones (ggml-order-x86.inc, which must
+ * give the same bits) and the fallback of CPUs without AVX2 or with HZ_SIMD=scalar. The
+ * K-quant kernels share the unpackers of the codecs (quant-kunpack.h) and two loops: the
+ * 8-lane one of ggml's AVX2 path and the serial one of its AMX path. The end of the file
+ * picks a level's kernels per format and shape. */
+#include "ggml-order-impl.h"
+#include "quant-kunpack.h"
 
 #include <math.h>
 
@@ -41,8 +47,8 @@ hz_ggml_reduce16 (const float a[16])
 
 /* ---- F32 ------------------------------------------------------------------------------ */
 
-HZG_CLONES void
-hz_ggml_dot_f32 (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+HZG_CLONES static void
+f32_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
 {
   const float *x = vx, *y = vy;
   const int np = n & ~63;                      /* GGML_F32_STEP = 64 on AVX-512 */
@@ -61,8 +67,8 @@ hz_ggml_dot_f32 (int n, float *restrict s, const void *restrict vx, const void *
   *s = sum;
 }
 
-HZG_CLONES void
-hz_ggml_dot_f32_tb16 (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+HZG_CLONES static void
+f32_dot_tb16 (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
 {
   const float *x = vx, *y = vy;
   float acc[16] = { 0 };
@@ -197,19 +203,13 @@ iq4_nl_dot_tinyblas (int n, float *restrict s, const void *restrict vx, const vo
   *s = hz_ggml_hsum8 (acc);
 }
 
-/* ---- 256-element super-blocks against Q8_K (AVX2 paths of ggml_vec_dot_*_q8_K) ----------- */
+/* ---- 256-element super-blocks against Q8_K -------------------------------------------- */
 
-/* One super-block in the shape every AVX2 K-quant loop reduces it to: the integer value of
- * each element and an integer scale per 16 elements. */
-typedef struct {
-  int8_t  q[256];
-  int16_t sc[16];
-} KBlock;
-
-/* The 8 int32 lanes: lane l sums sc * q * y over the elements 4l..4l+3 of every 32 (what
- * maddubs + madd with the shuffled scales leave in lane l of sumi). */
+/* The 8 int32 lanes of one super-block unpacked by quant-kunpack.h: lane l sums
+ * sc * q * y over the elements 4l..4l+3 of every 32 (what maddubs + madd with the shuffled
+ * scales leave in lane l of sumi in ggml's AVX2 loops). */
 static inline void
-k_lanes (const KBlock *k, const int8_t *y, int32_t lane[8])
+k_lanes (const int8_t q[256], const int16_t sc[16], const int8_t *y, int32_t lane[8])
 {
   for (int l = 0; l < 8; l++)
     lane[l] = 0;
@@ -217,350 +217,244 @@ k_lanes (const KBlock *k, const int8_t *y, int32_t lane[8])
     for (int l = 0; l < 8; l++)
       {
         const int e = 32 * c + 4 * l;
-        lane[l] += k->sc[e / 16] * (k->q[e] * y[e] + k->q[e + 1] * y[e + 1]
-                                    + k->q[e + 2] * y[e + 2] + k->q[e + 3] * y[e + 3]);
+        lane[l] += sc[e / 16] * (q[e] * y[e] + q[e + 1] * y[e + 1] + q[e + 2] * y[e + 2]
+                                 + q[e + 3] * y[e + 3]);
       }
 }
 
-static inline float
-q8k_d (const HzBlockQ8_K *y)
-{
-  float d;
-  memcpy (&d, &y->d, 4);
-  return d;
-}
+/* Where a lane kernel puts the mins term (Σ mn·bsums scaled by −dmin·d_a). */
+typedef enum {
+  K_MINS_NONE,    /* Q3_K, Q6_K, IQ4_XS */
+  K_MINS_LANES8,  /* Q2_K: madd of the 16 mins with the 16 bsums, FMA'd into acc first */
+  K_MINS_LANES4,  /* Q4_K: bsums added in pairs, madd with the 8 mins, own 4-lane acc */
+} KMins;
 
-/* Q2_K and Q3_K lay out element 128h + 32s + l as bits 2s..2s+1 of qs[32h + l]. */
-static inline void
-k_2bit (const uint8_t qs[64], KBlock *k)
+/* ggml_vec_dot_<t>_q8_K of the AVX2 path: per super-block one 8-lane FMA with d_w·d_a. */
+__attribute__ ((always_inline)) static inline float
+k_lanes_dot (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, HzqKUnpackFn unpack,
+             KMins mins)
 {
-  for (int h = 0; h < 2; h++)
-    for (int sh = 0; sh < 4; sh++)
-      for (int l = 0; l < 32; l++)
-        k->q[128 * h + 32 * sh + l] = (int8_t) ((qs[32 * h + l] >> (2 * sh)) & 3);
-}
-
-HZG_CLONES static void
-q2_K_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  const HzBlockQ2_K *x = vx;
-  const HzBlockQ8_K *y = vy;
-  float acc[8] = { 0 };
-  KBlock k;
-  int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
-    {
-      const float yd = q8k_d (&y[i]);
-      const float d = yd * hzq_fp16_to_fp32 (x[i].d);
-      const float dmin = -yd * hzq_fp16_to_fp32 (x[i].dmin);
-      /* mins: madd of the 16 mins with the 16 bsums -> 8 lanes, fused into acc first */
-      for (int l = 0; l < 8; l++)
-        {
-          const int prod = (x[i].scales[2 * l] >> 4) * y[i].bsums[2 * l]
-                           + (x[i].scales[2 * l + 1] >> 4) * y[i].bsums[2 * l + 1];
-          acc[l] = fmaf (dmin, (float) prod, acc[l]);
-        }
-      k_2bit (x[i].qs, &k);
-      for (int g = 0; g < 16; g++)
-        k.sc[g] = x[i].scales[g] & 0xf;
-      k_lanes (&k, y[i].qs, lane);
-      for (int l = 0; l < 8; l++)
-        acc[l] = fmaf (d, (float) lane[l], acc[l]);
-    }
-  *s = hz_ggml_hsum8 (acc);
-}
-
-HZG_CLONES static void
-q3_K_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  const HzBlockQ3_K *x = vx;
-  const HzBlockQ8_K *y = vy;
-  float acc[8] = { 0 };
-  KBlock k;
-  int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
-    {
-      const float d = q8k_d (&y[i]) * hzq_fp16_to_fp32 (x[i].d);
-      k_2bit (x[i].qs, &k);
-      /* minus 4 where the high bit (bit 4h + s of hmask[l]) is clear */
-      for (int h = 0; h < 2; h++)
-        for (int sh = 0; sh < 4; sh++)
-          for (int l = 0; l < 32; l++)
-            k.q[128 * h + 32 * sh + l] -= ((x[i].hmask[l] >> (4 * h + sh)) & 1) ? 0 : 4;
-      /* 6-bit scales: low 4 bits from nibbles of scales[0..7], high 2 from scales[8..11] */
-      for (int g = 0; g < 16; g++)
-        {
-          const int lo = g < 8 ? x[i].scales[g] & 0xf : x[i].scales[g - 8] >> 4;
-          const int hi = (x[i].scales[8 + g % 4] >> (2 * (g / 4))) & 3;
-          k.sc[g] = (int16_t) ((lo | hi << 4) - 32);
-        }
-      k_lanes (&k, y[i].qs, lane);
-      for (int l = 0; l < 8; l++)
-        acc[l] = fmaf (d, (float) lane[l], acc[l]);
-    }
-  *s = hz_ggml_hsum8 (acc);
-}
-
-/* IQ4_XS super-block -> KBlock: kvalues per nibble, 6-bit scale per 32 minus 32. */
-static inline void
-iq4_xs_unpack (const HzBlockIQ4_XS *xb, KBlock *kb)
-{
-  for (int ib = 0; ib < 8; ib++)
-    {
-      const int ls = ((xb->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf)
-                     | ((xb->scales_h >> (2 * ib)) & 3) << 4;
-      kb->sc[2 * ib] = kb->sc[2 * ib + 1] = (int16_t) (ls - 32);
-      for (int j = 0; j < 16; j++)
-        {
-          kb->q[32 * ib + j] = hzq_kvalues_iq4nl[xb->qs[16 * ib + j] & 0xf];
-          kb->q[32 * ib + 16 + j] = hzq_kvalues_iq4nl[xb->qs[16 * ib + j] >> 4];
-        }
-    }
-}
-
-HZG_CLONES static void
-q4_K_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  const HzBlockQ4_K *x = vx;
-  const HzBlockQ8_K *y = vy;
   float acc[8] = { 0 }, acc_m[4] = { 0 };
-  KBlock k;
+  int8_t q[256];
+  int16_t sc[16], mn[16];
   int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
+  for (int i = 0; i < n / 256; i++, x += bsize, y++)
     {
-      const float yd = q8k_d (&y[i]);
-      const float d = yd * hzq_fp16_to_fp32 (x[i].d);
-      const float dmin = -yd * hzq_fp16_to_fp32 (x[i].dmin);
-      int sc[8], mn[8];
-      for (int j = 0; j < 8; j++)
-        hzq_k4_scale_min (x[i].scales, j, &sc[j], &mn[j]);
-      /* mins: bsums summed in pairs (hadd) -> one per 32, madd with the mins -> 4 lanes */
-      for (int l = 0; l < 4; l++)
-        {
-          const int s0 = y[i].bsums[4 * l] + y[i].bsums[4 * l + 1];
-          const int s1 = y[i].bsums[4 * l + 2] + y[i].bsums[4 * l + 3];
-          acc_m[l] = fmaf (dmin, (float) (mn[2 * l] * s0 + mn[2 * l + 1] * s1), acc_m[l]);
-        }
-      for (int c = 0; c < 4; c++)
-        for (int l = 0; l < 32; l++)
+      const HzqKScale s = unpack (x, q, sc, mn);
+      const float yd = hzq_q8k_d (y);
+      const float d = yd * s.d;
+      const float dmin = -yd * s.dmin;
+      if (mins == K_MINS_LANES8)
+        for (int l = 0; l < 8; l++)
+          acc[l] = fmaf (dmin, (float) (mn[2 * l] * y->bsums[2 * l]
+                                        + mn[2 * l + 1] * y->bsums[2 * l + 1]), acc[l]);
+      else if (mins == K_MINS_LANES4)
+        for (int l = 0; l < 4; l++)
           {
-            k.q[64 * c + l] = (int8_t) (x[i].qs[32 * c + l] & 0xf);
-            k.q[64 * c + 32 + l] = (int8_t) (x[i].qs[32 * c + l] >> 4);
+            const int s0 = y->bsums[4 * l] + y->bsums[4 * l + 1];
+            const int s1 = y->bsums[4 * l + 2] + y->bsums[4 * l + 3];
+            acc_m[l] = fmaf (dmin, (float) (mn[4 * l] * s0 + mn[4 * l + 2] * s1), acc_m[l]);
           }
-      for (int g = 0; g < 16; g++)
-        k.sc[g] = (int16_t) sc[g / 2];
-      k_lanes (&k, y[i].qs, lane);
+      k_lanes (q, sc, y->qs, lane);
       for (int l = 0; l < 8; l++)
         acc[l] = fmaf (d, (float) lane[l], acc[l]);
     }
-  /* acc_m: movehl + add, movehdup + add_ss */
-  *s = hz_ggml_hsum8 (acc) + ((acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]));
+  /* acc_m (Q4_K): movehl + add, movehdup + add_ss */
+  const float m = mins == K_MINS_LANES4 ? (acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]) : 0.0f;
+  return mins == K_MINS_LANES4 ? hz_ggml_hsum8 (acc) + m : hz_ggml_hsum8 (acc);
 }
 
-/* Q6_K super-block -> KBlock. 128-element half h: chunks of 32 take the low nibbles of
- * ql[64h..+31], of ql[64h+32..+63], then their high nibbles, each with 2 bits of qh[32h+l]. */
-static inline void
-q6_K_unpack (const HzBlockQ6_K *xb, KBlock *kb)
+/* tinygemm_kernel_vnni<q8_K, t> of the AMX build: per super-block
+ * acc = fma(Σ sc·q·y, d_w·d_a, acc), then for Q4_K/Q5_K acc = fnmadd(Σ mn·bsum,
+ * dmin_w·d_a, acc). */
+__attribute__ ((always_inline)) static inline float
+k_serial_dot (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, HzqKUnpackFn unpack,
+              bool affine)
 {
-  for (int h = 0; h < 2; h++)
-    for (int l = 0; l < 32; l++)
-      {
-        const uint8_t a = xb->ql[64 * h + l], b = xb->ql[64 * h + 32 + l];
-        const uint8_t hb = xb->qh[32 * h + l];
-        kb->q[128 * h + l] = (int8_t) (((a & 0xf) | (hb & 3) << 4) - 32);
-        kb->q[128 * h + 32 + l] = (int8_t) (((b & 0xf) | ((hb >> 2) & 3) << 4) - 32);
-        kb->q[128 * h + 64 + l] = (int8_t) (((a >> 4) | ((hb >> 4) & 3) << 4) - 32);
-        kb->q[128 * h + 96 + l] = (int8_t) (((b >> 4) | ((hb >> 6) & 3) << 4) - 32);
-      }
-  for (int g = 0; g < 16; g++)
-    kb->sc[g] = xb->scales[g];
-}
-
-HZG_CLONES static void
-q6_K_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  const HzBlockQ6_K *x = vx;
-  const HzBlockQ8_K *y = vy;
-  float acc[8] = { 0 };
-  KBlock k;
-  int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
-    {
-      const float d = q8k_d (&y[i]) * hzq_fp16_to_fp32 (x[i].d);
-      q6_K_unpack (&x[i], &k);
-      k_lanes (&k, y[i].qs, lane);
-      for (int l = 0; l < 8; l++)
-        acc[l] = fmaf (d, (float) lane[l], acc[l]);
-    }
-  *s = hz_ggml_hsum8 (acc);
-}
-
-/* Q6_K as the AMX build's tinygemm_kernel_vnni<q8_K, q6_K> sums it: the whole super-block
- * in one int32 (Σ_g scale_g Σ (q-32)·y), then one FMA per super-block with d_w·d_a. */
-HZG_CLONES static void
-q6_K_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  const HzBlockQ6_K *x = vx;
-  const HzBlockQ8_K *y = vy;
   float acc = 0.0f;
-  KBlock k;
+  int8_t q[256];
+  int16_t sc[16], mn[16];
   int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
+  for (int i = 0; i < n / 256; i++, x += bsize, y++)
     {
-      q6_K_unpack (&x[i], &k);
-      k_lanes (&k, y[i].qs, lane);
+      const HzqKScale s = unpack (x, q, sc, mn);
+      k_lanes (q, sc, y->qs, lane);
       int32_t isum = 0;
       for (int l = 0; l < 8; l++)
         isum += lane[l];
-      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (x[i].d) * q8k_d (&y[i]), acc);
-    }
-  *s = acc;
-}
-
-/* Q4_K / Q5_K super-block -> KBlock (values 0..15 / 0..31, scale per 32) and the 8 mins. */
-static inline void
-k45_unpack (const uint8_t scales[12], const uint8_t *qs, const uint8_t *qh, KBlock *kb, int mn[8])
-{
-  for (int j = 0; j < 8; j++)
-    {
-      int sc;
-      hzq_k4_scale_min (scales, j, &sc, &mn[j]);
-      kb->sc[2 * j] = kb->sc[2 * j + 1] = (int16_t) sc;
-    }
-  for (int c = 0; c < 4; c++)
-    for (int l = 0; l < 32; l++)
-      {
-        const int hi0 = qh ? ((qh[l] >> (2 * c)) & 1) << 4 : 0;
-        const int hi1 = qh ? ((qh[l] >> (2 * c + 1)) & 1) << 4 : 0;
-        kb->q[64 * c + l] = (int8_t) ((qs[32 * c + l] & 0xf) | hi0);
-        kb->q[64 * c + 32 + l] = (int8_t) ((qs[32 * c + l] >> 4) | hi1);
-      }
-}
-
-/* tinygemm_kernel_vnni<q8_K, q4_K / q5_K> (AMX build): per super-block
- * acc = fma(Σ sc·q·y, d_w·d_a, acc), then acc = fnmadd(Σ mn·bsum, dmin_w·d_a, acc). */
-static inline float
-k45_serial (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, bool five)
-{
-  float acc = 0.0f;
-  KBlock k;
-  int mn[8];
-  int32_t lane[8];
-  for (int i = 0; i < n / 256; i++, x += bsize)
-    {
-      const uint16_t *dd = (const uint16_t *) (const void *) x;   /* d, dmin lead both */
-      const uint8_t *scales = x + 4;
-      k45_unpack (scales, five ? x + 48 : x + 16, five ? x + 16 : NULL, &k, mn);
-      k_lanes (&k, y[i].qs, lane);
-      int32_t isum = 0, msum = 0;
-      for (int l = 0; l < 8; l++)
-        isum += lane[l];
-      for (int j = 0; j < 8; j++)
-        msum += mn[j] * (y[i].bsums[2 * j] + y[i].bsums[2 * j + 1]);
-      const float yd = q8k_d (&y[i]);
-      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (dd[0]) * yd, acc);
-      acc = fmaf (-(float) msum, hzq_fp16_to_fp32 (dd[1]) * yd, acc);
+      const float yd = hzq_q8k_d (y);
+      acc = fmaf ((float) isum, s.d * yd, acc);
+      if (affine)
+        acc = fmaf (-(float) hzq_kdot_mins (mn, y), s.dmin * yd, acc);
     }
   return acc;
 }
 
-HZG_CLONES static void
-q4_K_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  *s = k45_serial (n, vx, sizeof (HzBlockQ4_K), vy, false);
-}
+#define K_LANES(f, MINS)                                                                    \
+  HZG_CLONES static void                                                                  \
+  f##_lanes_dot (int n, float *restrict s, const void *restrict x, const void *restrict y)  \
+  { *s = k_lanes_dot (n, x, sizeof (HzBlock_##f), y, unpack_##f, MINS); }
+#define K_SERIAL(f, AFFINE)                                                                 \
+  HZG_CLONES static void                                                                  \
+  f##_serial_dot (int n, float *restrict s, const void *restrict x, const void *restrict y) \
+  { *s = k_serial_dot (n, x, sizeof (HzBlock_##f), y, unpack_##f, AFFINE); }
 
-HZG_CLONES static void
-q5_K_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  *s = k45_serial (n, vx, sizeof (HzBlockQ5_K), vy, true);
-}
+typedef HzBlockQ2_K HzBlock_q2_K;
+typedef HzBlockQ3_K HzBlock_q3_K;
+typedef HzBlockQ4_K HzBlock_q4_K;
+typedef HzBlockQ5_K HzBlock_q5_K;
+typedef HzBlockQ6_K HzBlock_q6_K;
+typedef HzBlockIQ4_XS HzBlock_iq4_xs;
 
-/* tinygemm_kernel_vnni<q8_K, iq4_xs> (AMX build): one FMA per super-block with d_w·d_a. */
-HZG_CLONES static void
-iq4_xs_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+K_LANES (q2_K, K_MINS_LANES8)
+K_LANES (q3_K, K_MINS_NONE)
+K_LANES (q4_K, K_MINS_LANES4)
+K_LANES (q6_K, K_MINS_NONE)
+K_LANES (iq4_xs, K_MINS_NONE)
+K_SERIAL (q4_K, true)
+K_SERIAL (q5_K, true)
+K_SERIAL (q6_K, false)
+K_SERIAL (iq4_xs, false)
+
+/* ---- the tables ------------------------------------------------------------------------- */
+
+const HzVecDotFn hzg_kernels_scalar[HZG_N_KERNELS] = {
+  [HZG_F32] = f32_dot,
+  [HZG_F32_TB16] = f32_dot_tb16,
+  [HZG_Q4_0_SERIAL] = q4_0_x8_dot,
+  [HZG_Q4_1_SERIAL] = q4_1_serial_dot,
+  [HZG_Q8_0_SERIAL] = q8_0_serial_dot,
+  [HZG_IQ4_NL] = iq4_nl_dot,
+  [HZG_IQ4_NL_TB] = iq4_nl_dot_tinyblas,
+  [HZG_Q2_K_LANES] = q2_K_lanes_dot,
+  [HZG_Q3_K_LANES] = q3_K_lanes_dot,
+  [HZG_Q4_K_LANES] = q4_K_lanes_dot,
+  [HZG_Q6_K_LANES] = q6_K_lanes_dot,
+  [HZG_IQ4_XS_LANES] = iq4_xs_lanes_dot,
+  [HZG_Q4_K_SERIAL] = q4_K_serial_dot,
+  [HZG_Q5_K_SERIAL] = q5_K_serial_dot,
+  [HZG_Q6_K_SERIAL] = q6_K_serial_dot,
+  [HZG_IQ4_XS_SERIAL] = iq4_xs_serial_dot,
+};
+
+/* The kernel table of a SIMD level (NULL: the CPU lacks it). */
+static const HzVecDotFn *
+kernels_at (HzSimdLevel level)
 {
-  const HzBlockIQ4_XS *x = vx;
-  const HzBlockQ8_K *y = vy;
-  float acc = 0.0f;
-  KBlock k;
-  int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
+  if (!hz_simd_supported (level))
+    return NULL;
+  switch (level)
     {
-      iq4_xs_unpack (&x[i], &k);
-      k_lanes (&k, y[i].qs, lane);
-      int32_t isum = 0;
-      for (int l = 0; l < 8; l++)
-        isum += lane[l];
-      acc = fmaf ((float) isum, hzq_fp16_to_fp32 (x[i].d) * q8k_d (&y[i]), acc);
+#if HZ_QUANT_X86
+    case HZ_SIMD_AVX512:
+      return hzg_kernels_avx512;
+    case HZ_SIMD_AVX2:
+      return hzg_kernels_avx2;
+#endif
+    case HZ_SIMD_SCALAR:
+      return hzg_kernels_scalar;
+    default:
+      return NULL;
     }
-  *s = acc;
 }
-
-HZG_CLONES static void
-iq4_xs_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
-{
-  const HzBlockIQ4_XS *x = vx;
-  const HzBlockQ8_K *y = vy;
-  float acc[8] = { 0 };
-  KBlock k;
-  int32_t lane[8];
-  for (int i = 0; i < n / 256; i++)
-    {
-      const float d = hzq_fp16_to_fp32 (x[i].d) * q8k_d (&y[i]);
-      iq4_xs_unpack (&x[i], &k);
-      k_lanes (&k, y[i].qs, lane);
-      for (int l = 0; l < 8; l++)
-        acc[l] = fmaf (d, (float) lane[l], acc[l]);
-    }
-  *s = hz_ggml_hsum8 (acc);
-}
-
-/* ---- the table -------------------------------------------------------------------------- */
 
 /* Per format: kernels for one and for several activation rows, used when n_out % rows_mult
- * == 0 and n_in % in_mult == 0 (the repack / tinyBLAS conditions), else the `_else` pair
- * (NULL: the table's vec_dot, which for table_exact formats is ggml's order at AVX2). */
+ * == 0 and n_in % in_mult == 0 (the AMX / repack / tinyBLAS conditions), else the `_else`
+ * pair (HZG_N_KERNELS: the table's vec_dot, which for table_exact formats is ggml's order at
+ * AVX2). Rows with one = 0 (HZG_F32) and table_exact FALSE have no kernels here. */
 typedef struct {
-  HzVecDotFn one, batch;
-  int        rows_mult, in_mult;
-  HzVecDotFn one_else, batch_else;
-  bool       table_exact;   /* the quant table's AVX2 kernel sums in ggml's order */
+  HzgKernel one, batch;
+  int       rows_mult, in_mult;
+  HzgKernel one_else, batch_else;
+  bool      table_exact;   /* the quant table's AVX2 kernel sums in ggml's order */
 } OrderRow;
 
+#define NONE HZG_N_KERNELS
 static const OrderRow order_rows[HZ_TYPE_COUNT_] = {
-  [HZ_TYPE_F32]    = { hz_ggml_dot_f32, hz_ggml_dot_f32_tb16, 4, 16,
-                       hz_ggml_dot_f32, hz_ggml_dot_f32, false },
-  [HZ_TYPE_Q4_0]   = { q4_0_x8_dot, q4_0_x8_dot, 8, 8, NULL, NULL, true },
-  [HZ_TYPE_Q4_1]   = { q4_1_serial_dot, q4_1_serial_dot, 32, 1, NULL, NULL, true },
-  [HZ_TYPE_Q5_0]   = { .table_exact = true },
-  [HZ_TYPE_Q5_1]   = { .table_exact = true },
-  [HZ_TYPE_Q8_0]   = { q8_0_serial_dot, q8_0_serial_dot, 32, 1, NULL, NULL, true },
-  [HZ_TYPE_Q5_K]   = { q5_K_serial_dot, q5_K_serial_dot, 32, 1, NULL, NULL, true },
-  [HZ_TYPE_IQ4_NL] = { iq4_nl_dot, iq4_nl_dot_tinyblas, 1, 1 },
-  [HZ_TYPE_Q2_K]   = { q2_K_dot, q2_K_dot, 1, 1 },
-  [HZ_TYPE_Q3_K]   = { q3_K_dot, q3_K_dot, 1, 1 },
-  [HZ_TYPE_Q4_K]   = { q4_K_serial_dot, q4_K_serial_dot, 32, 1, q4_K_dot, q4_K_dot },
-  [HZ_TYPE_Q6_K]   = { q6_K_serial_dot, q6_K_serial_dot, 32, 1, q6_K_dot, q6_K_dot },
-  [HZ_TYPE_IQ4_XS] = { iq4_xs_serial_dot, iq4_xs_serial_dot, 32, 1, iq4_xs_dot, iq4_xs_dot },
+  [HZ_TYPE_F32]    = { HZG_F32, HZG_F32_TB16, 4, 16, HZG_F32, HZG_F32, false },
+  [HZ_TYPE_Q4_0]   = { HZG_Q4_0_SERIAL, HZG_Q4_0_SERIAL, 8, 8, NONE, NONE, true },
+  [HZ_TYPE_Q4_1]   = { HZG_Q4_1_SERIAL, HZG_Q4_1_SERIAL, 32, 1, NONE, NONE, true },
+  [HZ_TYPE_Q5_0]   = { NONE, NONE, 1, 1, NONE, NONE, true },
+  [HZ_TYPE_Q5_1]   = { NONE, NONE, 1, 1, NONE, NONE, true },
+  [HZ_TYPE_Q8_0]   = { HZG_Q8_0_SERIAL, HZG_Q8_0_SERIAL, 32, 1, NONE, NONE, true },
+  [HZ_TYPE_Q5_K]   = { HZG_Q5_K_SERIAL, HZG_Q5_K_SERIAL, 32, 1, NONE, NONE, true },
+  [HZ_TYPE_IQ4_NL] = { HZG_IQ4_NL, HZG_IQ4_NL_TB, 1, 1, NONE, NONE, false },
+  [HZ_TYPE_Q2_K]   = { HZG_Q2_K_LANES, HZG_Q2_K_LANES, 1, 1, NONE, NONE, false },
+  [HZ_TYPE_Q3_K]   = { HZG_Q3_K_LANES, HZG_Q3_K_LANES, 1, 1, NONE, NONE, false },
+  [HZ_TYPE_Q4_K]   = { HZG_Q4_K_SERIAL, HZG_Q4_K_SERIAL, 32, 1, HZG_Q4_K_LANES, HZG_Q4_K_LANES,
+                       false },
+  [HZ_TYPE_Q6_K]   = { HZG_Q6_K_SERIAL, HZG_Q6_K_SERIAL, 32, 1, HZG_Q6_K_LANES, HZG_Q6_K_LANES,
+                       false },
+  [HZ_TYPE_IQ4_XS] = { HZG_IQ4_XS_SERIAL, HZG_IQ4_XS_SERIAL, 32, 1, HZG_IQ4_XS_LANES,
+                       HZG_IQ4_XS_LANES, false },
 };
+
+static bool
+order_row_used (uint32_t type)
+{
+  /* designated initializers leave the other rows zeroed: one = HZG_F32 with rows_mult 0 */
+  return type < HZ_TYPE_COUNT_ && order_rows[type].rows_mult != 0;
+}
+
+HzGgmlDots
+hz_ggml_order_dots_at (uint32_t type, int64_t n_out, int64_t n_in, HzSimdLevel level)
+{
+  const HzQuantTraits *t = hz_quant_traits (type);
+  const HzVecDotFn *k = kernels_at (level);
+  HzGgmlDots d = { NULL, NULL, false };
+  if (t == NULL || t->vec_dot == NULL || k == NULL)
+    return d;
+  if (order_row_used (type))
+    {
+      const OrderRow *r = &order_rows[type];
+      if (r->one != NONE && n_out % r->rows_mult == 0 && n_in % r->in_mult == 0)
+        return (HzGgmlDots) { k[r->one], k[r->batch], true };
+      if (r->one_else != NONE)
+        return (HzGgmlDots) { k[r->one_else], k[r->batch_else], true };
+      /* the table's AVX2 kernel is ggml's order for table_exact rows: used at every level
+       * (also when HZ_SIMD caps the table lower) as long as the CPU has AVX2 */
+      if (r->table_exact && hz_simd_supported (HZ_SIMD_AVX2))
+        {
+          HzVecDotFn avx2 = hz_quant_vec_dot_at (type, HZ_SIMD_AVX2);
+          if (avx2)
+            return (HzGgmlDots) { avx2, avx2, true };
+        }
+    }
+  d.one = d.batch = level == HZ_SIMD_SCALAR ? hz_quant_vec_dot_at (type, HZ_SIMD_SCALAR)
+                                            : t->vec_dot;
+  return d;
+}
+#undef NONE
 
 HzGgmlDots
 hz_ggml_order_dots (uint32_t type, int64_t n_out, int64_t n_in)
 {
-  const HzQuantTraits *t = hz_quant_traits (type);
-  HzGgmlDots d = { NULL, NULL, false };
-  if (t == NULL || t->vec_dot == NULL)
-    return d;
-  const OrderRow *r = &order_rows[type];
-  if (r->one && n_out % r->rows_mult == 0 && n_in % r->in_mult == 0)
-    return (HzGgmlDots) { r->one, r->batch, true };
-  if (r->one_else)
-    return (HzGgmlDots) { r->one_else, r->batch_else, true };
-  /* the table's AVX2 kernel is ggml's order for table_exact rows */
-  HzVecDotFn avx2 = r->table_exact && hz_simd_supported (HZ_SIMD_AVX2)
-                      ? hz_quant_vec_dot_at (type, HZ_SIMD_AVX2) : NULL;
-  d.one = d.batch = avx2 ? avx2 : t->vec_dot;
-  d.exact = avx2 != NULL;
-  return d;
+  return hz_ggml_order_dots_at (type, n_out, n_in, hz_simd_level ());
+}
+
+/* ---- F32 entry points (attention calls them per key / per output) ------------------------ */
+
+static const HzVecDotFn *
+kernels_now (void)
+{
+  static const HzVecDotFn *cached;   /* one pointer, written once with the same value */
+  const HzVecDotFn *k = __atomic_load_n (&cached, __ATOMIC_ACQUIRE);
+  if (k == NULL)
+    {
+      k = kernels_at (hz_simd_level ());
+      __atomic_store_n (&cached, k, __ATOMIC_RELEASE);
+    }
+  return k;
+}
+
+void
+hz_ggml_dot_f32 (int n, float *restrict s, const void *restrict x, const void *restrict y)
+{
+  kernels_now ()[HZG_F32] (n, s, x, y);
+}
+
+void
+hz_ggml_dot_f32_tb16 (int n, float *restrict s, const void *restrict x, const void *restrict y)
+{
+  kernels_now ()[HZG_F32_TB16] (n, s, x, y);
 }

@@ -36,8 +36,14 @@
  *
  * Every other format, and the formats above on a CPU without AVX2 where the table kernel
  * is needed, fall back to the quant table's vec_dot (correct within 1e-5, not bit-exact).
- * The kernels here are plain C with explicit fmaf() (compiled for x86-64-v3 and the
- * baseline); the library is built with -ffp-contract=off so that nothing else is fused.
+ *
+ * Each kernel exists at every SIMD level of quant.h, with bit-identical results: plain C
+ * with explicit fmaf() (ggml-order.c: the reference and the fallback; the library is built
+ * with -ffp-contract=off so that nothing else is fused), and AVX2 / AVX-512 VNNI versions
+ * (ggml-order-x86.inc) that compute the integer block and lane sums with maddubs/madd or
+ * dpbusd/dpwssd — exact in any order — and repeat the C version's float operations in the
+ * same order (_mm256_fmadd_ps for the lane-wise FMAs, the same horizontal-sum trees). The
+ * level is hz_simd_level() (CPUID, capped by HZ_SIMD=scalar|avx2|avx512).
  *
  * Thread safety: pure functions.
  */
@@ -53,7 +59,8 @@ extern "C" {
  *  `one` for a single activation row (decode), `batch` for >= 2 rows in one call (prompt
  *  processing); `exact` says whether they reproduce ggml's order (FALSE: the table's
  *  vec_dot). The activations are in the format's vec_dot_type, quantized with
- *  hz_quant_act_from_float(). Never NULL for a format with a vec_dot. */
+ *  hz_quant_act_from_float() (the SIMD kernels rely on its int8 range −127..127, as
+ *  ggml's do). Never NULL for a format with a vec_dot. */
 typedef struct {
   HzVecDotFn one;
   HzVecDotFn batch;
@@ -62,9 +69,19 @@ typedef struct {
 
 HzGgmlDots hz_ggml_order_dots (uint32_t type, int64_t n_out, int64_t n_in);
 
-/** ggml_vec_dot_f32 of the AVX-512 build, on float32 x and y (see above). */
+/** As hz_ggml_order_dots(), with the kernels of one SIMD level instead of hz_simd_level()
+ *  (tests compare the levels bit for bit). All fields NULL / FALSE when the CPU lacks
+ *  `level` or the format has no vec_dot. For the formats whose exact order is the table's
+ *  AVX2 kernel (Q5_0, Q5_1, ...) that kernel is returned at every level if the CPU has
+ *  AVX2; other formats without kernels here get the table's vec_dot (`exact` FALSE; at
+ *  HZ_SIMD_SCALAR its scalar one). */
+HzGgmlDots hz_ggml_order_dots_at (uint32_t type, int64_t n_out, int64_t n_in,
+                                  HzSimdLevel level);
+
+/** ggml_vec_dot_f32 of the AVX-512 build, on float32 x and y (see above); any n >= 0.
+ *  Runs the kernel of hz_simd_level(). */
 void hz_ggml_dot_f32 (int n, float *restrict s, const void *restrict x, const void *restrict y);
-/** tinyBLAS<16, __m512> per-element order; n % 16 == 0. */
+/** tinyBLAS<16, __m512> per-element order; n % 16 == 0. Level as hz_ggml_dot_f32(). */
 void hz_ggml_dot_f32_tb16 (int n, float *restrict s, const void *restrict x,
                            const void *restrict y);
 

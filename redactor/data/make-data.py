@@ -38,10 +38,18 @@ for l in open(os.path.join(zi, 'iso3166.tab'), encoding='utf-8'):
     f = l.rstrip('\n').split('\t')
     if len(f) >= 2:
         places.add(f[1].split(' (')[0])
+def small_zone(zone):
+    """Zones named after a research station or a county seat (Antarctica/Casey,
+    America/Indiana/Knox, America/North_Dakota/Center, Australia/Lindeman): their names are
+    mostly people's names, not places a text would mention."""
+    return (zone.startswith('Antarctica/') or zone.startswith('America/North_Dakota/')
+            or (zone.startswith('America/Indiana/') and zone != 'America/Indiana/Indianapolis')
+            or zone == 'Australia/Lindeman')
+
 for l in open(os.path.join(zi, 'zone1970.tab'), encoding='utf-8'):
     if l.startswith('#'): continue
     f = l.rstrip('\n').split('\t')
-    if len(f) >= 3:
+    if len(f) >= 3 and not small_zone(f[2]):
         city = f[2].split('/')[-1].replace('_', ' ')
         places.add(city)
 extra = os.path.join(here, 'places-extra.txt')

@@ -98,13 +98,17 @@ void hz_redactor_set_min_score (HzRedactor *self, float min_score);
 typedef char *(*HzModelFunc) (const char *prompt, gpointer user_data, GError **error);
 
 /** Install (or with NULL remove) the model of the model-based pass. It runs only for
- *  analyses with HZ_REDACT_MODEL. The model is asked to list entities one per line as
- *  `LABEL: exact text`; every returned entity is verified against the text before it is
- *  accepted: the label must be known and enabled, and the text must occur in the input as
- *  whole words (exact case first, then ASCII-case-insensitive); each occurrence becomes a
- *  candidate (recognizer "model", score 0.6) that rule-based spans win over in overlaps.
- *  Anything else the model says is ignored, and a model error leaves the rule-based result
- *  unchanged. Not thread-safe with respect to concurrent analysis. */
+ *  analyses with HZ_REDACT_MODEL. The model is asked (hz_redactor_model_prompt()) for a JSON
+ *  array of spans, `[{"label": "PERSON", "text": "Ann Lee", "start": 12}]` (`start` in code
+ *  points, optional; the first `[` to the last `]` of the answer is parsed, so prose around
+ *  it is ignored); an answer without a JSON array is read as lines `LABEL: exact text`.
+ *  Every returned span is verified against the text before it is accepted: the label must
+ *  be known and enabled, and the text must occur in the input as whole words — at `start`
+ *  when the offset is right (that occurrence only), else every occurrence (exact case
+ *  first, then ASCII-case-insensitive). Each accepted span becomes a candidate (recognizer
+ *  "model", score 0.6) that rule-based spans win over in overlaps. Anything else the model
+ *  says (hallucinated text, unknown labels, junk) is ignored, and a model error leaves the
+ *  rule-based result unchanged. Not thread-safe with respect to concurrent analysis. */
 void hz_redactor_set_model (HzRedactor *self, HzModelFunc func, gpointer user_data,
                             GDestroyNotify destroy);
 

@@ -134,18 +134,18 @@ hzt_tmp_store (void)
 }
 
 /* A small adapter config: 2 layers x q,v projections of a hidden-16 model, rank 2. */
-static inline HzLoraConfig *
+static inline HzDeltaConfig *
 hzt_config (void)
 {
-  HzLoraConfig *cfg = hz_lora_config_new (2, 4);
+  HzDeltaConfig *cfg = hz_delta_config_new (2, 4);
   for (int l = 0; l < 2; l++)
     for (int p = 0; p < 2; p++)
       {
         g_autofree char *a = g_strdup_printf ("layers.%d.%s.lora_A.weight", l, p ? "v" : "q");
         g_autofree char *b = g_strdup_printf ("layers.%d.%s.lora_B.weight", l, p ? "v" : "q");
         const int64_t sa[2] = { 2, 16 }, sb[2] = { 16, 2 };
-        g_assert_true (hz_lora_config_add_tensor (cfg, a, 2, sa, NULL));
-        g_assert_true (hz_lora_config_add_tensor (cfg, b, 2, sb, NULL));
+        g_assert_true (hz_delta_config_add_tensor (cfg, a, 2, sa, NULL));
+        g_assert_true (hz_delta_config_add_tensor (cfg, b, 2, sb, NULL));
       }
   return cfg;
 }

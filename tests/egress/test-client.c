@@ -11,7 +11,7 @@ static const HzEgressRetry fast = { 3, 50, 200, 1 };
 
 typedef struct {
   HzStore      *store;
-  HzLoraConfig *cfg;
+  HzDeltaConfig *cfg;
   HzDpRelease  *release;
 } Fixture;
 
@@ -21,7 +21,7 @@ fixture_init (Fixture *f)
   f->store = hzt_tmp_store ();
   f->cfg = hzt_config ();
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (f->cfg, HZT_BASE);
-  for (gsize k = 0; k < hz_lora_config_n_elements (f->cfg); k++)
+  for (gsize k = 0; k < hz_delta_config_n_elements (f->cfg); k++)
     hz_lora_delta_data (d)[k] = 0.01f * (float) (k % 7);
   g_autoptr (GError) error = NULL;
   f->release = hz_dp_release (d, 1.0, 2.0, 3, f->store, NULL, &error);
@@ -33,7 +33,7 @@ fixture_clear (Fixture *f)
 {
   hzt_assert_uploads_ledgered (f->store);
   hz_dp_release_free (f->release);
-  hz_lora_config_unref (f->cfg);
+  hz_delta_config_unref (f->cfg);
   hz_store_close (f->store);
 }
 

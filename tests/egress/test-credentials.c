@@ -60,7 +60,7 @@ test_store_lookup_clear (void)
   /* the client built from the keyring uses them; the token never reaches the database */
   HzStore *store = hzt_tmp_store ();
   g_autofree char *db_path = g_strdup (hz_store_get_path (store));
-  g_autoptr (HzLoraConfig) cfg = hzt_config ();
+  g_autoptr (HzDeltaConfig) cfg = hzt_config ();
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, HZT_BASE);
   g_autoptr (HzDpRelease) r = hz_dp_release (d, 1.0, 2.0, 1, store, NULL, &error);
   g_assert_no_error (error);

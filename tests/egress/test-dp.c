@@ -20,14 +20,14 @@ tmp_store (void)
   return store;
 }
 
-static HzLoraConfig *
+static HzDeltaConfig *
 config_of (gsize n)
 {
-  HzLoraConfig *cfg = hz_lora_config_new (4, 8);
+  HzDeltaConfig *cfg = hz_delta_config_new (4, 8);
   const int64_t a[2] = { 4, (int64_t) n / 8 }, b[2] = { (int64_t) n / 8, 4 };
-  g_assert_true (hz_lora_config_add_tensor (cfg, "w.lora_A.weight", 2, a, NULL));
-  g_assert_true (hz_lora_config_add_tensor (cfg, "w.lora_B.weight", 2, b, NULL));
-  g_assert_cmpuint (hz_lora_config_n_elements (cfg), ==, n);
+  g_assert_true (hz_delta_config_add_tensor (cfg, "w.lora_A.weight", 2, a, NULL));
+  g_assert_true (hz_delta_config_add_tensor (cfg, "w.lora_B.weight", 2, b, NULL));
+  g_assert_cmpuint (hz_delta_config_n_elements (cfg), ==, n);
   return cfg;
 }
 
@@ -59,7 +59,7 @@ test_clip (void)
 {
   g_autoptr (HzStore) store = tmp_store ();
   const gsize n = 10000;
-  g_autoptr (HzLoraConfig) cfg = config_of (n);
+  g_autoptr (HzDeltaConfig) cfg = config_of (n);
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, BASE);
   for (gsize k = 0; k < n; k++)
     hz_lora_delta_data (d)[k] = 1.0f;
@@ -97,7 +97,7 @@ test_noise_payload_ledger (void)
 {
   g_autoptr (HzStore) store = tmp_store ();
   const gsize n = 40000;
-  g_autoptr (HzLoraConfig) cfg = config_of (n);
+  g_autoptr (HzDeltaConfig) cfg = config_of (n);
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, BASE);
   g_autoptr (GError) error = NULL;
   const double C = 2.0, z = 1.5, sigma = 3.0;
@@ -155,7 +155,7 @@ static void
 test_budget (void)
 {
   g_autoptr (HzStore) store = tmp_store ();
-  g_autoptr (HzLoraConfig) cfg = config_of (64);
+  g_autoptr (HzDeltaConfig) cfg = config_of (64);
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, BASE);
   g_autoptr (GError) error = NULL;
   const double z = hz_analytic_gaussian_sigma (3.0, 1e-6, 1.0);   /* one release: eps 3 */
@@ -231,7 +231,7 @@ static void
 test_invalid (void)
 {
   g_autoptr (HzStore) store = tmp_store ();
-  g_autoptr (HzLoraConfig) cfg = config_of (64);
+  g_autoptr (HzDeltaConfig) cfg = config_of (64);
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, BASE);
   g_autoptr (GError) error = NULL;
   hz_lora_delta_data (d)[3] = NAN;

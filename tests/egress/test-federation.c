@@ -15,7 +15,7 @@
 #define MAX_NORM 25.0
 
 typedef struct {
-  HzLoraConfig *cfg;
+  HzDeltaConfig *cfg;
   HzAggregator *agg;
   char         *spool;
   HzAggregatorOptions opts;
@@ -89,10 +89,10 @@ expect_status (guint port, int client, const char *method, const char *path, GBy
 
 /* A wire file with values v (or one NaN) for round r. */
 static GBytes *
-byzantine_payload (HzLoraConfig *cfg, float v, gboolean nan, guint64 round)
+byzantine_payload (HzDeltaConfig *cfg, float v, gboolean nan, guint64 round)
 {
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, HZT_BASE);
-  for (gsize k = 0; k < hz_lora_config_n_elements (cfg); k++)
+  for (gsize k = 0; k < hz_delta_config_n_elements (cfg); k++)
     hz_lora_delta_data (d)[k] = v;
   if (nan)
     hz_lora_delta_data (d)[7] = NAN;
@@ -101,22 +101,22 @@ byzantine_payload (HzLoraConfig *cfg, float v, gboolean nan, guint64 round)
 
 /* Same metadata (config hash) but one tensor with another shape, or dtype F32. */
 static GBytes *
-malformed_payload (HzLoraConfig *cfg, gboolean wrong_dtype)
+malformed_payload (HzDeltaConfig *cfg, gboolean wrong_dtype)
 {
   g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
   g_autofree float *zeros = g_new0 (float, 64);
-  for (guint i = 0; i < hz_lora_config_n_tensors (cfg); i++)
+  for (guint i = 0; i < hz_delta_config_n_tensors (cfg); i++)
     {
-      const int64_t *shape = hz_lora_config_tensor_shape (cfg, i);
+      const int64_t *shape = hz_delta_config_tensor_shape (cfg, i);
       int64_t swapped[2] = { shape[1], shape[0] };
       gboolean bad = i == 1;
       HzStDtype dt = bad && wrong_dtype ? HZ_ST_F32 : HZ_ST_BF16;
-      gsize bytes = hz_lora_config_tensor_n_elements (cfg, i) * hz_st_dtype_size (dt);
-      g_assert_true (hz_safetensors_writer_add (w, hz_lora_config_tensor_name (cfg, i), dt, 2,
+      gsize bytes = hz_delta_config_tensor_n_elements (cfg, i) * hz_st_dtype_size (dt);
+      g_assert_true (hz_safetensors_writer_add (w, hz_delta_config_tensor_name (cfg, i), dt, 2,
                                                 bad && !wrong_dtype ? swapped : shape, zeros,
                                                 bytes, NULL));
     }
-  hz_safetensors_writer_set_metadata (w, "hanzo.adapter_config_sha256", hz_lora_config_hash (cfg));
+  hz_safetensors_writer_set_metadata (w, "hanzo.adapter_config_sha256", hz_delta_config_hash (cfg));
   hz_safetensors_writer_set_metadata (w, "hanzo.base_model_sha256", HZT_BASE);
   hz_safetensors_writer_set_metadata (w, "hanzo.round_id", "1");
   hz_safetensors_writer_set_metadata (w, "hanzo.client_epsilon", "1");
@@ -143,8 +143,8 @@ static void
 test_byzantine_round (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzLoraConfig) cfg = hzt_config ();
-  const gsize n = hz_lora_config_n_elements (cfg);
+  g_autoptr (HzDeltaConfig) cfg = hzt_config ();
+  const gsize n = hz_delta_config_n_elements (cfg);
   Server srv = { .cfg = cfg };
   srv.spool = g_dir_make_tmp ("hz-agg-spool-XXXXXX", &error);
   srv.opts = HZ_AGGREGATOR_OPTIONS_DEFAULT;
@@ -310,8 +310,8 @@ static void
 test_multi_krum_round (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzLoraConfig) cfg = hzt_config ();
-  const gsize n = hz_lora_config_n_elements (cfg);
+  g_autoptr (HzDeltaConfig) cfg = hzt_config ();
+  const gsize n = hz_delta_config_n_elements (cfg);
   Server srv = { .cfg = cfg };
   srv.opts = HZ_AGGREGATOR_OPTIONS_DEFAULT;
   srv.opts.rule = HZ_AGG_RULE_MULTI_KRUM;

@@ -42,68 +42,68 @@ test_bf16_vectors (void)
   g_assert_true (isnan (x[2]));
 }
 
-static HzLoraConfig *
+static HzDeltaConfig *
 small_config (void)
 {
-  HzLoraConfig *cfg = hz_lora_config_new (2, 4.0);
+  HzDeltaConfig *cfg = hz_delta_config_new (2, 4.0);
   const int64_t a[2] = { 2, 3 }, b[2] = { 4, 2 };
-  g_assert_true (hz_lora_config_add_tensor (cfg, "l.0.q.lora_A.weight", 2, a, NULL));
-  g_assert_true (hz_lora_config_add_tensor (cfg, "l.0.q.lora_B.weight", 2, b, NULL));
+  g_assert_true (hz_delta_config_add_tensor (cfg, "l.0.q.lora_A.weight", 2, a, NULL));
+  g_assert_true (hz_delta_config_add_tensor (cfg, "l.0.q.lora_B.weight", 2, b, NULL));
   return cfg;
 }
 
 static void
 test_config (void)
 {
-  g_autoptr (HzLoraConfig) tl = hz_lora_config_new_llama (22, 2048, 256, 5632, 16, 32);
+  g_autoptr (HzDeltaConfig) tl = hz_delta_config_new_llama (22, 2048, 256, 5632, 16, 32);
   g_assert_nonnull (tl);
-  g_assert_cmpuint (hz_lora_config_n_tensors (tl), ==, 22 * 7 * 2);
+  g_assert_cmpuint (hz_delta_config_n_tensors (tl), ==, 22 * 7 * 2);
   /* per layer: r*(2048+2048)*2 (q,o) + r*(2048+256)*2 (k,v) + r*(2048+5632)*3 (gate,up,down) */
-  g_assert_cmpuint (hz_lora_config_n_elements (tl), ==, 22 * 16 * (4096 * 2 + 2304 * 2 + 7680 * 3));
-  gssize i = hz_lora_config_find (tl, "base_model.model.model.layers.3.mlp.down_proj.lora_A.weight");
+  g_assert_cmpuint (hz_delta_config_n_elements (tl), ==, 22 * 16 * (4096 * 2 + 2304 * 2 + 7680 * 3));
+  gssize i = hz_delta_config_find (tl, "base_model.model.model.layers.3.mlp.down_proj.lora_A.weight");
   g_assert_cmpint (i, >=, 0);
-  g_assert_cmpint (hz_lora_config_tensor_shape (tl, (guint) i)[0], ==, 16);
-  g_assert_cmpint (hz_lora_config_tensor_shape (tl, (guint) i)[1], ==, 5632);
-  i = hz_lora_config_find (tl, "base_model.model.model.layers.21.self_attn.k_proj.lora_B.weight");
-  g_assert_cmpint (hz_lora_config_tensor_shape (tl, (guint) i)[0], ==, 256);
+  g_assert_cmpint (hz_delta_config_tensor_shape (tl, (guint) i)[0], ==, 16);
+  g_assert_cmpint (hz_delta_config_tensor_shape (tl, (guint) i)[1], ==, 5632);
+  i = hz_delta_config_find (tl, "base_model.model.model.layers.21.self_attn.k_proj.lora_B.weight");
+  g_assert_cmpint (hz_delta_config_tensor_shape (tl, (guint) i)[0], ==, 256);
 
   /* JSON round trip keeps the hash; any change changes it */
-  g_autoptr (HzLoraConfig) cfg = small_config ();
-  g_autofree char *json = hz_lora_config_to_json (cfg);
+  g_autoptr (HzDeltaConfig) cfg = small_config ();
+  g_autofree char *json = hz_delta_config_to_json (cfg);
   g_assert_cmpstr (json, ==, "{\"rank\":2,\"alpha\":4,\"tensors\":[{\"name\":\"l.0.q.lora_A.weight\","
                    "\"shape\":[2,3]},{\"name\":\"l.0.q.lora_B.weight\",\"shape\":[4,2]}]}");
   g_autofree char *want = g_compute_checksum_for_string (G_CHECKSUM_SHA256, json, -1);
-  g_assert_cmpstr (hz_lora_config_hash (cfg), ==, want);
+  g_assert_cmpstr (hz_delta_config_hash (cfg), ==, want);
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzLoraConfig) back = hz_lora_config_new_from_json (json, &error);
+  g_autoptr (HzDeltaConfig) back = hz_delta_config_new_from_json (json, &error);
   g_assert_no_error (error);
-  g_assert_cmpstr (hz_lora_config_hash (back), ==, hz_lora_config_hash (cfg));
-  g_autoptr (HzLoraConfig) other = hz_lora_config_new (2, 8.0);
-  g_assert_cmpstr (hz_lora_config_hash (other), !=, hz_lora_config_hash (cfg));
+  g_assert_cmpstr (hz_delta_config_hash (back), ==, hz_delta_config_hash (cfg));
+  g_autoptr (HzDeltaConfig) other = hz_delta_config_new (2, 8.0);
+  g_assert_cmpstr (hz_delta_config_hash (other), !=, hz_delta_config_hash (cfg));
 
   /* bad tensors and bad JSON */
   const int64_t zero[1] = { 0 }, one[1] = { 1 };
-  g_assert_false (hz_lora_config_add_tensor (other, "z", 1, zero, &error));
+  g_assert_false (hz_delta_config_add_tensor (other, "z", 1, zero, &error));
   g_assert_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_INVALID);
   g_clear_error (&error);
-  g_assert_true (hz_lora_config_add_tensor (other, "x", 1, one, NULL));
-  g_assert_false (hz_lora_config_add_tensor (other, "x", 1, one, &error));
+  g_assert_true (hz_delta_config_add_tensor (other, "x", 1, one, NULL));
+  g_assert_false (hz_delta_config_add_tensor (other, "x", 1, one, &error));
   g_assert_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_INVALID);
   g_clear_error (&error);
-  g_assert_false (hz_lora_config_add_tensor (other, "__metadata__", 1, one, NULL));
-  g_assert_null (hz_lora_config_new_from_json ("{\"rank\":0,\"alpha\":1,\"tensors\":[]}", &error));
+  g_assert_false (hz_delta_config_add_tensor (other, "__metadata__", 1, one, NULL));
+  g_assert_null (hz_delta_config_new_from_json ("{\"rank\":0,\"alpha\":1,\"tensors\":[]}", &error));
   g_assert_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_CONFIG);
   g_clear_error (&error);
-  g_assert_null (hz_lora_config_new_from_json ("[", &error));
+  g_assert_null (hz_delta_config_new_from_json ("[", &error));
   g_assert_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_CONFIG);
 }
 
 static HzLoraDelta *
-filled_delta (HzLoraConfig *cfg)
+filled_delta (HzDeltaConfig *cfg)
 {
   HzLoraDelta *d = hz_lora_delta_new (cfg, BASE);
   float *x = hz_lora_delta_data (d);
-  for (gsize k = 0; k < hz_lora_config_n_elements (cfg); k++)
+  for (gsize k = 0; k < hz_delta_config_n_elements (cfg); k++)
     x[k] = 0.01f * (float) k - 0.05f + 1e-4f;  /* not all bf16-exact */
   return d;
 }
@@ -111,7 +111,7 @@ filled_delta (HzLoraConfig *cfg)
 static void
 test_delta_validate (void)
 {
-  g_autoptr (HzLoraConfig) cfg = small_config ();
+  g_autoptr (HzDeltaConfig) cfg = small_config ();
   g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, BASE);
   g_autoptr (GError) error = NULL;
   const float b[8] = { 3, 4, 0, 0, 0, 0, 0, 0 };
@@ -127,9 +127,9 @@ test_delta_validate (void)
   g_clear_error (&error);
 
   g_assert_true (hz_lora_delta_validate (d, cfg, &error));
-  g_autoptr (HzLoraConfig) same = small_config ();   /* a different object, same config */
+  g_autoptr (HzDeltaConfig) same = small_config ();   /* a different object, same config */
   g_assert_true (hz_lora_delta_validate (d, same, &error));
-  g_autoptr (HzLoraConfig) other = hz_lora_config_new (2, 4.0);
+  g_autoptr (HzDeltaConfig) other = hz_delta_config_new (2, 4.0);
   g_assert_false (hz_lora_delta_validate (d, other, &error));
   g_assert_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_CONFIG);
   g_clear_error (&error);
@@ -143,7 +143,7 @@ test_delta_validate (void)
 static void
 test_wire_roundtrip (void)
 {
-  g_autoptr (HzLoraConfig) cfg = small_config ();
+  g_autoptr (HzDeltaConfig) cfg = small_config ();
   g_autoptr (HzLoraDelta) d = filled_delta (cfg);
   g_autoptr (GBytes) wire = hz_lora_delta_to_wire (d, 42, 1.25);
   gsize len;
@@ -161,7 +161,7 @@ test_wire_roundtrip (void)
   g_assert_nonnull (strstr (header, "\"hanzo.round_id\":\"42\""));
   g_assert_nonnull (strstr (header, "\"hanzo.client_epsilon\":\"1.25\""));
   g_assert_nonnull (strstr (header, BASE));
-  g_assert_nonnull (strstr (header, hz_lora_config_hash (cfg)));
+  g_assert_nonnull (strstr (header, hz_delta_config_hash (cfg)));
   /* the data really is bf16 of the values, little-endian */
   guint16 h0;
   memcpy (&h0, p + 8 + n, 2);
@@ -190,21 +190,21 @@ test_wire_roundtrip (void)
 
 /* A file by hand: metadata right, one tensor wrong. */
 static GBytes *
-crafted (HzLoraConfig *cfg, const char *bad_name, HzStDtype dtype, guint n_dims,
+crafted (HzDeltaConfig *cfg, const char *bad_name, HzStDtype dtype, guint n_dims,
          const int64_t *shape, const void *data, gsize n_bytes, gboolean extra)
 {
   g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
   g_autofree guint16 *zeros = g_new0 (guint16, 64);
-  for (guint i = 0; i < hz_lora_config_n_tensors (cfg); i++)
+  for (guint i = 0; i < hz_delta_config_n_tensors (cfg); i++)
     {
-      const char *name = hz_lora_config_tensor_name (cfg, i);
+      const char *name = hz_delta_config_tensor_name (cfg, i);
       if (bad_name && strcmp (name, bad_name) == 0)
         g_assert_true (hz_safetensors_writer_add (w, name, dtype, n_dims, shape, data, n_bytes, NULL));
       else
         g_assert_true (hz_safetensors_writer_add (w, name, HZ_ST_BF16,
-                                                  hz_lora_config_tensor_n_dims (cfg, i),
-                                                  hz_lora_config_tensor_shape (cfg, i), zeros,
-                                                  2 * hz_lora_config_tensor_n_elements (cfg, i),
+                                                  hz_delta_config_tensor_n_dims (cfg, i),
+                                                  hz_delta_config_tensor_shape (cfg, i), zeros,
+                                                  2 * hz_delta_config_tensor_n_elements (cfg, i),
                                                   NULL));
     }
   if (extra)
@@ -212,7 +212,7 @@ crafted (HzLoraConfig *cfg, const char *bad_name, HzStDtype dtype, guint n_dims,
       const int64_t one[1] = { 1 };
       g_assert_true (hz_safetensors_writer_add (w, "extra", HZ_ST_BF16, 1, one, zeros, 2, NULL));
     }
-  hz_safetensors_writer_set_metadata (w, "hanzo.adapter_config_sha256", hz_lora_config_hash (cfg));
+  hz_safetensors_writer_set_metadata (w, "hanzo.adapter_config_sha256", hz_delta_config_hash (cfg));
   hz_safetensors_writer_set_metadata (w, "hanzo.base_model_sha256", BASE);
   hz_safetensors_writer_set_metadata (w, "hanzo.round_id", "7");
   hz_safetensors_writer_set_metadata (w, "hanzo.client_epsilon", "0");
@@ -220,7 +220,7 @@ crafted (HzLoraConfig *cfg, const char *bad_name, HzStDtype dtype, guint n_dims,
 }
 
 static void
-expect_reject (GBytes *bytes, HzLoraConfig *cfg, int code)
+expect_reject (GBytes *bytes, HzDeltaConfig *cfg, int code)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (HzLoraDelta) d = hz_lora_delta_from_wire (bytes, cfg, NULL, NULL, &error);
@@ -232,7 +232,7 @@ expect_reject (GBytes *bytes, HzLoraConfig *cfg, int code)
 static void
 test_wire_reject (void)
 {
-  g_autoptr (HzLoraConfig) cfg = small_config ();
+  g_autoptr (HzDeltaConfig) cfg = small_config ();
   const char *a = "l.0.q.lora_A.weight";
   /* control: the crafted file itself is accepted */
   g_autoptr (GBytes) good = crafted (cfg, NULL, HZ_ST_BF16, 0, NULL, NULL, 0, FALSE);
@@ -257,9 +257,9 @@ test_wire_reject (void)
   g_autoptr (GBytes) b6 = crafted (cfg, NULL, HZ_ST_BF16, 0, NULL, NULL, 0, TRUE);
   expect_reject (b6, cfg, HZ_LORA_ERROR_SHAPE);
   /* another adapter config */
-  g_autoptr (HzLoraConfig) other = hz_lora_config_new (2, 8.0);
+  g_autoptr (HzDeltaConfig) other = hz_delta_config_new (2, 8.0);
   const int64_t s1[1] = { 4 };
-  hz_lora_config_add_tensor (other, "w", 1, s1, NULL);
+  hz_delta_config_add_tensor (other, "w", 1, s1, NULL);
   expect_reject (good, other, HZ_LORA_ERROR_CONFIG);
   /* garbage, truncation and missing metadata */
   g_autoptr (GBytes) junk = g_bytes_new_static ("GARBAGE!GARBAGE!", 16);

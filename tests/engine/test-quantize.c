@@ -23,6 +23,7 @@
 #include "quantize.h"
 #include "safetensors.h"
 #include "../hz-test-util.h"
+#include "hf-folder.h"
 
 /* ------------------------------------------------------------------ rules */
 
@@ -332,113 +333,6 @@ test_stories260k (void)
 
 /* ---------------------------------------------------------- safetensors folder */
 
-/* Writes a HF folder from a llama GGUF (F32): HF names, q/k rows in HF order (the inverse
- * of the GGUF permutation), BF16 matrices when `bf16`. */
-static char *
-write_hf_folder (const char *gguf_path, gboolean bf16)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (HzGguf) g = hz_gguf_open (gguf_path, &error);
-  g_assert_no_error (error);
-  char *dir = g_strdup_printf ("%s/hz-test-hf-%d", g_get_tmp_dir (), (int) getpid ());
-  g_mkdir_with_parents (dir, 0700);
-  uint32_t n_embd, n_layer, n_ff, n_head, n_kv, ctx;
-  float eps;
-  g_assert_true (hz_gguf_get_u32 (g, "llama.embedding_length", &n_embd));
-  g_assert_true (hz_gguf_get_u32 (g, "llama.block_count", &n_layer));
-  g_assert_true (hz_gguf_get_u32 (g, "llama.feed_forward_length", &n_ff));
-  g_assert_true (hz_gguf_get_u32 (g, "llama.attention.head_count", &n_head));
-  g_assert_true (hz_gguf_get_u32 (g, "llama.attention.head_count_kv", &n_kv));
-  g_assert_true (hz_gguf_get_u32 (g, "llama.context_length", &ctx));
-  g_assert_true (hz_gguf_get_f32 (g, "llama.attention.layer_norm_rms_epsilon", &eps));
-  g_autofree char *cfg = g_strdup_printf (
-    "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":%u,"
-    "\"num_hidden_layers\":%u,\"intermediate_size\":%u,\"num_attention_heads\":%u,"
-    "\"num_key_value_heads\":%u,\"max_position_embeddings\":%u,\"rms_norm_eps\":%g,"
-    "\"rope_theta\":10000.0,\"tie_word_embeddings\":false,\"vocab_size\":512}",
-    n_embd, n_layer, n_ff, n_head, n_kv, ctx, eps);
-  g_autofree char *cfg_path = g_build_filename (dir, "config.json", NULL);
-  g_assert_true (g_file_set_contents (cfg_path, cfg, -1, NULL));
-
-  static const struct { const char *gguf, *hf; } map[] = {
-    { "attn_q.weight", "self_attn.q_proj.weight" }, { "attn_k.weight", "self_attn.k_proj.weight" },
-    { "attn_v.weight", "self_attn.v_proj.weight" }, { "attn_output.weight", "self_attn.o_proj.weight" },
-    { "ffn_gate.weight", "mlp.gate_proj.weight" }, { "ffn_up.weight", "mlp.up_proj.weight" },
-    { "ffn_down.weight", "mlp.down_proj.weight" }, { "attn_norm.weight", "input_layernorm.weight" },
-    { "ffn_norm.weight", "post_attention_layernorm.weight" },
-  };
-  /* two shards, to exercise the folder scan */
-  g_autoptr (HzSafetensorsWriter) w1 = hz_safetensors_writer_new ();
-  g_autoptr (HzSafetensorsWriter) w2 = hz_safetensors_writer_new ();
-  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
-    {
-      const HzGgufTensor *t = hz_gguf_tensor (g, i);
-      g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
-      g_autofree char *hf = NULL;
-      int l = -1, off = 0;
-      if (strcmp (name, "token_embd.weight") == 0)
-        hf = g_strdup ("model.embed_tokens.weight");
-      else if (strcmp (name, "output.weight") == 0)
-        hf = g_strdup ("lm_head.weight");
-      else if (strcmp (name, "output_norm.weight") == 0)
-        hf = g_strdup ("model.norm.weight");
-      else if (sscanf (name, "blk.%d.%n", &l, &off) == 1)
-        for (gsize k = 0; k < G_N_ELEMENTS (map); k++)
-          if (strcmp (name + off, map[k].gguf) == 0)
-            hf = g_strdup_printf ("model.layers.%d.%s", l, map[k].hf);
-      g_assert_nonnull (hf);
-      g_assert_cmpuint (t->type, ==, HZ_TYPE_F32);
-      int64_t rows = t->ne[1], cols = t->ne[0];
-      g_autofree float *f = g_memdup2 (t->data, t->n_bytes);
-      gboolean q = strstr (name, "attn_q.weight") != NULL, k = strstr (name, "attn_k.weight") != NULL;
-      if (q || k)
-        {
-          /* GGUF row (h, 2i + j) came from HF row (h, j * half + i) */
-          int heads = (int) (q ? n_head : n_kv);
-          int64_t hd = rows / heads, half = hd / 2;
-          g_autofree float *u = g_new (float, rows * cols);
-          for (int h = 0; h < heads; h++)
-            for (int64_t i2 = 0; i2 < half; i2++)
-              for (int j = 0; j < 2; j++)
-                memcpy (u + (h * hd + j * half + i2) * cols, f + (h * hd + 2 * i2 + j) * cols,
-                        cols * sizeof (float));
-          memcpy (f, u, rows * cols * sizeof (float));
-        }
-      int64_t shape[2] = { rows, cols };
-      guint nd = t->n_dims;
-      if (nd == 1)
-        shape[0] = cols;
-      HzSafetensorsWriter *w = l >= (int) n_layer / 2 ? w2 : w1;
-      if (bf16 && nd == 2)
-        {
-          g_autofree uint16_t *h = g_new (uint16_t, rows * cols);
-          for (int64_t e = 0; e < rows * cols; e++)
-            h[e] = hz_fp32_to_bf16 (f[e]);
-          g_assert_true (hz_safetensors_writer_add (w, hf, HZ_ST_BF16, nd, shape, h, rows * cols * 2, NULL));
-        }
-      else
-        g_assert_true (hz_safetensors_writer_add (w, hf, HZ_ST_F32, nd, shape, f, t->n_bytes, NULL));
-    }
-  g_autofree char *p1 = g_build_filename (dir, "model-00001-of-00002.safetensors", NULL);
-  g_autofree char *p2 = g_build_filename (dir, "model-00002-of-00002.safetensors", NULL);
-  g_assert_true (hz_safetensors_writer_write_file (w1, p1, NULL));
-  g_assert_true (hz_safetensors_writer_write_file (w2, p2, NULL));
-  return dir;
-}
-
-static void
-rm_rf (const char *dir)
-{
-  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
-  const char *e;
-  while (d && (e = g_dir_read_name (d)))
-    {
-      g_autofree char *p = g_build_filename (dir, e, NULL);
-      g_unlink (p);
-    }
-  g_rmdir (dir);
-}
-
 static void
 test_safetensors_folder (void)
 {
@@ -450,7 +344,8 @@ test_safetensors_folder (void)
   g_assert_no_error (error);
   for (int bf16 = 0; bf16 <= 1; bf16++)
     {
-      g_autofree char *dir = write_hf_folder (src, bf16);
+      g_autofree char *dir = g_strdup_printf ("%s/hz-test-hf-%d", g_get_tmp_dir (), (int) getpid ());
+      hz_test_write_hf_folder (src, dir, bf16 ? HZ_HF_BF16 : HZ_HF_F32, bf16);
       g_autofree char *out = g_strdup_printf ("%s/hz-test-hf-%d.gguf", g_get_tmp_dir (), (int) getpid ());
       HzQuantizeParams p;
       hz_quantize_params_init (&p);
@@ -492,7 +387,7 @@ test_safetensors_folder (void)
       g_assert_cmpstr (arch, ==, "llama");
       g_assert_cmpint (hz_gguf_find_key (got, "tokenizer.ggml.tokens"), >=, 0);
       g_unlink (out);
-      rm_rf (dir);
+      hz_test_rm_dir (dir);
     }
 }
 
@@ -545,23 +440,27 @@ test_safetensors_qwen2_bpe (void)
   g_assert_true (hz_safetensors_writer_write_file (w, st, NULL));
 
   g_autoptr (GError) error = NULL;
-  g_autofree char *out = hz_isq_materialize (dir, "Q8_0", 1, &error);
+  /* in memory, at load: the folder quantized to Q8_0 */
+  g_autoptr (HzIsqModel) isq = hz_isq_load (dir, "Q8_0", NULL, 1, &error);
   g_assert_no_error (error);
-  g_assert_nonnull (out);
-  g_autoptr (HzGguf) g = hz_gguf_open (out, &error);
-  g_assert_no_error (error);
-  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_q.weight")->type, ==, HZ_TYPE_Q8_0);
-  g_assert_cmpuint (hz_gguf_find_tensor (g, "blk.0.attn_q.bias")->type, ==, HZ_TYPE_F32);
-  g_assert_cmpuint (hz_gguf_find_tensor (g, "output_norm.weight")->type, ==, HZ_TYPE_F32);
-  g_assert_null (hz_gguf_find_tensor (g, "output.weight"));  /* tied */
+  GHashTable *tensors = hz_isq_model_tensors (isq);
+  const HzGguf *g = hz_isq_model_gguf (isq);
+#define TYPE_OF(n) (((const HzGgufTensor *) g_hash_table_lookup (tensors, n))->type)
+  g_assert_cmpuint (TYPE_OF ("blk.0.attn_q.weight"), ==, HZ_TYPE_Q8_0);
+  g_assert_cmpuint (TYPE_OF ("blk.0.attn_q.bias"), ==, HZ_TYPE_F32);
+  g_assert_cmpuint (TYPE_OF ("output_norm.weight"), ==, HZ_TYPE_F32);
+#undef TYPE_OF
+  g_assert_null (g_hash_table_lookup (tensors, "output.weight"));  /* tied */
   g_autofree char *model = hz_gguf_get_str (g, "tokenizer.ggml.model");
   g_assert_cmpstr (model, ==, "gpt2");
-  /* a second call finds the cached file */
-  g_autofree char *again = hz_isq_materialize (dir, "Q8_0", 1, &error);
-  g_assert_cmpstr (again, ==, out);
 
-  g_autoptr (HzModel) m = hz_model_load (out, NULL, &error);
+  HzModelParams mp;
+  hz_model_params_init (&mp);
+  mp.isq = "Q8_0";
+  g_autoptr (HzModel) m = hz_model_load (dir, &mp, &error);
   g_assert_no_error (error);
+  g_assert_cmpstr (hz_model_isq (m), ==, "Q8_0");
+  g_assert_cmpstr (hz_model_type_name (m), ==, "Q8_0");
   gsize n = 0;
   g_autofree HzToken *ids = hz_model_tokenize (m, "ab abc", -1, TRUE, FALSE, &n);
   g_assert_cmpuint (n, ==, 3);
@@ -576,8 +475,7 @@ test_safetensors_qwen2_bpe (void)
   g_assert_no_error (error);
   g_assert_true (hz_context_eval (ctx, ids, n, FALSE, NULL, &error));
   g_assert_true (isfinite (hz_context_logits (ctx, -1)[0]));
-  g_unlink (out);
-  rm_rf (dir);
+  hz_test_rm_dir (dir);
 
   /* bad input: an unsupported model_type names the file */
   g_autofree char *dir2 = g_strdup_printf ("%s/hz-test-hfbad-%d", g_get_tmp_dir (), (int) getpid ());
@@ -588,7 +486,7 @@ test_safetensors_qwen2_bpe (void)
   hz_quantize_params_init (&p);
   g_assert_false (hz_quantize_file (dir2, "/tmp/never.gguf", &p, NULL, &error));
   g_assert_nonnull (strstr (error->message, "gpt_neox"));
-  rm_rf (dir2);
+  hz_test_rm_dir (dir2);
 }
 
 int

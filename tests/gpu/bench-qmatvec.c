@@ -10,6 +10,8 @@
  * weight bytes; each byte feeds 8 outputs).
  *
  * Usage: bench-qmatvec [format,...]   (default q4_0,q8_0,q4_K,q6_K and the other native ones)
+ *        bench-qmatvec --variants [format,...]   batch-1 GB/s of each launch geometry
+ *                                                (hzk_matvec_variant) instead
  */
 #include "hz-gpu.h"
 #include "gpu-test-util.h"
@@ -21,6 +23,101 @@
 typedef struct { int64_t rows, k; } Shape;
 static const Shape shapes[] = { { 4096, 4096 }, { 11008, 4096 }, { 4096, 11008 }, { 32000, 4096 } };
 #define REPS 200
+
+/* Seconds per batch-1 matvec of variant fn: REPS launches cycling through t, one graph,
+ * best of 3 replays (as hz_gpu_bench_matvec). */
+static double
+time_variant (HzGpu *gpu, HzkMatvecFn fn, HzGpuTensor **t, int n, const void *act,
+              const float *xd, float *yd)
+{
+  void *st = hz_gpu_stream (gpu), *graph = NULL, *e0 = NULL, *e1 = NULL;
+  const int64_t rows = hz_gpu_tensor_rows (t[0]), k = hz_gpu_tensor_k (t[0]);
+  const int8_t *aq = hzk_act_q (act, k, 1);
+  const void *am = hzk_act_m (act, k, 1);
+  if (fn (hz_gpu_tensor_data (t[0]), rows, k, aq, am, xd, yd, st) || hzk_stream_sync (st))
+    return -1;
+  g_assert_cmpint (hzk_graph_begin (st), ==, 0);
+  for (int i = 0; i < REPS; i++)
+    fn (hz_gpu_tensor_data (t[i % n]), rows, k, aq, am, xd, yd, st);
+  g_assert_cmpint (hzk_graph_end (st, &graph), ==, 0);
+  hzk_event_create (&e0);
+  hzk_event_create (&e1);
+  float best = 0;
+  for (int it = 0; it < 4; it++)
+    {
+      float ms = 0;
+      hzk_event_record (e0, st);
+      hzk_graph_launch (graph, st);
+      hzk_event_record (e1, st);
+      hzk_event_elapsed_ms (e0, e1, &ms);
+      if (it > 0 && (best == 0 || ms < best))
+        best = ms;
+    }
+  hzk_graph_destroy (graph);
+  hzk_event_destroy (e0);
+  hzk_event_destroy (e1);
+  return best * 1e-3 / REPS;
+}
+
+static int
+variants (HzGpu *gpu, double copy, const char *list)
+{
+  GError *error = NULL;
+  gchar **names = g_strsplit (list, ",", -1);
+  GRand *rng = g_rand_new_with_seed (7);
+  printf ("| format | rows x K | variant | b1 kernel us | GB/s | %% of copy |\n|---|---|---|---:|---:|---:|\n");
+  for (gchar **nm = names; *nm; nm++)
+    {
+      const HzQuantTraits *qt = hz_quant_traits_by_name (*nm);
+      if (!qt || !qt->vec_dot)
+        continue;
+      uint8_t *pool = gtu_block_pool (qt, rng);
+      for (size_t si = 0; si < G_N_ELEMENTS (shapes); si++)
+        {
+          const Shape s = shapes[si];
+          uint8_t *w = gtu_matrix (qt, pool, s.rows, s.k);
+          const size_t bytes = (size_t) s.rows * hz_quant_row_size (qt->type, s.k);
+          int n = CLAMP ((int) ((4 * hz_gpu_l2_bytes (gpu)) / bytes) + 1, 2, 64);
+          HzGpuTensor **t = g_new0 (HzGpuTensor *, n);
+          for (int i = 0; i < n; i++)
+            if (!(t[i] = hz_gpu_tensor_upload (gpu, qt->type, s.rows, s.k, w, &error)))
+              g_error ("%s", error->message);
+          float *x = g_malloc (sizeof (float) * s.k);
+          for (int64_t i = 0; i < s.k; i++)
+            x[i] = (float) gtu_normal (rng);
+          float *xd = hz_gpu_alloc (gpu, sizeof (float) * s.k, &error);
+          float *yd = hz_gpu_alloc (gpu, sizeof (float) * s.rows, &error);
+          void *act = hz_gpu_alloc (gpu, hzk_act_bytes (s.k, 1), &error);
+          if (!xd || !yd || !act || !hz_gpu_upload (gpu, xd, x, sizeof (float) * s.k, &error)
+              || hzk_quantize_act (xd, s.k, 1, act, hz_gpu_stream (gpu)))
+            g_error ("variants: setup failed");
+          const char *vn = NULL;
+          HzkMatvecFn fn;
+          for (int v = 0; (fn = hzk_matvec_variant (qt->type, v, &vn)) || v == 0; v++)
+            {
+              if (!fn)
+                continue;
+              const double sec = time_variant (gpu, fn, t, n, act, xd, yd);
+              const double gbps = bytes / sec / 1e9;
+              printf ("| %s | %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " | %s | %.1f | %.0f | %.1f%% |\n",
+                      qt->name, s.rows, s.k, vn, sec * 1e6, gbps, 100.0 * gbps / copy);
+              fflush (stdout);
+            }
+          for (int i = 0; i < n; i++)
+            hz_gpu_tensor_free (t[i]);
+          g_free (t);
+          hz_gpu_free (gpu, xd);
+          hz_gpu_free (gpu, yd);
+          hz_gpu_free (gpu, act);
+          g_free (x);
+          g_free (w);
+        }
+      g_free (pool);
+    }
+  g_strfreev (names);
+  g_rand_free (rng);
+  return 0;
+}
 
 int
 main (int argc, char **argv)
@@ -37,6 +134,12 @@ main (int argc, char **argv)
     g_error ("%s", error->message);
   printf ("device: %s\n", hz_gpu_describe (gpu));
   printf ("copy bandwidth (device-to-device, 1 GiB, read+write): %.0f GB/s\n\n", copy);
+  if (argc > 1 && strcmp (argv[1], "--variants") == 0)
+    {
+      const int rc = variants (gpu, copy, argc > 2 ? argv[2] : "q4_0,q4_K,q8_0,q6_K");
+      hz_gpu_close (gpu);
+      return rc;
+    }
   printf ("| format | rows x K | MB | b1 kernel us | b1 GB/s | %% of copy | b1 +act us | b1 +act GB/s | b8 kernel us | b8 GB/s |\n");
   printf ("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   const char *list = argc > 1 ? argv[1]

@@ -14,6 +14,7 @@
 #include "hanzo-store-learner.h"
 #include "hanzo-store-redactions.h"
 #include "hz-test-util.h"
+#include "learner-test-store.h"
 
 static void
 test_schedule_table (void)
@@ -123,36 +124,6 @@ wait_state (GDBusConnection *c, const char *want, double timeout_s)
 }
 
 static void
-fill_store (const char *path)
-{
-  g_autoptr (GError) error = NULL;
-  g_autoptr (HzStore) s = hz_store_open (path, &error);
-  g_assert_no_error (error);
-  static const char *const names[] = { "Tom", "Lily", "Ben", "Mia", "Sam", "Anna", "Max", "Sue" };
-  for (int i = 0; i < 24; i++)
-    {
-      const gint64 c = hz_store_create_conversation (s, "t", NULL, NULL, &error);
-      g_autofree char *raw_q = g_strdup_printf ("One day %s went to the park with Alice.", names[i % 8]);
-      g_autofree char *red_q = g_strdup_printf ("One day %s went to the park with [PERSON_1].", names[i % 8]);
-      g_autofree char *reply = g_strdup_printf (" %s said hi. Bye for now, Bob.", names[(i * 3) % 8]);
-      const gint64 u = hz_store_append_message (s, c, 0, HZ_ROLE_USER, raw_q, NULL, TRUE, &error);
-      const gint64 a = hz_store_append_message (s, c, u, HZ_ROLE_ASSISTANT, reply, "ab", TRUE, &error);
-      g_assert_no_error (error);
-      const gint64 ids[2] = { u, a };
-      const char *texts[2] = { red_q, reply };
-      for (int k = 0; k < 2; k++)
-        {
-          g_autoptr (HzMessage) m = hz_store_get_message (s, ids[k], &error);
-          HzMessageRedaction r = { .message_id = ids[k], .redacted = (char *) texts[k],
-                                   .redactor_version = 1, .source_updated_us = m->updated_us };
-          g_assert_true (hz_store_put_message_redaction (s, &r, &error));
-        }
-      g_assert_true (hz_store_set_feedback (s, a, 1, &error));
-      g_assert_no_error (error);
-    }
-}
-
-static void
 test_dbus_round_trip (void)
 {
   if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") == NULL)
@@ -174,7 +145,7 @@ test_dbus_round_trip (void)
   g_mkdir_with_parents (cfgdir, 0700);
   g_mkdir_with_parents (dbdir, 0700);
   g_autofree char *db = g_build_filename (dbdir, "hanzo.db", NULL);
-  fill_store (db);
+  learner_test_fill_store (db, "Bob");
   /* a night window that excludes now: only LearnNow may start a job */
   g_autoptr (GDateTime) now = g_date_time_new_now_local ();
   const int m = g_date_time_get_hour (now) * 60 + g_date_time_get_minute (now);

@@ -109,6 +109,42 @@ static const Case cases[] = {
   /* chat text: lower-case given names, no "I'm" in the name */
   { "wow emma is so funny lol", { { "emma", "PERSON" } } },
   { "I'm Naomi Ryan, hi", { { "Naomi Ryan", "PERSON" } } },
+  /* middle initials, with or without a dot, are part of the name (fixed miss: "A" and "M"
+   * are also words) */
+  { "It is under my partner's name Odile K. Varga", { { "Odile K. Varga", "PERSON" } } },
+  { "call Kevin M Tarrow today", { { "Kevin M Tarrow", "PERSON" } } },
+  /* lower-case full names: given name + surname, with an initial, in text without capitals
+   * or in chat text (fixed miss: only the given name was found) */
+  { "please follow up with marcel j ostrowski soon", { { "marcel j ostrowski", "PERSON" } } },
+  { "tell jana novakova about it", { { "jana novakova", "PERSON" } } },
+  { "lol is that Tobias wendrik ? \xf0\x9f\x98\x82", { { "Tobias wendrik", "PERSON" } } },
+  /* a word of the city list before a verb of people or a possessive is a surname (fixed
+   * miss), a reporting verb is a name cue, a copula + kind of place is not a person */
+  { "Tandil accepted the command.", { { "Tandil", "PERSON" } } },
+  { "\"That was close,\" says Veldhuis.", { { "Veldhuis", "PERSON" } } },
+  { "Okafor is from Orlek Systems", { { "Okafor", "PERSON" } } },
+  { "Ravensby is a village in Kent.", { { "Kent", "LOCATION" } } },
+  /* a given name that is also a word, before a verb of people; a given name that is only a
+   * small town after "to" (fixed misses) */
+  { "Lily met Tom in Paris.", { { "Lily", "PERSON" }, { "Tom", "PERSON" }, { "Paris", "LOCATION" } } },
+  { "Sorry! said Greta to Logan", { { "Greta", "PERSON" }, { "Logan", "PERSON" } } },
+  /* time-zone names of research stations are no places ("Casey"); a surname that is also a
+   * word, capitalised inside a sentence, is a name unless a preposition or "the" precedes;
+   * a message without final punctuation is chat-like (fixed misses) */
+  { "Casey has reached a new level.", { { "Casey", "PERSON" } } },
+  { "Then I asked Baker about the plan.", { { "Baker", "PERSON" } } },
+  { "We went to Mars.", { { NULL } } },
+  { "thanks for the tips Ozzlo", { { "Ozzlo", "PERSON" } } },
+  { "We bought Veltronics shares.", { { NULL } } },
+  /* chat roles are no names (fixed false positive) */
+  { "Bot: What's the name on the account? User: Hedda Lindqvist", { { "Hedda Lindqvist", "PERSON" } } },
+  /* places: ALL CAPS after a place cue, country names in text without capitals */
+  { "She grew up in VORDALEN.", { { "VORDALEN", "LOCATION" } } },
+  { "i'm originally from norway", { { "norway", "LOCATION" } } },
+  /* document numbers and postcodes are not phones (fixed false positives) */
+  { "my driver's license number is 5130634", { { NULL } } },
+  { "ZIP: 75534-030", { { "75534-030", "STREET_ADDRESS" } } },
+  { "zip code 394 13 ok", { { "394 13", "STREET_ADDRESS" } } },
   /* whole-word context: "public" must not act as the cue "lic", "essn" not as "ssn" */
   { "public 123456789 and essn 123456789", { { NULL } } },
 };
@@ -260,7 +296,81 @@ test_model_pass (void)
   g_assert_cmpuint (res->n_spans, ==, 1);
   hz_redaction_free (res);
   g_autofree char *prompt = hz_redactor_model_prompt ("x");
-  g_assert_nonnull (strstr (prompt, "LABEL: exact text"));
+  g_assert_nonnull (strstr (prompt, "JSON array"));
+  hz_redactor_free (r);
+}
+
+/* A stand-in model that answers in JSON, wrapped in prose: a span at the right offset, one
+ * at a wrong offset (located by its text), one whose offset points at other text, a
+ * hallucinated one, an unknown label, a non-object element and members of wrong types. */
+static char *
+json_model (const char *prompt, gpointer user_data, GError **error)
+{
+  (void) prompt;
+  (void) user_data;
+  (void) error;
+  return g_strdup ("Sure! Here are the spans:\n```json\n["
+                   "{\"label\": \"PERSON\", \"text\": \"Ode Brannigan\", \"start\": 5},"
+                   "{\"label\": \"LOCATION\", \"text\": \"Qarvath\", \"start\": 2},"
+                   "{\"label\": \"PERSON\", \"text\": \"Ode\", \"start\": 0},"
+                   "{\"label\": \"PERSON\", \"text\": \"Mira Invented\", \"start\": 40},"
+                   "{\"label\": \"PLANET\", \"text\": \"Qarvath\"},"
+                   "42, \"PERSON\", {\"label\": 7, \"text\": [1]},"
+                   "{\"label\": \"PERSON\", \"text\": \"ode brannigan\", \"start\": \"x\"}"
+                   "]\n```\nHope this helps.");
+}
+
+static char *
+junk_model (const char *prompt, gpointer user_data, GError **error)
+{
+  (void) prompt;
+  (void) error;
+  return g_strdup (user_data);
+}
+
+static void
+test_model_json (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  /* "Ode" at byte 0 is not "Ode" the model means (offset 0 holds "dear"): the text check
+   * decides, and the full name is found at its offset */
+  const char *text = "dear Ode Brannigan, welcome to Qarvath";
+  hz_redactor_set_model (r, json_model, NULL, NULL);
+  HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_MODEL, NULL);
+  gboolean person = FALSE, place = FALSE;
+  for (guint i = 0; i < res->n_spans; i++)
+    {
+      const HzSpan *sp = &res->spans[i];
+      g_autofree char *surface = g_strndup (text + sp->start_byte, sp->end_byte - sp->start_byte);
+      g_assert_null (strstr (surface, "Mira"));
+      if (sp->type == HZ_ENTITY_PERSON)
+        person = person || (sp->start_byte == 5 && strcmp (surface, "Ode Brannigan") == 0);
+      if (sp->type == HZ_ENTITY_LOCATION)
+        place = place || strcmp (surface, "Qarvath") == 0;
+    }
+  g_assert_true (person);
+  g_assert_true (place);
+  hz_redaction_free (res);
+  /* junk of every kind adds nothing and breaks nothing */
+  const char *junk[] = { "", "[", "]", "[[[[", "[{\"label\": \"PERSON\", \"text\": \"\"}]",
+                         "[{\"label\": \"PERSON\", \"text\": \"Ode\", \"start\": 999999}]",
+                         "[{\"label\": \"PERSON\", \"text\": \"Ode\", \"start\": -3}]",
+                         "PERSON:\n: Ode\nLOCATION Qarvath\n\xff\xfe", "null", "{\"label\": \"PERSON\"}" };
+  for (gsize i = 0; i < G_N_ELEMENTS (junk); i++)
+    {
+      hz_redactor_set_model (r, junk_model, (gpointer) junk[i], NULL);
+      res = hz_redactor_analyze (r, "Hi from nowhere, call 555-123-4567", -1, HZ_REDACT_MODEL, NULL);
+      for (guint k = 0; k < res->n_spans; k++)
+        g_assert_cmpstr (res->spans[k].recognizer, !=, "model");
+      hz_redaction_free (res);
+    }
+  /* an offset past the end is ignored, the text is then located */
+  hz_redactor_set_model (r, junk_model, (gpointer) "[{\"label\": \"PERSON\", \"text\": \"Zyx Wonk\", \"start\": 999}]", NULL);
+  res = hz_redactor_analyze (r, "ask zyx wonk", -1, HZ_REDACT_MODEL, NULL);
+  g_assert_cmpuint (res->n_spans, ==, 1);
+  g_assert_cmpuint (res->spans[0].start_byte, ==, 4);
+  g_assert_cmpstr (res->spans[0].recognizer, ==, "model");
+  hz_redaction_free (res);
   hz_redactor_free (r);
 }
 
@@ -273,5 +383,6 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/recognizers/invalid-utf8", test_invalid_utf8);
   g_test_add_func ("/redact/recognizers/enable-disable", test_enable_disable);
   g_test_add_func ("/redact/recognizers/model-pass", test_model_pass);
+  g_test_add_func ("/redact/recognizers/model-json", test_model_json);
   return g_test_run ();
 }

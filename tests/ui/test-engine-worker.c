@@ -1,6 +1,8 @@
 /* test-engine-worker.c — HzEngineWorker without a window: signals arrive on the main
  * context, streamed text equals the final text and the engine's own output, cancel,
- * errors (bad file, no model, prompt longer than the context), shutdown mid-reply.
+ * errors (bad file, no model, prompt longer than the context), shutdown mid-reply;
+ * switching models through the registry (a model still loaded comes back without a load;
+ * a budget for one model unloads the other), title requests after every reply.
  */
 #include <glib/gstdio.h>
 #include <hanzo/engine.h>
@@ -223,6 +225,98 @@ test_generate_cancel_context_full (void)
   events_clear (&ev);
 }
 
+typedef struct {
+  GString *order;   /* "F" per finished reply, "T" per title answer */
+  guint    n_titles;
+  char    *title;
+  gboolean title_null;
+} Order;
+
+static void
+on_order_finished (HzEngineWorker *w, guint request, const char *text, gpointer stats, Order *o)
+{
+  g_string_append_c (o->order, 'F');
+}
+
+static void
+on_title (HzEngineWorker *w, guint request, const char *text, Order *o)
+{
+  g_string_append_c (o->order, 'T');
+  o->n_titles++;
+  o->title_null = text == NULL;
+}
+
+/* Load `path` and wait for it. */
+static void
+switch_to (HzEngineWorker *w, Events *ev, const char *path)
+{
+  guint before = ev->n_loaded;
+  hz_engine_worker_load_model (w, path);
+  wait_until (&ev->n_loaded, before + 1);
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w), ==, path);
+  g_assert_true (hz_engine_worker_is_model_loaded (w));
+}
+
+static void
+test_registry_and_titles (void)
+{
+  g_autofree char *a = hz_test_shared_path ("models/stories260K.gguf");
+  if (a == NULL)
+    return;
+  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  g_autofree char *b = g_build_filename (dir, "copy.gguf", NULL);
+  g_autofree char *data = NULL;
+  gsize size;
+  g_assert_true (g_file_get_contents (a, &data, &size, NULL));
+  g_assert_true (g_file_set_contents (b, data, size, NULL));
+
+  /* no budget: both stay loaded, switching back costs no load */
+  {
+    Events ev = { 0 };
+    g_autoptr(HzEngineWorker) w = new_worker (&ev);
+    switch_to (w, &ev, a);
+    switch_to (w, &ev, b);
+    switch_to (w, &ev, a);
+    g_assert_cmpuint (hz_engine_worker_get_n_loads (w), ==, 2);
+    g_assert_cmpuint (hz_engine_worker_get_loaded_bytes (w), ==, 2 * size);
+    events_clear (&ev);
+  }
+
+  /* a budget for one of them: the one not in use is unloaded (LRU), so it reloads */
+  {
+    Events ev = { 0 };
+    g_autoptr(HzEngineWorker) w = hz_engine_worker_new_full (size + size / 2);
+    ev.main_thread = g_thread_self ();
+    ev.streamed = g_string_new (NULL);
+    g_signal_connect (w, "model-loaded", G_CALLBACK (on_loaded), &ev);
+    switch_to (w, &ev, a);
+    switch_to (w, &ev, b);
+    switch_to (w, &ev, a);
+    g_assert_cmpuint (hz_engine_worker_get_n_loads (w), ==, 3);
+    g_assert_cmpuint (hz_engine_worker_get_loaded_bytes (w), ==, size);
+
+    /* titles wait for every reply queued: reply, title, reply answer F F T; a base model
+     * (no chat template) answers NULL, and the app keeps its own title */
+    Order o = { g_string_new (NULL), 0, NULL, FALSE };
+    g_signal_connect (w, "finished", G_CALLBACK (on_order_finished), &o);
+    g_signal_connect (w, "title", G_CALLBACK (on_title), &o);
+    HzChatMessage msg = { "user", "Once upon a time" };
+    HzGenerateParams params;
+    hz_generate_params_init (&params);
+    params.n_predict = 32;
+    g_assert_cmpuint (hz_engine_worker_generate (w, &msg, 1, &params), >, 0);
+    g_assert_cmpuint (hz_engine_worker_generate_title (w, "Write a title"), >, 0);
+    g_assert_cmpuint (hz_engine_worker_generate (w, &msg, 1, &params), >, 0);
+    wait_until (&o.n_titles, 1);
+    g_assert_cmpstr (o.order->str, ==, "FFT");
+    g_assert_true (o.title_null);
+    g_string_free (o.order, TRUE);
+    events_clear (&ev);
+  }
+  g_unlink (b);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -232,5 +326,6 @@ main (int argc, char *argv[])
   g_test_add_func ("/app/engine-worker/errors-without-model", test_errors_without_model);
   g_test_add_func ("/app/engine-worker/generate-cancel-context-full",
                    test_generate_cancel_context_full);
+  g_test_add_func ("/app/engine-worker/registry-and-titles", test_registry_and_titles);
   return g_test_run ();
 }

@@ -219,6 +219,8 @@ script_privacy (HzApplication *app, HzWindow *window, gpointer data)
   hz_ui_spin (0.1);
   g_assert_true (g_settings_get_boolean (settings, "federation-enabled"));
   g_assert_true (hz_privacy_window_get_federation_details_visible (privacy));
+  g_assert_nonnull (strstr (hz_privacy_window_get_release_epsilon_text (privacy), "noise multiplier 4.5"));
+  g_assert_cmpstr (hz_privacy_window_get_credentials_status (privacy), !=, "");
   /* Scroll down to the federation section for the screenshot. */
   GtkWidget *scroller = find_first (GTK_WIDGET (privacy), GTK_TYPE_SCROLLED_WINDOW);
   g_assert_nonnull (scroller);

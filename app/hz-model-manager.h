@@ -1,0 +1,39 @@
+/* hz-model-manager.h — HzModelManager: the window that manages the models (import by file
+ * dialog or drag and drop, facts read from the GGUF header, memory fit, predicted and
+ * measured speed per storage format, quantize, delete, default and guard model).
+ *
+ * Actions (group "models"): models.import (file dialog), models.cancel (the running import
+ * or quantization), models.measure (memory read speed again), models.set-default (s: path;
+ * also opens it for chatting), models.set-guard (s: path; "" clears the slot),
+ * models.delete (s: path; asks first), models.quantize ((ss): path, file type).
+ * Settings (ai.hanzo.Desktop): model-path (default), guard-model-path, speed-target,
+ * memory-bandwidth (measured once, when the window first opens), quantize-on-import,
+ * import-as-link.
+ * Main thread only.
+ */
+#pragma once
+
+#include <adwaita.h>
+#include "hz-application.h"
+#include "hz-model-library.h"
+
+G_BEGIN_DECLS
+
+#define HZ_TYPE_MODEL_MANAGER (hz_model_manager_get_type ())
+G_DECLARE_FINAL_TYPE (HzModelManager, hz_model_manager, HZ, MODEL_MANAGER, AdwWindow)
+
+/** The manager of `app`'s model library, transient for `parent` (nullable). */
+HzModelManager *hz_model_manager_new (HzApplication *app, GtkWindow *parent);
+
+/** Import `files` (GFile) as a drop or the file dialog does: one after the other, each
+ *  reporting its error in a dialog (non-GGUF, damaged, unsupported architecture) or,
+ *  when it does not fit in memory, offering the recommended quantization. */
+void            hz_model_manager_import_files (HzModelManager *self, GSList *files);
+
+/** Whether an import, quantization or bandwidth measurement is running. */
+gboolean        hz_model_manager_is_busy (HzModelManager *self);
+
+/** The list of models (one AdwExpanderRow per model, for tests and accessibility). */
+GtkListBox     *hz_model_manager_get_list (HzModelManager *self);
+
+G_END_DECLS

@@ -1,0 +1,208 @@
+/* hz-window-models.c — HzWindow's model switcher and model-written titles (the shared
+ * struct is in hz-window-private.h).
+ *
+ * Switcher: a menu button in the chat header lists the models of the application's
+ * HzModelLibrary as radio items of the stateful action chat.model (s: path). Choosing
+ * one asks the engine worker to switch (through its model registry: a model used earlier
+ * and still loaded comes back without loading); the action's state follows the worker,
+ * so the check mark always shows the model in use, also when it was opened otherwise.
+ *
+ * Titles: after the first exchange of a new chat, the worker is asked (low priority) for a
+ * title; hz_title_sanitize() cleans the answer, and the conversation is renamed only if
+ * the answer is usable and the title is still the one made from the first message (the
+ * user may have renamed it meanwhile).
+ *
+ * GGUF files dropped on the window are imported through the model manager.
+ */
+#include "hz-window-private.h"
+
+#include <glib/gi18n.h>
+
+#include "hz-model-manager.h"
+#include "hz-title.h"
+
+typedef struct {
+  gint64  conversation_id;
+  char   *expected;   /* the title it had when the request was made */
+} TitleRequest;
+
+static void
+title_request_free (gpointer p)
+{
+  TitleRequest *t = p;
+  g_free (t->expected);
+  g_free (t);
+}
+
+/* ------------------------------------------------------------------ switcher */
+
+/* The entry's name, with its file name when another model has the same name (a model and
+ * its quantized copy share general.name). g_free. */
+static char *
+entry_label (GListModel *models, HzModelEntry *entry)
+{
+  const char *name = hz_model_entry_get_name (entry);
+  guint n = g_list_model_get_n_items (models), same = 0;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(HzModelEntry) e = g_list_model_get_item (models, i);
+      same += g_strcmp0 (hz_model_entry_get_name (e), name) == 0;
+    }
+  if (same <= 1)
+    return g_strdup (name);
+  g_autofree char *base = g_path_get_basename (hz_model_entry_get_path (entry));
+  return g_strdup_printf ("%s (%s)", name, base);
+}
+
+static void
+rebuild_menu (HzWindow *self)
+{
+  HzModelLibrary *lib = hz_application_get_model_library (self->app);
+  GListModel *models = hz_model_library_get_models (lib);
+  guint n = g_list_model_get_n_items (models);
+  g_autoptr(GMenu) list = g_menu_new ();
+
+  g_menu_remove_all (self->model_menu);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(HzModelEntry) e = g_list_model_get_item (models, i);
+      g_autofree char *label = entry_label (models, e);
+      g_auto(GStrv) parts = g_strsplit (label, "_", -1);
+      g_autofree char *escaped = g_strjoinv ("__", parts);  /* no mnemonics in names */
+      g_autoptr(GMenuItem) item = g_menu_item_new (escaped, NULL);
+      g_menu_item_set_action_and_target_value (item, "chat.model",
+        g_variant_new_string (hz_model_entry_get_path (e)));
+      g_menu_append_item (list, item);
+    }
+  g_menu_append_section (self->model_menu, NULL, G_MENU_MODEL (list));
+  g_autoptr(GMenu) manage = g_menu_new ();
+  g_menu_append (manage, _("_Manage Models…"), "app.models");
+  g_menu_append_section (self->model_menu, NULL, G_MENU_MODEL (manage));
+  gtk_widget_set_visible (GTK_WIDGET (self->model_button), n > 0);
+}
+
+void
+hz_window_models_sync (HzWindow *self)
+{
+  const char *path = hz_engine_worker_get_model_path (self->worker);
+  HzModelLibrary *lib = hz_application_get_model_library (self->app);
+  HzModelEntry *entry = hz_model_library_find (lib, path);
+  g_autofree char *label = entry ? entry_label (hz_model_library_get_models (lib), entry)
+                         : path ? g_path_get_basename (path) : g_strdup (_("No Model"));
+
+  g_simple_action_set_state (self->model_action, g_variant_new_string (path ? path : ""));
+  gtk_menu_button_set_label (self->model_button, label);
+}
+
+static void
+on_library_changed (GListModel *models, guint pos, guint removed, guint added, HzWindow *self)
+{
+  rebuild_menu (self);
+  hz_window_models_sync (self);
+}
+
+static void
+on_model_activated (GSimpleAction *action, GVariant *param, gpointer data)
+{
+  HzWindow *self = data;
+  const char *path = g_variant_get_string (param, NULL);
+
+  if (*path == '\0' || g_strcmp0 (path, hz_engine_worker_get_model_path (self->worker)) == 0)
+    return;
+  if (hz_window_generating (self))
+    {
+      hz_window_notify (self, _("Wait for the reply to finish before switching models"));
+      return;
+    }
+  hz_application_open_model (self->app, path, FALSE);
+}
+
+/* GGUF files dropped on the chat window go to the model manager's import. */
+static gboolean
+on_drop (GtkDropTarget *target, const GValue *value, double x, double y, HzWindow *self)
+{
+  if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
+    return FALSE;
+  GtkWindow *manager = hz_application_show_model_manager (self->app);
+  hz_model_manager_import_files (HZ_MODEL_MANAGER (manager), g_value_get_boxed (value));
+  return TRUE;
+}
+
+void
+hz_window_models_attach (HzWindow *self)
+{
+  GListModel *models = hz_model_library_get_models (hz_application_get_model_library (self->app));
+  g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
+
+  self->model_action = g_simple_action_new_stateful ("model", G_VARIANT_TYPE_STRING,
+                                                     g_variant_new_string (""));
+  g_signal_connect (self->model_action, "activate", G_CALLBACK (on_model_activated), self);
+  g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (self->model_action));
+  gtk_widget_insert_action_group (GTK_WIDGET (self), "chat", G_ACTION_GROUP (group));
+
+  self->model_menu = g_menu_new ();
+  gtk_menu_button_set_menu_model (self->model_button, G_MENU_MODEL (self->model_menu));
+  self->library_changed_id = g_signal_connect (models, "items-changed",
+                                               G_CALLBACK (on_library_changed), self);
+  self->title_requests = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
+                                                title_request_free);
+  rebuild_menu (self);
+  hz_window_models_sync (self);
+
+  GtkDropTarget *drop = gtk_drop_target_new (GDK_TYPE_FILE_LIST, GDK_ACTION_COPY);
+  g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
+  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
+}
+
+void
+hz_window_models_dispose (HzWindow *self)
+{
+  if (self->app != NULL && self->library_changed_id != 0)
+    g_clear_signal_handler (&self->library_changed_id,
+      hz_model_library_get_models (hz_application_get_model_library (self->app)));
+  g_clear_object (&self->model_action);
+  g_clear_object (&self->model_menu);
+  g_clear_pointer (&self->title_requests, g_hash_table_unref);
+}
+
+/* ------------------------------------------------------------------ titles */
+
+void
+hz_window_request_title (HzWindow *self, gint64 conversation_id, const char *expected,
+                         const char *user, const char *assistant)
+{
+  g_autofree char *prompt = hz_title_prompt (user, assistant);
+  guint id = hz_engine_worker_generate_title (self->worker, prompt);
+  TitleRequest *t = g_new0 (TitleRequest, 1);
+
+  t->conversation_id = conversation_id;
+  t->expected = g_strdup (expected);
+  g_hash_table_insert (self->title_requests, GUINT_TO_POINTER (id), t);
+}
+
+void
+hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,
+                           HzWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  TitleRequest *t = g_hash_table_lookup (self->title_requests, GUINT_TO_POINTER (request));
+
+  if (t == NULL)
+    return;
+  g_autofree char *title = hz_title_sanitize (text);
+  HzConversationItem *item = hz_window_find_conversation (self, t->conversation_id, NULL);
+  if (title != NULL && item != NULL &&
+      g_strcmp0 (hz_conversation_item_get_title (item), t->expected) == 0)
+    {
+      if (self->store != NULL && t->conversation_id > 0 &&
+          !hz_store_rename_conversation (self->store, t->conversation_id, title, &error))
+        hz_window_report_store_error (self, error);
+      else
+        {
+          hz_conversation_item_set_title (item, title);
+          hz_window_update_state (self);
+        }
+    }
+  g_hash_table_remove (self->title_requests, GUINT_TO_POINTER (request));
+}

@@ -1,0 +1,67 @@
+/* engine/backend-hip/forward-gpu.h — llama-family decode on the GPU (issue 4): the
+ * CPU forward pass of engine/cpu/forward.h (llama, qwen2, qwen3) as one device-resident
+ * decode step, captured once as a graph (CUDA graph / hipGraph) and replayed.
+ *
+ * Step (one token; all buffers on the device; pos and the token id are device int32s):
+ *   x = embed(tok)                                    (format decoder, hzk embed)
+ *   per layer: h = rms_norm(x (+= previous residual)) · attn_norm, quantized to int8
+ *              qkv = [Wq|Wk|Wv] h                     (one matvec when the types agree)
+ *              q, k = (bias, q/k norm) RoPE(pos); K/V cache[pos] = k, v
+ *              a = flash-decode attention (split-K over positions 0..pos, GQA)
+ *              y = Wo a;  h = rms_norm(x += y (+bo)) · ffn_norm
+ *              gu = [Wgate|Wup] h;  s = silu(g)·u;  y = Wdown s
+ *   logits = Wout rms_norm(x += y) · output_norm;  tok = argmax(logits);  pos += 1
+ * KV cache: [n_layer][n_ctx][n_head_kv·head_dim] for K and for V (not transposed), fp32
+ * (default; the CPU's precision) or fp16 (HZ_GPU_KV=f16). RoPE: a table of
+ * hz_cpu_rope_cache rows for every position, made on the host at creation, so every RoPE
+ * variant of the CPU (YaRN, Llama 3 factors) is exact.
+ *
+ * Weights stay in their GGUF formats (kernels/qdec.h decoders; formats without one are
+ * converted to F16 at upload, hz-gpu.h). Prefill runs the decode step once per token.
+ *
+ * Thread safety: one HzGpuForward per context, used by one thread at a time.
+ */
+#pragma once
+
+#include <glib.h>
+#include <stdint.h>
+#include "model.h"
+
+G_BEGIN_DECLS
+
+typedef struct _HzGpuForward HzGpuForward;
+
+/** Open GPU 0 and upload `llm` (which must outlive the result) with a KV cache of n_ctx
+ *  positions. Errors: HZ_GPU_ERROR_NO_DEVICE (no GPU: the message says why),
+ *  HZ_GPU_ERROR_UNSUPPORTED (a shape the kernels do not take: head dims above 256, …),
+ *  HZ_GPU_ERROR_RUNTIME (out of device memory, …). */
+HzGpuForward *hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error);
+void hz_gpu_forward_free (HzGpuForward *f);
+/** "NVIDIA H200 (cuda, …), 1.2 GB of weights, KV f32" */
+const char *hz_gpu_forward_describe (const HzGpuForward *f);
+
+/** Same contract as hz_cpu_forward_eval (forward.h): n tokens at positions pos0.., float
+ *  logits of every row (all_logits) or of the last. Token ids are checked. */
+gboolean hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0,
+                              gboolean all_logits, float *logits, GError **error);
+
+/** Greedy decoding on the device without host round trips: from `token` at position pos,
+ *  n_steps graph replays, each feeding its argmax to the next; out_ids[i] = the token
+ *  chosen after step i. Stops early at the context end (returns the count in *n_done). */
+gboolean hz_gpu_forward_greedy (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
+                                int32_t *out_ids, guint *n_done, GError **error);
+
+/** Weight bytes one decode step reads (matrices in their device formats + the embedding
+ *  row), for GB/s figures. */
+uint64_t hz_gpu_forward_step_bytes (const HzGpuForward *f);
+
+/** Weight tensors kept as F16 because their format has no device decoder yet. */
+guint hz_gpu_forward_n_converted (const HzGpuForward *f);
+
+/** Time one decode step (token at pos) op by op with events between the launches (no
+ *  graph: launch gaps included): ms[c] = milliseconds of category c, (*names)[c] its name,
+ *  *n_cat categories (at most 16). The step's effects are those of a real step. */
+gboolean hz_gpu_forward_profile (HzGpuForward *f, int32_t token, guint pos, double *ms,
+                                 const char *const **names, int *n_cat, GError **error);
+
+G_END_DECLS

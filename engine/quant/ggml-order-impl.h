@@ -1,0 +1,40 @@
+/* engine/quant/ggml-order-impl.h — internal to ggml-order*.c: the list of exact-order
+ * kernels and the per-SIMD-level tables that hold them.
+ *
+ * Every kernel exists once as plain C (ggml-order.c, the reference and the fallback) and
+ * once per x86 SIMD level (ggml-order-x86.c, instantiated from ggml-order-x86.inc). The
+ * SIMD versions compute the integer block/lane sums with AVX2 maddubs/madd or AVX-512 VNNI
+ * dpbusd/dpwssd (exact in any order) and do every float operation of the C version in the
+ * same order with the same rounding, so all levels give bit-identical results
+ * (tests/engine/test-ggml-order.c). */
+#pragma once
+
+#include "ggml-order.h"
+
+/* Kernel ids; the comment names the ggml code whose float order it follows. */
+typedef enum {
+  HZG_F32,            /* ggml_vec_dot_f32, AVX-512 build */
+  HZG_F32_TB16,       /* tinyBLAS<16, __m512> */
+  HZG_Q4_0_SERIAL,    /* gemv/gemm_q4_0_8x8_q8_0 (repack), AMX q4_0 */
+  HZG_Q4_1_SERIAL,    /* AMX tinygemm_kernel_vnni<q8_1, q4_1> */
+  HZG_Q8_0_SERIAL,    /* AMX tinygemm_kernel_vnni<q8_0> */
+  HZG_IQ4_NL,         /* ggml_vec_dot_iq4_nl_q8_0, AVX2 */
+  HZG_IQ4_NL_TB,      /* tinyBLAS_Q0_AVX<block_iq4_nl> */
+  HZG_Q2_K_LANES,     /* ggml_vec_dot_<t>_q8_K, AVX2 (8 float lanes) */
+  HZG_Q3_K_LANES,
+  HZG_Q4_K_LANES,
+  HZG_Q6_K_LANES,
+  HZG_IQ4_XS_LANES,
+  HZG_Q4_K_SERIAL,    /* AMX tinygemm_kernel_vnni<q8_K, t> (one FMA per super-block) */
+  HZG_Q5_K_SERIAL,
+  HZG_Q6_K_SERIAL,
+  HZG_IQ4_XS_SERIAL,
+  HZG_N_KERNELS
+} HzgKernel;
+
+/** The kernels of one SIMD level, indexed by HzgKernel; filled completely (a level without
+ *  a kernel of its own repeats a lower level's). The x86 tables exist only on x86 builds
+ *  and may only be used after hz_simd_supported() said yes. */
+extern const HzVecDotFn hzg_kernels_scalar[HZG_N_KERNELS];
+extern const HzVecDotFn hzg_kernels_avx2[HZG_N_KERNELS];
+extern const HzVecDotFn hzg_kernels_avx512[HZG_N_KERNELS];

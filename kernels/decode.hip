@@ -1,0 +1,630 @@
+/* kernels/decode.hip — the element-wise and attention ops of a llama-family decode step
+ * (one token, batch 1): fused residual add + RMSNorm (+ int8 activation quantization for
+ * the next matvec), q/k bias + per-head norm + RoPE + KV-cache append, split-K flash
+ * attention over the device KV cache (GQA), SwiGLU (+ quantization), greedy argmax, and the
+ * device-side position counter of the decode graph. C ABI and shapes: kernels/hzk.h.
+ *
+ * Every op reads the position from device memory (`pos`, an int32), so a decode step
+ * captured once as a graph replays at any position. Formulas follow the CPU backend
+ * (engine/cpu/ops.c, attention.c: llama.cpp's ggml ops); reductions run in fp32 in a
+ * different order, so results agree to rounding (tests/gpu/test-ops.c states the bounds).
+ * Reading reference (not copied): ggml-cuda norm.cu, rope.cu, fattn-vec.cuh, argmax.cu.
+ */
+#include "gpu_compat.h"
+#include "hzk.h"
+
+#include <limits.h>
+#include <math.h>
+
+#define HZK_OP_THREADS 256
+#define HZK_SEG 32            /* reduction segment: 32 lanes on NVIDIA, wave32 and wave64 */
+
+static __device__ __forceinline__ float hzk_load_kv (const float *p) { return *p; }
+static __device__ __forceinline__ float hzk_load_kv (const __half *p) { return __half2float (*p); }
+static __device__ __forceinline__ void hzk_store_kv (float *p, float v) { *p = v; }
+static __device__ __forceinline__ void hzk_store_kv (__half *p, float v) { *p = __float2half (v); }
+
+/** Sum over the whole block (blockDim.x a multiple of 32, at most 1024); all threads get it.
+ *  `sh` holds at least blockDim.x / 32 floats. */
+static __device__ __forceinline__ float
+hzk_block_sum (float v, float *sh)
+{
+  v = hzk_segment_sum (v, HZK_SEG);
+  const int seg = threadIdx.x / HZK_SEG, nseg = blockDim.x / HZK_SEG;
+  __syncthreads ();                 /* sh may still be read by a previous call */
+  if (threadIdx.x % HZK_SEG == 0)
+    sh[seg] = v;
+  __syncthreads ();
+  float s = 0.0f;
+  for (int i = 0; i < nseg; i++)
+    s += sh[i];
+  return s;
+}
+
+static __device__ __forceinline__ float hzk_round_fp16 (float x) { return __half2float (__float2half_rn (x)); }
+
+/** Int8 quantization of 32 consecutive elements held by the 32 lanes of a segment (one
+ *  element each, `idx` = the element index, a multiple of 32 at lane 0), in the layout of
+ *  hzk_quantize_act (aq[idx], am[idx/16] = {d, s}); `mode` (HZK_ACT_*, hzk.h):
+ *    F32   d = amax/127, q = round(x/d), s = d·Σq                (fp32 scales)
+ *    Q8_0  as ggml-cpu's x86 quantize_row_q8_0: q = rint(x·127/amax), d = fp16(amax/127),
+ *          s = d·Σq                         (the CPU's Q8_0 activations, exactly)
+ *    Q8_1  as Q8_0 with ggml's Q8_1 sum term fp16(amax/127 · Σq over the 32) as the first
+ *          half's s and 0 as the second's
+ *  Lanes with valid == false contribute 0 and store nothing; all 32 lanes must call it. */
+static __device__ __forceinline__ void
+hzk_quant32 (float v, int64_t idx, bool valid, int mode, int8_t *aq, float2 *am)
+{
+  const int lane = threadIdx.x % HZK_SEG;
+  float amax = fabsf (v);
+  for (int o = 16; o > 0; o >>= 1)
+    amax = fmaxf (amax, hzk_shfl_xor (amax, o, HZK_SEG));
+  const float d = amax / 127.0f;
+  int q;
+  if (mode == HZK_ACT_F32)
+    q = amax == 0.0f ? 0 : (int) roundf (v / d);
+  else
+    {
+      const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+      q = (int) rintf (__fmul_rn (v, id));
+    }
+  if (valid)
+    aq[idx] = (int8_t) q;
+  int s = q;
+  for (int o = 8; o > 0; o >>= 1)
+    s += hzk_shfl_xor (s, o, HZK_SEG);
+  const int s32 = s + hzk_shfl_xor (s, 16, HZK_SEG);
+  if (valid && (lane & 15) == 0)
+    {
+      const float dd = mode == HZK_ACT_F32 ? d : hzk_round_fp16 (d);
+      /* Q8_1: ggml's one sum term of the 32 in the first half, 0 in the second (the
+       * matvec adds m·s of both halves) */
+      const float ss = mode != HZK_ACT_Q8_1 ? dd * (float) s
+                       : lane == 0 ? hzk_round_fp16 (d * (float) s32) : 0.0f;
+      am[idx / 16] = make_float2 (dd, ss);
+    }
+}
+
+/** Q8_K quantization (ggml quantize_row_q8_K_ref, as the CPU's K-quant activations) of 256
+ *  consecutive elements held by 8 consecutive 32-lane segments of the block (element
+ *  idx by thread, idx % 256 == (threadIdx.x % 256)): v_max = the element of largest
+ *  magnitude (first on ties), iscale = −127/v_max, q = min(127, rint(iscale·x)),
+ *  d = 1/iscale, am[idx/16] = {d, d·Σq over the 16}. Every thread of the block must call
+ *  it (it synchronises); sh: 2·blockDim/32 floats of shared memory. */
+static __device__ __forceinline__ void
+hzk_quant256 (float v, int64_t idx, bool valid, int8_t *aq, float2 *am, float *sh)
+{
+  const int lane = threadIdx.x % HZK_SEG, seg = threadIdx.x / HZK_SEG, nseg = blockDim.x / HZK_SEG;
+  float ax = valid ? fabsf (v) : 0.0f, mx = valid ? v : 0.0f;
+  int at = lane;
+  for (int o = 16; o > 0; o >>= 1)
+    {
+      const float oax = hzk_shfl_xor (ax, o, HZK_SEG), omx = hzk_shfl_xor (mx, o, HZK_SEG);
+      const int oat = hzk_shfl_xor (at, o, HZK_SEG);
+      if (oax > ax || (oax == ax && oat < at))
+        {
+          ax = oax;
+          mx = omx;
+          at = oat;
+        }
+    }
+  __syncthreads ();
+  if (lane == 0)
+    {
+      sh[seg] = ax;
+      sh[nseg + seg] = mx;
+    }
+  __syncthreads ();
+  const int g0 = seg / 8 * 8;
+  float amax = 0.0f, vmax = 0.0f;
+  for (int j = 0; j < 8; j++)
+    if (sh[g0 + j] > amax)
+      {
+        amax = sh[g0 + j];
+        vmax = sh[nseg + g0 + j];
+      }
+  int q = 0;
+  float d = 0.0f;
+  if (amax != 0.0f)
+    {
+      const float iscale = -127.0f / vmax;
+      q = min (127, (int) rintf (__fmul_rn (iscale, v)));
+      d = 1.0f / iscale;
+    }
+  if (valid)
+    aq[idx] = (int8_t) q;
+  int s = q;
+  for (int o = 8; o > 0; o >>= 1)
+    s += hzk_shfl_xor (s, o, HZK_SEG);
+  if (valid && (lane & 15) == 0)
+    am[idx / 16] = make_float2 (d, d * (float) s);
+}
+
+/** hzk_quant32 or hzk_quant256 by mode (block-uniform). */
+static __device__ __forceinline__ void
+hzk_quant_store (float v, int64_t idx, bool valid, int mode, int8_t *aq, float2 *am, float *sh)
+{
+  if (mode == HZK_ACT_Q8_K)
+    hzk_quant256 (v, idx, valid, aq, am, sh);
+  else
+    hzk_quant32 (v, idx, valid, mode, aq, am);
+}
+
+/** Standalone quantizer of x[n] (n % 256 == 0 for Q8_K): blocks of 256 threads. */
+__global__ void __launch_bounds__ (HZK_OP_THREADS)
+hzk_quantize_mode_kernel (const float *HZK_RESTRICT x, int64_t n, int mode,
+                          int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am)
+{
+  __shared__ float qsh[2 * HZK_OP_THREADS / HZK_SEG];
+  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  const bool valid = i < n;
+  hzk_quant_store (valid ? x[i] : 0.0f, i, valid, mode, aq, am, qsh);
+}
+
+/* ---- residual add + RMSNorm ------------------------------------------------------------ */
+#define HZK_NORM_THREADS 1024
+#define HZK_NORM_REG 8        /* elements per thread kept in registers (n <= 8192) */
+
+/** One block of 1024 threads per row; a row of up to 8192 elements stays in registers
+ *  (each thread's loads are independent, so one DRAM round trip instead of a chain of
+ *  them); longer rows re-read x. */
+__global__ void __launch_bounds__ (HZK_NORM_THREADS)
+hzk_rms_norm_kernel (float *HZK_RESTRICT x, const float *HZK_RESTRICT add,
+                     const float *HZK_RESTRICT add_bias, const float *HZK_RESTRICT w, int64_t n,
+                     float eps, float *HZK_RESTRICT y, int8_t *HZK_RESTRICT aq,
+                     float2 *HZK_RESTRICT am, int mode)
+{
+  __shared__ float sh[HZK_NORM_THREADS / HZK_SEG];
+  __shared__ float qsh[2 * HZK_NORM_THREADS / HZK_SEG];
+  const int64_t row = blockIdx.x;
+  float *xr = x + row * n;
+  float *yr = y + row * n;
+  const int64_t T = blockDim.x;
+  float reg[HZK_NORM_REG];
+  float ss = 0.0f;
+#pragma unroll
+  for (int k = 0; k < HZK_NORM_REG; k++)
+    {
+      const int64_t i = threadIdx.x + k * T;
+      float v = 0.0f;
+      if (i < n)
+        {
+          v = xr[i];
+          if (add)
+            {
+              /* the CPU adds the bias inside the matmul, then the residual: x + (y + b) */
+              v += add_bias ? add[row * n + i] + add_bias[i] : add[row * n + i];
+              xr[i] = v;
+            }
+        }
+      reg[k] = v;
+      ss += v * v;
+    }
+  for (int64_t i = threadIdx.x + HZK_NORM_REG * T; i < n; i += T)
+    {
+      float v = xr[i];
+      if (add)
+        {
+          v += add_bias ? add[row * n + i] + add_bias[i] : add[row * n + i];
+          xr[i] = v;
+        }
+      ss += v * v;
+    }
+  const float mean = hzk_block_sum (ss, sh) / (float) n;
+  const float scale = 1.0f / sqrtf (mean + eps);
+  /* whole 32-element segments, so that the quantizer's shuffles see all lanes (the
+   * conditions below are the same for the whole block) */
+#pragma unroll
+  for (int k = 0; k < HZK_NORM_REG; k++)
+    {
+      if ((int64_t) k * T >= n)
+        break;
+      const int64_t i = threadIdx.x + k * T;
+      const bool valid = i < n;
+      const float v = valid ? (reg[k] * scale) * (w ? w[i] : 1.0f) : 0.0f;
+      if (valid)
+        yr[i] = v;
+      if (aq)
+        hzk_quant_store (v, row * n + i, valid, mode, aq, am, qsh);
+    }
+  const int64_t n_up = (n + T - 1) / T * T;
+  for (int64_t i = threadIdx.x + HZK_NORM_REG * T; i < n_up; i += T)
+    {
+      const bool valid = i < n;
+      const float v = valid ? (xr[i] * scale) * (w ? w[i] : 1.0f) : 0.0f;
+      if (valid)
+        yr[i] = v;
+      if (aq)
+        hzk_quant_store (v, row * n + i, valid, mode, aq, am, qsh);
+    }
+}
+
+/* ---- q/k/v: bias, per-head norm, RoPE, cache append ------------------------------------ */
+/** Block h < n_head: q head h; n_head <= h < n_head + n_head_kv: k head (and v head) h −
+ *  n_head. The rotation table cs holds cos, sin pairs per position (hz_cpu_rope_cache). */
+template <typename KV>
+__global__ void __launch_bounds__ (128)
+hzk_qkv_rope_kernel (const float *HZK_RESTRICT qkv, const float *HZK_RESTRICT bias,
+                     const float *HZK_RESTRICT q_norm, const float *HZK_RESTRICT k_norm,
+                     float eps, const float *HZK_RESTRICT cs, const int *HZK_RESTRICT pos_p,
+                     int n_head, int n_head_kv, int hdk, int hdv, int n_rot, int neox,
+                     float *HZK_RESTRICT q_out, KV *HZK_RESTRICT k_cache, KV *HZK_RESTRICT v_cache)
+{
+  extern __shared__ float hbuf[];            /* [hdk] */
+  __shared__ float sh[128 / HZK_SEG];
+  const int pos = *pos_p;
+  const int h = blockIdx.x;
+  const bool is_q = h < n_head;
+  const int64_t dq = (int64_t) n_head * hdk, dk = (int64_t) n_head_kv * hdk;
+  const int64_t in_off = is_q ? (int64_t) h * hdk : dq + (int64_t) (h - n_head) * hdk;
+  const float *nw = is_q ? q_norm : k_norm;
+  float ss = 0.0f;
+  for (int i = threadIdx.x; i < hdk; i += blockDim.x)
+    {
+      float v = qkv[in_off + i];
+      if (bias)
+        v += bias[in_off + i];
+      hbuf[i] = v;
+      ss += v * v;
+    }
+  __syncthreads ();
+  if (nw)
+    {
+      const float scale = 1.0f / sqrtf (hzk_block_sum (ss, sh) / (float) hdk + eps);
+      for (int i = threadIdx.x; i < hdk; i += blockDim.x)
+        hbuf[i] = (hbuf[i] * scale) * nw[i];
+      __syncthreads ();
+    }
+  const float *c = cs + (int64_t) pos * n_rot;
+  float out_v[8];
+  int n_out = 0;
+  for (int i = threadIdx.x; i < hdk; i += blockDim.x)
+    {
+      float r = hbuf[i];
+      if (i < n_rot)
+        {
+          if (!neox)
+            {
+              const int i0 = i & ~1;
+              const float cc = c[i0], s = c[i0 + 1], x0 = hbuf[i0], x1 = hbuf[i0 + 1];
+              r = (i & 1) ? fmaf (x0, s, x1 * cc) : fmaf (x0, cc, -(x1 * s));
+            }
+          else
+            {
+              const int half = n_rot / 2, j = i < half ? i : i - half;
+              const float cc = c[2 * j], s = c[2 * j + 1], x0 = hbuf[j], x1 = hbuf[j + half];
+              r = i < half ? x0 * cc - x1 * s : x0 * s + x1 * cc;
+            }
+        }
+      out_v[n_out++ & 7] = r;
+    }
+  n_out = 0;
+  if (is_q)
+    for (int i = threadIdx.x; i < hdk; i += blockDim.x)
+      q_out[in_off + i] = out_v[n_out++ & 7];
+  else
+    {
+      const int kvh = h - n_head;
+      KV *kc = k_cache + (int64_t) pos * dk + (int64_t) kvh * hdk;
+      for (int i = threadIdx.x; i < hdk; i += blockDim.x)
+        hzk_store_kv (kc + i, out_v[n_out++ & 7]);
+      const int64_t dv = (int64_t) n_head_kv * hdv;
+      const int64_t v_off = dq + dk + (int64_t) kvh * hdv;
+      KV *vc = v_cache + (int64_t) pos * dv + (int64_t) kvh * hdv;
+      for (int i = threadIdx.x; i < hdv; i += blockDim.x)
+        hzk_store_kv (vc + i, qkv[v_off + i] + (bias ? bias[v_off + i] : 0.0f));
+    }
+}
+
+/* ---- split-K flash attention (decode) -------------------------------------------------- */
+#define HZK_ATT_THREADS 128
+#define HZK_ATT_MAXD 256
+
+/** Block (h, s): q head h against positions [s·chunk, min(n_kv, (s+1)·chunk)) of its KV
+ *  head, chunk = ceil(n_kv / n_split), n_kv = *pos + 1. Each 32-lane segment walks every
+ *  4th position with an online softmax (running max m, sum l, output acc, lane owning
+ *  dims lane + 32i); the four are merged in shared memory into the partial
+ *  part[h][s] = {m, l, acc[hdv]}. */
+template <typename KV>
+__global__ void __launch_bounds__ (HZK_ATT_THREADS)
+hzk_attn_split_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
+                       const KV *HZK_RESTRICT vc, const int *HZK_RESTRICT pos_p, int n_head,
+                       int n_head_kv, int hdk, int hdv, float scale, float *HZK_RESTRICT part)
+{
+  constexpr int NW = HZK_ATT_THREADS / HZK_SEG, MAXV = HZK_ATT_MAXD / HZK_SEG;
+  __shared__ float qs[HZK_ATT_MAXD];
+  __shared__ float wm[NW], wl[NW];
+  __shared__ float wacc[NW][HZK_ATT_MAXD];
+  const int h = blockIdx.x, split = blockIdx.y, n_split = gridDim.y;
+  const int kvh = h / (n_head / n_head_kv);
+  const int n_kv = *pos_p + 1;
+  const int chunk = (n_kv + n_split - 1) / n_split;
+  const int j0 = split * chunk, j1 = min (n_kv, j0 + chunk);
+  const int64_t dk = (int64_t) n_head_kv * hdk, dv = (int64_t) n_head_kv * hdv;
+  for (int i = threadIdx.x; i < hdk; i += blockDim.x)
+    qs[i] = q[(int64_t) h * hdk + i];
+  __syncthreads ();
+
+  const int w = threadIdx.x / HZK_SEG, lane = threadIdx.x % HZK_SEG;
+  float m = -INFINITY, l = 0.0f, acc[MAXV];
+  for (int i = 0; i < MAXV; i++)
+    acc[i] = 0.0f;
+  for (int j = j0 + w; j < j1; j += NW)
+    {
+      const KV *kj = kc + (int64_t) j * dk + (int64_t) kvh * hdk;
+      float s = 0.0f;
+      for (int d = lane; d < hdk; d += HZK_SEG)
+        s += qs[d] * hzk_load_kv (kj + d);
+      s = hzk_segment_sum (s, HZK_SEG) * scale;
+      const float m_new = fmaxf (m, s);
+      const float corr = expf (m - m_new), p = expf (s - m_new);
+      l = l * corr + p;
+      const KV *vj = vc + (int64_t) j * dv + (int64_t) kvh * hdv;
+#pragma unroll
+      for (int i = 0; i < MAXV; i++)
+        {
+          const int d = lane + HZK_SEG * i;
+          if (d < hdv)
+            acc[i] = acc[i] * corr + p * hzk_load_kv (vj + d);
+        }
+      m = m_new;
+    }
+  if (lane == 0)
+    {
+      wm[w] = m;
+      wl[w] = l;
+    }
+  for (int i = 0; i < MAXV; i++)
+    {
+      const int d = lane + HZK_SEG * i;
+      if (d < hdv)
+        wacc[w][d] = acc[i];
+    }
+  __syncthreads ();
+  float M = -INFINITY;
+  for (int i = 0; i < NW; i++)
+    M = fmaxf (M, wm[i]);
+  float *out = part + ((int64_t) h * n_split + split) * (2 + hdv);
+  if (threadIdx.x == 0)
+    {
+      float L = 0.0f;
+      for (int i = 0; i < NW; i++)
+        L += wm[i] == -INFINITY ? 0.0f : wl[i] * expf (wm[i] - M);
+      out[0] = M;
+      out[1] = L;
+    }
+  for (int d = threadIdx.x; d < hdv; d += blockDim.x)
+    {
+      float a = 0.0f;
+      for (int i = 0; i < NW; i++)
+        a += wm[i] == -INFINITY ? 0.0f : wacc[i][d] * expf (wm[i] - M);
+      out[2 + d] = a;
+    }
+}
+
+/** Merge the n_split partials of head h: out[h·hdv + d] = Σ_s acc_s[d] e^{m_s − M} / Σ_s l_s e^{m_s − M}.
+ *  With aq (hdv % 32 == 0), also the int8 quantization of the output (hzk_quant32). */
+__global__ void __launch_bounds__ (HZK_ATT_THREADS)
+hzk_attn_combine_kernel (const float *HZK_RESTRICT part, int n_split, int hdv,
+                         float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
+                         int mode)
+{
+  const int h = blockIdx.x;
+  const float *p = part + (int64_t) h * n_split * (2 + hdv);
+  float M = -INFINITY;
+  for (int s = 0; s < n_split; s++)
+    M = fmaxf (M, p[s * (2 + hdv)]);
+  float L = 0.0f;
+  for (int s = 0; s < n_split; s++)
+    {
+      const float ms = p[s * (2 + hdv)];
+      L += ms == -INFINITY ? 0.0f : p[s * (2 + hdv) + 1] * expf (ms - M);
+    }
+  const float inv = 1.0f / L;
+  const int d_up = (hdv + HZK_SEG - 1) / HZK_SEG * HZK_SEG;
+  for (int d = threadIdx.x; d < d_up; d += blockDim.x)
+    {
+      const bool valid = d < hdv;
+      float a = 0.0f;
+      for (int s = 0; valid && s < n_split; s++)
+        {
+          const float ms = p[s * (2 + hdv)];
+          if (ms != -INFINITY)
+            a += p[s * (2 + hdv) + 2 + d] * expf (ms - M);
+        }
+      a *= inv;
+      if (valid)
+        out[(int64_t) h * hdv + d] = a;
+      if (aq)
+        hzk_quant32 (a, (int64_t) h * hdv + d, valid, mode, aq, am);
+    }
+}
+
+/* ---- SwiGLU ---------------------------------------------------------------------------- */
+__global__ void __launch_bounds__ (HZK_OP_THREADS)
+hzk_swiglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up, int64_t n,
+                   float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
+                   int mode)
+{
+  __shared__ float qsh[2 * HZK_OP_THREADS / HZK_SEG];
+  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  const bool valid = i < n;
+  float v = 0.0f;
+  if (valid)
+    {
+      const float g = gate[i];
+      v = (g / (1.0f + expf (-g))) * up[i];
+      out[i] = v;
+    }
+  if (aq)
+    hzk_quant_store (v, i, valid, mode, aq, am, qsh);
+}
+
+/* ---- greedy argmax, position counter ---------------------------------------------------- */
+/** One block of 1024 threads: the index of the largest value, ties to the lowest index
+ *  (NaN never wins). Also writes it to *tok_next (the next step's input token). */
+__global__ void __launch_bounds__ (1024)
+hzk_argmax_kernel (const float *HZK_RESTRICT x, int64_t n, int *HZK_RESTRICT out)
+{
+  __shared__ float bv[1024 / HZK_SEG];
+  __shared__ int bi[1024 / HZK_SEG];
+  float best = -INFINITY;
+  int idx = n > 0 ? 0 : -1;
+  bool have = false;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
+    {
+      const float v = x[i];
+      if (!have || v > best)
+        {
+          if (v == v)
+            {
+              best = v;
+              idx = (int) i;
+              have = true;
+            }
+        }
+    }
+  if (!have)
+    idx = INT_MAX;
+  for (int o = HZK_SEG / 2; o > 0; o >>= 1)
+    {
+      const float ov = hzk_shfl_xor (best, o, HZK_SEG);
+      const int oi = hzk_shfl_xor (idx, o, HZK_SEG);
+      if (ov > best || (ov == best && oi < idx))
+        {
+          best = ov;
+          idx = oi;
+        }
+    }
+  if (threadIdx.x % HZK_SEG == 0)
+    {
+      bv[threadIdx.x / HZK_SEG] = best;
+      bi[threadIdx.x / HZK_SEG] = idx;
+    }
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      float b = bv[0];
+      int k = bi[0];
+      for (int s = 1; s < (int) (blockDim.x / HZK_SEG); s++)
+        if (bv[s] > b || (bv[s] == b && bi[s] < k))
+          {
+            b = bv[s];
+            k = bi[s];
+          }
+      *out = k == INT_MAX ? 0 : k;
+    }
+}
+
+__global__ void
+hzk_pos_add_kernel (int *pos, int delta, const int *tok, int *hist)
+{
+  if (hist)
+    hist[*pos + delta] = *tok;
+  *pos += delta;
+}
+
+/* ---- host launchers ----------------------------------------------------------------------- */
+#define S(stream) ((hipStream_t) (stream))
+
+extern "C" int
+hzk_rms_norm (float *x, const float *add, const float *add_bias, const float *w, int64_t n,
+              int rows, float eps, float *y, void *act, int act_mode, void *stream)
+{
+  if (act && (n % (act_mode == HZK_ACT_Q8_K ? 256 : 32)))
+    return (int) hipErrorInvalidValue;
+  int8_t *aq = act ? (int8_t *) act : NULL;
+  float2 *am = act ? (float2 *) hzk_act_m (act, n * rows, 1) : NULL;
+  hzk_rms_norm_kernel<<<rows, HZK_NORM_THREADS, 0, S (stream)>>> (x, add, add_bias, w, n, eps,
+                                                                    y, aq, am, act_mode);
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_qkv_rope (const float *qkv, const float *bias, const float *q_norm, const float *k_norm,
+              float eps, const float *cs, const int *pos, int n_head, int n_head_kv, int hdk,
+              int hdv, int n_rot, int neox, float *q_out, void *k_cache, void *v_cache,
+              int kv_f16, void *stream)
+{
+  if (hdk > 8 * 128 || hdv > 8 * 128)
+    return (int) hipErrorInvalidValue;
+  const size_t shm = sizeof (float) * hdk;
+  if (kv_f16)
+    hzk_qkv_rope_kernel<__half><<<n_head + n_head_kv, 128, shm, S (stream)>>> (
+        qkv, bias, q_norm, k_norm, eps, cs, pos, n_head, n_head_kv, hdk, hdv, n_rot, neox, q_out,
+        (__half *) k_cache, (__half *) v_cache);
+  else
+    hzk_qkv_rope_kernel<float><<<n_head + n_head_kv, 128, shm, S (stream)>>> (
+        qkv, bias, q_norm, k_norm, eps, cs, pos, n_head, n_head_kv, hdk, hdv, n_rot, neox, q_out,
+        (float *) k_cache, (float *) v_cache);
+  return (int) hipGetLastError ();
+}
+
+extern "C" size_t
+hzk_attn_part_bytes (int n_head, int hdv, int n_split)
+{
+  return sizeof (float) * (size_t) n_head * n_split * (2 + hdv);
+}
+
+extern "C" int
+hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                 const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                 int n_split, float *part, float *out, void *act, int act_mode,
+                 void *stream)
+{
+  if (act && (hdv % 32 || act_mode == HZK_ACT_Q8_K))
+    return (int) hipErrorInvalidValue;
+  if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_split < 1 || n_head % n_head_kv)
+    return (int) hipErrorInvalidValue;
+  const dim3 grid (n_head, n_split);
+  if (kv_f16)
+    hzk_attn_split_kernel<__half><<<grid, HZK_ATT_THREADS, 0, S (stream)>>> (
+        q, (const __half *) k_cache, (const __half *) v_cache, pos, n_head, n_head_kv, hdk, hdv,
+        scale, part);
+  else
+    hzk_attn_split_kernel<float><<<grid, HZK_ATT_THREADS, 0, S (stream)>>> (
+        q, (const float *) k_cache, (const float *) v_cache, pos, n_head, n_head_kv, hdk, hdv,
+        scale, part);
+  hzk_attn_combine_kernel<<<n_head, HZK_ATT_THREADS, 0, S (stream)>>> (
+      part, n_split, hdv, out, act ? (int8_t *) act : NULL,
+      act ? (float2 *) hzk_act_m (act, (int64_t) n_head * hdv, 1) : NULL, act_mode);
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act, int act_mode,
+            void *stream)
+{
+  if (act && (n % (act_mode == HZK_ACT_Q8_K ? 256 : 32)))
+    return (int) hipErrorInvalidValue;
+  int8_t *aq = act ? (int8_t *) act : NULL;
+  float2 *am = act ? (float2 *) hzk_act_m (act, n, 1) : NULL;
+  const unsigned grid = (unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS);
+  hzk_swiglu_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (gate, up, n, out, aq, am, act_mode);
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_quantize_act_mode (const float *x, int64_t n, int mode, void *act, void *stream)
+{
+  if (n % (mode == HZK_ACT_Q8_K ? 256 : 32))
+    return (int) hipErrorInvalidValue;
+  const unsigned grid = (unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS);
+  hzk_quantize_mode_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (
+      x, n, mode, (int8_t *) act, (float2 *) hzk_act_m (act, n, 1));
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_argmax (const float *x, int64_t n, int *out, void *stream)
+{
+  hzk_argmax_kernel<<<1, 1024, 0, S (stream)>>> (x, n, out);
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_pos_add (int *pos, int delta, const int *tok, int *hist, void *stream)
+{
+  hzk_pos_add_kernel<<<1, 1, 0, S (stream)>>> (pos, delta, tok, hist);
+  return (int) hipGetLastError ();
+}

@@ -1,0 +1,266 @@
+/* tests/engine/test-ggml-order.c — the SIMD versions of the exact-order dot kernels
+ * (engine/quant/ggml-order.h) give bit-identical floats to the plain C reference.
+ *
+ * For every kernel of ggml-order.c (chosen through hz_ggml_order_dots_at() with shapes
+ * that select it, both the `one` and the `batch` entry point) and every SIMD level the CPU
+ * has, random weight rows and activation rows are dotted by the level's kernel and by the
+ * scalar one; the results must be equal bit for bit (memcmp). The rows include zero
+ * blocks, extreme fp16 scales (±65504, subnormals, ±0), extreme activation scales,
+ * activations saturated at ±127, and for F32 lengths with leftovers, huge and subnormal
+ * values. Activations come from the engine's own activation quantizers, so they have the
+ * value range and the bsums of real ones.
+ *
+ * The test is registered twice: as is, and with HZ_SIMD=scalar, where the default kernels
+ * (hz_ggml_order_dots, hz_ggml_dot_f32) must be the scalar ones.
+ *
+ * Test paths: /ggml-order/levels/<kernel>, /ggml-order/default-level
+ */
+#include <glib.h>
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "ggml-order.h"
+#include "quant-impl.h"
+
+/* A kernel of ggml-order.c and a shape that selects it. */
+typedef struct {
+  const char *name;
+  HzType      type;
+  int64_t     n_out;            /* picks the AMX / repack / tinyBLAS variant or not */
+  int         n_in[8];          /* lengths to test, 0-terminated */
+  int         d_off[2];         /* byte offsets of the fp16 scales in a weight block, -1 */
+} Case;
+
+static const Case cases[] = {
+  { "f32", HZ_TYPE_F32, 4, { 16, 64, 288, 1024, 4096, 0 }, { -1, -1 } },
+  { "f32-leftovers", HZ_TYPE_F32, 3, { 1, 15, 63, 65, 127, 300, 1001, 4113 }, { -1, -1 } },
+  { "q4_0-x8", HZ_TYPE_Q4_0, 8, { 32, 96, 128, 160, 288, 1024, 1184, 0 },
+    { offsetof (HzBlockQ4_0, d), -1 } },
+  { "q4_1-serial", HZ_TYPE_Q4_1, 32, { 32, 96, 128, 160, 288, 1024, 1184, 0 },
+    { offsetof (HzBlockQ4_1, d), offsetof (HzBlockQ4_1, m) } },
+  { "q8_0-serial", HZ_TYPE_Q8_0, 32, { 32, 96, 128, 160, 288, 1024, 1184, 0 },
+    { offsetof (HzBlockQ8_0, d), -1 } },
+  { "iq4_nl", HZ_TYPE_IQ4_NL, 1, { 32, 64, 96, 160, 288, 1024, 1184, 0 },
+    { offsetof (HzBlockIQ4_NL, d), -1 } },
+  { "q2_K", HZ_TYPE_Q2_K, 1, { 256, 512, 768, 2304, 0 },
+    { offsetof (HzBlockQ2_K, d), offsetof (HzBlockQ2_K, dmin) } },
+  { "q3_K", HZ_TYPE_Q3_K, 1, { 256, 512, 768, 2304, 0 }, { offsetof (HzBlockQ3_K, d), -1 } },
+  { "q4_K-lanes", HZ_TYPE_Q4_K, 1, { 256, 512, 768, 2304, 0 },
+    { offsetof (HzBlockQ4_K, d), offsetof (HzBlockQ4_K, dmin) } },
+  { "q4_K-serial", HZ_TYPE_Q4_K, 32, { 256, 512, 768, 2304, 0 },
+    { offsetof (HzBlockQ4_K, d), offsetof (HzBlockQ4_K, dmin) } },
+  { "q5_K-serial", HZ_TYPE_Q5_K, 32, { 256, 512, 768, 2304, 0 },
+    { offsetof (HzBlockQ5_K, d), offsetof (HzBlockQ5_K, dmin) } },
+  { "q6_K-lanes", HZ_TYPE_Q6_K, 1, { 256, 512, 768, 2304, 0 }, { offsetof (HzBlockQ6_K, d), -1 } },
+  { "q6_K-serial", HZ_TYPE_Q6_K, 32, { 256, 512, 768, 2304, 0 }, { offsetof (HzBlockQ6_K, d), -1 } },
+  { "iq4_xs-lanes", HZ_TYPE_IQ4_XS, 1, { 256, 512, 768, 2304, 0 },
+    { offsetof (HzBlockIQ4_XS, d), -1 } },
+  { "iq4_xs-serial", HZ_TYPE_IQ4_XS, 32, { 256, 512, 768, 2304, 0 },
+    { offsetof (HzBlockIQ4_XS, d), -1 } },
+};
+
+#define TRIALS 48
+
+static uint32_t
+bits (float f)
+{
+  uint32_t u;
+  memcpy (&u, &f, 4);
+  return u;
+}
+
+/* fp16 scales: ordinary values and the extremes of the format. */
+static uint16_t
+random_fp16 (GRand *r)
+{
+  static const uint16_t extreme[] = { 0x7bff, 0xfbff, 0x0001, 0x8001, 0x03ff, 0x0400, 0x0000,
+                                      0x8000, 0x3c00, 0x1400 };
+  if (g_rand_int_range (r, 0, 4) == 0)
+    return extreme[g_rand_int_range (r, 0, G_N_ELEMENTS (extreme))];
+  return hz_fp32_to_fp16 ((float) g_rand_double_range (r, -2.0, 2.0));
+}
+
+/* n weights of `type`: random bytes (every code and scale pattern), fp16 scales from
+ * random_fp16, some blocks all zero. F32: values over many magnitudes. */
+static void
+fill_weights (GRand *r, const Case *c, const HzQuantTraits *t, uint8_t *w, int n)
+{
+  if (c->type == HZ_TYPE_F32)
+    {
+      float *f = (float *) w;
+      for (int i = 0; i < n; i++)
+        {
+          const int kind = g_rand_int_range (r, 0, 16);
+          f[i] = kind == 0 ? 0.0f
+                 : kind == 1 ? (float) g_rand_double_range (r, -1e30, 1e30)
+                 : kind == 2 ? (float) g_rand_double_range (r, -1e-39, 1e-39)   /* subnormal */
+                             : (float) g_rand_double_range (r, -4.0, 4.0);
+        }
+      return;
+    }
+  const int nb = n / (int) t->block_elems;
+  for (int b = 0; b < nb; b++)
+    {
+      uint8_t *blk = w + (size_t) b * t->block_bytes;
+      if (g_rand_int_range (r, 0, 8) == 0)
+        {
+          memset (blk, 0, t->block_bytes);
+          continue;
+        }
+      for (uint32_t i = 0; i < t->block_bytes; i++)
+        blk[i] = (uint8_t) g_rand_int_range (r, 0, 256);
+      for (int k = 0; k < 2; k++)
+        if (c->d_off[k] >= 0)
+          {
+            const uint16_t h = random_fp16 (r);
+            memcpy (blk + c->d_off[k], &h, 2);
+          }
+    }
+}
+
+/* n activations in the format the kernels take: floats quantized with the engine's
+ * activation quantizer; some rows zero, some saturated, some blocks with extreme scales. */
+static void
+fill_acts (GRand *r, const HzQuantTraits *vt, float *tmp, uint8_t *a, int n)
+{
+  const int kind = g_rand_int_range (r, 0, 8);
+  for (int i = 0; i < n; i++)
+    tmp[i] = kind == 0 ? 0.0f
+             : kind == 1 ? (g_rand_boolean (r) ? 1.0f : -1.0f)   /* q at ±127 */
+                         : (float) g_rand_double_range (r, -3.0, 3.0);
+  if (vt->type == HZ_TYPE_F32)
+    {
+      memcpy (a, tmp, (size_t) n * 4);
+      return;
+    }
+  hz_quant_act_from_float (vt->type) (tmp, a, n);
+  const int nb = n / (int) vt->block_elems;
+  for (int b = 0; b < nb; b++)
+    {
+      uint8_t *blk = a + (size_t) b * vt->block_bytes;
+      if (g_rand_int_range (r, 0, 4) != 0)
+        continue;
+      if (vt->type == HZ_TYPE_Q8_K)
+        {
+          static const float extreme[] = { 1e-30f, 1e-40f, 3e4f, 1e35f, -0.0f };
+          const float d = extreme[g_rand_int_range (r, 0, G_N_ELEMENTS (extreme))];
+          memcpy (blk, &d, 4);
+        }
+      else   /* Q8_0 / Q8_1: d (and s) fp16 at the start */
+        {
+          const uint16_t d = random_fp16 (r);
+          memcpy (blk, &d, 2);
+          if (vt->type == HZ_TYPE_Q8_1)
+            {
+              const uint16_t s = random_fp16 (r);
+              memcpy (blk + 2, &s, 2);
+            }
+        }
+    }
+}
+
+static void
+test_levels (gconstpointer data)
+{
+  const Case *c = data;
+  const HzQuantTraits *t = hz_quant_traits (c->type);
+  const HzQuantTraits *vt = hz_quant_traits (t->vec_dot_type);
+  g_assert_nonnull (vt);
+  g_autoptr (GRand) r = g_rand_new_with_seed (0x6a11 + c->type);
+  unsigned n_checked = 0, n_levels = 0;
+  for (int level = HZ_SIMD_AVX2; level < HZ_SIMD_LEVELS; level++)
+    {
+      if (!hz_simd_supported (level))
+        continue;
+      n_levels++;
+      for (int k = 0; k < 8 && c->n_in[k] > 0; k++)
+        {
+          const int n = c->n_in[k];
+          const HzGgmlDots ref = hz_ggml_order_dots_at (c->type, c->n_out, n, HZ_SIMD_SCALAR);
+          const HzGgmlDots simd = hz_ggml_order_dots_at (c->type, c->n_out, n, level);
+          g_assert_true (ref.exact && simd.exact);
+          /* the level really has its own kernels (not the scalar ones again) */
+          g_assert_true (simd.one != ref.one && simd.batch != ref.batch);
+          const size_t wbytes = c->type == HZ_TYPE_F32 ? (size_t) n * 4
+                                                       : hz_quant_row_size (c->type, n);
+          const size_t abytes = vt->type == HZ_TYPE_F32 ? (size_t) n * 4
+                                                        : hz_quant_row_size (vt->type, n);
+          g_autofree uint8_t *w = g_malloc (wbytes + 64);
+          g_autofree uint8_t *a = g_malloc (abytes + 64);
+          g_autofree float *tmp = g_new (float, n);
+          for (int trial = 0; trial < TRIALS; trial++)
+            {
+              fill_weights (r, c, t, w, n);
+              fill_acts (r, vt, tmp, a, n);
+              const HzVecDotFn fns[2][2] = { { ref.one, simd.one }, { ref.batch, simd.batch } };
+              for (int e = 0; e < 2; e++)
+                {
+                  float want, got;
+                  fns[e][0] (n, &want, w, a);
+                  fns[e][1] (n, &got, w, a);
+                  if (memcmp (&want, &got, sizeof want) != 0)
+                    g_error ("%s %s, n = %d, trial %d: scalar %.9g (0x%08x), %s %.9g (0x%08x)",
+                             c->name, e ? "batch" : "one", n, trial, want, bits (want),
+                             hz_simd_level_name (level), got, bits (got));
+                  n_checked++;
+                }
+            }
+        }
+    }
+  if (n_levels == 0)
+    {
+      g_test_skip ("this CPU has no SIMD level above scalar");
+      return;
+    }
+  g_test_message ("%s: %u dots bit-identical to the scalar kernel on %u level(s)", c->name,
+                  n_checked, n_levels);
+}
+
+/* hz_ggml_order_dots() and hz_ggml_dot_f32*() use hz_simd_level()'s kernels (HZ_SIMD caps
+ * it: with HZ_SIMD=scalar they must be the plain C ones). */
+static void
+test_default_level (void)
+{
+  const HzSimdLevel level = hz_simd_level ();
+  const char *env = g_getenv ("HZ_SIMD");
+  if (env && g_ascii_strcasecmp (env, "scalar") == 0)
+    g_assert_cmpint (level, ==, HZ_SIMD_SCALAR);
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const Case *c = &cases[i];
+      const HzGgmlDots d = hz_ggml_order_dots (c->type, c->n_out, c->n_in[0]);
+      const HzGgmlDots at = hz_ggml_order_dots_at (c->type, c->n_out, c->n_in[0], level);
+      g_assert_true (d.one == at.one && d.batch == at.batch && d.exact);
+    }
+  /* the F32 entry points: same bits as the level's kernels */
+  g_autoptr (GRand) r = g_rand_new_with_seed (42);
+  float x[1040], y[1040];
+  for (int i = 0; i < 1040; i++)
+    {
+      x[i] = (float) g_rand_double_range (r, -1, 1);
+      y[i] = (float) g_rand_double_range (r, -1, 1);
+    }
+  const HzGgmlDots f = hz_ggml_order_dots_at (HZ_TYPE_F32, 4, 1040, level);
+  float a, b;
+  f.one (1037, &a, x, y);
+  hz_ggml_dot_f32 (1037, &b, x, y);
+  g_assert_true (memcmp (&a, &b, 4) == 0);
+  f.batch (1040, &a, x, y);
+  hz_ggml_dot_f32_tb16 (1040, &b, x, y);
+  g_assert_true (memcmp (&a, &b, 4) == 0);
+  g_test_message ("default level: %s", hz_simd_level_name (level));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  for (size_t i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/ggml-order/levels/%s", cases[i].name);
+      g_test_add_data_func (path, &cases[i], test_levels);
+    }
+  g_test_add_func ("/ggml-order/default-level", test_default_level);
+  return g_test_run ();
+}

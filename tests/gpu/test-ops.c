@@ -1,0 +1,462 @@
+/* tests/gpu/test-ops.c — the decode-step ops of kernels/decode.hip and the embedding
+ * lookup against their CPU twins (engine/cpu/ops.c, attention.c, the format table's
+ * to_float) on fresh random inputs. Errors are norm-wise, ||gpu − cpu|| / ||cpu||;
+ * thresholds per op and dtype:
+ *
+ *   rms_norm (+ residual add + bias)  x after the add: exact (same fp32 operations);
+ *                                     y 1e-6 (fp32 sum of squares in another order);
+ *                                     its int8 quantization dequantized vs y 1e-2
+ *   qkv_rope (bias, q/k norm, NORM / NEOX RoPE, cache append)
+ *                                     q, k, v 1e-6 with an fp32 cache, 1e-3 with fp16
+ *   attention (split-K flash decode, GQA, n_split 1, 5, 32, positions 0 .. 700)
+ *                                     1e-5 (fp32 and fp16 caches: the CPU reads the same
+ *                                     fp16-rounded values), online vs two-pass softmax;
+ *                                     its fused int8 quantization vs the output 1e-2
+ *   swiglu                            1e-6 (expf vs ggml's polynomial exp)
+ *   embedding (every format with a decoder and one fallback format)
+ *                                     1e-6 (the decoders' d·q + m in one rounding)
+ *   int8 activations in the CPU's Q8_0 / Q8_1 / Q8_K schemes (fused into rms_norm,
+ *   swiglu; standalone)               q and d bit-exact with the CPU quantizer on the same
+ *                                     input (Q8_1's sum term too)
+ *   argmax                            exact, ties to the lowest index
+ *   position counter / token history  exact
+ * TAP output; exit 77 (skip) without a GPU.
+ */
+#include "cpu/attention.h"
+#include "cpu/ops.h"
+#include "gpu-test-util.h"
+#include "hz-gpu.h"
+#include "hzk.h"
+
+#include <stdio.h>
+
+static int n_test, n_fail;
+static HzGpu *gpu;
+static GRand *rng;
+
+static void
+report (gboolean pass, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  printf ("%s %d - %s\n", pass ? "ok" : "not ok", ++n_test, msg);
+  fflush (stdout);
+  n_fail += !pass;
+}
+
+static double
+rel_err (const float *a, const float *ref, int64_t n)
+{
+  double se = 0, sr = 0;
+  for (int64_t i = 0; i < n; i++)
+    {
+      se += ((double) a[i] - ref[i]) * ((double) a[i] - ref[i]);
+      sr += (double) ref[i] * ref[i];
+    }
+  const double e = sqrt (se / (sr > 0 ? sr : 1));
+  return isfinite (e) ? e : INFINITY;
+}
+
+static float *
+randn (int64_t n, double scale)
+{
+  float *v = g_new (float, n);
+  for (int64_t i = 0; i < n; i++)
+    v[i] = (float) (scale * gtu_normal (rng));
+  return v;
+}
+
+static void *
+up (const void *host, size_t bytes)
+{
+  GError *error = NULL;
+  void *d = hz_gpu_alloc (gpu, bytes, &error);
+  g_assert_no_error (error);
+  if (host)
+    g_assert_true (hz_gpu_upload (gpu, d, host, bytes, &error));
+  else
+    g_assert_cmpint (hzk_memset (d, 0, bytes, hz_gpu_stream (gpu)), ==, 0);
+  return d;
+}
+
+static void
+down (void *host, const void *dev, size_t bytes)
+{
+  GError *error = NULL;
+  g_assert_true (hz_gpu_download (gpu, host, dev, bytes, &error));
+}
+
+#define CHECK(call) g_assert_cmpint ((call), ==, 0)
+
+/* ---- rms_norm ------------------------------------------------------------------------ */
+static void
+test_rms_norm (int64_t n, gboolean with_add)
+{
+  void *st = hz_gpu_stream (gpu);
+  const float eps = 1e-5f;
+  float *x = randn (n, 1.0), *a = randn (n, 0.5), *b = randn (n, 0.1), *w = randn (n, 1.0);
+  float *xd = up (x, 4 * n), *ad = up (a, 4 * n), *bd = up (b, 4 * n), *wd = up (w, 4 * n);
+  float *yd = up (NULL, 4 * n);
+  void *act = up (NULL, hzk_act_bytes (n, 1));
+  CHECK (hzk_rms_norm (xd, with_add ? ad : NULL, with_add ? bd : NULL, wd, n, 1, eps, yd, act,
+                       HZK_ACT_F32, st));
+  float *xg = g_new (float, n), *yg = g_new (float, n), *yc = g_new (float, n);
+  int8_t *aq = g_new (int8_t, n);
+  float *am = g_new (float, n / 8), *deq = g_new (float, n);
+  down (xg, xd, 4 * n);
+  down (yg, yd, 4 * n);
+  down (aq, hzk_act_q (act, n, 1), n);
+  down (am, hzk_act_m (act, n, 1), 4 * (n / 8));
+  if (with_add)
+    for (int64_t i = 0; i < n; i++)
+      x[i] += a[i] + b[i];
+  hz_cpu_rms_norm_to (yc, x, w, n, eps);
+  for (int64_t i = 0; i < n; i++)
+    deq[i] = am[2 * (i / 16)] * aq[i];
+  const gboolean x_exact = memcmp (xg, x, 4 * n) == 0;
+  const double ey = rel_err (yg, yc, n), eq = rel_err (deq, yc, n);
+  report (x_exact && ey <= 1e-6 && eq <= 1e-2,
+          "rms_norm n=%" G_GINT64_FORMAT "%s: x %s, y %.2e (< 1e-6), int8 %.2e (< 1e-2)", n,
+          with_add ? " +add+bias" : "", x_exact ? "exact" : "DIFFERS", ey, eq);
+  void *bufs[] = { xd, ad, bd, wd, yd, act };
+  for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
+    hz_gpu_free (gpu, bufs[i]);
+  g_free (x), g_free (a), g_free (b), g_free (w), g_free (xg), g_free (yg), g_free (yc);
+  g_free (aq), g_free (am), g_free (deq);
+}
+
+/* ---- qkv + RoPE + cache -------------------------------------------------------------- */
+static void
+test_rope (HzRopeMode mode, gboolean bias, gboolean norm, gboolean f16)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int nh = 32, nkv = 8, hd = 128, n_ctx = 64, pos = 37;
+  HzHparams hp = { 0 };
+  hp.n_rot = hd;
+  hp.rope_mode = mode;
+  hp.rope_freq_base = 10000.0f;
+  hp.rope_freq_scale = 1.0f;
+  hp.rope_n_ctx_orig = 4096;
+  hp.yarn_attn_factor = 1.0f;
+  hp.yarn_beta_fast = 32.0f;
+  hp.yarn_beta_slow = 1.0f;
+  HzRope rope;
+  hz_cpu_rope_init (&rope, &hp, NULL);
+  float *cs = g_new (float, n_ctx * hd);
+  for (int p = 0; p < n_ctx; p++)
+    hz_cpu_rope_cache (&rope, p, cs + p * hd);
+  const int64_t dq = nh * hd, dk = nkv * hd, dv = nkv * hd, nt = dq + dk + dv;
+  float *qkv = randn (nt, 1.0), *b = randn (nt, 0.1), *qn = randn (hd, 1.0), *kn = randn (hd, 1.0);
+  float *qkvd = up (qkv, 4 * nt), *bd = up (b, 4 * nt), *qnd = up (qn, 4 * hd), *knd = up (kn, 4 * hd);
+  float *csd = up (cs, 4 * n_ctx * hd), *qd = up (NULL, 4 * dq);
+  const size_t el = f16 ? 2 : 4;
+  void *kc = up (NULL, el * n_ctx * dk), *vc = up (NULL, el * n_ctx * dv);
+  int *posd = up (&pos, sizeof pos);
+  CHECK (hzk_qkv_rope (qkvd, bias ? bd : NULL, norm ? qnd : NULL, norm ? knd : NULL, 1e-6f, csd,
+                       posd, nh, nkv, hd, hd, hd, mode == HZ_ROPE_NEOX, qd, kc, vc, f16, st));
+  /* CPU twin */
+  if (bias)
+    for (int64_t i = 0; i < nt; i++)
+      qkv[i] += b[i];
+  if (norm)
+    {
+      for (int h = 0; h < nh + nkv; h++)
+        hz_cpu_rms_norm (qkv + h * hd, h < nh ? qn : kn, hd, 1e-6f);
+    }
+  hz_cpu_rope_apply (&rope, cs + pos * hd, qkv, nh, hd);
+  hz_cpu_rope_apply (&rope, cs + pos * hd, qkv + dq, nkv, hd);
+  float *qg = g_new (float, dq), *kg = g_new (float, dk), *vg = g_new (float, dv);
+  down (qg, qd, 4 * dq);
+  uint8_t *raw = g_malloc (el * dk);
+  down (raw, (uint8_t *) kc + el * pos * dk, el * dk);
+  for (int64_t i = 0; i < dk; i++)
+    kg[i] = f16 ? hz_fp16_to_fp32 (((uint16_t *) raw)[i]) : ((float *) raw)[i];
+  down (raw, (uint8_t *) vc + el * pos * dv, el * dv);
+  for (int64_t i = 0; i < dv; i++)
+    vg[i] = f16 ? hz_fp16_to_fp32 (((uint16_t *) raw)[i]) : ((float *) raw)[i];
+  const double eq = rel_err (qg, qkv, dq), ek = rel_err (kg, qkv + dq, dk),
+               ev = rel_err (vg, qkv + dq + dk, dv), tol = f16 ? 1e-3 : 1e-6;
+  report (eq <= 1e-6 && ek <= tol && ev <= tol,
+          "qkv_rope %s%s%s kv %s: q %.2e k %.2e v %.2e (< %.0e)", mode == HZ_ROPE_NEOX ? "neox" : "norm",
+          bias ? " +bias" : "", norm ? " +qk_norm" : "", f16 ? "f16" : "f32", eq, ek, ev, tol);
+  void *bufs[] = { qkvd, bd, qnd, knd, csd, qd, kc, vc, posd };
+  for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
+    hz_gpu_free (gpu, bufs[i]);
+  g_free (cs), g_free (qkv), g_free (b), g_free (qn), g_free (kn), g_free (qg), g_free (kg);
+  g_free (vg), g_free (raw);
+}
+
+/* ---- attention ------------------------------------------------------------------------ */
+static void
+test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int n_ctx = pos + 9;
+  const int64_t dk = (int64_t) nkv * hd, dq = (int64_t) nh * hd;
+  float *k = randn (n_ctx * dk, 1.0), *v = randn (n_ctx * dk, 1.0), *q = randn (dq, 0.3);
+  const size_t el = f16 ? 2 : 4;
+  uint16_t *kh = NULL, *vh = NULL;
+  if (f16)
+    {
+      kh = g_new (uint16_t, n_ctx * dk);
+      vh = g_new (uint16_t, n_ctx * dk);
+      for (int64_t i = 0; i < n_ctx * dk; i++)
+        {
+          kh[i] = hz_fp32_to_fp16 (k[i]);
+          vh[i] = hz_fp32_to_fp16 (v[i]);
+          k[i] = hz_fp16_to_fp32 (kh[i]);
+          v[i] = hz_fp16_to_fp32 (vh[i]);
+        }
+    }
+  void *kd = up (f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
+  void *vd = up (f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
+  float *qd = up (q, 4 * dq), *od = up (NULL, 4 * dq);
+  float *part = up (NULL, hzk_attn_part_bytes (nh, hd, n_split));
+  int *posd = up (&pos, sizeof pos);
+  const float scale = 1.0f / sqrtf ((float) hd);
+  void *act = hd % 32 == 0 ? up (NULL, hzk_act_bytes (dq, 1)) : NULL;
+  CHECK (hzk_attn_decode (qd, kd, vd, f16, posd, nh, nkv, hd, hd, scale, n_split, part, od, act,
+                          HZK_ACT_F32, st));
+  float *og = g_new (float, dq), *oc = g_new (float, dq);
+  down (og, od, 4 * dq);
+  double eq = 0;             /* the fused int8 quantization of the output, dequantized */
+  if (act)
+    {
+      int8_t *aq = g_new (int8_t, dq);
+      float *am = g_new (float, dq / 8), *deq = g_new (float, dq);
+      down (aq, hzk_act_q (act, dq, 1), dq);
+      down (am, hzk_act_m (act, dq, 1), 4 * (dq / 8));
+      for (int64_t i = 0; i < dq; i++)
+        deq[i] = am[2 * (i / 16)] * aq[i];
+      eq = rel_err (deq, og, dq);
+      g_free (aq), g_free (am), g_free (deq);
+      hz_gpu_free (gpu, act);
+    }
+  /* CPU: V transposed per KV head, as ggml's cache */
+  const int n_kv = pos + 1;
+  float *vt = g_new (float, (gsize) hd * n_kv), *scores = g_new (float, n_kv);
+  for (int h = 0; h < nh; h++)
+    {
+      const int kvh = h / (nh / nkv);
+      for (int e = 0; e < hd; e++)
+        for (int j = 0; j < n_kv; j++)
+          vt[(gsize) e * n_kv + j] = v[(gsize) j * dk + kvh * hd + e];
+      hz_cpu_attn_head (q + (gsize) h * hd, k + kvh * hd, dk, vt, n_kv, n_kv, n_kv, hd, hd, scale,
+                        FALSE, scores, oc + (gsize) h * hd);
+    }
+  const double e = rel_err (og, oc, dq);
+  report (e <= 1e-5 && eq <= 1e-2,
+          "attention %d/%d heads, d %d, pos %d, %d splits, kv %s: %.2e (< 1e-5), int8 %.2e (< 1e-2)",
+          nh, nkv, hd, pos, n_split, f16 ? "f16" : "f32", e, eq);
+  void *bufs[] = { kd, vd, qd, od, part, posd };
+  for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
+    hz_gpu_free (gpu, bufs[i]);
+  g_free (k), g_free (v), g_free (q), g_free (kh), g_free (vh), g_free (og), g_free (oc);
+  g_free (vt), g_free (scores);
+}
+
+/* ---- swiglu --------------------------------------------------------------------------- */
+static void
+test_swiglu (int64_t n)
+{
+  void *st = hz_gpu_stream (gpu);
+  float *g = randn (n, 2.0), *u = randn (n, 1.0);
+  float *gd = up (g, 4 * n), *ud = up (u, 4 * n), *od = up (NULL, 4 * n);
+  void *act = up (NULL, hzk_act_bytes (n, 1));
+  CHECK (hzk_swiglu (gd, ud, n, od, n % 32 ? NULL : act, HZK_ACT_F32, st));
+  float *og = g_new (float, n);
+  down (og, od, 4 * n);
+  hz_cpu_swiglu (g, u, n);
+  const double e = rel_err (og, g, n);
+  report (e <= 1e-6, "swiglu n=%" G_GINT64_FORMAT ": %.2e (< 1e-6)", n, e);
+  hz_gpu_free (gpu, gd), hz_gpu_free (gpu, ud), hz_gpu_free (gpu, od), hz_gpu_free (gpu, act);
+  g_free (g), g_free (u), g_free (og);
+}
+
+/* ---- embedding ------------------------------------------------------------------------ */
+static void
+test_embed (const HzQuantTraits *qt)
+{
+  GError *error = NULL;
+  const int64_t rows = 97, k = 4096;
+  uint8_t *pool = gtu_block_pool (qt, rng);
+  uint8_t *w = gtu_matrix (qt, pool, rows, k);
+  HzGpuTensor *t = hz_gpu_tensor_upload (gpu, qt->type, rows, k, w, &error);
+  g_assert_no_error (error);
+  const gboolean fallback = hz_gpu_tensor_device_type (t) != qt->type;
+  float *od = up (NULL, 4 * k), *og = g_new (float, k), *oc = g_new (float, k);
+  double worst = 0;
+  const int rs[] = { 0, 1, 50, 96 };
+  for (size_t i = 0; i < G_N_ELEMENTS (rs); i++)
+    {
+      int *rd = up (&rs[i], sizeof (int));
+      g_assert_true (hz_gpu_embed (gpu, t, rd, od, &error));
+      down (og, od, 4 * k);
+      qt->to_float (w + (size_t) rs[i] * hz_quant_row_size (qt->type, k), oc, k);
+      if (fallback)
+        for (int64_t j = 0; j < k; j++)
+          oc[j] = hz_fp16_to_fp32 (hz_fp32_to_fp16 (oc[j]));
+      worst = MAX (worst, rel_err (og, oc, k));
+      hz_gpu_free (gpu, rd);
+    }
+  report (worst <= 1e-6, "embedding %-7s %s: %.2e (< 1e-6)", qt->name,
+          fallback ? "f16 fallback" : "native", worst);
+  hz_gpu_tensor_free (t);
+  hz_gpu_free (gpu, od);
+  g_free (og), g_free (oc), g_free (w), g_free (pool);
+}
+
+/* ---- activation quantization as the CPU's Q8_0 / Q8_1 / Q8_K ---------------------------
+ * The GPU's output y (fp32) quantized by the fused op in mode m must equal the CPU's
+ * activation quantizer (hz_quant_act_from_float of Q8_0/Q8_1, Q8_K) run on the same y:
+ * every q and every scale bit-exact. Through rms_norm (1024-thread block), swiglu
+ * (256-thread blocks), the attention merge (per head) and the standalone quantizer. */
+static gboolean
+act_matches (const void *act, const float *y, int64_t n, int mode, int *bad)
+{
+  int8_t *aq = g_new (int8_t, n);
+  float *am = g_new (float, n / 8);
+  down (aq, hzk_act_q (act, n, 1), n);
+  down (am, hzk_act_m (act, n, 1), 4 * (n / 8));
+  const uint32_t t = mode == HZK_ACT_Q8_0 ? HZ_TYPE_Q8_0 : mode == HZK_ACT_Q8_1 ? HZ_TYPE_Q8_1 : HZ_TYPE_Q8_K;
+  uint8_t *ref = g_malloc (hz_quant_row_size (t, n));
+  hz_quant_act_from_float (t) (y, ref, n);
+  *bad = 0;
+  const HzQuantTraits *qt = hz_quant_traits (t);
+  for (int64_t b = 0; b < n / qt->block_elems; b++)
+    {
+      const uint8_t *blk = ref + (size_t) b * qt->block_bytes;
+      const int be = qt->block_elems;
+      float d, s = 0;
+      const int8_t *qs;
+      if (t == HZ_TYPE_Q8_K)
+        {
+          memcpy (&d, blk, 4);
+          qs = (const int8_t *) blk + 4;
+        }
+      else
+        {
+          uint16_t h;
+          memcpy (&h, blk, 2);
+          d = hz_fp16_to_fp32 (h);
+          if (t == HZ_TYPE_Q8_1)
+            {
+              memcpy (&h, blk + 2, 2);
+              s = hz_fp16_to_fp32 (h);
+            }
+          qs = (const int8_t *) blk + (t == HZ_TYPE_Q8_1 ? 4 : 2);
+        }
+      for (int j = 0; j < be; j++)
+        *bad += aq[b * be + j] != qs[j];
+      for (int g = 0; g < be / 16; g++)
+        *bad += am[2 * (b * be / 16 + g)] != d;
+      if (t == HZ_TYPE_Q8_1)      /* ggml's s of the 32 in the first half, 0 in the second */
+        *bad += am[2 * (b * 2) + 1] != s || am[2 * (b * 2 + 1) + 1] != 0.0f;
+    }
+  g_free (aq), g_free (am), g_free (ref);
+  return *bad == 0;
+}
+
+static void
+test_act_modes (void)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int64_t n = 4096;
+  const int modes[] = { HZK_ACT_Q8_0, HZK_ACT_Q8_1, HZK_ACT_Q8_K };
+  const char *names[] = { "q8_0", "q8_1", "q8_K" };
+  float *x = randn (n, 1.0), *w = randn (n, 1.0), *u = randn (n, 1.0), *y = g_new (float, n);
+  float *xd = up (x, 4 * n), *wd = up (w, 4 * n), *ud = up (u, 4 * n), *yd = up (NULL, 4 * n);
+  void *act = up (NULL, hzk_act_bytes (n, 1));
+  for (size_t m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+      int bad = 0;
+      CHECK (hzk_rms_norm (xd, NULL, NULL, wd, n, 1, 1e-5f, yd, act, modes[m], st));
+      down (y, yd, 4 * n);
+      gboolean ok = act_matches (act, y, n, modes[m], &bad);
+      report (ok, "rms_norm int8 as the CPU's %s: %d mismatches", names[m], bad);
+      CHECK (hzk_swiglu (xd, ud, n, yd, act, modes[m], st));
+      down (y, yd, 4 * n);
+      ok = act_matches (act, y, n, modes[m], &bad);
+      report (ok, "swiglu int8 as the CPU's %s: %d mismatches", names[m], bad);
+      CHECK (hzk_quantize_act_mode (xd, n, modes[m], act, st));
+      ok = act_matches (act, x, n, modes[m], &bad);
+      report (ok, "quantize_act_mode as the CPU's %s: %d mismatches", names[m], bad);
+    }
+  hz_gpu_free (gpu, xd), hz_gpu_free (gpu, wd), hz_gpu_free (gpu, ud), hz_gpu_free (gpu, yd);
+  hz_gpu_free (gpu, act);
+  g_free (x), g_free (w), g_free (u), g_free (y);
+}
+
+/* ---- argmax and the position counter ------------------------------------------------- */
+static void
+test_argmax (void)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int64_t n = 32000;
+  float *x = randn (n, 1.0);
+  x[12345] = 100.0f;
+  x[23456] = 100.0f;             /* tie: the lower index wins */
+  x[777] = NAN;
+  float *xd = up (x, 4 * n);
+  int got = -1, pos = 5, tok = 0;
+  int *od = up (&got, sizeof got), *pd = up (&pos, sizeof pos);
+  int *hist = up (NULL, sizeof (int) * 16);
+  CHECK (hzk_argmax (xd, n, od, st));
+  CHECK (hzk_pos_add (pd, 1, od, hist, st));
+  int h[16];
+  down (&got, od, sizeof got);
+  down (&pos, pd, sizeof pos);
+  down (h, hist, sizeof h);
+  report (got == 12345, "argmax with a tie and a NaN: %d (expected 12345)", got);
+  report (pos == 6 && h[6] == 12345, "position counter: pos %d (6), history[6] %d (12345)", pos, h[6]);
+  (void) tok;
+  hz_gpu_free (gpu, xd), hz_gpu_free (gpu, od), hz_gpu_free (gpu, pd), hz_gpu_free (gpu, hist);
+  g_free (x);
+}
+
+int
+main (void)
+{
+  GError *error = NULL;
+  gpu = hz_gpu_open (0, &error);
+  if (!gpu)
+    {
+      printf ("1..0 # SKIP %s\n", error->message);
+      return 77;
+    }
+  printf ("# %s\n", hz_gpu_describe (gpu));
+  rng = g_rand_new_with_seed (4242);
+
+  test_rms_norm (4096, FALSE);
+  test_rms_norm (4096, TRUE);
+  test_rms_norm (11008, TRUE);
+  for (int f16 = 0; f16 < 2; f16++)
+    {
+      test_rope (HZ_ROPE_NORM, FALSE, FALSE, f16);
+      test_rope (HZ_ROPE_NEOX, TRUE, FALSE, f16);
+      test_rope (HZ_ROPE_NEOX, TRUE, TRUE, f16);
+    }
+  const int pos[] = { 0, 1, 31, 300, 700 }, splits[] = { 1, 5, 32 };
+  for (int f16 = 0; f16 < 2; f16++)
+    for (size_t i = 0; i < G_N_ELEMENTS (pos); i++)
+      for (size_t s = 0; s < G_N_ELEMENTS (splits); s++)
+        test_attention (32, 8, 128, pos[i], splits[s], f16);
+  test_attention (8, 4, 32, 100, 4, FALSE);     /* stories-distill's heads */
+  test_attention (8, 4, 8, 100, 4, FALSE);      /* stories260K's */
+  test_attention (16, 2, 256, 200, 8, TRUE);
+  test_swiglu (11008);
+  test_swiglu (172);
+  const char *fmts[] = { "f32", "f16", "bf16", "q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q2_K",
+                         "q4_K", "q5_K", "q6_K", "iq4_nl", "mxfp4", "q3_K" };
+  for (size_t i = 0; i < G_N_ELEMENTS (fmts); i++)
+    test_embed (hz_quant_traits_by_name (fmts[i]));
+  test_act_modes ();
+  test_argmax ();
+
+  printf ("1..%d\n", n_test);
+  g_rand_free (rng);
+  hz_gpu_close (gpu);
+  return n_fail ? 1 : 0;
+}

@@ -1,0 +1,507 @@
+/* test-model-info.c — the model manager's arithmetic without a window: GGUF header facts,
+ * the error for each kind of unusable file, the sizes and predicted speeds of each storage
+ * format (cost law R = B / (q * N_active)), the recommendation, the memory figures, the
+ * clean-up of model-written titles and the library (copy, link, quantize, measured speeds,
+ * delete). The GGUF files are written here with the engine's writer; one test compares the
+ * predicted sizes with llama.cpp's quantized files in the shared data (skipped without).
+ */
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "gguf.h"
+#include "hz-model-info.h"
+#include "hz-model-library.h"
+#include "hz-test-util.h"
+#include "hz-title.h"
+#include "quant.h"
+
+static char *tmpdir;
+
+/* A llama-shaped header: 2 layers, rows of 256 (so every block format fits), F32. */
+#define N_EMBD  256
+#define N_FF    512
+#define N_VOCAB 64
+
+static void
+add_f32 (HzGgufWriter *w, const char *name, int64_t ne0, int64_t ne1)
+{
+  int64_t ne[2] = { ne0, ne1 };
+  uint64_t bytes = (uint64_t) ne0 * ne1 * 4;
+  g_autofree float *data = g_malloc0 (bytes);
+  g_autoptr(GError) error = NULL;
+  g_assert_true (hz_gguf_writer_add_tensor (w, name, HZ_TYPE_F32, ne1 > 1 ? 2 : 1, ne, data,
+                                            bytes, TRUE, &error));
+}
+
+static char *
+write_model (const char *file, const char *arch, gboolean with_arch)
+{
+  g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
+  g_autoptr(GError) error = NULL;
+  char key[64];
+
+  if (with_arch)
+    hz_gguf_writer_set_str (w, "general.architecture", arch);
+  hz_gguf_writer_set_str (w, "general.name", "Test Model");
+  g_snprintf (key, sizeof key, "%s.context_length", arch);
+  hz_gguf_writer_set_u32 (w, key, 2048);
+  g_snprintf (key, sizeof key, "%s.block_count", arch);
+  hz_gguf_writer_set_u32 (w, key, 2);
+  g_snprintf (key, sizeof key, "%s.attention.head_count", arch);
+  hz_gguf_writer_set_u32 (w, key, 4);
+  add_f32 (w, "token_embd.weight", N_EMBD, N_VOCAB);
+  add_f32 (w, "output.weight", N_EMBD, N_VOCAB);
+  add_f32 (w, "output_norm.weight", N_EMBD, 1);
+  for (int l = 0; l < 2; l++)
+    {
+      const char *sq[] = { "attn_q", "attn_k", "attn_v", "attn_output" };
+      for (guint i = 0; i < G_N_ELEMENTS (sq); i++)
+        {
+          g_snprintf (key, sizeof key, "blk.%d.%s.weight", l, sq[i]);
+          add_f32 (w, key, N_EMBD, N_EMBD);
+        }
+      g_snprintf (key, sizeof key, "blk.%d.ffn_gate.weight", l);
+      add_f32 (w, key, N_EMBD, N_FF);
+      g_snprintf (key, sizeof key, "blk.%d.ffn_up.weight", l);
+      add_f32 (w, key, N_EMBD, N_FF);
+      g_snprintf (key, sizeof key, "blk.%d.ffn_down.weight", l);
+      add_f32 (w, key, N_FF, N_EMBD);
+      g_snprintf (key, sizeof key, "blk.%d.attn_norm.weight", l);
+      add_f32 (w, key, N_EMBD, 1);
+      g_snprintf (key, sizeof key, "blk.%d.ffn_norm.weight", l);
+      add_f32 (w, key, N_EMBD, 1);
+    }
+  char *path = g_build_filename (tmpdir, file, NULL);
+  g_assert_true (hz_gguf_writer_write_file (w, path, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+/* Elements of the model above: matrices, and the 1-D norms. */
+static const guint64 n_matrix = 2ull * N_EMBD * N_VOCAB +
+                                2ull * (4ull * N_EMBD * N_EMBD + 3ull * N_EMBD * N_FF);
+static const guint64 n_norm = N_EMBD + 2ull * 2 * N_EMBD;
+
+static void
+test_header (void)
+{
+  g_autofree char *path = write_model ("llama.gguf", "llama", TRUE);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HzModelInfo) info = hz_model_info_read (path, &error);
+
+  g_assert_no_error (error);
+  g_assert_cmpstr (info->name, ==, "Test Model");
+  g_assert_cmpstr (info->arch, ==, "llama");
+  g_assert_true (info->arch_supported);
+  g_assert_null (hz_model_info_unsupported_reason (info));
+  g_assert_cmpstr (info->quant, ==, "F32");
+  g_assert_cmpuint (info->n_ctx_train, ==, 2048);
+  g_assert_cmpuint (info->n_layer, ==, 2);
+  g_assert_cmpuint (info->n_params, ==, n_matrix + n_norm);
+  g_assert_cmpuint (info->weight_bytes, ==, 4 * (n_matrix + n_norm));
+  /* per token: everything but the embedding table (one row of it) */
+  g_assert_cmpuint (info->n_params_active, ==, n_matrix + n_norm - N_EMBD * N_VOCAB);
+  g_assert_cmpuint (info->active_bytes, ==, 4 * info->n_params_active);
+  g_assert_cmpuint (info->file_size, >, info->weight_bytes);
+}
+
+static const HzQuantOption *
+option (GArray *opts, const char *name)
+{
+  for (guint i = 0; i < opts->len; i++)
+    if (g_str_equal (g_array_index (opts, HzQuantOption, i).name, name))
+      return &g_array_index (opts, HzQuantOption, i);
+  return NULL;
+}
+
+static void
+test_quant_options (void)
+{
+  g_autofree char *path = write_model ("llama.gguf", "llama", TRUE);
+  g_autoptr(HzModelInfo) info = hz_model_info_read (path, NULL);
+  const double bw = 1e9;
+
+  /* plenty of memory, low target: the file as it is (largest) is recommended */
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, bw, 1ull << 40, 1.0);
+  const HzQuantOption *cur = &g_array_index (opts, HzQuantOption, 0);
+  g_assert_true (cur->is_current);
+  g_assert_true (cur->recommended);
+  g_assert_cmpfloat_with_epsilon (cur->tokens_per_s, bw / info->active_bytes, 1e-6);
+
+  /* Q8_0: every matrix in 34-byte blocks of 32, the norms stay F32 */
+  const HzQuantOption *q8 = option (opts, "Q8_0");
+  g_assert_nonnull (q8);
+  g_assert_false (q8->recommended);
+  g_assert_cmpuint (q8->weight_bytes, ==, n_matrix / 32 * 34 + 4 * n_norm);
+  g_assert_cmpuint (q8->active_bytes, ==, (n_matrix - N_EMBD * N_VOCAB) / 32 * 34 + 4 * n_norm);
+  g_assert_cmpfloat_with_epsilon (q8->tokens_per_s, bw / q8->active_bytes, 1e-6);
+  /* Q4_0 is smaller and faster than Q8_0; every option is smaller than the F32 file */
+  const HzQuantOption *q4 = option (opts, "Q4_0");
+  g_assert_nonnull (q4);
+  g_assert_cmpuint (q4->weight_bytes, <, q8->weight_bytes);
+  g_assert_cmpfloat (q4->tokens_per_s, >, q8->tokens_per_s);
+  for (guint i = 1; i < opts->len; i++)
+    g_assert_cmpuint (g_array_index (opts, HzQuantOption, i).weight_bytes, <, cur->weight_bytes);
+
+  /* a target only Q8_0 or smaller reaches: the largest of those (Q8_0) */
+  g_autoptr(GArray) fast = hz_model_info_quant_options (info, bw, 1ull << 40,
+                                                        bw / q8->active_bytes * 0.999);
+  g_assert_true (option (fast, "Q8_0")->recommended);
+  g_assert_false (g_array_index (fast, HzQuantOption, 0).recommended);
+
+  /* an unreachable target: the fastest that fits */
+  g_autoptr(GArray) none_fast = hz_model_info_quant_options (info, bw, 1ull << 40, 1e12);
+  const HzQuantOption *fastest = NULL;
+  for (guint i = 0; i < none_fast->len; i++)
+    {
+      const HzQuantOption *o = &g_array_index (none_fast, HzQuantOption, i);
+      if (fastest == NULL || o->active_bytes < fastest->active_bytes)
+        fastest = o;
+    }
+  g_assert_true (fastest->recommended);
+
+  /* memory for Q8_0 but not for the file: Q8_0 fits, the file does not */
+  guint64 mem = hz_memory_needed (q8->weight_bytes);
+  g_autoptr(GArray) tight = hz_model_info_quant_options (info, bw, mem, 1.0);
+  g_assert_false (g_array_index (tight, HzQuantOption, 0).fits);
+  g_assert_true (option (tight, "Q8_0")->fits);
+  g_assert_true (option (tight, "Q8_0")->recommended);
+
+  /* no memory at all: nothing fits, nothing recommended */
+  g_autoptr(GArray) none = hz_model_info_quant_options (info, bw, 1, 1.0);
+  for (guint i = 0; i < none->len; i++)
+    {
+      g_assert_false (g_array_index (none, HzQuantOption, i).fits);
+      g_assert_false (g_array_index (none, HzQuantOption, i).recommended);
+    }
+
+  /* no bandwidth measured: no prediction, the largest that fits is recommended */
+  g_autoptr(GArray) unmeasured = hz_model_info_quant_options (info, 0, 1ull << 40, 10);
+  g_assert_cmpfloat (g_array_index (unmeasured, HzQuantOption, 0).tokens_per_s, ==, 0);
+  g_assert_true (g_array_index (unmeasured, HzQuantOption, 0).recommended);
+}
+
+/* The predicted sizes are exact: for every option, the bytes of the file llama-quantize
+ * made from the same F32 model (shared data: stories-distill). */
+static void
+test_sizes_match_llama_cpp (void)
+{
+  g_autofree char *dir = hz_test_shared_path ("models/stories-distill");
+  if (dir == NULL)
+    return;
+  g_autofree char *f32 = g_build_filename (dir, "stories-distill-F32.gguf", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HzModelInfo) info = hz_model_info_read (f32, &error);
+  g_assert_no_error (error);
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, 1e9, 0, 1);
+  guint checked = 0;
+
+  for (guint i = 1; i < opts->len; i++)
+    {
+      const HzQuantOption *o = &g_array_index (opts, HzQuantOption, i);
+      g_autofree char *name = g_strdup_printf ("stories-distill-%s.gguf", o->name);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      if (!g_file_test (path, G_FILE_TEST_IS_REGULAR))
+        continue;
+      g_autoptr(HzModelInfo) real = hz_model_info_read (path, &error);
+      g_assert_no_error (error);
+      g_test_message ("%-7s predicted %" G_GUINT64_FORMAT " bytes, llama.cpp's file %"
+                      G_GUINT64_FORMAT, o->name, o->weight_bytes, real->weight_bytes);
+      g_assert_cmpuint (o->weight_bytes, ==, real->weight_bytes);
+      g_assert_cmpuint (o->active_bytes, ==, real->active_bytes);
+      checked++;
+    }
+  g_assert_cmpuint (checked, ==, opts->len - 1);
+}
+
+static void
+test_bad_files (void)
+{
+  g_autoptr(GError) error = NULL;
+
+  /* text */
+  g_autofree char *text = g_build_filename (tmpdir, "notes.gguf", NULL);
+  g_assert_true (g_file_set_contents (text, "These are my notes, not a model.\n", -1, NULL));
+  g_assert_null (hz_model_info_read (text, &error));
+  g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_NOT_GGUF);
+  g_assert_nonnull (strstr (error->message, "notes.gguf"));
+  g_clear_error (&error);
+
+  /* shorter than the magic */
+  g_autofree char *tiny = g_build_filename (tmpdir, "tiny.gguf", NULL);
+  g_assert_true (g_file_set_contents (tiny, "GG", 2, NULL));
+  g_assert_null (hz_model_info_read (tiny, &error));
+  g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_NOT_GGUF);
+  g_clear_error (&error);
+
+  /* a GGUF cut short */
+  g_autofree char *good = write_model ("whole.gguf", "llama", TRUE);
+  g_autofree char *data = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (good, &data, &len, NULL));
+  g_autofree char *cut = g_build_filename (tmpdir, "cut.gguf", NULL);
+  g_assert_true (g_file_set_contents (cut, data, 200, NULL));
+  g_assert_null (hz_model_info_read (cut, &error));
+  g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_DAMAGED);
+  g_clear_error (&error);
+
+  /* no architecture: not a model */
+  g_autofree char *noarch = write_model ("noarch.gguf", "llama", FALSE);
+  g_assert_null (hz_model_info_read (noarch, &error));
+  g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_NOT_A_MODEL);
+  g_clear_error (&error);
+
+  /* an architecture the engine lacks: readable, flagged, with a reason naming it */
+  g_autofree char *mamba = write_model ("mamba.gguf", "mamba", TRUE);
+  g_autoptr(HzModelInfo) info = hz_model_info_read (mamba, &error);
+  g_assert_no_error (error);
+  g_assert_false (info->arch_supported);
+  g_autofree char *reason = hz_model_info_unsupported_reason (info);
+  g_assert_nonnull (strstr (reason, "mamba"));
+}
+
+static void
+test_memory (void)
+{
+  g_assert_cmpuint (hz_memory_total (), >, 0);
+  g_assert_cmpuint (hz_memory_available (), >, 0);
+  g_assert_cmpuint (hz_memory_available (), <=, hz_memory_total ());
+}
+
+/* ------------------------------------------------------------ the library */
+
+typedef struct {
+  gboolean      done;
+  HzModelEntry *entry;
+  GError       *error;
+} Job;
+
+static void
+import_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Job *j = data;
+  j->entry = hz_model_library_import_finish (HZ_MODEL_LIBRARY (source), res, &j->error);
+  j->done = TRUE;
+}
+
+static void
+quantize_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Job *j = data;
+  j->entry = hz_model_library_quantize_finish (HZ_MODEL_LIBRARY (source), res, &j->error);
+  j->done = TRUE;
+}
+
+static void
+wait_flag (gboolean *flag)
+{
+  gint64 deadline = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  while (!*flag)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+}
+
+static HzModelLibrary *
+open_library (const char *dir)
+{
+  HzModelLibrary *lib = hz_model_library_new (dir);
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (!hz_model_library_is_loaded (lib))
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+  return lib;
+}
+
+static HzModelEntry *
+import_file (HzModelLibrary *lib, const char *path, gboolean link, GError **error)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  Job j = { 0 };
+  hz_model_library_import_async (lib, file, link, NULL, import_cb, &j);
+  wait_flag (&j.done);
+  if (j.error)
+    g_propagate_error (error, j.error);
+  return j.entry;
+}
+
+static void
+test_library (void)
+{
+  g_autofree char *src = write_model ("source.gguf", "llama", TRUE);
+  g_autofree char *dir = g_build_filename (tmpdir, "library", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HzModelLibrary) lib = open_library (dir);
+  GListModel *models = hz_model_library_get_models (lib);
+  g_assert_cmpuint (g_list_model_get_n_items (models), ==, 0);
+
+  /* a copy, then a link: two entries under free names */
+  g_autoptr(HzModelEntry) copy = import_file (lib, src, FALSE, &error);
+  g_assert_no_error (error);
+  g_autoptr(HzModelEntry) link = import_file (lib, src, TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (g_list_model_get_n_items (models), ==, 2);
+  g_autofree char *copy_dir = g_path_get_dirname (hz_model_entry_get_path (copy));
+  g_assert_cmpstr (copy_dir, ==, dir);
+  g_assert_true (g_str_has_suffix (hz_model_entry_get_path (copy), "/source.gguf"));
+  g_assert_false (g_file_test (hz_model_entry_get_path (copy), G_FILE_TEST_IS_SYMLINK));
+  g_assert_true (g_str_has_suffix (hz_model_entry_get_path (link), "/source-2.gguf"));
+  g_assert_true (g_file_test (hz_model_entry_get_path (link), G_FILE_TEST_IS_SYMLINK));
+  g_assert_cmpstr (hz_model_entry_get_name (copy), ==, "Test Model");
+  g_assert_true (hz_model_library_find (lib, hz_model_entry_get_path (link)) == link);
+
+  /* not a model: refused, nothing added */
+  g_autofree char *text = g_build_filename (tmpdir, "readme.gguf", NULL);
+  g_assert_true (g_file_set_contents (text, "hello", -1, NULL));
+  g_assert_null (import_file (lib, text, FALSE, &error));
+  g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_NOT_GGUF);
+  g_clear_error (&error);
+  /* an architecture the engine cannot run: refused */
+  g_autofree char *mamba = write_model ("mamba2.gguf", "mamba", TRUE);
+  g_assert_null (import_file (lib, mamba, FALSE, &error));
+  g_assert_error (error, HZ_MODEL_LIBRARY_ERROR, HZ_MODEL_LIBRARY_ERROR_UNSUPPORTED);
+  g_clear_error (&error);
+  g_assert_cmpuint (g_list_model_get_n_items (models), ==, 2);
+
+  /* quantize: the file's bytes are what the prediction said */
+  g_autoptr(HzModelInfo) info = hz_model_info_read (src, NULL);
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, 1e9, 0, 1);
+  const HzQuantOption *q4 = option (opts, "Q4_K_M");
+  g_assert_nonnull (q4);
+  Job j = { 0 };
+  hz_model_library_quantize_async (lib, copy, "Q4_K_M", NULL, quantize_cb, &j);
+  wait_flag (&j.done);
+  g_assert_no_error (j.error);
+  g_autoptr(HzModelEntry) small = j.entry;
+  g_assert_true (g_str_has_suffix (hz_model_entry_get_path (small), "/source-Q4_K_M.gguf"));
+  g_assert_cmpstr (hz_model_entry_get_info (small)->file_type, ==, "Q4_K_M");
+  g_assert_cmpuint (hz_model_entry_get_info (small)->weight_bytes, ==, q4->weight_bytes);
+  g_assert_cmpuint (hz_model_entry_get_info (small)->active_bytes, ==, q4->active_bytes);
+  g_assert_cmpuint (g_list_model_get_n_items (models), ==, 3);
+
+  /* measured speeds: a running mean, short replies ignored, kept across restarts */
+  const char *path = hz_model_entry_get_path (copy);
+  hz_model_library_record_speed (lib, path, 10.0, 20);
+  g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (copy), ==, 10.0);
+  hz_model_library_record_speed (lib, path, 18.0, 20);
+  g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (copy), ==, 11.0);
+  hz_model_library_record_speed (lib, path, 1000.0, 3);
+  g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (copy), ==, 11.0);
+  g_autofree char *ini = g_build_filename (dir, "measurements.ini", NULL);
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_autoptr(GKeyFile) kf = g_key_file_new ();
+      if (g_key_file_load_from_file (kf, ini, 0, NULL) &&
+          g_key_file_get_double (kf, "source.gguf", "tokens-per-s", NULL) == 11.0)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+  {
+    g_autoptr(HzModelLibrary) again = open_library (dir);
+    g_assert_cmpuint (g_list_model_get_n_items (hz_model_library_get_models (again)), ==, 3);
+    HzModelEntry *e = hz_model_library_find (again, path);
+    g_assert_nonnull (e);
+    g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (e), ==, 11.0);
+  }
+
+  /* delete: a link leaves its target, a copy goes */
+  g_assert_true (hz_model_library_delete (lib, link, &error));
+  g_assert_false (g_file_test (hz_model_entry_get_path (link), G_FILE_TEST_EXISTS |
+                                                               G_FILE_TEST_IS_SYMLINK));
+  g_assert_true (g_file_test (src, G_FILE_TEST_IS_REGULAR));
+  g_assert_true (hz_model_library_delete (lib, copy, &error));
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_assert_false (hz_model_library_delete (lib, copy, &error));
+  g_assert_error (error, HZ_MODEL_LIBRARY_ERROR, HZ_MODEL_LIBRARY_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_true (hz_model_library_delete (lib, small, &error));
+  g_assert_cmpuint (g_list_model_get_n_items (models), ==, 0);
+
+  /* a quantization cancelled at once returns at once (the engine's call runs on; what it
+   * makes is deleted, see hz_model_library_quantize_async) */
+  g_autoptr(HzModelEntry) again_entry = import_file (lib, src, FALSE, &error);
+  g_assert_no_error (error);
+  g_autoptr(GCancellable) cancel = g_cancellable_new ();
+  Job jc = { 0 };
+  hz_model_library_quantize_async (lib, again_entry, "Q8_0", cancel, quantize_cb, &jc);
+  g_cancellable_cancel (cancel);
+  wait_flag (&jc.done);
+  g_assert_error (jc.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_null (jc.entry);
+  g_clear_error (&jc.error);
+}
+
+static void
+check_title (const char *raw, const char *want)
+{
+  g_autofree char *got = hz_title_sanitize (raw);
+  g_assert_cmpstr (got, ==, want);
+}
+
+static void
+test_titles (void)
+{
+  check_title ("Planning a Trip to Kyoto", "Planning a Trip to Kyoto");
+  check_title ("\n\n  Title: \"Sourdough Starter Tips\".\nMore text", "Sourdough Starter Tips");
+  check_title ("**Title:** Rust   lifetimes\texplained", "Rust lifetimes explained");
+  check_title ("# Weekly Budget", "Weekly Budget");
+  check_title ("„Steuererklärung für Anfänger“", "Steuererklärung für Anfänger");
+  check_title ("C++ templates", "C++ templates");
+  /* junk: empty, no letters, refusals, echoes of the instruction, control characters */
+  check_title ("", NULL);
+  check_title ("   \n \n", NULL);
+  check_title ("1234 !!", NULL);
+  check_title ("I'm sorry, I cannot help with that", NULL);
+  check_title ("Reply with the title only", NULL);
+  check_title ("User: hello", NULL);
+  check_title ("bad\x01title", NULL);
+  check_title ("\xff\xfe", NULL);
+  check_title (NULL, NULL);
+
+  /* long: cut at a word, with an ellipsis, at most HZ_TITLE_MAX_CHARS characters */
+  g_autofree char *t = hz_title_sanitize ("A very long title that goes on and on about many "
+                                          "different things without ever stopping at all");
+  g_assert_nonnull (t);
+  g_assert_cmpint (g_utf8_strlen (t, -1), <=, HZ_TITLE_MAX_CHARS);
+  g_assert_true (g_str_has_suffix (t, "…"));
+  g_assert_false (g_str_has_suffix (t, " …"));
+
+  g_autofree char *prompt = hz_title_prompt ("How do I bake bread?", "Mix flour and water.");
+  g_assert_nonnull (strstr (prompt, "How do I bake bread?"));
+  g_assert_nonnull (strstr (prompt, "Mix flour and water."));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  tmpdir = g_dir_make_tmp ("hz-model-info-XXXXXX", NULL);
+  g_test_add_func ("/model-info/header", test_header);
+  g_test_add_func ("/model-info/quant-options", test_quant_options);
+  g_test_add_func ("/model-info/sizes-match-llama-cpp", test_sizes_match_llama_cpp);
+  g_test_add_func ("/model-info/bad-files", test_bad_files);
+  g_test_add_func ("/model-info/memory", test_memory);
+  g_test_add_func ("/model-info/titles", test_titles);
+  g_test_add_func ("/model-info/library", test_library);
+  int rc = g_test_run ();
+  const char *sub[] = { "library", "" };
+  for (guint k = 0; k < G_N_ELEMENTS (sub); k++)
+    {
+      g_autofree char *d_path = g_build_filename (tmpdir, sub[k], NULL);
+      g_autoptr(GDir) d = g_dir_open (d_path, 0, NULL);
+      const char *name;
+      while (d && (name = g_dir_read_name (d)))
+        {
+          g_autofree char *p = g_build_filename (d_path, name, NULL);
+          g_unlink (p);
+        }
+      g_rmdir (d_path);
+    }
+  return rc;
+}

@@ -1,0 +1,536 @@
+/* test-ui-models.c — the model manager and the model switcher in the real app under Xvfb.
+ *
+ * Needs no shared data: two small random-weight models are written here with the engine's
+ * synthesizer (hz_synth_write) over a byte-level SentencePiece vocabulary written with the
+ * GGUF writer; model A has a ChatML template (so the app asks it for a title), B none.
+ * HZ_MEMORY_AVAILABLE is set so that the F32 files do not fit while their Q8_0 forms do,
+ * and the memory read speed is preset (no benchmark in the test).
+ *
+ * Script: open the manager (empty), import a text file (error), a GGUF of an unsupported
+ * architecture (error), model A (too large: quantize to Q8_0 from the offer), model B
+ * (too large: keep); check A's facts and predicted speeds on screen; set A as the default
+ * (it loads); switch to B and back through the chat's model menu (no reload: the registry
+ * kept A); chat with A (its measured speed appears next to the prediction, and the title
+ * request is answered); import B again with "quantize on import" (only its Q8_0 form is
+ * kept); delete A's Q8_0 copy. Screenshots of each step.
+ */
+#include <glib/gstdio.h>
+
+#include "gguf.h"
+#include "hz-model-manager.h"
+#include "hz-model-info.h"
+#include "hz-conversation-item.h"
+#include "synth.h"
+#include "ui-test-util.h"
+
+#define BANDWIDTH 20e9  /* preset memory read speed, bytes/s */
+
+typedef struct {
+  char *text;     /* not a model */
+  char *mamba;    /* unsupported architecture */
+  char *a, *b;    /* llama models (A with a chat template) */
+} Files;
+
+static Files files;
+
+/* ------------------------------------------------------------------ test data */
+
+static void
+write_vocab (const char *path, gboolean chat_template)
+{
+  g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
+  g_autoptr(GPtrArray) toks = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GArray) scores = g_array_new (FALSE, FALSE, sizeof (float));
+  g_autoptr(GArray) types = g_array_new (FALSE, FALSE, sizeof (gint32));
+  g_autoptr(GError) error = NULL;
+  const char *specials[] = { "<unk>", "<s>", "</s>" };
+  const gint32 special_types[] = { 2, 3, 3 };
+
+  for (int i = 0; i < 3; i++)
+    {
+      float sc = 0;
+      g_ptr_array_add (toks, g_strdup (specials[i]));
+      g_array_append_val (scores, sc);
+      g_array_append_val (types, special_types[i]);
+    }
+  for (int b = 0; b < 256; b++)  /* byte fallback: every text can be tokenized */
+    {
+      float sc = 0;
+      gint32 ty = 6;
+      g_ptr_array_add (toks, g_strdup_printf ("<0x%02X>", b));
+      g_array_append_val (scores, sc);
+      g_array_append_val (types, ty);
+    }
+  for (int c = 0; c < 26; c++)   /* "▁a".."▁z": words */
+    {
+      float sc = -(float) c;
+      gint32 ty = 1;
+      g_ptr_array_add (toks, g_strdup_printf ("\xe2\x96\x81%c", 'a' + c));
+      g_array_append_val (scores, sc);
+      g_array_append_val (types, ty);
+    }
+  hz_gguf_writer_set_str (w, "general.architecture", "llama");
+  hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "llama");
+  hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", (const char *const *) toks->pdata,
+                              toks->len);
+  hz_gguf_writer_set_arr (w, "tokenizer.ggml.scores", HZ_GGUF_TYPE_FLOAT32, scores->data,
+                          toks->len);
+  hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types->data,
+                          toks->len);
+  hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 1);
+  hz_gguf_writer_set_u32 (w, "tokenizer.ggml.eos_token_id", 2);
+  hz_gguf_writer_set_u32 (w, "tokenizer.ggml.unknown_token_id", 0);
+  if (chat_template)
+    hz_gguf_writer_set_str (w, "tokenizer.chat_template",
+                            "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
+                            "{{ m['content'] }}<|im_end|>\n{% endfor %}");
+  g_assert_true (hz_gguf_writer_write_file (w, path, &error));
+}
+
+static char *
+write_model (const char *name, gboolean chat_template, guint64 seed)
+{
+  g_autofree char *vocab = g_build_filename (hz_ui_tmpdir, "vocab.gguf", NULL);
+  g_autoptr(GError) error = NULL;
+  HzSynthParams p = { 0 };
+  char *path = g_build_filename (hz_ui_tmpdir, name, NULL);
+
+  write_vocab (vocab, chat_template);
+  g_assert_true (hz_synth_shape_parse ("custom:dim=64,layers=1,heads=4,kv=2,ffn=128,ctx=2048",
+                                       &p.shape, &error));
+  p.matrix_type = -1;
+  p.ftype = HZ_FTYPE_ALL_F32;
+  p.seed = seed;
+  p.vocab_gguf = vocab;
+  p.n_threads = 1;
+  g_assert_true (hz_synth_write (&p, path, &error));
+  g_assert_no_error (error);
+  return path;
+}
+
+static char *
+write_mamba (void)
+{
+  g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
+  g_autoptr(GError) error = NULL;
+  float data[64] = { 0 };
+  int64_t ne[2] = { 32, 2 };
+  char *path = g_build_filename (hz_ui_tmpdir, "mamba-tiny.gguf", NULL);
+
+  hz_gguf_writer_set_str (w, "general.architecture", "mamba");
+  g_assert_true (hz_gguf_writer_add_tensor (w, "token_embd.weight", 0, 2, ne, data,
+                                            sizeof data, TRUE, &error));
+  g_assert_true (hz_gguf_writer_write_file (w, path, &error));
+  return path;
+}
+
+/* ------------------------------------------------------------------ helpers */
+
+static void
+collect_text (GtkWidget *w, GString *out)
+{
+  if (ADW_IS_PREFERENCES_ROW (w))
+    g_string_append_printf (out, "%s\n", adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)));
+  if (ADW_IS_ACTION_ROW (w) && adw_action_row_get_subtitle (ADW_ACTION_ROW (w)))
+    g_string_append_printf (out, "%s\n", adw_action_row_get_subtitle (ADW_ACTION_ROW (w)));
+  if (ADW_IS_EXPANDER_ROW (w) && adw_expander_row_get_subtitle (ADW_EXPANDER_ROW (w)))
+    g_string_append_printf (out, "%s\n", adw_expander_row_get_subtitle (ADW_EXPANDER_ROW (w)));
+  if (GTK_IS_LABEL (w))
+    g_string_append_printf (out, "%s\n", gtk_label_get_label (GTK_LABEL (w)));
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    collect_text (c, out);
+}
+
+/* All the text the manager shows (rows, labels), one item a line. */
+static char *
+manager_text (GtkWidget *manager)
+{
+  GString *s = g_string_new (NULL);
+  collect_text (manager, s);
+  return g_string_free (s, FALSE);
+}
+
+static void
+assert_shows (GtkWidget *manager, const char *part)
+{
+  g_autofree char *text = manager_text (manager);
+  if (strstr (text, part) == NULL)
+    g_error ("the model manager does not show “%s”; it shows:\n%s", part, text);
+}
+
+/* The first GtkMenuButton under `w` with tooltip `tooltip`, or NULL. */
+static GtkWidget *
+find_menu_button (GtkWidget *w, const char *tooltip)
+{
+  if (GTK_IS_MENU_BUTTON (w) && g_strcmp0 (gtk_widget_get_tooltip_text (w), tooltip) == 0)
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_menu_button (c, tooltip);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+static gboolean
+manager_idle (gpointer manager)
+{
+  return !hz_model_manager_is_busy (manager);
+}
+
+typedef struct {
+  GtkWindow *parent;
+  GtkWidget *dialog;
+} DialogWait;
+
+static gboolean
+dialog_shown (gpointer data)
+{
+  DialogWait *w = data;
+  w->dialog = hz_ui_find_message_dialog (w->parent);
+  return w->dialog != NULL;
+}
+
+/* Wait for a dialog on `parent` with `heading` and `body_part`, screenshot it, answer it
+ * with `response`. */
+static void
+answer_dialog (GtkWidget *parent, const char *heading, const char *body_part,
+               const char *response, const char *shot)
+{
+  DialogWait w = { GTK_WINDOW (parent), NULL };
+
+  g_assert_true (hz_ui_wait_for (dialog_shown, &w, 60));
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  AdwMessageDialog *d = ADW_MESSAGE_DIALOG (w.dialog);
+  g_test_message ("dialog: %s — %s", adw_message_dialog_get_heading (d),
+                  adw_message_dialog_get_body (d));
+  g_assert_cmpstr (adw_message_dialog_get_heading (d), ==, heading);
+  g_assert_nonnull (strstr (adw_message_dialog_get_body (d), body_part));
+  hz_ui_spin (0.3);
+  if (shot != NULL)
+    {
+      g_autofree char *path = hz_ui_screenshot (w.dialog, shot);
+    }
+  adw_message_dialog_response (d, response);  /* as the button does, then it closes */
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  gtk_window_destroy (GTK_WINDOW (w.dialog));
+  hz_ui_spin (0.2);
+}
+
+static void
+import (GtkWidget *manager, const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  GSList list = { file, NULL };
+  hz_model_manager_import_files (HZ_MODEL_MANAGER (manager), &list);
+}
+
+typedef struct {
+  HzModelLibrary *lib;
+  guint           n;
+} CountWait;
+
+static gboolean
+library_has (gpointer data)
+{
+  CountWait *c = data;
+  return hz_model_library_is_loaded (c->lib) &&
+         g_list_model_get_n_items (hz_model_library_get_models (c->lib)) == c->n;
+}
+
+static void
+wait_models (HzModelLibrary *lib, guint n)
+{
+  CountWait c = { lib, n };
+  g_assert_true (hz_ui_wait_for (library_has, &c, 120));
+}
+
+/* The library's entry whose file name is `base`. */
+static HzModelEntry *
+entry_named (HzModelLibrary *lib, const char *base)
+{
+  g_autofree char *path = g_build_filename (hz_model_library_get_dir (lib), base, NULL);
+  HzModelEntry *e = hz_model_library_find (lib, path);
+  g_assert_nonnull (e);
+  return e;
+}
+
+typedef struct {
+  HzWindow   *window;
+  const char *path;
+} ModelWait;
+
+static gboolean
+model_in_use (gpointer data)
+{
+  ModelWait *m = data;
+  HzEngineWorker *worker = hz_application_get_worker (
+    HZ_APPLICATION (gtk_window_get_application (GTK_WINDOW (m->window))));
+  return hz_window_is_model_ready (m->window) &&
+         g_strcmp0 (hz_engine_worker_get_model_path (worker), m->path) == 0;
+}
+
+static void
+switch_model (HzWindow *window, const char *path)
+{
+  ModelWait m = { window, path };
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "chat.model", "s", path));
+  g_assert_true (hz_ui_wait_for (model_in_use, &m, 60));
+}
+
+static gboolean
+reply_done (gpointer window)
+{
+  return !hz_window_is_generating (window);
+}
+
+typedef struct {
+  gboolean answered;
+  char    *raw;
+} TitleWait;
+
+static void
+on_title (HzEngineWorker *worker, guint request, const char *text, TitleWait *t)
+{
+  t->answered = TRUE;
+  t->raw = g_strdup (text);
+}
+
+static gboolean
+title_answered (gpointer data)
+{
+  return ((TitleWait *) data)->answered;
+}
+
+/* ------------------------------------------------------------------ the script */
+
+static void
+script_models (HzApplication *app, HzWindow *window, gpointer data)
+{
+  HzModelLibrary *lib = hz_application_get_model_library (app);
+  HzEngineWorker *worker = hz_application_get_worker (app);
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+
+  wait_models (lib, 0);
+  GtkWidget *manager = GTK_WIDGET (hz_application_show_model_manager (app));
+  g_assert_true (HZ_IS_MODEL_MANAGER (manager));
+  gtk_window_set_default_size (GTK_WINDOW (manager), 640, 1500);  /* the rows in the shots */
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 30));
+  hz_ui_spin (0.3);
+  assert_shows (manager, "No Models");
+  assert_shows (manager, "20.0\xc2\xa0GB per second");  /* preset; g_format_size: SI, no-break space */
+  g_autofree char *s1 = hz_ui_screenshot (manager, "models-empty");
+
+  /* not a GGUF; an architecture the engine lacks: clear errors, nothing imported */
+  import (manager, files.text);
+  answer_dialog (manager, "Cannot Import Model", "is not a GGUF model file", "close",
+                 "models-not-gguf");
+  import (manager, files.mamba);
+  answer_dialog (manager, "Cannot Import Model", "mamba", "close", "models-unsupported");
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 30));
+  wait_models (lib, 0);
+
+  /* A: too large for the (pretended) memory: take the offered Q8_0 */
+  import (manager, files.a);
+  answer_dialog (manager, "Model Too Large for Memory", "Q8_0", "quantize",
+                 "models-too-large");
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 120));
+  wait_models (lib, 2);
+  HzModelEntry *a = entry_named (lib, "model-a.gguf");
+  HzModelEntry *a8 = entry_named (lib, "model-a-Q8_0.gguf");
+  g_assert_true (g_file_test (hz_model_entry_get_path (a), G_FILE_TEST_IS_REGULAR));
+  g_assert_cmpstr (hz_model_entry_get_info (a8)->file_type, ==, "Q8_0");
+  g_assert_cmpuint (hz_model_entry_get_info (a8)->weight_bytes, <,
+                    hz_model_entry_get_info (a)->weight_bytes);
+
+  /* B: too large as well: keep it as it is */
+  import (manager, files.b);
+  answer_dialog (manager, "Model Too Large for Memory", "Q8_0", "keep", NULL);
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 60));
+  wait_models (lib, 3);
+  HzModelEntry *b = entry_named (lib, "model-b.gguf");
+
+  /* what the rows show: facts, memory, speed per format, the recommendation */
+  hz_ui_spin (0.5);
+  assert_shows (manager, "llama · F32");
+  assert_shows (manager, "2048 tokens");         /* context length */
+  assert_shows (manager, "Too large: needs about");
+  assert_shows (manager, "Predicted ");
+  assert_shows (manager, "tokens/s");
+  assert_shows (manager, "Q4_0");
+  assert_shows (manager, "Recommended");
+  g_autofree char *s2 = hz_ui_screenshot (manager, "models-imported");
+
+  /* default: remembered and loaded */
+  g_assert_true (gtk_widget_activate_action (manager, "models.set-default", "s",
+                                             hz_model_entry_get_path (a)));
+  g_autofree char *def = g_settings_get_string (settings, "model-path");
+  g_assert_cmpstr (def, ==, hz_model_entry_get_path (a));
+  ModelWait ma = { window, hz_model_entry_get_path (a) };
+  g_assert_true (hz_ui_wait_for (model_in_use, &ma, 60));
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (worker), ==, 1);
+  hz_ui_spin (0.3);
+  assert_shows (manager, "Default");
+
+  /* guard slot */
+  g_assert_true (gtk_widget_activate_action (manager, "models.set-guard", "s",
+                                             hz_model_entry_get_path (a8)));
+  g_autofree char *guard = g_settings_get_string (settings, "guard-model-path");
+  g_assert_cmpstr (guard, ==, hz_model_entry_get_path (a8));
+
+  /* switch to B and back through the chat's model menu: A is still loaded */
+  gtk_window_present (GTK_WINDOW (window));
+  switch_model (window, hz_model_entry_get_path (b));
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (worker), ==, 2);
+  hz_ui_spin (0.3);
+  g_autofree char *s3 = hz_ui_screenshot (GTK_WIDGET (window), "models-switched");
+  switch_model (window, hz_model_entry_get_path (a));
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (worker), ==, 2);
+
+  /* the menu lists the three models (same name: with their file names) and the manager */
+  GtkWidget *button = find_menu_button (GTK_WIDGET (window), "Switch Model");
+  g_assert_nonnull (button);
+  g_assert_true (gtk_widget_get_visible (button));
+  GMenuModel *menu = gtk_menu_button_get_menu_model (GTK_MENU_BUTTON (button));
+  g_autoptr(GMenuModel) models_section =
+    g_menu_model_get_item_link (menu, 0, G_MENU_LINK_SECTION);
+  g_assert_cmpint (g_menu_model_get_n_items (models_section), ==, 3);
+  g_autofree char *label = NULL;
+  g_assert_true (g_menu_model_get_item_attribute (models_section, 0, G_MENU_ATTRIBUTE_LABEL,
+                                                  "s", &label));
+  g_assert_nonnull (strstr (label, ".gguf)"));
+  g_assert_nonnull (strstr (label, "Q8__0"));  /* underscores escaped (no mnemonic) */
+  g_autofree char *button_label = g_strdup (gtk_menu_button_get_label (GTK_MENU_BUTTON (button)));
+  g_assert_nonnull (strstr (button_label, "model-a.gguf"));
+  gtk_menu_button_popup (GTK_MENU_BUTTON (button));
+  hz_ui_spin (0.5);
+  GtkPopover *popover = gtk_menu_button_get_popover (GTK_MENU_BUTTON (button));
+  g_autofree char *s3b = hz_ui_screenshot (GTK_WIDGET (popover), "models-switch-menu");
+  gtk_menu_button_popdown (GTK_MENU_BUTTON (button));
+  g_assert_cmpuint (hz_engine_worker_get_loaded_bytes (worker), >=,
+                    hz_model_entry_get_info (a)->file_size +
+                    hz_model_entry_get_info (b)->file_size);
+
+  /* chat with A: its speed is measured; the title request is answered */
+  TitleWait tw = { FALSE, NULL };
+  gulong h = g_signal_connect (worker, "title", G_CALLBACK (on_title), &tw);
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
+  gtk_text_buffer_set_text (buffer, "tell me a story about a cat", -1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
+  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (title_answered, &tw, 120));
+  g_signal_handler_disconnect (worker, h);
+  hz_ui_spin (0.3);
+  g_autoptr(HzConversationItem) conv =
+    g_list_model_get_item (hz_window_get_conversations (window), 0);
+  const char *title = hz_conversation_item_get_title (conv);
+  g_test_message ("title answer: %s; title: %s", tw.raw ? tw.raw : "(none)", title);
+  g_assert_nonnull (title);
+  g_assert_null (strchr (title, '\n'));
+  g_assert_cmpint (g_utf8_strlen (title, -1), <=, 60);
+  g_free (tw.raw);
+  g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (a), >, 0);
+  hz_ui_spin (0.5);
+  assert_shows (manager, "· measured ");
+  g_autofree char *s4 = hz_ui_screenshot (manager, "models-measured");
+
+  /* quantize on import: B again is stored as Q8_0 only (the full-size copy goes) */
+  g_settings_set_boolean (settings, "quantize-on-import", TRUE);
+  import (manager, files.b);
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 120));
+  wait_models (lib, 4);
+  HzModelEntry *b2 = entry_named (lib, "model-b-2-Q8_0.gguf");
+  g_assert_cmpstr (hz_model_entry_get_info (b2)->file_type, ==, "Q8_0");
+  g_autofree char *b2_full = g_build_filename (hz_model_library_get_dir (lib), "model-b-2.gguf",
+                                               NULL);
+  g_assert_false (g_file_test (b2_full, G_FILE_TEST_EXISTS));
+  g_assert_null (hz_model_library_find (lib, b2_full));
+  g_settings_set_boolean (settings, "quantize-on-import", FALSE);
+
+  /* delete the Q8_0 copy (the guard): asked first, then gone, the slot cleared */
+  g_autofree char *a8_path = g_strdup (hz_model_entry_get_path (a8));
+  g_assert_true (gtk_widget_activate_action (manager, "models.delete", "s", a8_path));
+  g_autofree char *heading = g_strdup_printf ("Delete “%s”?", hz_model_entry_get_name (a8));
+  answer_dialog (manager, heading, "removed", "delete", "models-delete");
+  wait_models (lib, 3);
+  g_assert_false (g_file_test (a8_path, G_FILE_TEST_EXISTS));
+  g_autofree char *guard2 = g_settings_get_string (settings, "guard-model-path");
+  g_assert_cmpstr (guard2, ==, "");
+  hz_ui_spin (0.3);
+  g_autofree char *s5 = hz_ui_screenshot (manager, "models-deleted");
+  gtk_window_destroy (GTK_WINDOW (manager));
+}
+
+static void
+test_models (void)
+{
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  g_settings_set_double (settings, "memory-bandwidth", BANDWIDTH);
+  g_settings_set_double (settings, "temperature", 0.0);
+  g_settings_set_int (settings, "max-tokens", 24);
+  g_settings_sync ();
+  hz_ui_run_app (NULL, script_models, NULL);
+}
+
+/* With no speed stored, opening the manager measures it (once: it is kept). */
+static void
+script_measure (HzApplication *app, HzWindow *window, gpointer data)
+{
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  GtkWidget *manager = GTK_WIDGET (hz_application_show_model_manager (app));
+
+  g_assert_true (hz_model_manager_is_busy (HZ_MODEL_MANAGER (manager)));
+  assert_shows (manager, "Measuring…");
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 60));
+  double bw = g_settings_get_double (settings, "memory-bandwidth");
+  g_test_message ("measured memory read speed: %.2f GB/s", bw / 1e9);
+  g_assert_cmpfloat (bw, >, 100e6);
+  hz_ui_spin (0.2);
+  assert_shows (manager, "per second");
+
+  /* closed in the middle of an import: the import completes, nothing touches the window
+   * (the test runs with fatal criticals) */
+  import (manager, files.b);
+  g_assert_true (hz_model_manager_is_busy (HZ_MODEL_MANAGER (manager)));
+  gtk_window_destroy (GTK_WINDOW (manager));
+  HzModelLibrary *lib = hz_application_get_model_library (app);
+  wait_models (lib, 1);
+  hz_ui_spin (0.3);
+  g_autoptr(GError) error = NULL;
+  g_assert_true (hz_model_library_delete (lib, entry_named (lib, "model-b.gguf"), &error));
+  wait_models (lib, 0);
+}
+
+static void
+test_measure (void)
+{
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  g_settings_reset (settings, "memory-bandwidth");
+  g_settings_sync ();
+  hz_ui_run_app (NULL, script_measure, NULL);
+}
+
+int
+main (int argc, char *argv[])
+{
+  hz_ui_test_init ();
+  files.text = g_build_filename (hz_ui_tmpdir, "shopping-list.gguf", NULL);
+  g_assert_true (g_file_set_contents (files.text, "eggs\nmilk\nbread\n", -1, NULL));
+  files.mamba = write_mamba ();
+  files.a = write_model ("model-a.gguf", TRUE, 1);
+  files.b = write_model ("model-b.gguf", FALSE, 2);
+
+  /* memory for the Q8_0 forms but not for the F32 files (set before any thread) */
+  g_autoptr(HzModelInfo) info = hz_model_info_read (files.a, NULL);
+  g_autofree char *mem = g_strdup_printf ("%" G_GUINT64_FORMAT,
+                                          hz_memory_needed (info->weight_bytes) - 1);
+  g_setenv ("HZ_MEMORY_AVAILABLE", mem, TRUE);
+
+  gtk_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/ui/models/measure-bandwidth", test_measure);
+  g_test_add_func ("/ui/models/import-switch-delete", test_models);
+  int ret = g_test_run ();
+  hz_ui_test_cleanup ();
+  return ret;
+}
