@@ -121,27 +121,30 @@ hz_delta_config_add_tensor (HzDeltaConfig *cfg, const char *name, guint n_dims,
   return TRUE;
 }
 
+/* The PEFT projections of a Llama layer in config order; in/out: 0 = hidden, 1 = kv_dim,
+ * 2 = ffn. hz_delta_config_new_from_peft() orders tensors the same way. */
+static const struct { const char *block, *proj; int in, out; } llama_projs[] = {
+  { "self_attn", "q_proj", 0, 0 }, { "self_attn", "k_proj", 0, 1 },
+  { "self_attn", "v_proj", 0, 1 }, { "self_attn", "o_proj", 0, 0 },
+  { "mlp", "gate_proj", 0, 2 },    { "mlp", "up_proj", 0, 2 },
+  { "mlp", "down_proj", 2, 0 },
+};
+
 HzDeltaConfig *
 hz_delta_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn, guint rank,
                           double alpha)
 {
-  static const struct { const char *block, *proj; int in, out; } projs[] = {
-    /* in/out: 0 = hidden, 1 = kv_dim, 2 = ffn */
-    { "self_attn", "q_proj", 0, 0 }, { "self_attn", "k_proj", 0, 1 },
-    { "self_attn", "v_proj", 0, 1 }, { "self_attn", "o_proj", 0, 0 },
-    { "mlp", "gate_proj", 0, 2 },    { "mlp", "up_proj", 0, 2 },
-    { "mlp", "down_proj", 2, 0 },
-  };
   const guint dims[3] = { hidden, kv_dim, ffn };
   HzDeltaConfig *cfg = hz_delta_config_new (rank, alpha);
   for (guint l = 0; l < n_layers; l++)
-    for (guint p = 0; p < G_N_ELEMENTS (projs); p++)
+    for (guint p = 0; p < G_N_ELEMENTS (llama_projs); p++)
       {
         g_autofree char *a = g_strdup_printf ("base_model.model.model.layers.%u.%s.%s.lora_A.weight",
-                                              l, projs[p].block, projs[p].proj);
+                                              l, llama_projs[p].block, llama_projs[p].proj);
         g_autofree char *b = g_strdup_printf ("base_model.model.model.layers.%u.%s.%s.lora_B.weight",
-                                              l, projs[p].block, projs[p].proj);
-        const int64_t sa[2] = { rank, dims[projs[p].in] }, sb[2] = { dims[projs[p].out], rank };
+                                              l, llama_projs[p].block, llama_projs[p].proj);
+        const int64_t sa[2] = { rank, dims[llama_projs[p].in] },
+                      sb[2] = { dims[llama_projs[p].out], rank };
         if (!hz_delta_config_add_tensor (cfg, a, 2, sa, NULL) ||
             !hz_delta_config_add_tensor (cfg, b, 2, sb, NULL))
           {
@@ -562,11 +565,51 @@ is_lora_tensor (const char *name)
   return g_str_has_suffix (name, ".lora_A.weight") || g_str_has_suffix (name, ".lora_B.weight");
 }
 
+/* Sort key of a PEFT LoRA tensor name "base_model.model.model.layers.L.<block>.<proj>.
+ * lora_<A|B>.weight": (L, projection in llama_projs order, A before B), so that an
+ * all-projection adapter has exactly hz_delta_config_new_llama()'s order (and hash);
+ * FALSE for other names, which sort after these by strcmp. */
+static gboolean
+peft_key (const char *name, guint64 *layer, guint *proj, guint *b)
+{
+  static const char prefix[] = "base_model.model.model.layers.";
+  if (!g_str_has_prefix (name, prefix))
+    return FALSE;
+  char *end;
+  *layer = g_ascii_strtoull (name + sizeof prefix - 1, &end, 10);
+  if (end == name + sizeof prefix - 1 || *end != '.')
+    return FALSE;
+  for (guint p = 0; p < G_N_ELEMENTS (llama_projs); p++)
+    for (guint k = 0; k < 2; k++)
+      {
+        g_autofree char *tail = g_strdup_printf (".%s.%s.lora_%c.weight", llama_projs[p].block,
+                                                 llama_projs[p].proj, k ? 'B' : 'A');
+        if (g_str_equal (end, tail))
+          {
+            *proj = p;
+            *b = k;
+            return TRUE;
+          }
+      }
+  return FALSE;
+}
+
 static int
 cmp_tensor_name (gconstpointer a, gconstpointer b)
 {
   const HzSafetensor *x = *(const HzSafetensor *const *) a, *y = *(const HzSafetensor *const *) b;
-  return strcmp (x->name, y->name);
+  guint64 lx, ly;
+  guint px, py, bx, by;
+  const gboolean kx = peft_key (x->name, &lx, &px, &bx), ky = peft_key (y->name, &ly, &py, &by);
+  if (kx != ky)
+    return kx ? -1 : 1;
+  if (!kx)
+    return strcmp (x->name, y->name);
+  if (lx != ly)
+    return lx < ly ? -1 : 1;
+  if (px != py)
+    return px < py ? -1 : 1;
+  return (int) bx - (int) by;
 }
 
 /* The adapter's LoRA tensors sorted by name (borrowed from st). */

@@ -136,8 +136,11 @@ HzLoraDelta  *hz_lora_delta_from_wire (GBytes *bytes, HzDeltaConfig *expected,
 /* ----------------------------------------------------------------- PEFT adapter dirs */
 
 /** The config of a PEFT adapter directory (adapter_model.safetensors + adapter_config.json,
- *  as the learner writes them): its lora_A / lora_B tensors sorted by name with their
- *  shapes, rank `r` and `lora_alpha` from the JSON. Reads only the safetensors header and
+ *  as the learner writes them): its lora_A / lora_B tensors with their shapes, rank `r` and
+ *  `lora_alpha` from the JSON, ordered by layer, then projection (q, k, v, o, gate, up,
+ *  down), A before B — for an all-projection Llama adapter exactly the config (and hash)
+ *  of hz_delta_config_new_llama(), so `hanzo-aggregator --llama` accepts its uploads;
+ *  other names follow in strcmp order. Reads only the safetensors header and
  *  the JSON (the file is mapped, not loaded). Errors: HZ_LORA_ERROR_FORMAT (no LoRA tensors,
  *  bad r/alpha), HZ_SAFETENSORS_ERROR_*, G_FILE_ERROR / JSON_PARSER_ERROR. */
 HzDeltaConfig *hz_delta_config_new_from_peft (const char *adapter_dir, GError **error);

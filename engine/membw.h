@@ -29,4 +29,12 @@ G_BEGIN_DECLS
 double hz_measure_read_bandwidth (guint n_threads, gsize buffer_bytes, double budget_s,
                                   GError **error);
 
+/** As hz_measure_read_bandwidth() with one thread (the caller's), but each round is timed
+ *  by the thread's CPU time (CLOCK_THREAD_CPUTIME_ID) instead of wall-clock time: bytes
+ *  per CPU-second, the bandwidth one core achieves while it runs. Unlike the wall-clock
+ *  figure it does not drop when other processes share the core (time slicing), so it is
+ *  the reference for single-core kernel micro-benchmarks timed the same way
+ *  (tools/bench-vecdot.c). The budget is still wall-clock time. */
+double hz_measure_read_bandwidth_cpu (gsize buffer_bytes, double budget_s, GError **error);
+
 G_END_DECLS

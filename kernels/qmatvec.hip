@@ -1,26 +1,28 @@
 /* kernels/qmatvec.hip — decode matvec for every format with a device decoder:
- * qmatvec_core<W, B> (one body, templated on the format W and the batch B = 1..8), the
- * activation quantizer, the generic split-block repack, and the dispatch table generated
- * from engine/quant/formats.def.
+ * qmatvec_core<W, B, C> (one body, templated on the format W, the batch B = 1..8 and the
+ * launch geometry C), the activation quantizer, the generic split-block repack, the
+ * embedding lookup through the same decoders, and the dispatch table generated from
+ * engine/quant/formats.def.
  *
  * y[c][r] = Σ_k W[r][k] · x[c][k],  W: n_rows × K in format W (split-block layout,
  * kernels/qdec.h), x: [B][K] fp32, y: [B][n_rows] fp32.
  *
  * Work split. A block of 128 threads holds G = 128/TPR row groups of TPR threads; a group
- * computes ROWS = 2 adjacent rows. Thread t of a group walks the units u = t, t + TPR, ...
- * of its rows; for each unit it issues the unit's 16-byte chunk loads for both rows (and
- * for UNR = 2 units ahead when a unit is a single chunk) before decoding anything, so
- * each thread keeps 32..96 bytes in flight. Chunk c of unit u sits at plane offset
- * (c·nu + u)·16: a warp's load instruction covers 512 consecutive bytes. Every weight
- * byte is read exactly once (streaming loads that do not pollute L1); the int8
- * activations (K bytes per column) and their scales are re-read by every row group and
- * stay in L1/L2.
- *   TPR = 128 for 16-byte units, 64 for 32..63-byte units (Q6_K), 32 for larger (Q5_K):
- *   at K = 4096 every thread then has at least one unit.
+ * computes ROWS adjacent rows. Thread t of a group walks the units u = t, t + TPR, ...
+ * of its rows; it issues the 16-byte chunk loads of UNR units for all ROWS rows before
+ * decoding anything (ROWS·UNR·unit_bytes in flight per thread). Chunk c of unit u sits at
+ * plane offset (c·nu + u)·16: a warp's load instruction covers 512 consecutive bytes.
+ * Every weight byte is read exactly once (streaming loads that do not pollute L1); the
+ * int8 activations (K bytes per column) and their scales are re-read by every row group
+ * and stay in L1/L2; one activation load serves the ROWS rows.
+ *   The geometry (TPR, ROWS, UNR) is a template parameter (hzk_cfg); hzk_launch<W> picks
+ *   each format's default from a sweep on an H200 (hzk_matvec_variant, bench-qmatvec
+ *   --variants): TPR = 32 (one warp per group, warp-only reduction), ROWS 2 (4 for the
+ *   16-byte-unit K-quants), UNR 2.
  * Integer formats: per 16-element run, Σ v·q_a through four dp4a (sdot4 on AMD), then
  *   acc += (d·d_a)·Σ + m·s_a in fp32. Float formats: fp32 FMA against x.
  * Reduction: segment shuffles (width min(TPR, 32)), then shared memory across the
- * segments of a group.
+ * segments of a group (a no-op for TPR = 32).
  *
  * Launch: grid = ceil(n_rows / (G·ROWS)), 128 threads, no dynamic shared memory.
  * Reading reference (not copied): ggml-cuda mmvq.cu / vecdotq.cuh.
@@ -31,7 +33,6 @@
 #include <type_traits>
 
 #define HZK_THREADS 128
-#define HZK_ROWS 2
 
 static HZK_HD size_t hzk_align256 (size_t x) { return (x + 255u) & ~(size_t) 255u; }
 

@@ -36,10 +36,14 @@
  * through g_main_context_invoke.
  */
 #include <gio/gio.h>
+#include <glib/gi18n.h>
+#include <locale.h>
 #include <math.h>
 #include "daemon-job.h"
+#include "background-portal.h"
 #include "federation.h"
 #include "scheduler.h"
+#include "tray.h"
 
 #define LEARNER_PATH "/ai/hanzo/Learner"
 #define LEARNER_IFACE "ai.hanzo.Learner"
@@ -68,6 +72,9 @@ typedef struct {
   /* federation passes in flight (each holds the application) */
   GCancellable    *fed_cancel;
   guint            fed_running;
+  /* presence: the tray icon (config tray=true, the default) keeps the service resident */
+  HzTray          *tray;
+  GCancellable    *portal_cancel;
 } Learner;
 
 /* ------------------------------------------------------------------ properties */
@@ -92,6 +99,8 @@ set_state (Learner *l, const char *state)
     return;
   l->state = state;
   emit_changed (l, "State", g_variant_new_string (state));
+  if (l->tray)
+    hz_tray_update (l->tray, l->state, l->progress);
 }
 
 static void
@@ -101,6 +110,8 @@ set_progress (Learner *l, double p)
     return;
   l->progress = p;
   emit_changed (l, "Progress", g_variant_new_double (p));
+  if (l->tray)
+    hz_tray_update (l->tray, l->state, l->progress);
 }
 
 /* ------------------------------------------------------------------ configuration */
@@ -537,6 +548,90 @@ set_property (GDBusConnection *conn, const char *sender, const char *path, const
 
 static const GDBusInterfaceVTable vtable = { method_call, get_property, set_property, { 0 } };
 
+/* ------------------------------------------------------------------ presence */
+
+/* "Open Hanzo": activate the chat app through D-Bus (it is D-Bus activatable). */
+static void
+open_app (Learner *l)
+{
+  g_dbus_connection_call (l->conn, "ai.hanzo.Desktop", "/ai/hanzo/Desktop",
+                          "org.freedesktop.Application", "Activate",
+                          g_variant_new ("(@a{sv})", g_variant_new_array (G_VARIANT_TYPE ("{sv}"),
+                                                                          NULL, 0)),
+                          NULL, G_DBUS_CALL_FLAGS_NONE, 30000, NULL, NULL, NULL);
+}
+
+static void
+on_tray_action (HzTrayAction action, gpointer data)
+{
+  Learner *l = data;
+  switch (action)
+    {
+    case HZ_TRAY_ACTION_PAUSE:
+    case HZ_TRAY_ACTION_RESUME:
+      l->paused = action == HZ_TRAY_ACTION_PAUSE;
+      schedule_check (l);
+      break;
+    case HZ_TRAY_ACTION_OPEN:
+      open_app (l);
+      break;
+    case HZ_TRAY_ACTION_QUIT:
+      g_application_quit (l->app);   /* shutdown checkpoints a running job */
+      break;
+    }
+}
+
+static void
+on_portal_answer (GObject *source, GAsyncResult *res, gpointer data)
+{
+  g_autoptr (GError) error = NULL;
+  gboolean autostart = FALSE;
+  if (hz_background_request_finish (res, &autostart, &error))
+    g_message ("background portal: allowed%s", autostart ? ", autostart at login" : "");
+  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    g_message ("background portal: %s", error->message);
+}
+
+/* The tray icon (unless tray=false) and, in a sandbox, the Background portal request. */
+static void
+start_presence (Learner *l)
+{
+  g_autoptr (GError) error = NULL;
+  if (l->conn == NULL)
+    return;
+  if (!g_key_file_has_key (l->config, "learner", "tray", NULL) ||
+      g_key_file_get_boolean (l->config, "learner", "tray", NULL))
+    {
+      l->tray = hz_tray_new (l->conn, "ai.hanzo.Desktop", on_tray_action, l, &error);
+      if (l->tray == NULL)
+        g_message ("no tray icon: %s", error->message);
+      else
+        {
+          hz_tray_update (l->tray, l->state, l->progress);
+          g_application_hold (l->app);   /* tray-resident: released by Quit */
+        }
+    }
+  if (hz_background_is_sandboxed ())
+    {
+      const char *const argv[] = { "hanzo-learner", "--gapplication-service", NULL };
+      l->portal_cancel = g_cancellable_new ();
+      hz_background_request_async (l->conn, "Hanzo learns from your rated chats at night, "
+                                   "on this computer only", argv, TRUE, l->portal_cancel,
+                                   on_portal_answer, NULL);
+    }
+}
+
+static void
+stop_presence (Learner *l)
+{
+  if (l->portal_cancel)
+    g_cancellable_cancel (l->portal_cancel);
+  g_clear_object (&l->portal_cancel);
+  if (l->tray)
+    g_application_release (l->app);
+  g_clear_pointer (&l->tray, hz_tray_free);
+}
+
 static void
 on_startup (GApplication *app, gpointer data)
 {
@@ -560,6 +655,7 @@ on_startup (GApplication *app, gpointer data)
                    ? MAX (1, g_key_file_get_integer (l->config, "learner", "tick_seconds", NULL)) : 60;
   l->tick_id = g_timeout_add_seconds ((guint) tick, on_tick, l);
   schedule_check (l);
+  start_presence (l);
 }
 
 static void
@@ -580,6 +676,7 @@ on_shutdown (GApplication *app, gpointer data)
         g_main_context_iteration (NULL, TRUE);
       g_clear_object (&l->fed_cancel);
     }
+  stop_presence (l);
   if (l->reg_id && l->conn)
     g_dbus_connection_unregister_object (l->conn, l->reg_id);
   g_clear_handle_id (&l->tick_id, g_source_remove);
@@ -596,6 +693,11 @@ int
 main (int argc, char **argv)
 {
   Learner l = { .state = "idle", .reason = HZ_SCHED_WAIT_WINDOW };
+  /* the tray menu speaks the app's language (one gettext domain for the product) */
+  setlocale (LC_ALL, "");
+  bindtextdomain (GETTEXT_PACKAGE, HZ_LOCALEDIR);
+  bind_textdomain_codeset (GETTEXT_PACKAGE, "UTF-8");
+  textdomain (GETTEXT_PACKAGE);
   l.config = g_key_file_new ();
   l.config_path = g_build_filename (g_get_user_config_dir (), "hanzo", "learner.ini", NULL);
   /* the --gapplication-service switch (D-Bus activation) makes it the service; without it

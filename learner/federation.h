@@ -4,9 +4,11 @@
  * ai.hanzo.Desktop federation-enabled, off by default; hz_learner_federation_enabled()),
  * the daemon calls hz_learner_federate_async(), which on a worker thread:
  *   1. reads the promoted adapter (PEFT directory: adapter_model.safetensors +
- *      adapter_config.json) as an HzLoraDelta: every lora_A / lora_B tensor, in name order,
- *      widened to f32 (hz_lora_delta_new_from_peft(); hz_delta_config_new_from_peft() gives
- *      the matching adapter config, which is also what `hanzo-aggregator --config` needs);
+ *      adapter_config.json) as an HzLoraDelta: every lora_A / lora_B tensor by layer,
+ *      projection and A before B, widened to f32 (hz_lora_delta_new_from_peft();
+ *      hz_delta_config_new_from_peft() gives the matching adapter config: for all seven
+ *      projections that of `hanzo-aggregator --llama L,H,KV,F,R`, else print it for
+ *      `--config` with `hanzo learn fed-config DIR`);
  *   2. asks the server for its open round (hz_egress_get_round());
  *   3. makes the DP release (hz_dp_release(): whole-delta clip to C_u, N(0, (z_u C_u)^2)
  *      noise from getrandom, bf16, the ledger row, refused over the budget);

@@ -10,6 +10,7 @@
  * whatever their case. All cue matching is on whole words. */
 #include "hz-redact-private.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const titles[] = {
@@ -108,7 +109,8 @@ static const char *const verbs_after[] = { "said", "says", "wrote", "told", "ask
                                            "begins", "directed",
                                            "performed", "continues", "continued", NULL };
 
-/* Verbs said of places and things as well as of people: no evidence on their own. */
+/* Words after a name that are said of places and things as well as of people (copulas,
+ * "and", "who", "won", "held"): no evidence of a person on their own. */
 static const char *const copulas[] = { "is", "was", "has", "had", "also", "and", "who", "whose",
                                        "won", "lost", "became", "served", "held", "holds", NULL };
 
@@ -666,7 +668,8 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
 
   /* "in SUND", "arrived at HART": an ALL-CAPS word in ordinary text after a place cue is a
    * place name written the way addresses write towns */
-  if (n <= 3 && !shouting && (loc_cue || (!sent && !title && hz_token_is (scan, &scan->toks[a + lo - (a + lo > 0)], "at"))))
+  if (n <= 3 && !shouting
+      && (loc_cue || (!sent && !title && a + lo > 0 && hz_token_is (scan, &scan->toks[a + lo - 1], "at"))))
     {
       gboolean caps = !f->given; /* "to MARA QUINLEY" is a person */
       for (guint k = lo; k < hi && caps; k++)
@@ -716,7 +719,8 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     score = 0.35f; /* chat text capitalises little else than names */
   else if (m == 1 && scan->unfinished && !sent && !f->common && !f->place && !f->city && !weak_loc_cue && !the_before
            && !f->given && !f->sur && (scan->toks[a + lo].flags & HZ_TOK_CAP)
-           && !(scan->toks[a + lo].flags & HZ_TOK_NONASCII) && scan->toks[a + lo].nchars >= 4)
+           && !(scan->toks[a + lo].flags & HZ_TOK_NONASCII) && scan->toks[a + lo].nchars >= 3
+           && !hz_tok_in (&scan->toks[a + lo], HZ_W_ORG))
     score = 0.35f; /* a message without final punctuation is chat-like too ("thanks for it Ozzie") */
   else if (n == 1 && f->sur && !f->common && !sent && !f->place && !shouting
            && (scan->toks[a + lo].flags & HZ_TOK_CAP))
@@ -846,8 +850,10 @@ propagate (HzScan *scan, guint first_cand)
   guint end = scan->cands->len;
   if (end == first_cand)
     return;
-  GArray *pats = g_array_new (FALSE, FALSE, sizeof (Repeat));
   enum { MAX_NAMES = 256 };
+  /* at most two patterns per name (the name, its surname): on the stack, no allocation */
+  Repeat pats[2 * MAX_NAMES];
+  guint n_pats = 0;
   guint64 seen[MAX_NAMES];
   guint n_seen = 0;
   for (guint c = first_cand; c < end && n_seen < MAX_NAMES; c++)
@@ -866,7 +872,7 @@ propagate (HzScan *scan, guint first_cand)
       seen[n_seen++] = full;
       Repeat r = { first_word_hash (scan, k.s, k.e - k.s), k.s, k.e - k.s, k.score * 0.9f, FALSE };
       if (r.h)
-        g_array_append_val (pats, r);
+        pats[n_pats++] = r;
       guint a = hz_token_at_or_after (scan, k.s), b = hz_token_at_or_after (scan, k.e);
       if (b - a >= 2)
         {
@@ -876,19 +882,18 @@ propagate (HzScan *scan, guint first_cand)
             continue;
           Repeat sr = { first_word_hash (scan, last->s, ln), last->s, ln, k.score * 0.8f, TRUE };
           if (sr.h)
-            g_array_append_val (pats, sr);
+            pats[n_pats++] = sr;
         }
     }
-  if (pats->len == 0)
-    {
-      g_array_free (pats, TRUE);
-      return;
-    }
-  g_array_sort (pats, repeat_cmp);
-  const Repeat *P = (const Repeat *) (void *) pats->data;
+  if (n_pats == 0)
+    return;
+  qsort (pats, n_pats, sizeof pats[0], repeat_cmp);
+  const Repeat *P = pats;
   /* tokens inside a candidate already found are not searched again: keeps the number of
    * candidates linear in the text (a long text repeating a few names) */
-  guint8 *cov = g_malloc0 (scan->n_toks + 1);
+  guint8 cov_stack[1024];
+  guint8 *cov = scan->n_toks + 1 <= sizeof cov_stack ? cov_stack : g_malloc (scan->n_toks + 1);
+  memset (cov, 0, scan->n_toks + 1);
   for (guint c = 0; c < scan->cands->len; c++)
     {
       const HzCand *k = &g_array_index (scan->cands, HzCand, c);
@@ -910,7 +915,7 @@ propagate (HzScan *scan, guint first_cand)
         }
       if (!h)
         continue;
-      guint lo = 0, hi = pats->len;
+      guint lo = 0, hi = n_pats;
       while (lo < hi)
         {
           guint mid = (lo + hi) / 2;
@@ -919,7 +924,7 @@ propagate (HzScan *scan, guint first_cand)
           else
             hi = mid;
         }
-      for (; lo < pats->len && P[lo].h == h; lo++)
+      for (; lo < n_pats && P[lo].h == h; lo++)
         {
           const Repeat *r = &P[lo];
           gsize n = r->n;
@@ -933,8 +938,8 @@ propagate (HzScan *scan, guint first_cand)
           hz_scan_add (scan, t->s, t->s + n, HZ_ENTITY_PERSON, r->score, HZ_TIER_NAME, "name-repeat");
         }
     }
-  g_free (cov);
-  g_array_free (pats, TRUE);
+  if (cov != cov_stack)
+    g_free (cov);
 }
 
 void

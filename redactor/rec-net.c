@@ -155,6 +155,18 @@ find_mac (HzScan *scan)
     }
 }
 
+/* Some ':' has a hex digit or another ':' right after it, as every IPv6 address has; the
+ * colons of "Name: value" do not, and most texts have no other. */
+static gboolean
+colon_in_word (const HzScan *scan)
+{
+  const char *t = scan->text, *end = t + scan->len;
+  for (const char *p = t; p + 1 < end && (p = memchr (p, ':', (gsize) (end - p - 1))); p++)
+    if (is_hex (p[1]) || p[1] == ':')
+      return TRUE;
+  return FALSE;
+}
+
 void
 hz_rec_net (HzScan *scan)
 {
@@ -163,7 +175,7 @@ hz_rec_net (HzScan *scan)
     {
       if (scan->has['.'] && hz_scan_has_digits (scan))
         find_ipv4 (scan);
-      if (scan->has[':'])
+      if (scan->has[':'] && colon_in_word (scan))
         find_ipv6 (scan);
     }
   if (scan->r->enabled[HZ_ENTITY_MAC_ADDRESS] && (scan->has[':'] || scan->has['-'] || scan->has['.']))

@@ -45,7 +45,7 @@ printf '%-34s %7s %12s %10s %12s %14s\n' "----------------------------------" "-
 for b in $batches; do
   line=$("$build/learner/bench-learn" "$model" --seq 512 --rank 16 --batch "$b" --steps "$steps")
   tps=$(echo "$line" | sed -n 's/.*tokens_per_s=\([^ ]*\).*/\1/p')
-  sps=$(echo "$line" | sed -n 's/.*s_per_step=\([^ ]*\).*/\1/p')
+  sps=$(echo "$line" | sed -n 's/.* s_per_step=\([^ ]*\).*/\1/p')
   rss=$(echo "$line" | sed -n 's/.*peak_rss_mib=\([^ ]*\).*/\1/p')
   tpc=$(echo "$line" | sed -n 's/.*tokens_per_cpu_s=\([^ ]*\).*/\1/p')
   printf '%-34s %7s %12s %10s %8s MiB %14s\n' "Hanzo CPU, 1 thread, Q4_K base" "$b" "$tps" "$sps" "$rss" "$tpc"

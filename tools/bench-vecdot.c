@@ -12,22 +12,29 @@
  * activation row, i.e. decode, "oN" for prompt batches when it differs), for a matrix
  * of 4096 rows, at each SIMD level (kernel column o1-<level> / oN-<level>); table kernels
  * are named by their level alone. "memory read" is a plain 64-bit sum over the same 64 MiB
- * (hz_measure_read_bandwidth, one thread), the single-core roofline for the stream column.
- * Single-threaded; the machine is shared, so numbers vary by a few percent between runs.
+ * (hz_measure_read_bandwidth_cpu), the single-core roofline for the stream column.
+ * Single-threaded. Everything is timed in the thread's CPU time (bytes per CPU-second), so
+ * that time slices lost to other processes on a shared machine do not count; cache and
+ * memory contention from them still does.
  */
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "quant.h"
 #include "ggml-order.h"
 #include "membw.h"
 
+/* Seconds of this thread's CPU time: on a shared machine wall-clock time includes the time
+ * slices of other processes; CPU time of a memory-bound loop still includes its stalls. */
 static double
 now (void)
 {
-  return (double) g_get_monotonic_time () * 1e-6;
+  struct timespec ts;
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* splitmix64 + Box-Muller, deterministic */
@@ -145,7 +152,7 @@ main (int argc, char **argv)
 
   const size_t stream_bytes = 64u << 20, cache_bytes = 128u << 10;
   float sink = 0;
-  const double mem = hz_measure_read_bandwidth (1, stream_bytes, MAX (secs * 2, 0.3), &err) * 1e-9;
+  const double mem = hz_measure_read_bandwidth_cpu (stream_bytes, MAX (secs * 2, 0.3), &err) * 1e-9;
   if (mem == 0)
     {
       fprintf (stderr, "bench-vecdot: %s\n", err->message);

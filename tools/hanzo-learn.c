@@ -4,11 +4,14 @@
  *                    [--rank 8] [--alpha 16] [--rslora] [--lr 2e-4] [--steps 100]
  *                    [--batch 4] [--max-tokens 512] [--targets q,k,v,o,gate,up,down]
  *                    [--heldout 0.1] [--init ADAPTER_DIR] [--checkpoint DIR]
+ *                    [--dp-noise Z [--dp-clip 1.0] [--dp-rate batch/N] [--dp-delta 1e-6]]
+ *                    (DP-SGD, learner/dp-sgd.h; prints the epsilon of the run)
  *   hanzo learn grpo -m BASE.gguf --prompts FILE.jsonl --reward SPEC --out ADAPTER_DIR
  *                    [--rank --alpha --lr 1e-5 --steps 50 --group 8 --prompts-per-step 2
  *                     --max-new 64 --temperature 1.0 --beta 0.04 --norm grpo|dapo
  *                     --targets ...]
  *   hanzo learn merge -m BASE.gguf --adapter ADAPTER_DIR --out MERGED.gguf [--type Q8_0]
+ *   hanzo learn fed-config ADAPTER_DIR   (the adapter config JSON for hanzo-aggregator --config)
  *
  * Data formats: learner/dataset.h (JSONL). GRPO prompt files hold {"prompt", "answer"?}
  * lines; feedback lines (chosen/rejected, rating) in the same file are trained on as
@@ -29,6 +32,7 @@
 #include "dataset.h"
 #include "grpo-trainer.h"
 #include "job.h"
+#include "lora-delta.h"   /* egress (libhzdp): the federation config; no network */
 #include "merge.h"
 #include "model.h"
 
@@ -322,6 +326,26 @@ cmd_merge (int argc, char **argv)
   return 0;
 }
 
+/* The adapter config JSON of a PEFT adapter directory, for `hanzo-aggregator --config`
+ * (egress/lora-delta.h: the order and hash the learner's uploads carry). */
+static int
+cmd_fed_config (int argc, char **argv)
+{
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("ADAPTER_DIR — print the federation "
+                                                         "config of an adapter");
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error))
+    return usage_error (ctx, error->message);
+  if (argc != 2)
+    return usage_error (ctx, "need one adapter directory");
+  g_autoptr (HzDeltaConfig) cfg = hz_delta_config_new_from_peft (argv[1], &error);
+  if (cfg == NULL)
+    return fail (argv[1], error);
+  g_autofree char *json = hz_delta_config_to_json (cfg);
+  printf ("%s\n", json);
+  return 0;
+}
+
 int
 hz_cmd_learn (int argc, char **argv)
 {
@@ -329,6 +353,7 @@ hz_cmd_learn (int argc, char **argv)
     { "sft", cmd_sft, "supervised LoRA fine-tuning on a JSONL dataset" },
     { "grpo", cmd_grpo, "GRPO with verifiable rewards / feedback groups" },
     { "merge", cmd_merge, "bake an adapter into a new GGUF" },
+    { "fed-config", cmd_fed_config, "print an adapter's config for hanzo-aggregator --config" },
   };
   if (argc >= 2)
     for (guint i = 0; i < G_N_ELEMENTS (subs); i++)

@@ -18,6 +18,11 @@
  *
  * Weights stay in their GGUF formats (kernels/qdec.h decoders; formats without one are
  * converted to F16 at upload, hz-gpu.h). Prefill runs the decode step once per token.
+ * Activations feeding a matvec are quantized as the CPU quantizes them for that weight
+ * format (Q8_0 / Q8_1 / Q8_K, kernels/hzk.h HZK_ACT_*).
+ * Environment: HZ_GPU_KV=f16 (fp16 KV cache), HZ_GPU_GRAPH=0 (launch the kernels directly
+ * instead of replaying the graph), HZ_GPU_ACT=per32 (K-quant activations on per-32 fp32
+ * scales instead of the CPU's Q8_K: faster, not bit-compatible).
  *
  * Thread safety: one HzGpuForward per context, used by one thread at a time.
  */

@@ -199,6 +199,89 @@ attention (HzCpuForward *f, int il, guint n, guint pos0)
 
 /* ------------------------------------------------------------------ forward */
 
+/* ------------------------------------------------------- per-token row stages */
+
+/* The element-wise and per-row work between the matmuls (norms, RoPE, SwiGLU, residual
+ * adds) for a batch of tokens, split by token across the pool when the batch is large
+ * enough (prompt processing): every row is computed by the same code whatever thread
+ * runs it, so results do not depend on the split. */
+typedef enum {
+  STAGE_ATTN_NORM,   /* h[t] = rms_norm(x[t]) * attn_norm */
+  STAGE_QK_ROPE,     /* optional q/k head norms, then RoPE of q[t] and k[t] */
+  STAGE_FFN_IN,      /* x[t] += tmp[t] (attention output); for t >= first:
+                      * h[t - first] = rms_norm(x[t]) * ffn_norm */
+  STAGE_SWIGLU,      /* gate[t] = silu(gate[t]) * up[t] */
+  STAGE_FFN_OUT,     /* x[first + t] += tmp[t] (feed-forward output) */
+} RowStage;
+
+typedef struct {
+  HzCpuForward  *f;
+  const HzLayer *L;
+  RowStage       stage;
+  guint          n, first;
+} RowJob;
+
+static void
+row_stage (const RowJob *j, guint t)
+{
+  HzCpuForward *f = j->f;
+  const HzHparams *hp = &f->llm->hp;
+  const HzLayer *L = j->L;
+  const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k;
+
+  switch (j->stage)
+    {
+    case STAGE_ATTN_NORM:
+      hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, L->attn_norm, d, hp->norm_eps);
+      break;
+    case STAGE_QK_ROPE:
+      {
+        float *qt = f->q + t * dq, *kt = f->k + t * f->kv_dim_k;
+        const float *cs = f->rope_cs + (int64_t) t * hp->n_rot;
+        if (L->q_norm)
+          for (int hh = 0; hh < hp->n_head; hh++)
+            hz_cpu_rms_norm (qt + (int64_t) hh * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->norm_eps);
+        if (L->k_norm)
+          for (int hh = 0; hh < hp->n_head_kv; hh++)
+            hz_cpu_rms_norm (kt + (int64_t) hh * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->norm_eps);
+        hz_cpu_rope_apply (&f->rope, cs, qt, hp->n_head, hp->head_dim_k);
+        hz_cpu_rope_apply (&f->rope, cs, kt, hp->n_head_kv, hp->head_dim_k);
+      }
+      break;
+    case STAGE_FFN_IN:
+      hz_cpu_add_f32 (f->x + t * d, f->tmp + t * d, d);
+      if (t >= j->first)
+        hz_cpu_rms_norm_to (f->h + (t - j->first) * d, f->x + t * d, L->ffn_norm, d, hp->norm_eps);
+      break;
+    case STAGE_SWIGLU:
+      hz_cpu_swiglu (f->gate + (int64_t) t * hp->n_ff, f->up + (int64_t) t * hp->n_ff, hp->n_ff);
+      break;
+    case STAGE_FFN_OUT:
+      hz_cpu_add_f32 (f->x + (j->first + t) * d, f->tmp + t * d, d);
+      break;
+    }
+}
+
+static void
+rows_worker (guint ith, guint nth, gpointer data)
+{
+  const RowJob *j = data;
+  for (guint t = (guint) ((guint64) j->n * ith / nth); t < (guint64) j->n * (ith + 1) / nth; t++)
+    row_stage (j, t);
+}
+
+/* Run `stage` for tokens [0, n); `work` estimates the operations per token. */
+static void
+rows_run (HzCpuForward *f, const HzLayer *L, RowStage stage, guint n, guint first, double work)
+{
+  RowJob j = { f, L, stage, n, first };
+  guint nth = f->pool ? MIN (hz_cpu_threads_for_work (work * n, f->n_threads), n) : 1;
+  if (nth <= 1)
+    rows_worker (0, 1, &j);
+  else
+    hz_threadpool_run (f->pool, nth, rows_worker, &j);
+}
+
 /* Rows [first, n) go through the feed-forward block; llama.cpp drops the rows whose logits
  * are not needed before the last layer's FFN (ggml_get_rows(cur, inp_out_ids)), which
  * changes the kernels (one row: vec_dot/gemv instead of tinyBLAS/gemm). */
@@ -212,26 +295,13 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
   const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v;
 
   /* attention block */
-  for (guint t = 0; t < n; t++)
-    hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, L->attn_norm, d, hp->norm_eps);
+  rows_run (f, L, STAGE_ATTN_NORM, n, 0, 4.0 * d);
   const HzMatmulOut qkv[3] = {
     { &L->wq, f->q, L->bq }, { &L->wk, f->k, L->bk }, { &L->wv, f->v, L->bv },
   };
   hz_cpu_matmul (f->mm, f->h, n, d, qkv, 3);
 
-  for (guint t = 0; t < n; t++)
-    {
-      float *qt = f->q + t * dq, *kt = f->k + t * f->kv_dim_k;
-      const float *cs = f->rope_cs + (int64_t) t * hp->n_rot;
-      if (L->q_norm)
-        for (int hh = 0; hh < hp->n_head; hh++)
-          hz_cpu_rms_norm (qt + (int64_t) hh * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->norm_eps);
-      if (L->k_norm)
-        for (int hh = 0; hh < hp->n_head_kv; hh++)
-          hz_cpu_rms_norm (kt + (int64_t) hh * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->norm_eps);
-      hz_cpu_rope_apply (&f->rope, cs, qt, hp->n_head, hp->head_dim_k);
-      hz_cpu_rope_apply (&f->rope, cs, kt, hp->n_head_kv, hp->head_dim_k);
-    }
+  rows_run (f, L, STAGE_QK_ROPE, n, 0, 4.0 * (dq + f->kv_dim_k));
 
   if (hook)  /* the caller's K/V (hz_cpu_forward_eval_hooked) */
     hook->attend (hook->data, f->pool, f->n_threads, il, n, f->q, f->k, f->v, f->att);
@@ -251,20 +321,16 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
 
   const HzMatmulOut o[1] = { { &L->wo, f->tmp, L->bo } };
   hz_cpu_matmul (f->mm, f->att, n, dov, o, 1);
-  hz_cpu_add_f32 (f->x, f->tmp, (int64_t) n * d);
 
-  /* feed-forward block */
+  /* feed-forward block (residual add and norm fused per row) */
   const guint m = n - first;
-  float *x = f->x + (int64_t) first * d;
-  for (guint t = 0; t < m; t++)
-    hz_cpu_rms_norm_to (f->h + t * d, x + t * d, L->ffn_norm, d, hp->norm_eps);
+  rows_run (f, L, STAGE_FFN_IN, n, first, 5.0 * d);
   const HzMatmulOut gu[2] = { { &L->w_gate, f->gate, NULL }, { &L->w_up, f->up, NULL } };
   hz_cpu_matmul (f->mm, f->h, m, d, gu, 2);
-  for (guint t = 0; t < m; t++)
-    hz_cpu_swiglu (f->gate + (int64_t) t * hp->n_ff, f->up + (int64_t) t * hp->n_ff, hp->n_ff);
+  rows_run (f, L, STAGE_SWIGLU, m, 0, 12.0 * hp->n_ff);
   const HzMatmulOut down[1] = { { &L->w_down, f->tmp, NULL } };
   hz_cpu_matmul (f->mm, f->gate, m, hp->n_ff, down, 1);
-  hz_cpu_add_f32 (x, f->tmp, (int64_t) m * d);
+  rows_run (f, L, STAGE_FFN_OUT, m, first, 1.0 * d);
 }
 
 gboolean

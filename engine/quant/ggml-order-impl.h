@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ggml-order.h"
+#include "quant-impl.h"
 
 /* Kernel ids; the comment names the ggml code whose float order it follows. */
 typedef enum {
@@ -38,3 +39,19 @@ typedef enum {
 extern const HzVecDotFn hzg_kernels_scalar[HZG_N_KERNELS];
 extern const HzVecDotFn hzg_kernels_avx2[HZG_N_KERNELS];
 extern const HzVecDotFn hzg_kernels_avx512[HZG_N_KERNELS];
+
+/* Where the 8-lane K-quant kernels (ggml_vec_dot_<t>_q8_K, AVX2) put the mins term
+ * Σ mn·bsums scaled by −dmin_w·d_a. */
+typedef enum {
+  HZG_MINS_NONE,    /* Q3_K, Q6_K, IQ4_XS */
+  HZG_MINS_LANES8,  /* Q2_K: madd of the 16 mins with the 16 bsums, FMA'd into acc first */
+  HZG_MINS_LANES4,  /* Q4_K: bsums added in pairs, madd with the 8 mins, own 4-lane acc */
+} HzgMins;
+
+/* Block types named after the codecs, for the kernel-instantiating macros. */
+typedef HzBlockQ2_K HzBlock_q2_K;
+typedef HzBlockQ3_K HzBlock_q3_K;
+typedef HzBlockQ4_K HzBlock_q4_K;
+typedef HzBlockQ5_K HzBlock_q5_K;
+typedef HzBlockQ6_K HzBlock_q6_K;
+typedef HzBlockIQ4_XS HzBlock_iq4_xs;

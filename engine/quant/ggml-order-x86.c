@@ -7,13 +7,6 @@
 
 #if HZ_QUANT_X86
 
-/* Where a lane kernel puts the mins term (as KMins in ggml-order.c). */
-typedef enum {
-  KX_MINS_NONE,    /* Q3_K, Q6_K, IQ4_XS */
-  KX_MINS_LANES8,  /* Q2_K: into the 8-lane accumulator, before the block's lanes */
-  KX_MINS_LANES4,  /* Q4_K: its own 4-lane accumulator */
-} KMinsX86;
-
 /* The packed 6-bit scales of Q3_K and Q4_K/Q5_K taken apart with 32-bit word operations
  * (x86 is little-endian: byte b of word w is s[4w + b]); the same values as
  * hzq_q3_scales / hzq_k4_scales of quant-kunpack.h (the tests compare the kernels). */
@@ -45,13 +38,6 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
   memcpy (sc, a, 8);
   memcpy (mn, b, 8);
 }
-
-typedef HzBlockQ2_K HzBlock_q2_K;
-typedef HzBlockQ3_K HzBlock_q3_K;
-typedef HzBlockQ4_K HzBlock_q4_K;
-typedef HzBlockQ5_K HzBlock_q5_K;
-typedef HzBlockQ6_K HzBlock_q6_K;
-typedef HzBlockIQ4_XS HzBlock_iq4_xs;
 
 #define HZG_TARGET HZ_TARGET_AVX2
 #define HZG_VNNI   0

@@ -222,17 +222,10 @@ k_lanes (const int8_t q[256], const int16_t sc[16], const int8_t *y, int32_t lan
       }
 }
 
-/* Where a lane kernel puts the mins term (Σ mn·bsums scaled by −dmin·d_a). */
-typedef enum {
-  K_MINS_NONE,    /* Q3_K, Q6_K, IQ4_XS */
-  K_MINS_LANES8,  /* Q2_K: madd of the 16 mins with the 16 bsums, FMA'd into acc first */
-  K_MINS_LANES4,  /* Q4_K: bsums added in pairs, madd with the 8 mins, own 4-lane acc */
-} KMins;
-
 /* ggml_vec_dot_<t>_q8_K of the AVX2 path: per super-block one 8-lane FMA with d_w·d_a. */
 __attribute__ ((always_inline)) static inline float
 k_lanes_dot (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, HzqKUnpackFn unpack,
-             KMins mins)
+             HzgMins mins)
 {
   float acc[8] = { 0 }, acc_m[4] = { 0 };
   int8_t q[256];
@@ -244,11 +237,11 @@ k_lanes_dot (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, HzqKUn
       const float yd = hzq_q8k_d (y);
       const float d = yd * s.d;
       const float dmin = -yd * s.dmin;
-      if (mins == K_MINS_LANES8)
+      if (mins == HZG_MINS_LANES8)
         for (int l = 0; l < 8; l++)
           acc[l] = fmaf (dmin, (float) (mn[2 * l] * y->bsums[2 * l]
                                         + mn[2 * l + 1] * y->bsums[2 * l + 1]), acc[l]);
-      else if (mins == K_MINS_LANES4)
+      else if (mins == HZG_MINS_LANES4)
         for (int l = 0; l < 4; l++)
           {
             const int s0 = y->bsums[4 * l] + y->bsums[4 * l + 1];
@@ -260,8 +253,8 @@ k_lanes_dot (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, HzqKUn
         acc[l] = fmaf (d, (float) lane[l], acc[l]);
     }
   /* acc_m (Q4_K): movehl + add, movehdup + add_ss */
-  const float m = mins == K_MINS_LANES4 ? (acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]) : 0.0f;
-  return mins == K_MINS_LANES4 ? hz_ggml_hsum8 (acc) + m : hz_ggml_hsum8 (acc);
+  const float m = mins == HZG_MINS_LANES4 ? (acc_m[0] + acc_m[2]) + (acc_m[1] + acc_m[3]) : 0.0f;
+  return mins == HZG_MINS_LANES4 ? hz_ggml_hsum8 (acc) + m : hz_ggml_hsum8 (acc);
 }
 
 /* tinygemm_kernel_vnni<q8_K, t> of the AMX build: per super-block
@@ -299,18 +292,11 @@ k_serial_dot (int n, const uint8_t *x, size_t bsize, const HzBlockQ8_K *y, HzqKU
   f##_serial_dot (int n, float *restrict s, const void *restrict x, const void *restrict y) \
   { *s = k_serial_dot (n, x, sizeof (HzBlock_##f), y, unpack_##f, AFFINE); }
 
-typedef HzBlockQ2_K HzBlock_q2_K;
-typedef HzBlockQ3_K HzBlock_q3_K;
-typedef HzBlockQ4_K HzBlock_q4_K;
-typedef HzBlockQ5_K HzBlock_q5_K;
-typedef HzBlockQ6_K HzBlock_q6_K;
-typedef HzBlockIQ4_XS HzBlock_iq4_xs;
-
-K_LANES (q2_K, K_MINS_LANES8)
-K_LANES (q3_K, K_MINS_NONE)
-K_LANES (q4_K, K_MINS_LANES4)
-K_LANES (q6_K, K_MINS_NONE)
-K_LANES (iq4_xs, K_MINS_NONE)
+K_LANES (q2_K, HZG_MINS_LANES8)
+K_LANES (q3_K, HZG_MINS_NONE)
+K_LANES (q4_K, HZG_MINS_LANES4)
+K_LANES (q6_K, HZG_MINS_NONE)
+K_LANES (iq4_xs, HZG_MINS_NONE)
 K_SERIAL (q4_K, true)
 K_SERIAL (q5_K, true)
 K_SERIAL (q6_K, false)

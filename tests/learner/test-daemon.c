@@ -186,6 +186,14 @@ test_dbus_round_trip (void)
   g_autoptr (GVariant) r1 = call (c, "Pause", &error);
   g_assert_no_error (error);
   g_assert_true (wait_state (c, "paused", 5));
+  /* the tray icon follows the state: its menu offers Resume while paused */
+  g_autoptr (GVariant) label = g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/MenuBar",
+    "com.canonical.dbusmenu", "GetProperty", g_variant_new ("(is)", 3, "label"),
+    G_VARIANT_TYPE ("(v)"), 0, 5000, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (GVariant) label_v = g_variant_get_child_value (label, 0);
+  g_autoptr (GVariant) label_s = g_variant_get_variant (label_v);
+  g_assert_cmpstr (g_variant_get_string (label_s, NULL), ==, "_Resume Learning");
   g_autoptr (GVariant) r2 = call (c, "LearnNow", &error);
   g_assert_null (r2);
   g_assert_nonnull (error);

@@ -8,12 +8,14 @@
  * tests/egress/with-keyring.sh; explicit credentials when no keyring is reachable); the
  * round closes when all three uploaded, every client fetches the aggregate and saves it as
  * the shared base adapter, which loads as a PEFT adapter and becomes the next night's
- * starting point. Every upload is in the egress log with its ledger row. With federation
- * off (or an adapter not trained with DP-SGD) nothing is sent.
+ * starting point. Every upload is in the egress log with its ledger row, and the adapter's
+ * config is the one `hanzo-aggregator --llama` builds. With federation off (or an adapter
+ * not trained with DP-SGD) nothing is sent.
  * Needs ../shared/models/stories260K.gguf (skipped without it). */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
+#include <string.h>
 #include "accountant.h"
 #include "adapter-io.h"
 #include "aggregator.h"
@@ -212,16 +214,28 @@ test_round (void)
   g_assert_no_error (error);
   g_test_message ("adapter config: %u tensors, %zu values", hz_delta_config_n_tensors (cfg),
                   hz_delta_config_n_elements (cfg));
+  {
+    /* the order is hz_delta_config_new_llama()'s: `hanzo-aggregator --llama` would match */
+    g_autoptr (HzTrainBase) b = hz_train_base_open (model, &error);
+    g_assert_no_error (error);
+    const HzHparams *hp = &b->llm->hp;
+    g_autoptr (HzDeltaConfig) llama = hz_delta_config_new_llama (
+      hp->n_layer, hp->n_embd, hp->n_head_kv * hp->head_dim_k, hp->n_ff,
+      hz_delta_config_rank (cfg), hz_delta_config_alpha (cfg));
+    g_assert_cmpstr (hz_delta_config_hash (cfg), ==, hz_delta_config_hash (llama));
+  }
   Server srv = { cfg, NULL };
   HztServer *server = hzt_server_start (server_setup, &srv);
   g_autofree char *url = hzt_url (server->port);
 
-  /* user 0's credentials in the keyring (as the privacy window stores them) */
-  const gboolean keyring = hz_credentials_store (url, "token-0", NULL, &error);
+  /* user 0's credentials in the keyring (as the privacy window stores them) — only in
+   * with-keyring.sh's throwaway keyring (its HOME), never in a developer's own */
+  const gboolean private_keyring = strstr (g_get_home_dir (), "hz-keyring-") != NULL;
+  const gboolean keyring = private_keyring && hz_credentials_store (url, "token-0", NULL, &error);
   if (!keyring)
     {
-      g_test_message ("no Secret Service (%s): user 0 gets explicit credentials",
-                      error->message);
+      g_test_message ("%s: user 0 gets explicit credentials",
+                      error ? error->message : "not under tests/egress/with-keyring.sh");
       g_clear_error (&error);
     }
   for (int i = 0; i < N_USERS; i++)

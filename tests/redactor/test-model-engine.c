@@ -97,7 +97,7 @@ test_stories260k (void)
 static void
 test_stories_distill (void)
 {
-  run_model ("models/stories-distill/stories-distill-Q8_0.gguf");
+  run_model ("models/stories-distill/stories-distill-Q4_0.gguf");
 }
 
 int
