@@ -10,6 +10,7 @@
 #include "gguf.h"
 #include "model.h"
 #include "quantize.h"
+#include "stop-scan.h"
 #include "tokenizer.h"
 
 G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
@@ -402,49 +403,6 @@ hz_generate_params_init (HzGenerateParams *p)
   p->n_predict = -1;
 }
 
-/* Stop-string bookkeeping: text is held back while its tail could still begin a stop
- * string, so a stop string never reaches the caller, not even in part. */
-typedef struct {
-  const char *const *stops;
-  GString           *pending;
-} StopScan;
-
-/* Earliest occurrence of any stop string in pending, or -1. */
-static gssize
-stop_find (const StopScan *s)
-{
-  gssize best = -1;
-  for (gsize k = 0; s->stops && s->stops[k]; k++)
-    {
-      const gsize len = strlen (s->stops[k]);
-      if (len == 0)
-        continue;
-      const char *hit = memmem (s->pending->str, s->pending->len, s->stops[k], len);
-      if (hit && (best < 0 || hit - s->pending->str < best))
-        best = hit - s->pending->str;
-    }
-  return best;
-}
-
-/* Length of the prefix of pending that cannot be the start of a stop string. */
-static gsize
-stop_safe_len (const StopScan *s)
-{
-  gsize safe = s->pending->len;
-  for (gsize k = 0; s->stops && s->stops[k]; k++)
-    {
-      const gsize len = strlen (s->stops[k]);
-      /* longest proper prefix of the stop string that is a suffix of pending */
-      for (gsize l = MIN (len - (len > 0), s->pending->len); l > 0; l--)
-        if (memcmp (s->pending->str + s->pending->len - l, s->stops[k], l) == 0)
-          {
-            safe = MIN (safe, s->pending->len - l);
-            break;
-          }
-    }
-  return safe;
-}
-
 static gboolean
 eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
                     GCancellable *cancellable, guint *n_evaluated, GError **error)
@@ -517,9 +475,7 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
     hz_sampler_accept (sampler, prompt[i]);
   g_autoptr (HzDetokenizer) detok = hz_detokenizer_new (model->tok, FALSE);
   g_autoptr (GString) out = g_string_new (NULL);
-  g_autoptr (GString) pending = g_string_new (NULL);
-  g_autoptr (GString) emit = g_string_new (NULL);
-  StopScan scan = { params->stop_strings, pending };
+  g_autoptr (HzStopScan) scan = hz_stop_scan_new (params->stop_strings);
 
   for (;;)
     {
@@ -546,29 +502,17 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
       else if (ctx->tokens->len >= ctx->n_ctx)
         reason = HZ_STOP_CONTEXT_FULL;
 
-      g_string_append (pending, hz_detokenizer_push (detok, tok));
-      if (reason != HZ_STOP_NONE)
-        g_string_append (pending, hz_detokenizer_flush (detok));
-      g_string_truncate (emit, 0);
-      gssize hit = stop_find (&scan);
-      if (hit >= 0)
-        {
-          g_string_append_len (emit, pending->str, hit);
-          g_string_truncate (pending, 0);
-          reason = HZ_STOP_STRING;
-        }
-      else
-        {
-          gsize safe = reason != HZ_STOP_NONE ? pending->len : stop_safe_len (&scan);
-          g_string_append_len (emit, pending->str, safe);
-          g_string_erase (pending, 0, safe);
-        }
-      g_string_append_len (out, emit->str, emit->len);
+      const char *piece = hz_detokenizer_push_final (detok, tok, reason != HZ_STOP_NONE);
+      gboolean hit = FALSE;
+      const char *emit = hz_stop_scan_push (scan, piece, reason != HZ_STOP_NONE, &hit);
+      if (hit)
+        reason = HZ_STOP_STRING;
+      g_string_append (out, emit);
       if (out_tokens)
         g_array_append_val (out_tokens, tok);
       if (st.n_generated == 1)
         st.ttft_seconds = (g_get_monotonic_time () - t_start) / 1e6;
-      if (func && !func (tok, emit->str, user_data))
+      if (func && !func (tok, emit, user_data))
         {
           st.stop_reason = HZ_STOP_CALLBACK;
           break;
@@ -585,8 +529,7 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
   if (st.stop_reason == HZ_STOP_CANCELLED || st.stop_reason == HZ_STOP_CALLBACK ||
       st.stop_reason == HZ_STOP_LENGTH)
     {
-      g_string_append (pending, hz_detokenizer_flush (detok));
-      g_string_append_len (out, pending->str, pending->len);
+      g_string_append (out, hz_stop_scan_push (scan, hz_detokenizer_flush (detok), TRUE, NULL));
     }
   st.gen_seconds = (g_get_monotonic_time () - t_prompt) / 1e6;
   if (stats)

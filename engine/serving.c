@@ -346,9 +346,7 @@ sample_token (HzServe *srv, Sample *s, const float *logits)
     reason = HZ_STOP_LENGTH;
   else if (s->seq->tokens->len >= srv->p.max_seq_len)
     reason = HZ_STOP_CONTEXT_FULL;  /* the new token would not have a position */
-  g_autofree char *piece = g_strconcat (hz_detokenizer_push (s->detok, tok),
-                                        reason != HZ_STOP_NONE ? hz_detokenizer_flush (s->detok) : "",
-                                        NULL);
+  const char *piece = hz_detokenizer_push_final (s->detok, tok, reason != HZ_STOP_NONE);
   gboolean hit = FALSE;
   const char *text = hz_stop_scan_push (s->stop, piece, reason != HZ_STOP_NONE, &hit);
   if (hit)

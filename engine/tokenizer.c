@@ -957,12 +957,18 @@ drain (HzDetokenizer *d, gboolean flush)
 }
 
 const char *
-hz_detokenizer_push (HzDetokenizer *d, HzToken id)
+hz_detokenizer_push_final (HzDetokenizer *d, HzToken id, gboolean final)
 {
   gsize len = hz_tokenizer_piece (d->t, id, d->special, NULL, 0);
   if (len > 0)
     g_string_append_len (d->pending, d->t->pieces[id], (gssize) len);
-  return drain (d, FALSE);
+  return drain (d, final);
+}
+
+const char *
+hz_detokenizer_push (HzDetokenizer *d, HzToken id)
+{
+  return hz_detokenizer_push_final (d, id, FALSE);
 }
 
 const char *

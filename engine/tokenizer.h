@@ -90,6 +90,9 @@ HzDetokenizer *hz_detokenizer_new (const HzTokenizer *t, gboolean special);
 /** Returns the newly complete text (possibly ""), valid until the next call. (A piece
  *  holding a NUL byte, e.g. <0x00>, ends the returned C string early.) */
 const char    *hz_detokenizer_push (HzDetokenizer *d, HzToken id);
+/** hz_detokenizer_push; with `final` also flushes (the stream's last token): the text of
+ *  both in one string, valid until the next call. */
+const char    *hz_detokenizer_push_final (HzDetokenizer *d, HzToken id, gboolean final);
 /** Flush held bytes (as U+FFFD if incomplete). */
 const char    *hz_detokenizer_flush (HzDetokenizer *d);
 void           hz_detokenizer_free (HzDetokenizer *d);
