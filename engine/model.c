@@ -435,6 +435,19 @@ arch_of (const HzGguf *g, HzArch *arch, char **arch_str, GError **error)
 }
 
 gboolean
+hz_llm_check_tokens (const HzLlm *llm, const int32_t *tokens, gsize n, GError **error)
+{
+  for (gsize t = 0; t < n; t++)
+    if (tokens[t] < 0 || tokens[t] >= llm->hp.n_vocab)
+      {
+        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                     "token id %d is outside the vocabulary [0, %d)", tokens[t], llm->hp.n_vocab);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+gboolean
 hz_llm_check_metadata (const HzGguf *g, GError **error)
 {
   HzArch arch;

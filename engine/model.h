@@ -122,6 +122,9 @@ gboolean hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **
  *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, HZ_ENGINE_ERROR_BAD_MODEL (the message names the
  *  tensor and the expected and actual shapes). */
 HzLlm *hz_llm_load (const HzGguf *g, GError **error);
+/** FALSE with HZ_ENGINE_ERROR_INVALID_ARGUMENT ("token id X is outside the vocabulary
+ *  [0, n_vocab)") when any of the n `tokens` is not a token of `llm`. Thread-safe. */
+gboolean hz_llm_check_tokens (const HzLlm *llm, const int32_t *tokens, gsize n, GError **error);
 /** Checks the architecture and hyperparameters only (no tensors), with hz_llm_load's
  *  errors: lets a loader refuse a model before converting its weights. */
 gboolean hz_llm_check_metadata (const HzGguf *g, GError **error);

@@ -51,6 +51,24 @@ hz_alnum_at (const char *text, gsize len, gsize pos)
   return is_word_char (char_at (text + pos, text + len));
 }
 
+/* The case/class flags of a token from its character counts (both tokenizer paths). */
+static inline guint16
+class_flags (gsize n, gsize digits, gsize letters, gsize upper, gsize lower, gboolean first_upper)
+{
+  guint16 f = 0;
+  if (digits == n)
+    f |= HZ_TOK_DIGIT;
+  if (letters > 0 && digits == 0)
+    f |= HZ_TOK_ALPHA;
+  if (letters > 0 && upper == letters)
+    f |= HZ_TOK_UPPER;
+  else if (first_upper)
+    f |= HZ_TOK_CAP;
+  if (letters > 0 && lower == letters)
+    f |= HZ_TOK_LOWER;
+  return f;
+}
+
 static guint16
 classify (const char *s, const char *e, guint16 *nchars)
 {
@@ -79,17 +97,7 @@ classify (const char *s, const char *e, guint16 *nchars)
         other++;
       n++;
     }
-  guint16 f = 0;
-  if (digits == n)
-    f |= HZ_TOK_DIGIT;
-  if (letters > 0 && digits == 0)
-    f |= HZ_TOK_ALPHA;
-  if (letters > 0 && upper == letters)
-    f |= HZ_TOK_UPPER;
-  else if (first_upper)
-    f |= HZ_TOK_CAP;
-  if (letters > 0 && lower == letters)
-    f |= HZ_TOK_LOWER;
+  guint16 f = class_flags (n, digits, letters, upper, lower, first_upper);
   if (nonascii)
     f |= HZ_TOK_NONASCII;
   *nchars = (guint16) MIN (n, G_MAXUINT16);
@@ -211,18 +219,7 @@ hz_tokenize (const HzLexicon *lex, const char *text, gsize len, HzToken **toks, 
       if (ascii)
         {
           gsize n_bytes = (gsize) (p - s);
-          guint16 f = 0;
-          if (digits == n_bytes)
-            f |= HZ_TOK_DIGIT;
-          if (letters > 0 && digits == 0)
-            f |= HZ_TOK_ALPHA;
-          if (letters > 0 && upper == letters)
-            f |= HZ_TOK_UPPER;
-          else if (first_upper)
-            f |= HZ_TOK_CAP;
-          if (letters > 0 && lower == letters)
-            f |= HZ_TOK_LOWER;
-          t->flags = f;
+          t->flags = class_flags (n_bytes, digits, letters, upper, lower, first_upper);
           t->nchars = (guint16) MIN (n_bytes, G_MAXUINT16);
         }
       else

@@ -437,13 +437,8 @@ hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0
                    "cannot evaluate %u tokens at position %u (context %u)", n, pos0, f->n_ctx);
       return FALSE;
     }
-  for (guint t = 0; t < n; t++)
-    if (tokens[t] < 0 || tokens[t] >= hp->n_vocab)
-      {
-        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                     "token id %d is outside the vocabulary [0, %d)", tokens[t], hp->n_vocab);
-        return FALSE;
-      }
+  if (!hz_llm_check_tokens (f->llm, tokens, n, error))
+    return FALSE;
   for (guint t = 0; t < n; t++)
     {
       if (!set_state (f, tokens[t], pos0 + t, error) || !step (f, error))

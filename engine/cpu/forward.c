@@ -348,13 +348,8 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
                    n, pos0, f->n_batch, f->n_ctx);
       return FALSE;
     }
-  for (guint t = 0; t < n; t++)
-    if (tokens[t] < 0 || tokens[t] >= hp->n_vocab)
-      {
-        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                     "token id %d is outside the vocabulary [0, %d)", tokens[t], hp->n_vocab);
-        return FALSE;
-      }
+  if (!hz_llm_check_tokens (llm, tokens, n, error))
+    return FALSE;
 
   /* embeddings and RoPE tables of this batch */
   for (guint t = 0; t < n; t++)
@@ -391,13 +386,8 @@ hz_cpu_forward_eval_hooked (HzCpuForward *f, const int32_t *tokens, guint n, con
                    "cannot evaluate %u rows with %u logit rows (batch %u)", n, n_out, f->n_batch);
       return FALSE;
     }
-  for (guint t = 0; t < n; t++)
-    if (tokens[t] < 0 || tokens[t] >= hp->n_vocab)
-      {
-        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                     "token id %d is outside the vocabulary [0, %d)", tokens[t], hp->n_vocab);
-        return FALSE;
-      }
+  if (!hz_llm_check_tokens (llm, tokens, n, error))
+    return FALSE;
   for (guint i = 0; i < n_out; i++)
     if (out_rows[i] >= n || (i > 0 && out_rows[i] <= out_rows[i - 1]))
       {
