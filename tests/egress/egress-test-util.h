@@ -4,6 +4,7 @@
 
 #include <gio/gio.h>
 #include <string.h>
+#include "aggregator.h"
 #include "dp.h"
 
 #define HZT_BASE "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
@@ -168,4 +169,23 @@ hzt_assert_uploads_ledgered (HzStore *store)
       g_assert_cmpstr (l->payload_sha256, ==, e->payload_sha256);
       g_assert_cmpfloat_with_epsilon (l->epsilon, e->epsilon, 1e-9);
     }
+}
+
+/* Register n clients "<prefix>-i" whose bearer tokens are "token-i" (stored hashed, as the
+ * aggregator keeps them), listen on a free loopback port and return it. Call in the
+ * server thread. */
+static inline guint
+hzt_aggregator_start (HzAggregator *agg, const char *prefix, int n)
+{
+  g_autoptr (GError) error = NULL;
+  for (int i = 0; i < n; i++)
+    {
+      g_autofree char *id = g_strdup_printf ("%s-%d", prefix, i);
+      g_autofree char *tok = g_strdup_printf ("token-%d", i);
+      g_autofree char *sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, tok, -1);
+      g_assert_true (hz_aggregator_add_client (agg, id, sha, &error));
+    }
+  g_assert_true (hz_aggregator_listen (agg, "127.0.0.1", 0, NULL, &error));
+  g_assert_no_error (error);
+  return hz_aggregator_get_port (agg);
 }

@@ -47,16 +47,7 @@ server_setup (gpointer p)
   g_autoptr (GError) error = NULL;
   s->agg = hz_aggregator_new (s->cfg, &o, &error);
   g_assert_no_error (error);
-  for (int i = 0; i < N_USERS; i++)
-    {
-      g_autofree char *id = g_strdup_printf ("user-%d", i);
-      g_autofree char *tok = g_strdup_printf ("token-%d", i);
-      g_autofree char *sha = g_compute_checksum_for_string (G_CHECKSUM_SHA256, tok, -1);
-      g_assert_true (hz_aggregator_add_client (s->agg, id, sha, &error));
-    }
-  g_assert_true (hz_aggregator_listen (s->agg, "127.0.0.1", 0, NULL, &error));
-  g_assert_no_error (error);
-  return hz_aggregator_get_port (s->agg);
+  return hzt_aggregator_start (s->agg, "user", N_USERS);
 }
 
 static gboolean
