@@ -494,6 +494,7 @@ quantize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
   HzQuantizeParams p;
   hz_quantize_params_init (&p);
   p.ftype = hz_ftype_from_name (d->type)->ftype;
+  p.cancellable = cancellable;   /* Cancel stops the engine at the next tensor */
   /* the writer renames "<dest>.tmp" into place: the folder never shows half a file */
   gboolean ok = hz_quantize_file (d->source, dest, &p, NULL, &error);
 

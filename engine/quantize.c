@@ -1353,9 +1353,17 @@ quantize_source (Source *s, const char *out, const HzQuantizeParams *p, HzQuanti
   g_autoptr (HzQuantChooser) c = hz_quant_chooser_new (p->ftype, p->pure, &s->info, names, n);
   g_autoptr (GPtrArray) bufs = g_ptr_array_new_with_free_func (g_free);
   gboolean ok = TRUE;
+  uint64_t total = 0, done = 0;
+  for (guint i = 0; i < n; i++)
+    total += ((SrcTensor *) s->tensors->pdata[i])->n_bytes;
 
   for (guint i = 0; i < n && ok; i++)
     {
+      if (g_cancellable_set_error_if_cancelled (p->cancellable, error))
+        {
+          ok = FALSE;
+          break;
+        }
       SrcTensor *t = g_hash_table_lookup (by_name, names[i]);
       gboolean fell = FALSE;
       uint32_t nt = hz_quant_chooser_type (c, t->name, t->n_dims, t->ne, t->type, &fell);
@@ -1390,13 +1398,17 @@ quantize_source (Source *s, const char *out, const HzQuantizeParams *p, HzQuanti
                     bytes / 1048576.0, fell ? " (fallback: rows do not divide into the block)" : "");
       if (!hz_gguf_writer_add_tensor (s->w, t->name, nt, t->n_dims, t->ne, data, bytes, FALSE, error))
         ok = FALSE;
+      done += t->n_bytes;
+      if (ok && p->progress)
+        p->progress (total ? (double) done / (double) total : 1.0, p->progress_data);
     }
   g_hash_table_unref (by_name);
   if (!ok)
     return FALSE;
   hz_gguf_writer_set_u32 (s->w, "general.quantization_version", 2);
   hz_gguf_writer_set_u32 (s->w, "general.file_type", (uint32_t) p->ftype);
-  if (!hz_gguf_writer_write_file (s->w, out, error))
+  if (g_cancellable_set_error_if_cancelled (p->cancellable, error) ||
+      !hz_gguf_writer_write_file (s->w, out, error))
     return FALSE;
   if (stats)
     *stats = st;

@@ -25,7 +25,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 #include <stdint.h>
 #include "gguf.h"
 
@@ -157,6 +157,11 @@ typedef struct {
   gboolean verbose;       /* one line per tensor on stderr, as llama-quantize prints */
   const char *vocab_gguf; /* safetensors input: copy tokenizer.* keys from this GGUF
                            * (NULL: convert tokenizer.json in the folder) */
+  GCancellable *cancellable; /* checked between tensors; NULL: not cancellable */
+  /* called on the calling thread after each tensor with the fraction of the source's
+   * tensor bytes done (0 < fraction <= 1); NULL: none */
+  void        (*progress) (double fraction, gpointer user_data);
+  gpointer      progress_data;
 } HzQuantizeParams;
 
 void hz_quantize_params_init (HzQuantizeParams *p);  /* Q8_0, threads 0, not pure */
@@ -175,7 +180,10 @@ typedef struct {
  *  Metadata: every key of the source except split keys, then general.quantization_version
  *  = 2 and general.file_type = ftype (appended last, as llama.cpp does). Tensors in
  *  llama.cpp's order, 32-byte aligned. `stats` may be NULL. Errors: HZ_GGUF_ERROR_*,
- *  HZ_SAFETENSORS_ERROR_* or HZ_GGUF_ERROR_INVALID naming the tensor at fault. */
+ *  HZ_SAFETENSORS_ERROR_* or HZ_GGUF_ERROR_INVALID naming the tensor at fault,
+ *  G_IO_ERROR_CANCELLED when p->cancellable was cancelled (checked between tensors).
+ *  The output appears atomically (written to a temporary file, then renamed): on any error
+ *  nothing is left at `out`. */
 gboolean hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
                            HzQuantizeStats *stats, GError **error);
 

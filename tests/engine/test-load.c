@@ -553,6 +553,63 @@ test_stories260k (void)
   hz_test_rm_dir (dir);
 }
 
+/* hz_quantize_file reports progress per tensor and stops when cancelled, leaving nothing. */
+typedef struct {
+  GArray       *fractions;
+  GCancellable *cancel_after;   /* cancelled at the third report */
+} Progress;
+
+static void
+on_progress (double fraction, gpointer data)
+{
+  Progress *pr = data;
+  g_array_append_val (pr->fractions, fraction);
+  if (pr->cancel_after && pr->fractions->len == 3)
+    g_cancellable_cancel (pr->cancel_after);
+}
+
+static void
+test_quantize_progress_cancel (void)
+{
+  g_autofree char *vocab = write_vocab ();
+  const char *shape = "custom:dim=256,layers=2,heads=4,kv=2,ffn=512,ctx=128";
+  g_autofree char *f32 = write_synth ("llama", shape, HZ_FTYPE_ALL_F32, vocab, "prog-f32.gguf");
+  g_autofree char *out = tmp_path ("prog-q8.gguf");
+  g_autoptr (GError) error = NULL;
+  HzQuantizeParams p;
+  hz_quantize_params_init (&p);
+  p.ftype = HZ_FTYPE_Q8_0;
+  p.n_threads = 2;
+  Progress pr = { g_array_new (FALSE, FALSE, sizeof (double)), NULL };
+  p.progress = on_progress;
+  p.progress_data = &pr;
+  HzQuantizeStats st;
+  g_assert_true (hz_quantize_file (f32, out, &p, &st, &error));
+  g_assert_no_error (error);
+  /* one report per tensor, increasing, ending at 1 */
+  g_assert_cmpuint (pr.fractions->len, ==, st.n_tensors);
+  for (guint i = 1; i < pr.fractions->len; i++)
+    g_assert_cmpfloat (g_array_index (pr.fractions, double, i), >,
+                       g_array_index (pr.fractions, double, i - 1));
+  g_assert_cmpfloat (g_array_index (pr.fractions, double, pr.fractions->len - 1), ==, 1.0);
+  g_assert_cmpint (g_unlink (out), ==, 0);
+
+  /* cancelled mid-way: G_IO_ERROR_CANCELLED, no output (not even a temporary file) */
+  g_autoptr (GCancellable) cancel = g_cancellable_new ();
+  g_array_set_size (pr.fractions, 0);
+  pr.cancel_after = cancel;
+  p.cancellable = cancel;
+  g_assert_false (hz_quantize_file (f32, out, &p, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (pr.fractions->len, ==, 3);
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_autofree char *dir = g_path_get_dirname (out);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  for (const char *name; (name = g_dir_read_name (d));)
+    g_assert_false (g_str_has_prefix (name, "prog-q8.gguf"));
+  g_array_unref (pr.fractions);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -563,6 +620,7 @@ main (int argc, char **argv)
   g_test_add_data_func ("/load/folder/qwen3", "qwen3", test_synth_folder);
   g_test_add_func ("/load/isq", test_synth_isq);
   g_test_add_func ("/load/errors", test_errors);
+  g_test_add_func ("/load/quantize-progress-cancel", test_quantize_progress_cancel);
   g_test_add_func ("/load/gguf-image", test_gguf_image);
   g_test_add_func ("/load/shared/stories260K", test_stories260k);
   return g_test_run ();
