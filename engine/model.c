@@ -294,6 +294,7 @@ bind_matrix (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_o
   const HzGgmlDots dots = hz_ggml_order_dots (t->type, n_out, n_in);
   m->dot_one = dots.one;
   m->dot_batch = dots.batch;
+  m->dot_one_x4 = dots.one_x4;
   guint64 *acc = g_hash_table_lookup (b->type_bytes, GUINT_TO_POINTER (t->type + 1));
   if (acc == NULL)
     {

@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include "gguf.h"
 #include "quant.h"
+#include "ggml-order.h"
 
 G_BEGIN_DECLS
 
@@ -76,6 +77,7 @@ typedef struct {
   /* dots in llama.cpp's summation order for this shape (ggml-order.h): one activation row,
    * several rows in one call */
   HzVecDotFn           dot_one, dot_batch;
+  HzGgmlDot4Fn         dot_one_x4;  /* four rows of dot_one at once, or NULL */
 } HzMatrix;
 
 /** Weights of one transformer block. Vectors are float32 [n] (converted at load when the

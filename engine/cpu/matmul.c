@@ -88,7 +88,11 @@ compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
         {
           const void *xa = act + t * astride;
           float *y = o->y + t * w->n_out;
-          for (int64_t r = rb; r < re; r++)
+          int64_t r = rb;
+          if (vec_dot == w->dot_one && w->dot_one_x4)   /* same bits, four chains at once */
+            for (; r + 4 <= re; r += 4)
+              w->dot_one_x4 (n_in, &y[r], wdata + r * w->row_bytes, w->row_bytes, xa);
+          for (; r < re; r++)
             vec_dot (n_in, &y[r], wdata + r * w->row_bytes, xa);
         }
     }

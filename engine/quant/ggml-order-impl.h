@@ -39,6 +39,10 @@ typedef enum {
 extern const HzVecDotFn hzg_kernels_scalar[HZG_N_KERNELS];
 extern const HzVecDotFn hzg_kernels_avx2[HZG_N_KERNELS];
 extern const HzVecDotFn hzg_kernels_avx512[HZG_N_KERNELS];
+/** Four-row versions (HzGgmlDot4Fn) of the serial 32-element kernels (Q4_0, Q4_1, Q8_0),
+ *  indexed by HzgKernel, NULL elsewhere; x86 levels only. */
+extern const HzGgmlDot4Fn hzg_kernels_x4_avx2[HZG_N_KERNELS];
+extern const HzGgmlDot4Fn hzg_kernels_x4_avx512[HZG_N_KERNELS];
 
 /* Where the 8-lane K-quant kernels (ggml_vec_dot_<t>_q8_K, AVX2) put the mins term
  * Σ mn·bsums scaled by −dmin_w·d_a. */

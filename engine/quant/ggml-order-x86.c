@@ -43,7 +43,9 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
 #define HZG_VNNI   0
 #define HZG_FN(f)  f##_avx2
 #define HZG_TABLE  hzg_kernels_avx2
+#define HZG_TABLE_X4 hzg_kernels_x4_avx2
 #include "ggml-order-x86.inc"
+#undef HZG_TABLE_X4
 #undef HZG_TARGET
 #undef HZG_VNNI
 #undef HZG_FN
@@ -61,7 +63,9 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
 #define HZG_VNNI   1
 #define HZG_FN(f)  f##_avx512
 #define HZG_TABLE  hzg_kernels_avx512
+#define HZG_TABLE_X4 hzg_kernels_x4_avx512
 #include "ggml-order-x86.inc"
+#undef HZG_TABLE_X4
 #undef HZG_TARGET
 #undef HZG_VNNI
 #undef HZG_FN

@@ -61,10 +61,17 @@ extern "C" {
  *  vec_dot). The activations are in the format's vec_dot_type, quantized with
  *  hz_quant_act_from_float() (the SIMD kernels rely on its int8 range −127..127, as
  *  ggml's do). Never NULL for a format with a vec_dot. */
+/** Four consecutive weight rows, `row_bytes` apart starting at x, against one activation
+ *  row y: s[0..3], each bit-identical to `one` on its row (the four rows' serial float
+ *  chains are interleaved, which hides the FMA latency that bounds a single chain). */
+typedef void (*HzGgmlDot4Fn) (int n, float *restrict s, const void *restrict x,
+                              size_t row_bytes, const void *restrict y);
+
 typedef struct {
-  HzVecDotFn one;
-  HzVecDotFn batch;
-  bool       exact;
+  HzVecDotFn   one;
+  HzVecDotFn   batch;
+  bool         exact;
+  HzGgmlDot4Fn one_x4;   /* NULL: none (call `one` per row) */
 } HzGgmlDots;
 
 HzGgmlDots hz_ggml_order_dots (uint32_t type, int64_t n_out, int64_t n_in);

@@ -189,8 +189,28 @@ test_levels (gconstpointer data)
           g_autofree uint8_t *w = g_malloc (wbytes + 64);
           g_autofree uint8_t *a = g_malloc (abytes + 64);
           g_autofree float *tmp = g_new (float, n);
+          g_autofree uint8_t *w4 = g_malloc (4 * wbytes + 64);
           for (int trial = 0; trial < TRIALS; trial++)
             {
+              /* the four-row kernel: each row bit-identical to the scalar `one` */
+              if (simd.one_x4)
+                {
+                  for (int row = 0; row < 4; row++)
+                    fill_weights (r, c, t, w4 + row * wbytes, n);
+                  fill_acts (r, vt, tmp, a, n);
+                  float got4[4];
+                  simd.one_x4 (n, got4, w4, wbytes, a);
+                  for (int row = 0; row < 4; row++)
+                    {
+                      float want;
+                      ref.one (n, &want, w4 + row * wbytes, a);
+                      if (memcmp (&want, &got4[row], sizeof want) != 0)
+                        g_error ("%s one_x4 row %d, n = %d, trial %d: scalar %.9g, %s %.9g",
+                                 c->name, row, n, trial, want, hz_simd_level_name (level),
+                                 got4[row]);
+                      n_checked++;
+                    }
+                }
               fill_weights (r, c, t, w, n);
               fill_acts (r, vt, tmp, a, n);
               const HzVecDotFn fns[2][2] = { { ref.one, simd.one }, { ref.batch, simd.batch } };
