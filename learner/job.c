@@ -32,9 +32,13 @@ hz_learn_job_result_clear (HzLearnJobResult *r)
 gboolean
 hz_learn_job_improved (const HzLearnJobResult *r)
 {
-  if (isnan (r->heldout_before) || isnan (r->heldout_after))
+  /* no held-out split: both unmeasured */
+  if (isnan (r->heldout_before) && isnan (r->heldout_after))
     return !r->interrupted && r->steps > 0;
-  return !r->interrupted && r->heldout_after < r->heldout_before;
+  /* a diverged run (NaN/Inf loss) is never an improvement */
+  if (!isfinite (r->heldout_after))
+    return FALSE;
+  return !r->interrupted && (isnan (r->heldout_before) || r->heldout_after < r->heldout_before);
 }
 
 /* Tag of a job: what must match for a checkpoint to be resumed. */
@@ -178,6 +182,14 @@ gboolean
 hz_learn_save_adapter (const HzLora *lora, const char *dir, const char *base_name,
                        GError **error)
 {
+  for (gsize i = 0; i < lora->n_params; i++)
+    if (!isfinite (lora->params[i]))
+      {
+        g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                     "the adapter holds NaN/Inf values (training diverged; try a lower "
+                     "learning rate): nothing was written");
+        return FALSE;
+      }
   if (!hz_lora_save_peft (lora, dir, HZ_ST_BF16, base_name, error))
     return FALSE;
   g_autofree char *gguf = g_build_filename (dir, "adapter.gguf", NULL);

@@ -80,7 +80,8 @@ gboolean hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
 gboolean hz_learn_job_improved (const HzLearnJobResult *r);
 
 /** Write an adapter as the learner ships it: `dir`/adapter_model.safetensors (BF16, PEFT
- *  names) + adapter_config.json, and `dir`/adapter.gguf (llama.cpp LoRA, F32). */
+ *  names) + adapter_config.json, and `dir`/adapter.gguf (llama.cpp LoRA, F32). Refuses
+ *  (G_IO_ERROR_INVALID_DATA, nothing written) an adapter holding NaN/Inf values. */
 gboolean hz_learn_save_adapter (const HzLora *lora, const char *dir, const char *base_name,
                                 GError **error);
 

@@ -8,6 +8,9 @@
  * a Markdown table like llama-bench's; t/s is the median over the repeats ± the sample
  * standard deviation. Exit status: 0 ok, 1 runtime error, 2 usage error.
  */
+/* Largest -p + -n (one context holds both; 1 Mi tokens is far past any model here). */
+#define HZ_BENCH_MAX_TOKENS (1 << 20)
+
 #include <glib.h>
 #include <math.h>
 #include <stdio.h>
@@ -166,6 +169,16 @@ hz_cmd_bench (int argc, char **argv)
       hz_gen_opts_clear (&o);
       return 2;
     }
+  /* the test runs in one context of -p + -n tokens (like llama-bench, not limited to the
+   * model's training context); refuse absurd sizes before allocating anything */
+  if ((gint64) n_prompt + n_gen > HZ_BENCH_MAX_TOKENS)
+    {
+      fprintf (stderr, "hanzo bench: -p + -n = %" G_GINT64_FORMAT " tokens is more than the "
+               "%d a benchmark context may hold\n", (gint64) n_prompt + n_gen,
+               HZ_BENCH_MAX_TOKENS);
+      hz_gen_opts_clear (&o);
+      return 2;
+    }
   if (threads->len == 0)
     {
       int all = (int) g_get_num_processors ();
@@ -217,7 +230,7 @@ hz_cmd_bench (int argc, char **argv)
       HzContextParams cp;
       hz_gen_opts_apply (&o, NULL, &cp);
       cp.n_threads = (guint) g_array_index (threads, int, ti);
-      cp.n_ctx = MAX ((guint) (n_prompt + n_gen), cp.n_ctx);
+      cp.n_ctx = MAX ((guint) ((gint64) n_prompt + n_gen), cp.n_ctx);
       g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
       if (ctx == NULL)
         {

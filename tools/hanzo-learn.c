@@ -83,6 +83,25 @@ typedef struct {
   gboolean rslora;
 } CommonOpts;
 
+/* Largest accepted LoRA rank (PEFT has no limit; ranks above a few hundred only cost memory:
+ * r must also not exceed the smaller side of every adapted matrix, checked by the learner). */
+#define HZ_LEARN_MAX_RANK 4096
+
+/* NULL when the options shared by sft and grpo are sane, else what is wrong. */
+static const char *
+common_problem (const CommonOpts *o)
+{
+  if (o->rank < 1 || o->rank > HZ_LEARN_MAX_RANK)
+    return "--rank must be in 1..4096";
+  if (!isfinite (o->alpha) || o->alpha <= 0)
+    return "--alpha must be a positive number";
+  if (!isfinite (o->lr) || o->lr <= 0 || o->lr > 1)
+    return "--lr must be in (0, 1]";
+  if (o->steps < 1 || o->steps > 10000000)
+    return "--steps must be in 1..10000000";
+  return NULL;
+}
+
 static gboolean
 lora_config_from (const CommonOpts *o, HzLoraConfig *cfg)
 {
@@ -139,8 +158,15 @@ cmd_sft (int argc, char **argv)
     return usage_error (ctx, error->message);
   HzLearnJobParams p;
   hz_learn_job_params_init (&p);
-  if (!o.model || !data || !o.out || !lora_config_from (&o, &p.lora) || o.steps < 1
-      || batch < 1 || max_tokens < 2 || heldout < 0 || heldout >= 1)
+  const char *bad = common_problem (&o);
+  if (bad == NULL && (batch < 1 || batch > 65536))
+    bad = "--batch must be in 1..65536";
+  if (bad == NULL && (max_tokens < 2 || max_tokens > 1048576))
+    bad = "--max-tokens must be in 2..1048576";
+  if (bad)
+    return usage_error (ctx, bad);
+  if (!o.model || !data || !o.out || !lora_config_from (&o, &p.lora)
+      || !(heldout >= 0 && heldout < 1))
     return usage_error (ctx, "need -m, --data, --out and valid numbers/targets");
   p.sft.adamw.lr = o.lr;
   p.steps = o.steps;
@@ -224,6 +250,9 @@ cmd_grpo (int argc, char **argv)
   HzLoraConfig cfg;
   HzGrpoTrainerParams p;
   hz_grpo_trainer_params_init (&p);
+  const char *bad = common_problem (&o);
+  if (bad)
+    return usage_error (ctx, bad);
   if (!o.model || !prompts || !o.out || !lora_config_from (&o, &cfg) || group < 1
       || per_step < 1 || max_new < 1 || temperature <= 0 || beta < 0
       || (norm && !hz_grpo_norm_from_name (norm, &p.grpo.norm)))

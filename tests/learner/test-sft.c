@@ -4,9 +4,12 @@
  * fixed tokens). Real-model case: stories260K (../shared, skipped when absent) with
  * replies in one user's voice ("<Name> said hi. Bye for now, Bob."). */
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <gio/gio.h>
 #include <math.h>
 #include <string.h>
 #include "hanzo/engine.h"
+#include "job.h"
 #include "sft.h"
 #include "hz-test-util.h"
 #include "tiny-llama.h"
@@ -178,6 +181,36 @@ test_stories260k (void)
   dataset_clear (&held);
 }
 
+/* A diverged run (NaN held-out loss) is never promoted, and its adapter is not written. */
+static void
+test_diverged (void)
+{
+  HzLearnJobResult r = { .steps = 5, .heldout_before = 4.1, .heldout_after = NAN };
+  g_assert_false (hz_learn_job_improved (&r));
+  r.heldout_after = INFINITY;
+  g_assert_false (hz_learn_job_improved (&r));
+  r.heldout_after = 3.9;
+  g_assert_true (hz_learn_job_improved (&r));
+  r.heldout_before = r.heldout_after = NAN;   /* no held-out split */
+  g_assert_true (hz_learn_job_improved (&r));
+
+  TinyLlamaSpec spec;
+  tiny_llama_spec_init (&spec);
+  g_autoptr (HzTrainBase) base = tiny_llama_open (&spec);
+  HzLoraConfig cfg;
+  hz_lora_config_init (&cfg);
+  g_autoptr (HzLora) lora = hz_lora_new (&base->llm->hp, &cfg, NULL);
+  hz_lora_init_peft (lora, 3);
+  lora->params[lora->n_params / 2] = NAN;
+  g_autofree char *dir = g_dir_make_tmp ("hz-diverged-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (dir, "adapter", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_false (hz_learn_save_adapter (lora, out, "tiny", &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -185,5 +218,6 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/sft/example-build", test_example_build);
   g_test_add_func ("/learner/sft/tiny-random-llama", test_tiny_random_llama);
   g_test_add_func ("/learner/sft/stories260k", test_stories260k);
+  g_test_add_func ("/learner/sft/diverged", test_diverged);
   return g_test_run ();
 }

@@ -150,6 +150,16 @@ test_ranges (void)
   expect_usage (&r, "--n-predict");
   RUN (&r, "chat", "-m", missing, "--top-p", "5");
   expect_usage (&r, "--top-p");
+  RUN (&r, "bench", "-m", missing, "-p", "2147483647", "-n", "0");
+  expect_usage (&r, "a benchmark context may hold");
+  RUN (&r, "learn", "sft", "-m", missing, "--data", missing, "-o", missing, "--rank", "2147483647");
+  expect_usage (&r, "--rank must be in 1..4096");
+  RUN (&r, "learn", "sft", "-m", missing, "--data", missing, "-o", missing, "--lr", "nan");
+  expect_usage (&r, "--lr must be in (0, 1]");
+  RUN (&r, "learn", "sft", "-m", missing, "--data", missing, "-o", missing, "--batch", "2147483647");
+  expect_usage (&r, "--batch must be in 1..65536");
+  RUN (&r, "learn", "grpo", "-m", missing, "--prompts", missing, "-o", missing, "--lr", "-1");
+  expect_usage (&r, "--lr must be in (0, 1]");
   RUN (&r, "perplexity", "-m", missing, "-f", missing, "--chunks", "-1");
   expect_usage (&r, "--chunks must be >= 1");
   RUN (&r, "perplexity", "-m", missing, "-f", missing, "--chunks", "0");
