@@ -515,6 +515,13 @@ hz_cmd_redact (int argc, char **argv)
           hz_redactor_free (r);
           return 1;
         }
+      /* invalid UTF-8 is redacted as U+FFFD (offsets then refer to the repaired text, which
+       * --json prints as "text"): say so rather than change the input silently */
+      const char *bad_at = NULL;
+      if (!g_utf8_validate (text, -1, &bad_at))
+        fprintf (stderr, "hanzo redact: warning: the input is not valid UTF-8 (first bad byte "
+                 "at offset %" G_GSIZE_FORMAT "); invalid bytes are replaced by U+FFFD\n",
+                 (gsize) (bad_at - text));
       HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE | flags, &err);
       HzScrubber *sc = hz_scrubber_new (mode, 0);
       g_autofree char *scrubbed = hz_scrubber_scrub (sc, res);

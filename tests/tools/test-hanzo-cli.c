@@ -229,6 +229,15 @@ test_redact_nul (void)
   g_assert_cmpstr (r.out, ==, "");
   run_clear (&r);
 
+  /* invalid UTF-8: redacted as U+FFFD, with a warning that says where */
+  run_hanzo_full (&r, FALSE, "mail bob@example.com \xff\xfe ok", 26,
+                  (const char *const[]) { "redact", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.err, "not valid UTF-8 (first bad byte at offset 21)"));
+  g_assert_null (strstr (r.out, "bob@example.com"));
+  g_assert_nonnull (strstr (r.out, "\xef\xbf\xbd"));
+  run_clear (&r);
+
   /* text without NULs goes through as before */
   run_hanzo_full (&r, FALSE, "mail bob@example.com", 20, (const char *const[]) { "redact", NULL });
   g_assert_cmpint (r.status, ==, 0);
