@@ -240,6 +240,11 @@ hz_gen_opts_open (HzGenOpts *o, const char *cmd, HzModel **model, HzContext **ct
     }
   hz_gen_opts_apply (o, gp, &cp);
   hz_gen_opts_clear (o);
+  /* as llama.cpp does: a context longer than the model was trained on runs, with a warning */
+  const int32_t n_train = hz_model_n_ctx_train (*model);
+  if (n_train > 0 && cp.n_ctx > (guint) n_train)
+    fprintf (stderr, "hanzo %s: warning: --ctx-size %u is longer than the model's training "
+             "context (%d tokens); output past it degrades\n", cmd, cp.n_ctx, n_train);
   *ctx = hz_context_new (*model, &cp, &error);
   if (*ctx == NULL)
     {

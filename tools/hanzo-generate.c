@@ -108,6 +108,7 @@ hz_cmd_generate (int argc, char **argv)
   if (!json)
     {
       fputc ('\n', stdout);
+      fflush (stdout);   /* the text before the statistics, also when both go to one pipe */
       fprintf (stderr,
                "prompt: %u tokens (%u evaluated) in %.3f s (%.1f t/s); generated: %u tokens in "
                "%.3f s (%.1f t/s); first token after %.3f s; stop: %s\n",
