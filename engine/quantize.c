@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "model.h"
 #include "quant.h"
 #include "safetensors.h"
 
@@ -1448,6 +1449,23 @@ hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
   s.w = NULL;
   source_release (&s);
   source_clear (&s);
+  /* a folder's metadata is ours to write: check that it makes a loadable model (a folder
+   * missing tensors would otherwise give a file that fails only at load) */
+  if (ok && g_file_test (in, G_FILE_TEST_IS_DIR))
+    {
+      g_autoptr (GError) local = NULL;
+      g_autoptr (HzGguf) g = hz_gguf_open (out, &local);
+      HzLlm *llm = g ? hz_llm_load (g, &local) : NULL;
+      if (llm == NULL)
+        {
+          g_unlink (out);
+          g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID,
+                       "%s does not hold a complete model: %s (nothing written)", in,
+                       local->message);
+          ok = FALSE;
+        }
+      hz_llm_free (llm);
+    }
   return ok;
 }
 

@@ -467,6 +467,22 @@ test_errors (void)
   expect_load_error (dir, "Q8_0", vocab, G_FILE_ERROR, "config.json");
   hz_test_rm_dir (dir);
 
+  /* quantizing a folder that lacks tensors (second shard gone, no index): refused, no file */
+  g_autofree char *dir2 = tmp_path ("folder-incomplete");
+  hz_test_write_hf_folder (f32, dir2, HZ_HF_F32, FALSE);
+  g_autofree char *shard2 = g_build_filename (dir2, "model-00002-of-00002.safetensors", NULL);
+  g_assert_cmpint (g_unlink (shard2), ==, 0);
+  g_autofree char *out = tmp_path ("incomplete-q8.gguf");
+  HzQuantizeParams qp;
+  hz_quantize_params_init (&qp);
+  qp.vocab_gguf = vocab;
+  g_autoptr (GError) qerr = NULL;
+  g_assert_false (hz_quantize_file (dir2, out, &qp, NULL, &qerr));
+  g_assert_error (qerr, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID);
+  g_assert_nonnull (strstr (qerr->message, "does not hold a complete model"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  hz_test_rm_dir (dir2);
+
   /* MoE metadata is refused clearly (the forward pass has no expert routing yet) */
   g_autoptr (GError) error = NULL;
   g_autoptr (HzGguf) g = hz_gguf_open (f32, &error);
