@@ -350,16 +350,21 @@ setup_model (HzTokenizer *t, const HzGguf *g, GError **error)
   return TRUE;
 }
 
-/* Special ids from tokenizer.ggml.*_token_id; out-of-range values keep the default, and
- * defaults outside the vocab are disabled (as llama.cpp does, with a warning there). */
+/* Special ids from tokenizer.ggml.*_token_id; out-of-range values keep the default (with a
+ * message), and defaults outside the vocab are disabled (as llama.cpp does, with a warning). */
 static void
 read_special_id (HzTokenizer *t, const HzGguf *g, const char *key, int32_t *id)
 {
   uint32_t v;
   if (*id >= t->n_vocab)
     *id = -1;
-  if (hz_gguf_get_u32 (g, key, &v) && v < (uint32_t) t->n_vocab)
+  if (!hz_gguf_get_u32 (g, key, &v))
+    return;
+  if (v < (uint32_t) t->n_vocab)
     *id = (int32_t) v;
+  else
+    g_message ("tokenizer: %s = %u is outside the vocabulary of %d tokens; using %d instead",
+               key, v, t->n_vocab, *id);
 }
 
 static void
