@@ -110,7 +110,7 @@ lora_config_from (const CommonOpts *o, HzLoraConfig *cfg)
   cfg->alpha = (float) o->alpha;
   cfg->use_rslora = o->rslora;
   cfg->targets = parse_targets (o->targets ? o->targets : "q,k,v,o,gate,up,down");
-  return cfg->targets != 0 && cfg->r >= 1 && o->alpha > 0;
+  return cfg->targets != 0;   /* rank and alpha: common_problem() */
 }
 
 static gboolean
