@@ -3,7 +3,9 @@
 #include <glib-unix.h>
 #include <stdio.h>
 #include <string.h>
+#include <math.h>
 #include "aggregator.h"
+#include "dp.h"
 
 static gboolean
 on_signal (gpointer loop)
@@ -32,7 +34,7 @@ main (int argc, char **argv)
   g_autofree char *clients = NULL, *rule = g_strdup ("trimmed-mean"), *spool_dir = NULL;
   g_autofree char *cert = NULL, *key = NULL;
   int port = 0, min_clients = 2, krum_f = 1, krum_m = 1, first_round = 1;
-  double beta = 0.2, round_s = 60, max_norm = 1e3;
+  double beta = 0.2, round_s = 60, max_norm = 0, release_clip = 0, release_noise = 0;
   gboolean hash = FALSE;
   const GOptionEntry entries[] = {
     { "listen", 0, 0, G_OPTION_ARG_STRING, &address, "Address to listen on (127.0.0.1)", "ADDR" },
@@ -46,7 +48,9 @@ main (int argc, char **argv)
     { "beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "Trimmed-mean beta (0.2)", "B" },
     { "krum-f", 0, 0, G_OPTION_ARG_INT, &krum_f, "Multi-Krum f (1)", "F" },
     { "krum-m", 0, 0, G_OPTION_ARG_INT, &krum_m, "Multi-Krum m (1)", "M" },
-    { "max-norm", 0, 0, G_OPTION_ARG_DOUBLE, &max_norm, "L2 bound of an update (1000)", "X" },
+    { "max-norm", 0, 0, G_OPTION_ARG_DOUBLE, &max_norm, "L2 bound of an update (1000, or from --release-clip/--release-noise)", "X" },
+    { "release-clip", 0, 0, G_OPTION_ARG_DOUBLE, &release_clip, "Clients' release clip norm C: derive --max-norm", "C" },
+    { "release-noise", 0, 0, G_OPTION_ARG_DOUBLE, &release_noise, "Clients' release noise multiplier z: derive --max-norm", "Z" },
     { "spool", 0, 0, G_OPTION_ARG_FILENAME, &spool_dir, "Directory for uploads (default: memory)", "DIR" },
     { "first-round", 0, 0, G_OPTION_ARG_INT, &first_round, "Id of the first round (1)", "N" },
     { "tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &cert, "PEM certificate: serve HTTPS", "FILE" },
@@ -96,7 +100,24 @@ main (int argc, char **argv)
   o.krum_m = (guint) MAX (krum_m, 0);
   o.min_clients = (guint) MAX (min_clients, 0);
   o.round_duration_us = (gint64) (round_s * G_USEC_PER_SEC);
-  o.max_norm = max_norm;
+  if (release_clip != 0 || release_noise != 0)
+    {
+      /* the largest norm an honest DP release of this config can have (dp.h) */
+      double bound = hz_dp_release_norm_bound (hz_delta_config_n_elements (cfg), release_clip,
+                                               release_noise);
+      if (!isfinite (bound))
+        {
+          g_printerr ("hanzo-aggregator: --release-clip and --release-noise must both be "
+                      "finite and > 0\n");
+          return 2;
+        }
+      if (max_norm == 0)
+        max_norm = bound;
+      g_print ("hanzo-aggregator: honest releases (C %g, z %g, %zu values) have L2 norm <= %g;"
+               " max norm %g\n", release_clip, release_noise, hz_delta_config_n_elements (cfg),
+               bound, max_norm);
+    }
+  o.max_norm = max_norm == 0 ? 1e3 : max_norm;
   o.spool_dir = spool_dir;
   o.first_round = (guint64) MAX (first_round, 0);
   g_autoptr (HzAggregator) agg = hz_aggregator_new (cfg, &o, &error);

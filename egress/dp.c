@@ -47,6 +47,17 @@ hz_dp_release_epsilon (double noise_multiplier, double delta)
   return hz_analytic_gaussian_epsilon (noise_multiplier, delta, 1.0);
 }
 
+double
+hz_dp_release_norm_bound (gsize n_elements, double clip_norm, double noise_multiplier)
+{
+  if (n_elements == 0 || !(clip_norm > 0) || !isfinite (clip_norm) ||
+      !(noise_multiplier > 0) || !isfinite (noise_multiplier))
+    return NAN;
+  const double t = 40.0, n = (double) n_elements;
+  const double chi = sqrt (n + 2.0 * sqrt (t * n) + 2.0 * t);
+  return (clip_norm + noise_multiplier * clip_norm * chi) * (1.0 + 1.0 / 256.0);
+}
+
 /* ================================================================= accounting */
 
 static gboolean

@@ -111,6 +111,18 @@ const HzLoraDelta *hz_dp_release_get_values (const HzDpRelease *release);
  *  Gaussian). z > 0, delta in (0, 1). Pure, thread-safe. */
 double hz_dp_release_epsilon (double noise_multiplier, double delta);
 
+/** Upper bound on the L2 norm of an honest release of `n_elements` values with clip norm
+ *  C = `clip_norm` and noise multiplier z = `noise_multiplier`, for a server's update check
+ *  (hanzo-aggregator --release-clip/--release-noise). The release is x + g with ||x|| <= C
+ *  and g ~ N(0, (zC)^2 I_n), rounded to bf16, so
+ *    ||release|| <= (C + zC sqrt(n + 2 sqrt(t n) + 2 t)) (1 + 2^-8),
+ *  with t = 40: by Laurent and Massart 2000 (Lemma 1, chi-square tail)
+ *  P(||g||^2 >= (zC)^2 (n + 2 sqrt(t n) + 2t)) <= e^-t (about 4e-18, the chance that an
+ *  honest client is refused); 2^-8 bounds bf16 round-to-nearest's relative error.
+ *  Returns the bound, or NAN for n_elements == 0 or a clip/noise that is not finite > 0.
+ *  Pure, thread-safe. */
+double hz_dp_release_norm_bound (gsize n_elements, double clip_norm, double noise_multiplier);
+
 /** What a mechanism's ledger rows in the window [now - period, now] compose to. */
 typedef struct {
   double epsilon;      /* composed epsilon at budget->delta (0 when n_entries == 0) */

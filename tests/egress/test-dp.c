@@ -150,6 +150,40 @@ test_noise_payload_ledger (void)
     g_assert_cmpfloat_with_epsilon (e->rdp[i], e->orders[i] / (2 * z * z), 1e-9 * e->orders[i]);
 }
 
+/* The server's bound on an honest release's norm holds for real releases (clip active and
+ * not), is not loose (within 15 % of the typical norm zC sqrt(n) + C at n = 4096), and
+ * refuses bad parameters. */
+static void
+test_norm_bound (void)
+{
+  g_autoptr (HzStore) store = tmp_store ();
+  const gsize n = 4096;
+  g_autoptr (HzDeltaConfig) cfg = config_of (n);
+  g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, BASE);
+  HzDpBudget loose = { 1e9, 1e-6, G_GINT64_CONSTANT (3600) * G_USEC_PER_SEC };
+  const double C = 10, z = 4.5;
+  const double bound = hz_dp_release_norm_bound (n, C, z);
+  g_assert_true (isfinite (bound));
+  g_assert_cmpfloat (bound, <, 1.15 * (C + z * C * sqrt ((double) n)));
+  for (guint round = 1; round <= 8; round++)
+    {
+      /* norms 0.1 C .. 1000 C: the larger ones are clipped */
+      for (gsize k = 0; k < n; k++)
+        hz_lora_delta_data (d)[k] = (float) (pow (10, round / 2.0 - 1) * C / sqrt ((double) n));
+      g_autoptr (GError) error = NULL;
+      g_autoptr (HzDpRelease) r = hz_dp_release (d, C, z, round, store, &loose, &error);
+      g_assert_no_error (error);
+      double norm = hz_lora_delta_l2_norm (hz_dp_release_get_values (r));
+      g_test_message ("round %u: released norm %.2f, bound %.2f", round, norm, bound);
+      g_assert_cmpfloat (norm, <=, bound);
+      g_assert_cmpfloat (norm, >, 0.8 * z * C * sqrt ((double) n));
+    }
+  g_assert_true (isnan (hz_dp_release_norm_bound (0, C, z)));
+  g_assert_true (isnan (hz_dp_release_norm_bound (n, 0, z)));
+  g_assert_true (isnan (hz_dp_release_norm_bound (n, C, -1)));
+  g_assert_true (isnan (hz_dp_release_norm_bound (n, C, INFINITY)));
+}
+
 /* Releases compose until the budget refuses; a refused release writes nothing. */
 static void
 test_budget (void)
@@ -300,6 +334,7 @@ main (int argc, char **argv)
   g_test_add_func ("/egress/dp/clip", test_clip);
   g_test_add_func ("/egress/dp/noise-payload-ledger", test_noise_payload_ledger);
   g_test_add_func ("/egress/dp/budget", test_budget);
+  g_test_add_func ("/egress/dp/norm-bound", test_norm_bound);
   g_test_add_func ("/egress/dp/invalid", test_invalid);
   g_test_add_func ("/egress/dp/training", test_training);
   return g_test_run ();
