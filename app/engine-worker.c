@@ -10,10 +10,11 @@
 
 #include <glib/gi18n.h>
 #include <hanzo/serving.h>
+#include <hanzo-store-learner.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { REQ_LOAD, REQ_RESIZE, REQ_GENERATE, REQ_TITLE, REQ_SHUTDOWN } RequestKind;
+typedef enum { REQ_LOAD, REQ_RESIZE, REQ_GENERATE, REQ_TITLE, REQ_ADAPTERS, REQ_SHUTDOWN } RequestKind;
 
 #define TITLE_CTX_TOKENS  512   /* context of a title request (its own KV cache, freed after) */
 #define TITLE_MAX_TOKENS  24
@@ -22,7 +23,9 @@ typedef struct {
   RequestKind      kind;
   guint            id;
   guint64          seq;             /* order of submission */
-  char            *path;            /* REQ_LOAD */
+  char            *path;            /* REQ_LOAD; REQ_ADAPTERS: personal adapter or NULL */
+  char            *base_sha256;     /* REQ_ADAPTERS: the personal adapter's base, or NULL */
+  char            *shared;          /* REQ_ADAPTERS: shared base adapter or NULL */
   guint            n_ctx;           /* REQ_LOAD, REQ_RESIZE: context size, 0 = default */
   GPtrArray       *roles;           /* REQ_GENERATE, REQ_TITLE: char* */
   GPtrArray       *contents;        /* REQ_GENERATE, REQ_TITLE: char* */
@@ -56,12 +59,15 @@ struct _HzEngineWorker {
   guint    n_ctx;           /* context size of the loaded model, 0 = none */
   gboolean shut_down;
   guint64  memory_budget;   /* of the registry, bytes; 0 = unlimited */
+  char    *want_personal, *want_sha, *want_shared;  /* adapters asked for (set_adapters) */
+  char    *adapter;         /* the adapter serving now ("adapter-changed"), or NULL */
+  HzStore *store;           /* follow_learner: where the active adapter's base is read */
 };
 
 G_DEFINE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, G_TYPE_OBJECT)
 
 enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR,
-       SIG_CONTEXT_CHANGED, SIG_TITLE, N_SIGNALS };
+       SIG_CONTEXT_CHANGED, SIG_TITLE, SIG_ADAPTER_CHANGED, SIG_ADAPTER_ERROR, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_MEMORY_BUDGET };
@@ -94,6 +100,8 @@ static void
 request_free (Request *r)
 {
   g_free (r->path);
+  g_free (r->base_sha256);
+  g_free (r->shared);
   g_clear_pointer (&r->roles, g_ptr_array_unref);
   g_clear_pointer (&r->contents, g_ptr_array_unref);
   g_strfreev (r->stop);
@@ -104,7 +112,7 @@ request_free (Request *r)
 /* ------------------------------------------------------- delivery to the main context */
 
 typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_CONTEXT_CHANGED, EV_FLUSH, EV_FINISHED, EV_ERROR,
-               EV_TITLE } EventKind;
+               EV_TITLE, EV_ADAPTER_CHANGED, EV_ADAPTER_ERROR } EventKind;
 
 typedef struct {
   Shared         *shared;
@@ -194,6 +202,14 @@ dispatch_event (gpointer data)
       break;
     case EV_TITLE:
       g_signal_emit (self, signals[SIG_TITLE], 0, ev->id, ev->text);
+      break;
+    case EV_ADAPTER_CHANGED:
+      g_free (self->adapter);
+      self->adapter = g_strdup (ev->path);
+      g_signal_emit (self, signals[SIG_ADAPTER_CHANGED], 0, ev->path);
+      break;
+    case EV_ADAPTER_ERROR:
+      g_signal_emit (self, signals[SIG_ADAPTER_ERROR], 0, ev->path, ev->error);
       break;
     }
   return G_SOURCE_REMOVE;
@@ -403,6 +419,85 @@ run_title (HzModel *model, Shared *s, Request *r)
   return text;
 }
 
+/* The worker thread's LoRA adapters (hot-loaded between replies). */
+typedef struct {
+  char       *personal, *personal_sha, *shared;  /* asked for (REQ_ADAPTERS) */
+  HzAdapter  *applied;    /* loaded for the current model, set on its context; or NULL */
+  GHashTable *reported;   /* paths whose failure was shown already (once each) */
+} Adapters;
+
+static void
+adapters_clear (Adapters *as)
+{
+  g_free (as->personal);
+  g_free (as->personal_sha);
+  g_free (as->shared);
+  g_clear_pointer (&as->applied, hz_adapter_unref);
+  g_clear_pointer (&as->reported, g_hash_table_unref);
+}
+
+static const char *
+nonempty (const char *p)
+{
+  return p && *p ? p : NULL;
+}
+
+/* Make ctx serve the adapter asked for (the personal one, else the shared one; see
+ * hz_engine_worker_set_adapters) or the base. Runs between requests only, so a reply
+ * keeps the adapter it started with. Failures keep the base model: adapters trained on
+ * another model are only logged; anything else is posted once per path. */
+static void
+adapters_apply (Shared *s, Adapters *as, HzModel *model, HzContext *ctx, gboolean reload)
+{
+  g_autofree char *had = as->applied ? g_strdup (hz_adapter_path (as->applied)) : NULL;
+  if (reload)   /* another model, or files that may have been rewritten in place */
+    g_clear_pointer (&as->applied, hz_adapter_unref);
+  if (model == NULL || ctx == NULL)
+    return;
+  const char *want = nonempty (as->personal) ? as->personal : nonempty (as->shared);
+  g_autoptr(GError) error = NULL;
+
+  if (want != NULL && (as->applied == NULL || g_strcmp0 (had, want) != 0))
+    {
+      g_clear_pointer (&as->applied, hz_adapter_unref);
+      const char *sha = want == as->personal ? nonempty (as->personal_sha) : NULL;
+      if (sha != NULL && g_strcmp0 (sha, hz_model_sha256 (model)) != 0)
+        g_set_error (&error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_ADAPTER_MISMATCH,
+                     "%s was trained on another model (base sha256 %.12s...)", want, sha);
+      else
+        as->applied = hz_adapter_load (model, want, &error);
+    }
+  HzAdapter *list[1] = { as->applied };
+  if (error == NULL && want != NULL &&
+      !hz_context_set_adapters (ctx, list, NULL, 1, &error))
+    g_clear_pointer (&as->applied, hz_adapter_unref);
+  if (error != NULL || want == NULL)
+    {
+      g_clear_pointer (&as->applied, hz_adapter_unref);
+      hz_context_set_adapters (ctx, NULL, NULL, 0, NULL);   /* the base model */
+    }
+  if (error != NULL)
+    {
+      if (g_error_matches (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_ADAPTER_MISMATCH))
+        g_message ("adapter not used with %s: %s", hz_model_name (model), error->message);
+      else if (g_hash_table_add (as->reported, g_strdup (want)))
+        {
+          g_message ("adapter %s: %s (the base model serves)", want, error->message);
+          Event *ev = event_new (EV_ADAPTER_ERROR, 0);
+          ev->path = g_strdup (want);
+          ev->error = g_steal_pointer (&error);
+          post_event (s, ev);
+        }
+    }
+  const char *now = as->applied ? hz_adapter_path (as->applied) : NULL;
+  if (g_strcmp0 (now, had) != 0)
+    {
+      Event *ev = event_new (EV_ADAPTER_CHANGED, 0);
+      ev->path = g_strdup (now);
+      post_event (s, ev);
+    }
+}
+
 static gpointer
 worker_thread (gpointer data)
 {
@@ -410,6 +505,7 @@ worker_thread (gpointer data)
   HzModel *model = NULL;
   HzContext *ctx = NULL;
   gboolean running = TRUE;
+  Adapters adapters = { .reported = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL) };
 
   while (running)
     {
@@ -455,6 +551,8 @@ worker_thread (gpointer data)
                 ev->n_ctx = hz_context_n_ctx (ctx);
               }
             post_event (s, ev);
+            /* adapters are loaded for each model anew (after "model-loaded") */
+            adapters_apply (s, &adapters, model, ctx, TRUE);
           }
           break;
 
@@ -475,6 +573,7 @@ worker_thread (gpointer data)
                   ctx = fresh;
                   ev->n_ctx = hz_context_n_ctx (ctx);
                   post_event (s, ev);
+                  adapters_apply (s, &adapters, model, ctx, FALSE);
                 }
             }
           break;
@@ -497,6 +596,18 @@ worker_thread (gpointer data)
           }
           break;
 
+        case REQ_ADAPTERS:
+          g_free (adapters.personal);
+          g_free (adapters.personal_sha);
+          g_free (adapters.shared);
+          adapters.personal = g_strdup (r->path);
+          adapters.personal_sha = g_strdup (r->base_sha256);
+          adapters.shared = g_strdup (r->shared);
+          /* a file written anew under a path may load now: report its failure again */
+          g_hash_table_remove_all (adapters.reported);
+          adapters_apply (s, &adapters, model, ctx, TRUE);
+          break;
+
         case REQ_SHUTDOWN:
           running = FALSE;
           break;
@@ -505,6 +616,7 @@ worker_thread (gpointer data)
     }
 
   g_clear_pointer (&ctx, hz_context_free);
+  adapters_clear (&adapters);
   if (model != NULL)
     hz_registry_release (s->registry, model);
   shared_unref (s);
@@ -688,6 +800,85 @@ hz_engine_worker_get_model_path (HzEngineWorker *self)
 }
 
 void
+hz_engine_worker_set_adapters (HzEngineWorker *self, const char *personal,
+                               const char *personal_base_sha256, const char *shared)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  g_return_if_fail (!self->shut_down);
+
+  personal = nonempty (personal);
+  shared = nonempty (shared);
+  g_free (self->want_personal);
+  g_free (self->want_sha);
+  g_free (self->want_shared);
+  self->want_personal = g_strdup (personal);
+  self->want_sha = g_strdup (nonempty (personal_base_sha256));
+  self->want_shared = g_strdup (shared);
+  Request *r = g_new0 (Request, 1);
+  r->kind = REQ_ADAPTERS;
+  r->path = g_strdup (personal);
+  r->base_sha256 = g_strdup (self->want_sha);
+  r->shared = g_strdup (shared);
+  push (self, r);
+}
+
+const char *
+hz_engine_worker_get_adapter (HzEngineWorker *self)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), NULL);
+  return self->adapter;
+}
+
+/* The store's active adapter when it is `path` (its base model's sha256), else NULL. */
+static char *
+store_base_of (HzStore *store, const char *path)
+{
+  if (store == NULL || path == NULL)
+    return NULL;
+  g_autoptr(HzLearnerAdapter) active = hz_store_adapter_get_active (store, NULL);
+  return active && g_strcmp0 (active->path, path) == 0 ? g_strdup (active->base_sha256) : NULL;
+}
+
+static void
+on_active_adapter_changed (HzLearner *learner, const char *path, HzEngineWorker *self)
+{
+  g_autofree char *sha = store_base_of (self->store, nonempty (path));
+  g_autofree char *shared = g_strdup (self->want_shared);
+  hz_engine_worker_set_adapters (self, path, sha, shared);
+}
+
+static void
+on_shared_adapter_changed (HzLearner *learner, const char *path, guint64 round,
+                           HzEngineWorker *self)
+{
+  g_autofree char *personal = g_strdup (self->want_personal);
+  g_autofree char *sha = g_strdup (self->want_sha);
+  hz_engine_worker_set_adapters (self, personal, sha, path);
+}
+
+void
+hz_engine_worker_follow_learner (HzEngineWorker *self, HzLearner *learner, HzStore *store)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  g_return_if_fail (HZ_IS_LEARNER (learner));
+
+  self->store = store;
+  g_autoptr(HzLearnerAdapter) active = store ? hz_store_adapter_get_active (store, NULL) : NULL;
+  g_autofree char *shared = g_build_filename (g_get_user_data_dir (), "hanzo", "adapters",
+                                              "shared", NULL);
+  g_autofree char *shared_cfg = g_build_filename (shared, "adapter_config.json", NULL);
+  const gboolean have_shared = g_file_test (shared_cfg, G_FILE_TEST_IS_REGULAR);
+  if (active != NULL || have_shared)
+    hz_engine_worker_set_adapters (self, active ? active->path : NULL,
+                                   active ? active->base_sha256 : NULL,
+                                   have_shared ? shared : NULL);
+  g_signal_connect_object (learner, "active-adapter-changed",
+                           G_CALLBACK (on_active_adapter_changed), self, 0);
+  g_signal_connect_object (learner, "shared-adapter-changed",
+                           G_CALLBACK (on_shared_adapter_changed), self, 0);
+}
+
+void
 hz_engine_worker_shutdown (HzEngineWorker *self)
 {
   g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
@@ -718,6 +909,10 @@ hz_engine_worker_finalize (GObject *object)
 
   shared_unref (self->shared);
   g_free (self->model_path);
+  g_free (self->want_personal);
+  g_free (self->want_sha);
+  g_free (self->want_shared);
+  g_free (self->adapter);
   G_OBJECT_CLASS (hz_engine_worker_parent_class)->finalize (object);
 }
 
@@ -804,6 +999,12 @@ hz_engine_worker_class_init (HzEngineWorkerClass *klass)
   signals[SIG_ERROR] =
     g_signal_new ("error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_ERROR);
+  signals[SIG_ADAPTER_CHANGED] =
+    g_signal_new ("adapter-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_ADAPTER_ERROR] =
+    g_signal_new ("adapter-error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_ERROR);
 }
 
 static void

@@ -27,6 +27,11 @@
  *   title        (request, text)       answer to hz_engine_worker_generate_title(): the
  *                                      model's raw text, or NULL when there is none (base
  *                                      model without a chat template, no model, interrupted)
+ *   adapter-changed (path)             the LoRA adapter the replies use now changed (NULL:
+ *                                      the base model); see hz_engine_worker_set_adapters()
+ *   adapter-error (path, GError)       an adapter could not be used (unreadable, NaN,
+ *                                      wrong shapes): the base model serves; emitted once
+ *                                      per path until the adapters are set again
  *
  * Debugging: the environment variable HZ_WORKER_TOKEN_DELAY_US (read when a worker is
  * created) makes the worker sleep that many microseconds after each token, to see and
@@ -36,6 +41,8 @@
 
 #include <gio/gio.h>
 #include <hanzo/engine.h>
+#include <hanzo-store.h>
+#include "hz-learner.h"
 
 G_BEGIN_DECLS
 
@@ -176,6 +183,54 @@ gboolean hz_engine_worker_is_model_loaded (HzEngineWorker *self);
  *   (main thread)
  */
 const char *hz_engine_worker_get_model_path (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_set_adapters:
+ * @self: the worker
+ * @personal: (nullable): the active personal LoRA adapter (a PEFT folder as the learner
+ *   writes it, or a GGUF LoRA file), NULL or "" for none
+ * @personal_base_sha256: (nullable): sha256 of the model it was trained on (the store's
+ *   adapters.base_sha256); when given, the adapter is used only with that model; NULL:
+ *   any model of the same shapes
+ * @shared: (nullable): the federation's shared base adapter folder, NULL or "" for none
+ *
+ * Queue a change of adapters, applied to the current model (and to every model loaded
+ * later) between replies, never during one: requests run one after another on the
+ * worker thread. The replies use the personal adapter when there is one, else the shared
+ * one: the learner trains each night's personal adapter starting from the shared adapter
+ * when that is newer (learner/README.md, "Precedence"), so the personal adapter already
+ * contains it and stacking both would count the shared update twice. A failure keeps the
+ * base model: "adapter-error" once per path (adapters of another model are only logged),
+ * "adapter-changed" whenever the adapter in use changes. Titles
+ * (hz_engine_worker_generate_title()) are written by the base model. Main thread;
+ * returns at once.
+ */
+void hz_engine_worker_set_adapters (HzEngineWorker *self, const char *personal,
+                                   const char *personal_base_sha256, const char *shared);
+
+/**
+ * hz_engine_worker_get_adapter:
+ * @self: the worker
+ *
+ * Returns: (nullable): the adapter the replies use (as last announced by
+ *   "adapter-changed"), or NULL for the base model (main thread)
+ */
+const char *hz_engine_worker_get_adapter (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_follow_learner:
+ * @self: the worker
+ * @learner: the learner daemon's proxy
+ * @store: (nullable): the app's store, which must outlive the worker: the active adapter
+ *   and its base model are read from it now and when @learner announces a new one
+ *
+ * Serve the learner's adapters: now the store's active adapter and the shared adapter in
+ * $XDG_DATA_HOME/hanzo/adapters/shared (when it holds one), then whatever @learner's
+ * "active-adapter-changed" (promotion, rollback) and "shared-adapter-changed" announce
+ * (hz_engine_worker_set_adapters()). Main thread.
+ */
+void hz_engine_worker_follow_learner (HzEngineWorker *self, HzLearner *learner,
+                                      HzStore *store);
 
 /**
  * hz_engine_worker_shutdown:

@@ -294,6 +294,7 @@ hz_application_startup (GApplication *app)
   if (budget == 0)
     budget = hz_memory_total () / 4 * 3;
   self->worker = hz_engine_worker_new_full (budget);
+  hz_engine_worker_follow_learner (self->worker, self->learner, self->store);  /* LoRA hot-load */
   self->library = hz_model_library_new (NULL);
   hz_engine_worker_set_context_length (self->worker,
                                        (guint) g_settings_get_int (self->settings, "context-length"));

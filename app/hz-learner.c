@@ -17,7 +17,7 @@ G_DEFINE_FINAL_TYPE (HzLearner, hz_learner, G_TYPE_OBJECT)
 enum { PROP_0, PROP_PRESENT, PROP_STATE, PROP_PROGRESS, PROP_NEXT_RUN, PROP_NEVER_LEARN, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
-enum { SIG_CALL_FAILED, N_SIGNALS };
+enum { SIG_CALL_FAILED, SIG_ACTIVE_ADAPTER_CHANGED, SIG_SHARED_ADAPTER_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void
@@ -59,6 +59,14 @@ call_done (GObject *source, GAsyncResult *result, gpointer user_data)
       g_dbus_error_strip_remote_error (error);
       if (call->self != NULL)
         g_signal_emit (call->self, signals[SIG_CALL_FAILED], 0, call->method, error->message);
+    }
+  else if (call->self != NULL && g_strcmp0 (call->method, "Rollback") == 0 &&
+           g_variant_is_of_type (ret, G_VARIANT_TYPE ("(s)")))
+    {
+      /* the daemon made another adapter active: whoever serves follows */
+      const char *active = NULL;
+      g_variant_get (ret, "(&s)", &active);
+      g_signal_emit (call->self, signals[SIG_ACTIVE_ADAPTER_CHANGED], 0, active);
     }
   if (call->callback != NULL)
     {
@@ -103,6 +111,27 @@ on_properties_changed (GDBusProxy *proxy, GVariant *changed, GStrv invalidated, 
   notify_all (self);
 }
 
+/* AdapterReady(s) and SharedAdapterReady(s, t) from the daemon */
+static void
+on_g_signal (GDBusProxy *proxy, const char *sender, const char *name, GVariant *params,
+             HzLearner *self)
+{
+  if (g_strcmp0 (name, "AdapterReady") == 0 && g_variant_is_of_type (params, G_VARIANT_TYPE ("(s)")))
+    {
+      const char *path;
+      g_variant_get (params, "(&s)", &path);
+      g_signal_emit (self, signals[SIG_ACTIVE_ADAPTER_CHANGED], 0, path);
+    }
+  else if (g_strcmp0 (name, "SharedAdapterReady") == 0 &&
+           g_variant_is_of_type (params, G_VARIANT_TYPE ("(st)")))
+    {
+      const char *path;
+      guint64 round;
+      g_variant_get (params, "(&st)", &path, &round);
+      g_signal_emit (self, signals[SIG_SHARED_ADAPTER_CHANGED], 0, path, round);
+    }
+}
+
 static void
 proxy_ready (GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -125,6 +154,7 @@ proxy_ready (GObject *source, GAsyncResult *result, gpointer user_data)
   g_clear_object (&self->proxy);
   self->proxy = proxy;
   g_signal_connect (proxy, "g-properties-changed", G_CALLBACK (on_properties_changed), self);
+  g_signal_connect (proxy, "g-signal", G_CALLBACK (on_g_signal), self);
   /* A generation already running when the daemon appears pauses it too. */
   if (self->holds > 0 && !self->paused)
     {
@@ -391,6 +421,12 @@ hz_learner_class_init (HzLearnerClass *klass)
   signals[SIG_CALL_FAILED] =
     g_signal_new ("call-failed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+  signals[SIG_ACTIVE_ADAPTER_CHANGED] =
+    g_signal_new ("active-adapter-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_STRING);
+  signals[SIG_SHARED_ADAPTER_CHANGED] =
+    g_signal_new ("shared-adapter-changed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_UINT64);
 }
 
 static void

@@ -9,6 +9,16 @@
  * generation: the first hold calls Pause, the last release calls Resume, so the learner
  * never trains while the user waits for a reply. Calls are asynchronous; a failed call
  * emits "call-failed" (method name, message). Main thread only.
+ *
+ * Signals:
+ *   call-failed (method, message)          a D-Bus call failed
+ *   active-adapter-changed (path)          the daemon promoted a new personal adapter
+ *                                          (D-Bus AdapterReady) or a Rollback made another
+ *                                          one active ("" none); path is the adapter folder
+ *                                          (PEFT files + adapter.gguf)
+ *   shared-adapter-changed (path, round)   federation saved a round's aggregate as the
+ *                                          shared base adapter (D-Bus SharedAdapterReady)
+ * The engine worker follows both (hz_engine_worker_follow_learner()).
  */
 #pragma once
 

@@ -23,6 +23,7 @@
 
 #include "hz-learner-bar.h"
 #include "hz-message-row.h"
+#include "hz-redact-worker.h"
 
 #define SAVE_INTERVAL_MS 500  /* a streamed reply is saved at least this often */
 #define TITLE_MAX_CHARS  48
@@ -597,6 +598,7 @@ send_message (HzWindow *self)
                                          HZ_ROLE_USER, text, NULL, TRUE, &error);
       if (user_id == 0)
         hz_window_report_store_error (self, error);
+      hz_redact_worker_notify (G_APPLICATION (self->app), self->store);
     }
   if (user_id == 0)
     user_id = local_id (self);
@@ -659,6 +661,7 @@ end_reply (HzWindow *self, gboolean keep)
                          : hz_store_delete_message (self->store, self->reply_message_id, &error);
       if (!ok)
         hz_window_report_store_error (self, error);
+      hz_redact_worker_notify (G_APPLICATION (self->app), self->store);
     }
   hz_message_item_set_streaming (reply, FALSE);
   if (!keep && tree_get (self, hz_message_item_get_id (reply)) == reply)
@@ -1246,6 +1249,7 @@ attach_to_app (HzWindow *self, HzApplication *app)
                                               G_CALLBACK (on_learner_call_failed), self);
   hz_window_show_conversation (self, 0);
   on_model_requested (self);
+  hz_redact_worker_notify (G_APPLICATION (app), self->store);   /* catch up with earlier runs */
   if (self->store == NULL)
     adw_toast_overlay_add_toast (self->toast_overlay,
                                  adw_toast_new (_("Conversations cannot be saved on this computer")));

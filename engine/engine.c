@@ -8,6 +8,7 @@
 #include "backend-hip/forward-gpu.h"
 #include "cpu/forward.h"
 #include "gguf.h"
+#include "lora-adapter.h"
 #include "model.h"
 #include "quantize.h"
 #include "stop-scan.h"
@@ -267,6 +268,7 @@ struct _HzContext {
   float        *logits;        /* [logits_cap][n_vocab] */
   gsize         logits_cap;
   guint         n_logit_rows;  /* rows valid after the last eval */
+  HzLoraBinding lora;          /* adapters applied (hz_context_set_adapters); cleared: none */
 };
 
 void
@@ -317,6 +319,7 @@ hz_context_free (HzContext *ctx)
   if (ctx == NULL)
     return;
   hz_cpu_forward_free (ctx->fwd);
+  hz_lora_binding_clear (&ctx->lora);
   if (ctx->gpu)
     hz_gpu_forward_free (ctx->gpu);
   g_array_unref (ctx->tokens);
@@ -370,7 +373,8 @@ hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_lo
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
       float *out = all_logits ? ctx->logits + i * n_vocab : ctx->logits;
-      if (!(ctx->gpu ? hz_gpu_forward_eval (ctx->gpu, tokens + i, nb, ctx->tokens->len,
+      /* the GPU decode path has no adapters: the CPU runs while they are set */
+      if (!(ctx->gpu && ctx->lora.stack.n == 0 ? hz_gpu_forward_eval (ctx->gpu, tokens + i, nb, ctx->tokens->len,
                                             all_logits, out, error)
                      : hz_cpu_forward_eval (ctx->fwd, tokens + i, nb, ctx->tokens->len,
                                             all_logits, out, error)))
@@ -391,6 +395,38 @@ hz_context_logits (HzContext *ctx, gint i)
   if (i < 0 || (guint) i >= ctx->n_logit_rows)
     return NULL;
   return ctx->logits + (gsize) i * ctx->model->llm->hp.n_vocab;
+}
+
+gboolean
+hz_context_set_adapters (HzContext *ctx, HzAdapter *const *adapters, const float *scales,
+                         guint n, GError **error)
+{
+  HzLoraBinding nb;
+  if (!hz_lora_binding_init (&nb, &ctx->model->llm->hp, adapters, scales, n, error))
+    return FALSE;
+  /* K/V computed with other weights cannot be reused */
+  if (g_strcmp0 (nb.key, ctx->lora.key ? ctx->lora.key : "") != 0)
+    hz_context_truncate (ctx, 0);
+  hz_lora_binding_clear (&ctx->lora);
+  ctx->lora = nb;
+  hz_cpu_forward_set_lora (ctx->fwd, &ctx->lora.stack);
+  if (ctx->gpu && ctx->lora.stack.n > 0)
+    {
+      static gsize warned = 0;
+      if (g_once_init_enter (&warned))
+        {
+          g_message ("LoRA adapters are applied on the CPU: the GPU decode path does not "
+                     "support them, so contexts with adapters decode on the CPU");
+          g_once_init_leave (&warned, 1);
+        }
+    }
+  return TRUE;
+}
+
+guint
+hz_context_n_adapters (HzContext *ctx)
+{
+  return ctx->lora.stack.n;
 }
 
 /* ------------------------------------------------------------- generation */

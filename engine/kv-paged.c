@@ -386,6 +386,7 @@ hz_kv_seq_fork (const HzKvSeq *seq)
   for (guint i = 0; i < seq->table->len; i++)
     hz_kv_block_ref (seq->pool, hz_kv_seq_table (seq)[i]);
   child->len = seq->len;
+  child->cache_salt = seq->cache_salt;
   return child;
 }
 

@@ -111,6 +111,9 @@ typedef struct {
   /* prefix-cache bookkeeping (prefix-cache.c): hash of the chain ending at block i, for
    * the first hashes->len blocks, which are full and hold computed K/V */
   GArray   *hashes;    /* guint64 */
+  guint64   cache_salt;/* what else the K/V depends on (LoRA adapters): blocks are shared
+                          through the prefix cache only between equal salts; 0 = the base
+                          model; copied by hz_kv_seq_fork */
 } HzKvSeq;
 
 HzKvSeq *hz_kv_seq_new (HzKvPool *pool);

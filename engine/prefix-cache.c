@@ -8,6 +8,7 @@
 
 typedef struct {
   guint64 hash;
+  guint64 salt;          /* the sequence's cache_salt (kv-paged.h): adapters it ran with */
   gint32  block;
   gint32  parent_block;  /* block indexed for the prefix before this one; -1 for the root */
   guint32 parent_gen;
@@ -53,6 +54,13 @@ static gboolean
 equal_u64 (gconstpointer a, gconstpointer b)
 {
   return *(const guint64 *) a == *(const guint64 *) b;
+}
+
+/* Hash of the empty prefix of sequences with cache salt `salt` (0: ROOT_HASH). */
+static guint64
+root_hash (guint64 salt)
+{
+  return salt == 0 ? ROOT_HASH : mix64 (ROOT_HASH ^ mix64 (salt));
 }
 
 /* Pool hook: the block is being reused or rewritten; drop its entry. */
@@ -103,10 +111,10 @@ hz_prefix_cache_n_entries (const HzPrefixCache *cache)
 /* The live entry for block i of a chain, given the block matched for the prefix before
  * it (parent -1: root), or NULL. */
 static Entry *
-lookup (HzPrefixCache *cache, guint64 h, gint32 parent, const HzToken *tokens)
+lookup (HzPrefixCache *cache, guint64 h, gint32 parent, const HzToken *tokens, guint64 salt)
 {
   Entry *e = g_hash_table_lookup (cache->index, &h);
-  if (e == NULL || memcmp (e->tokens, tokens, cache->s * sizeof (HzToken)) != 0)
+  if (e == NULL || e->salt != salt || memcmp (e->tokens, tokens, cache->s * sizeof (HzToken)) != 0)
     return NULL;
   if (e->parent_block != parent)
     return NULL;
@@ -120,13 +128,13 @@ hz_prefix_cache_match (HzPrefixCache *cache, HzKvSeq *seq, const HzToken *tokens
 {
   const guint s = cache->s;
   g_return_val_if_fail (seq->len == 0, 0);
-  guint64 h = ROOT_HASH;
+  guint64 h = root_hash (seq->cache_salt);
   gint32 parent = -1;
   for (guint i = 0; (i + 1) * s <= n; i++)
     {
       const HzToken *bt = tokens + (gsize) i * s;
       h = hz_prefix_cache_hash (h, bt, s);
-      Entry *e = lookup (cache, h, parent, bt);
+      Entry *e = lookup (cache, h, parent, bt, seq->cache_salt);
       if (e == NULL)
         break;
       hz_kv_block_ref (cache->pool, e->block);
@@ -146,7 +154,8 @@ hz_prefix_cache_commit (HzPrefixCache *cache, HzKvSeq *seq, const HzToken *token
   while ((seq->hashes->len + 1) * s <= n_computed)
     {
       const guint i = seq->hashes->len;
-      const guint64 prev = i ? g_array_index (seq->hashes, guint64, i - 1) : ROOT_HASH;
+      const guint64 prev = i ? g_array_index (seq->hashes, guint64, i - 1)
+                             : root_hash (seq->cache_salt);
       const guint64 h = hz_prefix_cache_hash (prev, tokens + (gsize) i * s, s);
       g_array_append_val (seq->hashes, h);
       const gint32 block = hz_kv_seq_table (seq)[i];
@@ -157,7 +166,7 @@ hz_prefix_cache_commit (HzPrefixCache *cache, HzKvSeq *seq, const HzToken *token
       if (i > 0)
         {
           Entry *pe = g_hash_table_lookup (cache->index, &prev);
-          if (pe == NULL ||
+          if (pe == NULL || pe->salt != seq->cache_salt ||
               memcmp (pe->tokens, tokens + (gsize) (i - 1) * s, s * sizeof (HzToken)) != 0)
             continue;  /* the prefix was evicted: this block could never be matched */
           parent = pe->block;
@@ -165,13 +174,14 @@ hz_prefix_cache_commit (HzPrefixCache *cache, HzKvSeq *seq, const HzToken *token
       Entry *old = g_hash_table_lookup (cache->index, &h);
       if (old != NULL)
         {
-          if (lookup (cache, h, parent, tokens + (gsize) i * s) == old)
+          if (lookup (cache, h, parent, tokens + (gsize) i * s, seq->cache_salt) == old)
             continue;  /* the same prefix is indexed under another block */
           /* a stale entry (its parent was evicted) or a hash collision: replace it */
           hz_kv_block_uncache (cache->pool, old->block);
         }
       Entry *e = g_malloc (sizeof (Entry) + s * sizeof (HzToken));
       e->hash = h;
+      e->salt = seq->cache_salt;
       e->block = block;
       e->parent_block = parent;
       e->parent_gen = parent >= 0 ? hz_kv_block_generation (cache->pool, parent) : 0;

@@ -12,6 +12,10 @@
  * (block id, generation) of the block indexed for its prefix; a lookup compares both, so by
  * induction over the chain a matched block holds K/V of exactly the same token prefix.
  *
+ * Sequences whose K/V depends on more than the tokens (LoRA adapters) carry a cache salt
+ * (HzKvSeq.cache_salt): the chain starts from a salt-specific root and every entry keeps
+ * its salt, so blocks are shared only between sequences of the same salt, exactly.
+ *
  * Units: token counts; blocks of hz_kv_pool_block_size() tokens.
  * Thread safety: none (the serving loop's thread), like the pool.
  */

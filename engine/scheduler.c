@@ -143,6 +143,7 @@ admit_head (HzScheduler *s)
   const guint len = seq->tokens->len;
   g_autoptr (HzKvSeq) kv = hz_kv_seq_new (s->pool);
   guint cached = 0;
+  kv->cache_salt = seq->cache_salt;
 
   /* at least the last token is computed, for its logits */
   if (s->cache)

@@ -58,6 +58,7 @@ typedef struct {
   guint      n_preemptions;
   guint      n_cached;      /* tokens taken from the prefix cache at the last admission */
   guint      n_evaluated;   /* tokens computed for this sequence, all steps together */
+  guint64    cache_salt;    /* prefix-cache salt given to its kv (kv-paged.h); 0 = base */
   gpointer   user_data;
 } HzSchedSeq;
 

@@ -13,6 +13,7 @@
 #include "cpu/forward-paged.h"
 #include "cpu/forward.h"
 #include "kv-paged.h"
+#include "lora-adapter.h"
 #include "model.h"
 #include "prefix-cache.h"
 #include "scheduler.h"
@@ -49,6 +50,9 @@ struct _Request {
   HzToken         *prompt;
   GStrv            stop_strings;   /* owned copy of p.stop_strings */
   guint            n_prompt, n_live;
+  HzLoraBinding    lora;           /* the request's adapters (cleared: the base) */
+  float           *adapter_scales; /* owned copy of p.adapter_scales, or NULL */
+  guint64          cache_salt;     /* srv->salts id of lora.key; 0 for the base */
   gboolean         forked;
   gboolean         cancel;         /* under srv->lock */
 };
@@ -68,12 +72,14 @@ struct _HzServe {
   float          *logits;          /* [max_seqs...][n_vocab], grown on demand */
   gsize           logits_rows;
   GArray         *row_tokens, *row_pos, *row_tables, *out_rows, *out_items;
+  GArray         *row_lora;        /* const HzLoraStack *: each row's adapters, or NULL */
 
   /* fcfs path */
   HzContext      *ctx;
   GArray         *ctx_tokens;      /* what ctx's KV cache holds */
   GQueue          fcfs_queue;      /* Sample, arrival order */
   Sample         *fcfs_cur;
+  guint64         fcfs_salt;       /* cache salt of the adapters set on ctx */
 
   GPtrArray      *active;          /* Request, stepping thread only */
 
@@ -81,6 +87,7 @@ struct _HzServe {
   pthread_cond_t  wake, idle;
   GPtrArray      *incoming;        /* Request submitted, not yet seen by the loop */
   GHashTable     *by_id;           /* id -> Request, until done */
+  GHashTable     *salts;           /* adapter binding key -> guint64 cache salt (> 0) */
   guint64         next_id;
   guint           n_pending;       /* submitted and not done */
   HzServeStats    stats;
@@ -138,6 +145,7 @@ hz_serve_new (HzModel *model, const HzServeParams *params, GError **error)
   pthread_cond_init (&srv->idle, NULL);
   srv->incoming = g_ptr_array_new ();
   srv->by_id = g_hash_table_new (g_int64_hash, g_int64_equal);
+  srv->salts = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
   srv->active = g_ptr_array_new ();
   srv->next_id = 1;
   g_queue_init (&srv->fcfs_queue);
@@ -189,6 +197,7 @@ hz_serve_new (HzModel *model, const HzServeParams *params, GError **error)
   srv->row_tables = g_array_new (FALSE, FALSE, sizeof (const gint32 *));
   srv->out_rows = g_array_new (FALSE, FALSE, sizeof (guint));
   srv->out_items = g_array_new (FALSE, FALSE, sizeof (guint));
+  srv->row_lora = g_array_new (FALSE, FALSE, sizeof (const HzLoraStack *));
   srv->stats.n_blocks = pp.n_blocks;
   return g_steal_pointer (&srv);
 }
@@ -204,6 +213,7 @@ sample_new (HzServe *srv, Request *req, guint index, const HzToken *tokens, guin
   s->index = index;
   s->seq = hz_sched_seq_new (req->id, req->p.priority, tokens, n);
   s->seq->user_data = s;
+  s->seq->cache_salt = req->cache_salt;
   sp.seed += index;
   s->sampler = hz_sampler_new (&sp);
   for (guint i = 0; i < req->n_prompt; i++)
@@ -231,6 +241,8 @@ request_free (Request *req)
   g_ptr_array_unref (req->samples);
   g_free (req->prompt);
   g_strfreev (req->stop_strings);
+  hz_lora_binding_clear (&req->lora);
+  g_free (req->adapter_scales);
   g_free (req);
 }
 
@@ -265,8 +277,18 @@ hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
                      "token id %d is outside the vocabulary [0, %u)", prompt[i], srv->n_vocab);
         return 0;
       }
+  HzLoraBinding lora;
+  if (!hz_lora_binding_init (&lora, &srv->llm->hp, params->adapters, params->adapter_scales,
+                             params->n_adapters, error))
+    return 0;
   Request *req = g_new0 (Request, 1);
   req->p = *params;
+  req->lora = lora;
+  if (params->adapter_scales && params->n_adapters > 0)
+    req->adapter_scales = g_memdup2 (params->adapter_scales,
+                                     params->n_adapters * sizeof (float));
+  req->p.adapters = (HzAdapter *const *) req->lora.refs;
+  req->p.adapter_scales = req->adapter_scales;
   req->stop_strings = g_strdupv ((char **) params->stop_strings);
   req->p.stop_strings = (const char *const *) req->stop_strings;
   req->p.n_samples = MAX (req->p.n_samples, 1);
@@ -281,6 +303,18 @@ hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
   req->t_submit = g_get_monotonic_time ();
 
   pthread_mutex_lock (&srv->lock);
+  if (req->lora.key[0] != '\0')
+    {
+      /* one salt per distinct adapter stack, for the server's lifetime */
+      guint64 *salt = g_hash_table_lookup (srv->salts, req->lora.key);
+      if (salt == NULL)
+        {
+          salt = g_new (guint64, 1);
+          *salt = g_hash_table_size (srv->salts) + 1;
+          g_hash_table_insert (srv->salts, g_strdup (req->lora.key), salt);
+        }
+      req->cache_salt = *salt;
+    }
   req->id = srv->next_id++;
   g_ptr_array_add (srv->incoming, req);
   g_hash_table_insert (srv->by_id, &req->id, req);
@@ -472,17 +506,22 @@ step_paged (HzServe *srv, GError **error)
   g_array_set_size (srv->row_tables, 0);
   g_array_set_size (srv->out_rows, 0);
   g_array_set_size (srv->out_items, 0);
+  g_array_set_size (srv->row_lora, 0);
+  gboolean any_lora = FALSE;
   guint64 n_prompt_rows = 0, n_cached = 0;
   for (guint i = 0; i < b->items->len; i++)
     {
       const HzSchedItem *it = &g_array_index (b->items, HzSchedItem, i);
       Sample *s = it->seq->user_data;
       const gint32 *table = hz_kv_seq_table (it->seq->kv);
+      const HzLoraStack *lora = s->req->lora.stack.n > 0 ? &s->req->lora.stack : NULL;
+      any_lora |= lora != NULL;
       for (guint p = it->pos0; p < it->pos0 + it->n; p++)
         {
           g_array_append_val (srv->row_tokens, g_array_index (it->seq->tokens, HzToken, p));
           g_array_append_val (srv->row_pos, p);
           g_array_append_val (srv->row_tables, table);
+          g_array_append_val (srv->row_lora, lora);
         }
       const guint np = s->req->n_prompt;
       const guint prompt_rows = MIN (it->pos0 + it->n, np) - MIN (it->pos0, np);
@@ -510,6 +549,7 @@ step_paged (HzServe *srv, GError **error)
     .n = srv->row_tokens->len,
     .out_rows = (const guint *) (void *) srv->out_rows->data,
     .n_out = srv->out_rows->len,
+    .lora = any_lora ? (const HzLoraStack *const *) (void *) srv->row_lora->data : NULL,
   };
   if (!hz_cpu_forward_paged (srv->fwd, srv->llm, srv->pool, &rows, srv->logits, error))
     {
@@ -560,6 +600,20 @@ step_fcfs (HzServe *srv, GError **error)
     return FALSE;
   GArray *toks = s->seq->tokens;
   guint from, n_prompt_rows = 0;
+  if (s->n_generated == 0 && s->req->cache_salt != srv->fcfs_salt)
+    {
+      /* other adapters: the context clears its KV cache */
+      Request *req = s->req;
+      if (!hz_context_set_adapters (srv->ctx, req->lora.refs, req->adapter_scales,
+                                    req->lora.n_refs, error))
+        {
+          srv->fcfs_cur = NULL;
+          sample_finish (srv, s, HZ_STOP_CANCELLED);
+          return FALSE;
+        }
+      srv->fcfs_salt = req->cache_salt;
+      g_array_set_size (srv->ctx_tokens, hz_context_n_past (srv->ctx));
+    }
   if (s->n_generated == 0)
     {
       /* the prompt: reuse the longest common prefix with what the context holds (at least
@@ -729,6 +783,8 @@ hz_serve_free (HzServe *srv)
   g_clear_pointer (&srv->row_tables, g_array_unref);
   g_clear_pointer (&srv->out_rows, g_array_unref);
   g_clear_pointer (&srv->out_items, g_array_unref);
+  g_clear_pointer (&srv->row_lora, g_array_unref);
+  g_clear_pointer (&srv->salts, g_hash_table_unref);
   g_clear_pointer (&srv->active, g_ptr_array_unref);
   g_clear_pointer (&srv->incoming, g_ptr_array_unref);
   g_clear_pointer (&srv->by_id, g_hash_table_unref);

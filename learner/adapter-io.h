@@ -30,6 +30,10 @@
  * one; lora_A and every other tensor are unchanged. qwen2/qwen3 GGUFs use NeoX RoPE and
  * are not permuted, so neither are their adapters.
  *
+ * Reading is the engine's (engine/lora-adapter.c, hz_lora_read_peft / hz_lora_read_gguf,
+ * which the serving path uses too): the loaders here wrap it, add gradient buffers and
+ * report errors in HZ_LEARN_ERROR. The q/k permutation helpers are the engine's as well.
+ *
  * Thread safety: functions are reentrant; they read or write whole files (writes go to a
  * temporary file renamed into place).
  */
@@ -42,14 +46,7 @@
 
 G_BEGIN_DECLS
 
-/** Permute rows of a q or k matrix (n_head heads of n_rows / n_head rows of row_len
- *  elements, in place) between the Hugging Face and the GGUF (llama.cpp) order described
- *  above: to_gguf = TRUE maps HF -> GGUF (LlamaModel.permute), FALSE the inverse. */
-void hz_lora_permute_qk_rows (float *rows, int64_t n_rows, int64_t row_len, int32_t n_head,
-                              gboolean to_gguf);
-
-/** Whether adapters of `arch` get the q/k row permutation in PEFT files (llama only). */
-gboolean hz_lora_arch_permutes_qk (HzArch arch);
+/* hz_lora_permute_qk_rows() and hz_lora_arch_permutes_qk(): engine/lora-adapter.h */
 
 /** Write `lora` as a PEFT adapter directory (created if missing): adapter_model.safetensors
  *  in `dtype` (HZ_ST_F32 or HZ_ST_BF16) and adapter_config.json (base_model_name_or_path =
@@ -58,13 +55,13 @@ gboolean hz_lora_arch_permutes_qk (HzArch arch);
 gboolean hz_lora_save_peft (const HzLora *lora, const char *dir, HzStDtype dtype,
                             const char *base_model, GError **error);
 
-/** Read a PEFT adapter directory for a model with hyperparameters `hp`: r, lora_alpha,
- *  use_rslora and target_modules (a list of module names, or "all-linear") from
- *  adapter_config.json, tensors (F32, F16 or BF16) from adapter_model.safetensors, q/k B
- *  rows permuted to the GGUF order for llama. Every targeted projection of every layer
- *  must be present with the expected shape. Errors: HZ_LEARN_ERROR_FORMAT (bad config:
- *  unsupported options such as layers_to_transform, rank_pattern or DoRA; missing
- *  tensors), HZ_LEARN_ERROR_MISMATCH (shapes), and the readers' errors. */
+/** Read a PEFT adapter directory for a model with hyperparameters `hp` with the engine's
+ *  reader (hz_lora_read_peft: r, lora_alpha, use_rslora and target_modules from
+ *  adapter_config.json, F32/F16/BF16 tensors, q/k B rows permuted to the GGUF order for
+ *  llama, every value finite), with zero gradients. Errors: HZ_LEARN_ERROR_FORMAT (bad
+ *  config: unsupported options such as layers_to_transform, rank_pattern or DoRA; missing
+ *  tensors; non-finite values), HZ_LEARN_ERROR_MISMATCH (shapes), HZ_LEARN_ERROR_INVALID
+ *  (r, alpha), and the file readers' errors. */
 HzLora *hz_lora_load_peft (const char *dir, const HzHparams *hp, GError **error);
 
 /** Write `lora` as a llama.cpp GGUF LoRA adapter with tensors of ggml `type` (HZ_TYPE_F32,
@@ -73,9 +70,9 @@ HzLora *hz_lora_load_peft (const char *dir, const HzHparams *hp, GError **error)
 gboolean hz_lora_save_gguf (const HzLora *lora, const char *path, HzType type, GError **error);
 
 /** Read a GGUF LoRA adapter (any tensor type of the quant table) for a model with
- *  hyperparameters `hp`. The rank comes from the tensors, the targets from the tensor
- *  names present, alpha from adapter.lora.alpha (or the hanzo.lora.* keys when present).
- *  Errors: HZ_LEARN_ERROR_FORMAT (not an adapter, not LoRA, inconsistent ranks or
+ *  hyperparameters `hp` with the engine's reader (hz_lora_read_gguf: rank from the
+ *  tensors, targets from the tensor names present, alpha from adapter.lora.alpha or the
+ *  hanzo.lora.* keys when present), with zero gradients. Errors: HZ_LEARN_ERROR_FORMAT (not an adapter, not LoRA, inconsistent ranks or
  *  targets), HZ_LEARN_ERROR_MISMATCH (architecture, layer count or shapes), HZ_GGUF_ERROR. */
 HzLora *hz_lora_load_gguf (const char *path, const HzHparams *hp, GError **error);
 

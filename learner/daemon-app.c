@@ -9,7 +9,12 @@
  *   never_learn=false, steps=100, batch=4, lr=2e-4, rank=8, max_tokens=512,
  *   checkpoint_every=20, keep=3, heldout=0.2, include_unrated=false,
  *   idle_seconds=300 (session idle threshold), tick_seconds=60 (schedule re-check),
- *   store=PATH (default $XDG_DATA_HOME/hanzo/hanzo.db).
+ *   store=PATH (default $XDG_DATA_HOME/hanzo/hanzo.db),
+ *   guard_model=PATH (default: GSettings ai.hanzo.Desktop guard-model-path, the app's guard
+ *   model slot; empty = rules only), guard_max_messages=200, guard_model_tokens=256,
+ *   guard_model_ctx=0 (its training context, at most 4096).
+ * Every job first runs the redaction gate (hz_learner_job_redact(): rule-based copies of all
+ * new messages, then the guard model's pass), then trains on the redacted copies only.
  * NeverLearn set over D-Bus is written back to that file.
  *
  * Federation (issue 8; federation.h): on when the GSettings key ai.hanzo.Desktop
@@ -145,9 +150,16 @@ load_config (Learner *l, HzLearnerJobConfig *c)
   INT_KEY ("keep", c->keep);
   DBL_KEY ("lr", c->job.sft.adamw.lr);
   DBL_KEY ("heldout", c->heldout_fraction);
+  c->include_unrated = g_key_file_get_boolean (k, "learner", "include_unrated", NULL);
+  /* the redaction gate's guard model: the app's slot unless learner.ini names one */
+  c->guard_model_path = g_key_file_has_key (k, "learner", "guard_model", NULL)
+                        ? g_key_file_get_string (k, "learner", "guard_model", NULL)
+                        : hz_learner_guard_model_from_settings ();
+  INT_KEY ("guard_max_messages", c->guard_max_messages);
+  INT_KEY ("guard_model_tokens", c->guard_model_tokens);
+  INT_KEY ("guard_model_ctx", c->guard_model_ctx);
 #undef INT_KEY
 #undef DBL_KEY
-  c->include_unrated = g_key_file_get_boolean (k, "learner", "include_unrated", NULL);
   c->job.dp_sgd = hz_learner_federation_enabled ();
   if (c->job.dp_sgd)
     {

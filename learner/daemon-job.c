@@ -7,6 +7,8 @@
 #include "dp.h"
 #include "federation.h"
 #include "hanzo-store-learner.h"
+#include "hanzo/redact-engine.h"
+#include "hanzo/redact-gate.h"
 
 void
 hz_learner_job_config_init (HzLearnerJobConfig *c)
@@ -17,6 +19,7 @@ hz_learner_job_config_init (HzLearnerJobConfig *c)
   c->shared_dir = g_build_filename (c->adapters_dir, "shared", NULL);
   c->heldout_fraction = 0.2;
   c->keep = 3;
+  c->guard_max_messages = 200;
 }
 
 void
@@ -26,6 +29,114 @@ hz_learner_job_config_clear (HzLearnerJobConfig *c)
   g_clear_pointer (&c->model_path, g_free);
   g_clear_pointer (&c->adapters_dir, g_free);
   g_clear_pointer (&c->shared_dir, g_free);
+  g_clear_pointer (&c->guard_model_path, g_free);
+}
+
+/* ------------------------------------------------------------------ redaction gate */
+
+void
+hz_learner_gate_report_clear (HzLearnerGateReport *r)
+{
+  g_clear_pointer (&r->note, g_free);
+}
+
+char *
+hz_learner_guard_model_from_settings (void)
+{
+  GSettingsSchemaSource *src = g_settings_schema_source_get_default ();
+  if (src == NULL)
+    return NULL;
+  g_autoptr (GSettingsSchema) schema = g_settings_schema_source_lookup (src, "ai.hanzo.Desktop",
+                                                                         TRUE);
+  if (schema == NULL || !g_settings_schema_has_key (schema, "guard-model-path"))
+    return NULL;
+  g_autoptr (GSettings) s = g_settings_new_full (schema, NULL, NULL);
+  g_autofree char *path = g_settings_get_string (s, "guard-model-path");
+  return path && *path ? g_steal_pointer (&path) : NULL;
+}
+
+typedef struct {
+  gint                *stop;
+  HzLearnerJobProgress progress;
+  gpointer             user_data;
+  double               from, to;   /* this pass's share of the gate's 0..1 */
+  double               reported;   /* last fraction passed on */
+} GateProgress;
+
+static gboolean
+gate_progress (guint done, guint total, gpointer data)
+{
+  GateProgress *g = data;
+  const double f = g->from + (g->to - g->from) * done / MAX (total, 1);
+  /* thousands of messages: pass on steps of 1/1000 (each becomes a D-Bus signal) */
+  if (g->progress && (done == total || f - g->reported >= 1e-3))
+    {
+      g->progress (f, g->user_data);
+      g->reported = f;
+    }
+  return g->stop == NULL || !g_atomic_int_get (g->stop);
+}
+
+/* One pass of the gate; FALSE on a store error. */
+static gboolean
+gate_pass (const HzRedactor *r, HzStore *store, HzRedactFlags flags, guint max_messages,
+           GateProgress *gp, guint *done, HzLearnerGateReport *report, GError **error)
+{
+  const HzRedactGateOptions o = {
+    .flags = flags, .max_messages = max_messages, .progress = gate_progress, .user_data = gp,
+  };
+  const gint n = hz_redact_gate_run_full (r, store, &o, error);
+  if (n < 0)
+    return FALSE;
+  *done = (guint) n;
+  if (gp->stop && g_atomic_int_get (gp->stop))
+    report->stopped = TRUE;
+  return TRUE;
+}
+
+gboolean
+hz_learner_job_redact (const HzLearnerJobConfig *c, HzStore *store, gint *stop,
+                       HzLearnerJobProgress progress, gpointer user_data,
+                       HzLearnerGateReport *report, GError **error)
+{
+  *report = (HzLearnerGateReport) { 0 };
+  HzRedactor *r = hz_redactor_new (error);
+  if (r == NULL)
+    return FALSE;
+  const gboolean guard = c->guard_model_path && *c->guard_model_path;
+  GateProgress gp = { stop, progress, user_data, 0.0, guard ? 0.5 : 1.0, 0.0 };
+  gboolean ok = gate_pass (r, store, 0, 0, &gp, &report->redacted, report, error);
+  if (ok && guard && !report->stopped)
+    {
+      /* the model pass: the guard model lives only as long as this pass, before the base
+       * model of the training is loaded */
+      g_autoptr (GError) why = NULL;
+      g_autoptr (HzModel) model = hz_model_load (c->guard_model_path, NULL, &why);
+      if (model && hz_redactor_set_engine_model (r, model, c->guard_model_ctx, c->guard_model_tokens,
+                                                      &why))
+        {
+          report->model_used = TRUE;
+          gp.from = 0.5;
+          gp.to = 1.0;
+          ok = gate_pass (r, store, HZ_REDACT_MODEL, c->guard_max_messages, &gp,
+                          &report->redacted_model, report, error);
+          hz_redactor_set_model (r, NULL, NULL, NULL);   /* its context, before the model */
+        }
+      else
+        report->note = g_strdup_printf ("guard model %s not used (%s): redacted with the "
+                                        "rule-based redactor only", c->guard_model_path,
+                                        why ? why->message : "no context");
+    }
+  hz_redactor_free (r);
+  if (report->note)
+    g_message ("redaction gate: %s", report->note);
+  if (report->redacted || report->redacted_model)
+    g_message ("redaction gate: %u message(s) redacted, %u with the guard model%s",
+               report->redacted, report->redacted_model,
+               report->stopped ? " (stopped; the rest waits for the next job)" : "");
+  if (ok && progress && !report->stopped)
+    progress (1.0, user_data);
+  return ok;
 }
 
 typedef struct {
@@ -40,8 +151,18 @@ on_step (int64_t step, int64_t total, double loss, gpointer data)
   (void) loss;
   ProgressCtx *p = data;
   if (p->progress)
-    p->progress ((double) step / MAX (total, 1), p->user_data);
+    p->progress (HZ_LEARNER_JOB_REDACT_SHARE
+                 + (1.0 - HZ_LEARNER_JOB_REDACT_SHARE) * step / MAX (total, 1), p->user_data);
   return !g_atomic_int_get (p->stop);
+}
+
+/* The gate's 0..1 as the first HZ_LEARNER_JOB_REDACT_SHARE of the job. */
+static void
+gate_share_progress (double fraction, gpointer data)
+{
+  ProgressCtx *p = data;
+  if (p->progress)
+    p->progress (HZ_LEARNER_JOB_REDACT_SHARE * fraction, p->user_data);
 }
 
 static void
@@ -87,10 +208,22 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
   g_autoptr (HzStore) store = hz_store_open (c->store_path, error);
   if (store == NULL)
     return FALSE;
-  g_autoptr (HzModel) model = hz_model_load (c->model_path, NULL, error);
-  if (model == NULL)
-    return FALSE;
-  const char *sha = hz_model_sha256 (model);
+  ProgressCtx pc = { stop, progress, user_data };
+  /* every message gets its redacted copy before the dataset is read from the copies */
+  HzLearnerGateReport gate;
+  const gboolean gated = hz_learner_job_redact (c, store, stop, gate_share_progress, &pc, &gate,
+                                                error);
+  g_autofree char *gate_note = g_steal_pointer (&gate.note);
+  if (!gated)
+    {
+      g_prefix_error (error, "redaction gate: ");
+      return FALSE;
+    }
+  if (gate.stopped)
+    {
+      *outcome = HZ_LEARNER_JOB_INTERRUPTED;
+      return TRUE;
+    }
   g_autoptr (HzLearnDataset) all = hz_learn_dataset_new ();
   const HzLearnStoreOptions opt = { .include_unrated = c->include_unrated };
   if (!hz_learn_dataset_add_from_store (all, store, &opt, error))
@@ -103,6 +236,12 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
   HzLearnDataset *tr, *ho;
   hz_learn_dataset_split (all, c->heldout_fraction, 1, &tr, &ho);
   g_autoptr (HzLearnDataset) train = tr, held = ho;
+  if (c->on_dataset)
+    c->on_dataset (train, held, c->on_dataset_data);
+  g_autoptr (HzModel) model = hz_model_load (c->model_path, NULL, error);
+  if (model == NULL)
+    return FALSE;
+  const char *sha = hz_model_sha256 (model);
   /* start from the active adapter if it belongs to this base */
   g_autoptr (GError) none = NULL;
   g_autoptr (HzLearnerAdapter) active = hz_store_adapter_get_active (store, &none);
@@ -121,7 +260,6 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
       return FALSE;
     }
   g_autofree char *ckpt = g_build_filename (c->adapters_dir, "checkpoint", NULL);
-  ProgressCtx pc = { stop, progress, user_data };
   HzLearnJobResult res;
   g_autoptr (GError) local = NULL;
   if (!hz_learn_job_run_sft (model, train, held, &c->job, init, ckpt, on_step, &pc, &res, &local))
@@ -168,7 +306,7 @@ hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop, HzLearnerJobProgres
     }
   const gboolean rec = hz_store_learner_run_update (store, id, status, res.steps, res.train_loss,
                                                     res.heldout_before, res.heldout_after,
-                                                    adapter_id, ok ? NULL : "saving the adapter failed",
+                                                    adapter_id, ok ? gate_note : "saving the adapter failed",
                                                     ok ? error : NULL);
   hz_learn_job_result_clear (&res);
   return ok && rec;

@@ -1,5 +1,7 @@
-/* learner/daemon-job.h — the nightly job of hanzo-learner: read the store's redacted
- * samples (dataset.h), split off the held-out set, fine-tune (job.h) starting from the
+/* learner/daemon-job.h — the nightly job of hanzo-learner: run the redaction gate over the
+ * store (hz_learner_job_redact(): every complete message gets its redacted copy, with the
+ * guard model's pass when one is set), read the store's redacted samples (dataset.h),
+ * split off the held-out set, fine-tune (job.h) starting from the
  * active adapter with checkpoints, and promote the result only if the held-out loss
  * improves: write it to <adapters_dir>/run-<id>/, record it in the store (adapters), make
  * it active, and prune to the newest `keep` adapters (the active one is never pruned).
@@ -18,9 +20,16 @@
 
 #include <glib.h>
 #include "job.h"
+#include "dataset.h"
+#include "hanzo-store.h"
 #include "federation.h"
 
 G_BEGIN_DECLS
+
+/** Called by hz_learner_job_run() with the records it is about to train and evaluate on
+ *  (after the split, before tokenization; on the job's thread): for logging and tests. */
+typedef void (*HzLearnerJobDatasetFunc) (const HzLearnDataset *train,
+                                         const HzLearnDataset *heldout, gpointer user_data);
 
 typedef struct {
   char            *store_path;      /* NULL = default */
@@ -32,6 +41,18 @@ typedef struct {
   gboolean         include_unrated; /* see HzLearnStoreOptions */
   char            *shared_dir;      /* the federation's shared base adapter (federation.h);
                                      * default <adapters_dir>/shared */
+  char            *guard_model_path;/* GGUF of the redactor's model pass (the app's guard model
+                                     * slot, hz_learner_guard_model_from_settings()); NULL or
+                                     * "" = the rule-based redactor alone */
+  guint            guard_max_messages; /* copies made with the guard model per job (default
+                                     * 200; the rest wait for the next job); 0 = no limit */
+  gint             guard_model_tokens; /* answer tokens per message (<= 0: 256, see
+                                     * hz_redactor_set_engine_model()) */
+  guint            guard_model_ctx; /* its context in tokens (0: min(its training context,
+                                     * 4096)); a message whose prompt does not fit keeps
+                                     * the rule-based spans */
+  HzLearnerJobDatasetFunc on_dataset; /* may be NULL */
+  gpointer         on_dataset_data;
 } HzLearnerJobConfig;
 
 void hz_learner_job_config_init (HzLearnerJobConfig *c);
@@ -44,9 +65,46 @@ typedef enum {
   HZ_LEARNER_JOB_NOTHING,     /* no training data */
 } HzLearnerJobOutcome;
 
+/** Progress of a job, 0..1: the redaction gate takes the first HZ_LEARNER_JOB_REDACT_SHARE
+ *  (its rule-based pass the first half of it, the guard model's pass the second), training
+ *  the rest (by optimiser steps). */
 typedef void (*HzLearnerJobProgress) (double fraction, gpointer user_data);
 
-/** Run one job. On success returns TRUE with *outcome, *adapter_path (promoted adapter's
+#define HZ_LEARNER_JOB_REDACT_SHARE 0.1
+
+/** What hz_learner_job_redact() did. Clear with hz_learner_gate_report_clear(). */
+typedef struct {
+  guint    redacted;         /* messages given a redacted copy by the rule-based pass */
+  guint    redacted_model;   /* messages redacted (again) with the guard model's pass */
+  gboolean model_used;       /* the guard model was loaded and its pass ran */
+  gboolean stopped;          /* `stop` was set: the gate stopped between two messages */
+  char    *note;             /* for the job log: why the guard model was not used, or NULL */
+} HzLearnerGateReport;
+
+void hz_learner_gate_report_clear (HzLearnerGateReport *r);
+
+/** The redaction gate of a job (hanzo/redact-gate.h) on `store` (the job's own
+ *  connection): first the rule-based redactor over every complete message without a
+ *  current copy (new, edited, or made by an older gate), then, when c->guard_model_path is
+ *  set, the same with the guard model's pass (hz_redactor_set_engine_model(): every span it
+ *  returns is verified against the text) over up to c->guard_max_messages messages whose
+ *  copy was made without it, oldest first. A guard model that cannot be loaded leaves the
+ *  rule-based copies; report->note says so (and it is logged): redaction is never skipped.
+ *  Resumable and cancellable: each message is committed on its own (the gate skips what
+ *  has a current copy), and `stop` (read atomically, may be NULL) is checked between
+ *  messages. `progress` gets 0..1 over both passes. Returns FALSE with `error` on a store
+ *  error (HZ_STORE_ERROR_*); report is filled in either case. */
+gboolean hz_learner_job_redact (const HzLearnerJobConfig *c, HzStore *store, gint *stop,
+                                HzLearnerJobProgress progress, gpointer user_data,
+                                HzLearnerGateReport *report, GError **error);
+
+/** The guard model slot of the app: GSettings ai.hanzo.Desktop guard-model-path (set by
+ *  the model manager), or NULL when it is empty or the schema is not installed. */
+char *hz_learner_guard_model_from_settings (void);
+
+/** Run one job: the redaction gate (hz_learner_job_redact(); a `stop` during it ends the
+ *  job as INTERRUPTED before a run is recorded; the guard model's note goes into the run's
+ *  message), the dataset from the redacted copies, training. On success returns TRUE with *outcome, *adapter_path (promoted adapter's
  *  directory, g_free, else NULL) and *run_id. Errors: store, model, training I/O. */
 gboolean hz_learner_job_run (const HzLearnerJobConfig *c, gint *stop,
                              HzLearnerJobProgress progress, gpointer user_data,

@@ -3,145 +3,37 @@
 
 #include <math.h>
 #include <string.h>
+#include "hanzo/engine.h"
 #include "ops.h"
 
 G_DEFINE_QUARK (hz-learn-error-quark, hz_learn_error)
 
-static const struct {
-  const char *peft, *parent, *gguf;
-} target_names[HZ_LORA_N_TARGETS] = {
-  [HZ_LORA_Q] = { "q_proj", "self_attn", "attn_q" },
-  [HZ_LORA_K] = { "k_proj", "self_attn", "attn_k" },
-  [HZ_LORA_V] = { "v_proj", "self_attn", "attn_v" },
-  [HZ_LORA_O] = { "o_proj", "self_attn", "attn_output" },
-  [HZ_LORA_GATE] = { "gate_proj", "mlp", "ffn_gate" },
-  [HZ_LORA_UP] = { "up_proj", "mlp", "ffn_up" },
-  [HZ_LORA_DOWN] = { "down_proj", "mlp", "ffn_down" },
-};
-
-const char *
-hz_lora_target_peft_name (HzLoraTarget t)
-{
-  g_return_val_if_fail (t < HZ_LORA_N_TARGETS, NULL);
-  return target_names[t].peft;
-}
-
-const char *
-hz_lora_target_peft_parent (HzLoraTarget t)
-{
-  g_return_val_if_fail (t < HZ_LORA_N_TARGETS, NULL);
-  return target_names[t].parent;
-}
-
-const char *
-hz_lora_target_gguf_name (HzLoraTarget t)
-{
-  g_return_val_if_fail (t < HZ_LORA_N_TARGETS, NULL);
-  return target_names[t].gguf;
-}
-
-gboolean
-hz_lora_target_from_name (const char *name, HzLoraTarget *out)
-{
-  for (int t = 0; t < HZ_LORA_N_TARGETS; t++)
-    if (g_strcmp0 (name, target_names[t].peft) == 0 || g_strcmp0 (name, target_names[t].gguf) == 0)
-      {
-        *out = t;
-        return TRUE;
-      }
-  return FALSE;
-}
-
-void
-hz_lora_config_init (HzLoraConfig *c)
-{
-  c->r = 8;
-  c->alpha = 8.0f;
-  c->use_rslora = FALSE;
-  c->targets = HZ_LORA_BIT (HZ_LORA_Q) | HZ_LORA_BIT (HZ_LORA_V);
-}
-
-double
-hz_lora_config_scaling (const HzLoraConfig *c)
-{
-  return c->use_rslora ? c->alpha / sqrt ((double) c->r) : (double) c->alpha / c->r;
-}
-
-/* in/out sizes of a target's base matrix */
-static void
-target_shape (const HzHparams *hp, HzLoraTarget t, int64_t *n_in, int64_t *n_out)
-{
-  const int64_t d = hp->n_embd, ff = hp->n_ff;
-  switch (t)
-    {
-    case HZ_LORA_Q: *n_in = d; *n_out = (int64_t) hp->n_head * hp->head_dim_k; break;
-    case HZ_LORA_K: *n_in = d; *n_out = (int64_t) hp->n_head_kv * hp->head_dim_k; break;
-    case HZ_LORA_V: *n_in = d; *n_out = (int64_t) hp->n_head_kv * hp->head_dim_v; break;
-    case HZ_LORA_O: *n_in = (int64_t) hp->n_head * hp->head_dim_v; *n_out = d; break;
-    case HZ_LORA_GATE:
-    case HZ_LORA_UP: *n_in = d; *n_out = ff; break;
-    case HZ_LORA_DOWN: *n_in = ff; *n_out = d; break;
-    default: g_assert_not_reached ();
-    }
-}
-
 HzLora *
 hz_lora_new (const HzHparams *hp, const HzLoraConfig *cfg, GError **error)
 {
-  if (cfg->r < 1 || !isfinite (cfg->alpha) || cfg->alpha <= 0 ||
-      (cfg->targets & HZ_LORA_TARGETS_ALL) == 0 || (cfg->targets & ~HZ_LORA_TARGETS_ALL))
+  GError *local = NULL;
+  HzLora *lora = hz_lora_alloc (hp, cfg, TRUE, &local);
+  if (lora == NULL)
     {
-      g_set_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_INVALID,
-                   "invalid LoRA configuration (r %d, alpha %g, targets 0x%x)",
-                   cfg->r, cfg->alpha, cfg->targets);
-      return NULL;
+      hz_learn_error_from_engine (local);
+      g_propagate_error (error, local);
     }
-  HzLora *lora = g_new0 (HzLora, 1);
-  lora->config = *cfg;
-  lora->scaling = (float) hz_lora_config_scaling (cfg);
-  lora->n_layer = hp->n_layer;
-  lora->arch = hp->arch;
-  lora->n_head = hp->n_head;
-  lora->n_head_kv = hp->n_head_kv;
-  lora->head_dim_k = hp->head_dim_k;
-  lora->slots = g_new0 (HzLoraSlot, (gsize) hp->n_layer * HZ_LORA_N_TARGETS);
-
-  gsize off = 0;
-  for (int32_t il = 0; il < hp->n_layer; il++)
-    for (int t = 0; t < HZ_LORA_N_TARGETS; t++)
-      {
-        if (!(cfg->targets & HZ_LORA_BIT (t)))
-          continue;
-        HzLoraSlot *s = &lora->slots[(gsize) il * HZ_LORA_N_TARGETS + t];
-        target_shape (hp, t, &s->n_in, &s->n_out);
-        s->off_a = off;
-        off += (gsize) cfg->r * s->n_in;
-        s->off_b = off;
-        off += (gsize) s->n_out * cfg->r;
-      }
-  lora->n_params = off;
-  lora->params = g_new0 (float, off);
-  lora->grads = g_new0 (float, off);
   return lora;
 }
 
 void
-hz_lora_free (HzLora *lora)
+hz_learn_error_from_engine (GError *error)
 {
-  if (lora == NULL)
+  if (error == NULL || error->domain != HZ_ENGINE_ERROR)
     return;
-  g_free (lora->slots);
-  g_free (lora->params);
-  g_free (lora->grads);
-  g_free (lora);
-}
-
-const HzLoraSlot *
-hz_lora_slot (const HzLora *lora, int32_t layer, HzLoraTarget t)
-{
-  g_return_val_if_fail (layer >= 0 && layer < lora->n_layer && t < HZ_LORA_N_TARGETS, NULL);
-  const HzLoraSlot *s = &lora->slots[(gsize) layer * HZ_LORA_N_TARGETS + t];
-  return s->n_in > 0 ? s : NULL;
+  switch (error->code)
+    {
+    case HZ_ENGINE_ERROR_BAD_ADAPTER: error->code = HZ_LEARN_ERROR_FORMAT; break;
+    case HZ_ENGINE_ERROR_ADAPTER_MISMATCH: error->code = HZ_LEARN_ERROR_MISMATCH; break;
+    case HZ_ENGINE_ERROR_INVALID_ARGUMENT: error->code = HZ_LEARN_ERROR_INVALID; break;
+    default: return;
+    }
+  error->domain = HZ_LEARN_ERROR;
 }
 
 void

@@ -23,7 +23,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"   /* engine: HzHparams, HzMatrix, HzArch */
+#include "lora-adapter.h"   /* engine: HzLora, HzLoraConfig, targets; HzHparams, HzMatrix */
 
 G_BEGIN_DECLS
 
@@ -35,68 +35,19 @@ typedef enum {
   HZ_LEARN_ERROR_FORMAT,      /* malformed adapter file or config */
 } HzLearnError;
 
-/** The projections that can carry an adapter, in PEFT order. */
-typedef enum {
-  HZ_LORA_Q, HZ_LORA_K, HZ_LORA_V, HZ_LORA_O, HZ_LORA_GATE, HZ_LORA_UP, HZ_LORA_DOWN,
-  HZ_LORA_N_TARGETS
-} HzLoraTarget;
-
-#define HZ_LORA_BIT(t) (1u << (t))
-#define HZ_LORA_TARGETS_ALL ((1u << HZ_LORA_N_TARGETS) - 1)
-
-/** PEFT module name: "q_proj", ..., "down_proj". */
-const char *hz_lora_target_peft_name (HzLoraTarget t);
-/** Parent module in the HF llama model: "self_attn" (q, k, v, o) or "mlp". */
-const char *hz_lora_target_peft_parent (HzLoraTarget t);
-/** GGUF tensor stem: "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up",
- *  "ffn_down". */
-const char *hz_lora_target_gguf_name (HzLoraTarget t);
-/** Target from a PEFT ("q_proj") or GGUF ("attn_q") name; FALSE if neither. */
-gboolean    hz_lora_target_from_name (const char *name, HzLoraTarget *out);
-
-/** Hyperparameters of an adapter set. */
-typedef struct {
-  int32_t  r;           /* rank, >= 1 (default 8) */
-  float    alpha;       /* lora_alpha (default 8) */
-  gboolean use_rslora;  /* scaling alpha / sqrt(r) instead of alpha / r (default FALSE) */
-  guint32  targets;     /* HZ_LORA_BIT mask (default q and v, as PEFT for llama) */
-} HzLoraConfig;
-
-/** PEFT defaults: r 8, alpha 8, no rsLoRA, targets q_proj and v_proj. */
-void   hz_lora_config_init (HzLoraConfig *c);
-/** alpha / r, or alpha / sqrt(r) with use_rslora. */
-double hz_lora_config_scaling (const HzLoraConfig *c);
-
-/** Where one adapter lives in the flat arrays; n_in == 0 when the target has none. */
-typedef struct {
-  int64_t n_in, n_out;
-  gsize   off_a;   /* A: [r, n_in] at params + off_a */
-  gsize   off_b;   /* B: [n_out, r] at params + off_b */
-} HzLoraSlot;
-
-typedef struct {
-  HzLoraConfig config;
-  float        scaling;     /* hz_lora_config_scaling (config) */
-  int32_t      n_layer;
-  HzArch       arch;        /* of the model it was made for (q/k row order, see above) */
-  int32_t      n_head, n_head_kv, head_dim_k;
-  HzLoraSlot  *slots;       /* [n_layer * HZ_LORA_N_TARGETS] */
-  gsize        n_params;
-  float       *params;      /* [n_params] float32 masters */
-  float       *grads;       /* [n_params] */
-} HzLora;
+/* HzLoraTarget, HzLoraConfig, HzLoraSlot, HzLora (params, grads), hz_lora_slot() and
+ * hz_lora_free() are the engine's (engine/lora-adapter.h): the served and the trained
+ * adapters are one type. */
 
 /** Allocate adapters for every layer of a model with hyperparameters `hp` on the targets
- *  of `cfg`, with all parameters and gradients zero. Shapes: q [n_embd -> n_head*hdk],
- *  k [n_embd -> n_head_kv*hdk], v [n_embd -> n_head_kv*hdv], o [n_head*hdv -> n_embd],
- *  gate/up [n_embd -> n_ff], down [n_ff -> n_embd].
- *  Errors: HZ_LEARN_ERROR_INVALID (r < 1, alpha not finite and > 0, no target). */
+ *  of `cfg`, with all parameters and gradients zero (hz_lora_alloc with gradients; shapes
+ *  there). Errors: HZ_LEARN_ERROR_INVALID (r < 1, alpha not finite and > 0, no target). */
 HzLora *hz_lora_new (const HzHparams *hp, const HzLoraConfig *cfg, GError **error);
-void    hz_lora_free (HzLora *lora);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLora, hz_lora_free)
 
-/** The slot of (layer, target), or NULL when that projection has no adapter. */
-const HzLoraSlot *hz_lora_slot (const HzLora *lora, int32_t layer, HzLoraTarget t);
+/** Turn an engine error of the adapter code (HZ_ENGINE_ERROR_BAD_ADAPTER,
+ *  _ADAPTER_MISMATCH, _INVALID_ARGUMENT) into the learner's HZ_LEARN_ERROR_FORMAT,
+ *  _MISMATCH, _INVALID, in place; other errors are left alone. NULL is ignored. */
+void    hz_learn_error_from_engine (GError *error);
 
 /** PEFT's default initialisation (peft/tuners/lora/layer.py reset_lora_parameters with
  *  init_lora_weights=True): A ~ torch.nn.init.kaiming_uniform_(a = sqrt(5)), i.e. uniform

@@ -232,9 +232,10 @@ hz_cmd_bench (int argc, char **argv)
       cp.n_threads = (guint) g_array_index (threads, int, ti);
       cp.n_ctx = MAX ((guint) ((gint64) n_prompt + n_gen), cp.n_ctx);
       g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
-      if (ctx == NULL)
+      if (ctx == NULL || !hz_gen_opts_set_lora (&o, "bench", model, ctx))
         {
-          fprintf (stderr, "hanzo bench: %s\n", error->message);
+          if (ctx == NULL)
+            fprintf (stderr, "hanzo bench: %s\n", error->message);
           hz_gen_opts_clear (&o);
           return 1;
         }

@@ -32,6 +32,7 @@ hz_gen_opts_clear (HzGenOpts *o)
   g_clear_pointer (&o->model, g_free);
   g_clear_pointer (&o->isq, g_free);
   g_clear_pointer (&o->vocab, g_free);
+  g_clear_pointer (&o->lora, g_strfreev);
 }
 
 void
@@ -47,6 +48,9 @@ hz_gen_opts_add (GOptionContext *ctx, HzGenOpts *o, HzGenOptFlags flags)
       "Context size in tokens, >= 1 (default: the model's, at most 4096)", "N" },
     { "batch-size", 'b', 0, G_OPTION_ARG_INT, &o->batch_size,
       "Prompt tokens per forward pass, >= 1 (default 512)", "N" },
+    { "lora", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &o->lora,
+      "LoRA adapter (PEFT folder or GGUF LoRA) applied without merging, scaled by SCALE "
+      "(default 1); repeat to add several", "PATH[:SCALE]" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &o->threads, "CPU threads, 0..1024 (default 0: all cores)", "N" },
     { NULL }
   };
@@ -225,6 +229,55 @@ hz_gen_opts_load (const HzGenOpts *o, const char *cmd)
   return hz_cli_load_model (cmd, o->model, (guint) MAX (o->threads, 0), o->isq, o->vocab);
 }
 
+void
+hz_cli_parse_lora (const char *arg, char **path, float *scale)
+{
+  const char *colon = strrchr (arg, ':');
+  *scale = 1.0f;
+  if (colon != NULL && colon[1] != '\0')
+    {
+      char *end = NULL;
+      const double v = g_ascii_strtod (colon + 1, &end);
+      if (end != NULL && *end == '\0' && isfinite (v))
+        {
+          *path = g_strndup (arg, (gsize) (colon - arg));
+          *scale = (float) v;
+          return;
+        }
+    }
+  *path = g_strdup (arg);
+}
+
+gboolean
+hz_gen_opts_set_lora (const HzGenOpts *o, const char *cmd, HzModel *model, HzContext *ctx)
+{
+  const guint n = o->lora ? g_strv_length (o->lora) : 0;
+  if (n == 0)
+    return TRUE;
+  g_autoptr (GPtrArray) adapters = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_adapter_unref);
+  g_autofree float *scales = g_new (float, n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree char *path = NULL;
+      hz_cli_parse_lora (o->lora[i], &path, &scales[i]);
+      HzAdapter *a = hz_adapter_load (model, path, &error);
+      if (a == NULL)
+        {
+          fprintf (stderr, "hanzo %s: --lora %s: %s\n", cmd, path, error->message);
+          return FALSE;
+        }
+      g_ptr_array_add (adapters, a);
+    }
+  g_autoptr (GError) error = NULL;
+  if (!hz_context_set_adapters (ctx, (HzAdapter *const *) adapters->pdata, scales, n, &error))
+    {
+      fprintf (stderr, "hanzo %s: --lora: %s\n", cmd, error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 hz_gen_opts_open (HzGenOpts *o, const char *cmd, HzModel **model, HzContext **ctx,
                   HzGenerateParams *gp)
@@ -239,19 +292,22 @@ hz_gen_opts_open (HzGenOpts *o, const char *cmd, HzModel **model, HzContext **ct
       return FALSE;
     }
   hz_gen_opts_apply (o, gp, &cp);
-  hz_gen_opts_clear (o);
   /* as llama.cpp does: a context longer than the model was trained on runs, with a warning */
   const int32_t n_train = hz_model_n_ctx_train (*model);
   if (n_train > 0 && cp.n_ctx > (guint) n_train)
     fprintf (stderr, "hanzo %s: warning: --ctx-size %u is longer than the model's training "
              "context (%d tokens); output past it degrades\n", cmd, cp.n_ctx, n_train);
   *ctx = hz_context_new (*model, &cp, &error);
-  if (*ctx == NULL)
+  if (*ctx == NULL || !hz_gen_opts_set_lora (o, cmd, *model, *ctx))
     {
-      fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+      if (*ctx == NULL)
+        fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+      g_clear_pointer (ctx, hz_context_free);
       g_clear_pointer (model, hz_model_free);
+      hz_gen_opts_clear (o);
       return FALSE;
     }
+  hz_gen_opts_clear (o);
   return TRUE;
 }
 

@@ -24,6 +24,7 @@ typedef struct {
   gint64   seed;
   int      n_predict;      /* -n */
   gboolean ignore_eos;
+  char   **lora;           /* --lora PATH[:SCALE], repeatable (NULL-terminated or NULL) */
 } HzGenOpts;
 
 /** Defaults: sampler defaults (greedy), n_predict as given. */
@@ -35,8 +36,8 @@ typedef enum {
   HZ_GEN_OPT_NO_THREADS = 1 << 1,  /* leave -t to the command */
 } HzGenOptFlags;
 
-/** Add the model/context options (-m, --isq, --vocab, -t unless HZ_GEN_OPT_NO_THREADS, -c,
- *  -b) and, with
+/** Add the model/context options (-m, --isq, --vocab, --lora, -t unless
+ *  HZ_GEN_OPT_NO_THREADS, -c, -b) and, with
  *  HZ_GEN_OPT_SAMPLING, the sampling and length options (-n, --temp, --top-k, --top-p,
  *  --min-p, --repeat-penalty, --repeat-last-n, --presence-penalty, --frequency-penalty,
  *  --seed, --ignore-eos) to a GOptionContext's main group. `o` must outlive the context. */
@@ -72,6 +73,17 @@ void hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParam
  *  the type and the conversion time. */
 HzModel *hz_gen_opts_load (const HzGenOpts *o, const char *cmd);
 
+/** Split a --lora argument "PATH[:SCALE]" (as llama.cpp's --lora / --lora-scaled): the
+ *  text after the last ':' is the scale when it parses whole as a finite number, else the
+ *  whole argument is the path and the scale 1. *path is newly allocated (g_free). */
+void hz_cli_parse_lora (const char *arg, char **path, float *scale);
+
+/** Load o->lora's adapters for `model` and set them on `ctx` (hz_context_set_adapters, in
+ *  the order given). No --lora: nothing to do, TRUE. On failure prints "hanzo CMD: --lora
+ *  PATH: reason" on stderr and returns FALSE (callers exit 1). */
+gboolean hz_gen_opts_set_lora (const HzGenOpts *o, const char *cmd, HzModel *model,
+                               HzContext *ctx);
+
 /** Load `path` as hz_gen_opts_load does, for commands with their own option tables
  *  (`hanzo perplexity`): n_threads 0 = all cores, isq and vocab nullable. */
 HzModel *hz_cli_load_model (const char *cmd, const char *path, guint n_threads,
@@ -84,7 +96,7 @@ HzModel *hz_cli_load_model (const char *cmd, const char *path, guint n_threads,
   "Model given as a Hugging Face folder: the tokenizer from this GGUF (else tokenizer.json)"
 
 /** Load o->model, fill `gp` from the options and create a context (n_ctx/n_batch/threads
- *  from the options). `o` is cleared in every case. Returns TRUE with *model and *ctx set
+ *  from the options) with the --lora adapters set. `o` is cleared in every case. Returns TRUE with *model and *ctx set
  *  (the caller frees them), or FALSE after printing "hanzo CMD: reason" on stderr (exit 1). */
 gboolean hz_gen_opts_open (HzGenOpts *o, const char *cmd, HzModel **model, HzContext **ctx,
                            HzGenerateParams *gp);

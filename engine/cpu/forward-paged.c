@@ -92,6 +92,7 @@ hz_cpu_forward_paged (HzCpuForward *f, const HzLlm *llm, HzKvPool *pool,
   pa.scores = hz_cpu_forward_scratch (f, (gsize) pa.n_scores_threads * pa.max_kv);
 
   const HzCpuKvHook hook = { paged_attend, &pa };
-  return hz_cpu_forward_eval_hooked (f, rows->tokens, rows->n, rows->pos, &hook,
-                                     rows->out_rows, rows->n_out, logits, error);
+  return hz_cpu_forward_eval_hooked_lora (f, rows->tokens, rows->n, rows->pos, &hook,
+                                          rows->lora, rows->out_rows, rows->n_out, logits,
+                                          error);
 }

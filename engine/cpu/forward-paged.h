@@ -29,6 +29,9 @@ typedef struct {
   guint                n;        /* 1 .. the forward's n_batch */
   const guint         *out_rows; /* [n_out] rows whose logits are wanted, increasing */
   guint                n_out;
+  /* [n] LoRA adapters of each row (NULL entry: the base), or NULL for none at all; rows of
+   * one sequence carry the same stack (lora-adapter.h HzLoraStack) */
+  const HzLoraStack *const *lora;
 } HzPagedRows;
 
 /** One forward pass of `f` (created for `llm`); logits of out_rows[i] at logits[i * n_vocab]. The pool's storage

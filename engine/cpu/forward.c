@@ -24,6 +24,12 @@ struct _HzCpuForward {
   float *scores;             /* [pool threads][n_ctx] */
   float *scratch;            /* hz_cpu_forward_scratch */
   gsize  scratch_n;
+
+  /* LoRA adapters (hz_cpu_forward_set_lora, hz_cpu_forward_eval_hooked_lora) */
+  const HzLoraStack        *lora_all;    /* every row, or NULL */
+  const HzLoraStack *const *lora_rows;   /* [n] per row during a hooked pass, or NULL */
+  float *lora_u;             /* [pool threads][lora_u_cap]: A x of one row */
+  gsize  lora_u_cap;
 };
 
 static float *
@@ -110,6 +116,7 @@ hz_cpu_forward_free (HzCpuForward *f)
   g_free (f->rope_cs);
   g_free (f->scores);
   g_free (f->scratch);
+  g_free (f->lora_u);
   g_free (f);
 }
 
@@ -282,6 +289,116 @@ rows_run (HzCpuForward *f, const HzLayer *L, RowStage stage, guint n, guint firs
     hz_threadpool_run (f->pool, nth, rows_worker, &j);
 }
 
+/* ------------------------------------------------------------------- LoRA */
+
+void
+hz_cpu_forward_set_lora (HzCpuForward *f, const HzLoraStack *stack)
+{
+  f->lora_all = stack && stack->n > 0 ? stack : NULL;
+}
+
+typedef struct {
+  HzCpuForward *f;
+  int           il;
+  HzLoraTarget  target;
+  const float  *x;          /* [n][n_in] */
+  float        *y;          /* [n][n_out] */
+  int64_t       n_in, n_out;
+  guint         n, row0;    /* x/y row t is batch row row0 + t (its adapters) */
+} LoraJob;
+
+/* dot product of two short float vectors (the rank r of B (A x)): four partial sums, a
+ * fixed order, inlined (hz_cpu_dot_f32's call costs more than r = 8..64 products) */
+static inline float
+dot_short (const float *a, const float *b, int32_t n)
+{
+  float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4)
+    {
+      s0 += a[k] * b[k];
+      s1 += a[k + 1] * b[k + 1];
+      s2 += a[k + 2] * b[k + 2];
+      s3 += a[k + 3] * b[k + 3];
+    }
+  for (; k < n; k++)
+    s0 += a[k] * b[k];
+  return (s0 + s1) + (s2 + s3);
+}
+
+static inline const HzLoraStack *
+row_lora (const HzCpuForward *f, guint row)
+{
+  return f->lora_rows ? f->lora_rows[row] : f->lora_all;
+}
+
+/* y[t] += scale * B (A x[t]) for the terms of each row's stack; rows split over threads
+ * (each row is computed by the same code whatever thread runs it). */
+static void
+lora_worker (guint ith, guint nth, gpointer data)
+{
+  const LoraJob *j = data;
+  float *u = j->f->lora_u + (gsize) ith * j->f->lora_u_cap;
+  for (guint t = (guint) ((guint64) j->n * ith / nth); t < (guint64) j->n * (ith + 1) / nth; t++)
+    {
+      const HzLoraStack *st = row_lora (j->f, j->row0 + t);
+      if (st == NULL)
+        continue;
+      const float *x = j->x + (gsize) t * j->n_in;
+      float *y = j->y + (gsize) t * j->n_out;
+      for (guint i = 0; i < st->n; i++)
+        {
+          const HzLoraTerm *term = &st->terms[i];
+          const HzLoraSlot *s = term->scale != 0 ? hz_lora_slot (term->lora, j->il, j->target)
+                                                 : NULL;
+          if (s == NULL)
+            continue;
+          const int32_t r = term->lora->config.r;
+          const float *A = term->lora->params + s->off_a, *B = term->lora->params + s->off_b;
+          for (int32_t k = 0; k < r; k++)
+            u[k] = hz_cpu_dot_f32 (A + (gsize) k * j->n_in, x, j->n_in);
+          for (int64_t o = 0; o < j->n_out; o++)
+            y[o] += term->scale * dot_short (B + (gsize) o * r, u, r);
+        }
+    }
+}
+
+/* The adapters of projection `target` of layer il over n rows (batch rows row0..). */
+static void
+lora_add (HzCpuForward *f, int il, HzLoraTarget target, const float *x, int64_t n_in,
+          float *y, int64_t n_out, guint n, guint row0)
+{
+  if (f->lora_all == NULL && f->lora_rows == NULL)
+    return;
+  gsize max_r = 0;
+  double work = 0;
+  for (guint t = 0; t < n; t++)
+    {
+      const HzLoraStack *st = row_lora (f, row0 + t);
+      for (guint i = 0; st && i < st->n; i++)
+        if (st->terms[i].scale != 0 && hz_lora_slot (st->terms[i].lora, il, target))
+          {
+            max_r = MAX (max_r, (gsize) st->terms[i].lora->config.r);
+            work += 2.0 * st->terms[i].lora->config.r * (n_in + n_out);
+          }
+    }
+  if (max_r == 0)
+    return;
+  const guint pool_threads = f->pool ? hz_threadpool_n_threads (f->pool) : 1;
+  if (max_r > f->lora_u_cap)
+    {
+      g_free (f->lora_u);
+      f->lora_u = g_new (float, (gsize) pool_threads * max_r);
+      f->lora_u_cap = max_r;
+    }
+  LoraJob j = { f, il, target, x, y, n_in, n_out, n, row0 };
+  guint nth = f->pool ? MIN (hz_cpu_threads_for_work (work, f->n_threads), n) : 1;
+  if (nth <= 1)
+    lora_worker (0, 1, &j);
+  else
+    hz_threadpool_run (f->pool, nth, lora_worker, &j);
+}
+
 /* Rows [first, n) go through the feed-forward block; llama.cpp drops the rows whose logits
  * are not needed before the last layer's FFN (ggml_get_rows(cur, inp_out_ids)), which
  * changes the kernels (one row: vec_dot/gemv instead of tinyBLAS/gemm). */
@@ -300,6 +417,9 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
     { &L->wq, f->q, L->bq }, { &L->wk, f->k, L->bk }, { &L->wv, f->v, L->bv },
   };
   hz_cpu_matmul (f->mm, f->h, n, d, qkv, 3);
+  lora_add (f, il, HZ_LORA_Q, f->h, d, f->q, dq, n, 0);
+  lora_add (f, il, HZ_LORA_K, f->h, d, f->k, f->kv_dim_k, n, 0);
+  lora_add (f, il, HZ_LORA_V, f->h, d, f->v, f->kv_dim_v, n, 0);
 
   rows_run (f, L, STAGE_QK_ROPE, n, 0, 4.0 * (dq + f->kv_dim_k));
 
@@ -321,15 +441,19 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
 
   const HzMatmulOut o[1] = { { &L->wo, f->tmp, L->bo } };
   hz_cpu_matmul (f->mm, f->att, n, dov, o, 1);
+  lora_add (f, il, HZ_LORA_O, f->att, dov, f->tmp, d, n, 0);
 
   /* feed-forward block (residual add and norm fused per row) */
   const guint m = n - first;
   rows_run (f, L, STAGE_FFN_IN, n, first, 5.0 * d);
   const HzMatmulOut gu[2] = { { &L->w_gate, f->gate, NULL }, { &L->w_up, f->up, NULL } };
   hz_cpu_matmul (f->mm, f->h, m, d, gu, 2);
+  lora_add (f, il, HZ_LORA_GATE, f->h, d, f->gate, hp->n_ff, m, first);
+  lora_add (f, il, HZ_LORA_UP, f->h, d, f->up, hp->n_ff, m, first);
   rows_run (f, L, STAGE_SWIGLU, m, 0, 12.0 * hp->n_ff);
   const HzMatmulOut down[1] = { { &L->w_down, f->tmp, NULL } };
   hz_cpu_matmul (f->mm, f->gate, m, hp->n_ff, down, 1);
+  lora_add (f, il, HZ_LORA_DOWN, f->gate, hp->n_ff, f->tmp, d, m, first);
   rows_run (f, L, STAGE_FFN_OUT, m, first, 1.0 * d);
 }
 
@@ -376,6 +500,17 @@ hz_cpu_forward_eval_hooked (HzCpuForward *f, const int32_t *tokens, guint n, con
                             const HzCpuKvHook *hook, const guint *out_rows, guint n_out,
                             float *logits, GError **error)
 {
+  return hz_cpu_forward_eval_hooked_lora (f, tokens, n, pos, hook, NULL, out_rows, n_out,
+                                          logits, error);
+}
+
+gboolean
+hz_cpu_forward_eval_hooked_lora (HzCpuForward *f, const int32_t *tokens, guint n,
+                                 const guint *pos, const HzCpuKvHook *hook,
+                                 const HzLoraStack *const *row_lora_in,
+                                 const guint *out_rows, guint n_out, float *logits,
+                                 GError **error)
+{
   const HzLlm *llm = f->llm;
   const HzHparams *hp = &llm->hp;
   const int64_t d = hp->n_embd;
@@ -403,8 +538,10 @@ hz_cpu_forward_eval_hooked (HzCpuForward *f, const int32_t *tokens, guint n, con
       hz_cpu_rope_cache (&f->rope, pos[t], f->rope_cs + (int64_t) t * hp->n_rot);
     }
   hz_cpu_matmul_set_row_invariant (f->mm, TRUE);
+  f->lora_rows = row_lora_in;
   for (int il = 0; il < hp->n_layer; il++)
     layer_forward (f, il, n, 0, 0, hook);
+  f->lora_rows = NULL;
   /* final norm of the wanted rows, packed at the start of h, then the output matmul */
   for (guint i = 0; i < n_out; i++)
     hz_cpu_rms_norm_to (f->h + i * d, f->x + out_rows[i] * d, llm->output_norm, d, hp->norm_eps);

@@ -26,6 +26,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "lora-adapter.h"
 #include "model.h"
 #include "threadpool.h"
 
@@ -60,6 +61,16 @@ float *hz_cpu_forward_scratch (HzCpuForward *f, gsize n);
 gboolean hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0,
                               gboolean all_logits, float *logits, GError **error);
 
+/* LoRA stacks (HzLoraTerm, HzLoraStack): lora-adapter.h. */
+
+/** Apply `stack` (NULL: none) to every row of the following hz_cpu_forward_eval /
+ *  hz_cpu_forward_eval_hooked calls, until changed. `stack` and its adapters must stay
+ *  valid while set; the caller checks that the adapters fit the model
+ *  (hz_lora_check_model). A term whose scale is 0 is skipped, so the result is then
+ *  bit-identical to the base. The KV cache is not touched: positions computed with other
+ *  adapters stay as they were (the caller truncates). */
+void hz_cpu_forward_set_lora (HzCpuForward *f, const HzLoraStack *stack);
+
 /** K/V storage and attention supplied by the caller instead of the contiguous cache (the
  *  paged KV cache of cpu/forward-paged.h). Per layer, after q/k/v of the n rows are
  *  computed and RoPE'd — q [n][n_head * head_dim_k], k [n][n_head_kv * head_dim_k],
@@ -81,5 +92,15 @@ gboolean hz_cpu_forward_eval_hooked (HzCpuForward *f, const int32_t *tokens, gui
                                      const guint *pos, const HzCpuKvHook *hook,
                                      const guint *out_rows, guint n_out, float *logits,
                                      GError **error);
+
+/** As hz_cpu_forward_eval_hooked, with adapters per row: row t uses row_lora[t] (NULL:
+ *  the base), whatever hz_cpu_forward_set_lora set. row_lora NULL: the stack set by
+ *  hz_cpu_forward_set_lora for every row. Rows stay independent of each other (a row's
+ *  logits depend only on its own adapters). */
+gboolean hz_cpu_forward_eval_hooked_lora (HzCpuForward *f, const int32_t *tokens, guint n,
+                                          const guint *pos, const HzCpuKvHook *hook,
+                                          const HzLoraStack *const *row_lora,
+                                          const guint *out_rows, guint n_out, float *logits,
+                                          GError **error);
 
 G_END_DECLS

@@ -29,6 +29,10 @@ typedef enum {
   HZ_ENGINE_ERROR_BAD_MODEL,         /* missing/mis-shaped tensors, bad hyperparameters */
   HZ_ENGINE_ERROR_CONTEXT_FULL,      /* prompt (+ generation) longer than n_ctx */
   HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+  HZ_ENGINE_ERROR_BAD_ADAPTER,       /* malformed LoRA adapter file or config, missing
+                                        tensor, non-finite value, unsupported option */
+  HZ_ENGINE_ERROR_ADAPTER_MISMATCH,  /* the adapter does not fit the model (architecture,
+                                        layer count, shapes) */
 } HzEngineError;
 
 /* ------------------------------------------------------------------ model */
@@ -188,6 +192,55 @@ gboolean hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n,
 /** Logits row i of the last eval (i = -1: last row). [n_vocab] floats, valid until the
  *  next eval. */
 const float *hz_context_logits (HzContext *ctx, gint i);
+
+/* --------------------------------------------------------- LoRA adapters */
+
+/** A LoRA adapter loaded for a model, applied at serving time without merging
+ *  (y = W x + scale * (alpha / r) * B (A x) on every projection it has; alpha / sqrt(r)
+ *  with rsLoRA). Reference-counted and immutable after loading: one adapter may be used by
+ *  any number of contexts and serving requests on any threads at once; each holds a
+ *  reference while it uses it. An adapter fits every model of the same architecture and
+ *  shapes (checked when it is set), e.g. the same file loaded again by a registry. */
+typedef struct _HzAdapter HzAdapter;
+
+/** Load a LoRA adapter for `model`: `path` is a PEFT folder (adapter_config.json with
+ *  r, lora_alpha, use_rslora, target_modules + adapter_model.safetensors, F32/F16/BF16
+ *  tensors base_model.model.model.layers.N.{self_attn,mlp}.X_proj.lora_{A,B}.weight) or a
+ *  llama.cpp GGUF LoRA file (general.type "adapter", adapter.type "lora",
+ *  adapter.lora.alpha, tensors blk.N.X.weight.lora_{a,b}). For llama models the q/k
+ *  lora_B rows of PEFT files are permuted to llama.cpp's RoPE row order (as
+ *  convert_lora_to_gguf.py does). Every targeted projection of every layer must be present
+ *  with the model's shape and the file's rank, every value finite, nothing left over.
+ *  Errors (the message names the file and tensor): HZ_ENGINE_ERROR_BAD_ADAPTER (malformed
+ *  file or config, missing tensor, NaN/Inf, unsupported PEFT option),
+ *  HZ_ENGINE_ERROR_ADAPTER_MISMATCH (architecture, layer count or shapes),
+ *  HZ_ENGINE_ERROR_INVALID_ARGUMENT (vocab-only model, rank < 1, alpha <= 0),
+ *  HZ_GGUF_ERROR / HZ_SAFETENSORS_ERROR (truncated or unreadable files), G_FILE_ERROR,
+ *  JSON_PARSER_ERROR. Thread-safe. Returns a new reference. */
+HzAdapter  *hz_adapter_load (HzModel *model, const char *path, GError **error);
+HzAdapter  *hz_adapter_ref (HzAdapter *adapter);
+void        hz_adapter_unref (HzAdapter *adapter);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzAdapter, hz_adapter_unref)
+const char *hz_adapter_path (const HzAdapter *adapter);
+int32_t     hz_adapter_rank (const HzAdapter *adapter);
+/** alpha / r, or alpha / sqrt(r) with rsLoRA (the factor at scale 1). */
+double      hz_adapter_scaling (const HzAdapter *adapter);
+
+/** Apply a stack of n adapters (n = 0: none, the base model) to every following
+ *  evaluation of `ctx`: y = W x + sum_i scales[i] * scaling_i * B_i (A_i x), adapters in
+ *  order (e.g. the shared federation adapter, then the personal one). scales NULL: 1 each;
+ *  a scale of 0 leaves that adapter out (bit-identical to not giving it). The context
+ *  takes references. When the effective stack changes, the KV cache is cleared (its
+ *  positions were computed with other weights; the next hz_context_generate evaluates the
+ *  whole prompt). Adapters run on the CPU path: a context that decodes on the GPU falls
+ *  back to the CPU while adapters are set (logged once). Errors (nothing changed then):
+ *  HZ_ENGINE_ERROR_ADAPTER_MISMATCH (an adapter does not fit this model),
+ *  HZ_ENGINE_ERROR_INVALID_ARGUMENT (NULL adapter, scale not finite). One thread at a
+ *  time, like every HzContext call. */
+gboolean hz_context_set_adapters (HzContext *ctx, HzAdapter *const *adapters,
+                                  const float *scales, guint n, GError **error);
+/** Number of adapters with a non-zero scale applied by `ctx` now. */
+guint    hz_context_n_adapters (HzContext *ctx);
 
 /* ------------------------------------------------------------- generation */
 

@@ -75,6 +75,15 @@ typedef struct {
                                       sample ends (HZ_STOP_STRING) at the first occurrence;
                                       neither the stop string nor text after it reaches
                                       on_token (text that could begin one is held back) */
+  /* LoRA adapters of this request (hanzo/engine.h HzAdapter), applied in order without
+   * merging: y = W x + sum_i adapter_scales[i] * scaling_i * B_i (A_i x). Requests with
+   * different adapters run in the same batch (each row uses its own); the prefix cache
+   * shares blocks only between requests with the same adapters and scales. Referenced at
+   * submit (the caller may unref after). adapter_scales NULL: 1 each; 0 leaves an adapter
+   * out. Always on the CPU. */
+  HzAdapter *const *adapters;        /* [n_adapters], may be NULL when n_adapters is 0 */
+  const float      *adapter_scales;  /* [n_adapters] or NULL */
+  guint             n_adapters;
 } HzRequestParams;
 
 void hz_request_params_init (HzRequestParams *p);  /* interactive, greedy, n_predict -1 */
@@ -114,7 +123,9 @@ void     hz_serve_free (HzServe *srv);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzServe, hz_serve_free)
 
 /** Queue a request (copied). Thread-safe. Returns its id (> 0), or 0 with an error:
- *  HZ_ENGINE_ERROR_INVALID_ARGUMENT (empty prompt, token outside the vocabulary),
+ *  HZ_ENGINE_ERROR_INVALID_ARGUMENT (empty prompt, token outside the vocabulary, NULL
+ *  adapter, scale not finite), HZ_ENGINE_ERROR_ADAPTER_MISMATCH (an adapter does not fit
+ *  the model),
  *  HZ_SERVE_ERROR_TOO_LONG (n_prompt > max_seq_len). `params` may be NULL. */
 guint64  hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
                           const HzRequestParams *params, HzServeTokenFunc on_token,

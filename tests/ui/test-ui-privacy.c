@@ -1,6 +1,7 @@
 /* test-ui-privacy.c — the privacy page (app.privacy) in the real app under Xvfb on a store
  * seeded beforehand: counts and size of what is kept; a message's redaction spans
- * highlighted and "Not redacted yet" for another; a learner run and adapters with Roll Back
+ * highlighted, and another that the app redacted in the background (hz-redact-worker.h)
+ * when the window opened; a learner run and adapters with Roll Back
  * (shown because a fake ai.hanzo.Learner is on the session bus; the click calls Rollback);
  * the egress log row and the epsilon spent; the federation switch off by default, turning
  * it on shows what will be sent and is stored in GSettings; Delete Everything through its
@@ -15,6 +16,7 @@
 #include <hanzo-store-redactions.h>
 
 #include "hz-privacy-window.h"
+#include "hz-redact-worker.h"
 #include "ui-test-util.h"
 #include "fake-learner.h"
 
@@ -107,6 +109,14 @@ learner_present (gpointer app)
   return hz_learner_is_present (hz_application_get_learner (app));
 }
 
+/* The app's background redaction has caught up with the seeded messages. */
+static gboolean
+redaction_done (gpointer app)
+{
+  HzRedactWorker *w = hz_redact_worker_get_for_application (app);
+  return w != NULL && !hz_redact_worker_is_busy (w);
+}
+
 static gboolean
 rolled_back (gpointer fl)
 {
@@ -191,8 +201,10 @@ script_privacy (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_cmpstr (hz_privacy_window_get_redaction_status (privacy), ==, "2 spans redacted");
   hz_ui_spin (0.3);
   g_autofree char *s2 = hz_ui_screenshot (GTK_WIDGET (privacy), "privacy-redaction");
+  g_assert_true (hz_ui_wait_for (redaction_done, app, 20));
   g_assert_true (hz_privacy_window_show_message (privacy, seed->plain_id));
-  g_assert_cmpstr (hz_privacy_window_get_redaction_status (privacy), ==, "Not redacted yet");
+  g_assert_cmpstr (hz_privacy_window_get_redaction_status (privacy), ==,
+                   "Redacted: nothing personal found");
 
   /* Roll Back calls the daemon. */
   GtkWidget *rollback = NULL;
