@@ -1,8 +1,9 @@
 /* kernels/decode.hip — the element-wise and attention ops of a llama-family decode step
  * (one token, batch 1): fused residual add + RMSNorm (+ int8 activation quantization for
  * the next matvec), q/k bias + per-head norm + RoPE + KV-cache append, split-K flash
- * attention over the device KV cache (GQA), SwiGLU (+ quantization), greedy argmax, and the
- * device-side position counter of the decode graph. C ABI and shapes: kernels/hzk.h.
+ * attention over the device KV cache (GQA), SwiGLU (+ quantization), the device-side
+ * position counter of the decode graph, and for prefill (n tokens at once) the same ops on
+ * n rows plus a causal tiled attention (hzk_attn_prefill). C ABI and shapes: kernels/hzk.h.
  *
  * Every op reads the position from device memory (`pos`, an int32), so a decode step
  * captured once as a graph replays at any position. Formulas follow the CPU backend
@@ -240,7 +241,8 @@ hzk_rms_norm_kernel (float *HZK_RESTRICT x, const float *HZK_RESTRICT add,
 }
 
 /* ---- q/k/v: bias, per-head norm, RoPE, cache append ------------------------------------ */
-/** Block h < n_head: q head h; n_head <= h < n_head + n_head_kv: k head (and v head) h −
+/** Block (h, t): token t of the batch (position *pos_p + t; qkv row t, q_out row t);
+ *  h < n_head: q head h; n_head <= h < n_head + n_head_kv: k head (and v head) h −
  *  n_head. The rotation table cs holds cos, sin pairs per position (hz_cpu_rope_cache). */
 template <typename KV>
 __global__ void __launch_bounds__ (128)
@@ -252,10 +254,12 @@ hzk_qkv_rope_kernel (const float *HZK_RESTRICT qkv, const float *HZK_RESTRICT bi
 {
   extern __shared__ float hbuf[];            /* [hdk] */
   __shared__ float sh[128 / HZK_SEG];
-  const int pos = *pos_p;
+  const int pos = *pos_p + (int) blockIdx.y;
   const int h = blockIdx.x;
   const bool is_q = h < n_head;
   const int64_t dq = (int64_t) n_head * hdk, dk = (int64_t) n_head_kv * hdk;
+  qkv += (size_t) blockIdx.y * (dq + dk + (int64_t) n_head_kv * hdv);
+  q_out += (size_t) blockIdx.y * dq;
   const int64_t in_off = is_q ? (int64_t) h * hdk : dq + (int64_t) (h - n_head) * hdk;
   const float *nw = is_q ? q_norm : k_norm;
   float ss = 0.0f;
@@ -440,82 +444,183 @@ hzk_attn_combine_kernel (const float *HZK_RESTRICT part, int n_split, int hdv,
     }
 }
 
+/* ---- causal attention of a batch of tokens (prefill) ----------------------------------- */
+#define HZK_PA_THREADS 128
+#define HZK_PA_BQ 16                                     /* queries per block */
+#define HZK_PA_QPW (HZK_PA_BQ / (HZK_PA_THREADS / HZK_SEG)) /* queries per 32-lane segment */
+
+/** Shared floats of hzk_attn_prefill_kernel: the q tile [BQ][hdk4], the K chunk
+ *  [kc][hdk4 + 4] (rows shifted by 4 floats: lane j's 16-byte loads of key j's row hit
+ *  distinct banks) and the V chunk [kc][hdv]; hdk4 = hdk rounded up to 4 (zero padded). */
+static __host__ __device__ __forceinline__ size_t
+hzk_pa_shared (int kc, int hdk, int hdv)
+{
+  const size_t hdk4 = (size_t) (hdk + 3) / 4 * 4;
+  return HZK_PA_BQ * hdk4 + (size_t) kc * (hdk4 + 4) + (size_t) kc * hdv;
+}
+
+/** Block (h, tile): queries t0 .. t0 + 15 (t0 = 16·tile) of q head h, at positions
+ *  *pos_p + t, against keys 0 .. *pos_p + t of KV head h / (n_head / n_head_kv) (causal;
+ *  the batch's own keys are in the cache already: hzk_qkv_rope ran first). Keys go through
+ *  shared memory in chunks of KC; each 32-lane segment owns 4 queries. Scores: lane j takes
+ *  key j of the chunk and dots it with the 4 queries at once (one 16-byte K load per 4
+ *  dims feeds 16 FMAs). Then per query an online softmax (running max m, sum l), and
+ *  acc[d] += p_j·v_j[d] with lane owning dims lane + 32i: each V element loaded once per
+ *  segment serves its 4 queries. out[t][h·hdv + d] = acc / l. MAXV = ceil(hdv / 32). */
+template <typename KV, int KC, int MAXV>
+__global__ void __launch_bounds__ (HZK_PA_THREADS)
+hzk_attn_prefill_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
+                         const KV *HZK_RESTRICT vc, const int *HZK_RESTRICT pos_p, int n_tok,
+                         int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                         float *HZK_RESTRICT out)
+{
+  constexpr int QPW = HZK_PA_QPW;
+  extern __shared__ float4 pa_sh4[];
+  const int hdk4 = (hdk + 3) / 4 * 4, ks_ld = hdk4 + 4;
+  float *qs = (float *) pa_sh4, *ks = qs + HZK_PA_BQ * hdk4, *vs = ks + KC * ks_ld;
+  const int h = blockIdx.x, t0 = blockIdx.y * HZK_PA_BQ, tid = threadIdx.x;
+  const int kvh = h / (n_head / n_head_kv);
+  const int pos0 = *pos_p;
+  const int64_t dq = (int64_t) n_head * hdk, dk = (int64_t) n_head_kv * hdk;
+  const int64_t dv = (int64_t) n_head_kv * hdv, dov = (int64_t) n_head * hdv;
+  const int nq = min (HZK_PA_BQ, n_tok - t0);
+  for (int i = tid; i < HZK_PA_BQ * hdk4; i += blockDim.x)
+    {
+      const int qi = i / hdk4, d = i % hdk4;
+      qs[i] = qi < nq && d < hdk ? q[(int64_t) (t0 + qi) * dq + (int64_t) h * hdk + d] : 0.0f;
+    }
+  const int w = tid / HZK_SEG, lane = tid % HZK_SEG;
+  const int nqw = min (QPW, max (0, nq - w * QPW));    /* valid queries of this segment */
+  const int p_last = pos0 + t0 + w * QPW + nqw - 1;     /* its last query's position */
+  float m[QPW], l[QPW], acc[QPW][MAXV];
+  for (int a = 0; a < QPW; a++)
+    {
+      m[a] = -INFINITY;
+      l[a] = 0.0f;
+      for (int i = 0; i < MAXV; i++)
+        acc[a][i] = 0.0f;
+    }
+  const int n_keys = pos0 + t0 + nq;               /* keys of the block's last query */
+  for (int j0 = 0; j0 < n_keys; j0 += KC)
+    {
+      __syncthreads ();                              /* the previous chunk is consumed */
+      for (int i = tid; i < KC * hdk4; i += blockDim.x)
+        {
+          const int jj = i / hdk4, d = i % hdk4, j = j0 + jj;
+          ks[jj * ks_ld + d] = j < n_keys && d < hdk
+                                 ? hzk_load_kv (kc + (int64_t) j * dk + (int64_t) kvh * hdk + d) : 0.0f;
+        }
+      for (int i = tid; i < KC * hdv; i += blockDim.x)
+        {
+          const int jj = i / hdv, d = i % hdv, j = j0 + jj;
+          vs[i] = j < n_keys ? hzk_load_kv (vc + (int64_t) j * dv + (int64_t) kvh * hdv + d) : 0.0f;
+        }
+      __syncthreads ();
+      if (nqw == 0 || j0 > p_last)                   /* uniform over the segment */
+        continue;
+      /* scores of key j0 + lane against the segment's queries */
+      float sc[QPW];
+      {
+        float dot[QPW];
+        for (int a = 0; a < QPW; a++)
+          dot[a] = 0.0f;
+        if (lane < KC)
+          {
+            const float4 *kr = (const float4 *) (ks + lane * ks_ld);
+            const float4 *qr = (const float4 *) (qs + w * QPW * hdk4);
+            for (int d4 = 0; d4 < hdk4 / 4; d4++)
+              {
+                const float4 kv = kr[d4];
+#pragma unroll
+                for (int a = 0; a < QPW; a++)
+                  {
+                    const float4 qv = qr[a * (hdk4 / 4) + d4];
+                    dot[a] = fmaf (qv.x, kv.x, dot[a]);
+                    dot[a] = fmaf (qv.y, kv.y, dot[a]);
+                    dot[a] = fmaf (qv.z, kv.z, dot[a]);
+                    dot[a] = fmaf (qv.w, kv.w, dot[a]);
+                  }
+              }
+          }
+#pragma unroll
+        for (int a = 0; a < QPW; a++)
+          sc[a] = lane < KC && a < nqw && j0 + lane <= pos0 + t0 + w * QPW + a ? dot[a] * scale
+                                                                               : -INFINITY;
+      }
+      /* online softmax per query; pl = this lane's key's weight */
+      float pl[QPW];
+#pragma unroll
+      for (int a = 0; a < QPW; a++)
+        {
+          float mc = sc[a];
+          for (int o = HZK_SEG / 2; o > 0; o >>= 1)
+            mc = fmaxf (mc, hzk_shfl_xor (mc, o, HZK_SEG));
+          pl[a] = 0.0f;
+          if (mc == -INFINITY)                       /* uniform: no key of this query here */
+            continue;
+          const float m_new = fmaxf (m[a], mc);
+          const float corr = expf (m[a] - m_new);
+          pl[a] = expf (sc[a] - m_new);
+          l[a] = l[a] * corr + hzk_segment_sum (pl[a], HZK_SEG);
+          for (int i = 0; i < MAXV; i++)
+            acc[a][i] *= corr;
+          m[a] = m_new;
+        }
+      const int nk = min (KC, p_last - j0 + 1);
+      for (int jj = 0; jj < nk; jj++)
+        {
+          float vr[MAXV];
+#pragma unroll
+          for (int i = 0; i < MAXV; i++)
+            {
+              const int d = lane + HZK_SEG * i;
+              vr[i] = d < hdv ? vs[jj * hdv + d] : 0.0f;
+            }
+#pragma unroll
+          for (int a = 0; a < QPW; a++)
+            {
+              const float pj = hzk_shfl_idx (pl[a], jj, HZK_SEG);
+#pragma unroll
+              for (int i = 0; i < MAXV; i++)
+                acc[a][i] = fmaf (pj, vr[i], acc[a][i]);
+            }
+        }
+    }
+  for (int a = 0; a < nqw; a++)
+    {
+      const int qi = w * QPW + a;
+      const float inv = 1.0f / l[a];
+      for (int i = 0; i < MAXV; i++)
+        {
+          const int d = lane + HZK_SEG * i;
+          if (d < hdv)
+            out[(int64_t) (t0 + qi) * dov + (int64_t) h * hdv + d] = acc[a][i] * inv;
+        }
+    }
+}
+
 /* ---- SwiGLU ---------------------------------------------------------------------------- */
+/** Row blockIdx.y: out[row·n + i] = silu(gate[row·ld + i]) · up[row·ld + i]. */
 __global__ void __launch_bounds__ (HZK_OP_THREADS)
-hzk_swiglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up, int64_t n,
-                   float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
-                   int mode)
+hzk_swiglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up, int64_t ld,
+                   int64_t n, float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq,
+                   float2 *HZK_RESTRICT am, int mode)
 {
   __shared__ float qsh[2 * HZK_OP_THREADS / HZK_SEG];
-  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y;
   const bool valid = i < n;
   float v = 0.0f;
   if (valid)
     {
-      const float g = gate[i];
-      v = (g / (1.0f + expf (-g))) * up[i];
-      out[i] = v;
+      const float g = gate[row * ld + i];
+      v = (g / (1.0f + expf (-g))) * up[row * ld + i];
+      out[row * n + i] = v;
     }
   if (aq)
-    hzk_quant_store (v, i, valid, mode, aq, am, qsh);
+    hzk_quant_store (v, row * n + i, valid, mode, aq, am, qsh);
 }
 
-/* ---- greedy argmax, position counter ---------------------------------------------------- */
-/** One block of 1024 threads: the index of the largest value, ties to the lowest index
- *  (NaN never wins). Also writes it to *tok_next (the next step's input token). */
-__global__ void __launch_bounds__ (1024)
-hzk_argmax_kernel (const float *HZK_RESTRICT x, int64_t n, int *HZK_RESTRICT out)
-{
-  __shared__ float bv[1024 / HZK_SEG];
-  __shared__ int bi[1024 / HZK_SEG];
-  float best = -INFINITY;
-  int idx = n > 0 ? 0 : -1;
-  bool have = false;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    {
-      const float v = x[i];
-      if (!have || v > best)
-        {
-          if (v == v)
-            {
-              best = v;
-              idx = (int) i;
-              have = true;
-            }
-        }
-    }
-  if (!have)
-    idx = INT_MAX;
-  for (int o = HZK_SEG / 2; o > 0; o >>= 1)
-    {
-      const float ov = hzk_shfl_xor (best, o, HZK_SEG);
-      const int oi = hzk_shfl_xor (idx, o, HZK_SEG);
-      if (ov > best || (ov == best && oi < idx))
-        {
-          best = ov;
-          idx = oi;
-        }
-    }
-  if (threadIdx.x % HZK_SEG == 0)
-    {
-      bv[threadIdx.x / HZK_SEG] = best;
-      bi[threadIdx.x / HZK_SEG] = idx;
-    }
-  __syncthreads ();
-  if (threadIdx.x == 0)
-    {
-      float b = bv[0];
-      int k = bi[0];
-      for (int s = 1; s < (int) (blockDim.x / HZK_SEG); s++)
-        if (bv[s] > b || (bv[s] == b && bi[s] < k))
-          {
-            b = bv[s];
-            k = bi[s];
-          }
-      *out = k == INT_MAX ? 0 : k;
-    }
-}
-
+/* ---- position counter (the argmax is in kernels/sample.hip) ---------------------------- */
 __global__ void
 hzk_pos_add_kernel (int *pos, int delta, const int *tok, int *hist)
 {
@@ -542,19 +647,20 @@ hzk_rms_norm (float *x, const float *add, const float *add_bias, const float *w,
 
 extern "C" int
 hzk_qkv_rope (const float *qkv, const float *bias, const float *q_norm, const float *k_norm,
-              float eps, const float *cs, const int *pos, int n_head, int n_head_kv, int hdk,
-              int hdv, int n_rot, int neox, float *q_out, void *k_cache, void *v_cache,
+              float eps, const float *cs, const int *pos, int n_tok, int n_head, int n_head_kv,
+              int hdk, int hdv, int n_rot, int neox, float *q_out, void *k_cache, void *v_cache,
               int kv_f16, void *stream)
 {
-  if (hdk > 8 * 128 || hdv > 8 * 128)
+  if (hdk > 8 * 128 || hdv > 8 * 128 || n_tok < 1)
     return (int) hipErrorInvalidValue;
   const size_t shm = sizeof (float) * hdk;
+  const dim3 grid ((unsigned) (n_head + n_head_kv), (unsigned) n_tok);
   if (kv_f16)
-    hzk_qkv_rope_kernel<__half><<<n_head + n_head_kv, 128, shm, S (stream)>>> (
+    hzk_qkv_rope_kernel<__half><<<grid, 128, shm, S (stream)>>> (
         qkv, bias, q_norm, k_norm, eps, cs, pos, n_head, n_head_kv, hdk, hdv, n_rot, neox, q_out,
         (__half *) k_cache, (__half *) v_cache);
   else
-    hzk_qkv_rope_kernel<float><<<n_head + n_head_kv, 128, shm, S (stream)>>> (
+    hzk_qkv_rope_kernel<float><<<grid, 128, shm, S (stream)>>> (
         qkv, bias, q_norm, k_norm, eps, cs, pos, n_head, n_head_kv, hdk, hdv, n_rot, neox, q_out,
         (float *) k_cache, (float *) v_cache);
   return (int) hipGetLastError ();
@@ -591,17 +697,69 @@ hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int k
   return (int) hipGetLastError ();
 }
 
+template <typename KV, int KC, int MAXV>
+static void
+hzk_attn_prefill_go (const float *q, const void *k_cache, const void *v_cache, const int *pos,
+                     int n_tok, int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                     float *out, void *stream)
+{
+  const dim3 grid ((unsigned) n_head, (unsigned) ((n_tok + HZK_PA_BQ - 1) / HZK_PA_BQ));
+  hzk_attn_prefill_kernel<KV, KC, MAXV><<<grid, HZK_PA_THREADS,
+                                          sizeof (float) * hzk_pa_shared (KC, hdk, hdv), S (stream)>>> (
+      q, (const KV *) k_cache, (const KV *) v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv,
+      scale, out);
+}
+
+/* Key chunks of 32 while the q tile and the K/V chunks fit in 48 KB of shared memory
+ * (head dims up to 128 + 128), else of 8. */
+template <typename KV>
+static int
+hzk_attn_prefill_launch (const float *q, const void *k_cache, const void *v_cache, const int *pos,
+                         int n_tok, int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                         float *out, void *stream)
+{
+  const bool big = hzk_pa_shared (32, hdk, hdv) * sizeof (float) > 48 * 1024;
+  if (hdv <= 128)
+    big ? hzk_attn_prefill_go<KV, 8, 4> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream)
+        : hzk_attn_prefill_go<KV, 32, 4> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream);
+  else
+    big ? hzk_attn_prefill_go<KV, 8, 8> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream)
+        : hzk_attn_prefill_go<KV, 32, 8> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream);
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                  const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
+                  float scale, float *out, void *stream)
+{
+  if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_tok < 1 || n_head % n_head_kv)
+    return (int) hipErrorInvalidValue;
+  return kv_f16 ? hzk_attn_prefill_launch<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
+                                                   n_head_kv, hdk, hdv, scale, out, stream)
+                : hzk_attn_prefill_launch<float> (q, k_cache, v_cache, pos, n_tok, n_head,
+                                                  n_head_kv, hdk, hdv, scale, out, stream);
+}
+
+extern "C" int
+hzk_swiglu_rows (const float *gate, const float *up, int64_t ld, int64_t n, int rows, float *out,
+                 void *act, int act_mode, void *stream)
+{
+  if ((act && (n % (act_mode == HZK_ACT_Q8_K ? 256 : 32))) || rows < 1 || (rows > 1 && ld < n))
+    return (int) hipErrorInvalidValue;
+  int8_t *aq = act ? (int8_t *) act : NULL;
+  float2 *am = act ? (float2 *) hzk_act_m (act, n * rows, 1) : NULL;
+  const dim3 grid ((unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS), (unsigned) rows);
+  hzk_swiglu_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (gate, up, ld, n, out, aq, am,
+                                                              act_mode);
+  return (int) hipGetLastError ();
+}
+
 extern "C" int
 hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act, int act_mode,
             void *stream)
 {
-  if (act && (n % (act_mode == HZK_ACT_Q8_K ? 256 : 32)))
-    return (int) hipErrorInvalidValue;
-  int8_t *aq = act ? (int8_t *) act : NULL;
-  float2 *am = act ? (float2 *) hzk_act_m (act, n, 1) : NULL;
-  const unsigned grid = (unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS);
-  hzk_swiglu_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (gate, up, n, out, aq, am, act_mode);
-  return (int) hipGetLastError ();
+  return hzk_swiglu_rows (gate, up, n, n, 1, out, act, act_mode, stream);
 }
 
 extern "C" int
@@ -612,13 +770,6 @@ hzk_quantize_act_mode (const float *x, int64_t n, int mode, void *act, void *str
   const unsigned grid = (unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS);
   hzk_quantize_mode_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (
       x, n, mode, (int8_t *) act, (float2 *) hzk_act_m (act, n, 1));
-  return (int) hipGetLastError ();
-}
-
-extern "C" int
-hzk_argmax (const float *x, int64_t n, int *out, void *stream)
-{
-  hzk_argmax_kernel<<<1, 1024, 0, S (stream)>>> (x, n, out);
   return (int) hipGetLastError ();
 }
 

@@ -185,6 +185,19 @@ hzk_shfl_xor (T v, int lane_mask, int width)
 #endif
 }
 
+/** Lane `src` of the caller's aligned segment of `width` lanes (width a power of two
+ *  <= 32; all lanes of the segment must call it). */
+template <typename T>
+static __device__ __forceinline__ T
+hzk_shfl_idx (T v, int src, int width)
+{
+#if defined(HZK_CUDA)
+  return __shfl_sync (0xffffffffu, v, src, width);
+#else
+  return __shfl (v, src, width);
+#endif
+}
+
 /** Sum over aligned segments of `width` lanes; every lane gets its segment's total. */
 static __device__ __forceinline__ float
 hzk_segment_sum (float v, int width)

@@ -27,14 +27,22 @@ extern "C" {
  *  x and ignore aq/am. */
 typedef int (*HzkMatvecFn) (const void *w, int64_t n_rows, int64_t k, const int8_t *aq,
                             const void *am, const float *x, float *y, void *stream);
+/** Prefill matrix multiplication (kernels/qmmq.hip): y[t·ldy + r] = Σ_k W[r][k]·x[t][k]
+ *  for r < n_rows, t < n_tok (ldy >= n_rows). Integer formats read aq/am, the activations
+ *  quantized per token in the layout of hzk_quantize_act with batch = n_tok (what
+ *  hzk_rms_norm / hzk_swiglu_rows write for n_tok rows), and ignore x; float formats read
+ *  x [n_tok][K] fp32 and ignore aq/am. */
+typedef int (*HzkMatmulFn) (const void *w, int64_t n_rows, int64_t k, int n_tok,
+                            const int8_t *aq, const void *am, const float *x, float *y,
+                            int64_t ldy, void *stream);
 /** Repack n_rows·(K/block_elems) raw ggml blocks at src (device) into the split-block
  *  layout at dst (device, device_bytes long). */
 typedef int (*HzkRepackFn) (const void *src, void *dst, int64_t n_rows, int64_t k, void *stream);
 
-/** out[0..K) = row *row_dev (device int32, clamped to [0, n_rows)) of W as fp32, through
- *  the format's decoder (embedding lookup). */
+/** out[i][0..K) = row row_dev[i] (device int32s, clamped to [0, n_rows)) of W as fp32
+ *  for i < n, through the format's decoder (embedding lookup of n tokens). */
 typedef int (*HzkEmbedFn) (const void *w, int64_t n_rows, int64_t k, const int *row_dev,
-                           float *out, void *stream);
+                           int n, float *out, void *stream);
 
 /** One row of the device dispatch table, generated from engine/quant/formats.def. */
 typedef struct {
@@ -49,7 +57,12 @@ typedef struct {
   HzkRepackFn repack;
   HzkEmbedFn  embed;
   HzkMatvecFn matvec[HZK_MAX_BATCH];   /* [batch − 1] */
+  HzkMatmulFn matmul;                  /* prefill (any number of tokens) */
 } HzkOps;
+
+/** The prefill launcher of ggml type `type` (NULL without a device decoder). The
+ *  dispatch table's `matmul` column; exported for it by kernels/qmmq.hip. */
+HzkMatmulFn hzk_matmul_fn (uint32_t type);
 
 /** The row for ggml type id `type`, or NULL if the id is not in the table. */
 const HzkOps *hzk_ops (uint32_t type);
@@ -96,11 +109,13 @@ int hzk_rms_norm (float *x, const float *add, const float *add_bias, const float
  *  (cos, sin) pairs cs[pos·n_rot + 2i, +1] (hz_cpu_rope_cache rows, one per position),
  *  pairs (2i, 2i+1) (neox = 0) or (i, i + n_rot/2) (neox = 1); q -> q_out
  *  [n_head·hdk]; k, v -> row pos of the layer's caches k_cache [n_ctx][n_head_kv·hdk],
- *  v_cache [n_ctx][n_head_kv·hdv] (fp32, or fp16 when kv_f16). hdk, hdv <= 1024. */
+ *  v_cache [n_ctx][n_head_kv·hdv] (fp32, or fp16 when kv_f16). hdk, hdv <= 1024.
+ *  n_tok tokens at once (prefill): qkv and q_out have n_tok rows, token t is at position
+ *  *pos + t (cache row *pos + t). */
 int hzk_qkv_rope (const float *qkv, const float *bias, const float *q_norm, const float *k_norm,
-                  float eps, const float *cs, const int *pos, int n_head, int n_head_kv, int hdk,
-                  int hdv, int n_rot, int neox, float *q_out, void *k_cache, void *v_cache,
-                  int kv_f16, void *stream);
+                  float eps, const float *cs, const int *pos, int n_tok, int n_head,
+                  int n_head_kv, int hdk, int hdv, int n_rot, int neox, float *q_out,
+                  void *k_cache, void *v_cache, int kv_f16, void *stream);
 /** Bytes of the split-K partials of hzk_attn_decode. */
 size_t hzk_attn_part_bytes (int n_head, int hdv, int n_split);
 /** Decode attention over positions 0..*pos of one layer's caches (layout as
@@ -113,13 +128,47 @@ int hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, i
                      const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
                      int n_split, float *part, float *out, void *act, int act_mode,
                      void *stream);
+/** Causal attention of n_tok tokens at positions *pos .. *pos + n_tok − 1 (prefill; their
+ *  K/V rows are in the caches already, hzk_qkv_rope with n_tok): for token t and q head h,
+ *  out[t][h·hdv ..] = softmax(scale · q_{t,h}·K[0..*pos+t]^T) V[0..*pos+t], GQA as
+ *  hzk_attn_decode; q [n_tok][n_head·hdk]. Tiles of 16 queries × 32 keys (8 keys when
+ *  that would exceed 48 KB of shared memory) in shared memory, online softmax.
+ *  hdk, hdv <= 256. */
+int hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                      const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
+                      float scale, float *out, void *stream);
 /** out = silu(gate) · up (n elements; silu(g) = g / (1 + e^-g)), optionally quantized. */
 int hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act,
                 int act_mode, void *stream);
+/** hzk_swiglu for `rows` rows: gate and up rows ld apart (the [gate|up] rows of a stacked
+ *  matmul output: up = gate + n, ld = 2n), out [rows][n], act as hzk_rms_norm's for
+ *  `rows` rows of n. */
+int hzk_swiglu_rows (const float *gate, const float *up, int64_t ld, int64_t n, int rows,
+                     float *out, void *act, int act_mode, void *stream);
 /** Quantize x[n] into act (batch 1) by act_mode (the modes above). */
 int hzk_quantize_act_mode (const float *x, int64_t n, int act_mode, void *act, void *stream);
+/* ---- token selection (kernels/sample.hip) ---- */
 /** *out = index of the largest of x[0..n) (ties: lowest index; NaNs ignored; 0 if none). */
 int hzk_argmax (const float *x, int64_t n, int *out, void *stream);
+/** Sampling parameters, read from device memory by hzk_sample (so that a captured graph
+ *  takes new values without a new capture). Meaning as HzSamplerParams (hanzo/engine.h):
+ *  temperature <= 0 greedy; top_k <= 0 off; top_p >= 1 off; min_p <= 0 off. */
+typedef struct {
+  float   temperature;
+  int32_t top_k;
+  float   top_p;
+  float   min_p;
+} HzkSampleParams;
+/** *out = a token drawn from x[0..n) (n <= INT_MAX) as hz_sampler_sample draws it without
+ *  penalties (engine/sampler.c: top-k -> temperature -> top-p -> min-p -> draw), with the
+ *  uniform from the xoshiro256** state rng[4] (device memory; advanced once per draw, as
+ *  the CPU advances its generator; hzk_rng_seed gives the CPU's state for a seed). Masses
+ *  are summed in 2^-40 fixed point (exact, order-independent); see kernels/sample.hip.
+ *  One block: about 14 passes over the row. */
+int hzk_sample (const float *x, int64_t n, const HzkSampleParams *params, uint64_t *rng,
+                int *out, void *stream);
+/** state = the CPU sampler's xoshiro256** state for `seed` (splitmix64 seeding); host. */
+void hzk_rng_seed (uint64_t seed, uint64_t state[4]);
 /** On the device: hist[*pos + delta] = *tok when hist is given (the token chosen for the
  *  next position), then *pos += delta (the decode graph's position update). */
 int hzk_pos_add (int *pos, int delta, const int *tok, int *hist, void *stream);

@@ -61,6 +61,9 @@ template <int W> struct hzk_fmt;
 #undef HZ_QUANT
 
 /* ---- helpers ------------------------------------------------------------------------- */
+/** x rounded up to a multiple of 256 (the meta region's alignment). */
+static HZK_HD size_t hzk_align256 (size_t x) { return (x + 255u) & ~(size_t) 255u; }
+
 static __device__ __forceinline__ uint16_t
 hzk_rd16 (const uint8_t *p)   /* p 2-byte aligned */
 {

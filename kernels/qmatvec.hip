@@ -34,8 +34,6 @@
 
 #define HZK_THREADS 128
 
-static HZK_HD size_t hzk_align256 (size_t x) { return (x + 255u) & ~(size_t) 255u; }
-
 /** Launch geometry of qmatvec_core: TPR threads per row group (a power of two, at most
  *  HZK_THREADS), ROWS rows per group, UNR units loaded per thread before any is decoded. */
 template <int TPR_, int ROWS_, int UNR_> struct hzk_cfg {
@@ -137,8 +135,9 @@ hzk_repack_kernel (const uint8_t *HZK_RESTRICT src, uint8_t *HZK_RESTRICT dst, i
 }
 
 /* ---- embedding lookup ---------------------------------------------------------------- */
-/** out[0..K) = row *row_p of W, decoded unit by unit (one thread per unit) with the same
- *  decoders as the matvec: w = d·v + m per run (integer formats), decode_f (float). */
+/** out[i][0..K) = row row_p[i] of W (i = blockIdx.y), decoded unit by unit (one thread
+ *  per unit) with the same decoders as the matvec: w = d·v + m per run (integer formats),
+ *  decode_f (float). */
 template <int W>
 __global__ void __launch_bounds__ (HZK_THREADS)
 hzk_embed_kernel (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
@@ -149,7 +148,8 @@ hzk_embed_kernel (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
   const int64_t u = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
   if (u >= nu)
     return;
-  int64_t r = *row_p;
+  int64_t r = row_p[blockIdx.y];
+  out += (size_t) blockIdx.y * K;
   r = r < 0 ? 0 : r >= n_rows ? n_rows - 1 : r;
   const size_t row_bytes = (size_t) nu * T::unit_bytes;
   const uint8_t *P = w + (size_t) r * row_bytes;
@@ -345,12 +345,14 @@ hzk_repack_launch (const void *src, void *dst, int64_t n_rows, int64_t K, void *
 
 template <int W>
 static int
-hzk_embed_launch (const void *w, int64_t n_rows, int64_t K, const int *row, float *out,
-                  void *stream)
+hzk_embed_launch (const void *w, int64_t n_rows, int64_t K, const int *row, int n,
+                  float *out, void *stream)
 {
   using T = qdw_traits<W>;
   const int64_t nu = K / T::unit_elems;
-  const unsigned grid = (unsigned) ((nu + HZK_THREADS - 1) / HZK_THREADS);
+  if (n < 1)
+    return (int) hipErrorInvalidValue;
+  const dim3 grid ((unsigned) ((nu + HZK_THREADS - 1) / HZK_THREADS), (unsigned) n);
   hzk_embed_kernel<W><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
       (const uint8_t *) w, n_rows, K, row, out);
   return (int) hipGetLastError ();
@@ -388,6 +390,7 @@ hzk_make_ops (void)
       o.matvec[5] = hzk_matvec_launch<W, 6>;
       o.matvec[6] = hzk_matvec_launch<W, 7>;
       o.matvec[7] = hzk_matvec_launch<W, 8>;
+      o.matmul = hzk_matmul_fn (W);
     }
   return o;
 }

@@ -28,13 +28,14 @@ enum {
 enum {
   /* gazetteers (data/) */
   HZ_W_GIVEN = 0, HZ_W_SURNAME, HZ_W_COMMON, HZ_W_PLACE, HZ_W_PLACE_HEAD, HZ_W_CITY,
+  HZ_W_GIVEN_FREQ, HZ_W_SURNAME_FREQ, /* the most frequent given names / surnames */
   /* rec-names.c */
   HZ_W_TITLE, HZ_W_NAME_CUE, HZ_W_STRONG_CUE, HZ_W_VERB_AFTER, HZ_W_ORG, HZ_W_CALENDAR,
-  HZ_W_LOC_CUE, HZ_W_NAME_CONN, HZ_W_NOT_NAME, HZ_W_ORG_BEFORE, HZ_W_PERSON_NOUN, HZ_W_LOC_CUE_WEAK,
+  HZ_W_LOC_CUE, HZ_W_NAME_CONN, HZ_W_NOT_NAME, HZ_W_ORG_BEFORE, HZ_W_STAGE_PREFIX, HZ_W_LOC_CUE_WEAK, HZ_W_MODAL, HZ_W_DETERMINER,
   HZ_W_PLACE_SUFFIX, HZ_W_COPULA,
   /* rec-address.c */
   HZ_W_ST_SUFFIX, HZ_W_ST_STRONG, HZ_W_ST_PREFIX, HZ_W_UNIT, HZ_W_ADDR_CONN, HZ_W_ZIP_CUE,
-  HZ_W_ADDR_CUE, HZ_W_US_STATE, HZ_W_DIRECTION,
+  HZ_W_ADDR_CUE,
   /* rec-date.c */
   HZ_W_MONTH, HZ_W_WEEKDAY, HZ_W_WD_BEFORE, HZ_W_WD_AFTER, HZ_W_YEAR_CUE, HZ_W_VERSION_CUE,
   HZ_W_DOB_CUE,
@@ -79,11 +80,11 @@ typedef struct {
 typedef struct _HzGazetteer HzGazetteer;
 
 /** Word -> class bits for every built-in list (gazetteers and cue lists): open addressing,
- *  linear probing, load <= 1/2, one guint64 per slot = a 24-bit fingerprint of the word's
+ *  linear probing, load <= 1/2, one guint64 per slot = a 22-bit fingerprint of the word's
  *  hash (high bits, never 0) and its HZ_W_N_BITS class bits (low bits), so that the table
  *  of ~110 000 words is 2 MiB. Words are identified by their 64-bit hash (the loader warns
  *  if two list words share one); a word outside the lists is misread as a list word only if
- *  its fingerprint matches within its probe run (about 1 in 10^7 look-ups). Immutable after
+ *  its fingerprint matches within its probe run (about 1 in 2 x 10^6 look-ups). Immutable after
  *  hz_gazetteers_load(), so look-ups need no lock. */
 typedef struct {
   guint64 *slots;
@@ -93,7 +94,7 @@ typedef struct {
   GHashTable *check;   /* load time only: hash -> first key, to detect collisions */
 } HzLexicon;
 
-#define HZ_LEX_CLS_BITS 40
+#define HZ_LEX_CLS_BITS 42
 G_STATIC_ASSERT (HZ_W_N_BITS <= HZ_LEX_CLS_BITS);
 
 struct _HzRedactor {

@@ -416,9 +416,10 @@ street_core (const HzScan *scan, guint i, guint *next, float *score, StreetShape
         }
     }
   /* Hungarian house numbers keep their dot ("Király u. 15.") */
-  gboolean hu = hz_token_is (scan, &scan->toks[last_name], "u") || hz_token_is (scan, &scan->toks[last_name], "út")
-                || hz_token_is (scan, &scan->toks[last_name], "utca") || hz_token_is (scan, &scan->toks[last_name], "tér")
-                || hz_token_is (scan, &scan->toks[last_name], "körút");
+  gboolean hu = scan->toks[last_name].nchars <= 5
+                && (hz_token_is (scan, &scan->toks[last_name], "u") || hz_token_is (scan, &scan->toks[last_name], "út")
+                    || hz_token_is (scan, &scan->toks[last_name], "utca") || hz_token_is (scan, &scan->toks[last_name], "tér")
+                    || hz_token_is (scan, &scan->toks[last_name], "körút"));
   gsize e = scan->toks[last_name].e;
   if (suffix && e < scan->len && t[e] == '.')
     e++;
@@ -561,7 +562,8 @@ hz_rec_address (HzScan *scan)
         {
           guint j = unit_part (scan, i);
           /* PO Box */
-          if (j == i && i + 2 < n && hz_token_is (scan, tk, "po") && hz_token_is (scan, &scan->toks[i + 1], "box"))
+          if (j == i && i + 2 < n && tk->nchars == 2 && hz_token_is (scan, tk, "po")
+              && hz_token_is (scan, &scan->toks[i + 1], "box"))
             j = unit_part (scan, i + 1);
           if (j > i && !hz_token_is (scan, tk, "no") && !hz_token_is (scan, tk, "nr")
               && !hz_token_is (scan, tk, "room") && !hz_token_is (scan, tk, "floor"))
@@ -573,11 +575,12 @@ hz_rec_address (HzScan *scan)
         }
       /* a ship's name before its fleet post line: "USNS Møller\nFPO AA 85844" */
       guint mil = i;
-      if (e == 0 && i + 4 < n && (hz_token_is (scan, tk, "uss") || hz_token_is (scan, tk, "usns")
-                                  || hz_token_is (scan, tk, "usnv") || hz_token_is (scan, tk, "uscgc"))
+      if (e == 0 && i + 4 < n && tk->nchars >= 3 && tk->nchars <= 5 && (scan->text[tk->s] | 0x20) == 'u'
+          && (hz_token_is (scan, tk, "uss") || hz_token_is (scan, tk, "usns") || hz_token_is (scan, tk, "usnv")
+              || hz_token_is (scan, tk, "uscgc"))
           && (scan->toks[i + 1].flags & HZ_TOK_ALPHA))
         mil = i + 2;
-      if (e == 0 && mil + 2 < n
+      if (e == 0 && mil + 2 < n && scan->toks[mil].nchars == 3
           && (hz_token_is (scan, &scan->toks[mil], "apo") || hz_token_is (scan, &scan->toks[mil], "fpo")
               || hz_token_is (scan, &scan->toks[mil], "dpo"))
           && (scan->toks[mil + 1].flags & HZ_TOK_ALPHA) && scan->toks[mil + 1].nchars == 2

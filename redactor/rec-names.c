@@ -44,10 +44,11 @@ static const char *const not_names[] = {
   "orthodox", "lutheran", "anglican", "baptist", "methodist", "democrat", "democratic",
   "republican", "liberal", "conservative", "socialist", "communist", "labour", "western",
   "eastern", "northern", "southern", "central", "national", "royal", "imperial", "federal",
-  "international", "olympic", "god", "jesus", "christ", "allah", "lol", "omg", "wtf", "lmao",
+  "international", "olympic", "god", "allah", "lol", "omg", "wtf", "lmao",
   "haha", "hahaha", "yay", "ok", "okay", "tbh", "smh", "idk", "btw", "imo", "rip", "thx",
   "pls", "plz", "ur", "u", "im", "ive", "dont", "cant", "wont", "didnt", "isnt", "youre",
-  "i'm", "i'd", "i'll", "i've", "iban", "atm", "ssn", "pin", "id", "url", "pdf", "faq", "ceo",
+  "i'm", "i'd", "i'll", "i've", "thats", "whats", "hes", "shes", "theres", "wasnt", "havent", "havnt",
+  "doesnt", "aint", "gonna", "wanna", "gotta", "yall", "iban", "atm", "ssn", "pin", "id", "url", "pdf", "faq", "ceo",
   "cto", "cfo", "hr", "it", "pc", "tv", "usb", "gps", "dna", "nasa", "nato", "un", "eu", "usa",
   "uk", "vip", "diy", "asap", "fyi", "aka",
   /* function words that are also in the name lists ("In", "My", "Will") */
@@ -59,7 +60,7 @@ static const char *const not_names[] = {
   /* interjections and intensifiers of informal text */
   "fuck", "fucking", "fuckin", "shit", "damn", "dammit", "wow", "ya", "yea", "yeah", "yes",
   "yep", "nope", "lmfao", "rofl", "bruh", "bro", "dude", "poor", "love", "awesome", "cool",
-  "super", "mega", "epic", "lil", "big", "vs", "feat", "ft",
+  "super", "mega", "epic", "big", "vs", "feat", "ft",
   /* roles of chat transcripts ("Bot: What's your name?") */
   "bot", "chatbot", "assistant", "system", NULL,
 };
@@ -70,6 +71,10 @@ static const char *const org_before[] = {
   "fc", "afc", "cf", "sc", "ac", "camp", "fort", "mount", "mt", "lake", "cape", "kreis",
   "hms", "uss", "ss", "port", "lac", "rio", "san", "santa", "saint", "sainte", "bad", NULL,
 };
+
+/* The first word of a stage name ("Lil Yachty", "DJ Switch", "MC Lyte"): part of the name,
+ * and what follows it is a name even when it is an English word. */
+static const char *const stage_prefixes[] = { "lil", "dj", "mc", "yung", NULL };
 
 /* Words right before a name (checked on the 1-3 tokens before the run). */
 static const char *const cues_before[] = {
@@ -108,6 +113,27 @@ static const char *const verbs_after[] = { "said", "says", "wrote", "told", "ask
                                            "has", "had", "also", "holds", "held", "began",
                                            "begins", "directed",
                                            "performed", "continues", "continued", NULL };
+
+/* Auxiliaries, adverbs and verbs that follow the subject of a chat sentence ("Niskanen
+ * should have", "Fedorova stated", "Tanner just"): with a word outside every list before
+ * them at the start of a message, that word is a name. */
+static const char *const modal_verbs[] = { "will", "would", "should", "could", "can", "did", "does",
+                                           "might", "must", "stated", "looks", "looked", "got",
+                                           "gets", "makes", "made", "needs", "tried", "tries",
+                                           "went", "goes", "just", "never", "always", "really",
+                                           "better", NULL };
+
+/* Articles and possessives ("a", "my"; not "that", also a conjunction: "stated that
+ * Trifonov was"). */
+static const char *const determiners[] = { "a", "an", "the", "my", "your", "his", "her", "our",
+                                           "their", "this", "these", "those", NULL };
+
+/* Words that follow a name and a comma when the name is addressed ("Loey, do you", "Grant,
+ * what if", "Shan, can I"). Compared one by one (rare check). */
+static const char *const vocative_after[] = { "you", "your", "u", "ur", "do", "can", "could",
+                                              "please", "pls", "plz", "i", "we", "what", "how",
+                                              "why", "when", "where", "thank", "thanks", "love",
+                                              NULL };
 
 /* Words after a name that are said of places and things as well as of people (copulas,
  * "and", "who", "won", "held"): no evidence of a person on their own. */
@@ -176,6 +202,8 @@ typedef struct {
   gsize s, e;        /* byte range of the word without a possessive 's */
   gboolean given, sur, common, place, city, initial, conn, cap;
   gboolean city_only; /* in the city list only (not a country/region/large city, no name) */
+  gboolean given_freq; /* one of the most frequent given names ("Nick", "Grace") */
+  gboolean sur_freq;   /* one of the most frequent surnames ("Short", "Walker") */
 } Word;
 
 const HzWordList hz_names_lists[] = {
@@ -191,6 +219,9 @@ const HzWordList hz_names_lists[] = {
   { HZ_W_NAME_CONN, connectors },
   { HZ_W_NOT_NAME, not_names },
   { HZ_W_ORG_BEFORE, org_before },
+  { HZ_W_STAGE_PREFIX, stage_prefixes },
+  { HZ_W_MODAL, modal_verbs },
+  { HZ_W_DETERMINER, determiners },
   { HZ_W_COPULA, copulas },
   { 0, NULL },
 };
@@ -224,6 +255,8 @@ word_info (const HzScan *scan, const HzToken *t, Word *w)
   guint64 cls = w->e == t->e ? t->cls : hz_lex_lookup (&r->lex, scan->text + w->s, n);
   w->given = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN));
   w->sur = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME));
+  w->given_freq = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN_FREQ));
+  w->sur_freq = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME_FREQ));
   /* a single capital letter is an initial ("John A. Leiva"), not the word "a" or "m" */
   w->common = !w->initial && ((cls & HZ_WB (HZ_W_COMMON)) != 0 || (t->flags & HZ_TOK_ELONG));
   /* a place or city that is also a person's name ("Casey", "Jordan", "Mason") counts as a
@@ -444,8 +477,12 @@ lower_surname_after (const HzScan *scan, guint i, gboolean unknown_ok)
   if (j == 0 || j >= scan->n_toks || !tight (scan, &scan->toks[j - 1], &scan->toks[j]))
     return i;
   const HzToken *u = &scan->toks[j];
+  /* an initial that is also a word ("a", "i", chat's "u") only before a surname that is no
+   * English word ("benjamin a seiler", not "mi a back") */
+  gboolean word_initial = FALSE;
   if (u->nchars == 1 && (u->flags & HZ_TOK_LOWER) && (u->flags & HZ_TOK_ALPHA) && j + 1 < scan->n_toks)
     {
+      word_initial = strchr ("aiu", scan->text[u->s]) != NULL;
       /* "m ross", "g. samoylova" */
       const HzToken *v = &scan->toks[j + 1];
       gsize g = v->s - u->e;
@@ -455,7 +492,14 @@ lower_surname_after (const HzScan *scan, guint i, gboolean unknown_ok)
       u = v;
     }
   if (!(u->flags & HZ_TOK_LOWER) || !(u->flags & HZ_TOK_ALPHA) || u->nchars < 3 || (u->cls & lower_stop)
-      || (u->cls & HZ_WB (HZ_W_COMMON)) || (u->cls & HZ_WB (HZ_W_PLACE)))
+      || (u->cls & HZ_WB (HZ_W_PLACE)))
+    return i;
+  /* after a lower-case given name, a frequent surname that is also an English word counts
+   * too ("paul walker", "martin short"; not "ima just", "rick roll"), unless it is a word of
+   * the text's grammar (lower_stop); after a capitalised given name such a word is an
+   * ordinary word ("Emma just has") */
+  if ((u->cls & HZ_WB (HZ_W_COMMON))
+      && (word_initial || !(scan->toks[i - 1].flags & HZ_TOK_LOWER) || !(u->cls & HZ_WB (HZ_W_SURNAME_FREQ))))
     return i;
   if (!unknown_ok && !(u->cls & HZ_WB (HZ_W_SURNAME)))
     return i;
@@ -467,6 +511,54 @@ static gboolean
 verb_after (const HzScan *scan, guint i)
 {
   return i < scan->n_toks && hz_tok_in (&scan->toks[i], HZ_W_VERB_AFTER) && !hz_tok_in (&scan->toks[i], HZ_W_COPULA);
+}
+
+/* Token i is a word of list `bit` (no token: FALSE). */
+static gboolean
+tok_in (const HzScan *scan, guint i, int bit)
+{
+  return i < scan->n_toks && hz_tok_in (&scan->toks[i], bit);
+}
+
+/* Token i is one of `words` (no token: FALSE). Compares strings: for rare checks only. */
+static gboolean
+tok_among (const HzScan *scan, guint i, const char *const *words)
+{
+  if (i >= scan->n_toks)
+    return FALSE;
+  for (const char *const *w = words; *w; w++)
+    if (hz_token_is (scan, &scan->toks[i], *w))
+      return TRUE;
+  return FALSE;
+}
+
+static gboolean
+tok_is_copula (const HzScan *scan, guint i)
+{
+  return i < scan->n_toks && hz_tok_in (&scan->toks[i], HZ_W_COPULA) && !hz_token_is (scan, &scan->toks[i], "and");
+}
+
+/* The name that ends right before token i is addressed: a comma or "!" (spaces around
+ * allowed) and then a word such as "you", "do" or "please" ("Loey , do you ..."). */
+static gboolean
+vocative (const HzScan *scan, guint i)
+{
+  if (i == 0 || i >= scan->n_toks)
+    return FALSE;
+  gboolean mark = FALSE;
+  for (gsize p = scan->toks[i - 1].e; p < scan->toks[i].s; p++)
+    {
+      char c = scan->text[p];
+      if (c == ',' || c == '!')
+        {
+          if (mark)
+            return FALSE;
+          mark = TRUE;
+        }
+      else if (c != ' ')
+        return FALSE;
+    }
+  return mark && tok_among (scan, i, vocative_after);
 }
 
 /* Token i is a copula ("is", "was") whose complement names a kind of place or organisation
@@ -489,6 +581,77 @@ describes_thing (const HzScan *scan, guint i)
         break;
     }
   return FALSE;
+}
+
+/* Token t is the name of a handle or hashtag ("@FunnyVines", "#ShareTheLove"): an account or
+ * topic name, not a person's name in running text. */
+static gboolean
+handle_or_tag (const HzScan *scan, const HzToken *t)
+{
+  if (!scan->has['@'] && !scan->has['#'])
+    return FALSE;
+  gsize p = t->s;
+  /* the name may continue an earlier part of the handle ("@P_Rezzphere") */
+  while (p > 0 && (hz_is_alnum_ascii (scan->text[p - 1]) || scan->text[p - 1] == '_'))
+    p--;
+  return p > 0 && (scan->text[p - 1] == '@' || scan->text[p - 1] == '#');
+}
+
+/* Token t is a camel-case compound whose first part is an English or function word of three
+ * letters or more ("NextToBlow", "FakeNews", "RollerCoaster", "SpaceX"): a hashtag, channel
+ * or product name written without its "#". Name prefixes stay names ("McDonald", "DeAndre",
+ * "LeQueen"), and so does a lower-case start ("iDubbbz"). */
+static inline gboolean
+camel_compound (const HzScan *scan, const HzToken *t)
+{
+  /* mixed case: neither all lower nor all upper, and no word of the lists as a whole (most
+   * tokens stop here) */
+  const guint64 known = HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME) | HZ_WB (HZ_W_COMMON) | HZ_WB (HZ_W_PLACE)
+                        | HZ_WB (HZ_W_CITY);
+  if ((t->flags & (HZ_TOK_UPPER | HZ_TOK_LOWER | HZ_TOK_NONASCII)) || !(t->flags & HZ_TOK_ALPHA) || t->nchars < 5
+      || (t->cls & known))
+    return FALSE;
+  const char *x = scan->text + t->s;
+  gsize n = t->e - t->s, k = 1;
+  if (!g_ascii_isupper (x[0]))
+    return FALSE;
+  while (k < n && !g_ascii_isupper (x[k]))
+    k++;
+  if (k >= n || k < 3)
+    return FALSE;
+  guint64 cls = hz_lex_lookup (&scan->r->lex, x, k);
+  return (cls & (HZ_WB (HZ_W_COMMON) | HZ_WB (HZ_W_NOT_NAME))) != 0;
+}
+
+/* A stage name that starts at token i with a prefix such as "Lil" or "DJ" ("Lil Yachty",
+ * "lil wayne", "DJ Switch"): the token index after it, or i when there is none. The words
+ * after the prefix are capitalised ones, or one lower-case word that is no English word. */
+static guint
+stage_name_end (const HzScan *scan, guint i)
+{
+  if (!hz_tok_in (&scan->toks[i], HZ_W_STAGE_PREFIX))
+    return i;
+  guint j = i + 1;
+  while (j < scan->n_toks && j < i + 4 && tight (scan, &scan->toks[j - 1], &scan->toks[j]))
+    {
+      const HzToken *u = &scan->toks[j];
+      if (!(u->flags & HZ_TOK_ALPHA) || handle_or_tag (scan, u) || hz_tok_in (u, HZ_W_ORG)
+          || hz_tok_in (u, HZ_W_NOT_NAME))
+        break;
+      if (u->flags & HZ_TOK_LOWER)
+        {
+          if (j == i + 1 && u->nchars >= 3 && !(u->cls & (lower_stop | HZ_WB (HZ_W_COMMON))))
+            j++;
+          break;
+        }
+      /* past the first word only names continue it ("Lil Darth Vader", not "DJ Switch Now") */
+      if (j > i + 1 && (u->cls & HZ_WB (HZ_W_COMMON)) && !(u->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))))
+        break;
+      j++;
+      if (word_end (scan, u) != u->e)
+        break;
+    }
+  return j > i + 1 ? j : i;
 }
 
 /* Decide what the capitalised run of tokens [a, b) is. */
@@ -551,6 +714,18 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     org = TRUE;
   gboolean the_before = a > 0 && hz_token_is (scan, &scan->toks[a - 1], "the");
 
+  /* a single word opening a sentence is followed by what follows the subject of a sentence
+   * about a person: a verb of people, an auxiliary ("should"), a copula that does not
+   * describe a place or firm, or a comma and "you" (addressed) */
+  gboolean subject = m == 1 && (first->flags & HZ_TOK_SENT) && !shouting
+                     && ((w[0].given_freq && w[0].common) || (!w[0].common && !w[0].given && !w[0].place && !w[0].city))
+                     && (verb_after (scan, b) || tok_in (scan, b, HZ_W_MODAL) || vocative (scan, b)
+                         || (tok_is_copula (scan, b) && !describes_thing (scan, b)));
+  /* a frequent given name that is also a word, alone and capitalised: in chat text ("miss
+   * Rusty"), or opening a sentence as its subject ("Bill is so right", "Harry got shot");
+   * kept for scoring below */
+  gboolean chat_given = m == 1 && w[0].given_freq && w[0].common && !shouting && (first->flags & HZ_TOK_CAP)
+                        && ((informal || scan->unfinished) || ((first->flags & HZ_TOK_SENT) && subject));
   /* trim ordinary capitalised words at the start ("Hello", "When", "Directed") */
   guint lo = 0, hi = m;
   /* leading titles and ranks are cues, not part of the name ("Brigadier General Ross Hoyt") */
@@ -564,12 +739,13 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       Word *x = &w[lo];
       gboolean keep = x->initial ? (lo + 1 < hi)
                                  : (!x->common || title
-                                    || (x->given && lo + 1 < hi && !w[lo + 1].common
+                                    || (x->given && lo + 1 < hi && (!w[lo + 1].common || (w[lo + 1].sur_freq && lo + 2 == hi))
                                         && !((scan->toks[a + lo + 1].flags & HZ_TOK_UPPER)
                                              && scan->toks[a + lo + 1].nchars <= 4
                                              && !w[lo + 1].initial))
                                     || (x->given && lo + 1 == hi && hi == m && verb_after (scan, b))
-                                    || (x->sur && m == 1 && !(scan->toks[a].flags & HZ_TOK_SENT)));
+                                    || (x->sur && m == 1 && !(scan->toks[a].flags & HZ_TOK_SENT))
+                                    || chat_given);
       if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;
       if (keep)
@@ -578,7 +754,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       title = FALSE;
       cue = cue || (lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_NAME_CUE));
     }
-  while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given)
+  while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given) && !chat_given
                       && !(hi - lo == 1 && hi == m && w[lo].given && verb_after (scan, b)))
                      || w[hi - 1].conn
                      || (w[hi - 1].initial && hi - lo > 1 && hi == m)))
@@ -614,6 +790,11 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
         lone_not_person = TRUE;
       /* "the Longhorns", "the Triffids": a plural after "the" names a team or group */
       if (a + lo > 0 && hz_token_is (scan, &scan->toks[a + lo - 1], "the") && tl > 3 && ts[tl - 1] == 's')
+        lone_not_person = TRUE;
+      /* "a Lamborghini", "your Tesla videos", "my Casio": a word outside the name lists
+       * right after an article or possessive names a thing (people's names there are in
+       * the lists: "a Trump supporter") */
+      if (!named && !title && a + lo > 0 && tok_in (scan, a + lo - 1, HZ_W_DETERMINER))
         lone_not_person = TRUE;
       /* adjectives of peoples and places ("Victorian", "Slavic", "Queenslander") */
       if (!named && tl > 5
@@ -717,6 +898,16 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   else if (n == 1 && informal && !sent && !f->common && !f->place && !f->city && !loc_cue
            && (scan->toks[a + lo].flags & HZ_TOK_CAP) && scan->toks[a + lo].nchars >= 3)
     score = 0.35f; /* chat text capitalises little else than names */
+  else if (m == 1 && sent && (informal || scan->unfinished) && !shouting && !f->common && !f->place && !f->city
+           && !f->initial && (scan->toks[a + lo].flags & HZ_TOK_CAP) && (scan->toks[a + lo].flags & HZ_TOK_ALPHA)
+           && scan->toks[a + lo].nchars >= 3 && !(scan->toks[a + lo].flags & HZ_TOK_NONASCII)
+           && !memchr (scan->text + s, '\'', e - s) && !memchr (scan->text + s, '-', e - s)
+           && a + hi == b && subject)
+    score = 0.4f; /* a word outside every list opening a chat message before a verb ("Niskanen
+                   * should have", "Fedorova stated") or addressed ("Loey, do you") */
+  else if (chat_given && !f->place && !weak_loc_cue && !the_before && (!sent || subject))
+    score = 0.35f; /* a frequent given name that is also a word, capitalised in chat text ("miss
+                    * Rusty", "Harry got shot") */
   else if (m == 1 && scan->unfinished && !sent && !f->common && !f->place && !f->city && !weak_loc_cue && !the_before
            && !f->given && !f->sur && (scan->toks[a + lo].flags & HZ_TOK_CAP)
            && !(scan->toks[a + lo].flags & HZ_TOK_NONASCII) && scan->toks[a + lo].nchars >= 3
@@ -799,7 +990,14 @@ judge_lower (HzScan *scan, guint i)
           return j;
         }
     }
-  if (i > 0 && hz_tok_in (&scan->toks[i - 1], HZ_W_STRONG_CUE) && a.given && !a.common)
+  /* after a strong cue: a given name; after a greeting or thanks ("thanks obama", "hey
+   * tanner") also a frequent given name that is also a word, or a word outside the lists
+   * ("love", "called" take things too: "love dis") */
+  static const char *const takes_things[] = { "love", "called", "named", "name", NULL };
+  if (i > 0 && hz_tok_in (&scan->toks[i - 1], HZ_W_STRONG_CUE) && a.e == t->e && t->nchars >= 3
+      && ((a.given && !a.common)
+          || (!tok_among (scan, i - 1, takes_things)
+              && ((a.given_freq && !a.place) || (!a.given && !a.common && !a.place && !a.sur)))))
     {
       add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.55f, "name-cue");
       return i + 1;
@@ -810,7 +1008,77 @@ judge_lower (HzScan *scan, guint i)
                            || hz_token_is (scan, &scan->toks[i - 1], "this") || hz_token_is (scan, &scan->toks[i - 1], "your"));
   if (a.given && !a.common && !a.place && t->nchars >= 4 && !det)
     add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.4f, "name-lower");
+  /* chat text: a word outside every list opening a sentence as the subject of a verb of
+   * people, an auxiliary or a copula ("momo is the best", "hangwani is slaying") */
+  else if ((scan->informal || scan->all_lower) && (t->flags & HZ_TOK_SENT) && !a.given && !a.common && !a.place && !a.city
+           && t->nchars >= 4 && a.e == t->e
+           && (verb_after (scan, i + 1) || tok_in (scan, i + 1, HZ_W_MODAL)
+               || (tok_is_copula (scan, i + 1) && !describes_thing (scan, i + 1))))
+    add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.35f, "name-lower");
   return i + 1;
+}
+
+/* Token i can be a name joined to a found one by "and" or "&" ("emma and kaite", "Jay &
+ * Trish"): a word of three letters or more that is no English word (a given name may be),
+ * place, cue word, handle or camel-case compound, written like the found name (capitalised
+ * or lower case). */
+static gboolean
+coordinate_name (const HzScan *scan, guint i, const HzToken *found)
+{
+  if (i >= scan->n_toks)
+    return FALSE;
+  const HzToken *t = &scan->toks[i];
+  guint16 cf = (found->flags & HZ_TOK_LOWER) ? HZ_TOK_LOWER : HZ_TOK_CAP;
+  if (!(t->flags & HZ_TOK_ALPHA) || !(t->flags & cf) || t->nchars < 3 || (t->cls & lower_stop)
+      || (t->cls & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY))) || handle_or_tag (scan, t) || camel_compound (scan, t))
+    return FALSE;
+  if ((t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN_FREQ)))
+    return FALSE;
+  /* not the first word of something longer ("Atlantic City", "Williamson Orchestra",
+   * "Király u. 15") */
+  if (i + 1 < scan->n_toks && scan->toks[i + 1].s - t->e <= 2
+      && ((scan->toks[i + 1].flags & (HZ_TOK_CAP | HZ_TOK_UPPER | HZ_TOK_DIGIT))
+          || (scan->toks[i + 1].cls & (HZ_WB (HZ_W_ST_SUFFIX) | HZ_WB (HZ_W_PLACE_SUFFIX)))))
+    return FALSE;
+  return word_end (scan, t) == t->e;
+}
+
+/* Only " and " or " & " (one space each side) between tokens a and b. */
+static gboolean
+joined_by_and (const HzScan *scan, guint a, guint b)
+{
+  if (b != a + 1 && b != a + 2)
+    return FALSE;
+  if (b == a + 2)
+    return hz_token_is (scan, &scan->toks[a + 1], "and") && tight (scan, &scan->toks[a], &scan->toks[a + 1])
+           && tight (scan, &scan->toks[a + 1], &scan->toks[b]);
+  const char *x = scan->text;
+  return scan->toks[b].s - scan->toks[a].e == 3 && x[scan->toks[a].e] == ' ' && x[scan->toks[a].e + 1] == '&'
+         && x[scan->toks[a].e + 2] == ' ';
+}
+
+/* Names joined by "and" / "&" to a name found with some confidence (one pass over the
+ * candidates found so far in this text; each adds at most one name on each side). */
+static void
+coordinated_names (HzScan *scan, guint first_cand)
+{
+  guint end = scan->cands->len;
+  for (guint c = first_cand; c < end; c++)
+    {
+      HzCand k = g_array_index (scan->cands, HzCand, c);
+      if (k.type != HZ_ENTITY_PERSON || k.score < 0.4f)
+        continue;
+      guint a = hz_token_at_or_after (scan, k.s), b = hz_token_at_or_after (scan, k.e);
+      if (a >= b || b > scan->n_toks)
+        continue;
+      const HzToken *found = &scan->toks[a];
+      for (guint j = b; j <= b + 1 && j < scan->n_toks; j++)
+        if (joined_by_and (scan, b - 1, j) && coordinate_name (scan, j, found))
+          hz_scan_add (scan, scan->toks[j].s, scan->toks[j].e, HZ_ENTITY_PERSON, 0.4f, HZ_TIER_NAME, "name-coord");
+      for (guint j = a >= 2 ? a - 2 : 0; j < a; j++)
+        if (joined_by_and (scan, j, a) && coordinate_name (scan, j, found))
+          hz_scan_add (scan, scan->toks[j].s, scan->toks[j].e, HZ_ENTITY_PERSON, 0.4f, HZ_TIER_NAME, "name-coord");
+    }
 }
 
 /* A name to look for again: its first word's hash, where it was found, its byte length, and
@@ -956,9 +1224,22 @@ hz_rec_names (HzScan *scan)
     scan->all_lower = !(scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
   guint first_cand = scan->cands->len;
   guint i = 0, n = scan->n_toks;
+  gboolean tags = scan->has['@'] || scan->has['#'];
   while (i < n)
     {
       const HzToken *t = &scan->toks[i];
+      if ((tags && handle_or_tag (scan, t)) || camel_compound (scan, t))
+        {
+          i++;
+          continue;
+        }
+      guint se = (t->cls & HZ_WB (HZ_W_STAGE_PREFIX)) ? stage_name_end (scan, i) : i;
+      if (se > i)
+        {
+          add (scan, t->s, word_end (scan, &scan->toks[se - 1]), HZ_ENTITY_PERSON, 0.6f, "stage-name");
+          i = se;
+          continue;
+        }
       gboolean capish = (t->flags & HZ_TOK_ALPHA) && (t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
       if (!capish)
         {
@@ -975,7 +1256,7 @@ hz_rec_names (HzScan *scan)
           gboolean ucap = (u->flags & HZ_TOK_ALPHA) && (u->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
           gboolean conn = (u->flags & HZ_TOK_LOWER) && hz_tok_in (u, HZ_W_NAME_CONN) && j + 1 < n
                           && (scan->toks[j + 1].flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
-          if (!ucap && !conn)
+          if ((!ucap && !conn) || (tags && handle_or_tag (scan, u)) || camel_compound (scan, u))
             break;
           /* a possessive ends the run */
           if (word_end (scan, &scan->toks[j - 1]) != scan->toks[j - 1].e)
@@ -986,5 +1267,8 @@ hz_rec_names (HzScan *scan)
       i = j;
     }
   if (scan->r->enabled[HZ_ENTITY_PERSON])
-    propagate (scan, first_cand);
+    {
+      coordinated_names (scan, first_cand);
+      propagate (scan, first_cand);
+    }
 }

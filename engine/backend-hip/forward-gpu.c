@@ -34,8 +34,18 @@ struct _HzGpuForward {
   float *x, *h, *qkv, *q, *att, *y, *gu, *s, *logits, *part, *cs;
   void  *act_d, *act_att, *act_ff;   /* quantized h, att, s (NULL when K % 32 != 0) */
   int   *tok, *pos, *hist;
-  void  *graph;
-  gboolean graph_tried;
+  void  *graph[2];             /* decode step ending in [0] argmax, [1] hzk_sample */
+  gboolean graph_tried[2];
+  /* sampling on the device (hz_gpu_forward_set_sampler) */
+  HzkSampleParams *sp;         /* device copy of the parameters */
+  uint64_t        *rng;        /* device xoshiro256** state */
+  gboolean         sampler_set;
+  /* prefill (n > 1 tokens at once), allocated at the first one: up to pf_cap rows */
+  guint  pf_cap;
+  float *px, *ph, *pqkv, *pq, *patt, *py, *pgu, *ps, *plog;
+  void  *pact;                 /* quantized rows of the next matmul's input */
+  int   *ptok;
+  guint  plog_rows;            /* rows plog holds (all-logits prefill) */
   /* profile (hz_gpu_forward_profile): an event after each op, with the op's category */
   void  **ev;
   int    *ev_cat, n_ev, ev_cap;
@@ -146,8 +156,9 @@ hz_gpu_forward_free (HzGpuForward *f)
       hzk_event_destroy (f->ev[i]);
   g_free (f->ev);
   g_free (f->ev_cat);
-  if (f->graph)
-    hzk_graph_destroy (f->graph);
+  for (int i = 0; i < 2; i++)
+    if (f->graph[i])
+      hzk_graph_destroy (f->graph[i]);
   if (f->layers)
     for (int il = 0; il < f->llm->hp.n_layer; il++)
       {
@@ -168,7 +179,8 @@ hz_gpu_forward_free (HzGpuForward *f)
   hz_gpu_tensor_free (f->embd);
   void *bufs[] = { f->output_norm, f->x, f->h, f->qkv, f->q, f->att, f->y, f->gu, f->s,
                    f->logits, f->part, f->cs, f->act_d, f->act_att, f->act_ff, f->tok,
-                   f->pos, f->hist };
+                   f->pos, f->hist, f->sp, f->rng, f->px, f->ph, f->pqkv, f->pq, f->patt,
+                   f->py, f->pgu, f->ps, f->plog, f->pact, f->ptok };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
     hz_gpu_free (g, bufs[i]);
   hz_gpu_close (g);
@@ -271,6 +283,8 @@ hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
        && (f->tok = dev_alloc (f, sizeof (int), error))
        && (f->pos = dev_alloc (f, sizeof (int), error))
        && (f->hist = dev_alloc (f, sizeof (int) * (n_ctx + 1), error))
+       && (f->sp = dev_alloc (f, sizeof (HzkSampleParams), error))
+       && (f->rng = dev_alloc (f, 4 * sizeof (uint64_t), error))
        && (d % 32 || (f->act_d = dev_alloc (f, hzk_act_bytes (d, 1), error)))
        && (dov % 32 || (f->act_att = dev_alloc (f, hzk_act_bytes (dov, 1), error)))
        && (nff % 32 || (f->act_ff = dev_alloc (f, hzk_act_bytes (nff, 1), error)))
@@ -295,6 +309,12 @@ static const char *const prof_names[] = {
   "embedding", "norms (+residual, int8)", "matvec q|k|v", "qkv bias/norm/RoPE + KV append",
   "attention (split-K + merge)", "matvec o", "matvec gate|up", "swiglu (+int8)", "matvec down",
   "logits matvec", "argmax + position",
+};
+/* the same categories in a prefill pass */
+static const char *const prof_names_pf[] = {
+  "embedding", "norms (+residual, int8)", "qmmq q|k|v", "qkv bias/norm/RoPE + KV append",
+  "attention (causal tiles) + int8", "qmmq o", "qmmq gate|up", "swiglu (+int8)", "qmmq down",
+  "last row: norm + logits matvec", "-",
 };
 enum { P_EMBED, P_NORM, P_QKV, P_ROPE, P_ATTN, P_WO, P_GU, P_SWIGLU, P_DOWN, P_LOGITS, P_ARGMAX,
        P_N };
@@ -330,9 +350,10 @@ mark (HzGpuForward *f, int cat)
   return hzk_event_record (f->ev[f->n_ev++], hz_gpu_stream (f->gpu)) == 0;
 }
 
-/* Enqueue one decode step (token *f->tok at position *f->pos) on the stream. */
+/* Enqueue one decode step (token *f->tok at position *f->pos) on the stream; its token
+ * choice is the argmax, or hzk_sample under f->sp / f->rng when `sample`. */
 static gboolean
-record_step (HzGpuForward *f, GError **error)
+record_step (HzGpuForward *f, gboolean sample, GError **error)
 {
   const HzHparams *hp = &f->llm->hp;
   void *st = hz_gpu_stream (f->gpu);
@@ -341,7 +362,8 @@ record_step (HzGpuForward *f, GError **error)
   const float scale = 1.0f / sqrtf ((float) hp->head_dim_k);
   const GpuMat out = { { f->output }, { 0 }, 1 };
 
-  if (!mark (f, P_EMBED) || !hz_gpu_embed (f->gpu, f->embd, f->tok, f->x, error) || !mark (f, P_EMBED))
+  if (!mark (f, P_EMBED) || !hz_gpu_embed (f->gpu, f->embd, f->tok, 1, f->x, error)
+      || !mark (f, P_EMBED))
     return FALSE;
   for (int il = 0; il < hp->n_layer; il++)
     {
@@ -354,7 +376,7 @@ record_step (HzGpuForward *f, GError **error)
           || !mark (f, P_NORM)
           || !run_mat (f, &L->qkv, f->h, f->act_d, f->qkv, error) || !mark (f, P_QKV)
           || !rt (hzk_qkv_rope (f->qkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs, f->pos,
-                                hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v,
+                                1, hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v,
                                 hp->n_rot, hp->rope_mode == HZ_ROPE_NEOX, f->q, L->k_cache,
                                 L->v_cache, kv_f16, st), "rope", error)
           || !mark (f, P_ROPE)
@@ -380,28 +402,30 @@ record_step (HzGpuForward *f, GError **error)
                           act_mode (&out), st), "output norm", error)
          && mark (f, P_NORM)
          && run_mat (f, &out, f->h, f->act_d, f->logits, error) && mark (f, P_LOGITS)
-         && rt (hzk_argmax (f->logits, hp->n_vocab, f->tok, st), "argmax", error)
+         && (sample ? rt (hzk_sample (f->logits, hp->n_vocab, f->sp, f->rng, f->tok, st), "sample", error)
+                    : rt (hzk_argmax (f->logits, hp->n_vocab, f->tok, st), "argmax", error))
          && rt (hzk_pos_add (f->pos, 1, f->tok, f->hist, st), "position", error)
          && mark (f, P_ARGMAX);
 }
 
-/* One step: the graph when it could be captured (once, at the first step), else direct
- * launches. HZ_GPU_GRAPH=0 disables the graph. */
+/* One step: the graph of its kind (argmax or sample) when it could be captured (once, at
+ * the first such step), else direct launches. HZ_GPU_GRAPH=0 disables graphs. */
 static gboolean
-step (HzGpuForward *f, GError **error)
+step (HzGpuForward *f, gboolean sample, GError **error)
 {
   void *st = hz_gpu_stream (f->gpu);
-  if (!f->graph_tried)
+  const int gi = sample ? 1 : 0;
+  if (!f->graph_tried[gi])
     {
-      f->graph_tried = TRUE;
+      f->graph_tried[gi] = TRUE;
       if (g_strcmp0 (g_getenv ("HZ_GPU_GRAPH"), "0") != 0)
         {
           GError *local = NULL;
           void *g = NULL;
-          gboolean rec = hzk_graph_begin (st) == 0 && record_step (f, &local);
+          gboolean rec = hzk_graph_begin (st) == 0 && record_step (f, sample, &local);
           const int err = hzk_graph_end (st, &g);
           if (rec && err == 0)
-            f->graph = g;
+            f->graph[gi] = g;
           else
             {
               g_debug ("GPU decode graph not captured (%s); launching kernels directly",
@@ -413,9 +437,9 @@ step (HzGpuForward *f, GError **error)
           g_clear_error (&local);
         }
     }
-  if (f->graph)
-    return rt (hzk_graph_launch (f->graph, st), "graph launch", error);
-  return record_step (f, error);
+  if (f->graph[gi])
+    return rt (hzk_graph_launch (f->graph[gi], st), "graph launch", error);
+  return record_step (f, sample, error);
 }
 
 static gboolean
@@ -424,6 +448,131 @@ set_state (HzGpuForward *f, int32_t token, guint pos, GError **error)
   const int t = token, p = (int) pos;
   return hz_gpu_upload (f->gpu, f->tok, &t, sizeof t, error)
          && hz_gpu_upload (f->gpu, f->pos, &p, sizeof p, error);
+}
+
+/* ---- prefill ---------------------------------------------------------------------------- */
+/* Prefill rows per pass: the context's batch size (512 tokens) at most. */
+#define PF_MAX 512
+
+/* The prefill buffers for up to pf_cap rows (first prefill). */
+static gboolean
+prefill_alloc (HzGpuForward *f, GError **error)
+{
+  if (f->pf_cap)
+    return TRUE;
+  const HzHparams *hp = &f->llm->hp;
+  const guint cap = MIN (f->n_ctx, PF_MAX);
+  const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k;
+  const int64_t dk = (int64_t) hp->n_head_kv * hp->head_dim_k;
+  const int64_t dv = (int64_t) hp->n_head_kv * hp->head_dim_v;
+  const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v, nff = hp->n_ff;
+  const size_t r = cap, fl = sizeof (float);
+  if (!(f->px = dev_alloc (f, fl * r * d, error)) || !(f->ph = dev_alloc (f, fl * r * d, error))
+      || !(f->pqkv = dev_alloc (f, fl * r * (dq + dk + dv), error))
+      || !(f->pq = dev_alloc (f, fl * r * dq, error))
+      || !(f->patt = dev_alloc (f, fl * r * dov, error))
+      || !(f->py = dev_alloc (f, fl * r * d, error))
+      || !(f->pgu = dev_alloc (f, fl * r * 2 * nff, error))
+      || !(f->ps = dev_alloc (f, fl * r * nff, error))
+      || !(f->pact = dev_alloc (f, hzk_act_bytes (MAX (d, MAX (dov, nff)), (int) cap), error))
+      || !(f->ptok = dev_alloc (f, sizeof (int) * r, error)))
+    return FALSE;
+  f->pf_cap = cap;
+  return TRUE;
+}
+
+/* The matmul of m over n rows of x (quantized in act, NULL: not quantizable) into rows of
+ * y ldy apart. */
+static gboolean
+run_mm (HzGpuForward *f, const GpuMat *m, const float *x, const void *act, int n, float *y,
+        int64_t ldy, GError **error)
+{
+  for (int i = 0; i < m->n; i++)
+    if (!hz_gpu_matmul_act (f->gpu, m->t[i], x, act, n, y + m->off[i], ldy, error))
+      return FALSE;
+  return TRUE;
+}
+
+/* Prefill of n (<= pf_cap) tokens at positions pos0..: the decode step's ops on n rows,
+ * matrices through qmmq (hz_gpu_matmul_act), causal attention through hzk_attn_prefill.
+ * Logits: of every row into logits [n][n_vocab] (all_logits), of the last row (else), or
+ * none (logits NULL). Direct launches (n varies: no graph). */
+static gboolean
+prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean all_logits,
+         float *logits, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  void *st = hz_gpu_stream (f->gpu);
+  const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k;
+  const int64_t dk = (int64_t) hp->n_head_kv * hp->head_dim_k;
+  const int64_t dv = (int64_t) hp->n_head_kv * hp->head_dim_v;
+  const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v, nff = hp->n_ff, nv = hp->n_vocab;
+  const float scale = 1.0f / sqrtf ((float) hp->head_dim_k);
+  const GpuMat out = { { f->output }, { 0 }, 1 };
+  const int kv_f16 = f->kv_f16, nt = (int) n;
+  /* quantized rows only where every row is whole 32-blocks (the integer formats' K) */
+  void *act_d = d % 32 ? NULL : f->pact, *act_o = dov % 32 ? NULL : f->pact;
+  void *act_f = nff % 32 ? NULL : f->pact;
+  G_STATIC_ASSERT (sizeof (int32_t) == sizeof (int));
+  if (!hz_gpu_upload (f->gpu, f->ptok, tokens, sizeof (int32_t) * n, error)
+      || !set_state (f, tokens[n - 1], pos0, error) || !mark (f, P_EMBED)
+      || !hz_gpu_embed (f->gpu, f->embd, f->ptok, nt, f->px, error) || !mark (f, P_EMBED))
+    return FALSE;
+  for (int il = 0; il < hp->n_layer; il++)
+    {
+      const GpuLayer *L = &f->layers[il];
+      const int m_o = act_mode (&L->wo);
+      if (!rt (hzk_rms_norm (f->px, il > 0 ? f->py : NULL, NULL, L->attn_norm, d, nt,
+                             hp->norm_eps, f->ph, act_d, act_mode (&L->qkv), st),
+               "attention norm", error)
+          || !mark (f, P_NORM)
+          || !run_mm (f, &L->qkv, f->ph, act_d, nt, f->pqkv, dq + dk + dv, error)
+          || !mark (f, P_QKV)
+          || !rt (hzk_qkv_rope (f->pqkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs,
+                                f->pos, nt, hp->n_head, hp->n_head_kv, hp->head_dim_k,
+                                hp->head_dim_v, hp->n_rot, hp->rope_mode == HZ_ROPE_NEOX, f->pq,
+                                L->k_cache, L->v_cache, kv_f16, st), "rope", error)
+          || !mark (f, P_ROPE)
+          || !rt (hzk_attn_prefill (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
+                                    hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v,
+                                    scale, f->patt, st), "attention", error)
+          || (act_o && !rt (hzk_quantize_act_mode (f->patt, dov * nt, m_o, act_o, st),
+                            "quantize", error))
+          || !mark (f, P_ATTN)
+          || !run_mm (f, &L->wo, f->patt, act_o, nt, f->py, d, error) || !mark (f, P_WO)
+          || !rt (hzk_rms_norm (f->px, f->py, L->bo, L->ffn_norm, d, nt, hp->norm_eps, f->ph,
+                                act_d, act_mode (&L->gu), st), "ffn norm", error)
+          || !mark (f, P_NORM)
+          || !run_mm (f, &L->gu, f->ph, act_d, nt, f->pgu, 2 * nff, error) || !mark (f, P_GU)
+          || !rt (hzk_swiglu_rows (f->pgu, f->pgu + nff, 2 * nff, nff, nt, f->ps, act_f,
+                                   act_mode (&L->down), st), "swiglu", error)
+          || !mark (f, P_SWIGLU)
+          || !run_mm (f, &L->down, f->ps, act_f, nt, f->py, d, error) || !mark (f, P_DOWN))
+        return FALSE;
+    }
+  if (!logits)
+    return TRUE;
+  if (all_logits)
+    {
+      if (f->plog_rows < f->pf_cap)
+        {
+          hz_gpu_free (f->gpu, f->plog);
+          f->plog_rows = 0;
+          if (!(f->plog = dev_alloc (f, sizeof (float) * f->pf_cap * nv, error)))
+            return FALSE;
+          f->plog_rows = f->pf_cap;
+        }
+      return rt (hzk_rms_norm (f->px, f->py, NULL, f->output_norm, d, nt, hp->norm_eps, f->ph,
+                               act_d, act_mode (&out), st), "output norm", error)
+             && run_mm (f, &out, f->ph, act_d, nt, f->plog, nv, error)
+             && hz_gpu_download (f->gpu, logits, f->plog, sizeof (float) * n * nv, error);
+    }
+  /* the last row only: the decode step's logits path */
+  const size_t last = (size_t) (n - 1) * d;
+  return rt (hzk_rms_norm (f->px + last, f->py + last, NULL, f->output_norm, d, 1, hp->norm_eps,
+                           f->h, f->act_d, act_mode (&out), st), "output norm", error)
+         && run_mat (f, &out, f->h, f->act_d, f->logits, error) && mark (f, P_LOGITS)
+         && hz_gpu_download (f->gpu, logits, f->logits, sizeof (float) * nv, error);
 }
 
 gboolean
@@ -439,9 +588,24 @@ hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0
     }
   if (!hz_llm_check_tokens (f->llm, tokens, n, error))
     return FALSE;
+  if (n > 1 && g_strcmp0 (g_getenv ("HZ_GPU_PREFILL"), "0") != 0)
+    {
+      if (!prefill_alloc (f, error))
+        return FALSE;
+      for (guint t0 = 0; t0 < n; t0 += f->pf_cap)
+        {
+          const guint nb = MIN (f->pf_cap, n - t0);
+          float *lg = !logits ? NULL
+                      : all_logits ? logits + (gsize) t0 * hp->n_vocab
+                      : t0 + nb == n ? logits : NULL;
+          if (!prefill (f, tokens + t0, nb, pos0 + t0, all_logits, lg, error))
+            return FALSE;
+        }
+      return hz_gpu_sync (f->gpu, error);
+    }
   for (guint t = 0; t < n; t++)
     {
-      if (!set_state (f, tokens[t], pos0 + t, error) || !step (f, error))
+      if (!set_state (f, tokens[t], pos0 + t, error) || !step (f, FALSE, error))
         return FALSE;
       if ((all_logits || t == n - 1) && logits
           && !hz_gpu_download (f->gpu, logits + (all_logits ? (gsize) t * hp->n_vocab : 0),
@@ -451,16 +615,17 @@ hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0
   return hz_gpu_sync (f->gpu, error);
 }
 
-gboolean
-hz_gpu_forward_greedy (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
-                       int32_t *out_ids, guint *n_done, GError **error)
+/* n_steps device-side steps from `token` at pos, each feeding its choice to the next. */
+static gboolean
+generate (HzGpuForward *f, gboolean sample, int32_t token, guint pos, guint n_steps,
+          int32_t *out_ids, guint *n_done, GError **error)
 {
   const HzHparams *hp = &f->llm->hp;
   *n_done = 0;
   if (token < 0 || token >= hp->n_vocab || pos >= f->n_ctx)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                   "greedy: token %d at position %u (vocabulary %d, context %u)", token, pos,
+                   "generate: token %d at position %u (vocabulary %d, context %u)", token, pos,
                    hp->n_vocab, f->n_ctx);
       return FALSE;
     }
@@ -468,7 +633,7 @@ hz_gpu_forward_greedy (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
   if (!set_state (f, token, pos, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
-    if (!step (f, error))
+    if (!step (f, sample, error))
       return FALSE;
   if (n > 0 && !hz_gpu_download (f->gpu, out_ids, f->hist + pos + 1, sizeof (int32_t) * n, error))
     return FALSE;
@@ -477,7 +642,53 @@ hz_gpu_forward_greedy (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
 }
 
 gboolean
-hz_gpu_forward_profile (HzGpuForward *f, int32_t token, guint pos, double *ms,
+hz_gpu_forward_greedy (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
+                       int32_t *out_ids, guint *n_done, GError **error)
+{
+  return generate (f, FALSE, token, pos, n_steps, out_ids, n_done, error);
+}
+
+gboolean
+hz_gpu_forward_set_sampler (HzGpuForward *f, const HzSamplerParams *p, GError **error)
+{
+  if (p->repeat_penalty != 1.0f || p->frequency_penalty != 0.0f || p->presence_penalty != 0.0f)
+    {
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
+                   "the device sampler applies no repeat/frequency/presence penalties");
+      return FALSE;
+    }
+  HzkSampleParams sp = {
+    .temperature = isnan (p->temperature) ? 0.0f : p->temperature,
+    .top_k = p->top_k,
+    .top_p = isnan (p->top_p) ? 1.0f : p->top_p,
+    .min_p = isnan (p->min_p) ? 0.0f : p->min_p,
+  };
+  uint64_t state[4];
+  hzk_rng_seed (p->seed, state);
+  if (!hz_gpu_upload (f->gpu, f->sp, &sp, sizeof sp, error)
+      || !hz_gpu_upload (f->gpu, f->rng, state, sizeof state, error)
+      || !hz_gpu_sync (f->gpu, error))
+    return FALSE;
+  f->sampler_set = TRUE;
+  return TRUE;
+}
+
+gboolean
+hz_gpu_forward_sample (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
+                       int32_t *out_ids, guint *n_done, GError **error)
+{
+  if (!f->sampler_set)
+    {
+      *n_done = 0;
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_INVALID,
+                   "hz_gpu_forward_sample: no sampler (hz_gpu_forward_set_sampler)");
+      return FALSE;
+    }
+  return generate (f, TRUE, token, pos, n_steps, out_ids, n_done, error);
+}
+
+gboolean
+hz_gpu_forward_profile (HzGpuForward *f, const int32_t *tokens, guint n, guint pos, double *ms,
                         const char *const **names, int *n_cat, GError **error)
 {
   const int need = 12 * f->llm->hp.n_layer + 16;
@@ -496,16 +707,27 @@ hz_gpu_forward_profile (HzGpuForward *f, int32_t token, guint pos, double *ms,
         }
       f->ev_cap = need;
     }
-  *names = prof_names;
+  *names = n > 1 ? prof_names_pf : prof_names;
   *n_cat = P_N;
   for (int c = 0; c < P_N; c++)
     ms[c] = 0;
-  if (pos >= f->n_ctx || !set_state (f, token, pos, error))
-    return FALSE;
+  if (n == 0 || pos >= f->n_ctx || n > f->n_ctx - pos || n > MAX (f->pf_cap, PF_MAX)
+      || !hz_llm_check_tokens (f->llm, tokens, n, error)
+      || (n > 1 && !prefill_alloc (f, error))
+      || (n == 1 && !set_state (f, tokens[0], pos, error)))
+    {
+      if (error && !*error)
+        g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                     "profile: %u tokens at position %u (context %u)", n, pos, f->n_ctx);
+      return FALSE;
+    }
+  float *logits = n > 1 ? g_new (float, f->llm->hp.n_vocab) : NULL;
   f->n_ev = 0;
   f->prof_on = TRUE;
-  const gboolean ok = record_step (f, error);
+  const gboolean ok = n > 1 ? prefill (f, tokens, n, pos, FALSE, logits, error)
+                            : record_step (f, FALSE, error);
   f->prof_on = FALSE;
+  g_free (logits);
   if (!ok || !hz_gpu_sync (f->gpu, error))
     return FALSE;
   for (int i = 1; i < f->n_ev; i++)

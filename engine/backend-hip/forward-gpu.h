@@ -1,6 +1,7 @@
-/* engine/backend-hip/forward-gpu.h — llama-family decode on the GPU (issue 4): the
+/* engine/backend-hip/forward-gpu.h — llama-family inference on the GPU (issue 4): the
  * CPU forward pass of engine/cpu/forward.h (llama, qwen2, qwen3) as one device-resident
- * decode step, captured once as a graph (CUDA graph / hipGraph) and replayed.
+ * decode step, captured once as a graph (CUDA graph / hipGraph) and replayed, and a
+ * prefill pass that runs a batch of prompt tokens at once.
  *
  * Step (one token; all buffers on the device; pos and the token id are device int32s):
  *   x = embed(tok)                                    (format decoder, hzk embed)
@@ -10,14 +11,21 @@
  *              a = flash-decode attention (split-K over positions 0..pos, GQA)
  *              y = Wo a;  h = rms_norm(x += y (+bo)) · ffn_norm
  *              gu = [Wgate|Wup] h;  s = silu(g)·u;  y = Wdown s
- *   logits = Wout rms_norm(x += y) · output_norm;  tok = argmax(logits);  pos += 1
+ *   logits = Wout rms_norm(x += y) · output_norm;  tok = argmax(logits) (or a draw,
+   hzk_sample);  pos += 1
+ * Prefill (hz_gpu_forward_eval with n > 1; up to 512 tokens per pass): the same ops on n
+ * rows — embedding of n tokens, norms and SwiGLU per row (each row quantized as the CPU
+ * quantizes it), every matrix through the tiled int8 matmul qmmq_core (kernels/qmmq.hip),
+ * RoPE and cache append of n positions, causal tiled attention (hzk_attn_prefill) — and
+ * the logits of the last row only (or of every row when asked). HZ_GPU_PREFILL=0 runs
+ * the prompt as n decode steps instead.
  * KV cache: [n_layer][n_ctx][n_head_kv·head_dim] for K and for V (not transposed), fp32
  * (default; the CPU's precision) or fp16 (HZ_GPU_KV=f16). RoPE: a table of
  * hz_cpu_rope_cache rows for every position, made on the host at creation, so every RoPE
  * variant of the CPU (YaRN, Llama 3 factors) is exact.
  *
  * Weights stay in their GGUF formats (kernels/qdec.h decoders; formats without one are
- * converted to F16 at upload, hz-gpu.h). Prefill runs the decode step once per token.
+ * converted to F16 at upload, hz-gpu.h).
  * Activations feeding a matvec are quantized as the CPU quantizes them for that weight
  * format (Q8_0 / Q8_1 / Q8_K, kernels/hzk.h HZK_ACT_*).
  * Environment: HZ_GPU_KV=f16 (fp16 KV cache), HZ_GPU_GRAPH=0 (launch the kernels directly
@@ -30,6 +38,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "hanzo/engine.h"
 #include "model.h"
 
 G_BEGIN_DECLS
@@ -46,7 +55,9 @@ void hz_gpu_forward_free (HzGpuForward *f);
 const char *hz_gpu_forward_describe (const HzGpuForward *f);
 
 /** Same contract as hz_cpu_forward_eval (forward.h): n tokens at positions pos0.., float
- *  logits of every row (all_logits) or of the last. Token ids are checked. */
+ *  logits of every row (all_logits) or of the last (logits NULL: none). Token ids are
+ *  checked. n == 1 replays the decode graph; n > 1 runs the prefill pass in chunks of up
+ *  to 512 tokens (its buffers are allocated at the first one). */
 gboolean hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0,
                               gboolean all_logits, float *logits, GError **error);
 
@@ -56,6 +67,20 @@ gboolean hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, g
 gboolean hz_gpu_forward_greedy (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
                                 int32_t *out_ids, guint *n_done, GError **error);
 
+/** Device sampling (kernels/sample.hip, hzk_sample): the parameters of later
+ *  hz_gpu_forward_sample calls, and the device RNG re-seeded from p->seed exactly as
+ *  hz_sampler_new seeds the CPU's (xoshiro256** via splitmix64). The draw follows
+ *  hz_sampler_sample's chain (top-k -> temperature -> top-p -> min-p -> draw) without
+ *  penalties: HZ_GPU_ERROR_UNSUPPORTED when p asks for a repeat, frequency or presence
+ *  penalty (sample on the host then). Synchronous. */
+gboolean hz_gpu_forward_set_sampler (HzGpuForward *f, const HzSamplerParams *p, GError **error);
+/** As hz_gpu_forward_greedy, each step drawing its token on the device with the
+ *  parameters and RNG of hz_gpu_forward_set_sampler (its own captured graph; the
+ *  parameters are read from device memory, so a new set_sampler needs no new capture).
+ *  HZ_GPU_ERROR_INVALID before any set_sampler. */
+gboolean hz_gpu_forward_sample (HzGpuForward *f, int32_t token, guint pos, guint n_steps,
+                                int32_t *out_ids, guint *n_done, GError **error);
+
 /** Weight bytes one decode step reads (matrices in their device formats + the embedding
  *  row), for GB/s figures. */
 uint64_t hz_gpu_forward_step_bytes (const HzGpuForward *f);
@@ -63,10 +88,14 @@ uint64_t hz_gpu_forward_step_bytes (const HzGpuForward *f);
 /** Weight tensors kept as F16 because their format has no device decoder yet. */
 guint hz_gpu_forward_n_converted (const HzGpuForward *f);
 
-/** Time one decode step (token at pos) op by op with events between the launches (no
- *  graph: launch gaps included): ms[c] = milliseconds of category c, (*names)[c] its name,
- *  *n_cat categories (at most 16). The step's effects are those of a real step. */
-gboolean hz_gpu_forward_profile (HzGpuForward *f, int32_t token, guint pos, double *ms,
-                                 const char *const **names, int *n_cat, GError **error);
+/** Time one pass op by op with events between the launches (no graph: launch gaps
+ *  included): n == 1 a decode step of tokens[0] at pos, 1 < n <= 512 a prefill pass of n
+ *  tokens from pos (the last row's logits). ms[c] = milliseconds of category c,
+ *  (*names)[c] its name, *n_cat categories (at most 16). The pass's effects are those of a
+ *  real one (KV cache rows written). HZ_ENGINE_ERROR_INVALID_ARGUMENT for n or pos out of
+ *  range or bad token ids. */
+gboolean hz_gpu_forward_profile (HzGpuForward *f, const int32_t *tokens, guint n, guint pos,
+                                 double *ms, const char *const **names, int *n_cat,
+                                 GError **error);
 
 G_END_DECLS

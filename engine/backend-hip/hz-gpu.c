@@ -293,9 +293,33 @@ hz_gpu_matvec_act (HzGpu *g, const HzGpuTensor *w, const float *x, const void *a
 }
 
 gboolean
-hz_gpu_embed (HzGpu *g, const HzGpuTensor *w, const int *row, float *out, GError **error)
+hz_gpu_matmul_act (HzGpu *g, const HzGpuTensor *w, const float *x, const void *act, int n_tok,
+                   float *y, int64_t ldy, GError **error)
 {
-  return check (w->ops->embed (w->dev, w->n_rows, w->k, row, out, g->stream), "embedding", error);
+  const HzkOps *o = w->ops;
+  const int64_t k = w->k;
+  if (n_tok < 1 || ldy < w->n_rows || !o->matmul)
+    {
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_INVALID, "matmul: %d tokens, ldy %" G_GINT64_FORMAT,
+                   n_tok, ldy);
+      return FALSE;
+    }
+  if (!o->is_float && !act)
+    {
+      if (!ensure_act (g, k, n_tok, error)
+          || !check (hzk_quantize_act (x, k, n_tok, g->act, g->stream), "quantize activations", error))
+        return FALSE;
+      act = g->act;
+    }
+  const int8_t *aq = o->is_float ? NULL : hzk_act_q (act, k, n_tok);
+  const void *am = o->is_float ? NULL : hzk_act_m (act, k, n_tok);
+  return check (o->matmul (w->dev, w->n_rows, k, n_tok, aq, am, x, y, ldy, g->stream), o->name, error);
+}
+
+gboolean
+hz_gpu_embed (HzGpu *g, const HzGpuTensor *w, const int *rows, int n, float *out, GError **error)
+{
+  return check (w->ops->embed (w->dev, w->n_rows, w->k, rows, n, out, g->stream), "embedding", error);
 }
 
 gboolean

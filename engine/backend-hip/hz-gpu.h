@@ -82,10 +82,19 @@ gboolean hz_gpu_matvec (HzGpu *gpu, const HzGpuTensor *w, const float *x_dev, fl
  *  capturable in a graph when act is given. */
 gboolean hz_gpu_matvec_act (HzGpu *gpu, const HzGpuTensor *w, const float *x_dev,
                             const void *act_dev, float *y_dev, GError **error);
-/** out_dev[0..K) = row *row_dev of w in fp32 (the embedding lookup; the row index is read
- *  on the device, clamped to the rows). Asynchronous. */
-gboolean hz_gpu_embed (HzGpu *gpu, const HzGpuTensor *w, const int *row_dev, float *out_dev,
-                       GError **error);
+/** Prefill product (kernels/qmmq.hip): y_dev[t·ldy + r] = Σ_k W[r][k]·x_dev[t][k] for
+ *  t < n_tok (ldy >= rows). Integer formats read `act`, the n_tok rows of x quantized per
+ *  token (hzk_act_bytes(K, n_tok), written by a fused op: hzk_rms_norm / hzk_swiglu_rows
+ *  with n_tok rows, or hzk_quantize_act_mode); act NULL quantizes x here (per 32, fp32
+ *  scales; the scratch grows to n_tok·K). Float formats read x [n_tok][K]. Asynchronous.
+ *  Errors: HZ_GPU_ERROR_INVALID (n_tok < 1, ldy < rows), HZ_GPU_ERROR_RUNTIME. */
+gboolean hz_gpu_matmul_act (HzGpu *gpu, const HzGpuTensor *w, const float *x_dev,
+                            const void *act_dev, int n_tok, float *y_dev, int64_t ldy,
+                            GError **error);
+/** out_dev[i][0..K) = row rows_dev[i] of w in fp32 for i < n (the embedding lookup; the
+ *  row indices are read on the device, clamped to the rows). Asynchronous. */
+gboolean hz_gpu_embed (HzGpu *gpu, const HzGpuTensor *w, const int *rows_dev, int n,
+                       float *out_dev, GError **error);
 /** The device copy (split-block layout of kernels/qdec.h), for hzk_* calls. */
 const void *hz_gpu_tensor_data (const HzGpuTensor *t);
 /** Rows and K of a tensor. */

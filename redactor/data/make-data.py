@@ -6,7 +6,9 @@ Usage: make-data.py GAZETTEER_DIR WORDLIST ZONEINFO_DIR
                  (public-domain US Census 1990 / SSA lists; see SOURCE.md)
   WORDLIST       /usr/share/dict/american-english-small (Debian package wamerican-small, SCOWL)
   ZONEINFO_DIR   /usr/share/zoneinfo (Debian package tzdata, public domain)
-Writes given-names.txt, surnames.txt, words-en.txt, places.txt next to this script
+Writes given-names.txt, surnames.txt, words-en.txt, places.txt, and the frequency tiers
+given-names-frequent.txt (census 1990 rank <= 1000 among male or female first names) and
+surnames-frequent.txt (census 1990 rank <= 5000) next to this script
 (places.txt also keeps the hand-written entries of places-extra.txt)."""
 import os, sys
 
@@ -25,6 +27,11 @@ given = set(census(os.path.join(gaz, 'census1990.dist.male.first'), 10**9))
 given |= set(census(os.path.join(gaz, 'census1990.dist.female.first'), 10**9))
 given |= {l.strip().lower() for l in open(os.path.join(gaz, 'ssa_atleast100.txt'), encoding='utf-8') if l.strip()}
 surnames = set(census(os.path.join(gaz, 'census1990.dist.all.last'), 40000))
+# Frequency tiers: a name that is also an English word ("Bill", "Grace", "walker") is taken
+# for a name on weaker evidence when it is a frequent one.
+given_freq = set(census(os.path.join(gaz, 'census1990.dist.male.first'), 1000))
+given_freq |= set(census(os.path.join(gaz, 'census1990.dist.female.first'), 1000))
+surnames_freq = set(census(os.path.join(gaz, 'census1990.dist.all.last'), 5000))
 
 words = set()
 for w in open(wordlist, encoding='utf-8'):
@@ -66,5 +73,7 @@ def write(name, items, header):
 
 write('given-names.txt', given, 'given names, lower case')
 write('surnames.txt', surnames, 'surnames, lower case')
+write('given-names-frequent.txt', given_freq, 'given names of census 1990 rank <= 1000 (male or female), lower case')
+write('surnames-frequent.txt', surnames_freq, 'surnames of census 1990 rank <= 5000, lower case')
 write('words-en.txt', words, 'common English words, lower case')
 write('places.txt', places, 'countries, territories and cities')

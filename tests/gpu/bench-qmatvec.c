@@ -12,6 +12,8 @@
  * Usage: bench-qmatvec [format,...]   (default q4_0,q8_0,q4_K,q6_K and the other native ones)
  *        bench-qmatvec --variants [format,...]   batch-1 GB/s of each launch geometry
  *                                                (hzk_matvec_variant) instead
+ *        bench-qmatvec --mm [format,...]         the prefill matmul (qmmq) at the first
+ *                                                three shapes x 512 tokens: ms, TOPS
  */
 #include "hz-gpu.h"
 #include "gpu-test-util.h"
@@ -119,6 +121,70 @@ variants (HzGpu *gpu, double copy, const char *list)
   return 0;
 }
 
+/* --mm: the prefill matmul (hz_gpu_matmul_act: qmmq_core / qmmf_core) of each decode shape
+ * against MM_TOK tokens, activations quantized once beforehand: ms per product (best of
+ * 5 after a warm-up) and TOPS = 2·rows·K·tokens / s. */
+#define MM_TOK 512
+static int
+matmul_bench (HzGpu *gpu, const char *list)
+{
+  GError *error = NULL;
+  void *st = hz_gpu_stream (gpu), *e0 = NULL, *e1 = NULL;
+  gchar **names = g_strsplit (list, ",", -1);
+  GRand *rng = g_rand_new_with_seed (7);
+  hzk_event_create (&e0);
+  hzk_event_create (&e1);
+  printf ("| format | rows x K x tokens | ms | TOPS |\n|---|---|---:|---:|\n");
+  for (gchar **nm = names; *nm; nm++)
+    {
+      const HzQuantTraits *qt = hz_quant_traits_by_name (*nm);
+      if (!qt || !qt->vec_dot)
+        continue;
+      uint8_t *pool = gtu_block_pool (qt, rng);
+      for (size_t si = 0; si < 3; si++)
+        {
+          const Shape s = shapes[si];
+          uint8_t *w = gtu_matrix (qt, pool, s.rows, s.k);
+          HzGpuTensor *t = hz_gpu_tensor_upload (gpu, qt->type, s.rows, s.k, w, &error);
+          float *x = g_malloc (sizeof (float) * MM_TOK * s.k);
+          for (int64_t i = 0; i < MM_TOK * s.k; i++)
+            x[i] = (float) gtu_normal (rng);
+          float *xd = hz_gpu_alloc (gpu, sizeof (float) * MM_TOK * s.k, &error);
+          float *yd = hz_gpu_alloc (gpu, sizeof (float) * MM_TOK * s.rows, &error);
+          void *act = hz_gpu_alloc (gpu, hzk_act_bytes (s.k, MM_TOK), &error);
+          if (!t || !xd || !yd || !act
+              || !hz_gpu_upload (gpu, xd, x, sizeof (float) * MM_TOK * s.k, &error)
+              || hzk_quantize_act (xd, s.k, MM_TOK, act, st)
+              || !hz_gpu_matmul_act (gpu, t, xd, act, MM_TOK, yd, s.rows, &error)
+              || !hz_gpu_sync (gpu, &error))
+            g_error ("matmul bench: %s", error ? error->message : "setup failed");
+          float best = 0;
+          for (int it = 0; it < 5; it++)
+            {
+              float ms = 0;
+              hzk_event_record (e0, st);
+              hz_gpu_matmul_act (gpu, t, xd, act, MM_TOK, yd, s.rows, &error);
+              hzk_event_record (e1, st);
+              hzk_event_elapsed_ms (e0, e1, &ms);
+              if (best == 0 || ms < best)
+                best = ms;
+            }
+          printf ("| %s | %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%d | %.3f | %.1f |\n", qt->name,
+                  s.rows, s.k, MM_TOK, best, 2.0 * s.rows * s.k * MM_TOK / (best * 1e-3) / 1e12);
+          fflush (stdout);
+          hz_gpu_tensor_free (t);
+          hz_gpu_free (gpu, xd), hz_gpu_free (gpu, yd), hz_gpu_free (gpu, act);
+          g_free (x), g_free (w);
+        }
+      g_free (pool);
+    }
+  hzk_event_destroy (e0);
+  hzk_event_destroy (e1);
+  g_strfreev (names);
+  g_rand_free (rng);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -134,6 +200,12 @@ main (int argc, char **argv)
     g_error ("%s", error->message);
   printf ("device: %s\n", hz_gpu_describe (gpu));
   printf ("copy bandwidth (device-to-device, 1 GiB, read+write): %.0f GB/s\n\n", copy);
+  if (argc > 1 && strcmp (argv[1], "--mm") == 0)
+    {
+      const int rc = matmul_bench (gpu, argc > 2 ? argv[2] : "q4_0,q8_0,q4_K,q6_K");
+      hz_gpu_close (gpu);
+      return rc;
+    }
   if (argc > 1 && strcmp (argv[1], "--variants") == 0)
     {
       const int rc = variants (gpu, copy, argc > 2 ? argv[2] : "q4_0,q4_K,q8_0,q6_K");

@@ -2,10 +2,13 @@
 # tests/gpu/run.sh — build the GPU backend and run its tests on a machine with a GPU.
 #   tests/gpu/run.sh [build-dir]        (default: build-gpu; HZ_GPU=hip for hipcc, else nvcc)
 # Builds with -Dcuda=enabled (or -Dhip=enabled), then runs the kernel compile check,
-# test-qmatvec (every format of the table vs the CPU at the 7B decode shapes), test-ops
-# (each decode op vs its CPU twin) and test-forward (the whole GPU decode step vs the CPU
-# forward pass on ../shared/models: greedy ids and logits); thresholds in each file's
-# header. Decode speed of a model: build-gpu/tests/gpu/test-forward --bench MODEL.gguf.
+# test-qmatvec (every format of the table vs the CPU: the decode matvec at the 7B decode
+# shapes, the prefill matmul qmmq on random data), test-ops (each decode and prefill op vs
+# its CPU twin, the device sampler's histograms vs the CPU sampler's probabilities) and
+# test-forward (prefill and decode vs the CPU forward pass on ../shared/models: logits,
+# greedy ids, the device sampler at top-k 1); thresholds in each file's header.
+# Speed of a model (pp512 prefill, tg128 decode): build-gpu/tests/gpu/test-forward --bench
+# MODEL.gguf; of the prefill matmul alone: build-gpu/tests/gpu/bench-qmatvec --mm.
 # Exit status: that of the tests.
 set -eu
 cd "$(dirname "$0")/../.."

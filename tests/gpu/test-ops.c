@@ -20,6 +20,17 @@
  *                                     input (Q8_1's sum term too)
  *   argmax                            exact, ties to the lowest index
  *   position counter / token history  exact
+ *   prefill attention (causal, batch of 9..77 tokens from position 0..100, GQA, fp32 and
+ *                     fp16 caches, head dims 8..256) vs the CPU head per token: 1e-5
+ *   row-batched rms_norm / swiglu_rows (+ int8 rows) and qkv_rope over several tokens vs
+ *                     one-row calls: bit-identical
+ *   sampling (hzk_sample): 20000 draws per parameter set (top-k, top-p, min-p,
+ *                     temperature, a tie at the top, NaN and −inf logits): Pearson's χ²
+ *                     of the device's histogram and of the CPU sampler's (hz_sampler_sample
+ *                     with the same parameters) against the probabilities of the CPU
+ *                     sampler's definition, each below df + 6·sqrt(2·df); no draw outside
+ *                     the support; top-k 1 and temperature 0 exact (the lowest id of the
+ *                     tied maximum); the same seed gives the same draws
  * TAP output; exit 77 (skip) without a GPU.
  */
 #include "cpu/attention.h"
@@ -27,8 +38,11 @@
 #include "gpu-test-util.h"
 #include "hz-gpu.h"
 #include "hzk.h"
+#include "hanzo/engine.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static int n_test, n_fail;
 static HzGpu *gpu;
@@ -155,7 +169,7 @@ test_rope (HzRopeMode mode, gboolean bias, gboolean norm, gboolean f16)
   void *kc = up (NULL, el * n_ctx * dk), *vc = up (NULL, el * n_ctx * dv);
   int *posd = up (&pos, sizeof pos);
   CHECK (hzk_qkv_rope (qkvd, bias ? bd : NULL, norm ? qnd : NULL, norm ? knd : NULL, 1e-6f, csd,
-                       posd, nh, nkv, hd, hd, hd, mode == HZ_ROPE_NEOX, qd, kc, vc, f16, st));
+                       posd, 1, nh, nkv, hd, hd, hd, mode == HZ_ROPE_NEOX, qd, kc, vc, f16, st));
   /* CPU twin */
   if (bias)
     for (int64_t i = 0; i < nt; i++)
@@ -286,21 +300,22 @@ test_embed (const HzQuantTraits *qt)
   HzGpuTensor *t = hz_gpu_tensor_upload (gpu, qt->type, rows, k, w, &error);
   g_assert_no_error (error);
   const gboolean fallback = hz_gpu_tensor_device_type (t) != qt->type;
-  float *od = up (NULL, 4 * k), *og = g_new (float, k), *oc = g_new (float, k);
+  /* four rows in one call (the prefill's batched lookup) */
+  const int rs[] = { 0, 1, 50, 96 }, nr = G_N_ELEMENTS (rs);
+  float *od = up (NULL, 4 * nr * k), *og = g_new (float, nr * k), *oc = g_new (float, k);
+  int *rd = up (rs, sizeof rs);
   double worst = 0;
-  const int rs[] = { 0, 1, 50, 96 };
-  for (size_t i = 0; i < G_N_ELEMENTS (rs); i++)
+  g_assert_true (hz_gpu_embed (gpu, t, rd, nr, od, &error));
+  down (og, od, 4 * nr * k);
+  for (int i = 0; i < nr; i++)
     {
-      int *rd = up (&rs[i], sizeof (int));
-      g_assert_true (hz_gpu_embed (gpu, t, rd, od, &error));
-      down (og, od, 4 * k);
       qt->to_float (w + (size_t) rs[i] * hz_quant_row_size (qt->type, k), oc, k);
       if (fallback)
         for (int64_t j = 0; j < k; j++)
           oc[j] = hz_fp16_to_fp32 (hz_fp32_to_fp16 (oc[j]));
-      worst = MAX (worst, rel_err (og, oc, k));
-      hz_gpu_free (gpu, rd);
+      worst = MAX (worst, rel_err (og + (size_t) i * k, oc, k));
     }
+  hz_gpu_free (gpu, rd);
   report (worst <= 1e-6, "embedding %-7s %s: %.2e (< 1e-6)", qt->name,
           fallback ? "f16 fallback" : "native", worst);
   hz_gpu_tensor_free (t);
@@ -416,6 +431,315 @@ test_argmax (void)
   g_free (x);
 }
 
+/* ---- prefill: causal attention of a batch, ops on several rows -------------------------- */
+static void
+test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f16)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int n_ctx = pos0 + n_tok + 3;
+  const int64_t dk = (int64_t) nkv * hd, dq = (int64_t) nh * hd;
+  float *k = randn (n_ctx * dk, 1.0), *v = randn (n_ctx * dk, 1.0), *q = randn (n_tok * dq, 0.3);
+  const size_t el = f16 ? 2 : 4;
+  uint16_t *kh = NULL, *vh = NULL;
+  if (f16)
+    {
+      kh = g_new (uint16_t, n_ctx * dk);
+      vh = g_new (uint16_t, n_ctx * dk);
+      for (int64_t i = 0; i < n_ctx * dk; i++)
+        {
+          kh[i] = hz_fp32_to_fp16 (k[i]);
+          vh[i] = hz_fp32_to_fp16 (v[i]);
+          k[i] = hz_fp16_to_fp32 (kh[i]);
+          v[i] = hz_fp16_to_fp32 (vh[i]);
+        }
+    }
+  void *kd = up (f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
+  void *vd = up (f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
+  float *qd = up (q, 4 * n_tok * dq), *od = up (NULL, 4 * n_tok * dq);
+  int *posd = up (&pos0, sizeof pos0);
+  const float scale = 1.0f / sqrtf ((float) hd);
+  CHECK (hzk_attn_prefill (qd, kd, vd, f16, posd, n_tok, nh, nkv, hd, hd, scale, od, st));
+  float *og = g_new (float, n_tok * dq), *oc = g_new (float, n_tok * dq);
+  down (og, od, 4 * n_tok * dq);
+  const int n_max = pos0 + n_tok;
+  float *vt = g_new (float, (gsize) hd * n_max), *scores = g_new (float, n_max);
+  for (int h = 0; h < nh; h++)
+    {
+      const int kvh = h / (nh / nkv);
+      for (int e = 0; e < hd; e++)
+        for (int j = 0; j < n_max; j++)
+          vt[(gsize) e * n_max + j] = v[(gsize) j * dk + kvh * hd + e];
+      for (int t = 0; t < n_tok; t++)
+        hz_cpu_attn_head (q + (gsize) t * dq + (gsize) h * hd, k + kvh * hd, dk, vt, n_max,
+                          pos0 + t + 1, pos0 + t + 1, hd, hd, scale, FALSE, scores,
+                          oc + (gsize) t * dq + (gsize) h * hd);
+    }
+  const double e = rel_err (og, oc, n_tok * dq);
+  report (e <= 1e-5, "prefill attention %d/%d heads, d %d, positions %d..%d, kv %s: %.2e (< 1e-5)",
+          nh, nkv, hd, pos0, pos0 + n_tok - 1, f16 ? "f16" : "f32", e);
+  void *bufs[] = { kd, vd, qd, od, posd };
+  for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
+    hz_gpu_free (gpu, bufs[i]);
+  g_free (k), g_free (v), g_free (q), g_free (kh), g_free (vh), g_free (og), g_free (oc);
+  g_free (vt), g_free (scores);
+}
+
+/* The row-batched forms used by prefill (rms_norm and swiglu_rows over R rows with their
+ * int8 rows, qkv_rope over R tokens) against R single-row calls: bit-identical. */
+static void
+test_rows (void)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int R = 5, n = 512, nh = 4, nkv = 2, hd = 64, n_ctx = 16;
+  const int64_t dq = nh * hd, dk = nkv * hd, nt = dq + 2 * dk;
+  const size_t ab = hzk_act_bytes (n, R);
+  float *x = randn (R * n, 1.0), *a = randn (R * n, 0.5), *w = randn (n, 1.0);
+  float *gu = randn (R * 2 * n, 1.0), *qkv = randn (R * nt, 1.0), *cs = randn (n_ctx * hd, 1.0);
+  float *xd1 = up (x, 4 * R * n), *xd2 = up (x, 4 * R * n), *ad = up (a, 4 * R * n), *wd = up (w, 4 * n);
+  float *y1 = up (NULL, 4 * R * n), *y2 = up (NULL, 4 * R * n), *gud = up (gu, 4 * R * 2 * n);
+  void *act1 = up (NULL, ab), *act2 = up (NULL, ab);
+  uint8_t *h1 = g_malloc (ab), *h2 = g_malloc (ab);
+  float *f1 = g_new (float, R * nt), *f2 = g_new (float, R * nt);
+  gboolean same_norm = TRUE, same_swiglu = TRUE;
+  for (int mode = HZK_ACT_Q8_0; mode <= HZK_ACT_Q8_K; mode++)
+    {
+      CHECK (hzk_rms_norm (xd1, ad, NULL, wd, n, R, 1e-5f, y1, act1, mode, st));
+      for (int r = 0; r < R; r++)
+        {
+          /* row r alone: its int8 row lands at row r of a one-row layout of n·R elements */
+          CHECK (hzk_rms_norm (xd2 + r * n, ad + r * n, NULL, wd, n, 1, 1e-5f, y2 + r * n, NULL, mode, st));
+        }
+      CHECK (hzk_quantize_act_mode (y2, (int64_t) R * n, mode, act2, st));
+      down (f1, y1, 4 * R * n), down (f2, y2, 4 * R * n);
+      down (h1, act1, ab), down (h2, act2, ab);
+      same_norm = same_norm && !memcmp (f1, f2, 4 * R * n) && !memcmp (h1, h2, ab);
+      CHECK (hzk_swiglu_rows (gud, gud + n, 2 * n, n, R, y1, act1, mode, st));
+      for (int r = 0; r < R; r++)
+        CHECK (hzk_swiglu (gud + r * 2 * n, gud + r * 2 * n + n, n, y2 + r * n, NULL, mode, st));
+      CHECK (hzk_quantize_act_mode (y2, (int64_t) R * n, mode, act2, st));
+      down (f1, y1, 4 * R * n), down (f2, y2, 4 * R * n);
+      down (h1, act1, ab), down (h2, act2, ab);
+      same_swiglu = same_swiglu && !memcmp (f1, f2, 4 * R * n) && !memcmp (h1, h2, ab);
+    }
+  report (same_norm, "rms_norm (+residual, int8 rows) over %d rows = %d one-row calls", R, R);
+  report (same_swiglu, "swiglu_rows (int8 rows) over %d rows = %d one-row calls", R, R);
+  /* qkv_rope: R tokens from position 3 in one call vs R calls */
+  float *qkvd = up (qkv, 4 * R * nt), *csd = up (cs, 4 * n_ctx * hd);
+  float *q1 = up (NULL, 4 * R * dq), *q2 = up (NULL, 4 * R * dq);
+  void *kc1 = up (NULL, 4 * n_ctx * dk), *vc1 = up (NULL, 4 * n_ctx * dk);
+  void *kc2 = up (NULL, 4 * n_ctx * dk), *vc2 = up (NULL, 4 * n_ctx * dk);
+  int p0 = 3;
+  int *posd = up (&p0, sizeof p0);
+  CHECK (hzk_qkv_rope (qkvd, NULL, NULL, NULL, 1e-6f, csd, posd, R, nh, nkv, hd, hd, hd, 0, q1,
+                       kc1, vc1, 0, st));
+  for (int r = 0; r < R; r++)
+    {
+      int p = p0 + r;
+      int *pd = up (&p, sizeof p);
+      CHECK (hzk_qkv_rope (qkvd + r * nt, NULL, NULL, NULL, 1e-6f, csd, pd, 1, nh, nkv, hd, hd, hd,
+                           0, q2 + r * dq, kc2, vc2, 0, st));
+      hz_gpu_free (gpu, pd);
+    }
+  float *c1 = g_new (float, n_ctx * dk), *c2 = g_new (float, n_ctx * dk);
+  gboolean same_rope = TRUE;
+  down (f1, q1, 4 * R * dq), down (f2, q2, 4 * R * dq);
+  same_rope = !memcmp (f1, f2, 4 * R * dq);
+  down (c1, kc1, 4 * n_ctx * dk), down (c2, kc2, 4 * n_ctx * dk);
+  same_rope = same_rope && !memcmp (c1, c2, 4 * n_ctx * dk);
+  down (c1, vc1, 4 * n_ctx * dk), down (c2, vc2, 4 * n_ctx * dk);
+  same_rope = same_rope && !memcmp (c1, c2, 4 * n_ctx * dk);
+  report (same_rope, "qkv_rope over %d tokens (q rows, cache rows %d..%d) = %d one-token calls", R,
+          p0, p0 + R - 1, R);
+  void *bufs[] = { xd1, xd2, ad, wd, y1, y2, gud, act1, act2, qkvd, csd, q1, q2, kc1, vc1, kc2,
+                   vc2, posd };
+  for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
+    hz_gpu_free (gpu, bufs[i]);
+  g_free (x), g_free (a), g_free (w), g_free (gu), g_free (qkv), g_free (cs), g_free (h1);
+  g_free (h2), g_free (f1), g_free (f2), g_free (c1), g_free (c2);
+}
+
+/* ---- sampling ---------------------------------------------------------------------------- */
+typedef struct { float l; int id; } Cand;
+
+static int
+cand_cmp (const void *pa, const void *pb)
+{
+  const Cand *a = pa, *b = pb;
+  if (a->l != b->l)
+    return a->l > b->l ? -1 : 1;
+  return a->id - b->id;
+}
+
+/* The probabilities hz_sampler_sample draws with (engine/sampler.c, no penalties), from
+ * its definition: sort by (logit desc, id asc), top-k, w = expf((l − max)/T), top-p
+ * prefix, min-p, normalise. prob[n]. */
+static void
+sampler_probs (const float *x, int n, const HzSamplerParams *p, double *prob)
+{
+  Cand *c = g_new (Cand, n);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    {
+      prob[i] = 0;
+      if (x[i] > -INFINITY)
+        c[m++] = (Cand) { x[i], i };
+    }
+  qsort (c, m, sizeof *c, cand_cmp);
+  if (p->top_k > 0 && p->top_k < m)
+    m = p->top_k;
+  double *w = g_new (double, m), sum = 0;
+  const double inv_t = 1.0 / (double) p->temperature;
+  for (int i = 0; i < m; i++)
+    sum += w[i] = expf ((float) ((double) (c[i].l - c[0].l) * inv_t));
+  if (p->top_p < 1.0f)
+    {
+      double acc = 0;
+      int keep = m;
+      for (int i = 0; i < m; i++)
+        if ((acc += w[i]) >= p->top_p * sum)
+          {
+            keep = i + 1;
+            break;
+          }
+      m = keep;
+    }
+  double z = 0;
+  for (int i = 0; i < m; i++)
+    if (!(p->min_p > 0) || w[i] >= fmin (p->min_p, 1.0))
+      z += w[i];
+  for (int i = 0; i < m; i++)
+    if (!(p->min_p > 0) || w[i] >= fmin (p->min_p, 1.0))
+      prob[c[i].id] = w[i] / z;
+  g_free (c), g_free (w);
+}
+
+/* Pearson's χ² of counts against prob over N draws (bins with an expectation below 5 are
+ * pooled); *outside = draws of tokens with probability 0; *df the degrees of freedom. */
+static double
+chi2 (const int *count, const double *prob, int n, int N, int *df, int *outside)
+{
+  double x2 = 0, pe = 0, po = 0;
+  int bins = 0;
+  *outside = 0;
+  for (int i = 0; i < n; i++)
+    {
+      if (prob[i] == 0)
+        {
+          *outside += count[i];
+          continue;
+        }
+      const double e = prob[i] * N;
+      if (e < 5)
+        {
+          pe += e;
+          po += count[i];
+          continue;
+        }
+      x2 += (count[i] - e) * (count[i] - e) / e;
+      bins++;
+    }
+  if (pe > 0)
+    {
+      x2 += (po - pe) * (po - pe) / pe;
+      bins++;
+    }
+  *df = MAX (bins - 1, 1);
+  return x2;
+}
+
+static void
+test_sample (void)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int n = 1000, N = 20000;
+  float *x = randn (n, 2.0);
+  x[10] = x[11] = x[12] = 9.0f;     /* a three-way tie at the top */
+  x[500] = NAN;
+  x[501] = -INFINITY;
+  float *xd = up (x, 4 * n);
+  HzkSampleParams *pd = up (NULL, sizeof (HzkSampleParams));
+  uint64_t *rd = up (NULL, 4 * sizeof (uint64_t));
+  int *outd = up (NULL, sizeof (int) * N);
+  int *out = g_new (int, N), *cnt_g = g_new (int, n), *cnt_c = g_new (int, n);
+  double *prob = g_new (double, n);
+  struct { float t; int k; float p, minp; } sets[] = {
+    { 0.8f, 40, 0.9f, 0.05f },      /* llama.cpp's defaults but temperature */
+    { 1.5f, 0, 1.0f, 0.0f },        /* the whole softmax */
+    { 1.0f, 0, 0.5f, 0.0f },        /* top-p alone */
+    { 0.7f, 2, 1.0f, 0.0f },        /* top-k inside a tie: ids 10 and 11 only */
+    { 1.0f, 1, 1.0f, 0.0f },        /* top-k 1: the argmax, every draw */
+  };
+  for (size_t si = 0; si < G_N_ELEMENTS (sets); si++)
+    {
+      HzSamplerParams sp;
+      hz_sampler_params_init (&sp);
+      sp.temperature = sets[si].t;
+      sp.top_k = sets[si].k;
+      sp.top_p = sets[si].p;
+      sp.min_p = sets[si].minp;
+      sp.seed = 1234 + si;
+      const HzkSampleParams kp = { sp.temperature, sp.top_k, sp.top_p, sp.min_p };
+      uint64_t state[4];
+      hzk_rng_seed (sp.seed, state);
+      GError *error = NULL;
+      g_assert_true (hz_gpu_upload (gpu, pd, &kp, sizeof kp, &error));
+      g_assert_true (hz_gpu_upload (gpu, rd, state, sizeof state, &error));
+      for (int i = 0; i < N; i++)
+        CHECK (hzk_sample (xd, n, pd, rd, outd + i, st));
+      down (out, outd, sizeof (int) * N);
+      HzSampler *cpu = hz_sampler_new (&sp);
+      memset (cnt_g, 0, sizeof (int) * n);
+      memset (cnt_c, 0, sizeof (int) * n);
+      gboolean in_range = TRUE;
+      for (int i = 0; i < N; i++)
+        {
+          in_range = in_range && out[i] >= 0 && out[i] < n;
+          if (out[i] >= 0 && out[i] < n)
+            cnt_g[out[i]]++;
+          cnt_c[hz_sampler_sample (cpu, x, n)]++;
+        }
+      hz_sampler_free (cpu);
+      sampler_probs (x, n, &sp, prob);
+      int df_g, df_c, out_g, out_c;
+      const double x2g = chi2 (cnt_g, prob, n, N, &df_g, &out_g);
+      const double x2c = chi2 (cnt_c, prob, n, N, &df_c, &out_c);
+      /* ~6 standard deviations of χ²(df) above its mean */
+      const double lim_g = df_g + 6 * sqrt (2.0 * df_g), lim_c = df_c + 6 * sqrt (2.0 * df_c);
+      report (in_range && out_g == 0 && out_c == 0 && x2g <= lim_g && x2c <= lim_c,
+              "sample T %.1f top-k %d top-p %.2f min-p %.2f, %d draws: device χ² %.1f, CPU "
+              "sampler χ² %.1f (df %d, < %.0f), outside the support %d/%d",
+              sp.temperature, sp.top_k, sp.top_p, sp.min_p, N, x2g, x2c, df_g, lim_g, out_g, out_c);
+      if (sp.top_k == 1)
+        report (cnt_g[10] == N, "sample top-k 1: the argmax (lowest of a tie) in %d/%d draws",
+                cnt_g[10], N);
+    }
+  /* the same seed gives the same draws; temperature 0 is the argmax */
+  {
+    const HzkSampleParams kp = { 0.9f, 0, 0.95f, 0.0f };
+    uint64_t state[4];
+    int a[200], b[200];
+    GError *error = NULL;
+    for (int rep = 0; rep < 2; rep++)
+      {
+        hzk_rng_seed (99, state);
+        g_assert_true (hz_gpu_upload (gpu, pd, &kp, sizeof kp, &error));
+        g_assert_true (hz_gpu_upload (gpu, rd, state, sizeof state, &error));
+        for (int i = 0; i < 200; i++)
+          CHECK (hzk_sample (xd, n, pd, rd, outd + i, st));
+        down (rep ? b : a, outd, sizeof a);
+      }
+    report (!memcmp (a, b, sizeof a), "sample: the same seed gives the same 200 draws");
+    const HzkSampleParams g0 = { 0.0f, 40, 0.9f, 0.05f };
+    int got = -1;
+    g_assert_true (hz_gpu_upload (gpu, pd, &g0, sizeof g0, &error));
+    CHECK (hzk_sample (xd, n, pd, rd, outd, st));
+    down (&got, outd, sizeof got);
+    report (got == 10, "sample with temperature 0: argmax %d (10)", got);
+  }
+  hz_gpu_free (gpu, xd), hz_gpu_free (gpu, pd), hz_gpu_free (gpu, rd), hz_gpu_free (gpu, outd);
+  g_free (x), g_free (out), g_free (cnt_g), g_free (cnt_c), g_free (prob);
+}
+
 int
 main (void)
 {
@@ -454,6 +778,14 @@ main (void)
     test_embed (hz_quant_traits_by_name (fmts[i]));
   test_act_modes ();
   test_argmax ();
+  /* prefill */
+  test_attention_prefill (32, 8, 128, 0, 77, FALSE);
+  test_attention_prefill (32, 8, 128, 40, 33, TRUE);
+  test_attention_prefill (8, 4, 32, 5, 20, FALSE);
+  test_attention_prefill (8, 4, 8, 0, 9, FALSE);
+  test_attention_prefill (16, 2, 256, 100, 17, FALSE);
+  test_rows ();
+  test_sample ();
 
   printf ("1..%d\n", n_test);
   g_rand_free (rng);

@@ -17,8 +17,14 @@
  *        K-quants' Q8_K with one scale per 256, the GPU per 32).
  *  Errors are norm-wise: ||y_gpu − y_ref|| / ||y_ref|| over the sampled rows and columns.
  *
+ * matmul  the prefill product (hz_gpu_matmul_act: qmmq_core, float formats qmmf_core) of
+ *         1000x4096 against 77 tokens (and 200x4128 against 9 where the format takes K %
+ *         256 != 0), output rows 3 floats wider than the matrix: the same two references
+ *         and thresholds on 61 sampled rows and every token (the prefill reads activations
+ *         quantized per token exactly as the matvec does).
  * TAP output; exit 77 (skip) without a GPU. HZ_GPU_TEST_FORMATS=q4_0,q8_0 restricts the
- * formats, HZ_GPU_TEST_QUICK=1 runs the first shape only.
+ * formats, HZ_GPU_TEST_QUICK=1 runs the first shape only, HZ_GPU_TEST_MM_ONLY=1 the matmul
+ * checks only.
  */
 #include "hz-gpu.h"
 #include "gpu-test-util.h"
@@ -168,6 +174,93 @@ check_one (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, Shape s, co
   g_free (w);
 }
 
+/* The prefill matmul (hz_gpu_matmul_act -> qmmq_core / qmmf_core) of `rows` x k against
+ * n_tok tokens, output rows ldy = rows + 3 apart (checks the stride), against the same two
+ * references as the matvec on N_MM_SAMPLE sampled rows and every token. */
+#define N_MM_SAMPLE 61
+static void
+check_mm (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, int64_t rows, int64_t k,
+          int n_tok, GRand *rng)
+{
+  GError *error = NULL;
+  const size_t rs = hz_quant_row_size (qt->type, k);
+  const int64_t ldy = rows + 3;
+  uint8_t *w = gtu_matrix (qt, pool, rows, k);
+  HzGpuTensor *t = hz_gpu_tensor_upload (gpu, qt->type, rows, k, w, &error);
+  g_assert_no_error (error);
+  const uint32_t dt = hz_gpu_tensor_device_type (t);
+  const gboolean fallback = dt != qt->type, is_float = hzk_ops (dt)->is_float;
+  const HzQuantTraits *vt = hz_quant_traits (qt->vec_dot_type);
+  float *x = g_malloc (sizeof (float) * n_tok * k), *y = g_malloc (sizeof (float) * n_tok * ldy);
+  for (int64_t i = 0; i < (int64_t) n_tok * k; i++)
+    x[i] = (float) gtu_normal (rng);
+  float *xd = hz_gpu_alloc (gpu, sizeof (float) * n_tok * k, &error);
+  float *yd = hz_gpu_alloc (gpu, sizeof (float) * n_tok * ldy, &error);
+  g_assert_no_error (error);
+  gboolean ok = hz_gpu_upload (gpu, xd, x, sizeof (float) * n_tok * k, &error)
+                && hz_gpu_matmul_act (gpu, t, xd, NULL, n_tok, yd, ldy, &error)
+                && hz_gpu_download (gpu, y, yd, sizeof (float) * n_tok * ldy, &error);
+  double se_e = 0, sr_e = 0, se_c = 0, sr_c = 0;
+  float *wf = g_malloc (sizeof (float) * k);
+  double *xe = g_malloc (sizeof (double) * n_tok * k);
+  uint8_t *xa = g_malloc (hz_quant_row_size (vt->type, k) * n_tok);
+  const size_t xas = hz_quant_row_size (vt->type, k);
+  for (int c = 0; ok && c < n_tok; c++)
+    {
+      const float *xc = x + (size_t) c * k;
+      if (is_float)
+        for (int64_t j = 0; j < k; j++)
+          xe[(size_t) c * k + j] = xc[j];
+      else
+        emulate_act (xc, k, xe + (size_t) c * k);
+      vt->from_float (xc, xa + (size_t) c * xas, k);
+    }
+  for (int i = 0; ok && i < N_MM_SAMPLE; i++)
+    {
+      const int64_t r = i == N_MM_SAMPLE - 1 ? rows - 1 : (int64_t) i * rows / (N_MM_SAMPLE - 1);
+      qt->to_float (w + (size_t) r * rs, wf, k);
+      if (fallback)
+        for (int64_t j = 0; j < k; j++)
+          wf[j] = hz_fp16_to_fp32 (hz_fp32_to_fp16 (wf[j]));
+      for (int c = 0; c < n_tok; c++)
+        {
+          double ref = 0;
+          for (int64_t j = 0; j < k; j++)
+            ref += (double) wf[j] * xe[(size_t) c * k + j];
+          float cpu = 0;
+          qt->vec_dot ((int) k, &cpu, w + (size_t) r * rs, xa + (size_t) c * xas);
+          const double g = y[(size_t) c * ldy + r];
+          se_e += (g - ref) * (g - ref);
+          sr_e += ref * ref;
+          se_c += (g - cpu) * (g - cpu);
+          sr_c += (double) cpu * cpu;
+        }
+    }
+  if (!ok)
+    {
+      printf ("not ok %d - matmul %s: %s\n", ++n_test, qt->name, error->message);
+      n_fail++;
+      g_clear_error (&error);
+    }
+  else
+    {
+      const double e_emul = sqrt (se_e / (sr_e > 0 ? sr_e : 1)), e_cpu = sqrt (se_c / (sr_c > 0 ? sr_c : 1));
+      const double t_emul = is_float ? 1e-5 : 1e-4;
+      const double t_cpu = qt->type == HZ_TYPE_F32 ? 1e-5 : qt->type == HZ_TYPE_F16 ? 2e-3
+                           : qt->type == HZ_TYPE_BF16 ? 1e-2 : 3e-2;
+      const gboolean pass = e_emul <= t_emul && e_cpu <= t_cpu && isfinite (e_emul) && isfinite (e_cpu);
+      printf ("%s %d - matmul %-7s %5" G_GINT64_FORMAT "x%-5" G_GINT64_FORMAT " %3d tokens  emul %.2e (< %.0e)  cpu %.2e (< %.0e)  [%s]\n",
+              pass ? "ok" : "not ok", ++n_test, qt->name, rows, k, n_tok, e_emul, t_emul, e_cpu,
+              t_cpu, fallback ? "f16 fallback" : "native");
+      n_fail += !pass;
+    }
+  fflush (stdout);
+  hz_gpu_free (gpu, xd);
+  hz_gpu_free (gpu, yd);
+  hz_gpu_tensor_free (t);
+  g_free (x), g_free (y), g_free (wf), g_free (xe), g_free (xa), g_free (w);
+}
+
 int
 main (void)
 {
@@ -181,6 +274,7 @@ main (void)
   printf ("# %s\n", hz_gpu_describe (gpu));
   GRand *rng = g_rand_new_with_seed (20250204);
   const gboolean quick = g_getenv ("HZ_GPU_TEST_QUICK") != NULL;
+  const gboolean mm_only = g_getenv ("HZ_GPU_TEST_MM_ONLY") != NULL;
   const int all_b[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, some_b[] = { 1, 8 };
   GString *fallbacks = g_string_new (NULL);
   for (size_t i = 0; i < hz_quant_n_formats (); i++)
@@ -191,8 +285,14 @@ main (void)
       if (!hzk_ops (qt->type)->available)
         g_string_append_printf (fallbacks, " %s", qt->name);
       uint8_t *pool = gtu_block_pool (qt, rng);
-      for (size_t si = 0; si < G_N_ELEMENTS (shapes) && (si == 0 || !quick); si++)
+      for (size_t si = 0; si < G_N_ELEMENTS (shapes) && (si == 0 || !quick) && !mm_only; si++)
         check_one (gpu, qt, pool, shapes[si], si == 0 ? all_b : some_b, si == 0 ? 8 : 2, rng);
+      /* prefill matmul: row and token tails; a K tail (not a whole 256-element tile) where
+       * the format allows one */
+      const HzkOps *dops = hzk_ops (hzk_ops (qt->type)->available ? qt->type : HZ_TYPE_F16);
+      check_mm (gpu, qt, pool, 1000, 4096, 77, rng);
+      if (4128 % dops->k_multiple == 0 && 4128 % qt->block_elems == 0)
+        check_mm (gpu, qt, pool, 200, 4128, 9, rng);
       g_free (pool);
     }
   printf ("# formats on the F16 fallback (no device decoder yet):%s\n", fallbacks->str);

@@ -147,6 +147,37 @@ static const Case cases[] = {
   { "zip code 394 13 ok", { { "394 13", "STREET_ADDRESS" } } },
   /* whole-word context: "public" must not act as the cue "lic", "essn" not as "ssn" */
   { "public 123456789 and essn 123456789", { { NULL } } },
+  /* social-media text (fixed misses and false positives of the tweet evaluation, invented
+   * data): stage names with their prefix, also when the rest is an English word */
+  { "that new Lil Torvo track is fire", { { "Lil Torvo", "PERSON" } } },
+  { "tonight DJ Anchor plays at the club", { { "DJ Anchor", "PERSON" } } },
+  /* handles, hashtags and camel-case compounds are account and topic names, not people */
+  { "@RoyHenley thanks for the follow #MondayMotivation", { { NULL } } },
+  { "@P_Rezzphere uh ok", { { NULL } } },
+  { "new vid # StayTuned lol", { { NULL } } },
+  /* a lower-case given name + a frequent surname that is also a word; after a capitalised
+   * given name such a word stays a word; "a"/"i" are no initials before a word */
+  { "a huge fan of paul walker tbh", { { "paul walker", "PERSON" } } },
+  { "Emma just left the room.", { { "Emma", "PERSON" } } },
+  { "ima just rip it up lol", { { NULL } } },
+  { "mi a back home now", { { NULL } } },
+  { "Bill Short joined the band.", { { "Bill Short", "PERSON" } } },
+  /* the subject of a chat sentence: an unknown word before an auxiliary or verb of people,
+   * an addressed name, a frequent given name that is also a word before a copula (not one
+   * that describes a place) */
+  { "Varnokov should have passed the ball lol", { { "Varnokov", "PERSON" } } },
+  { "Trelby, do you have the notes?", { { "Trelby", "PERSON" } } },
+  { "Bill is so right !", { { "Bill", "PERSON" } } },
+  { "Grant is a small town.", { { NULL } } },
+  { "kirali is the best lol", { { "kirali", "PERSON" } } },
+  /* greetings before lower-case names; "love" takes things too */
+  { "hey tanner nice vid", { { "tanner", "PERSON" } } },
+  { "hey zorvik nice vid", { { "zorvik", "PERSON" } } },
+  { "i love dis song", { { NULL } } },
+  /* a name joined by "and" to a found one; a word outside the lists after "my"/"the" is a
+   * thing */
+  { "wow emma and zeynie are so funny", { { "emma", "PERSON" }, { "zeynie", "PERSON" } } },
+  { "i love my Zentrox videos", { { NULL } } },
 };
 
 static void
