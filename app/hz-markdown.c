@@ -561,3 +561,82 @@ hz_markdown_parse (const char *text, gssize len)
   g_array_unref (p.lists);
   return p.blocks;
 }
+
+/* ------------------------------------------------------------------ streaming cuts */
+
+/* Whether the line text[0, len) is empty or only spaces and tabs (and a CR). */
+static gboolean
+line_is_blank (const char *line, gsize len)
+{
+  for (gsize i = 0; i < len; i++)
+    if (line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+      return FALSE;
+  return TRUE;
+}
+
+/* A fence line (CommonMark 4.5): up to 3 spaces, then 3 or more ` or ~. Sets the fence
+ * character and length; `closing` also needs nothing but spaces after the run. */
+static gboolean
+line_is_fence (const char *line, gsize len, char *fence_ch, gsize *fence_len, gboolean closing)
+{
+  gsize i = 0;
+  while (i < len && i < 3 && line[i] == ' ')
+    i++;
+  if (i >= len || (line[i] != '`' && line[i] != '~'))
+    return FALSE;
+  if (closing && line[i] != *fence_ch)
+    return FALSE;
+  char ch = line[i];
+  gsize run = 0;
+  while (i < len && line[i] == ch)
+    i++, run++;
+  if (run < 3 || (closing && run < *fence_len))
+    return FALSE;
+  if (closing)
+    return line_is_blank (line + i, len - i);
+  if (ch == '`' && memchr (line + i, '`', len - i) != NULL)
+    return FALSE;  /* a backtick fence's info string has no backtick (a code span) */
+  *fence_ch = ch;
+  *fence_len = run;
+  return TRUE;
+}
+
+gsize
+hz_markdown_find_cut (const char *text, gsize start, gsize len)
+{
+  gsize cut = start, pos = start;
+  gboolean in_fence = FALSE, prev_blank = FALSE;
+  char fence_ch = 0;
+  gsize fence_len = 0;
+
+  g_return_val_if_fail (text != NULL || len == 0, start);
+  g_return_val_if_fail (start <= len, len);
+
+  while (pos < len)
+    {
+      const char *line = text + pos;
+      const char *nl = memchr (line, '\n', len - pos);
+      gsize line_len = nl ? (gsize) (nl - line) : len - pos;
+      char c = line[0];
+
+      if (!in_fence && prev_blank && pos > start &&
+          c != ' ' && c != '\t' && c != '\r' && c != '\n' &&
+          c != '-' && c != '+' && c != '*' && !g_ascii_isdigit (c))
+        cut = pos;
+      if (nl == NULL)
+        break;  /* the last line is still growing */
+      if (in_fence)
+        {
+          if (line_is_fence (line, line_len, &fence_ch, &fence_len, TRUE))
+            in_fence = FALSE;
+          prev_blank = FALSE;
+        }
+      else
+        {
+          in_fence = line_is_fence (line, line_len, &fence_ch, &fence_len, FALSE);
+          prev_blank = !in_fence && line_is_blank (line, line_len);
+        }
+      pos += line_len + 1;
+    }
+  return cut;
+}

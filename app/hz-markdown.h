@@ -46,4 +46,25 @@ gboolean hz_md_block_equal (const HzMdBlock *a, const HzMdBlock *b);
  */
 GPtrArray *hz_markdown_parse (const char *text, gssize len);
 
+/**
+ * hz_markdown_find_cut:
+ * @text: UTF-8 Markdown (need not be terminated at @len)
+ * @start: byte offset where the scan starts: 0 or an earlier result for the same text
+ *   (a line start outside any fenced code block)
+ * @len: length of @text in bytes
+ *
+ * Finds where a growing text (a streamed reply) can be cut so that the blocks before the
+ * cut are final: the largest line start c in (@start, @len) that follows a blank line,
+ * lies outside a fenced code block, and begins (at column 0) with a character that starts
+ * a new top-level block and cannot continue an earlier one (not a space, tab or list
+ * marker: `-`, `+`, `*` or a digit). Text appended after @len cannot change how
+ * @text[0, c) parses, so hz_markdown_parse (@text, c) followed by hz_markdown_parse
+ * (@text + c, …) gives the blocks of the whole text. (One CommonMark exception: a link
+ * reference definition later in the text can still turn an earlier `[label]` into a link;
+ * parse the whole text once when it is complete.) Works in O(@len - @start).
+ *
+ * Returns: the cut offset, or @start when there is none after it
+ */
+gsize      hz_markdown_find_cut (const char *text, gsize start, gsize len);
+
 G_END_DECLS

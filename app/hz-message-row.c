@@ -7,6 +7,7 @@
 #include "hz-message-row.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 #include "hz-markdown-view.h"
 
@@ -48,32 +49,66 @@ set_pressed (GtkWidget *button, gboolean pressed)
                                        : GTK_ACCESSIBLE_TRISTATE_FALSE, -1);
 }
 
+/* The message's text: Markdown for replies (a streamed one renders once per frame, see
+ * HzMarkdownView), plain for the rest. */
+static void
+sync_text (HzMessageRow *self)
+{
+  HzMessageItem *item = self->item;
+  const char *text = hz_message_item_get_text (item);
+  gboolean markdown = hz_message_item_get_role (item) == HZ_ROLE_ASSISTANT;
+
+  if (markdown)
+    {
+      hz_markdown_view_set_streaming (self->markdown, hz_message_item_get_streaming (item));
+      hz_markdown_view_set_text (self->markdown, text);
+    }
+  else
+    gtk_label_set_text (self->text_label, text);
+  gtk_widget_set_visible (GTK_WIDGET (self->text_label), !markdown);
+  gtk_widget_set_visible (GTK_WIDGET (self->markdown), markdown && *text != '\0');
+}
+
+/* What a screen reader says for the row: who wrote it and, as its description, the
+ * message (GTK before 4.14 has no announcements: a finished reply updates these and
+ * clears the busy state, as an ARIA live region does). */
+static void
+sync_accessible (HzMessageRow *self)
+{
+  HzMessageItem *item = self->item;
+  gboolean streaming = hz_message_item_get_streaming (item);
+  const char *who = gtk_label_get_text (self->role_label);
+  const char *text = hz_message_item_get_text (item);
+  g_autofree char *label = NULL;
+
+  if (streaming)
+    /* TRANSLATORS: accessible name of a reply being written; %s is "Assistant" */
+    label = g_strdup_printf (_("%s, writing"), who);
+  else
+    label = g_strdup (who);
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self),
+                                  GTK_ACCESSIBLE_PROPERTY_LABEL, label,
+                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, streaming ? "" : text,
+                                  -1);
+  gtk_accessible_update_state (GTK_ACCESSIBLE (self), GTK_ACCESSIBLE_STATE_BUSY, streaming, -1);
+}
+
 static void
 sync_from_item (HzMessageRow *self)
 {
   HzMessageItem *item = self->item;
   HzRole role = hz_message_item_get_role (item);
   gboolean streaming = hz_message_item_get_streaming (item);
-  const char *text = hz_message_item_get_text (item);
   const char *details = hz_message_item_get_details (item);
-  gboolean markdown = role == HZ_ROLE_ASSISTANT;
   guint n_alts = 0, n_ctx = 0;
   guint alt = hz_message_item_get_alternative (item, &n_alts);
   guint ctx_used = hz_message_item_get_context (item, &n_ctx);
   int rating = hz_message_item_get_rating (item);
 
-  if (markdown)
-    {
-      hz_markdown_view_set_text (self->markdown, text);
-      if (!streaming)
-        hz_markdown_view_flush (self->markdown);
-    }
-  else
-    gtk_label_set_text (self->text_label, text);
-  gtk_widget_set_visible (GTK_WIDGET (self->text_label), !markdown);
-  gtk_widget_set_visible (GTK_WIDGET (self->markdown), markdown && *text != '\0');
+  sync_text (self);
   gtk_widget_set_visible (GTK_WIDGET (self->spinner), streaming);
   gtk_spinner_set_spinning (self->spinner, streaming);
+  sync_accessible (self);
 
   gtk_label_set_text (self->details_label, details ? details : "");
   gtk_widget_set_visible (GTK_WIDGET (self->details_label), details != NULL && *details);
@@ -109,7 +144,15 @@ sync_from_item (HzMessageRow *self)
 static void
 on_item_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
 {
-  sync_from_item (HZ_MESSAGE_ROW (user_data));
+  HzMessageRow *self = HZ_MESSAGE_ROW (user_data);
+
+  /* A token of a streamed reply: only the text (rendered at the next frame); the rest of
+   * the row stays as it is until the reply ends. */
+  if (strcmp (g_param_spec_get_name (pspec), "text") == 0 &&
+      hz_message_item_get_streaming (self->item))
+    sync_text (self);
+  else
+    sync_from_item (self);
 }
 
 GtkWidget *

@@ -453,12 +453,102 @@ hz_model_library_import_finish (HzModelLibrary *self, GAsyncResult *result, GErr
   return finish_with_info (self, result, error);
 }
 
+/* ---- progress from a worker thread to the caller's main context ---- */
+
+/* Shared by the worker (which posts fractions) and the main context (which shows them);
+ * `finished` is set on the main context before the task's callback runs. */
+typedef struct {
+  gatomicrefcount      ref;
+  GMutex               lock;
+  double               fraction;
+  gboolean             queued;    /* a dispatch is waiting in `context` */
+  gboolean             finished;  /* main context only */
+  GMainContext        *context;
+  HzModelProgressFunc  func;
+  gpointer             func_data;
+  GAsyncReadyCallback  callback;  /* the caller's */
+  gpointer             callback_data;
+} ProgressRelay;
+
+static ProgressRelay *
+progress_relay_new (HzModelProgressFunc func, gpointer func_data,
+                    GAsyncReadyCallback callback, gpointer callback_data)
+{
+  ProgressRelay *r = g_new0 (ProgressRelay, 1);
+  g_atomic_ref_count_init (&r->ref);
+  g_mutex_init (&r->lock);
+  r->context = g_main_context_ref_thread_default ();
+  r->func = func;
+  r->func_data = func_data;
+  r->callback = callback;
+  r->callback_data = callback_data;
+  return r;
+}
+
+static ProgressRelay *
+progress_relay_ref (ProgressRelay *r)
+{
+  g_atomic_ref_count_inc (&r->ref);
+  return r;
+}
+
+static void
+progress_relay_unref (gpointer p)
+{
+  ProgressRelay *r = p;
+  if (!g_atomic_ref_count_dec (&r->ref))
+    return;
+  g_mutex_clear (&r->lock);
+  g_main_context_unref (r->context);
+  g_free (r);
+}
+
+static gboolean
+progress_relay_dispatch (gpointer p)
+{
+  ProgressRelay *r = p;
+  g_mutex_lock (&r->lock);
+  double fraction = r->fraction;
+  r->queued = FALSE;
+  g_mutex_unlock (&r->lock);
+  if (!r->finished && r->func != NULL)
+    r->func (fraction, NULL, r->func_data);
+  return G_SOURCE_REMOVE;
+}
+
+/* The engine's progress callback (worker thread). */
+static void
+progress_relay_post (double fraction, gpointer p)
+{
+  ProgressRelay *r = p;
+  g_mutex_lock (&r->lock);
+  r->fraction = fraction;
+  gboolean schedule = !r->queued;
+  r->queued = TRUE;
+  g_mutex_unlock (&r->lock);
+  if (schedule)
+    g_main_context_invoke_full (r->context, G_PRIORITY_DEFAULT, progress_relay_dispatch,
+                                progress_relay_ref (r), progress_relay_unref);
+}
+
+/* The task's callback: no progress after it, then the caller's callback. */
+static void
+progress_relay_done (GObject *source, GAsyncResult *result, gpointer p)
+{
+  ProgressRelay *r = p;
+  r->finished = TRUE;
+  if (r->callback != NULL)
+    r->callback (source, result, r->callback_data);
+  progress_relay_unref (r);
+}
+
 /* ---- quantize (thread) ---- */
 
 typedef struct {
-  char *source;
-  char *type;
-  char *dir;
+  char          *source;
+  char          *type;
+  char          *dir;
+  ProgressRelay *relay;
 } QuantData;
 
 static void
@@ -468,6 +558,7 @@ quant_data_free (gpointer p)
   g_free (d->source);
   g_free (d->type);
   g_free (d->dir);
+  progress_relay_unref (d->relay);
   g_free (d);
 }
 
@@ -495,6 +586,8 @@ quantize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
   hz_quantize_params_init (&p);
   p.ftype = hz_ftype_from_name (d->type)->ftype;
   p.cancellable = cancellable;   /* Cancel stops the engine at the next tensor */
+  p.progress = progress_relay_post;
+  p.progress_data = d->relay;
   /* the writer renames "<dest>.tmp" into place: the folder never shows half a file */
   gboolean ok = hz_quantize_file (d->source, dest, &p, NULL, &error);
 
@@ -511,6 +604,9 @@ quantize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
       g_task_return_error (task, error);
       return;
     }
+  /* From here a cancel no longer returns at once: hz_model_library_quantize_finish sees
+   * the result and removes the file (GTask would only drop the info). */
+  g_task_set_check_cancellable (task, FALSE);
   HzModelInfo *info = hz_model_info_read (dest, &error);
   if (info == NULL)
     g_task_return_error (task, error);
@@ -521,13 +617,15 @@ quantize_thread (GTask *task, gpointer source, gpointer task_data, GCancellable 
 void
 hz_model_library_quantize_async (HzModelLibrary *self, HzModelEntry *entry,
                                  const char *type_name, GCancellable *cancellable,
+                                 HzModelProgressFunc progress, gpointer progress_data,
                                  GAsyncReadyCallback callback, gpointer data)
 {
   g_return_if_fail (HZ_IS_MODEL_LIBRARY (self));
   g_return_if_fail (HZ_IS_MODEL_ENTRY (entry));
   g_return_if_fail (type_name != NULL);
 
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, data);
+  ProgressRelay *relay = progress_relay_new (progress, progress_data, callback, data);
+  g_autoptr(GTask) task = g_task_new (self, cancellable, progress_relay_done, relay);
   g_task_set_source_tag (task, hz_model_library_quantize_async);
   const HzFtypeInfo *ft = hz_ftype_from_name (type_name);
   if (ft == NULL)
@@ -540,6 +638,7 @@ hz_model_library_quantize_async (HzModelLibrary *self, HzModelEntry *entry,
   d->source = g_strdup (entry->info->path);
   d->type = g_strdup (ft->name);
   d->dir = g_strdup (self->dir);
+  d->relay = progress_relay_ref (relay);
   g_task_set_task_data (task, d, quant_data_free);
   g_task_set_return_on_cancel (task, TRUE);
   g_task_run_in_thread (task, quantize_thread);
@@ -549,6 +648,22 @@ HzModelEntry *
 hz_model_library_quantize_finish (HzModelLibrary *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+
+  /* Cancelled after the engine finished (the result was on its way): the file it made
+   * goes too, so that a cancelled quantization never leaves anything behind. */
+  GCancellable *cancellable = g_task_get_cancellable (G_TASK (result));
+  if (cancellable != NULL && g_cancellable_is_cancelled (cancellable))
+    {
+      g_autoptr(GError) ignored = NULL;
+      HzModelInfo *info = g_task_propagate_pointer (G_TASK (result), &ignored);
+      if (info != NULL)
+        {
+          g_unlink (info->path);
+          hz_model_info_free (info);
+        }
+      g_cancellable_set_error_if_cancelled (cancellable, error);
+      return NULL;
+    }
   return finish_with_info (self, result, error);
 }
 

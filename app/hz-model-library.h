@@ -65,13 +65,23 @@ void            hz_model_library_import_async (HzModelLibrary *self, GFile *file
 HzModelEntry   *hz_model_library_import_finish (HzModelLibrary *self, GAsyncResult *result,
                                                 GError **error);
 
+/** Progress of a quantization: `fraction` (0 < fraction <= 1) of the source's tensor bytes
+ *  done, `detail` what is being worked on or NULL (the engine's quantizer names nothing
+ *  yet). Called on the main context of the thread that started the work, coalesced (at
+ *  most one call waiting at a time, with the latest fraction), never after the work's
+ *  GAsyncReadyCallback ran. */
+typedef void (*HzModelProgressFunc) (double fraction, const char *detail, gpointer user_data);
+
 /** Quantize `entry` to the file type `type_name` ("Q4_K_M", ...) into the folder as
- *  "<name>-<TYPE>.gguf". The engine call cannot be interrupted: cancelling makes the task
- *  return G_IO_ERROR_CANCELLED as soon as it is asked, and the file made (if the
- *  engine finishes later) is deleted. */
+ *  "<name>-<TYPE>.gguf", reporting `progress` (may be NULL; `progress_data` is not freed)
+ *  after each tensor. Cancelling stops the engine at the next tensor (it writes to a
+ *  temporary file, removed then); the task returns G_IO_ERROR_CANCELLED as soon as it is
+ *  asked, and a file the engine finished meanwhile is deleted: nothing is left. */
 void            hz_model_library_quantize_async (HzModelLibrary *self, HzModelEntry *entry,
                                                  const char *type_name,
                                                  GCancellable *cancellable,
+                                                 HzModelProgressFunc progress,
+                                                 gpointer progress_data,
                                                  GAsyncReadyCallback callback, gpointer data);
 HzModelEntry   *hz_model_library_quantize_finish (HzModelLibrary *self, GAsyncResult *result,
                                                   GError **error);

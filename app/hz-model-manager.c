@@ -3,8 +3,9 @@
  * The rows are rebuilt (in an idle, coalesced) whenever something they show changes: the
  * list, a setting (default, guard, bandwidth, speed target) or a measured speed; which rows
  * are expanded is kept across rebuilds. Long work (import, quantize, bandwidth) runs in
- * GTask threads; the progress bar pulses while it runs (the engine's quantizer reports no
- * progress) and Cancel stops it.
+ * GTask threads; Cancel stops it. A quantization shows the engine's progress (the share
+ * of the source's tensor bytes done, as a fraction and a percentage); an import, whose
+ * copy reports nothing, pulses the bar.
  */
 #include "hz-model-manager.h"
 
@@ -339,14 +340,20 @@ pulse (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
+/* Start a job shown with `text`: `measured` TRUE when it reports its progress
+ * (job_progress), else the bar pulses. */
 static GCancellable *
-job_begin (HzModelManager *self, const char *text)
+job_begin (HzModelManager *self, const char *text, gboolean measured)
 {
   g_assert (self->job == NULL);
   self->job = g_cancellable_new ();
   gtk_label_set_text (self->progress_label, text);
   gtk_revealer_set_reveal_child (self->progress_revealer, TRUE);
-  self->pulse_id = g_timeout_add (PULSE_MS, pulse, self->progress_bar);
+  gtk_progress_bar_set_fraction (self->progress_bar, 0);
+  gtk_progress_bar_set_show_text (self->progress_bar, measured);
+  gtk_progress_bar_set_text (self->progress_bar, measured ? "0 %" : NULL);
+  if (!measured)
+    self->pulse_id = g_timeout_add (PULSE_MS, pulse, self->progress_bar);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "models.import", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "models.quantize", FALSE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "models.cancel", TRUE);
@@ -362,6 +369,35 @@ job_end (HzModelManager *self)
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "models.import", TRUE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "models.quantize", TRUE);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "models.cancel", FALSE);
+}
+
+/* The running job's progress (HzModelProgressFunc; `data` is the manager). */
+static void
+job_progress (double fraction, const char *detail, gpointer data)
+{
+  HzModelManager *self = data;
+
+  if (self->job == NULL || g_cancellable_is_cancelled (self->job))
+    return;
+  fraction = CLAMP (fraction, 0.0, 1.0);
+  /* TRANSLATORS: progress of a quantization, e.g. "42 %" (use your language's spacing) */
+  g_autofree char *percent = g_strdup_printf (_("%.0f %%"), 100.0 * fraction);
+  g_autofree char *text = detail ? g_strdup_printf ("%s · %s", percent, detail)
+                                 : g_strdup (percent);
+  gtk_progress_bar_set_text (self->progress_bar, text);
+  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  /* (the bar sets its accessible value itself; say it as the bar shows it) */
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->progress_bar),
+                                  GTK_ACCESSIBLE_PROPERTY_VALUE_TEXT, text, -1);
+}
+
+double
+hz_model_manager_get_progress (HzModelManager *self, const char **text)
+{
+  g_return_val_if_fail (HZ_IS_MODEL_MANAGER (self), -1);
+  if (text != NULL)
+    *text = self->job ? gtk_progress_bar_get_text (self->progress_bar) : NULL;
+  return self->job ? gtk_progress_bar_get_fraction (self->progress_bar) : -1;
 }
 
 /* ------------------------------------------------------------------ quantize */
@@ -412,11 +448,13 @@ start_quantize (HzModelManager *self, HzModelEntry *entry, const char *type, gbo
 {
   g_autofree char *text = g_strdup_printf (_("Quantizing “%s” to %s…"),
                                            hz_model_entry_get_name (entry), type);
-  GCancellable *c = job_begin (self, text);
+  GCancellable *c = job_begin (self, text, TRUE);
   QuantizeJob *job = g_new0 (QuantizeJob, 1);
   job->self = g_object_ref (self);
   job->source = replace ? g_strdup (hz_model_entry_get_path (entry)) : NULL;
-  hz_model_library_quantize_async (self->library, entry, type, c, quantize_done, job);
+  /* job_progress is never called after quantize_done, which holds `self` until then */
+  hz_model_library_quantize_async (self->library, entry, type, c, job_progress, self,
+                                   quantize_done, job);
 }
 
 /* ------------------------------------------------------------------ import */
@@ -546,7 +584,7 @@ import_next (HzModelManager *self)
   self->import_queue = g_slist_delete_link (self->import_queue, self->import_queue);
   g_autofree char *base = g_file_get_basename (file);
   g_autofree char *text = g_strdup_printf (_("Importing “%s”…"), base);
-  GCancellable *c = job_begin (self, text);
+  GCancellable *c = job_begin (self, text, FALSE);
   hz_model_library_import_async (self->library, file,
                                  g_settings_get_boolean (self->settings, "import-as-link"),
                                  c, import_done, g_object_ref (self));

@@ -33,6 +33,12 @@ void            hz_model_manager_import_files (HzModelManager *self, GSList *fil
 /** Whether an import, quantization or bandwidth measurement is running. */
 gboolean        hz_model_manager_is_busy (HzModelManager *self);
 
+/** What the progress bar of the running import or quantization shows: returns the
+ *  fraction (0 to 1; an import pulses and stays at 0), or -1 when none is running; `text`
+ *  (nullable; transfer none, valid until the next change) gets the text on the bar
+ *  ("42 %" while quantizing) or NULL. */
+double          hz_model_manager_get_progress (HzModelManager *self, const char **text);
+
 /** The list of models (one AdwExpanderRow per model, for tests and accessibility). */
 GtkListBox     *hz_model_manager_get_list (HzModelManager *self);
 

@@ -80,6 +80,8 @@ struct _HzWindow {
   gint64      next_local_id;         /* ids of messages kept in memory only (< 0) */
   gint64      edit_message_id;       /* user message being edited, 0 = none */
   gboolean    stick_to_bottom;
+  guint       stick_id;        /* idle that scrolls to the end after a layout */
+  double      last_scroll;     /* the message list's last scroll position */
 
   ModelState model_state;
   char      *model_error;

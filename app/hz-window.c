@@ -358,6 +358,8 @@ item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings)
   return item;
 }
 
+static void stick_to_end_later (HzWindow *self);
+
 /* Show the newest message (a long conversation opens at its end). */
 static void
 scroll_to_end (HzWindow *self)
@@ -370,7 +372,9 @@ scroll_to_end (HzWindow *self)
 #if GTK_CHECK_VERSION (4, 12, 0)
   gtk_list_view_scroll_to (self->message_list, n - 1, GTK_LIST_SCROLL_NONE, NULL);
 #else
-  gtk_widget_activate_action (GTK_WIDGET (self->message_list), "list.scroll-to-item", "u", n - 1);
+  /* (not "list.scroll-to-item": in GTK 4.8 it moves the list's anchor to a far item
+   * without its rows being allocated: a blank list) */
+  stick_to_end_later (self);
 #endif
 }
 
@@ -1080,15 +1084,46 @@ static void
 on_scroll_value_changed (GtkAdjustment *adj, HzWindow *self)
 {
   double bottom = gtk_adjustment_get_upper (adj) - gtk_adjustment_get_page_size (adj);
-  self->stick_to_bottom = gtk_adjustment_get_value (adj) >= bottom - 32;
+  double value = gtk_adjustment_get_value (adj);
+
+  /* At the end: follow the text. Moved up (the user scrolls back): stop following. The
+   * end moving away (rows measured, a reply growing) is no reason to stop. */
+  if (value >= bottom - 32)
+    self->stick_to_bottom = TRUE;
+  else if (value < self->last_scroll - 1)
+    self->stick_to_bottom = FALSE;
+  self->last_scroll = value;
+}
+
+static gboolean
+stick_idle (gpointer data)
+{
+  HzWindow *self = data;
+  GtkAdjustment *adj = gtk_scrolled_window_get_vadjustment (self->message_scroller);
+
+  self->stick_id = 0;
+  if (self->stick_to_bottom)
+    gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) -
+                                   gtk_adjustment_get_page_size (adj));
+  return G_SOURCE_REMOVE;
+}
+
+/* Scroll to the end once the current layout is done. Moving the adjustment from inside
+ * the list's size-allocate (where notify::upper comes from) left GTK 4.8's GtkListView
+ * showing its first row over a blank list while the scrollbar said "at the end" (a
+ * 2,000-message conversation opened blank); after the layout it follows. */
+static void
+stick_to_end_later (HzWindow *self)
+{
+  if (self->stick_id == 0)
+    self->stick_id = g_idle_add_full (G_PRIORITY_HIGH_IDLE + 30, stick_idle, self, NULL);
 }
 
 static void
 on_scroll_upper_changed (GtkAdjustment *adj, GParamSpec *pspec, HzWindow *self)
 {
   if (self->stick_to_bottom)
-    gtk_adjustment_set_value (adj, gtk_adjustment_get_upper (adj) -
-                                   gtk_adjustment_get_page_size (adj));
+    stick_to_end_later (self);
 }
 
 /* ------------------------------------------------------------------ message list */
@@ -1383,6 +1418,7 @@ hz_window_dispose (GObject *object)
 {
   HzWindow *self = HZ_WINDOW (object);
 
+  g_clear_handle_id (&self->stick_id, g_source_remove);
   if (self->worker != NULL)
     {
       if (hz_window_generating (self))

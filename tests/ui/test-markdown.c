@@ -1,14 +1,17 @@
 /* test-markdown.c — Markdown rendering (app/hz-markdown.c, app/hz-markdown-view.c):
  * headings, lists, tables, links, inline code, emphasis, code blocks, LaTeX kept as
  * source; every piece of markup valid Pango markup, also for every prefix of a document
- * (a reply streaming in); the view re-renders incrementally (unchanged blocks keep their
- * widgets) and a long streamed reply never makes one render take long (the time of the
- * slowest render is printed: a benchmark, not a timed assertion).
+ * (a reply streaming in); the cuts of a growing text (hz_markdown_find_cut) split it into
+ * parts whose blocks are those of the whole; the view re-renders incrementally (unchanged
+ * blocks keep their widgets; streaming, it re-parses only the end after the last cut) and a
+ * long streamed reply never makes one render take long (the time of the slowest render is
+ * printed: a benchmark, not a timed assertion). Screenshot: markdown-streamed.
  */
 #include <gtk/gtk.h>
 
 #include "hz-markdown.h"
 #include "hz-markdown-view.h"
+#include "ui-test-util.h"
 
 static const char doc[] =
   "# Title\n"
@@ -156,6 +159,87 @@ test_view_incremental (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* Cuts of a growing text: the blocks of the parts are those of the whole text, and no cut
+ * falls inside a fenced code block, a list or a paragraph. */
+static void
+test_find_cut (void)
+{
+  static const struct { const char *text; const char *after_cut; } cases[] = {
+    { "# Head\n\nPara one\n", "Para one\n" },
+    { "Para one\nstill one\n\nPara two grows", "Para two grows" },
+    { "```\ncode\n\nnot a cut\n```\n\nAfter", "After" },
+    { "~~~~ py\na\n~~~\n\nstill code\n~~~~\n\nAfter", "After" },
+    { "- one\n\n- two\n\n  more of two\n", NULL },
+    { "1. one\n\n2. two", NULL },
+    { "text\n\n    indented code\n", NULL },
+    { "``` not a fence ```\n\nnext", "next" },
+    { "no blank line\nat all", NULL },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const char *text = cases[i].text;
+      gsize len = strlen (text);
+      gsize cut = hz_markdown_find_cut (text, 0, len);
+      if (cases[i].after_cut == NULL)
+        g_assert_cmpuint (cut, ==, 0);
+      else
+        g_assert_cmpstr (text + cut, ==, cases[i].after_cut);
+
+      /* Parsing the two parts gives the blocks of the whole. */
+      g_autoptr(GPtrArray) whole = hz_markdown_parse (text, len);
+      g_autoptr(GPtrArray) head = hz_markdown_parse (text, cut);
+      g_autoptr(GPtrArray) tail = hz_markdown_parse (text + cut, len - cut);
+      g_assert_cmpuint (head->len + tail->len, ==, whole->len);
+      for (guint k = 0; k < whole->len; k++)
+        g_assert_true (hz_md_block_equal (whole->pdata[k], k < head->len ? head->pdata[k]
+                                                                         : tail->pdata[k - head->len]));
+      /* A later scan starting at the cut finds nothing before it. */
+      g_assert_cmpuint (hz_markdown_find_cut (text, cut, len), >=, cut);
+    }
+}
+
+/* A streamed view shows, at every step and at the end, the blocks a full parse gives, and
+ * keeps the widgets of final blocks. */
+static void
+test_view_streaming (void)
+{
+  GtkWidget *window = gtk_window_new ();
+  HzMarkdownView *view = HZ_MARKDOWN_VIEW (hz_markdown_view_new ());
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  static const char *const pieces[] = {
+    "# Title\n\n", "Some ", "*text*", " here.\n\n", "```c\nint x;\n\n", "int y;\n```\n\n",
+    "- a\n", "- b\n\n", "  still b\n\n", "After the list, a [link](https://x.y).\n\n",
+    "| a | b |\n|---|---|\n| 1 | 2 |\n\n", "Last para",
+  };
+  g_autoptr(GString) text = g_string_new (NULL);
+  GtkWidget *first = NULL;
+
+  hz_markdown_view_set_streaming (view, TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (pieces); i++)
+    {
+      g_string_append (text, pieces[i]);
+      hz_markdown_view_set_text (view, text->str);
+      hz_markdown_view_flush (view);
+      g_autoptr(GPtrArray) whole = hz_markdown_parse (text->str, -1);
+      g_assert_cmpuint (hz_markdown_view_get_n_blocks (view), ==, whole->len);
+      if (first == NULL)
+        first = hz_markdown_view_get_block_widget (view, 0);
+      g_assert_true (hz_markdown_view_get_block_widget (view, 0) == first);
+    }
+  g_assert_cmpuint (hz_markdown_view_get_n_final_blocks (view), >=, 4);
+  hz_markdown_view_set_streaming (view, FALSE);
+  g_assert_cmpuint (hz_markdown_view_get_n_final_blocks (view), ==, 0);
+  g_assert_true (hz_markdown_view_get_block_widget (view, 0) == first);
+  GtkWidget *last = hz_markdown_view_get_block_widget (view, hz_markdown_view_get_n_blocks (view) - 1);
+  g_assert_cmpstr (gtk_label_get_text (GTK_LABEL (last)), ==, "Last para");
+  gtk_window_set_default_size (GTK_WINDOW (window), 600, 700);
+  gtk_window_present (GTK_WINDOW (window));
+  hz_ui_spin (0.5);
+  g_autofree char *shot = hz_ui_screenshot (window, "markdown-streamed");
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 /* A long reply streamed a few tokens at a time: the slowest single render, printed. */
 static void
 test_view_streaming_cost (void)
@@ -169,6 +253,7 @@ test_view_streaming_cost (void)
   gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
   gtk_window_set_default_size (GTK_WINDOW (window), 600, 400);
   gtk_window_present (GTK_WINDOW (window));
+  hz_markdown_view_set_streaming (view, TRUE);
   /* ~20,000 tokens: paragraphs, lists and code, rendered every 50 tokens. */
   for (guint i = 0; i < 20000; i++)
     {
@@ -194,6 +279,10 @@ test_view_streaming_cost (void)
                   "worst %.2f ms (parse + widget update, without layout)",
                   renders, text->len, total / 1000.0 / renders, worst / 1000.0);
   g_assert_cmpuint (hz_markdown_view_get_n_blocks (view), >, 100);
+  gint64 t0 = g_get_monotonic_time ();
+  hz_markdown_view_set_streaming (view, FALSE);
+  g_test_message ("markdown view: the final full parse of the %zu-byte reply: %.2f ms",
+                  text->len, (g_get_monotonic_time () - t0) / 1000.0);
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
@@ -205,7 +294,9 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/markdown/parse", test_parse);
   g_test_add_func ("/markdown/prefixes", test_prefixes);
+  g_test_add_func ("/markdown/find-cut", test_find_cut);
   g_test_add_func ("/markdown/view-incremental", test_view_incremental);
+  g_test_add_func ("/markdown/view-streaming", test_view_streaming);
   g_test_add_func ("/markdown/view-streaming-cost", test_view_streaming_cost);
   return g_test_run ();
 }

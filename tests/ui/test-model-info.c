@@ -1,8 +1,8 @@
 /* test-model-info.c — the model manager's arithmetic without a window: GGUF header facts,
  * the error for each kind of unusable file, the sizes and predicted speeds of each storage
  * format (cost law R = B / (q * N_active)), the recommendation, the memory figures, the
- * clean-up of model-written titles and the library (copy, link, quantize, measured speeds,
- * delete). The GGUF files are written here with the engine's writer; one test compares the
+ * clean-up of model-written titles and the library (copy, link, quantize with its progress,
+ * cancel leaving no file, measured speeds, delete). The GGUF files are written here with the engine's writer; one test compares the
  * predicted sizes with llama.cpp's quantized files in the shared data (skipped without).
  */
 #include <glib/gstdio.h>
@@ -292,6 +292,38 @@ quantize_cb (GObject *source, GAsyncResult *res, gpointer data)
   j->done = TRUE;
 }
 
+/* Progress of a quantization: the fractions seen, in order; cancels at the first one when
+ * `cancel` is set. Never called after the job's callback. */
+typedef struct {
+  GArray       *fractions;  /* double */
+  Job          *job;
+  GCancellable *cancel;
+} Progress;
+
+static void
+progress_cb (double fraction, const char *detail, gpointer data)
+{
+  Progress *p = data;
+  g_assert_false (p->job->done);
+  g_assert_true (g_main_context_is_owner (g_main_context_default ()));
+  g_array_append_val (p->fractions, fraction);
+  if (p->cancel != NULL)
+    g_cancellable_cancel (p->cancel);
+}
+
+/* The names of the files in `dir` that contain `part`, joined with spaces. */
+static char *
+files_containing (const char *dir, const char *part)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  g_autoptr(GString) names = g_string_new (NULL);
+  const char *name;
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    if (strstr (name, part) != NULL)
+      g_string_append_printf (names, "%s%s", names->len ? " " : "", name);
+  return g_string_free (g_steal_pointer (&names), FALSE);
+}
+
 static void
 wait_flag (gboolean *flag)
 {
@@ -372,9 +404,24 @@ test_library (void)
   const HzQuantOption *q4 = option (opts, "Q4_K_M");
   g_assert_nonnull (q4);
   Job j = { 0 };
-  hz_model_library_quantize_async (lib, copy, "Q4_K_M", NULL, quantize_cb, &j);
+  Progress prog = { g_array_new (FALSE, FALSE, sizeof (double)), &j, NULL };
+  hz_model_library_quantize_async (lib, copy, "Q4_K_M", NULL, progress_cb, &prog,
+                                   quantize_cb, &j);
   wait_flag (&j.done);
   g_assert_no_error (j.error);
+  /* the engine's progress arrived on this thread, growing, ending at the whole file */
+  g_assert_cmpuint (prog.fractions->len, >=, 1);
+  for (guint i = 0; i < prog.fractions->len; i++)
+    {
+      double f = g_array_index (prog.fractions, double, i);
+      g_assert_cmpfloat (f, >, 0.0);
+      g_assert_cmpfloat (f, <=, 1.0);
+      if (i > 0)
+        g_assert_cmpfloat (f, >=, g_array_index (prog.fractions, double, i - 1));
+    }
+  g_assert_cmpfloat_with_epsilon (g_array_index (prog.fractions, double, prog.fractions->len - 1),
+                                  1.0, 1e-9);
+  g_array_unref (prog.fractions);
   g_autoptr(HzModelEntry) small = j.entry;
   g_assert_true (g_str_has_suffix (hz_model_entry_get_path (small), "/source-Q4_K_M.gguf"));
   g_assert_cmpstr (hz_model_entry_get_info (small)->file_type, ==, "Q4_K_M");
@@ -429,12 +476,38 @@ test_library (void)
   g_assert_no_error (error);
   g_autoptr(GCancellable) cancel = g_cancellable_new ();
   Job jc = { 0 };
-  hz_model_library_quantize_async (lib, again_entry, "Q8_0", cancel, quantize_cb, &jc);
+  hz_model_library_quantize_async (lib, again_entry, "Q8_0", cancel, NULL, NULL,
+                                   quantize_cb, &jc);
   g_cancellable_cancel (cancel);
   wait_flag (&jc.done);
   g_assert_error (jc.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_assert_null (jc.entry);
   g_clear_error (&jc.error);
+
+  /* cancelled once the engine reported progress (as the manager's Cancel button does):
+   * no file is left behind, finished or temporary, once the engine's thread is done */
+  g_autoptr(GCancellable) cancel2 = g_cancellable_new ();
+  Job jp = { 0 };
+  Progress prog2 = { g_array_new (FALSE, FALSE, sizeof (double)), &jp, cancel2 };
+  hz_model_library_quantize_async (lib, again_entry, "Q4_0", cancel2, progress_cb, &prog2,
+                                   quantize_cb, &jp);
+  wait_flag (&jp.done);
+  g_assert_error (jp.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&jp.error);
+  g_assert_cmpuint (prog2.fractions->len, >=, 1);
+  g_array_unref (prog2.fractions);
+  gint64 gone_by = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  g_autofree char *left = NULL;
+  do
+    {
+      /* the result "…-Q4_0.gguf" or the engine's temporary "…-Q4_0.gguf.XXXXXX" */
+      g_free (left);
+      left = files_containing (dir, "-Q4_0.gguf");
+      if (*left != '\0')
+        g_usleep (20000);
+    }
+  while (*left != '\0' && g_get_monotonic_time () < gone_by);
+  g_assert_cmpstr (left, ==, "");
 }
 
 static void

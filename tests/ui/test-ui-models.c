@@ -8,7 +8,9 @@
  *
  * Script: open the manager (empty), import a text file (error), a GGUF of an unsupported
  * architecture (error), model A (too large: quantize to Q8_0 from the offer), model B
- * (too large: keep); check A's facts and predicted speeds on screen; set A as the default
+ * (too large: keep); check A's facts and predicted speeds on screen; import a larger model
+ * as a link, quantize it to Q4_K_M and press Cancel part-way (the bar shows the engine's
+ * fraction; no file is left), then remove it; set A as the default
  * (it loads); switch to B and back through the chat's model menu (no reload: the registry
  * kept A); chat with A (its measured speed appears next to the prediction, and the title
  * request is answered); import B again with "quantize on import" (only its Q8_0 form is
@@ -29,6 +31,7 @@ typedef struct {
   char *text;     /* not a model */
   char *mamba;    /* unsupported architecture */
   char *a, *b;    /* llama models (A with a chat template) */
+  char *big;      /* a larger one, whose quantization takes long enough to watch */
 } Files;
 
 static Files files;
@@ -87,8 +90,11 @@ write_vocab (const char *path, gboolean chat_template)
   g_assert_true (hz_gguf_writer_write_file (w, path, &error));
 }
 
+#define SMALL_SHAPE "custom:dim=64,layers=1,heads=4,kv=2,ffn=128,ctx=2048"
+#define BIG_SHAPE   "custom:dim=512,layers=8,heads=8,kv=8,ffn=1408,ctx=2048"  /* 100 MB F32 */
+
 static char *
-write_model (const char *name, gboolean chat_template, guint64 seed)
+write_model (const char *name, gboolean chat_template, guint64 seed, const char *shape)
 {
   g_autofree char *vocab = g_build_filename (hz_ui_tmpdir, "vocab.gguf", NULL);
   g_autoptr(GError) error = NULL;
@@ -96,8 +102,7 @@ write_model (const char *name, gboolean chat_template, guint64 seed)
   char *path = g_build_filename (hz_ui_tmpdir, name, NULL);
 
   write_vocab (vocab, chat_template);
-  g_assert_true (hz_synth_shape_parse ("custom:dim=64,layers=1,heads=4,kv=2,ffn=128,ctx=2048",
-                                       &p.shape, &error));
+  g_assert_true (hz_synth_shape_parse (shape, &p.shape, &error));
   p.matrix_type = -1;
   p.ftype = HZ_FTYPE_ALL_F32;
   p.seed = seed;
@@ -303,6 +308,48 @@ title_answered (gpointer data)
   return ((TitleWait *) data)->answered;
 }
 
+/* The first widget of `type` under `root` (depth first), or NULL. */
+static GtkWidget *
+find_widget_of_type (GtkWidget *root, GType type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (root, type))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget_of_type (c, type);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+/* A quantization watched through the manager's progress bar: at its first progress the
+ * bar is photographed and Cancel pressed (as a user would). */
+typedef struct {
+  GtkWidget *manager;
+  double     fraction;
+  char      *text;
+  gboolean   cancelled;
+  guint      n_updates;
+} QuantWatch;
+
+static void
+on_progress_fraction (GtkProgressBar *bar, GParamSpec *pspec, QuantWatch *q)
+{
+  double fraction = gtk_progress_bar_get_fraction (bar);
+  q->n_updates++;
+  /* on screen (laid out since it was revealed) and part-way */
+  if (q->cancelled || fraction <= 0 || fraction >= 1 ||
+      gtk_widget_get_height (GTK_WIDGET (bar)) <= 0)
+    return;
+  const char *text = NULL;
+  q->fraction = hz_model_manager_get_progress (HZ_MODEL_MANAGER (q->manager), &text);
+  q->text = g_strdup (text);
+  g_autofree char *shot = hz_ui_screenshot (q->manager, "models-quantize-progress");
+  q->cancelled = TRUE;
+  g_assert_true (gtk_widget_activate_action (q->manager, "models.cancel", NULL));
+}
+
 /* ------------------------------------------------------------------ the script */
 
 static void
@@ -361,6 +408,44 @@ script_models (HzApplication *app, HzWindow *window, gpointer data)
   assert_shows (manager, "Q4_0");
   assert_shows (manager, "Recommended");
   g_autofree char *s2 = hz_ui_screenshot (manager, "models-imported");
+
+  /* a larger model (linked: no copy; too large in any format here: still imported),
+   * quantized to Q4_K_M: the bar shows the engine's progress; Cancel part-way stops it and
+   * leaves no file */
+  g_settings_set_boolean (settings, "import-as-link", TRUE);
+  import (manager, files.big);
+  answer_dialog (manager, "Model Too Large for Memory", "would not fit", "close", NULL);
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 60));
+  wait_models (lib, 4);
+  g_settings_set_boolean (settings, "import-as-link", FALSE);
+  HzModelEntry *big = entry_named (lib, "model-big.gguf");
+  GtkWidget *bar = find_widget_of_type (manager, GTK_TYPE_PROGRESS_BAR);
+  g_assert_nonnull (bar);
+  /* (no reveal animation: the bar is on screen from the first frame) */
+  GtkWidget *revealer = gtk_widget_get_ancestor (bar, GTK_TYPE_REVEALER);
+  gtk_revealer_set_transition_type (GTK_REVEALER (revealer), GTK_REVEALER_TRANSITION_TYPE_NONE);
+  QuantWatch qw = { manager, 0, NULL, FALSE, 0 };
+  gulong qh = g_signal_connect (bar, "notify::fraction", G_CALLBACK (on_progress_fraction), &qw);
+  g_assert_cmpfloat (hz_model_manager_get_progress (HZ_MODEL_MANAGER (manager), NULL), ==, -1);
+  g_assert_true (gtk_widget_activate_action (manager, "models.quantize", "(ss)",
+                                             hz_model_entry_get_path (big), "Q4_K_M"));
+  g_assert_true (hz_ui_wait_for (manager_idle, manager, 120));
+  g_signal_handler_disconnect (bar, qh);
+  g_test_message ("quantize progress: %u updates, cancelled at %.3f (%s)", qw.n_updates,
+                  qw.fraction, qw.text);
+  g_assert_true (qw.cancelled);
+  g_assert_cmpfloat (qw.fraction, >, 0);
+  g_assert_cmpfloat (qw.fraction, <, 1);
+  g_assert_true (g_str_has_suffix (qw.text, "%"));
+  g_free (qw.text);
+  /* nothing left: neither the result nor the engine's temporary file */
+  g_autoptr(GDir) dir = g_dir_open (hz_model_library_get_dir (lib), 0, NULL);
+  const char *name;
+  while ((name = g_dir_read_name (dir)) != NULL)
+    g_assert_null (strstr (name, "Q4_K_M"));
+  g_assert_true (hz_model_library_delete (lib, big, NULL));  /* the link only */
+  g_assert_true (g_file_test (files.big, G_FILE_TEST_IS_REGULAR));
+  wait_models (lib, 3);
 
   /* default: remembered and loaded */
   g_assert_true (gtk_widget_activate_action (manager, "models.set-default", "s",
@@ -518,8 +603,9 @@ main (int argc, char *argv[])
   files.text = g_build_filename (hz_ui_tmpdir, "shopping-list.gguf", NULL);
   g_assert_true (g_file_set_contents (files.text, "eggs\nmilk\nbread\n", -1, NULL));
   files.mamba = write_mamba ();
-  files.a = write_model ("model-a.gguf", TRUE, 1);
-  files.b = write_model ("model-b.gguf", FALSE, 2);
+  files.a = write_model ("model-a.gguf", TRUE, 1, SMALL_SHAPE);
+  files.b = write_model ("model-b.gguf", FALSE, 2, SMALL_SHAPE);
+  files.big = write_model ("model-big.gguf", FALSE, 3, BIG_SHAPE);
 
   /* memory for the Q8_0 forms but not for the F32 files (set before any thread) */
   g_autoptr(HzModelInfo) info = hz_model_info_read (files.a, NULL);

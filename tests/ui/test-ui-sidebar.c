@@ -4,7 +4,7 @@
  * result; rename; pin; the per-conversation system prompt; export as Markdown and JSON;
  * delete with an undo toast, then delete for good; the preferences window (GSettings);
  * a narrow window folds to one pane. Screenshots: markdown, search-results, renamed-pinned,
- * delete-undo-toast, preferences, narrow.
+ * export-done, delete-undo-toast, delete-undone, preferences, narrow.
  */
 #include <hanzo-store.h>
 #include <json-glib/json-glib.h>
@@ -236,6 +236,7 @@ script_sidebar (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_cmpuint (json_array_get_length (msgs), ==, 2);
   g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (msgs, 1), "role"),
                    ==, "assistant");
+  g_autofree char *s3e = hz_ui_screenshot (GTK_WIDGET (window), "export-done");  /* its notice */
 
   /* Delete with undo: gone from the list, back after Undo, still stored. */
   gint64 kyoto_id;
@@ -250,6 +251,8 @@ script_sidebar (HzApplication *app, HzWindow *window, gpointer data)
   g_autofree char *s4 = hz_ui_screenshot (GTK_WIDGET (window), "delete-undo-toast");
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.undo-delete", "x", kyoto_id));
   g_assert_cmpuint (n_conversations (window), ==, 3);
+  hz_ui_spin (0.3);
+  g_autofree char *s4u = hz_ui_screenshot (GTK_WIDGET (window), "delete-undone");
   hz_window_commit_deletes (window);
   g_autoptr(HzConversation) kept = hz_store_get_conversation (store, kyoto_id, &error);
   g_assert_no_error (error);

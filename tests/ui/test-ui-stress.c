@@ -3,10 +3,15 @@
  * streams into it, a few tokens every 2 ms (as the engine worker delivers them, without
  * the model's own cost). An idle-latency probe (a 4 ms timeout that measures how late it
  * runs) records main-loop stalls while the conversation opens, while idle and while the
- * reply streams; the 50th/99th percentile and the worst are printed for each.
- * The goal is a 99th percentile under 16 ms. Screenshot: stress.
+ * reply streams; the 50th/99th percentile and the worst are printed for each (and the CPU
+ * time the app used while the reply streamed: its work, whatever the load), and the
+ * same for the work of each frame of the window's frame clock (before-paint to
+ * after-paint: the once-per-frame Markdown render, layout, snapshot and drawing).
+ * The goal is a 99th percentile under 16 ms. Screenshots: stress-opened (the end of the
+ * conversation), stress (after the reply).
  */
 #include <hanzo-store.h>
+#include <sys/resource.h>
 
 #include "hz-message-item.h"
 #include "ui-test-util.h"
@@ -19,7 +24,28 @@ typedef struct {
   GArray  *lateness_us;   /* gint64 */
   gint64   last_us;
   guint    probe_id;
+  GArray  *frame_us;      /* gint64: before-paint to after-paint of each frame */
+  gint64   frame_start_us;
 } Probe;
+
+/* Where the main loop's time goes: how long each frame of the window's frame clock takes
+ * from before-paint to after-paint (tick callbacks such as the Markdown render, CSS,
+ * measuring and allocating, snapshot and drawing). */
+static void
+on_before_paint (GdkFrameClock *clock, Probe *p)
+{
+  p->frame_start_us = g_get_monotonic_time ();
+}
+
+static void
+on_after_paint (GdkFrameClock *clock, Probe *p)
+{
+  if (p->frame_start_us == 0)
+    return;
+  gint64 dt = g_get_monotonic_time () - p->frame_start_us;
+  g_array_append_val (p->frame_us, dt);
+  p->frame_start_us = 0;
+}
 
 static gboolean
 probe_tick (gpointer data)
@@ -45,15 +71,39 @@ cmp_i64 (gconstpointer a, gconstpointer b)
 static void
 probe_report (Probe *p, const char *what)
 {
+  /* A stall still going on (on a busy machine the first layout of the long list can
+   * outlast the whole phase): count it as far as it went. */
+  gint64 pending = p->last_us ? g_get_monotonic_time () - p->last_us - PROBE_MS * 1000 : 0;
+  if (pending > 0)
+    g_array_append_val (p->lateness_us, pending);
   g_array_sort (p->lateness_us, cmp_i64);
   guint n = p->lateness_us->len;
-  g_assert_cmpuint (n, >=, 2);
+  g_assert_cmpuint (n, >=, 1);
   g_test_message ("%s: %u samples, main-loop stall p50 %.2f ms, p99 %.2f ms, max %.2f ms",
                   what, n, g_array_index (p->lateness_us, gint64, n / 2) / 1000.0,
                   g_array_index (p->lateness_us, gint64, n * 99 / 100) / 1000.0,
                   g_array_index (p->lateness_us, gint64, n - 1) / 1000.0);
+  g_array_sort (p->frame_us, cmp_i64);
+  guint f = p->frame_us->len;
+  if (f > 0)
+    g_test_message ("%s: %u frames, frame work p50 %.2f ms, p99 %.2f ms, max %.2f ms",
+                    what, f, g_array_index (p->frame_us, gint64, f / 2) / 1000.0,
+                    g_array_index (p->frame_us, gint64, f * 99 / 100) / 1000.0,
+                    g_array_index (p->frame_us, gint64, f - 1) / 1000.0);
   g_array_set_size (p->lateness_us, 0);
-  p->last_us = 0;
+  g_array_set_size (p->frame_us, 0);
+  p->last_us = g_get_monotonic_time ();  /* the next phase starts now */
+}
+
+/* CPU time this process has used (user + system, all threads), in seconds: the work
+ * done, whatever the machine's load. */
+static double
+cpu_seconds (void)
+{
+  struct rusage ru;
+  getrusage (RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+         (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
 /* The machine's load, to read the numbers with. */
@@ -118,7 +168,13 @@ stream_done (gpointer data)
 static void
 script_stress (HzApplication *app, HzWindow *window, gpointer data)
 {
-  Probe probe = { g_array_new (FALSE, FALSE, sizeof (gint64)), 0, 0 };
+  Probe probe = { g_array_new (FALSE, FALSE, sizeof (gint64)), 0, 0,
+                  g_array_new (FALSE, FALSE, sizeof (gint64)), 0 };
+  GdkFrameClock *clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
+  g_assert_nonnull (clock);
+  gulong before_id = g_signal_connect (clock, "before-paint", G_CALLBACK (on_before_paint), &probe);
+  gulong after_id = g_signal_connect_after (clock, "after-paint", G_CALLBACK (on_after_paint),
+                                            &probe);
 
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_conversations (window)), ==, 1);
   gint64 t0 = g_get_monotonic_time ();
@@ -130,10 +186,12 @@ script_stress (HzApplication *app, HzWindow *window, gpointer data)
   /* The first frames after opening (rows built at both ends: the view opens at the
    * newest message), then the steady state. */
   probe.probe_id = g_timeout_add (PROBE_MS, probe_tick, &probe);
+  probe.last_us = g_get_monotonic_time ();
   hz_ui_spin (2.0);
   probe_report (&probe, "first 2 s after opening");
   hz_ui_spin (1.0);
   probe_report (&probe, "idle with 2,000 messages");
+  g_autofree char *opened = hz_ui_screenshot (GTK_WIDGET (window), "stress-opened");
 
   /* A reply streaming in, shown as the app shows one (streaming item at the end). */
   GListModel *messages = hz_window_get_messages (window);
@@ -142,19 +200,23 @@ script_stress (HzApplication *app, HzWindow *window, gpointer data)
   hz_message_item_set_streaming (reply, TRUE);
   Stream stream = { reply, 0 };
   t0 = g_get_monotonic_time ();
+  double cpu0 = cpu_seconds ();
   guint stream_id = g_timeout_add (2, stream_tick, &stream);
   g_assert_true (hz_ui_wait_for (stream_done, &stream, 50));
-  g_test_message ("streamed %u tokens (%zu bytes) in %.1f s", stream.tokens,
-                  strlen (hz_message_item_get_text (reply)),
-                  (g_get_monotonic_time () - t0) / 1e6);
+  g_test_message ("streamed %u tokens (%zu bytes) in %.1f s, %.1f s of CPU time",
+                  stream.tokens, strlen (hz_message_item_get_text (reply)),
+                  (g_get_monotonic_time () - t0) / 1e6, cpu_seconds () - cpu0);
   probe_report (&probe, "streaming a 20,000-token reply");
   hz_message_item_set_streaming (reply, FALSE);
   hz_ui_spin (0.5);
   g_source_remove (probe.probe_id);
+  g_signal_handler_disconnect (clock, before_id);
+  g_signal_handler_disconnect (clock, after_id);
   (void) stream_id;
   print_load ();
   g_autofree char *shot = hz_ui_screenshot (GTK_WIDGET (window), "stress");
   g_array_unref (probe.lateness_us);
+  g_array_unref (probe.frame_us);
 }
 
 static void
