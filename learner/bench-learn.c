@@ -2,13 +2,14 @@
  * tools/bench-learn.sh, which prints the table). Not a test.
  *
  *   bench-learn MODEL.gguf [--seq 512] [--rank 16] [--batch 1] [--steps 1] [--warmup 0]
+ *                          [--threads 0]
  *
  * Trains rank-r LoRA adapters on all seven projections (alpha = 2r, PEFT initialisation)
  * over the frozen, still quantized base with full SFT steps (forward, backward with
  * activation recomputation, AdamW) on random token sequences of length seq whose every
  * position is a target, and prints one line of key=value pairs: tokens/s and seconds per
  * step over the timed steps, by the wall clock and by this process's CPU time (stable on a
- * shared machine), peak resident memory (getrusage), parameter counts. */
+ * shared machine), peak resident memory (getrusage), parameter counts, threads. */
 #include <glib.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -17,20 +18,21 @@
 int
 main (int argc, char **argv)
 {
-  int seq = 512, rank = 16, batch = 1, steps = 1, warmup = 0;
+  int seq = 512, rank = 16, batch = 1, steps = 1, warmup = 0, threads = 0;
   GOptionEntry entries[] = {
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (512)", "T" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &rank, "LoRA rank (16)", "R" },
     { "batch", 0, 0, G_OPTION_ARG_INT, &batch, "Sequences per step (1)", "B" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &steps, "Timed steps (1)", "N" },
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed steps first (0)", "N" },
+    { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (0: all processors)", "N" },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("MODEL.gguf — LoRA SFT tokens/s");
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &error) || argc != 2 || seq < 2 || rank < 1
-      || batch < 1 || steps < 1 || warmup < 0)
+      || batch < 1 || steps < 1 || warmup < 0 || threads < 0 || threads > 1024)
     {
       g_printerr ("%s\n", error ? error->message : "usage: bench-learn MODEL.gguf [options]");
       return 2;
@@ -55,6 +57,7 @@ main (int argc, char **argv)
   hz_lora_init_peft (lora, 1);
   HzSftParams p;
   hz_sft_params_init (&p);
+  p.n_threads = (guint) threads;
   g_autoptr (HzSftTrainer) tr = hz_sft_trainer_new (base->llm, lora, &p, seq);
   const int32_t n_vocab = base->llm->hp.n_vocab;
   g_autoptr (GRand) rng = g_rand_new_with_seed (7);
@@ -81,8 +84,9 @@ main (int argc, char **argv)
                      + (ru.ru_stime.tv_sec - r0.ru_stime.tv_sec)
                      + (ru.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
   printf ("tokens_per_s=%.2f s_per_step=%.2f tokens_per_cpu_s=%.2f cpu_s_per_step=%.2f "
-          "peak_rss_mib=%.0f lora_params=%zu seq=%d batch=%d rank=%d steps=%d loss=%.4f\n",
+          "peak_rss_mib=%.0f lora_params=%zu seq=%d batch=%d rank=%d steps=%d threads=%u loss=%.4f\n",
           (double) steps * batch * seq / secs, secs / steps, (double) steps * batch * seq / cpu,
-          cpu / steps, ru.ru_maxrss / 1024.0, lora->n_params, seq, batch, rank, steps, loss);
+          cpu / steps, ru.ru_maxrss / 1024.0, lora->n_params, seq, batch, rank, steps,
+          threads ? (guint) threads : g_get_num_processors (), loss);
   return 0;
 }

@@ -34,6 +34,7 @@ hz_grpo_trainer_params_init (HzGrpoTrainerParams *p)
   p->sampler.temperature = 1.0f;
   p->sampler.seed = 1;
   p->recompute = TRUE;
+  p->n_threads = 0;
 }
 
 /* ------------------------------------------------------------------ groups */
@@ -109,6 +110,7 @@ hz_grpo_trainer_new (const HzLlm *llm, HzModel *model, HzLora *lora,
   t->max_tokens = max_tokens;
   t->eog = model ? hz_model_eos (model) : -1;
   t->graph = hz_train_graph_new_f32 (llm, lora, max_tokens, p->recompute);
+  hz_train_graph_set_threads_f32 (t->graph, p->n_threads);
   t->opt = hz_adamw_new (lora->n_params, &p->adamw);
   t->seq = g_new (int32_t, max_tokens);
   t->targets = g_new (int32_t, max_tokens);
@@ -212,7 +214,8 @@ completion_logp (HzGrpoTrainer *t, const HzGrpoGroup *g, int i, const float *par
     t->targets[k] = k + 1 < np ? -100 : g->tokens[g->offsets[i] + k + 1 - np];
   const int64_t V = t->llm->hp.n_vocab;
   const float *logits = hz_train_forward_f32 (t->graph, params, t->seq, T);
-  hz_op_logprob_fwd_f32 (t->dlogp, logits, t->targets, T, V);
+  hz_op_logprob_fwd_mt_f32 (hz_train_graph_threads_f32 (t->graph), t->dlogp, logits,
+                            t->targets, T, V);
   memcpy (t->logp, t->dlogp + (np - 1), sizeof (float) * nc);
   *T_out = T;
   return logits;
@@ -297,7 +300,9 @@ group_pass (HzGrpoTrainer *t, HzGrpoGroup *g, double weight, PassTotals *tot)
             tot->kl += hz_grpo_k3 (lp[k], g->logp_ref[off + k]);
         }
       tot->tokens += nc;
-      hz_op_logprob_bwd_f32 (hz_train_dlogits_f32 (t->graph), t->dlogp, logits, t->targets, T, V);
+      hz_op_logprob_bwd_mt_f32 (hz_train_graph_threads_f32 (t->graph),
+                                hz_train_dlogits_f32 (t->graph), t->dlogp, logits, t->targets,
+                                T, V);
       hz_train_backward_f32 (t->graph, t->lora->params, t->lora->grads);
     }
   if (first)

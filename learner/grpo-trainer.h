@@ -53,6 +53,8 @@ typedef struct {
   int             n_iterations;    /* mu: optimiser passes per sampled batch (default 1) */
   HzSamplerParams sampler;         /* temperature 1.0, no top-k/top-p, seed 1 */
   gboolean        recompute;       /* activation recomputation (default TRUE) */
+  guint           n_threads;       /* threads of the training ops (default 0: all
+                                      processors; results do not depend on it) */
 } HzGrpoTrainerParams;
 
 /** Defaults as listed above. */

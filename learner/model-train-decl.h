@@ -10,12 +10,23 @@ typedef struct HZ_R (_HzTrainGraph) HZ_R (HzTrainGraph);
  *  values are passed to each call, so the f64 graph can run on double copies).
  *  recompute = TRUE keeps only each layer's input activations [n_layer + 1, T, n_embd]
  *  and recomputes a layer's forward during the backward (activation checkpointing per
- *  layer); FALSE keeps every layer's cache. Memory per cache: about
+ *  layer; the last layer's cache is still that of the forward, so it is not recomputed);
+ *  FALSE keeps every layer's cache. Memory per cache: about
  *  T * (6 n_embd + 3 n_ff + 4 n_head hdk + n_head T) REALs. Never fails except for
  *  out-of-memory (abort, as GLib). */
 HZ_R (HzTrainGraph) *HZ_R (hz_train_graph_new) (const HzLlm *llm, const HzLora *lora,
                                                 int64_t max_tokens, gboolean recompute);
 void HZ_R (hz_train_graph_free) (HZ_R (HzTrainGraph) *g);
+
+/** Run the graph's ops on up to n_threads threads (0 = g_get_num_processors (); a new graph
+ *  uses one): the engine's thread pool through HzOpsThreads (ops.h). Results are
+ *  bit-identical for every thread count. Not while a forward or backward runs. */
+void  HZ_R (hz_train_graph_set_threads) (HZ_R (HzTrainGraph) *g, guint n_threads);
+/** The graph's thread count (resolved, >= 1). */
+guint HZ_R (hz_train_graph_n_threads) (const HZ_R (HzTrainGraph) *g);
+/** The graph's HzOpsThreads (owned by the graph, replaced by set_threads): for running loss
+ *  heads' *_mt ops on the same threads, and for tests (hz_ops_threads_set_min_work). */
+HzOpsThreads *HZ_R (hz_train_graph_threads) (HZ_R (HzTrainGraph) *g);
 
 /** Forward pass over tokens[0..T) at positions 0..T-1 (1 <= T <= max_tokens; ids in
  *  [0, n_vocab), asserted): returns the logits [T, n_vocab], owned by the graph and valid

@@ -31,12 +31,15 @@ struct HZ_R (_HzTrainGraph) {
   gboolean      recompute;
   int           n_cache;
   Cache        *caches;
+  int           cached_layer;          /* recompute: the layer whose activations caches[0]
+                                          holds (-1: none) */
   float        *cs;                    /* RoPE tables [max_T, n_rot] */
   REAL *xs;                            /* layer inputs [n_layer + 1, T, d] */
   REAL *hf, *rstd_f, *logits, *dlogits;
   /* backward scratch */
-  REAL *dx, *dh, *d_att, *dq, *dk, *dv, *dq_pre, *dk_pre, *d_act, *d_gate, *d_up, *x_tmp;
+  REAL *dx, *dh, *d_att, *dq, *dk, *dv, *dq_pre, *dk_pre, *d_act, *d_gate, *d_up;
   GPtrArray *bufs;                     /* every allocation above, freed together */
+  HzOpsThreads *th;                    /* threads of the ops (one by default) */
 };
 
 static REAL *
@@ -66,8 +69,10 @@ HZ_R (hz_train_graph_new) (const HzLlm *llm, const HzLora *lora, int64_t max_tok
   g->max_T = T;
   g->recompute = recompute;
   g->bufs = g_ptr_array_new_with_free_func (g_free);
+  g->th = hz_ops_threads_new (1);
   g->cs = hz_train_rope_table (llm, T);
   g->n_cache = recompute ? 1 : hp->n_layer;
+  g->cached_layer = -1;
   g->caches = g_new0 (Cache, g->n_cache);
   for (int i = 0; i < g->n_cache; i++)
     {
@@ -101,7 +106,6 @@ HZ_R (hz_train_graph_new) (const HzLlm *llm, const HzLora *lora, int64_t max_tok
   g->dlogits = HZ_R (alloc) (g, T * hp->n_vocab);
   g->dx = HZ_R (alloc) (g, T * d);
   g->dh = HZ_R (alloc) (g, T * d);
-  g->x_tmp = HZ_R (alloc) (g, T * d);
   g->d_att = HZ_R (alloc) (g, T * dov);
   g->dq = HZ_R (alloc) (g, T * dq);
   g->dk = HZ_R (alloc) (g, T * dk);
@@ -120,9 +124,29 @@ HZ_R (hz_train_graph_free) (Graph *g)
   if (g == NULL)
     return;
   g_ptr_array_free (g->bufs, TRUE);
+  hz_ops_threads_free (g->th);
   g_free (g->caches);
   g_free (g->cs);
   g_free (g);
+}
+
+void
+HZ_R (hz_train_graph_set_threads) (Graph *g, guint n_threads)
+{
+  hz_ops_threads_free (g->th);
+  g->th = hz_ops_threads_new (n_threads);
+}
+
+guint
+HZ_R (hz_train_graph_n_threads) (const Graph *g)
+{
+  return hz_ops_threads_n (g->th);
+}
+
+HzOpsThreads *
+HZ_R (hz_train_graph_threads) (Graph *g)
+{
+  return g->th;
 }
 
 REAL *
@@ -166,7 +190,7 @@ HZ_R (lin_fwd) (const Graph *g, const REAL *params, int il, HzLoraTarget t, cons
                 const float *bias, const REAL *x, REAL *y, Cache *c)
 {
   HZ_R (Adapter) a = HZ_R (adapter) (g, params, NULL, il, t);
-  HZ_R (hz_op_linear_fwd) (y, c->u[t], x, g->T, W, bias, a.A, a.B, a.r, a.scaling);
+  HZ_R (hz_op_linear_fwd_mt) (g->th, y, c->u[t], x, g->T, W, bias, a.A, a.B, a.r, a.scaling);
 }
 
 static void
@@ -174,9 +198,12 @@ HZ_R (lin_bwd) (const Graph *g, const REAL *params, REAL *grads, int il, HzLoraT
                 const HzMatrix *W, REAL *dx, const REAL *dy, const REAL *x, const Cache *c)
 {
   HZ_R (Adapter) a = HZ_R (adapter) (g, params, grads, il, t);
-  HZ_R (hz_op_linear_bwd) (dx, a.dA, a.dB, dy, x, c->u[t], g->T, W, a.A, a.B, a.r, a.scaling);
+  HZ_R (hz_op_linear_bwd_mt) (g->th, dx, a.dA, a.dB, dy, x, c->u[t], g->T, W, a.A, a.B, a.r, a.scaling);
 }
 
+/* Forward of layer il into the cache c and x_out; x_out == NULL (recomputation for the
+ * backward) skips the down projection's base product, whose output the backward does not
+ * read, and computes only its LoRA input projection. */
 static void
 HZ_R (layer_fwd) (Graph *g, const REAL *params, int il, const REAL *x_in, REAL *x_out, Cache *c)
 {
@@ -197,7 +224,7 @@ HZ_R (layer_fwd) (Graph *g, const REAL *params, int il, const REAL *x_in, REAL *
                               hp->head_dim_k, hp->norm_eps);
   HZ_R (hz_op_rope) (c->q, g->cs, T, hp->n_head, hp->head_dim_k, hp->n_rot, hp->rope_mode, FALSE);
   HZ_R (hz_op_rope) (c->k, g->cs, T, hp->n_head_kv, hp->head_dim_k, hp->n_rot, hp->rope_mode, FALSE);
-  HZ_R (hz_op_attention_fwd) (c->att, c->P, c->q, c->k, c->v, T, hp->n_head, hp->n_head_kv,
+  HZ_R (hz_op_attention_fwd_mt) (g->th, c->att, c->P, c->q, c->k, c->v, T, hp->n_head, hp->n_head_kv,
                               hp->head_dim_k, hp->head_dim_v);
   HZ_R (lin_fwd) (g, params, il, HZ_LORA_O, &L->wo, L->bo, c->att, c->x_mid, c);
   for (int64_t i = 0; i < T * d; i++)
@@ -207,7 +234,14 @@ HZ_R (layer_fwd) (Graph *g, const REAL *params, int il, const REAL *x_in, REAL *
   HZ_R (hz_op_rmsnorm_fwd) (c->h2, c->rstd2, c->x_mid, L->ffn_norm, T, d, hp->norm_eps);
   HZ_R (lin_fwd) (g, params, il, HZ_LORA_GATE, &L->w_gate, NULL, c->h2, c->gate, c);
   HZ_R (lin_fwd) (g, params, il, HZ_LORA_UP, &L->w_up, NULL, c->h2, c->up, c);
-  HZ_R (hz_op_swiglu_fwd) (c->act, c->gate, c->up, T * hp->n_ff);
+  HZ_R (hz_op_swiglu_fwd_mt) (g->th, c->act, c->gate, c->up, T * hp->n_ff);
+  if (x_out == NULL)
+    {
+      HZ_R (Adapter) a = HZ_R (adapter) (g, params, NULL, il, HZ_LORA_DOWN);
+      if (a.A)
+        HZ_R (hz_op_lora_u_mt) (g->th, c->u[HZ_LORA_DOWN], c->act, T, hp->n_ff, a.A, a.r);
+      return;
+    }
   HZ_R (lin_fwd) (g, params, il, HZ_LORA_DOWN, &L->w_down, NULL, c->act, x_out, c);
   for (int64_t i = 0; i < T * d; i++)
     x_out[i] += c->x_mid[i];
@@ -233,7 +267,7 @@ HZ_R (layer_bwd) (Graph *g, const REAL *params, REAL *grads, int il, const REAL 
   HZ_R (lin_bwd) (g, params, grads, il, HZ_LORA_DOWN, &L->w_down, g->d_act, g->dx, c->act, c);
   HZ_R (zero) (g->d_gate, T * ff);
   HZ_R (zero) (g->d_up, T * ff);
-  HZ_R (hz_op_swiglu_bwd) (g->d_gate, g->d_up, g->d_act, c->gate, c->up, T * ff);
+  HZ_R (hz_op_swiglu_bwd_mt) (g->th, g->d_gate, g->d_up, g->d_act, c->gate, c->up, T * ff);
   HZ_R (zero) (g->dh, T * d);
   HZ_R (lin_bwd) (g, params, grads, il, HZ_LORA_GATE, &L->w_gate, g->dh, g->d_gate, c->h2, c);
   HZ_R (lin_bwd) (g, params, grads, il, HZ_LORA_UP, &L->w_up, g->dh, g->d_up, c->h2, c);
@@ -246,7 +280,7 @@ HZ_R (layer_bwd) (Graph *g, const REAL *params, REAL *grads, int il, const REAL 
   HZ_R (zero) (g->dq, T * dq);
   HZ_R (zero) (g->dk, T * dk);
   HZ_R (zero) (g->dv, T * dv);
-  HZ_R (hz_op_attention_bwd) (g->dq, g->dk, g->dv, g->d_att, c->q, c->k, c->v, c->P, T,
+  HZ_R (hz_op_attention_bwd_mt) (g->th, g->dq, g->dk, g->dv, g->d_att, c->q, c->k, c->v, c->P, T,
                               hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v);
   HZ_R (hz_op_rope) (g->dq, g->cs, T, hp->n_head, hp->head_dim_k, hp->n_rot, hp->rope_mode, TRUE);
   HZ_R (hz_op_rope) (g->dk, g->cs, T, hp->n_head_kv, hp->head_dim_k, hp->n_rot, hp->rope_mode, TRUE);
@@ -288,9 +322,10 @@ HZ_R (hz_train_forward) (Graph *g, const REAL *params, const int32_t *tokens, in
   for (int il = 0; il < hp->n_layer; il++)
     HZ_R (layer_fwd) (g, params, il, g->xs + (int64_t) il * T * d,
                       g->xs + (int64_t) (il + 1) * T * d, &g->caches[g->recompute ? 0 : il]);
+  g->cached_layer = hp->n_layer - 1;   /* the backward starts there: no recomputation */
   HZ_R (hz_op_rmsnorm_fwd) (g->hf, g->rstd_f, g->xs + (int64_t) hp->n_layer * T * d,
                             llm->output_norm, T, d, hp->norm_eps);
-  HZ_R (hz_op_linear_fwd) (g->logits, NULL, g->hf, T, &llm->output, NULL, NULL, NULL, 0, 0);
+  HZ_R (hz_op_linear_fwd_mt) (g->th, g->logits, NULL, g->hf, T, &llm->output, NULL, NULL, NULL, 0, 0);
   HZ_R (zero) (g->dlogits, T * hp->n_vocab);
   return g->logits;
 }
@@ -304,7 +339,7 @@ HZ_R (hz_train_backward) (Graph *g, const REAL *params, REAL *grads)
 
   g_assert (params != NULL && grads != NULL);
   HZ_R (zero) (g->dh, T * d);
-  HZ_R (hz_op_linear_bwd) (g->dh, NULL, NULL, g->dlogits, g->hf, NULL, T, &llm->output,
+  HZ_R (hz_op_linear_bwd_mt) (g->th, g->dh, NULL, NULL, g->dlogits, g->hf, NULL, T, &llm->output,
                            NULL, NULL, 0, 0);
   HZ_R (zero) (g->dx, T * d);
   HZ_R (hz_op_rmsnorm_bwd) (g->dx, NULL, g->dh, g->xs + (int64_t) hp->n_layer * T * d,
@@ -313,8 +348,11 @@ HZ_R (hz_train_backward) (Graph *g, const REAL *params, REAL *grads)
     {
       const REAL *x_in = g->xs + (int64_t) il * T * d;
       Cache *c = &g->caches[g->recompute ? 0 : il];
-      if (g->recompute)
-        HZ_R (layer_fwd) (g, params, il, x_in, g->x_tmp, c);
+      if (g->recompute && g->cached_layer != il)
+        {
+          HZ_R (layer_fwd) (g, params, il, x_in, NULL, c);
+          g->cached_layer = il;
+        }
       HZ_R (layer_bwd) (g, params, grads, il, x_in, c);
     }
 }
@@ -325,10 +363,10 @@ HZ_R (hz_train_sft_step) (Graph *g, const REAL *params, REAL *grads, const int32
 {
   const int64_t V = g->llm->hp.n_vocab;
   const REAL *logits = HZ_R (hz_train_forward) (g, params, tokens, T);
-  const double loss = HZ_R (hz_op_cross_entropy_fwd) (logits, targets, T, V, n_valid);
+  const double loss = HZ_R (hz_op_cross_entropy_fwd_mt) (g->th, logits, targets, T, V, n_valid);
   if (grads != NULL)
     {
-      HZ_R (hz_op_cross_entropy_bwd) (g->dlogits, logits, targets, T, V, weight);
+      HZ_R (hz_op_cross_entropy_bwd_mt) (g->th, g->dlogits, logits, targets, T, V, weight);
       HZ_R (hz_train_backward) (g, params, grads);
     }
   return loss;

@@ -8,6 +8,8 @@
  * of the HzLora given at creation. Float (_f32) for training, double (_f64) for gradient
  * checks: one source (model-train-impl.c) compiled twice (see real.h).
  *
+ * Threads: a graph runs its ops on its own HzOpsThreads (hz_train_graph_set_threads;
+ * one thread unless set), with bit-identical results for every thread count.
  * Thread safety: a graph is used by one thread at a time; graphs over the same HzLlm may
  * run in parallel.
  */
@@ -18,6 +20,7 @@
 #include "model.h"
 #include "gguf.h"
 #include "lora.h"
+#include "ops.h"   /* HzOpsThreads */
 
 G_BEGIN_DECLS
 

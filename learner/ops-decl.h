@@ -10,8 +10,10 @@
  *  - *_fwd writes its outputs (and the caches named in its comment); *_bwd ADDS the
  *    gradients with respect to its inputs into the given buffers (callers zero them), so
  *    that residual branches and shared inputs accumulate without copies.
- *  - No allocation except a per-call row scratch in the linear ops; no global state: all
- *    ops are reentrant and thread-safe on disjoint outputs.
+ *  - No global state: all ops are reentrant and thread-safe on disjoint outputs. The heavy
+ *    ops have a *_mt twin that takes an HzOpsThreads (ops.h; NULL = the calling thread
+ *    only) and gives bit-identical results for every thread count; the plain op is the
+ *    *_mt one on the calling thread.
  */
 #include "real.h"
 
@@ -55,6 +57,10 @@ void HZ_R (hz_op_rope) (REAL *x, const float *cs, int64_t T, int32_t n_heads,
 void HZ_R (hz_op_attention_fwd) (REAL *out, REAL *P, const REAL *q, const REAL *k,
                                  const REAL *v, int64_t T, int32_t n_head, int32_t n_head_kv,
                                  int32_t hdk, int32_t hdv);
+/** hz_op_attention_fwd on th's threads (nullable: the calling thread), split by heads. */
+void HZ_R (hz_op_attention_fwd_mt) (HzOpsThreads *th, REAL *out, REAL *P, const REAL *q,
+                                    const REAL *k, const REAL *v, int64_t T, int32_t n_head,
+                                    int32_t n_head_kv, int32_t hdk, int32_t hdv);
 
 /** Attention backward from dout [T, n_head * hdv] and the forward's q, k, v and P:
  *  dP = dout_h V^T, dS = P * (dP - rowsum(P * dP)), dq += dS K / sqrt(hdk),
@@ -64,17 +70,29 @@ void HZ_R (hz_op_attention_bwd) (REAL *dq, REAL *dk, REAL *dv, const REAL *dout,
                                  const REAL *q, const REAL *k, const REAL *v, const REAL *P,
                                  int64_t T, int32_t n_head, int32_t n_head_kv,
                                  int32_t hdk, int32_t hdv);
+/** hz_op_attention_bwd on th's threads (nullable), split by key/value heads (the heads of
+ *  a group are summed in index order by one thread). */
+void HZ_R (hz_op_attention_bwd_mt) (HzOpsThreads *th, REAL *dq, REAL *dk, REAL *dv,
+                                    const REAL *dout, const REAL *q, const REAL *k,
+                                    const REAL *v, const REAL *P, int64_t T, int32_t n_head,
+                                    int32_t n_head_kv, int32_t hdk, int32_t hdv);
 
 /* ------------------------------------------------------------------- SwiGLU */
 
 /** SwiGLU (Shazeer 2020, arXiv 2002.05202): h = silu(g) * u, silu(g) = g / (1 + e^-g).
  *  g, u, h: [n] (h may not alias g or u). */
 void HZ_R (hz_op_swiglu_fwd) (REAL *h, const REAL *g, const REAL *u, int64_t n);
+/** hz_op_swiglu_fwd on th's threads (nullable). */
+void HZ_R (hz_op_swiglu_fwd_mt) (HzOpsThreads *th, REAL *h, const REAL *g, const REAL *u,
+                                 int64_t n);
 
 /** SwiGLU backward: with s = sigmoid(g), dg += dh * u * s * (1 + g (1 - s)),
  *  du += dh * g * s. */
 void HZ_R (hz_op_swiglu_bwd) (REAL *dg, REAL *du, const REAL *dh, const REAL *g,
                               const REAL *u, int64_t n);
+/** hz_op_swiglu_bwd on th's threads (nullable). */
+void HZ_R (hz_op_swiglu_bwd_mt) (HzOpsThreads *th, REAL *dg, REAL *du, const REAL *dh,
+                                 const REAL *g, const REAL *u, int64_t n);
 
 /* ---------------------------------------------------------------- embedding */
 
@@ -96,12 +114,25 @@ void HZ_R (hz_op_embedding_bwd) (REAL *dtable, const REAL *dy, const int32_t *to
  *  (LoRA, Hu et al. 2021, arXiv 2106.09685; QLoRA, Dettmers et al. 2023, arXiv
  *  2305.14314):  y = x W^T + bias + scaling * (x A^T) B^T.
  *  x: [T, n_in]; y: [T, n_out]; W: engine matrix with n_in, n_out (rows dequantized on
- *  the fly with the table's to_float, 8 rows at a time; nothing is kept); bias: float
+ *  the fly with the table's to_float, a block at a time into reused scratch, never the
+ *  whole matrix; the float result equals f64 up to rounding, not bit for bit); bias: float
  *  [n_out] or NULL; A: [r, n_in], B: [n_out, r] (NULL: no LoRA); u: cache [T, r] of x A^T
  *  (required when A is given). y must not alias x. */
 void HZ_R (hz_op_linear_fwd) (REAL *y, REAL *u, const REAL *x, int64_t T, const HzMatrix *W,
                               const float *bias, const REAL *A, const REAL *B, int32_t r,
                               REAL scaling);
+/** hz_op_linear_fwd on th's threads (nullable). In float, the products are ops-gemm.h's
+ *  (blocked, AVX2/FMA when available; W dequantized 64 rows at a time into per-thread
+ *  scratch, never as a whole); in double, plain loops (the gradient-check reference). */
+void HZ_R (hz_op_linear_fwd_mt) (HzOpsThreads *th, REAL *y, REAL *u, const REAL *x, int64_t T,
+                                 const HzMatrix *W, const float *bias, const REAL *A,
+                                 const REAL *B, int32_t r, REAL scaling);
+
+/** The LoRA branch's input projection alone: u = x A^T (x: [T, n_in], A: [r, n_in], u:
+ *  [T, r]), the same values hz_op_linear_fwd_mt caches in u (bit for bit). For recomputing a
+ *  layer whose base output is not needed again (the activation-recomputation pass). */
+void HZ_R (hz_op_lora_u_mt) (HzOpsThreads *th, REAL *u, const REAL *x, int64_t T, int64_t n_in,
+                             const REAL *A, int32_t r);
 
 /** Linear backward from dy [T, n_out]:
  *   dB += scaling * dy^T u            ([n_out, r])
@@ -112,6 +143,12 @@ void HZ_R (hz_op_linear_fwd) (REAL *y, REAL *u, const REAL *x, int64_t T, const 
 void HZ_R (hz_op_linear_bwd) (REAL *dx, REAL *dA, REAL *dB, const REAL *dy, const REAL *x,
                               const REAL *u, int64_t T, const HzMatrix *W, const REAL *A,
                               const REAL *B, int32_t r, REAL scaling);
+/** hz_op_linear_bwd on th's threads (nullable); float uses ops-gemm.h's products (W
+ *  dequantized by 256-row x column-chunk blocks), double plain loops. */
+void HZ_R (hz_op_linear_bwd_mt) (HzOpsThreads *th, REAL *dx, REAL *dA, REAL *dB,
+                                 const REAL *dy, const REAL *x, const REAL *u, int64_t T,
+                                 const HzMatrix *W, const REAL *A, const REAL *B, int32_t r,
+                                 REAL scaling);
 
 /* ------------------------------------------------ log-probs and cross-entropy */
 
@@ -120,11 +157,18 @@ void HZ_R (hz_op_linear_bwd) (REAL *dx, REAL *dA, REAL *dB, const REAL *dy, cons
  *  logits: [T, V]. The log-sum-exp is computed in double. */
 void HZ_R (hz_op_logprob_fwd) (REAL *logp, const REAL *logits, const int32_t *targets,
                                int64_t T, int64_t V);
+/** hz_op_logprob_fwd on th's threads (nullable), split by rows. */
+void HZ_R (hz_op_logprob_fwd_mt) (HzOpsThreads *th, REAL *logp, const REAL *logits,
+                                  const int32_t *targets, int64_t T, int64_t V);
 
 /** Backward of hz_op_logprob_fwd: dlogits[t, v] += dlogp[t] * (1[v = y_t] - softmax_v),
  *  nothing for ignored rows. */
 void HZ_R (hz_op_logprob_bwd) (REAL *dlogits, const REAL *dlogp, const REAL *logits,
                                const int32_t *targets, int64_t T, int64_t V);
+/** hz_op_logprob_bwd on th's threads (nullable), split by rows. */
+void HZ_R (hz_op_logprob_bwd_mt) (HzOpsThreads *th, REAL *dlogits, const REAL *dlogp,
+                                  const REAL *logits, const int32_t *targets, int64_t T,
+                                  int64_t V);
 
 /** Masked cross-entropy, summed: returns sum over t with targets[t] >= 0 of
  *  -log softmax(logits[t])[targets[t]] (as torch.nn.functional.cross_entropy with
@@ -132,8 +176,17 @@ void HZ_R (hz_op_logprob_bwd) (REAL *dlogits, const REAL *dlogp, const REAL *log
  *  number of counted rows. Targets >= V are a programming error (asserted). */
 double HZ_R (hz_op_cross_entropy_fwd) (const REAL *logits, const int32_t *targets, int64_t T,
                                        int64_t V, int64_t *n_valid);
+/** hz_op_cross_entropy_fwd on th's threads (nullable): per-row losses in parallel, summed
+ *  in row order on the calling thread (the same value as the serial op). */
+double HZ_R (hz_op_cross_entropy_fwd_mt) (HzOpsThreads *th, const REAL *logits,
+                                          const int32_t *targets, int64_t T, int64_t V,
+                                          int64_t *n_valid);
 
 /** Backward of `weight` x the summed cross-entropy (weight = 1 / n_valid gives the mean):
  *  dlogits[t, v] += weight * (softmax_v - 1[v = y_t]) for the counted rows. */
 void HZ_R (hz_op_cross_entropy_bwd) (REAL *dlogits, const REAL *logits, const int32_t *targets,
                                      int64_t T, int64_t V, double weight);
+/** hz_op_cross_entropy_bwd on th's threads (nullable), split by rows. */
+void HZ_R (hz_op_cross_entropy_bwd_mt) (HzOpsThreads *th, REAL *dlogits, const REAL *logits,
+                                        const int32_t *targets, int64_t T, int64_t V,
+                                        double weight);

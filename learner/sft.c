@@ -35,6 +35,7 @@ hz_sft_params_init (HzSftParams *p)
   p->schedule = (HzSchedule) { HZ_SCHEDULE_CONSTANT, 0, 1, 0.0 };
   p->max_grad_norm = 1.0;
   p->recompute = TRUE;
+  p->n_threads = 0;
 }
 
 HzSftTrainer *
@@ -45,6 +46,7 @@ hz_sft_trainer_new (const HzLlm *llm, HzLora *lora, const HzSftParams *p, int64_
   t->lora = lora;
   t->p = *p;
   t->graph = hz_train_graph_new_f32 (llm, lora, max_tokens, p->recompute);
+  hz_train_graph_set_threads_f32 (t->graph, p->n_threads);
   t->opt = hz_adamw_new (lora->n_params, &p->adamw);
   return t;
 }

@@ -44,9 +44,12 @@ typedef struct {
   HzSchedule    schedule;
   double        max_grad_norm;  /* <= 0: no clipping (default 1.0) */
   gboolean      recompute;      /* activation recomputation per layer (default TRUE) */
+  guint         n_threads;      /* threads of the training ops (default 0: all processors;
+                                   results do not depend on it) */
 } HzSftParams;
 
-/** Defaults: AdamW defaults (lr 1e-4), constant schedule without warmup, clipping at 1. */
+/** Defaults: AdamW defaults (lr 1e-4), constant schedule without warmup, clipping at 1,
+ *  recomputation, all processors. */
 void hz_sft_params_init (HzSftParams *p);
 
 typedef struct _HzSftTrainer HzSftTrainer;

@@ -9,11 +9,15 @@
 #   HZ_BENCH_BATCHES  batch sizes to time on the CPU (default "1"; "1 8" for both — batch 8
 #                     takes 8x as long)
 #   HZ_BENCH_STEPS    timed steps per batch size (default 1; one step at batch 1 is 512
-#                     tokens and takes minutes on the CPU)
+#                     tokens, about a minute of CPU time)
+#   HZ_BENCH_THREADS  CPU thread counts to time (default "1 2"; results are bit-identical
+#                     for any count, only the speed changes)
+#   HZ_BENCH_SEQ      sequence length (default 512, the issue's; smaller for a quick look)
 #   HZ_BENCH_CACHE    where the synthetic model is generated once (default
 #                     $XDG_CACHE_HOME/hanzo/bench, shared with tools/bench-cpu.sh)
-# The learner's CPU path (learner/ops-impl.c) is single-threaded, so the CPU column is one
-# thread whatever the machine has; the HIP learner does not exist yet ("not built").
+# The learner's CPU path (learner/ops-impl.c, learner/ops-gemm.c) runs on the engine's
+# thread pool; the HIP learner does not exist yet ("not built"). On a shared machine read
+# tokens/CPU-s (this process's CPU time) next to the wall-clock tokens/s and the load.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -22,6 +26,8 @@ shared=${HZ_SHARED_DIR:-$here/../shared}
 cache=${HZ_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hanzo/bench}
 batches=${HZ_BENCH_BATCHES:-1}
 steps=${HZ_BENCH_STEPS:-1}
+threads=${HZ_BENCH_THREADS:-1 2}
+seq=${HZ_BENCH_SEQ:-512}
 if [ ! -d "$build" ]; then
   meson setup "$build" "$here" >/dev/null
 fi
@@ -40,18 +46,23 @@ fi
 echo "machine: $(nproc) cores, $(uname -m), load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "model:   $model"
 echo
-printf '%-34s %7s %12s %10s %12s %14s\n' "LoRA SFT, seq 512, r 16, all proj" "batch" "tokens/s" "s/step" "peak memory" "tokens/CPU-s"
-printf '%-34s %7s %12s %10s %12s %14s\n' "----------------------------------" "-----" "--------" "------" "-----------" "------------"
+printf '%-34s %7s %12s %10s %12s %14s %6s\n' "LoRA SFT, seq $seq, r 16, all proj" "batch" "tokens/s" "s/step" "peak memory" "tokens/CPU-s" "load"
+printf '%-34s %7s %12s %10s %12s %14s %6s\n' "----------------------------------" "-----" "--------" "------" "-----------" "------------" "----"
 for b in $batches; do
-  line=$("$build/learner/bench-learn" "$model" --seq 512 --rank 16 --batch "$b" --steps "$steps")
-  tps=$(echo "$line" | sed -n 's/.*tokens_per_s=\([^ ]*\).*/\1/p')
-  sps=$(echo "$line" | sed -n 's/.* s_per_step=\([^ ]*\).*/\1/p')
-  rss=$(echo "$line" | sed -n 's/.*peak_rss_mib=\([^ ]*\).*/\1/p')
-  tpc=$(echo "$line" | sed -n 's/.*tokens_per_cpu_s=\([^ ]*\).*/\1/p')
-  printf '%-34s %7s %12s %10s %8s MiB %14s\n' "Hanzo CPU, 1 thread, Q4_K base" "$b" "$tps" "$sps" "$rss" "$tpc"
+  for t in $threads; do
+    line=$("$build/learner/bench-learn" "$model" --seq "$seq" --rank 16 --batch "$b" --steps "$steps" --threads "$t")
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    tps=$(echo "$line" | sed -n 's/.*tokens_per_s=\([^ ]*\).*/\1/p')
+    sps=$(echo "$line" | sed -n 's/.* s_per_step=\([^ ]*\).*/\1/p')
+    rss=$(echo "$line" | sed -n 's/.*peak_rss_mib=\([^ ]*\).*/\1/p')
+    tpc=$(echo "$line" | sed -n 's/.*tokens_per_cpu_s=\([^ ]*\).*/\1/p')
+    [ "$t" = 1 ] && what="1 thread" || what="$t threads"
+    printf '%-34s %7s %12s %10s %8s MiB %14s %6s\n' "Hanzo CPU, $what, Q4_K base" "$b" "$tps" "$sps" "$rss" "$tpc" "$load"
+  done
 done
 printf '%-34s %7s %12s %10s %12s %14s\n' "Hanzo GPU (HIP learner)" "1, 8" "not built" "-" "-" "-"
 printf '%-34s %7s %12s %10s %12s %14s\n' "PyTorch 2.11 + PEFT 0.21, H200" "8" "25,400" "0.161" "15.0 GiB" "-"
 printf '%-34s %7s %12s %10s %12s %14s\n' "  (bf16 base, issue 7)" "1" "3,590" "0.143" "3.9 GiB" "-"
 echo
-echo "tokens/CPU-s: tokens per second of this process's CPU time, stable when others load the machine"
+echo "tokens/CPU-s: tokens per second of this process's CPU time, stable when others load the machine;"
+echo "load: 1-minute load average after the run (the machine has $(nproc) cores)"

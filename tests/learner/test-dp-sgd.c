@@ -192,8 +192,12 @@ test_equals_sgd (void)
       g_test_message ("step %d: batch %u, loss %.5f, max |grad diff| %.3g of %.3g", step,
                       idx->len, l1, diff, ref);
       g_assert_cmpfloat (diff, <=, 1e-5 * ref);
+      /* AdamW's early steps move every parameter by about lr whatever |g|: a gradient of a
+       * few eps (1e-8) whose last bits differ between the two summation orders moves its
+       * parameter by a visible fraction of lr, hence the 1e-3 lr (lr = 1e-2) besides 1e-5 */
       for (gsize k = 0; k < a->n_params; k++)
-        g_assert_cmpfloat (fabs (a->params[k] - b->params[k]), <=, 1e-5 * (1 + fabs (a->params[k])));
+        g_assert_cmpfloat (fabs (a->params[k] - b->params[k]), <=,
+                           1e-5 * (1 + fabs (a->params[k])) + 1e-3 * 1e-2);
     }
   hz_train_base_free (f.base);
 }

@@ -225,7 +225,8 @@ test_learns_stories260k (void)
   hz_grpo_trainer_params_init (&p);
   p.group_size = 8;
   p.max_new_tokens = 24;
-  p.adamw.lr = 1e-2;
+  p.adamw.lr = 5e-3;   /* at 1e-2 the policy rises, then may collapse (KL > 5 nats) depending
+                          on float rounding (summation order) */
   p.adamw.weight_decay = 0;
   double first, last;
   run_grpo (hz_model_get_llm (model), model, -1, (const int32_t *const *) prompts, np,

@@ -3,7 +3,8 @@
  * precision (f64 backward: relative error < 1e-4; f32 backward: < 1e-2), for llama (GQA,
  * normal RoPE), qwen2 (q/k/v biases, NeoX RoPE), qwen3 (q/k norms) and a Q8_0 base;
  * activation recomputation gives the same gradients; accumulation over micro-batches
- * equals the whole batch; the training forward matches the engine's serving forward. */
+ * equals the whole batch; the training forward matches the engine's serving forward; the
+ * float graph gives bit-identical logits, loss and gradients on 1, 2 and 3 threads. */
 #include <glib.h>
 #include <string.h>
 #include "model-train.h"
@@ -250,6 +251,68 @@ test_matches_engine (void)
       }
 }
 
+/* One f32 SFT step (forward + backward with recomputation) on `n_threads` threads with every
+ * op split across all of them: logits (first T * V), then the gradients. */
+static float *
+threaded_step (HzTrainBase *base, HzLora *lora, guint n_threads, const int32_t *tok,
+               const int32_t *tgt, int64_t T, double *loss)
+{
+  const int64_t V = base->llm->hp.n_vocab;
+  HzTrainGraph_f32 *g = hz_train_graph_new_f32 (base->llm, lora, T, TRUE);
+  hz_train_graph_set_threads_f32 (g, n_threads);
+  g_assert_cmpuint (hz_train_graph_n_threads_f32 (g), ==, n_threads);
+  hz_ops_threads_set_min_work (hz_train_graph_threads_f32 (g), 0);
+  hz_lora_zero_grad (lora);
+  *loss = hz_train_sft_step_f32 (g, lora->params, lora->grads, tok, tgt, T, 1.0 / T, NULL);
+  float *out = g_new (float, T * V + lora->n_params);
+  memcpy (out, hz_train_forward_f32 (g, lora->params, tok, T), T * V * sizeof (float));
+  memcpy (out + T * V, lora->grads, lora->n_params * sizeof (float));
+  hz_train_graph_free_f32 (g);
+  return out;
+}
+
+static void
+test_threads (void)
+{
+  static const char *const archs[] = { "llama", "qwen3" };
+  for (guint a = 0; a < G_N_ELEMENTS (archs); a++)
+    {
+      TinyLlamaSpec spec;
+      tiny_llama_spec_init (&spec);
+      spec.arch = archs[a];
+      spec.type = a == 0 ? HZ_TYPE_Q8_0 : HZ_TYPE_F32;
+      g_autoptr (HzTrainBase) base = tiny_llama_open (&spec);
+      HzLoraConfig cfg;
+      hz_lora_config_init (&cfg);
+      cfg.r = 3;
+      cfg.alpha = 6;
+      cfg.targets = HZ_LORA_TARGETS_ALL;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (HzLora) lora = hz_lora_new (&base->llm->hp, &cfg, &error);
+      g_assert_no_error (error);
+      randomize_lora (lora, 91);
+      enum { T = 41 };
+      int32_t tok[T], tgt[T];
+      g_autoptr (GRand) rng = g_rand_new_with_seed (17);
+      for (int t = 0; t < T; t++)
+        {
+          tok[t] = g_rand_int_range (rng, 0, spec.n_vocab);
+          tgt[t] = t % 5 == 0 ? -100 : g_rand_int_range (rng, 0, spec.n_vocab);
+        }
+      const gsize n = T * spec.n_vocab + lora->n_params;
+      double loss1 = 0;
+      g_autofree float *ref = threaded_step (base, lora, 1, tok, tgt, T, &loss1);
+      g_assert_true (isfinite (loss1) && loss1 > 0);
+      for (guint nth = 2; nth <= 3; nth++)
+        {
+          double loss = 0;
+          g_autofree float *out = threaded_step (base, lora, nth, tok, tgt, T, &loss);
+          g_assert_cmpfloat (loss, ==, loss1);
+          g_assert_cmpmem (out, n * sizeof (float), ref, n * sizeof (float));
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -260,5 +323,6 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/model-grad/q8_0-base", test_q8_0_base);
   g_test_add_func ("/learner/model-grad/accumulation", test_accumulation);
   g_test_add_func ("/learner/model-grad/matches-engine", test_matches_engine);
+  g_test_add_func ("/learner/model-grad/threads", test_threads);
   return g_test_run ();
 }

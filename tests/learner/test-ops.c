@@ -1,8 +1,12 @@
 /* tests/learner/test-ops.c — finite-difference gradient checks of every training op:
  * the f64 backward against central differences of the f64 forward (relative error
  * < 1e-4) and the f32 backward against the same differences (< 1e-2). Each loss is
- * L = sum(out * R) for a fixed random R, so dL/dout = R is fed to the backward. */
+ * L = sum(out * R) for a fixed random R, so dL/dout = R is fed to the backward.
+ * The threaded (*_mt) float ops are checked on larger, ragged shapes: bit-identical for 1,
+ * 2 and 3 threads (and with every op forced onto all threads), and the blocked float
+ * products against the f64 loops. */
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 #include "ops.h"
 #include "grad-check.h"
@@ -467,6 +471,202 @@ test_logprob_and_ce (void)
     g_assert_cmpfloat (dc[1 * c.V + v], ==, 0);   /* the ignored row has no gradient */
 }
 
+/* ------------------------------------------------------------ thread invariance */
+
+static const guint n_threads_tried[] = { 1, 2, 3 };
+
+/* A fresh HzOpsThreads of n threads; `force` splits even tiny ops across all of them. */
+static HzOpsThreads *
+threads_new (guint n, gboolean force)
+{
+  HzOpsThreads *th = hz_ops_threads_new (n);
+  if (force)
+    hz_ops_threads_set_min_work (th, 0);
+  return th;
+}
+
+static void
+assert_same_floats (const char *what, const float *a, const float *b, gsize n)
+{
+  if (memcmp (a, b, n * sizeof (float)) != 0)
+    for (gsize i = 0; i < n; i++)
+      if (memcmp (&a[i], &b[i], sizeof (float)) != 0)
+        g_error ("%s: element %" G_GSIZE_FORMAT " differs across thread counts: %.9g vs %.9g",
+                 what, i, a[i], b[i]);
+}
+
+/* max |a - b| / max |b| */
+static double
+rel_err (const float *a, const double *b, gsize n)
+{
+  double num = 0, den = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      num = MAX (num, fabs ((double) a[i] - b[i]));
+      den = MAX (den, fabs (b[i]));
+    }
+  g_assert_cmpfloat (den, >, 0);
+  return num / den;
+}
+
+/* Linear forward and backward with LoRA on a ragged shape (T not a multiple of the 6-row
+ * tile, n_out not a multiple of the 16-column panel, n_in over several 256-long reduction
+ * slices, r not 16): every thread count gives the same bits, and the float products agree
+ * with the f64 loops to float rounding. */
+static void
+check_linear_threads (HzType type)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (20 + type);
+  const HzQuantTraits *qt = hz_quant_traits (type);
+  const int64_t T = 37, n_in = 768, n_out = 150;
+  const int32_t r = 5;
+  const float s = 0.75f;
+  const gsize nW = n_in * n_out, nx = T * n_in, ny = T * n_out, nA = r * n_in, nB = n_out * r;
+  g_autofree float *wf = g_new (float, nW), *bias = g_new (float, n_out);
+  for (gsize i = 0; i < nW; i++)
+    wf[i] = (float) g_rand_double_range (rng, -0.5, 0.5);
+  for (int64_t o = 0; o < n_out; o++)
+    bias[o] = (float) g_rand_double_range (rng, -1, 1);
+  const gsize rb = hz_quant_row_size (type, n_in);
+  g_autofree guint8 *wq = g_malloc (rb * n_out);
+  qt->from_float (wf, wq, nW);
+  HzMatrix W = { "w", wq, qt, n_in, n_out, rb };
+  g_autofree double *x = g_new (double, nx), *A = g_new (double, nA), *B = g_new (double, nB);
+  g_autofree double *dy = g_new (double, ny);
+  fill_uniform (rng, x, nx, -1, 1);
+  fill_uniform (rng, A, nA, -0.2, 0.2);
+  fill_uniform (rng, B, nB, -0.5, 0.5);
+  fill_uniform (rng, dy, ny, -1, 1);
+  g_autofree float *xf = to_f32 (x, nx), *Af = to_f32 (A, nA), *Bf = to_f32 (B, nB);
+  g_autofree float *dyf = to_f32 (dy, ny);
+  /* the f64 reference on the float-rounded inputs */
+  g_autofree double *x3 = to_f64 (xf, nx), *A3 = to_f64 (Af, nA), *B3 = to_f64 (Bf, nB);
+  g_autofree double *dy3 = to_f64 (dyf, ny);
+  g_autofree double *y64 = g_new (double, ny), *u64 = g_new (double, T * r);
+  g_autofree double *dx64 = g_new0 (double, nx), *dA64 = g_new0 (double, nA);
+  g_autofree double *dB64 = g_new0 (double, nB);
+  hz_op_linear_fwd_f64 (y64, u64, x3, T, &W, bias, A3, B3, r, s);
+  hz_op_linear_bwd_f64 (dx64, dA64, dB64, dy3, x3, u64, T, &W, A3, B3, r, s);
+
+  g_autofree float *y1 = NULL, *dx1 = NULL, *dA1 = NULL, *dB1 = NULL;
+  for (guint force = 0; force < 2; force++)
+    for (guint k = 0; k < G_N_ELEMENTS (n_threads_tried); k++)
+      {
+        g_autoptr (HzOpsThreads) th = threads_new (n_threads_tried[k], force);
+        g_autofree float *y = g_new (float, ny), *u = g_new (float, T * r);
+        g_autofree float *dx = g_new0 (float, nx), *dA = g_new0 (float, nA);
+        g_autofree float *dB = g_new0 (float, nB);
+        hz_op_linear_fwd_mt_f32 (th, y, u, xf, T, &W, bias, Af, Bf, r, s);
+        hz_op_linear_bwd_mt_f32 (th, dx, dA, dB, dyf, xf, u, T, &W, Af, Bf, r, s);
+        if (y1 == NULL)
+          {
+            g_assert_cmpfloat (rel_err (y, y64, ny), <, 1e-5);
+            g_assert_cmpfloat (rel_err (dx, dx64, nx), <, 1e-5);
+            g_assert_cmpfloat (rel_err (dA, dA64, nA), <, 1e-5);
+            g_assert_cmpfloat (rel_err (dB, dB64, nB), <, 1e-5);
+            y1 = g_steal_pointer (&y);
+            dx1 = g_steal_pointer (&dx);
+            dA1 = g_steal_pointer (&dA);
+            dB1 = g_steal_pointer (&dB);
+            continue;
+          }
+        assert_same_floats ("linear y", y, y1, ny);
+        assert_same_floats ("linear dx", dx, dx1, nx);
+        assert_same_floats ("linear dA", dA, dA1, nA);
+        assert_same_floats ("linear dB", dB, dB1, nB);
+      }
+}
+
+static void
+test_linear_threads (void)
+{
+  check_linear_threads (HZ_TYPE_Q4_K);
+  check_linear_threads (HZ_TYPE_Q8_0);
+  check_linear_threads (HZ_TYPE_F32);
+  check_linear_threads (HZ_TYPE_F16);
+}
+
+/* Attention (GQA), SwiGLU and the loss heads: the same bits for every thread count. */
+static void
+test_other_ops_threads (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (30);
+  const int64_t T = 300, V = 700, n = 9001;   /* T > 256: two reduction slices in P V */
+  const int32_t nh = 6, nkv = 2, hd = 24;
+  const gsize nq = T * nh * hd, nk = T * nkv * hd, nP = (gsize) nh * T * T, nl = T * V;
+  g_autofree double *q64 = g_new (double, nq), *k64 = g_new (double, nk);
+  g_autofree double *v64 = g_new (double, nk), *do64 = g_new (double, nq);
+  g_autofree double *g64 = g_new (double, n), *u64 = g_new (double, n);
+  g_autofree double *dh64 = g_new (double, n), *lg64 = g_new (double, nl);
+  g_autofree double *dlp64 = g_new (double, T);
+  fill_uniform (rng, q64, nq, -1, 1);
+  fill_uniform (rng, k64, nk, -1, 1);
+  fill_uniform (rng, v64, nk, -1, 1);
+  fill_uniform (rng, do64, nq, -1, 1);
+  fill_uniform (rng, g64, n, -4, 4);
+  fill_uniform (rng, u64, n, -2, 2);
+  fill_uniform (rng, dh64, n, -1, 1);
+  fill_uniform (rng, lg64, nl, -5, 5);
+  fill_uniform (rng, dlp64, T, -1, 1);
+  g_autofree int32_t *tgt = g_new (int32_t, T);
+  int64_t n_counted = 0;
+  for (int64_t t = 0; t < T; t++)
+    {
+      tgt[t] = t % 7 == 3 ? -100 : g_rand_int_range (rng, 0, V);
+      n_counted += tgt[t] >= 0;
+    }
+  g_autofree float *q = to_f32 (q64, nq), *k = to_f32 (k64, nk), *v = to_f32 (v64, nk);
+  g_autofree float *dout = to_f32 (do64, nq), *g = to_f32 (g64, n), *u = to_f32 (u64, n);
+  g_autofree float *dh = to_f32 (dh64, n), *lg = to_f32 (lg64, nl), *dlp = to_f32 (dlp64, T);
+
+  /* outputs of one thread count, concatenated: att, P, dq, dk, dv, h, dg, du, logp,
+   * dlogits (logprob), dlogits (cross-entropy), loss */
+  const gsize n_all = nq + nP + nq + 2 * nk + 3 * n + T + 2 * nl + 1;
+  g_autofree float *first = NULL;
+  for (guint force = 0; force < 2; force++)
+    for (guint i = 0; i < G_N_ELEMENTS (n_threads_tried); i++)
+      {
+        g_autoptr (HzOpsThreads) th = threads_new (n_threads_tried[i], force);
+        g_autofree float *all = g_new0 (float, n_all);
+        float *att = all, *P = att + nq, *dq = P + nP, *dk = dq + nq, *dv = dk + nk;
+        float *h = dv + nk, *dg = h + n, *du = dg + n, *logp = du + n, *dl1 = logp + T;
+        float *dl2 = dl1 + nl, *loss = dl2 + nl;
+        hz_op_attention_fwd_mt_f32 (th, att, P, q, k, v, T, nh, nkv, hd, hd);
+        hz_op_attention_bwd_mt_f32 (th, dq, dk, dv, dout, q, k, v, P, T, nh, nkv, hd, hd);
+        hz_op_swiglu_fwd_mt_f32 (th, h, g, u, n);
+        hz_op_swiglu_bwd_mt_f32 (th, dg, du, dh, g, u, n);
+        hz_op_logprob_fwd_mt_f32 (th, logp, lg, tgt, T, V);
+        hz_op_logprob_bwd_mt_f32 (th, dl1, dlp, lg, tgt, T, V);
+        int64_t nv = 0;
+        *loss = (float) hz_op_cross_entropy_fwd_mt_f32 (th, lg, tgt, T, V, &nv);
+        hz_op_cross_entropy_bwd_mt_f32 (th, dl2, lg, tgt, T, V, 1.0 / nv);
+        g_assert_cmpint (nv, ==, n_counted);
+        if (first == NULL)
+          {
+            /* the float attention (blocked products) against the f64 loops */
+            g_autofree double *q3 = to_f64 (q, nq), *k3 = to_f64 (k, nk), *v3 = to_f64 (v, nk);
+            g_autofree double *do3 = to_f64 (dout, nq), *att64 = g_new (double, nq);
+            g_autofree double *P64 = g_new (double, nP), *dq64 = g_new0 (double, nq);
+            g_autofree double *dk64 = g_new0 (double, nk), *dv64 = g_new0 (double, nk);
+            hz_op_attention_fwd_f64 (att64, P64, q3, k3, v3, T, nh, nkv, hd, hd);
+            hz_op_attention_bwd_f64 (dq64, dk64, dv64, do3, q3, k3, v3, P64, T, nh, nkv, hd, hd);
+            g_assert_cmpfloat (rel_err (att, att64, nq), <, 1e-5);
+            g_assert_cmpfloat (rel_err (P, P64, nP), <, 1e-5);
+            g_assert_cmpfloat (rel_err (dq, dq64, nq), <, 1e-4);
+            g_assert_cmpfloat (rel_err (dk, dk64, nk), <, 1e-4);
+            g_assert_cmpfloat (rel_err (dv, dv64, nk), <, 1e-5);
+            /* the threaded op is the serial one: the serial entry points agree */
+            g_autofree float *att_s = g_new (float, nq), *P_s = g_new (float, nP);
+            hz_op_attention_fwd_f32 (att_s, P_s, q, k, v, T, nh, nkv, hd, hd);
+            assert_same_floats ("attention (serial entry)", att_s, att, nq);
+            g_assert_cmpfloat ((float) hz_op_cross_entropy_fwd_f32 (lg, tgt, T, V, NULL), ==, *loss);
+            first = g_steal_pointer (&all);
+            continue;
+          }
+        assert_same_floats ("attention, swiglu, log-probs, cross-entropy", all, first, n_all);
+      }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -481,5 +681,7 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/ops/linear-lora-q8_0-base", test_linear_q8_0_base);
   g_test_add_func ("/learner/ops/linear-q4_k-base", test_linear_q4_k_base);
   g_test_add_func ("/learner/ops/logprob-cross-entropy", test_logprob_and_ce);
+  g_test_add_func ("/learner/ops/linear-threads", test_linear_threads);
+  g_test_add_func ("/learner/ops/other-ops-threads", test_other_ops_threads);
   return g_test_run ();
 }
