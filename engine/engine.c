@@ -11,6 +11,7 @@
 #include "lora-adapter.h"
 #include "model.h"
 #include "quantize.h"
+#include "sampler.h"
 #include "stop-scan.h"
 #include "tokenizer.h"
 
@@ -244,6 +245,8 @@ hz_model_detokenize (const HzModel *m, const HzToken *tokens, gsize n, gboolean 
 #pragma weak hz_gpu_forward_free
 #pragma weak hz_gpu_forward_eval
 #pragma weak hz_gpu_forward_describe
+#pragma weak hz_gpu_forward_set_sampler
+#pragma weak hz_gpu_forward_sample
 
 static HzGpuForward *
 context_gpu_open (const HzLlm *llm, guint n_ctx)
@@ -327,6 +330,14 @@ hz_context_free (HzContext *ctx)
   g_free (ctx);
 }
 
+/* Whether evaluations run on the GPU: one is open and no adapters are set (the GPU decode
+ * path has none: the CPU runs while they are). */
+static gboolean
+context_on_gpu (const HzContext *ctx)
+{
+  return ctx->gpu != NULL && ctx->lora.stack.n == 0;
+}
+
 HzModel *hz_context_model (HzContext *ctx) { return ctx->model; }
 guint hz_context_n_ctx (HzContext *ctx) { return ctx->n_ctx; }
 guint hz_context_n_past (HzContext *ctx) { return ctx->tokens->len; }
@@ -338,9 +349,11 @@ hz_context_truncate (HzContext *ctx, guint n)
     g_array_set_size (ctx->tokens, n);
 }
 
-gboolean
-hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_logits,
-                 GCancellable *cancellable, GError **error)
+/* hz_context_eval; want_logits FALSE: no logits are computed or copied back (the rows of
+ * hz_context_logits are invalid afterwards). */
+static gboolean
+context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_logits,
+              gboolean want_logits, GCancellable *cancellable, GError **error)
 {
   const gsize n_vocab = ctx->model->llm->hp.n_vocab;
   const guint n_past = ctx->tokens->len;
@@ -372,17 +385,23 @@ hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_lo
       const guint nb = (guint) MIN (ctx->n_batch, n - i);
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
-      float *out = all_logits ? ctx->logits + i * n_vocab : ctx->logits;
-      /* the GPU decode path has no adapters: the CPU runs while they are set */
-      if (!(ctx->gpu && ctx->lora.stack.n == 0 ? hz_gpu_forward_eval (ctx->gpu, tokens + i, nb, ctx->tokens->len,
-                                            all_logits, out, error)
-                     : hz_cpu_forward_eval (ctx->fwd, tokens + i, nb, ctx->tokens->len,
-                                            all_logits, out, error)))
+      float *out = !want_logits ? NULL : all_logits ? ctx->logits + i * n_vocab : ctx->logits;
+      if (!(context_on_gpu (ctx) ? hz_gpu_forward_eval (ctx->gpu, tokens + i, nb, ctx->tokens->len,
+                                                        all_logits, out, error)
+                                 : hz_cpu_forward_eval (ctx->fwd, tokens + i, nb, ctx->tokens->len,
+                                                        all_logits, out, error)))
         return FALSE;
       g_array_append_vals (ctx->tokens, tokens + i, nb);
     }
-  ctx->n_logit_rows = rows;
+  ctx->n_logit_rows = want_logits ? rows : 0;
   return TRUE;
+}
+
+gboolean
+hz_context_eval (HzContext *ctx, const HzToken *tokens, gsize n, gboolean all_logits,
+                 GCancellable *cancellable, GError **error)
+{
+  return context_eval (ctx, tokens, n, all_logits, TRUE, cancellable, error);
 }
 
 const float *
@@ -439,9 +458,61 @@ hz_generate_params_init (HzGenerateParams *p)
   p->n_predict = -1;
 }
 
+/* Generation with the sampler on the GPU (kernels/sample.hip through
+ * hz_gpu_forward_sample): when the context runs on the GPU and the sampler applies no
+ * penalties, each decode step's graph ends in the draw and only the token id (4 bytes)
+ * comes back instead of the logits row. The device generator is seeded as the CPU's
+ * (same seed, same xoshiro256** stream); greedy choices equal the host's argmax of the
+ * same logits. Opt-in until the path has run on a GPU: HZ_GPU_SAMPLE=1 turns it on (not yet
+ * tested on a device; tests/gpu/test-forward.c check 3 is written for it). Returns whether it is on,
+ * with the device sampler set from `sampler`'s parameters. */
 static gboolean
-eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
-                    GCancellable *cancellable, guint *n_evaluated, GError **error)
+generate_on_device (HzContext *ctx, const HzSampler *sampler)
+{
+  if (!context_on_gpu (ctx) || hz_gpu_forward_sample == NULL
+      || hz_sampler_has_penalties (sampler) || g_strcmp0 (g_getenv ("HZ_GPU_SAMPLE"), "1") != 0)
+    return FALSE;
+  /* penalties without a window change nothing: hand them over as off */
+  HzSamplerParams p = *hz_sampler_get_params (sampler);
+  p.repeat_penalty = 1.0f;
+  p.frequency_penalty = 0.0f;
+  p.presence_penalty = 0.0f;
+  g_autoptr (GError) local = NULL;
+  if (hz_gpu_forward_set_sampler (ctx->gpu, &p, &local))
+    return TRUE;
+  g_message ("sampling on the CPU: %s", local->message);
+  return FALSE;
+}
+
+/* One decode step of `tok` at the next position on the GPU ending in the device sampler's
+ * draw of the following token (*next). The logits stay on the device (hz_context_logits:
+ * none afterwards). */
+static gboolean
+context_step_sample (HzContext *ctx, HzToken tok, HzToken *next, GError **error)
+{
+  int32_t id = -1;
+  guint done = 0;
+  if (ctx->tokens->len >= ctx->n_ctx)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL,
+                   "no position left in the context (%u)", ctx->n_ctx);
+      return FALSE;
+    }
+  if (!hz_gpu_forward_sample (ctx->gpu, tok, ctx->tokens->len, 1, &id, &done, error))
+    return FALSE;
+  g_array_append_val (ctx->tokens, tok);
+  ctx->n_logit_rows = 0;
+  *next = id;
+  return TRUE;
+}
+
+/* Evaluate the part of the prompt the KV cache does not hold. On the host path the last
+ * row's logits are left in ctx->logits; on the device path (`device`) the prompt but its
+ * last token is evaluated without logits, then the last token as a decode step whose
+ * device draw is the first generated token (*next). */
+static gboolean
+eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt, gboolean device,
+                    HzToken *next, GCancellable *cancellable, guint *n_evaluated, GError **error)
 {
   /* longest common prefix with what the cache holds; at least the last prompt token is
    * evaluated again so that its logits are fresh */
@@ -453,7 +524,14 @@ eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
     common--;
   hz_context_truncate (ctx, (guint) common);
   *n_evaluated = (guint) (n_prompt - common);
-  return hz_context_eval (ctx, prompt + common, n_prompt - common, FALSE, cancellable, error);
+  if (!device)
+    return hz_context_eval (ctx, prompt + common, n_prompt - common, FALSE, cancellable, error);
+  if (common + 1 < n_prompt
+      && !context_eval (ctx, prompt + common, n_prompt - 1 - common, FALSE, FALSE, cancellable,
+                        error))
+    return FALSE;
+  return !g_cancellable_set_error_if_cancelled (cancellable, error)
+         && context_step_sample (ctx, prompt[n_prompt - 1], next, error);
 }
 
 char *
@@ -488,9 +566,14 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
     }
   st.n_prompt = (guint) n_prompt;
 
+  g_autoptr (HzSampler) sampler = hz_sampler_new (&params->sampler);
+  const gboolean device = generate_on_device (ctx, sampler);
+  HzToken next = -1;           /* device path: the token drawn by the last step */
+
   /* prompt */
   GError *local = NULL;
-  if (!eval_prompt_suffix (ctx, prompt, n_prompt, cancellable, &st.n_prompt_evaluated, &local))
+  if (!eval_prompt_suffix (ctx, prompt, n_prompt, device, &next, cancellable,
+                           &st.n_prompt_evaluated, &local))
     {
       if (!g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CANCELLED))
         {
@@ -506,7 +589,6 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
   const gint64 t_prompt = g_get_monotonic_time ();
   st.prompt_seconds = (t_prompt - t_start) / 1e6;
 
-  g_autoptr (HzSampler) sampler = hz_sampler_new (&params->sampler);
   for (gsize i = 0; i < n_prompt; i++)
     hz_sampler_accept (sampler, prompt[i]);
   g_autoptr (HzDetokenizer) detok = hz_detokenizer_new (model->tok, FALSE);
@@ -526,7 +608,8 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
           break;
         }
 
-      const HzToken tok = hz_sampler_sample (sampler, hz_context_logits (ctx, -1), n_vocab);
+      const HzToken tok = device ? next
+                                 : hz_sampler_sample (sampler, hz_context_logits (ctx, -1), n_vocab);
       hz_sampler_accept (sampler, tok);
       st.n_generated++;
 
@@ -558,7 +641,8 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
           st.stop_reason = reason;
           break;
         }
-      if (!hz_context_eval (ctx, &tok, 1, FALSE, NULL, error))
+      if (!(device ? context_step_sample (ctx, tok, &next, error)
+                   : hz_context_eval (ctx, &tok, 1, FALSE, NULL, error)))
         return NULL;
     }
   /* text still held back (cancellation, callback stop) belongs to the partial reply */

@@ -657,3 +657,36 @@ hz_sampler_apply_penalties (HzSampler *s, float *logits, int32_t n_vocab)
   ensure_buffers (s, (gsize) n_vocab);
   apply_penalties (s, logits, (gsize) n_vocab);
 }
+
+/**
+ * hz_sampler_has_penalties:
+ * @s: a sampler
+ *
+ * Whether hz_sampler_sample() can apply a penalty: a repeat penalty other than 1 or a
+ * non-zero frequency or presence penalty (after the sanitizing of hz_sampler_new()), with
+ * a window that is not off (repeat_last_n != 0). A sampler without penalties samples from
+ * the logits alone, which is what the device sampler (engine/backend-hip, hzk_sample)
+ * reproduces. Thread safety: reads only.
+ */
+gboolean
+hz_sampler_has_penalties (const HzSampler *s)
+{
+  g_return_val_if_fail (s != NULL, FALSE);
+  const HzSamplerParams *p = &s->p;
+  return p->repeat_last_n != 0 && (p->repeat_penalty != 1.0f || p->frequency_penalty != 0.0f ||
+                                   p->presence_penalty != 0.0f);
+}
+
+/**
+ * hz_sampler_get_params:
+ * @s: a sampler
+ *
+ * Returns: (transfer none): the sampler's parameters as it applies them (NaN and
+ * out-of-range values already replaced, see hz_sampler_new()); valid while @s lives.
+ */
+const HzSamplerParams *
+hz_sampler_get_params (const HzSampler *s)
+{
+  g_return_val_if_fail (s != NULL, NULL);
+  return &s->p;
+}

@@ -10,4 +10,11 @@ G_BEGIN_DECLS
  * current window) to `logits` in place. Documented in sampler.c. */
 void hz_sampler_apply_penalties (HzSampler *s, float *logits, int32_t n_vocab);
 
+/* Whether the penalty stage can change logits (a repeat, frequency or presence penalty
+ * set and a window that is not off). Documented in sampler.c. */
+gboolean hz_sampler_has_penalties (const HzSampler *s);
+
+/* The parameters the sampler runs with (after sanitizing). Documented in sampler.c. */
+const HzSamplerParams *hz_sampler_get_params (const HzSampler *s);
+
 G_END_DECLS

@@ -6,7 +6,9 @@
 # shapes, the prefill matmul qmmq on random data), test-ops (each decode and prefill op vs
 # its CPU twin, the device sampler's histograms vs the CPU sampler's probabilities) and
 # test-forward (prefill and decode vs the CPU forward pass on ../shared/models: logits,
-# greedy ids, the device sampler at top-k 1); thresholds in each file's header.
+# greedy ids, the device sampler at top-k 1, hz_context_generate sampling on the device:
+# greedy ids equal to a CPU context's, seeded draws reproducible); thresholds in each
+# file's header.
 # Speed of a model (pp512 prefill, tg128 decode): build-gpu/tests/gpu/test-forward --bench
 # MODEL.gguf; of the prefill matmul alone: build-gpu/tests/gpu/bench-qmatvec --mm.
 # Exit status: that of the tests.

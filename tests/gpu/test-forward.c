@@ -37,12 +37,23 @@
  *   sample  hz_gpu_forward_sample (the device sampler in the graph) with top-k 1 at
  *           temperature 0.8 gives the same 63 ids, and with top-k 40 / top-p 0.95 /
  *           min-p 0.05 ids in the vocabulary (its distribution: test-ops).
+ *  3. generation through the public API (hz_context_generate, the short prompt, 64
+ *     tokens, EOG ignored) on a GPU context, which samples on the device (the decode
+ *     graph ends in the draw, 4 bytes back per token):
+ *   greedy   temperature 0, and top-k 1 at temperature 0.8, give the ids of a CPU context
+ *            (HZ_DEVICE=cpu) and of the GPU context sampling on the host (HZ_GPU_SAMPLE=0);
+ *   seeded   top-k 40 / top-p 0.95 / min-p 0.05 at temperature 0.8, seed 7: two runs give
+ *            the same ids (the device's float sums differ from the CPU's, so the draws
+ *            need not match the host sampler's: how many leading ids do is printed).
  * --bench: synthetic or real model, n_ctx 512: prompt tokens/s of a 512-token prefill
  * (pp512, best of 3 after a warm-up), tokens/s of 128 graph-replayed greedy
  * steps and of 128 host-driven steps (hz_gpu_forward_eval, logits copied back each
  * step), GB/s = weight bytes read per token × tokens/s, next to the device's copy
  * bandwidth; then op-by-op times of one decode step and of the pp512 pass
- * (hz_gpu_forward_profile). TAP output; exit 77 (skip) without a GPU or models.
+ * (hz_gpu_forward_profile); then tg128 through hz_context_generate (greedy and llama.cpp's
+ * sampling defaults, EOG ignored) with the device sampler and with the host sampler
+ * (HZ_GPU_SAMPLE=0: the logits row copied back each token). TAP output; exit 77 (skip)
+ * without a GPU or models.
  */
 #include "cpu/forward.h"
 #include "forward-gpu.h"
@@ -129,6 +140,134 @@ lockstep (HzCpuForward *cpu, HzGpuForward *gpu, int nv, float *lc, float *lg, gu
       pos++;
     }
   return TRUE;
+}
+
+/* hz_context_generate of n_predict tokens (EOG ignored) from prompt on a new context of
+ * model, with HZ_DEVICE / HZ_GPU_SAMPLE set to device / gpu_sample for the call (NULL:
+ * unset), n_runs times on the same context; the ids of run r into ids[r]. *tps = the
+ * best tokens/s of the runs' generation phase, if larger (may be NULL). */
+static gboolean
+generate_ids (HzModel *model, guint n_ctx, const char *device, const char *gpu_sample,
+              const HzToken *prompt, gsize n_prompt, const HzSamplerParams *sp, int n_predict,
+              int n_runs, GArray **ids, double *tps, GError **error)
+{
+  g_autofree char *old_dev = g_strdup (g_getenv ("HZ_DEVICE"));
+  g_autofree char *old_smp = g_strdup (g_getenv ("HZ_GPU_SAMPLE"));
+  if (device)
+    g_setenv ("HZ_DEVICE", device, TRUE);
+  else
+    g_unsetenv ("HZ_DEVICE");
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_ctx = n_ctx;
+  HzContext *ctx = hz_context_new (model, &cp, error);
+  if (gpu_sample)
+    g_setenv ("HZ_GPU_SAMPLE", gpu_sample, TRUE);
+  else
+    g_unsetenv ("HZ_GPU_SAMPLE");
+  gboolean ok = ctx != NULL;
+  HzGenerateParams gp;
+  hz_generate_params_init (&gp);
+  gp.sampler = *sp;
+  gp.n_predict = n_predict;
+  gp.ignore_eog = TRUE;
+  for (int r = 0; ok && r < n_runs; r++)
+    {
+      HzGenerateStats st;
+      ids[r] = g_array_new (FALSE, FALSE, sizeof (HzToken));
+      g_autofree char *text = hz_context_generate (ctx, prompt, n_prompt, &gp, NULL, NULL, NULL,
+                                                   ids[r], &st, error);
+      ok = text != NULL;
+      if (ok && tps)
+        *tps = MAX (*tps, st.n_generated / MAX (st.gen_seconds, 1e-9));
+    }
+  hz_context_free (ctx);
+  if (old_dev)
+    g_setenv ("HZ_DEVICE", old_dev, TRUE);
+  else
+    g_unsetenv ("HZ_DEVICE");
+  if (old_smp)
+    g_setenv ("HZ_GPU_SAMPLE", old_smp, TRUE);
+  else
+    g_unsetenv ("HZ_GPU_SAMPLE");
+  return ok;
+}
+
+/* Leading ids two sequences share (both lengths when equal). */
+static guint
+n_same (const GArray *a, const GArray *b)
+{
+  guint i = 0;
+  while (i < a->len && i < b->len
+         && g_array_index (a, HzToken, i) == g_array_index (b, HzToken, i))
+    i++;
+  return i;
+}
+
+static gboolean
+same_ids (const GArray *a, const GArray *b)
+{
+  return a->len == b->len && n_same (a, b) == a->len;
+}
+
+/* Check 3 (see the top): generation through hz_context_generate on a GPU context. */
+static void
+check_generate (HzModel *model, const char *base, const HzToken *prompt, gsize n_prompt,
+                guint n_ctx)
+{
+  GError *error = NULL;
+  HzSamplerParams sp;
+  hz_sampler_params_init (&sp);
+  GArray *cpu[1] = { 0 }, *dev[1] = { 0 }, *host[1] = { 0 }, *k1[1] = { 0 }, *seeded[2] = { 0 },
+         *hseed[1] = { 0 };
+  gboolean ok = generate_ids (model, n_ctx, "cpu", NULL, prompt, n_prompt, &sp, N_STEPS, 1, cpu,
+                              NULL, &error)
+                && generate_ids (model, n_ctx, NULL, "1", prompt, n_prompt, &sp, N_STEPS, 1, dev,
+                                 NULL, &error)
+                && generate_ids (model, n_ctx, NULL, "0", prompt, n_prompt, &sp, N_STEPS, 1, host,
+                                 NULL, &error);
+  sp.temperature = 0.8f;
+  sp.top_k = 1;
+  ok = ok && generate_ids (model, n_ctx, NULL, "1", prompt, n_prompt, &sp, N_STEPS, 1, k1, NULL,
+                           &error);
+  sp.top_k = 40;
+  sp.seed = 7;
+  ok = ok && generate_ids (model, n_ctx, NULL, "1", prompt, n_prompt, &sp, N_STEPS, 2, seeded,
+                           NULL, &error)
+       && generate_ids (model, n_ctx, NULL, "0", prompt, n_prompt, &sp, N_STEPS, 1, hseed, NULL,
+                        &error);
+  if (!ok)
+    {
+      printf ("not ok %d - %s: generation: %s\n", ++n_test, base, error->message);
+      n_fail++;
+      g_clear_error (&error);
+    }
+  else
+    {
+      const int nv = hz_model_n_vocab (model);
+      int bad = 0;
+      for (guint i = 0; i < seeded[0]->len; i++)
+        bad += g_array_index (seeded[0], HzToken, i) < 0
+               || g_array_index (seeded[0], HzToken, i) >= nv;
+      const gboolean g_dev = same_ids (dev[0], cpu[0]), g_host = same_ids (host[0], cpu[0]);
+      const gboolean g_k1 = same_ids (k1[0], cpu[0]);
+      const gboolean rep = same_ids (seeded[0], seeded[1]);
+      const gboolean pass = cpu[0]->len == N_STEPS && g_dev && g_host && g_k1 && rep && bad == 0
+                            && seeded[0]->len == N_STEPS;
+      printf ("%s %d - %-30s hz_context_generate %d tokens: greedy ids vs CPU context: device "
+              "sampler %u/%u, host sampler %u/%u, device top-k 1 %u/%u identical; seeded "
+              "device sampling run to run %s (%u/%u), valid %u/%u; device vs host sampler "
+              "(same seed) first %u ids identical\n",
+              pass ? "ok" : "not ok", ++n_test, base, N_STEPS, n_same (dev[0], cpu[0]), cpu[0]->len,
+              n_same (host[0], cpu[0]), cpu[0]->len, n_same (k1[0], cpu[0]), cpu[0]->len,
+              rep ? "identical" : "differs", n_same (seeded[0], seeded[1]), seeded[0]->len,
+              seeded[0]->len - bad, seeded[0]->len, n_same (seeded[0], hseed[0]));
+      n_fail += !pass;
+    }
+  GArray **all[] = { cpu, dev, host, k1, seeded, seeded + 1, hseed };
+  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+    if (*all[i])
+      g_array_unref (*all[i]);
 }
 
 static void
@@ -261,10 +400,12 @@ check_model (const char *path)
               n_r, worst, tol, fb);
       n_fail += !pass;
     }
-  fflush (stdout);
   g_free (lc), g_free (lg), g_free (lc_all), g_free (lg_all);
   hz_gpu_forward_free (gpu);
   hz_cpu_forward_free (cpu);
+  if (ok)
+    check_generate (model, base, sprompt, n_short, n_ctx);
+  fflush (stdout);
   hz_model_free (model);
 }
 
@@ -367,6 +508,32 @@ bench (const char *path, int n)
   g_free (ids);
   g_free (logits);
   hz_gpu_forward_free (f);
+  /* tgN through the public API: the device sampler vs the host sampler on the same GPU
+   * context kind (a new context per row: its own weight upload, untimed), prompt = BOS */
+  printf ("\ntg%d through hz_context_generate (EOG ignored), best of 2 runs (the first captures "
+          "the graph)\n"
+          "| sampler | where | tokens/s |\n|---|---|---:|\n", n);
+  for (int mode = 0; mode < 4; mode++)
+    {
+      HzSamplerParams sp;
+      hz_sampler_params_init (&sp);
+      if (mode >= 2)
+        {
+          sp.temperature = 0.8f;
+          sp.seed = 1;
+        }
+      GArray *runs[2] = { 0 };
+      double tps = 0;
+      const HzToken prompt[1] = { bos };
+      if (!generate_ids (model, 512, NULL, mode % 2 ? "0" : "1", prompt, 1, &sp, n, 2, runs, &tps,
+                         &error))
+        g_error ("%s", error->message);
+      g_array_unref (runs[0]);
+      g_array_unref (runs[1]);
+      printf ("| %s | %s | %.1f |\n",
+              mode < 2 ? "greedy" : "temp 0.8, top-k 40, top-p 0.95, min-p 0.05",
+              mode % 2 ? "host (logits copied back)" : "device (4 bytes back)", tps);
+    }
   hz_model_free (model);
   return 0;
 }
