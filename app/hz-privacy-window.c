@@ -5,7 +5,9 @@
  * send) and for the federation endpoint and token, which go to the Secret Service
  * (egress/credentials.h, in a GTask thread: libsecret blocks on D-Bus) and never to the
  * database or GSettings. The release parameters shown are learner.ini's [federation]
- * clip_norm / noise_multiplier, else HZ_DP_RELEASE_DEFAULT_*. */
+ * clip_norm / noise_multiplier, else HZ_DP_RELEASE_DEFAULT_*. The chosen message's
+ * redaction is shown again whenever the app's background redaction (hz-redact-worker.h)
+ * stores new copies, so "Not redacted yet" turns into its spans without reopening. */
 #include "hz-privacy-window.h"
 
 #include <glib/gi18n.h>
@@ -20,6 +22,7 @@
 #include "dp.h"
 #include "lora-delta.h"
 #include "hz-learner.h"
+#include "hz-redact-worker.h"
 #include "hz-window.h"
 
 struct _HzPrivacyWindow {
@@ -44,6 +47,8 @@ struct _HzPrivacyWindow {
   GArray        *message_ids;     /* gint64, parallel to the combo's model */
   GtkTextBuffer *redaction_buffer;
   GtkLabel      *redaction_status;
+  HzRedactWorker *redact_worker;  /* the app's background redaction, or NULL (no store) */
+  gulong         redact_finished_id;
 
   /* learner */
   GtkListBox    *runs_list;
@@ -355,6 +360,16 @@ hz_privacy_window_show_message (HzPrivacyWindow *self, gint64 message_id)
         return TRUE;
       }
   return FALSE;
+}
+
+/* The app's background redaction stored new copies: show the chosen message's again (it
+ * may have been "Not redacted yet", or changed since its copy). */
+static void
+on_redact_finished (HzRedactWorker *worker, guint n_redacted, const char *error_message,
+                    HzPrivacyWindow *self)
+{
+  if (n_redacted > 0)
+    on_message_selected (self->message_combo, NULL, self);
 }
 
 /* ------------------------------------------------------------------ learner */
@@ -921,6 +936,14 @@ hz_privacy_window_new (HzApplication *app, GtkWindow *parent)
   g_settings_bind (self->settings, "federation-enabled", self->federation_switch, "active",
                    G_SETTINGS_BIND_DEFAULT);
   g_signal_connect (self->federation_switch, "notify::active", G_CALLBACK (on_federation_active), self);
+  /* (created at start-up by the main window when there is a store) */
+  self->redact_worker = hz_redact_worker_get_for_application (G_APPLICATION (app));
+  if (self->redact_worker != NULL)
+    {
+      g_object_ref (self->redact_worker);
+      self->redact_finished_id = g_signal_connect (self->redact_worker, "finished",
+                                                   G_CALLBACK (on_redact_finished), self);
+    }
   sync_rollback (self);
   hz_privacy_window_reload (self);
   run_cred_task (self, CRED_LOOKUP, NULL, NULL);
@@ -1021,6 +1044,9 @@ hz_privacy_window_dispose (GObject *object)
   if (self->learner != NULL)
     g_clear_signal_handler (&self->learner_notify_id, self->learner);
   g_clear_object (&self->learner);
+  if (self->redact_worker != NULL)
+    g_clear_signal_handler (&self->redact_finished_id, self->redact_worker);
+  g_clear_object (&self->redact_worker);
   g_clear_object (&self->settings);
   g_clear_object (&self->redaction_buffer);
   if (self->cancellable != NULL)

@@ -56,7 +56,8 @@ struct _HzWindow {
   HzStore        *store;
   HzEngineWorker *worker;
   GSettings      *settings;
-  gulong          worker_handlers[8];
+  gulong          worker_handlers[9];
+  char           *adapter_error_path; /* the adapter whose failure was last told (toast) */
   gboolean        syncing_model;     /* the model drop-down follows the worker */
   GHashTable     *title_requests;    /* worker title request id -> gint64* conversation */
 
@@ -67,7 +68,7 @@ struct _HzWindow {
   guint               search_serial;
   GSimpleActionGroup *conv_actions;    /* "conv": acts on the shown conversation */
   GPtrArray          *pending_deletes; /* PendingDelete*, waiting for their undo toast */
-  struct _SearchConn *search_conn;     /* the search thread's own store connection */
+  struct _SearchConn *search_conn;     /* the reader connection (search, opening) */
   gboolean            syncing_selection;
 
   /* the shown conversation */
@@ -79,6 +80,11 @@ struct _HzWindow {
   GHashTable *choices;               /* gint64* parent id -> gint64* chosen child id */
   gint64      next_local_id;         /* ids of messages kept in memory only (< 0) */
   gint64      edit_message_id;       /* user message being edited, 0 = none */
+  GCancellable *load_cancellable;    /* the conversation being read off the main thread */
+  guint       load_serial;           /* bumped by every show: older loads are dropped */
+  guint       fill_id;               /* idle that puts the loaded rows in, a few at a time */
+  guint       fill_batch;            /* rows it puts in at once (grows while they are cheap) */
+  gboolean    select_blocking;       /* hz_window_select_conversation(): read on this thread */
   gboolean    stick_to_bottom;
   guint       stick_id;        /* idle that scrolls to the end after a layout */
   double      last_scroll;     /* the message list's last scroll position */
@@ -117,6 +123,12 @@ void     hz_window_request_title (HzWindow *self, gint64 conversation_id, const 
 void     hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,
                                     HzWindow *self);
 
+/* hz-window.c: read the conversation on a worker thread and show it when read (the user
+ * picking a conversation); hz_window_show_conversation() reads it on the main thread */
+void     hz_window_open_conversation (HzWindow *self, gint64 conversation_id);
+/* the same for a search hit: then scroll to its message `message_id` */
+void     hz_window_open_search_hit (HzWindow *self, gint64 conversation_id, gint64 message_id);
+
 /* hz-window-sidebar.c */
 void     hz_window_sidebar_class_init (GtkWidgetClass *widget_class);
 void     hz_window_sidebar_init (HzWindow *self);
@@ -128,5 +140,15 @@ void     hz_window_add_conversation (HzWindow *self, HzConversationItem *item);
 void     hz_window_bump_conversation (HzWindow *self, gint64 id);
 void     hz_window_select_conversation_silently (HzWindow *self, guint position);
 void     hz_window_sync_conversation_actions (HzWindow *self);
+
+/* hz-window-sidebar.c: the window's reader connection, an HzStore of its own (opened on the
+ * store's path by the first worker thread that needs it), shared by the search and the
+ * loading of conversations, one at a time. hz_window_reader_ref() is NULL without a store.
+ * hz_window_reader_lock() takes the lock and returns the connection (opening it if needed),
+ * or NULL with `error` set (still locked); every lock needs an unlock. Any thread. */
+struct _SearchConn *hz_window_reader_ref (HzWindow *self);
+void     hz_window_reader_unref (struct _SearchConn *reader);
+HzStore *hz_window_reader_lock (struct _SearchConn *reader, GError **error);
+void     hz_window_reader_unlock (struct _SearchConn *reader);
 
 G_END_DECLS

@@ -131,8 +131,12 @@ on_conversation_selected (GtkSingleSelection *selection, GParamSpec *pspec, HzWi
   HzConversationItem *item = gtk_single_selection_get_selected_item (selection);
   if (item == NULL)
     return;  /* unselected by "New Chat": already handled */
-  if (hz_conversation_item_get_id (item) != self->conversation_id)
+  if (hz_conversation_item_get_id (item) == self->conversation_id)
+    ;
+  else if (self->select_blocking)
     hz_window_show_conversation (self, hz_conversation_item_get_id (item));
+  else
+    hz_window_open_conversation (self, hz_conversation_item_get_id (item));
   hz_window_show_chat_pane (self);
 }
 
@@ -228,7 +232,8 @@ row_factory_new (void)
 
 /* ------------------------------------------------------------------ search */
 
-/* The search thread's connection: one HzStore, used by one search at a time. */
+/* The window's reader connection (searches, conversations being opened): one HzStore,
+ * used by one thread at a time. */
 typedef struct _SearchConn {
   gatomicrefcount refcount;
   GMutex          lock;
@@ -254,6 +259,33 @@ search_conn_unref (SearchConn *c)
   g_free (c);
 }
 
+SearchConn *
+hz_window_reader_ref (HzWindow *self)
+{
+  return self->search_conn != NULL ? search_conn_ref (self->search_conn) : NULL;
+}
+
+void
+hz_window_reader_unref (SearchConn *reader)
+{
+  search_conn_unref (reader);
+}
+
+HzStore *
+hz_window_reader_lock (SearchConn *reader, GError **error)
+{
+  g_mutex_lock (&reader->lock);
+  if (reader->store == NULL)
+    reader->store = hz_store_open (reader->path, error);
+  return reader->store;
+}
+
+void
+hz_window_reader_unlock (SearchConn *reader)
+{
+  g_mutex_unlock (&reader->lock);
+}
+
 typedef struct {
   SearchConn *conn;
   char       *query;
@@ -275,12 +307,10 @@ search_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancel
   GError *error = NULL;
   GPtrArray *hits = NULL;
 
-  g_mutex_lock (&job->conn->lock);
-  if (job->conn->store == NULL)
-    job->conn->store = hz_store_open (job->conn->path, &error);
-  if (job->conn->store != NULL)
-    hits = hz_store_search_messages (job->conn->store, job->query, SEARCH_LIMIT, &error);
-  g_mutex_unlock (&job->conn->lock);
+  HzStore *store = hz_window_reader_lock (job->conn, &error);
+  if (store != NULL)
+    hits = hz_store_search_messages (store, job->query, SEARCH_LIMIT, &error);
+  hz_window_reader_unlock (job->conn);
 
   if (hits == NULL)
     g_task_return_error (task, error);
@@ -405,8 +435,8 @@ on_search_result_activated (GtkListView *list, guint position, HzWindow *self)
                                                   &conv_position) == NULL)
     return;
   hz_window_select_conversation_silently (self, conv_position);
-  hz_window_show_conversation (self, hz_conversation_item_get_id (hit));
-  hz_window_reveal_message (self, hz_conversation_item_get_message_id (hit));
+  hz_window_open_search_hit (self, hz_conversation_item_get_id (hit),
+                             hz_conversation_item_get_message_id (hit));
   hz_window_show_chat_pane (self);
 }
 

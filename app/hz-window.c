@@ -250,10 +250,13 @@ update_composer_placeholder (HzWindow *self)
                           gtk_text_buffer_get_char_count (buffer) == 0);
 }
 
+static gboolean loading_messages (HzWindow *self);
+
 void
 hz_window_update_state (HzWindow *self)
 {
   gboolean has_messages = g_list_model_get_n_items (G_LIST_MODEL (self->messages)) > 0;
+  gboolean loading = loading_messages (self);  /* the messages are on their way */
   const char *model_path = hz_engine_worker_get_model_path (self->worker);
   g_autofree char *model_name = model_path ? model_display_name (model_path) : NULL;
   const char *title = _("Hanzo");
@@ -318,14 +321,16 @@ hz_window_update_state (HzWindow *self)
       }
       break;
     }
-  gtk_stack_set_visible_child_name (self->content_stack, has_messages ? "chat" : "status");
+  gtk_stack_set_visible_child_name (self->content_stack,
+                                    has_messages || loading ? "chat" : "status");
 
   /* Composer: Send while idle (needs a model), Stop while generating. */
   gtk_stack_set_visible_child_name (self->action_stack, busy ? "stop" : "send");
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.send", !busy && ready);
+  /* (a message sent before the conversation is read would have no parent) */
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.send", !busy && ready && !loading);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.stop", busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.regenerate",
-                                 !busy && ready && has_messages);
+                                 !busy && ready && has_messages && !loading);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.regenerate-message", !busy && ready);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.edit-message", !busy);
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.previous-alternative", !busy);
@@ -385,45 +390,104 @@ set_editing (HzWindow *self, gint64 message_id)
   gtk_revealer_set_reveal_child (self->edit_revealer, message_id != 0);
 }
 
-void
-hz_window_show_conversation (HzWindow *self, gint64 conversation_id)
-{
-  g_autoptr(GError) error = NULL;
+/* A conversation's messages and ratings as read from the store (any thread). */
+typedef struct {
+  GPtrArray *messages;   /* HzMessage* */
+  GPtrArray *feedback;   /* HzMessageFeedback*, or NULL (ratings could not be read) */
+} LoadedMessages;
 
+static void
+loaded_messages_free (LoadedMessages *loaded)
+{
+  g_clear_pointer (&loaded->messages, g_ptr_array_unref);
+  g_clear_pointer (&loaded->feedback, g_ptr_array_unref);
+  g_free (loaded);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (LoadedMessages, loaded_messages_free)
+
+static LoadedMessages *
+read_messages (HzStore *store, gint64 conversation_id, GError **error)
+{
+  g_autoptr(LoadedMessages) loaded = g_new0 (LoadedMessages, 1);
+
+  loaded->messages = hz_store_list_messages (store, conversation_id, error);
+  if (loaded->messages == NULL)
+    return NULL;
+  loaded->feedback = hz_store_list_feedback (store, conversation_id, 0, NULL);
+  return g_steal_pointer (&loaded);
+}
+
+/* Index what was read (the tree; rows are put in by the caller). */
+static void
+tree_add_loaded (HzWindow *self, LoadedMessages *loaded)
+{
+  g_autoptr(GHashTable) ratings = g_hash_table_new_full (g_int64_hash, g_int64_equal,
+                                                         g_free, NULL);
+  for (guint i = 0; loaded->feedback && i < loaded->feedback->len; i++)
+    {
+      HzMessageFeedback *f = loaded->feedback->pdata[i];
+      g_hash_table_insert (ratings, id_key (f->message_id), GINT_TO_POINTER (f->rating));
+    }
+  for (guint i = 0; i < loaded->messages->len; i++)
+    {
+      g_autoptr(HzMessageItem) item = item_for_message (self, loaded->messages->pdata[i], ratings);
+      tree_add (self, item);
+    }
+}
+
+static gboolean
+loading_messages (HzWindow *self)
+{
+  return self->load_cancellable != NULL || self->fill_id != 0;
+}
+
+/* Forget a conversation being read or filled in (its result will be dropped). */
+static void
+cancel_load (HzWindow *self)
+{
+  self->load_serial++;
+  if (self->load_cancellable != NULL)
+    g_cancellable_cancel (self->load_cancellable);
+  g_clear_object (&self->load_cancellable);
+  g_clear_handle_id (&self->fill_id, g_source_remove);
+}
+
+/* Start showing `conversation_id`: the system prompt and an empty tree. */
+static void
+begin_show (HzWindow *self, gint64 conversation_id)
+{
+  cancel_load (self);
   self->conversation_id = conversation_id;
   self->stick_to_bottom = TRUE;
   set_editing (self, 0);
   tree_clear (self);
   g_clear_pointer (&self->system_prompt, g_free);
-
   if (conversation_id > 0 && self->store != NULL)
     {
+      /* one row by its key: short enough for the main thread, and never stale */
       g_autoptr(HzConversation) conv = hz_store_get_conversation (self->store, conversation_id,
-                                                                 &error);
-      g_autoptr(GPtrArray) msgs = NULL;
-      g_autoptr(GPtrArray) feedback = NULL;
-      g_autoptr(GHashTable) ratings = g_hash_table_new_full (g_int64_hash, g_int64_equal,
-                                                              g_free, NULL);
+                                                                 NULL);
       if (conv != NULL)
         self->system_prompt = g_strdup (conv->system_prompt);
-      g_clear_error (&error);
-      msgs = hz_store_list_messages (self->store, conversation_id, &error);
-      if (msgs == NULL)
-        {
-          hz_window_report_store_error (self, error);
-          g_clear_error (&error);
-        }
-      feedback = hz_store_list_feedback (self->store, conversation_id, 0, NULL);
-      for (guint i = 0; feedback && i < feedback->len; i++)
-        {
-          HzMessageFeedback *f = feedback->pdata[i];
-          g_hash_table_insert (ratings, id_key (f->message_id), GINT_TO_POINTER (f->rating));
-        }
-      for (guint i = 0; msgs && i < msgs->len; i++)
-        {
-          g_autoptr(HzMessageItem) item = item_for_message (self, msgs->pdata[i], ratings);
-          tree_add (self, item);
-        }
+    }
+}
+
+/* Read on the main thread: for hz_window_select_conversation() (scripts and tests expect
+ * the messages when it returns) and conversations kept in memory only. */
+void
+hz_window_show_conversation (HzWindow *self, gint64 conversation_id)
+{
+  g_autoptr(GError) error = NULL;
+
+  begin_show (self, conversation_id);
+  if (conversation_id > 0 && self->store != NULL)
+    {
+      g_autoptr(LoadedMessages) loaded = read_messages (self->store, conversation_id, &error);
+      if (loaded == NULL)
+        hz_window_report_store_error (self, error);
+      else
+        tree_add_loaded (self, loaded);
     }
   else if (conversation_id != 0)
     {
@@ -433,6 +497,159 @@ hz_window_show_conversation (HzWindow *self, gint64 conversation_id)
   sync_messages (self);
   scroll_to_end (self);
   hz_window_update_state (self);
+}
+
+/* ---- opening a conversation off the main thread
+ *
+ * Reading a long conversation happens on a GTask thread with the window's reader
+ * connection (hz_window_reader_lock()). When it is read, the rows go into the list newest
+ * first (inserted above the rows already shown, so the view stays at the end and the rows
+ * on screen are built first), a batch per idle (fill_idle()), so that the row widgets GTK
+ * builds for them (the expensive part: Markdown) are spread over many main-loop iterations
+ * instead of one stall.
+ * Every show bumps load_serial and cancels the read before: a result whose serial is not
+ * the current one is dropped, so switching quickly never shows another conversation's
+ * messages. */
+
+#define FILL_BUDGET_US 8000  /* of one main-loop iteration (a frame is 16.7 ms) */
+#define FILL_BATCH_MIN 8
+#define FILL_NEAR_ROWS 200    /* GTK 4.8's list view builds rows for up to 200 items */
+
+typedef struct {
+  struct _SearchConn *reader;
+  gint64              conversation_id;
+  gint64              reveal_id;     /* message to scroll to when shown, 0 = the end */
+  guint               serial;
+} LoadJob;
+
+static void
+load_job_free (LoadJob *job)
+{
+  g_clear_pointer (&job->reader, hz_window_reader_unref);
+  g_free (job);
+}
+
+static void
+load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  LoadJob *job = data;
+  GError *error = NULL;
+  LoadedMessages *loaded = NULL;
+
+  if (g_task_return_error_if_cancelled (task))
+    return;
+  HzStore *store = hz_window_reader_lock (job->reader, &error);
+  if (store != NULL)
+    loaded = read_messages (store, job->conversation_id, &error);
+  hz_window_reader_unlock (job->reader);
+  if (loaded == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, loaded, (GDestroyNotify) loaded_messages_free);
+}
+
+/* Put in one batch of rows, newest first, above those shown. A row GTK builds a widget
+ * for (GTK 4.8's list view builds them for up to FILL_NEAR_ROWS items around the end
+ * shown) costs milliseconds (its Markdown is laid out), and each change of the list has a
+ * cost of its own: batches are sized from the last one's cost per row to take about
+ * FILL_BUDGET_US, but hold at least FILL_BATCH_MIN rows. Past those rows, the older
+ * messages get no widget: they go in at once. */
+static gboolean
+fill_idle (gpointer data)
+{
+  HzWindow *self = data;
+  g_autoptr(GPtrArray) path = tree_path (self);
+  guint shown = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
+
+  /* the rows shown are the end of the branch (sync_messages() would have put in the whole
+   * branch, had anything changed it) */
+  if (shown < path->len)
+    {
+      guint missing = path->len - shown;
+      guint take = shown >= FILL_NEAR_ROWS ? missing : MIN (missing, self->fill_batch);
+      gint64 t0 = g_get_monotonic_time ();
+      g_list_store_splice (self->messages, 0, 0, path->pdata + missing - take, take);
+      gint64 per_row = MAX ((g_get_monotonic_time () - t0) / take, 1);
+      self->fill_batch = CLAMP (FILL_BUDGET_US / per_row, FILL_BATCH_MIN, FILL_NEAR_ROWS);
+      if (take < missing)
+        return G_SOURCE_CONTINUE;
+    }
+  self->fill_id = 0;
+  hz_window_update_state (self);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+load_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  HzWindow *self = HZ_WINDOW (source);
+  LoadJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  g_autoptr(LoadedMessages) loaded = g_task_propagate_pointer (G_TASK (result), &error);
+
+  if (job->serial != self->load_serial || self->messages == NULL)
+    return;  /* another conversation was chosen since, or the window closed */
+  g_clear_object (&self->load_cancellable);
+  if (loaded == NULL)
+    {
+      hz_window_report_store_error (self, error);
+      hz_window_update_state (self);
+      return;
+    }
+  tree_add_loaded (self, loaded);
+  if (job->reveal_id != 0)
+    {
+      hz_window_reveal_message (self, job->reveal_id);  /* puts in the whole branch */
+      hz_window_update_state (self);
+      return;
+    }
+  scroll_to_end (self);
+  /* the first rows now (the end: what the view shows first), the rest in later idles */
+  self->fill_batch = FILL_BATCH_MIN;
+  if (fill_idle (self) == G_SOURCE_CONTINUE)
+    self->fill_id = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, fill_idle, self, NULL);
+}
+
+/* Show `conversation_id`, reading it on a thread; then scroll to `reveal_id` (0: to the
+ * end). The list is empty until the messages are read. */
+static void
+open_conversation (HzWindow *self, gint64 conversation_id, gint64 reveal_id)
+{
+  struct _SearchConn *reader = conversation_id > 0 ? hz_window_reader_ref (self) : NULL;
+
+  if (reader == NULL)
+    {
+      hz_window_show_conversation (self, conversation_id);
+      if (reveal_id != 0)
+        hz_window_reveal_message (self, reveal_id);
+      return;
+    }
+  begin_show (self, conversation_id);
+  g_list_store_remove_all (self->messages);
+
+  LoadJob *job = g_new0 (LoadJob, 1);
+  job->reader = reader;
+  job->conversation_id = conversation_id;
+  job->reveal_id = reveal_id;
+  job->serial = self->load_serial;
+  self->load_cancellable = g_cancellable_new ();
+  g_autoptr(GTask) task = g_task_new (self, self->load_cancellable, load_done, NULL);
+  g_task_set_source_tag (task, open_conversation);
+  g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
+  g_task_run_in_thread (task, load_thread);
+  hz_window_update_state (self);
+}
+
+void
+hz_window_open_conversation (HzWindow *self, gint64 conversation_id)
+{
+  open_conversation (self, conversation_id, 0);
+}
+
+void
+hz_window_open_search_hit (HzWindow *self, gint64 conversation_id, gint64 message_id)
+{
+  open_conversation (self, conversation_id, message_id);
 }
 
 void
@@ -997,6 +1214,20 @@ on_worker_context_changed (HzEngineWorker *worker, guint n_ctx, HzWindow *self)
   toast (self, msg);
 }
 
+/* The learner's adapter could not be used: the base model answers. Told once per adapter
+ * (the worker reports a path again when the adapters are set again; the details are in
+ * the worker's log). */
+static void
+on_worker_adapter_error (HzEngineWorker *worker, const char *path, GError *error,
+                         HzWindow *self)
+{
+  if (g_strcmp0 (path, self->adapter_error_path) == 0)
+    return;
+  g_free (self->adapter_error_path);
+  self->adapter_error_path = g_strdup (path);
+  toast (self, _("The personal adapter could not be loaded; the base model answers"));
+}
+
 #if GTK_CHECK_VERSION (4, 10, 0)
 static void
 on_file_dialog_done (GObject *source, GAsyncResult *result, gpointer user_data)
@@ -1271,6 +1502,8 @@ attach_to_app (HzWindow *self, HzApplication *app)
                                                G_CALLBACK (on_worker_context_changed), self);
   self->worker_handlers[7] = g_signal_connect (self->worker, "title",
                                                G_CALLBACK (hz_window_on_worker_title), self);
+  self->worker_handlers[8] = g_signal_connect (self->worker, "adapter-error",
+                                               G_CALLBACK (on_worker_adapter_error), self);
 
   g_settings_bind (self->settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
@@ -1365,7 +1598,9 @@ void
 hz_window_select_conversation (HzWindow *self, guint position)
 {
   g_return_if_fail (HZ_IS_WINDOW (self));
+  self->select_blocking = TRUE;
   gtk_single_selection_set_selected (self->conversation_selection, position);
+  self->select_blocking = FALSE;
 }
 
 gboolean
@@ -1419,6 +1654,7 @@ hz_window_dispose (GObject *object)
   HzWindow *self = HZ_WINDOW (object);
 
   g_clear_handle_id (&self->stick_id, g_source_remove);
+  cancel_load (self);
   if (self->worker != NULL)
     {
       if (hz_window_generating (self))
@@ -1454,6 +1690,7 @@ hz_window_finalize (GObject *object)
 
   g_free (self->model_error);
   g_free (self->system_prompt);
+  g_free (self->adapter_error_path);
   G_OBJECT_CLASS (hz_window_parent_class)->finalize (object);
 }
 

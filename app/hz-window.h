@@ -35,7 +35,8 @@ GListModel *hz_window_get_conversations (HzWindow *self);
 /** The messages of the shown conversation (HzMessageItem), oldest first. */
 GListModel *hz_window_get_messages (HzWindow *self);
 
-/** Show conversation number `position` of hz_window_get_conversations(). */
+/** Show conversation number `position` of hz_window_get_conversations(), its messages
+ *  read before this returns (a click in the list reads them on a thread instead). */
 void        hz_window_select_conversation (HzWindow *self, guint position);
 
 /** Whether a reply is being generated. */

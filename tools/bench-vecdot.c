@@ -9,9 +9,12 @@
  *   stream  a matrix of about 64 MiB, read once per pass (weights come from DRAM)
  * and prints weight bytes / second. Besides the quant table's kernels it times the
  * exact-order kernels the CPU backend actually runs (ggml-order.h: "o1" for one
- * activation row, i.e. decode, "oN" for prompt batches when it differs), for a matrix
- * of 4096 rows, at each SIMD level (kernel column o1-<level> / oN-<level>); table kernels
- * are named by their level alone. "memory read" is a plain 64-bit sum over the same 64 MiB
+ * activation row, i.e. decode, "oN" for prompt batches when it differs, "o4" the four-row
+ * decode kernel, "oT" the tiled prompt kernel: the cache-sized matrix against 64
+ * activation rows per call, weight bytes counted once per activation row like the others,
+ * so oT / oN is the speed-up of the tile), for a matrix of 4096 rows, at each SIMD level
+ * (kernel column o1-<level> / oN-<level> / o4-<level> / oT-<level>); table kernels are
+ * named by their level alone. "memory read" is a plain 64-bit sum over the same 64 MiB
  * (hz_measure_read_bandwidth_cpu), the single-core roofline for the stream column.
  * Single-threaded. Everything is timed in the thread's CPU time (bytes per CPU-second), so
  * that time slices lost to other processes on a shared machine do not count; cache and
@@ -107,6 +110,64 @@ time_dot (HzVecDotFn fn, int k, const guint8 *w, size_t row_bytes, size_t rows,
   return (double) bytes / t * 1e-9;
 }
 
+#define TILE_TOKENS 64   /* activation rows per call of a tiled kernel */
+
+/** As time_dot for a four-row kernel (HzGgmlDot4Fn); rows a multiple of 4. */
+static double
+time_dot4 (HzGgmlDot4Fn fn, int k, const guint8 *w, size_t row_bytes, size_t rows,
+           const void *act, double secs, float *sink)
+{
+  double t0 = now (), t;
+  size_t bytes = 0;
+  do
+    {
+      for (size_t r = 0; r + 4 <= rows; r += 4)
+        {
+          float s[4];
+          fn (k, s, w + r * row_bytes, row_bytes, act);
+          *sink += s[0];
+        }
+      bytes += rows / 4 * 4 * row_bytes;
+      t = now () - t0;
+    }
+  while (t < secs);
+  return (double) bytes / t * 1e-9;
+}
+
+/** GB/s of weight bytes per activation row for a tiled kernel: `rows` rows against
+ *  `n_tok` activation rows (acts, `act_bytes` apart) per call (in calls of 64 rows), each
+ *  weight byte counted once per activation row, as the one-row kernels count it. */
+static double
+time_tile (HzGgmlTileFn fn, int k, const guint8 *w, size_t row_bytes, size_t rows, int n_tok,
+           const void *acts, size_t act_bytes, float *out, double secs, float *sink)
+{
+  double t0 = now (), t;
+  size_t bytes = 0;
+  do
+    {
+      for (size_t r = 0; r < rows; r += 64)
+        fn (k, (int) MIN (64, rows - r), n_tok, out + r, rows, w + r * row_bytes, row_bytes,
+            acts, act_bytes);
+      *sink += out[0];
+      bytes += rows * row_bytes * n_tok;
+      t = now () - t0;
+    }
+  while (t < secs);
+  return (double) bytes / t * 1e-9;
+}
+
+static void
+print_rate (const HzQuantTraits *t, const char *kernel, double c, double s, double mem)
+{
+  if (s > 0)
+    printf ("%-8s %6.3f %-10s %12.2f %12.2f %8.0f%%\n", t->name,
+            8.0 * t->block_bytes / t->block_elems, kernel, c, s, 100.0 * s / mem);
+  else
+    printf ("%-8s %6.3f %-10s %12.2f %12s %9s\n", t->name, 8.0 * t->block_bytes / t->block_elems,
+            kernel, c, "-", "-");
+  fflush (stdout);
+}
+
 static void
 print_row (const HzQuantTraits *t, const char *kernel, HzVecDotFn fn, int k, const guint8 *w,
            size_t row_bytes, size_t rows_cache, size_t rows_stream, const void *act,
@@ -114,9 +175,7 @@ print_row (const HzQuantTraits *t, const char *kernel, HzVecDotFn fn, int k, con
 {
   const double c = time_dot (fn, k, w, row_bytes, rows_cache, act, secs, sink);
   const double s = time_dot (fn, k, w, row_bytes, rows_stream, act, secs, sink);
-  printf ("%-8s %6.3f %-10s %12.2f %12.2f %8.0f%%\n", t->name,
-          8.0 * t->block_bytes / t->block_elems, kernel, c, s, 100.0 * s / mem);
-  fflush (stdout);
+  print_rate (t, kernel, c, s, mem);
 }
 
 int
@@ -177,11 +236,17 @@ main (int argc, char **argv)
       const HzQuantTraits *vt = hz_quant_traits (t->vec_dot_type);
       g_autofree guint8 *act = g_malloc (hz_quant_row_size (vt->type, k));
       vt->from_float (xa, act, k);
+      /* TILE_TOKENS activation rows for the tiled kernels (copies: only timing matters) */
+      const size_t act_bytes = hz_quant_row_size (vt->type, k);
+      g_autofree guint8 *acts = g_malloc (act_bytes * TILE_TOKENS);
+      for (int j = 0; j < TILE_TOKENS; j++)
+        memcpy (acts + j * act_bytes, act, act_bytes);
       size_t row_bytes;
       const size_t row_size = hz_quant_row_size (t->type, k);
       const size_t rows_cache = MAX (1, cache_bytes / row_size);
       const size_t rows_stream = MAX (1, stream_bytes / row_size);
       g_autofree guint8 *w = make_weights (t, k, rows_stream, &row_bytes);
+      g_autofree float *tile_out = g_new (float, rows_cache * TILE_TOKENS);
       for (int l = 0; l < HZ_SIMD_LEVELS; l++)
         {
           HzVecDotFn fn = hz_quant_vec_dot_at (t->type, l);
@@ -206,6 +271,21 @@ main (int argc, char **argv)
               g_autofree char *batch = g_strdup_printf ("oN-%s", hz_simd_level_name (l));
               print_row (t, batch, d.batch, k, w, row_bytes, rows_cache, rows_stream, act,
                          secs, mem, &sink);
+            }
+          if (d.one_x4)
+            {
+              g_autofree char *x4 = g_strdup_printf ("o4-%s", hz_simd_level_name (l));
+              print_rate (t, x4,
+                          time_dot4 (d.one_x4, k, w, row_bytes, rows_cache, act, secs, &sink),
+                          time_dot4 (d.one_x4, k, w, row_bytes, rows_stream, act, secs, &sink),
+                          mem);
+            }
+          if (d.tile)
+            {
+              g_autofree char *tile = g_strdup_printf ("oT-%s", hz_simd_level_name (l));
+              print_rate (t, tile,
+                          time_tile (d.tile, k, w, row_bytes, rows_cache, TILE_TOKENS, acts,
+                                     act_bytes, tile_out, secs, &sink), 0, mem);
             }
         }
     }

@@ -1,5 +1,6 @@
 /* engine/cpu/matmul.c — quant-agnostic batched matmul over the format table (matmul.h). */
 #include "cpu/matmul.h"
+#include "ggml-order.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -8,6 +9,9 @@
 /* Weight rows per tile: the tile stays in L1 while every activation row streams past it,
  * so each weight byte is read from memory once per batch. */
 #define HZ_ROW_BLOCK 16
+/* Weight rows per call of a tiled kernel (prompt batches): the kernel walks all tokens in
+ * passes of 32 (or 8) over these rows, which stay in L2 from one pass to the next. */
+#define HZ_TILE_ROWS 64
 
 struct _HzCpuMatmul {
   HzThreadPool *pool;
@@ -23,6 +27,7 @@ typedef struct {
   const HzMatmulOut *outs;
   int                n_outs;
   const void        *act[HZ_MATMUL_MAX_OUTS];     /* per output: activation rows */
+  HzGgmlTileFn       tile[HZ_MATMUL_MAX_OUTS];    /* per output: rows x tokens kernel, or NULL */
   size_t             act_stride[HZ_MATMUL_MAX_OUTS];
   int                n_conv;                      /* distinct formats to convert to */
   const HzQuantTraits *conv_qt[HZ_MATMUL_MAX_OUTS];
@@ -69,8 +74,11 @@ hz_cpu_threads_for_work (double work, guint max_threads)
   return (guint) MIN ((double) max_threads, n);
 }
 
+/* Rows [r0, r1) of output k for all tokens with the per-element kernel: row blocks of
+ * HZ_ROW_BLOCK rows (kept in L1 while the tokens stream past), four rows at once where the
+ * format has a four-row kernel. */
 static void
-compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
+compute_rows_dot (const MatmulJob *job, int k, int64_t r0, int64_t r1)
 {
   const HzMatmulOut *o = &job->outs[k];
   const HzMatrix *w = o->w;
@@ -96,6 +104,22 @@ compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
             vec_dot (n_in, &y[r], wdata + r * w->row_bytes, xa);
         }
     }
+}
+
+static void
+compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
+{
+  const HzMatmulOut *o = &job->outs[k];
+  const HzMatrix *w = o->w;
+
+  if (job->tile[k])   /* the same bits, each weight block unpacked once per tile */
+    for (int64_t rb = r0; rb < r1; rb += HZ_TILE_ROWS)
+      job->tile[k] ((int) job->n_in, (int) (MIN (rb + HZ_TILE_ROWS, r1) - rb),
+                    (int) job->n_tok, o->y + rb, w->n_out,
+                    (const guint8 *) w->data + rb * w->row_bytes, w->row_bytes, job->act[k],
+                    job->act_stride[k]);
+  else
+    compute_rows_dot (job, k, r0, r1);
   if (o->bias)
     for (int64_t t = 0; t < job->n_tok; t++)
       {
@@ -163,6 +187,14 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
       g_assert (w->n_in == n_in);
       const HzQuantTraits *vt = hz_quant_traits (w->qt->vec_dot_type);
       job.total_rows += w->n_out;
+      if (n_tok > 1)
+        {
+          /* the tiled kernel when it is the kernel compute_rows would run per element
+           * (on one token the four-row kernels are faster: measured tg CPU time) */
+          const HzGgmlDots d = hz_ggml_order_dots (w->qt->type, w->n_out, w->n_in);
+          const HzVecDotFn used = mm->row_invariant ? w->dot_one : w->dot_batch;
+          job.tile[k] = d.tile && d.batch == used ? d.tile : NULL;
+        }
       work += (double) w->n_out * n_in * n_tok;
       if (vt->type == HZ_TYPE_F32)
         {

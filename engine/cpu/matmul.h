@@ -9,7 +9,10 @@
  * for one row, dot_batch for several; ggml-order.h), so results are bit-identical to it. Several matrices
  * that read the same input (q/k/v, gate/up) are computed in one call, sharing the converted
  * activations and one parallel region. Loops are tiled so each weight row block is read
- * from memory once per batch.
+ * from memory once per batch. Where the format's kernel has a tiled version
+ * (HzGgmlDots.tile: the serial kernels of Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS) and
+ * the batch has several rows, blocks of 64 weight rows × all tokens go to it:
+ * the same bits per element, each weight block unpacked once per 8 rows or tokens.
  *
  * Threading: work below a threshold runs on the calling thread (waking workers costs more
  * than a tiny matmul); above it, rows are split across the pool's threads.

@@ -39,10 +39,14 @@ typedef enum {
 extern const HzVecDotFn hzg_kernels_scalar[HZG_N_KERNELS];
 extern const HzVecDotFn hzg_kernels_avx2[HZG_N_KERNELS];
 extern const HzVecDotFn hzg_kernels_avx512[HZG_N_KERNELS];
-/** Four-row versions (HzGgmlDot4Fn) of the serial 32-element kernels (Q4_0, Q4_1, Q8_0),
- *  indexed by HzgKernel, NULL elsewhere; x86 levels only. */
+/** Four-row versions (HzGgmlDot4Fn) of the compute-bound serial 32-element kernels (Q4_0,
+ *  Q4_1), indexed by HzgKernel, NULL elsewhere; x86 levels only. */
 extern const HzGgmlDot4Fn hzg_kernels_x4_avx2[HZG_N_KERNELS];
 extern const HzGgmlDot4Fn hzg_kernels_x4_avx512[HZG_N_KERNELS];
+/** Tiled versions (HzGgmlTileFn: rows × tokens) of the same serial kernels, indexed by
+ *  HzgKernel, NULL elsewhere; x86 levels only. */
+extern const HzGgmlTileFn hzg_kernels_tile_avx2[HZG_N_KERNELS];
+extern const HzGgmlTileFn hzg_kernels_tile_avx512[HZG_N_KERNELS];
 
 /* Where the 8-lane K-quant kernels (ggml_vec_dot_<t>_q8_K, AVX2) put the mins term
  * Σ mn·bsums scaled by −dmin_w·d_a. */
@@ -51,6 +55,9 @@ typedef enum {
   HZG_MINS_LANES8,  /* Q2_K: madd of the 16 mins with the 16 bsums, FMA'd into acc first */
   HZG_MINS_LANES4,  /* Q4_K: bsums added in pairs, madd with the 8 mins, own 4-lane acc */
 } HzgMins;
+
+/* The 32-element formats of the row-per-lane tiles (ggml-order-x86.inc). */
+typedef enum { HZG_RL_Q4_0, HZG_RL_Q4_1, HZG_RL_Q8_0 } HzgRowLanes;
 
 /* Block types named after the codecs, for the kernel-instantiating macros. */
 typedef HzBlockQ2_K HzBlock_q2_K;

@@ -5,6 +5,8 @@
 #include "ggml-order-impl.h"
 #include "quant-kunpack.h"
 
+#include <stdlib.h>
+
 #if HZ_QUANT_X86
 
 /* The packed 6-bit scales of Q3_K and Q4_K/Q5_K taken apart with 32-bit word operations
@@ -44,8 +46,10 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
 #define HZG_FN(f)  f##_avx2
 #define HZG_TABLE  hzg_kernels_avx2
 #define HZG_TABLE_X4 hzg_kernels_x4_avx2
+#define HZG_TABLE_TILE hzg_kernels_tile_avx2
 #include "ggml-order-x86.inc"
 #undef HZG_TABLE_X4
+#undef HZG_TABLE_TILE
 #undef HZG_TARGET
 #undef HZG_VNNI
 #undef HZG_FN
@@ -64,8 +68,10 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
 #define HZG_FN(f)  f##_avx512
 #define HZG_TABLE  hzg_kernels_avx512
 #define HZG_TABLE_X4 hzg_kernels_x4_avx512
+#define HZG_TABLE_TILE hzg_kernels_tile_avx512
 #include "ggml-order-x86.inc"
 #undef HZG_TABLE_X4
+#undef HZG_TABLE_TILE
 #undef HZG_TARGET
 #undef HZG_VNNI
 #undef HZG_FN

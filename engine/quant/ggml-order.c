@@ -361,6 +361,23 @@ x4_at (HzSimdLevel level, HzgKernel id)
     }
 }
 
+/* The tiled version of kernel `id` at `level`, or NULL. */
+static HzGgmlTileFn
+tile_at (HzSimdLevel level, HzgKernel id)
+{
+  switch (level)
+    {
+#if HZ_QUANT_X86
+    case HZ_SIMD_AVX512:
+      return hzg_kernels_tile_avx512[id];
+    case HZ_SIMD_AVX2:
+      return hzg_kernels_tile_avx2[id];
+#endif
+    default:
+      return NULL;
+    }
+}
+
 /* Per format: kernels for one and for several activation rows, used when n_out % rows_mult
  * == 0 and n_in % in_mult == 0 (the AMX / repack / tinyBLAS conditions), else the `_else`
  * pair (HZG_N_KERNELS: the table's vec_dot, which for table_exact formats is ggml's order at
@@ -411,7 +428,8 @@ hz_ggml_order_dots_at (uint32_t type, int64_t n_out, int64_t n_in, HzSimdLevel l
     {
       const OrderRow *r = &order_rows[type];
       if (r->one != NONE && n_out % r->rows_mult == 0 && n_in % r->in_mult == 0)
-        return (HzGgmlDots) { k[r->one], k[r->batch], true, x4_at (level, r->one) };
+        return (HzGgmlDots) { k[r->one], k[r->batch], true, x4_at (level, r->one),
+                              r->one == r->batch ? tile_at (level, r->batch) : NULL };
       if (r->one_else != NONE)
         return (HzGgmlDots) { k[r->one_else], k[r->batch_else], true };
       /* the table's AVX2 kernel is ggml's order for table_exact rows: used at every level

@@ -45,6 +45,12 @@
  * same order (_mm256_fmadd_ps for the lane-wise FMAs, the same horizontal-sum trees). The
  * level is hz_simd_level() (CPUID, capped by HZ_SIMD=scalar|avx2|avx512).
  *
+ * The serial kernels also come as tiles of weight rows × activation rows (HzGgmlTileFn,
+ * AVX2 and AVX-512 VNNI) for prompt batches: one _mm256_fmadd_ps advances 8 outputs'
+ * chains (8 weight rows of one token, or 8 tokens of one row), with each output's float
+ * operations those of the one-row kernel in its order, so every element is bit-identical
+ * to it (tests/engine/test-ggml-order.c compares them with memcmp, ragged tiles included).
+ *
  * Thread safety: pure functions.
  */
 #pragma once
@@ -60,18 +66,33 @@ extern "C" {
  *  processing); `exact` says whether they reproduce ggml's order (FALSE: the table's
  *  vec_dot). The activations are in the format's vec_dot_type, quantized with
  *  hz_quant_act_from_float() (the SIMD kernels rely on its int8 range −127..127, as
- *  ggml's do). Never NULL for a format with a vec_dot. */
+ *  ggml's do). Never NULL for a format with a vec_dot. At the AVX2 and AVX-512 levels,
+ *  `tile` exists for the serial kernels (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS in the
+ *  shapes that select them) and `one_x4` for Q4_0 and Q4_1. */
 /** Four consecutive weight rows, `row_bytes` apart starting at x, against one activation
  *  row y: s[0..3], each bit-identical to `one` on its row (the four rows' serial float
  *  chains are interleaved, which hides the FMA latency that bounds a single chain). */
 typedef void (*HzGgmlDot4Fn) (int n, float *restrict s, const void *restrict x,
                               size_t row_bytes, const void *restrict y);
 
+/** A tile of `n_rows` consecutive weight rows (`row_bytes` apart from x) against `n_tok`
+ *  activation rows (`y_stride` bytes apart from y), all of `n` elements:
+ *  s[t * ld + r] = dot(row r, activation t) for r < n_rows, t < n_tok (other elements of s
+ *  untouched), each bit-identical to `batch` on that pair (for the kernels that have a tile,
+ *  `batch` and `one` are the same kernel, so also to `one`). Each weight block is unpacked
+ *  once per 8 activation rows; any n_rows, n_tok >= 0 (ragged edges included). s must not
+ *  alias x or y. */
+typedef void (*HzGgmlTileFn) (int n, int n_rows, int n_tok, float *restrict s, size_t ld,
+                              const void *restrict x, size_t row_bytes,
+                              const void *restrict y, size_t y_stride);
+
 typedef struct {
   HzVecDotFn   one;
   HzVecDotFn   batch;
   bool         exact;
   HzGgmlDot4Fn one_x4;   /* NULL: none (call `one` per row) */
+  HzGgmlTileFn tile;     /* NULL: none (call `batch` per row and activation); for >= 2
+                          * activation rows (on one, `one_x4` / `one` measured faster) */
 } HzGgmlDots;
 
 HzGgmlDots hz_ggml_order_dots (uint32_t type, int64_t n_out, int64_t n_in);

@@ -13,7 +13,11 @@
  * The test is registered twice: as is, and with HZ_SIMD=scalar, where the default kernels
  * (hz_ggml_order_dots, hz_ggml_dot_f32) must be the scalar ones.
  *
- * Test paths: /ggml-order/levels/<kernel>, /ggml-order/default-level
+ * The tiled kernels (rows × tokens, HzGgmlDots.tile) are compared with the scalar kernel
+ * the same way, element by element, ragged tile edges included.
+ *
+ * Test paths: /ggml-order/levels/<kernel>, /ggml-order/tile/<kernel>,
+ * /ggml-order/default-level
  */
 #include <glib.h>
 #include <math.h>
@@ -237,6 +241,93 @@ test_levels (gconstpointer data)
                   n_checked, n_levels);
 }
 
+/* The tiled kernels (HzGgmlDots.tile) against the scalar `batch` kernel, per output element
+ * bit for bit: ragged tiles (rows and tokens not multiples of the kernel's 8, several row
+ * groups, more tokens than one pass of 32), a length of 257 blocks (the token-lane tile's
+ * second pass of activation scales, the row-lane tile's scratch on the heap), and an output
+ * stride wider than the rows (the elements outside the tile must stay untouched). */
+static void
+test_tile (gconstpointer data)
+{
+  const Case *c = data;
+  const HzQuantTraits *t = hz_quant_traits (c->type);
+  const HzQuantTraits *vt = hz_quant_traits (t->vec_dot_type);
+  g_autoptr (GRand) r = g_rand_new_with_seed (0x711e + c->type);
+  /* {rows, tokens}: the kernels' tiles are 8 rows or 8 tokens, and passes of 32 tokens */
+  static const int shapes[][2] = { { 1, 1 }, { 1, 8 }, { 3, 5 }, { 9, 9 }, { 7, 16 },
+                                   { 2, 17 }, { 13, 35 }, { 16, 33 } };
+  unsigned n_checked = 0, n_levels = 0;
+  for (int level = HZ_SIMD_AVX2; level < HZ_SIMD_LEVELS; level++)
+    {
+      if (!hz_simd_supported (level))
+        continue;
+      const HzGgmlDots probe = hz_ggml_order_dots_at (c->type, c->n_out, c->n_in[0], level);
+      if (probe.tile == NULL)
+        continue;
+      n_levels++;
+      int lens[9];
+      int nl = 0;
+      for (; nl < 8 && c->n_in[nl] > 0; nl++)
+        lens[nl] = c->n_in[nl];
+      lens[nl++] = 257 * (int) t->block_elems;
+      for (int k = 0; k < nl; k++)
+        {
+          const int n = lens[k];
+          const HzGgmlDots ref = hz_ggml_order_dots_at (c->type, c->n_out, n, HZ_SIMD_SCALAR);
+          const HzGgmlDots simd = hz_ggml_order_dots_at (c->type, c->n_out, n, level);
+          g_assert_nonnull (simd.tile);
+          g_assert_true (simd.one == simd.batch);
+          const size_t wbytes = hz_quant_row_size (c->type, n);
+          const size_t abytes = hz_quant_row_size (vt->type, n);
+          g_autofree float *tmp = g_new (float, n);
+          for (size_t sh = 0; sh < G_N_ELEMENTS (shapes); sh++)
+            {
+              /* the long length only with the small shapes (the scalar reference is slow) */
+              if (k == nl - 1 && sh > 3)
+                break;
+              const int rows = shapes[sh][0], toks = shapes[sh][1];
+              const size_t ld = (size_t) rows + 3;
+              g_autofree uint8_t *w = g_malloc (rows * wbytes + 64);
+              g_autofree uint8_t *a = g_malloc (toks * abytes + 64);
+              g_autofree float *got = g_new (float, toks * ld);
+              for (int row = 0; row < rows; row++)
+                fill_weights (r, c, t, w + row * wbytes, n);
+              for (int tok = 0; tok < toks; tok++)
+                fill_acts (r, vt, tmp, a + tok * abytes, n);
+              for (size_t i = 0; i < toks * ld; i++)
+                got[i] = (float) i + 0.5f;   /* sentinels */
+              simd.tile (n, rows, toks, got, ld, w, wbytes, a, abytes);
+              for (int tok = 0; tok < toks; tok++)
+                for (size_t row = 0; row < ld; row++)
+                  {
+                    const float g = got[tok * ld + row];
+                    if (row >= (size_t) rows)
+                      {
+                        if (g != (float) (tok * ld + row) + 0.5f)
+                          g_error ("%s tile %dx%d, n = %d: element (%zu, %d) outside the tile "
+                                   "written", c->name, rows, toks, n, row, tok);
+                        continue;
+                      }
+                    float want;
+                    ref.batch (n, &want, w + row * wbytes, a + tok * abytes);
+                    if (memcmp (&want, &g, sizeof want) != 0)
+                      g_error ("%s tile %dx%d, n = %d, row %zu, token %d: scalar %.9g (0x%08x), "
+                               "%s tile %.9g (0x%08x)", c->name, rows, toks, n, row, tok, want,
+                               bits (want), hz_simd_level_name (level), g, bits (g));
+                    n_checked++;
+                  }
+            }
+        }
+    }
+  if (n_levels == 0)
+    {
+      g_test_skip ("no tiled kernel for this case on this CPU");
+      return;
+    }
+  g_test_message ("%s: %u tiled outputs bit-identical to the scalar kernel on %u level(s)",
+                  c->name, n_checked, n_levels);
+}
+
 /* hz_ggml_order_dots() and hz_ggml_dot_f32*() use hz_simd_level()'s kernels (HZ_SIMD caps
  * it: with HZ_SIMD=scalar they must be the plain C ones). */
 static void
@@ -280,6 +371,13 @@ main (int argc, char **argv)
     {
       g_autofree char *path = g_strdup_printf ("/ggml-order/levels/%s", cases[i].name);
       g_test_add_data_func (path, &cases[i], test_levels);
+      const HzGgmlDots d = hz_ggml_order_dots_at (cases[i].type, cases[i].n_out,
+                                                  cases[i].n_in[0], HZ_SIMD_AVX2);
+      if (d.tile != NULL || !hz_simd_supported (HZ_SIMD_AVX2))
+        {
+          g_autofree char *tpath = g_strdup_printf ("/ggml-order/tile/%s", cases[i].name);
+          g_test_add_data_func (tpath, &cases[i], test_tile);
+        }
     }
   g_test_add_func ("/ggml-order/default-level", test_default_level);
   return g_test_run ();

@@ -3,7 +3,9 @@
  * produces directly for the same prompt and settings; restart the app on the same data
  * and check the conversation is listed with its messages intact; with a slowed-down worker,
  * the partial reply is in the store while it streams and Stop (win.stop, Esc) ends it
- * early, keeping its text. Screenshots go to <build>/tests/ui/artifacts/.
+ * early, keeping its text; switching quickly between conversations (clicks, read in the
+ * background) ends on the last one chosen, never on an earlier, slower read.
+ * Screenshots go to <build>/tests/ui/artifacts/.
  */
 #include <hanzo/engine.h>
 #include <hanzo-store.h>
@@ -217,6 +219,41 @@ reply_has_text (gpointer window)
          *hz_message_item_get_text (last) != '\0';
 }
 
+static guint
+n_conversations_shown (HzWindow *window)
+{
+  return g_list_model_get_n_items (hz_window_get_conversations (window));
+}
+
+static gboolean
+shows_two_messages (gpointer window)
+{
+  return g_list_model_get_n_items (hz_window_get_messages (window)) == 2;
+}
+
+static gboolean
+shows_four_messages (gpointer window)
+{
+  return g_list_model_get_n_items (hz_window_get_messages (window)) == 4;
+}
+
+/* The chat shows `n` messages, all of conversation `conv` in the store. */
+static void
+check_messages_of (HzApplication *app, HzWindow *window, gint64 conv, guint n)
+{
+  GListModel *msgs = hz_window_get_messages (window);
+  g_assert_cmpuint (g_list_model_get_n_items (msgs), ==, n);
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(HzMessageItem) item = g_list_model_get_item (msgs, i);
+      g_autoptr(HzMessage) m = hz_store_get_message (hz_application_get_store (app),
+                                                     hz_message_item_get_id (item), &error);
+      g_assert_no_error (error);
+      g_assert_cmpint (m->conversation_id, ==, conv);
+    }
+}
+
 static void
 script_stop (HzApplication *app, HzWindow *window, gpointer data)
 {
@@ -269,6 +306,29 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 4);
   g_autoptr(HzMessageItem) last = message_at (window, 3);
   g_assert_cmpstr (hz_message_item_get_text (last), ==, expected);
+
+  /* Switching quickly between conversations (clicks: read in the background) shows the
+   * last one chosen, never a slower earlier read. */
+  gint64 this_conv = hz_window_get_conversation_id (window);
+  g_assert_cmpuint (n_conversations_shown (window), ==, 2);
+  g_autoptr(HzConversationItem) top = g_list_model_get_item (hz_window_get_conversations (window), 0);
+  g_assert_cmpint (hz_conversation_item_get_id (top), ==, this_conv);
+  g_autoptr(HzConversationItem) other = g_list_model_get_item (hz_window_get_conversations (window), 1);
+  g_assert_cmpint (hz_conversation_item_get_id (other), !=, this_conv);
+  for (guint round = 0; round < 3; round++)
+    {
+      hz_ui_click_conversation (window, 0);
+      hz_ui_click_conversation (window, 1);
+    }
+  g_assert_cmpint (hz_window_get_conversation_id (window), ==, hz_conversation_item_get_id (other));
+  g_assert_true (hz_ui_wait_for (shows_two_messages, window, 10));
+  hz_ui_spin (0.5);  /* the earlier reads (4 messages) would have arrived by now */
+  check_messages_of (app, window, hz_conversation_item_get_id (other), 2);
+  hz_ui_click_conversation (window, 0);
+  g_assert_true (hz_ui_wait_for (shows_four_messages, window, 10));
+  check_messages_of (app, window, this_conv, 4);
+  g_autoptr(HzMessageItem) end = message_at (window, 3);
+  g_assert_cmpstr (hz_message_item_get_text (end), ==, expected);
 }
 
 /* ------------------------------------------------------------------ tests */

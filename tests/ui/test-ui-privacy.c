@@ -1,13 +1,14 @@
 /* test-ui-privacy.c — the privacy page (app.privacy) in the real app under Xvfb on a store
  * seeded beforehand: counts and size of what is kept; a message's redaction spans
  * highlighted, and another that the app redacted in the background (hz-redact-worker.h)
- * when the window opened; a learner run and adapters with Roll Back
+ * when the window opened; a message written while the page is open goes from "Not
+ * redacted yet" to its spans when the background redaction has run (no reopening); a learner run and adapters with Roll Back
  * (shown because a fake ai.hanzo.Learner is on the session bus; the click calls Rollback);
  * the egress log row and the epsilon spent; the federation switch off by default, turning
  * it on shows what will be sent and is stored in GSettings; Delete Everything through its
  * confirmation dialog empties the store (conversations, messages, redactions, feedback)
  * and the sidebar, and keeps the privacy ledger. Screenshots: privacy-page,
- * privacy-redaction, privacy-federation-on, privacy-delete-confirm, privacy-deleted.
+ * privacy-redaction, privacy-redaction-late, privacy-federation-on, privacy-delete-confirm, privacy-deleted.
  */
 #include <hanzo-store.h>
 #include <hanzo-store-feedback.h>
@@ -21,6 +22,9 @@
 #include "fake-learner.h"
 
 static const char redacted_text[] = "Call Ines Okafor at 555-1234 tomorrow";
+/* written while the privacy page is open; the address starts at character 16 */
+static const char late_text[] = "Please write to mara.quinley@example.org soon";
+#define late_email_offset 16
 
 typedef struct {
   gint64       redacted_id, plain_id, rated_id;
@@ -117,6 +121,13 @@ redaction_done (gpointer app)
   return w != NULL && !hz_redact_worker_is_busy (w);
 }
 
+/* The page shows a redaction of the chosen message (the worker's "finished" refreshed it). */
+static gboolean
+redaction_shown (gpointer privacy)
+{
+  return g_str_has_suffix (hz_privacy_window_get_redaction_status (privacy), "redacted");
+}
+
 static gboolean
 rolled_back (gpointer fl)
 {
@@ -205,6 +216,25 @@ script_privacy (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_true (hz_privacy_window_show_message (privacy, seed->plain_id));
   g_assert_cmpstr (hz_privacy_window_get_redaction_status (privacy), ==,
                    "Redacted: nothing personal found");
+
+  /* A message written while the page is open: "Not redacted yet" until the background
+   * redaction has run, then its spans, without reopening the page. */
+  g_autoptr(HzMessage) plain = hz_store_get_message (store, seed->plain_id, &error);
+  g_assert_no_error (error);
+  gint64 late_id = hz_store_append_message (store, plain->conversation_id, seed->plain_id, HZ_ROLE_USER,
+                                            late_text, NULL, TRUE, &error);
+  g_assert_no_error (error);
+  hz_privacy_window_reload (privacy);   /* (lists the new message) */
+  g_assert_true (hz_privacy_window_show_message (privacy, late_id));
+  g_assert_cmpstr (hz_privacy_window_get_redaction_status (privacy), ==, "Not redacted yet");
+  g_assert_false (tag_at (buf, late_email_offset));
+  hz_redact_worker_notify (G_APPLICATION (app), store);
+  g_assert_true (hz_ui_wait_for (redaction_shown, privacy, 20));
+  g_assert_true (tag_at (buf, late_email_offset));
+  g_assert_false (tag_at (buf, 0));
+  g_assert_true (g_str_has_suffix (hz_privacy_window_get_redaction_status (privacy), "redacted"));
+  hz_ui_spin (0.3);
+  g_autofree char *s2b = hz_ui_screenshot (GTK_WIDGET (privacy), "privacy-redaction-late");
 
   /* Roll Back calls the daemon. */
   GtkWidget *rollback = NULL;

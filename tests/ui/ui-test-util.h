@@ -209,3 +209,34 @@ hz_ui_find_message_dialog (GtkWindow *window)
 {
   return hz_ui_find_toplevel (ADW_TYPE_MESSAGE_DIALOG, window);
 }
+
+static inline GtkSingleSelection *
+hz_ui_find_selection_of (GtkWidget *root, GListModel *model)
+{
+  if (GTK_IS_LIST_VIEW (root))
+    {
+      GtkSelectionModel *sel = gtk_list_view_get_model (GTK_LIST_VIEW (root));
+      if (GTK_IS_SINGLE_SELECTION (sel) &&
+          gtk_single_selection_get_model (GTK_SINGLE_SELECTION (sel)) == model)
+        return GTK_SINGLE_SELECTION (sel);
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkSingleSelection *found = hz_ui_find_selection_of (c, model);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/** Choose conversation `position` in the sidebar's list as a click does (through the list
+ *  view's selection): unlike hz_window_select_conversation(), the messages are read in the
+ *  background and arrive after this returns. */
+static inline void
+hz_ui_click_conversation (HzWindow *window, guint position)
+{
+  GtkSingleSelection *sel = hz_ui_find_selection_of (GTK_WIDGET (window),
+                                                     hz_window_get_conversations (window));
+  g_assert_nonnull (sel);
+  gtk_single_selection_set_selected (sel, position);
+}
