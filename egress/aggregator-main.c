@@ -3,6 +3,7 @@
 #include <glib-unix.h>
 #include <stdio.h>
 #include <string.h>
+#include <locale.h>
 #include <math.h>
 #include "aggregator.h"
 #include "dp.h"
@@ -27,9 +28,28 @@ hash_token (void)
   return 0;
 }
 
+/* Parse "L,H,KV,F,R" (decimal, nothing else) into v[5], each in 1..max[i]. */
+static gboolean
+parse_llama_shape (const char *text, guint v[5])
+{
+  static const guint64 max[5] = { 1024, 1u << 20, 1u << 20, 1u << 22, 4096 };
+  g_auto (GStrv) parts = g_strsplit (text, ",", -1);
+  if (g_strv_length (parts) != 5)
+    return FALSE;
+  for (guint i = 0; i < 5; i++)
+    {
+      guint64 x;
+      if (!g_ascii_string_to_unsigned (parts[i], 10, 1, max[i], &x, NULL))
+        return FALSE;
+      v[i] = (guint) x;
+    }
+  return TRUE;
+}
+
 int
 main (int argc, char **argv)
 {
+  setlocale (LC_ALL, "");
   g_autofree char *address = g_strdup ("127.0.0.1"), *config = NULL, *llama = NULL;
   g_autofree char *clients = NULL, *rule = g_strdup ("trimmed-mean"), *spool_dir = NULL;
   g_autofree char *cert = NULL, *key = NULL;
@@ -78,9 +98,19 @@ main (int argc, char **argv)
     }
   else if (llama)
     {
-      unsigned l, h, kv, f, r;
-      if (sscanf (llama, "%u,%u,%u,%u,%u", &l, &h, &kv, &f, &r) == 5 && l && h && kv && f && r)
-        cfg = hz_delta_config_new_llama (l, h, kv, f, r, 2.0 * r);
+      guint v[5];
+      if (!parse_llama_shape (llama, v))
+        {
+          g_printerr ("hanzo-aggregator: --llama needs LAYERS,HIDDEN,KV,FFN,RANK: five whole "
+                      "numbers >= 1 (at most 1024 layers, rank 4096), not '%s'\n", llama);
+          return 2;
+        }
+      cfg = hz_delta_config_new_llama (v[0], v[1], v[2], v[3], v[4], 2.0 * v[4]);
+    }
+  if (port < 0 || port > 65535)
+    {
+      g_printerr ("hanzo-aggregator: --port must be 0..65535 (0: any free port), not %d\n", port);
+      return 2;
     }
   if (!cfg)
     {
@@ -113,6 +143,9 @@ main (int argc, char **argv)
         }
       if (max_norm == 0)
         max_norm = bound;
+      else if (max_norm < bound)
+        g_printerr ("hanzo-aggregator: warning: --max-norm %g is below the norm an honest "
+                    "release can have (%g): honest clients will be refused\n", max_norm, bound);
       g_print ("hanzo-aggregator: honest releases (C %g, z %g, %zu values) have L2 norm <= %g;"
                " max norm %g\n", release_clip, release_noise, hz_delta_config_n_elements (cfg),
                bound, max_norm);

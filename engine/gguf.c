@@ -730,7 +730,7 @@ hz_gguf_open (const char *path, GError **error)
 {
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
-  int fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
+  int fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0); /* a FIFO would block */
   if (fd < 0)
     {
       int e = errno;

@@ -310,6 +310,22 @@ unset_member (JsonObject *o, const char *name)
   return FALSE;
 }
 
+/* Member `name` of `o` in *out: NULL when absent or null, else a value of `type`
+ * (G_TYPE_DOUBLE also takes integers). FALSE when it has another JSON type. */
+static gboolean
+member_of_type (JsonObject *o, const char *name, GType type, JsonNode **out)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  *out = NULL;
+  if (n == NULL || JSON_NODE_HOLDS_NULL (n))
+    return TRUE;
+  if (!JSON_NODE_HOLDS_VALUE (n))
+    return FALSE;
+  const GType vt = json_node_get_value_type (n);
+  *out = n;
+  return vt == type || (type == G_TYPE_DOUBLE && vt == G_TYPE_INT64);
+}
+
 static gboolean
 parse_peft_config (const char *path, HzLoraConfig *cfg, GError **error)
 {
@@ -320,13 +336,27 @@ parse_peft_config (const char *path, HzLoraConfig *cfg, GError **error)
   if (root == NULL || !JSON_NODE_HOLDS_OBJECT (root))
     return bad (error, HZ_ENGINE_ERROR_BAD_ADAPTER, path, "not a JSON object");
   JsonObject *o = json_node_get_object (root);
-  const char *type = json_object_get_string_member_with_default (o, "peft_type", "LORA");
-  if (g_strcmp0 (type, "LORA") != 0)
+  /* every scalar member typed as PEFT writes it (absent or null: PEFT's default); the
+   * json_object_get_*_member getters would g_critical on an array/object and convert a
+   * string or a fraction silently */
+  JsonNode *pt, *rn, *an, *rs;
+  const char *wrong = !member_of_type (o, "peft_type", G_TYPE_STRING, &pt) ? "peft_type"
+                      : !member_of_type (o, "r", G_TYPE_INT64, &rn) ? "r"
+                      : !member_of_type (o, "lora_alpha", G_TYPE_DOUBLE, &an) ? "lora_alpha"
+                      : !member_of_type (o, "use_rslora", G_TYPE_BOOLEAN, &rs) ? "use_rslora"
+                      : NULL;
+  if (wrong != NULL)
+    return bad (error, HZ_ENGINE_ERROR_BAD_ADAPTER, path, "'%s' has the wrong JSON type", wrong);
+  if (pt != NULL && g_strcmp0 (json_node_get_string (pt), "LORA") != 0)
     return bad (error, HZ_ENGINE_ERROR_BAD_ADAPTER, path, "peft_type is not LORA");
   hz_lora_config_init (cfg);
-  cfg->r = (int32_t) json_object_get_int_member_with_default (o, "r", 8);
-  cfg->alpha = (float) json_object_get_double_member_with_default (o, "lora_alpha", 8);
-  cfg->use_rslora = json_object_get_boolean_member_with_default (o, "use_rslora", FALSE);
+  const gint64 r = rn != NULL ? json_node_get_int (rn) : 8;
+  if (r < 1 || r > G_MAXINT32)
+    return bad (error, HZ_ENGINE_ERROR_BAD_ADAPTER, path, "r %" G_GINT64_FORMAT " is not in "
+                "1..%d", r, G_MAXINT32);
+  cfg->r = (int32_t) r;
+  cfg->alpha = an != NULL ? (float) json_node_get_double (an) : 8.0f;
+  cfg->use_rslora = rs != NULL && json_node_get_boolean (rs);
   static const char *const unsupported[] = {
     "layers_to_transform", "rank_pattern", "alpha_pattern", "use_dora", "modules_to_save",
     "fan_in_fan_out",
@@ -370,10 +400,10 @@ parse_peft_config (const char *path, HzLoraConfig *cfg, GError **error)
   return TRUE;
 }
 
-/* Fill one parameter block (rows x cols) from a tensor, checking its shape and values. */
+/* TRUE when the tensor exists and is [rows, cols], else an error naming it. */
 static gboolean
-fill_block (float *dst, const HzSafetensor *t, const char *key, int64_t rows, int64_t cols,
-            const char *path, GError **error)
+check_block_shape (const HzSafetensor *t, const char *key, int64_t rows, int64_t cols,
+                   const char *path, GError **error)
 {
   if (t == NULL)
     return bad (error, HZ_ENGINE_ERROR_BAD_ADAPTER, path, "adapter lacks '%s'", key);
@@ -388,6 +418,16 @@ fill_block (float *dst, const HzSafetensor *t, const char *key, int64_t rows, in
                   " (rank from adapter_config.json, width from the model)", key, got->str,
                   rows, cols);
     }
+  return TRUE;
+}
+
+/* Fill one parameter block (rows x cols) from a tensor, checking its shape and values. */
+static gboolean
+fill_block (float *dst, const HzSafetensor *t, const char *key, int64_t rows, int64_t cols,
+            const char *path, GError **error)
+{
+  if (!check_block_shape (t, key, rows, cols, path, error))
+    return FALSE;
   return st_to_float (t, dst, (gsize) rows * cols, path, error) &&
          check_finite (dst, (gsize) rows * cols, path, key, error);
 }
@@ -407,6 +447,18 @@ hz_lora_read_peft (const char *dir, const HzHparams *hp, GError **error)
         g_prefix_error (error, "%s: ", st_path);
       return NULL;
     }
+  /* the config's rank must agree with the file before r x width floats are allocated for
+   * every projection (an absurd r would otherwise abort in the allocation) */
+  for (int t = 0; t < HZ_LORA_N_TARGETS && hp->n_layer > 0; t++)
+    if (cfg.targets & HZ_LORA_BIT (t))
+      {
+        int64_t n_in, n_out;
+        target_shape (hp, t, &n_in, &n_out);
+        g_autofree char *ka = hz_lora_peft_key (0, t, 'A');
+        if (!check_block_shape (hz_safetensors_find (st, ka), ka, cfg.r, n_in, st_path, error))
+          return NULL;
+        break;
+      }
   g_autoptr (HzLora) lora = hz_lora_alloc (hp, &cfg, FALSE, error);
   if (lora == NULL)
     return NULL;

@@ -1439,6 +1439,16 @@ hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,
                    "file type %d is not supported by the quantizer", (int) p->ftype);
       return FALSE;
     }
+  /* writing over the input would replace the only copy of the source weights (the output
+   * is renamed over OUT at the end, so this "works" and loses the original) */
+  GStatBuf si, so;
+  if (g_stat (in, &si) == 0 && g_stat (out, &so) == 0 && si.st_dev == so.st_dev &&
+      si.st_ino == so.st_ino)
+    {
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO,
+                   "the output %s is the input file: give another name", out);
+      return FALSE;
+    }
   Source s;
   source_init (&s);
   gboolean ok = source_open (&s, in, p->vocab_gguf, error);

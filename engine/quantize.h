@@ -181,7 +181,8 @@ typedef struct {
  *  = 2 and general.file_type = ftype (appended last, as llama.cpp does). Tensors in
  *  llama.cpp's order, 32-byte aligned. `stats` may be NULL. Errors: HZ_GGUF_ERROR_*,
  *  HZ_SAFETENSORS_ERROR_* or HZ_GGUF_ERROR_INVALID naming the tensor at fault,
- *  G_IO_ERROR_CANCELLED when p->cancellable was cancelled (checked between tensors).
+ *  G_IO_ERROR_CANCELLED when p->cancellable was cancelled (checked between tensors),
+ *  HZ_GGUF_ERROR_IO when `out` is `in` itself (same device and inode, links included).
  *  The output appears atomically (written to a temporary file, then renamed): on any error
  *  nothing is left at `out`. */
 gboolean hz_quantize_file (const char *in, const char *out, const HzQuantizeParams *p,

@@ -43,15 +43,8 @@ hz_learner_gate_report_clear (HzLearnerGateReport *r)
 char *
 hz_learner_guard_model_from_settings (void)
 {
-  GSettingsSchemaSource *src = g_settings_schema_source_get_default ();
-  if (src == NULL)
-    return NULL;
-  g_autoptr (GSettingsSchema) schema = g_settings_schema_source_lookup (src, "ai.hanzo.Desktop",
-                                                                         TRUE);
-  if (schema == NULL || !g_settings_schema_has_key (schema, "guard-model-path"))
-    return NULL;
-  g_autoptr (GSettings) s = g_settings_new_full (schema, NULL, NULL);
-  g_autofree char *path = g_settings_get_string (s, "guard-model-path");
+  g_autoptr (GSettings) s = hz_learner_app_settings ("guard-model-path");
+  g_autofree char *path = s ? g_settings_get_string (s, "guard-model-path") : NULL;
   return path && *path ? g_steal_pointer (&path) : NULL;
 }
 

@@ -45,18 +45,24 @@ hz_fed_outcome_clear (HzFedOutcome *o)
   g_clear_pointer (&o->release_id, g_free);
 }
 
-gboolean
-hz_learner_federation_enabled (void)
+GSettings *
+hz_learner_app_settings (const char *key)
 {
   GSettingsSchemaSource *src = g_settings_schema_source_get_default ();
   if (src == NULL)
-    return FALSE;
+    return NULL;
   g_autoptr (GSettingsSchema) schema = g_settings_schema_source_lookup (src, "ai.hanzo.Desktop",
                                                                          TRUE);
-  if (schema == NULL || !g_settings_schema_has_key (schema, "federation-enabled"))
-    return FALSE;
-  g_autoptr (GSettings) s = g_settings_new_full (schema, NULL, NULL);
-  return g_settings_get_boolean (s, "federation-enabled");
+  if (schema == NULL || !g_settings_schema_has_key (schema, key))
+    return NULL;
+  return g_settings_new_full (schema, NULL, NULL);
+}
+
+gboolean
+hz_learner_federation_enabled (void)
+{
+  g_autoptr (GSettings) s = hz_learner_app_settings ("federation-enabled");
+  return s != NULL && g_settings_get_boolean (s, "federation-enabled");
 }
 
 static HzSafetensors *

@@ -81,6 +81,11 @@ void hz_fed_outcome_clear (HzFedOutcome *o);
  *  of schema "ai.hanzo.Desktop"; FALSE when the schema is not installed. */
 gboolean hz_learner_federation_enabled (void);
 
+/** The app's settings (GSettings schema ai.hanzo.Desktop) when that schema is installed and
+ *  has `key`, else NULL (the daemon also runs where the app is not installed). Unref with
+ *  g_object_unref. Call from any thread (GSettings is thread-safe). */
+GSettings *hz_learner_app_settings (const char *key);
+
 /** One federation pass (steps 1-6 above) for the promoted adapter in `adapter_dir`
  *  (recorded in the store at `store_path`, NULL = default, which gives its base model),
  *  saving aggregates under `shared_dir`. Returns TRUE when the release was uploaded (the

@@ -238,7 +238,9 @@ hz_cli_parse_lora (const char *arg, char **path, float *scale)
     {
       char *end = NULL;
       const double v = g_ascii_strtod (colon + 1, &end);
-      if (end != NULL && *end == '\0' && isfinite (v))
+      /* a number after the last ':' is the scale, also when it is not a usable one
+       * (nan, inf, 1e30): hz_gen_opts_set_lora refuses those by name */
+      if (end != NULL && end != colon + 1 && *end == '\0')
         {
           *path = g_strndup (arg, (gsize) (colon - arg));
           *scale = (float) v;
@@ -261,6 +263,12 @@ hz_gen_opts_set_lora (const HzGenOpts *o, const char *cmd, HzModel *model, HzCon
       g_autoptr (GError) error = NULL;
       g_autofree char *path = NULL;
       hz_cli_parse_lora (o->lora[i], &path, &scales[i]);
+      if (!isfinite (scales[i]) || fabsf (scales[i]) > HZ_CLI_LORA_MAX_SCALE)
+        {
+          fprintf (stderr, "hanzo %s: --lora %s: the scale must be a number between %g and %g\n",
+                   cmd, o->lora[i], -HZ_CLI_LORA_MAX_SCALE, HZ_CLI_LORA_MAX_SCALE);
+          return FALSE;
+        }
       HzAdapter *a = hz_adapter_load (model, path, &error);
       if (a == NULL)
         {

@@ -73,9 +73,14 @@ void hz_gen_opts_apply (const HzGenOpts *o, HzGenerateParams *gp, HzContextParam
  *  the type and the conversion time. */
 HzModel *hz_gen_opts_load (const HzGenOpts *o, const char *cmd);
 
+/** Largest |scale| hz_gen_opts_set_lora accepts for an adapter (a larger one only makes
+ *  the logits overflow). */
+#define HZ_CLI_LORA_MAX_SCALE 100.0
+
 /** Split a --lora argument "PATH[:SCALE]" (as llama.cpp's --lora / --lora-scaled): the
- *  text after the last ':' is the scale when it parses whole as a finite number, else the
- *  whole argument is the path and the scale 1. *path is newly allocated (g_free). */
+ *  text after the last ':' is the scale when it parses whole as a number (which may be
+ *  nan, inf or out of range: the caller checks), else the whole argument is the path and
+ *  the scale 1. *path is newly allocated (g_free). */
 void hz_cli_parse_lora (const char *arg, char **path, float *scale);
 
 /** Load o->lora's adapters for `model` and set them on `ctx` (hz_context_set_adapters, in

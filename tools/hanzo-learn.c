@@ -21,7 +21,10 @@
  * and llama.cpp GGUF LoRA (adapter.gguf) in ADAPTER_DIR.
  * Exit status: 0 ok, 1 runtime error, 2 usage error.
  */
+#include <errno.h>
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +126,32 @@ print_progress (int64_t step, int64_t total, double loss, gpointer data)
   return TRUE;
 }
 
+/* Before any training: the adapter directory exists (created) and a file can be created in
+ * it, so that a run is not lost to a wrong -o at the end. FALSE with the reason. */
+static gboolean
+out_dir_writable (const char *dir, GError **error)
+{
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot create '%s': %s",
+                   dir, g_strerror (e));
+      return FALSE;
+    }
+  g_autofree char *probe = g_build_filename (dir, ".hanzo-write-test-XXXXXX", NULL);
+  int fd = g_mkstemp (probe);
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot write in '%s': %s",
+                   dir, g_strerror (e));
+      return FALSE;
+    }
+  close (fd);
+  g_unlink (probe);
+  return TRUE;
+}
+
 static int
 cmd_sft (int argc, char **argv)
 {
@@ -180,6 +209,8 @@ cmd_sft (int argc, char **argv)
       p.dp.sample_rate = dp_q;
       p.dp.delta = dp_delta;
     }
+  if (!out_dir_writable (o.out, &error))
+    return fail ("--out", error);
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
     return fail (o.model, error);
@@ -262,6 +293,8 @@ cmd_grpo (int argc, char **argv)
   p.sampler.temperature = (float) temperature;
   p.grpo.beta = beta;
   p.adamw.lr = o.lr;
+  if (!out_dir_writable (o.out, &error))
+    return fail ("--out", error);
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
     return fail (o.model, error);

@@ -10,6 +10,8 @@
  * spans on code points, one-to-one matching within a record and label, exact match and
  * IoU >= 0.9. */
 #include <glib.h>
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <string.h>
@@ -505,7 +507,19 @@ hz_cmd_redact (int argc, char **argv)
           rc = 1;
         }
       if (st.out && st.out != stdout)
-        fclose (st.out);
+        {
+          /* a full disk shows at fclose at the latest: never exit 0 with a cut file */
+          const gboolean werr = ferror (st.out) != 0;
+          const gboolean cerr = fclose (st.out) != 0;
+          if ((werr || cerr) && rc == 0)
+            {
+              fprintf (stderr, "hanzo redact: cannot write %s: %s\n", output,
+                       cerr ? g_strerror (errno) : "write error (disk full?)");
+              rc = 1;
+            }
+          if (rc != 0)
+            g_unlink (output);
+        }
     }
   else
     {

@@ -4,6 +4,7 @@
  * stderr), 2 usage error. */
 #include <glib.h>
 #include <glib/gi18n.h>
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,7 +51,16 @@ main (int argc, char **argv)
         /* GOptionContext prints "Usage: PRGNAME [OPTION…] PARAMETERS" */
         g_autofree char *prg = g_strdup_printf ("hanzo %s", commands[i].name);
         g_set_prgname (prg);
-        return commands[i].fn (argc - 1, argv + 1);
+        int rc = commands[i].fn (argc - 1, argv + 1);
+        /* as coreutils' close_stdout: output lost to a full disk or a closed pipe is an
+         * error, not a success */
+        if (fflush (stdout) != 0 || ferror (stdout))
+          {
+            fprintf (stderr, "hanzo %s: error writing the output: %s\n", commands[i].name,
+                     g_strerror (errno));
+            return rc != 0 ? rc : 1;
+          }
+        return rc;
       }
   fprintf (stderr, "hanzo: unknown command '%s'\n\n", argv[1]);
   usage (stderr);

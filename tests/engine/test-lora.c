@@ -445,6 +445,27 @@ test_bad_files (void)
       -1, NULL));
   assert_load_error (m, peft, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_ADAPTER_MISMATCH,
                      "layers.0.self_attn.q_proj.lora_A.weight' is [4, 32] but should be [8, 32]");
+  /* hostile configs: a huge rank (it used to abort allocating terabytes), a rank past
+   * int32, a fractional rank, members of the wrong JSON type */
+  struct { const char *json; const char *needle; } hostile[] = {
+    { "{\"r\":1000000000,\"lora_alpha\":8,\"target_modules\":[\"q_proj\",\"up_proj\"]}", NULL },
+    { "{\"r\":99999999999,\"lora_alpha\":8,\"target_modules\":[\"q_proj\"]}", "is not in 1.." },
+    { "{\"r\":4.5,\"lora_alpha\":8,\"target_modules\":[\"q_proj\"]}", "'r' has the wrong JSON type" },
+    { "{\"r\":4,\"lora_alpha\":[8],\"target_modules\":[\"q_proj\"]}", "'lora_alpha' has the wrong JSON type" },
+    { "{\"r\":4,\"lora_alpha\":8,\"use_rslora\":{},\"target_modules\":[\"q_proj\"]}", "'use_rslora' has the wrong JSON type" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (hostile); i++)
+    {
+      g_assert_true (g_file_set_contents (cfg_path, hostile[i].json, -1, NULL));
+      g_autoptr (HzAdapter) a = hz_adapter_load (m, peft, &error);
+      g_assert_null (a);
+      g_assert_nonnull (error);
+      g_assert_true (error->domain == HZ_ENGINE_ERROR);
+      g_test_message ("%s -> %s", hostile[i].json, error->message);
+      if (hostile[i].needle)
+        g_assert_nonnull (strstr (error->message, hostile[i].needle));
+      g_clear_error (&error);
+    }
   g_assert_true (g_file_set_contents (cfg_path, cfg, -1, NULL));
 
   /* NaN in a tensor */

@@ -5,6 +5,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../hz-test-util.h"
 
@@ -256,6 +257,53 @@ test_redact_nul (void)
   g_unlink (path);
 }
 
+/* Output errors: a command whose stdout cannot be written (a full disk: /dev/full) fails
+ * instead of reporting success; `quantize` refuses to write over its own input (it used to
+ * replace the source with the quantized file). */
+static void
+test_output_errors (void)
+{
+  const char *build = g_getenv ("HZ_BUILD_DIR");
+  g_autofree char *bin = g_build_filename (build, "tools", "hanzo", NULL);
+  g_autoptr (GError) error = NULL;
+  if (g_file_test ("/dev/full", G_FILE_TEST_EXISTS))
+    {
+      g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDERR_PIPE);
+      g_subprocess_launcher_set_stdout_file_path (l, "/dev/full");
+      g_autoptr (GSubprocess) p = g_subprocess_launcher_spawn (l, &error, bin, "quantize", "--list",
+                                                               NULL);
+      g_assert_no_error (error);
+      GBytes *err = NULL;
+      g_assert_true (g_subprocess_communicate (p, NULL, NULL, NULL, &err, &error));
+      g_autofree char *msg = bytes_to_string (err);
+      g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 1);
+      g_assert_nonnull (strstr (msg, "error writing the output"));
+    }
+  else
+    g_test_message ("no /dev/full: the full-output case is not run");
+
+  /* the same file, and a symbolic link to it, as output: refused, the input unchanged */
+  g_autofree char *in = g_build_filename (tmp_dir, "same.gguf", NULL);
+  g_autofree char *link = g_build_filename (tmp_dir, "same-link.gguf", NULL);
+  static const char body[] = "not a model, but it must survive";
+  g_assert_true (g_file_set_contents (in, body, -1, NULL));
+  g_assert_cmpint (symlink (in, link), ==, 0);
+  const char *outs[] = { in, link };
+  for (gsize i = 0; i < G_N_ELEMENTS (outs); i++)
+    {
+      Run r = { 0 };
+      RUN (&r, "quantize", in, outs[i], "--type", "Q8_0");
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_nonnull (strstr (r.err, "is the input file"));
+      run_clear (&r);
+      g_autofree char *now = NULL;
+      g_assert_true (g_file_get_contents (in, &now, NULL, NULL));
+      g_assert_cmpstr (now, ==, body);
+    }
+  g_unlink (link);
+  g_unlink (in);
+}
+
 static void
 test_help (void)
 {
@@ -336,6 +384,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-cli/utf8-options", test_utf8_options);
   g_test_add_func ("/hanzo-cli/redact-nul", test_redact_nul);
   g_test_add_func ("/hanzo-cli/help", test_help);
+  g_test_add_func ("/hanzo-cli/output-errors", test_output_errors);
   g_test_add_func ("/hanzo-cli/perplexity-messages", test_perplexity_messages);
   rc = g_test_run ();
   g_rmdir (tmp_dir);
