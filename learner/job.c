@@ -1,4 +1,6 @@
 /* learner/job.c — one SFT training job (see job.h). */
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <math.h>
 #include "job.h"
 #include "adapter-io.h"
@@ -178,6 +180,20 @@ hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
   return TRUE;
 }
 
+/* Remove `dir` and the plain files in it (a staging folder of hz_learn_save_adapter). */
+static void
+remove_staging (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
 gboolean
 hz_learn_save_adapter (const HzLora *lora, const char *dir, const char *base_name,
                        GError **error)
@@ -190,8 +206,51 @@ hz_learn_save_adapter (const HzLora *lora, const char *dir, const char *base_nam
                      "learning rate): nothing was written");
         return FALSE;
       }
-  if (!hz_lora_save_peft (lora, dir, HZ_ST_BF16, base_name, error))
-    return FALSE;
-  g_autofree char *gguf = g_build_filename (dir, "adapter.gguf", NULL);
-  return hz_lora_save_gguf (lora, gguf, HZ_TYPE_F32, error);
+  if (g_mkdir_with_parents (dir, 0755) != 0)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot create '%s': %s",
+                   dir, g_strerror (e));
+      return FALSE;
+    }
+  /* Every file is written into a staging folder inside `dir` (same file system) and only
+   * renamed into place once all of them are complete, so a failed save (full disk) leaves
+   * the previous adapter whole instead of a mix of old and new files. */
+  g_autofree char *staging = g_build_filename (dir, ".saving-XXXXXX", NULL);
+  if (g_mkdtemp (staging) == NULL)
+    {
+      int e = errno;
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot write in '%s': %s",
+                   dir, g_strerror (e));
+      return FALSE;
+    }
+  g_autofree char *gguf = g_build_filename (staging, "adapter.gguf", NULL);
+  if (!hz_lora_save_peft (lora, staging, HZ_ST_BF16, base_name, error) ||
+      !hz_lora_save_gguf (lora, gguf, HZ_TYPE_F32, error))
+    {
+      remove_staging (staging);
+      return FALSE;
+    }
+  g_autoptr (GDir) d = g_dir_open (staging, 0, error);
+  const char *name;
+  while (d && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *from = g_build_filename (staging, name, NULL);
+      g_autofree char *to = g_build_filename (dir, name, NULL);
+      if (g_rename (from, to) != 0)
+        {
+          int e = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e),
+                       "cannot move '%s' into place: %s", to, g_strerror (e));
+          remove_staging (staging);
+          return FALSE;
+        }
+    }
+  if (d == NULL)
+    {
+      remove_staging (staging);
+      return FALSE;
+    }
+  g_rmdir (staging);
+  return TRUE;
 }

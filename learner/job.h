@@ -80,8 +80,12 @@ gboolean hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
 gboolean hz_learn_job_improved (const HzLearnJobResult *r);
 
 /** Write an adapter as the learner ships it: `dir`/adapter_model.safetensors (BF16, PEFT
- *  names) + adapter_config.json, and `dir`/adapter.gguf (llama.cpp LoRA, F32). Refuses
- *  (G_IO_ERROR_INVALID_DATA, nothing written) an adapter holding NaN/Inf values. */
+ *  names) + adapter_config.json, and `dir`/adapter.gguf (llama.cpp LoRA, F32); `dir` is
+ *  created when missing. The files are written into a staging folder inside `dir` and
+ *  renamed into place only when all are complete: on any error (G_FILE_ERROR_*,
+ *  HZ_SAFETENSORS_ERROR_*, HZ_GGUF_ERROR_*) an adapter already in `dir` is left whole and
+ *  no staging folder remains. Refuses (G_IO_ERROR_INVALID_DATA, nothing written) an
+ *  adapter holding NaN/Inf values. */
 gboolean hz_learn_save_adapter (const HzLora *lora, const char *dir, const char *base_name,
                                 GError **error);
 

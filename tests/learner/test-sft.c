@@ -3,6 +3,8 @@
  * (always open with a greeting token, echo the prompt's last token, sign off with two
  * fixed tokens). Real-model case: stories260K (../shared, skipped when absent) with
  * replies in one user's voice ("<Name> said hi. Bye for now, Bob."). */
+#include <sys/resource.h>
+#include <signal.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <gio/gio.h>
@@ -211,6 +213,89 @@ test_diverged (void)
   g_rmdir (dir);
 }
 
+static GBytes *
+file_bytes (const char *dir, const char *name)
+{
+  g_autofree char *path = g_build_filename (dir, name, NULL);
+  g_autoptr (GMappedFile) f = g_mapped_file_new (path, FALSE, NULL);
+  g_assert_nonnull (f);
+  return g_mapped_file_get_bytes (f);
+}
+
+static void
+assert_no_staging (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  while ((name = g_dir_read_name (d)) != NULL)
+    g_assert_false (g_str_has_prefix (name, ".saving-"));
+}
+
+/* A save that fails part-way (here: the file-size limit lets the BF16 safetensors through
+ * but not the twice larger F32 GGUF, as a full disk would) leaves the adapter already in
+ * the folder whole — not the new safetensors next to the old GGUF — and no staging folder. */
+static void
+test_save_atomic (void)
+{
+  TinyLlamaSpec spec;
+  tiny_llama_spec_init (&spec);
+  g_autoptr (HzTrainBase) base = tiny_llama_open (&spec);
+  HzLoraConfig cfg;
+  hz_lora_config_init (&cfg);
+  g_autoptr (HzLora) a = hz_lora_new (&base->llm->hp, &cfg, NULL);
+  g_autoptr (HzLora) b = hz_lora_new (&base->llm->hp, &cfg, NULL);
+  hz_lora_init_peft (a, 3);
+  hz_lora_init_peft (b, 4);
+  for (gsize i = 0; i < b->n_params; i++)
+    b->params[i] += 0.01f;   /* B = 0 after the PEFT init: make the two adapters differ */
+  g_autofree char *tmp = g_dir_make_tmp ("hz-save-XXXXXX", NULL);
+  g_autofree char *out = g_build_filename (tmp, "adapter", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hz_learn_save_adapter (a, out, "tiny", &error));
+  g_assert_no_error (error);
+  assert_no_staging (out);
+  g_autoptr (GBytes) st_a = file_bytes (out, "adapter_model.safetensors");
+  g_autoptr (GBytes) gg_a = file_bytes (out, "adapter.gguf");
+  g_assert_cmpuint (g_bytes_get_size (gg_a), >, g_bytes_get_size (st_a) + 1024);
+
+  struct rlimit old, lim;
+  g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &old), ==, 0);
+  lim = old;
+  lim.rlim_cur = (rlim_t) ((g_bytes_get_size (st_a) + g_bytes_get_size (gg_a)) / 2);
+  void (*prev) (int) = signal (SIGXFSZ, SIG_IGN);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &lim), ==, 0);
+  gboolean ok = hz_learn_save_adapter (b, out, "tiny", &error);
+  g_assert_cmpint (setrlimit (RLIMIT_FSIZE, &old), ==, 0);
+  signal (SIGXFSZ, prev);
+  g_assert_false (ok);
+  g_assert_nonnull (error);
+  g_test_message ("failed save: %s", error->message);
+  g_clear_error (&error);
+  assert_no_staging (out);
+  g_autoptr (GBytes) st_now = file_bytes (out, "adapter_model.safetensors");
+  g_autoptr (GBytes) gg_now = file_bytes (out, "adapter.gguf");
+  g_assert_true (g_bytes_equal (st_now, st_a));
+  g_assert_true (g_bytes_equal (gg_now, gg_a));
+
+  /* without the limit the new adapter replaces the old one, whole */
+  g_assert_true (hz_learn_save_adapter (b, out, "tiny", &error));
+  g_assert_no_error (error);
+  assert_no_staging (out);
+  g_autoptr (GBytes) st_b = file_bytes (out, "adapter_model.safetensors");
+  g_autoptr (GBytes) gg_b = file_bytes (out, "adapter.gguf");
+  g_assert_false (g_bytes_equal (st_b, st_a));
+  g_assert_false (g_bytes_equal (gg_b, gg_a));
+
+  const char *names[] = { "adapter_model.safetensors", "adapter_config.json", "adapter.gguf" };
+  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *path = g_build_filename (out, names[i], NULL);
+      g_unlink (path);
+    }
+  g_rmdir (out);
+  g_rmdir (tmp);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -219,5 +304,6 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/sft/tiny-random-llama", test_tiny_random_llama);
   g_test_add_func ("/learner/sft/stories260k", test_stories260k);
   g_test_add_func ("/learner/sft/diverged", test_diverged);
+  g_test_add_func ("/learner/sft/save-atomic", test_save_atomic);
   return g_test_run ();
 }
