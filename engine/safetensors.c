@@ -1,7 +1,12 @@
 /* engine/safetensors.c — safetensors reader/writer. Format notes in safetensors.h. */
 #include "safetensors.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 G_DEFINE_QUARK (hz-safetensors-error-quark, hz_safetensors_error)
@@ -289,10 +294,29 @@ HzSafetensors *
 hz_safetensors_open (const char *path, GError **error)
 {
   g_autoptr (GError) err = NULL;
-  GMappedFile *map = g_mapped_file_new (path, FALSE, &err);
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer; only regular files are mapped */
+  int fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0)
+    {
+      int e = errno;
+      g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO, "cannot open %s: %s",
+                   path, g_strerror (e));
+      return NULL;
+    }
+  struct stat sb;
+  if (fstat (fd, &sb) != 0 || !S_ISREG (sb.st_mode))
+    {
+      g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO,
+                   "%s is not a regular file", path);
+      close (fd);
+      return NULL;
+    }
+  GMappedFile *map = g_mapped_file_new_from_fd (fd, FALSE, &err);
+  close (fd);   /* the mapping stays valid without the descriptor */
   if (!map)
     {
-      g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO, "%s", err->message);
+      g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO, "%s: %s", path,
+                   err->message);
       return NULL;
     }
   HzSafetensors *st = st_new ();

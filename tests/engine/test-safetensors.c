@@ -3,6 +3,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "safetensors.h"
 
 static GBytes *
@@ -156,6 +157,39 @@ test_hostile (void)
   g_assert_error (err, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_TRUNCATED);
 }
 
+/* Opening: a real file maps; a FIFO (it used to block until a writer came), a directory
+ * and a missing path are refused with HZ_SAFETENSORS_ERROR_IO naming the path. */
+static void
+test_open_kinds (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hz-st-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (dir, "a.safetensors", NULL);
+  g_autofree char *fifo = g_build_filename (dir, "fifo.safetensors", NULL);
+  g_autofree char *missing = g_build_filename (dir, "missing.safetensors", NULL);
+  g_autoptr (GBytes) good = make_attn0 ();
+  gsize n;
+  const char *d = g_bytes_get_data (good, &n);
+  g_assert_true (g_file_set_contents (file, d, (gssize) n, NULL));
+  g_autoptr (GError) err = NULL;
+  HzSafetensors *st = hz_safetensors_open (file, &err);
+  g_assert_no_error (err);
+  g_assert_nonnull (st);
+  hz_safetensors_free (st);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  const char *bad[] = { fifo, dir, missing };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_assert_null (hz_safetensors_open (bad[i], &err));
+      g_assert_error (err, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO);
+      g_assert_nonnull (strstr (err->message, bad[i]));
+      g_test_message ("%s", err->message);
+      g_clear_error (&err);
+    }
+  g_unlink (fifo);
+  g_unlink (file);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -163,5 +197,6 @@ main (int argc, char **argv)
   g_test_add_func ("/safetensors/issue8-vector", test_vector);
   g_test_add_func ("/safetensors/round-trip", test_round_trip);
   g_test_add_func ("/safetensors/hostile", test_hostile);
+  g_test_add_func ("/safetensors/open-kinds", test_open_kinds);
   return g_test_run ();
 }
