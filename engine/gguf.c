@@ -1248,6 +1248,17 @@ hz_gguf_writer_copy_kv (HzGgufWriter *w, const HzGguf *src, int64_t i)
 }
 
 gboolean
+hz_gguf_writer_copy_tensor (HzGgufWriter *w, const HzGguf *src, int64_t i, gboolean copy,
+                            GError **error)
+{
+  g_return_val_if_fail (src != NULL && i >= 0 && i < hz_gguf_n_tensors (src), FALSE);
+  const HzGgufTensor *t = hz_gguf_tensor (src, i);
+  g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
+  return hz_gguf_writer_add_tensor (w, name, t->type, t->n_dims, t->ne, t->data, t->n_bytes,
+                                    copy, error);
+}
+
+gboolean
 hz_gguf_writer_add_tensor (HzGgufWriter *w, const char *name, uint32_t type,
                            uint32_t n_dims, const int64_t *ne, const void *data,
                            uint64_t n_bytes, gboolean copy, GError **error)

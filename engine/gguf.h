@@ -132,6 +132,11 @@ void hz_gguf_writer_set_str_arr (HzGgufWriter *w, const char *key,
                                  const char *const *strs, uint64_t n);
 /** Copy key i of `src` (any type, nested arrays included). */
 void hz_gguf_writer_copy_kv (HzGgufWriter *w, const HzGguf *src, int64_t i);
+/** Add tensor i of `src` under its own name, type, shape and data
+ *  (hz_gguf_writer_add_tensor with `copy`: FALSE keeps pointers into `src`, which must then
+ *  stay open until the write). Errors: those of hz_gguf_writer_add_tensor. */
+gboolean hz_gguf_writer_copy_tensor (HzGgufWriter *w, const HzGguf *src, int64_t i,
+                                     gboolean copy, GError **error);
 gboolean hz_gguf_writer_add_tensor (HzGgufWriter *w, const char *name, uint32_t type,
                                     uint32_t n_dims, const int64_t *ne,
                                     const void *data, uint64_t n_bytes, gboolean copy,

@@ -51,8 +51,7 @@ hz_lora_merge_gguf (const char *base_path, const HzLora *lora, int type, const c
       const HzLoraSlot *s = slot_for (lora, tname);
       if (s == NULL)
         {
-          if (!hz_gguf_writer_add_tensor (w, tname, t->type, t->n_dims, t->ne, t->data,
-                                          t->n_bytes, FALSE, error))
+          if (!hz_gguf_writer_copy_tensor (w, g, i, FALSE, error))
             return FALSE;
           continue;
         }

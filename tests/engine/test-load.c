@@ -256,8 +256,7 @@ add_llama_biases (const char *path)
     {
       const HzGgufTensor *t = hz_gguf_tensor (g, i);
       g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
-      g_assert_true (hz_gguf_writer_add_tensor (w, name, t->type, t->n_dims, t->ne, t->data,
-                                                t->n_bytes, TRUE, &error));
+      g_assert_true (hz_gguf_writer_copy_tensor (w, g, i, TRUE, &error));
       static const char *const mats[] = { "attn_q", "attn_k", "attn_v", "attn_output" };
       for (gsize k = 0; k < G_N_ELEMENTS (mats); k++)
         {
@@ -493,12 +492,7 @@ test_errors (void)
   hz_gguf_writer_set_u32 (w, "llama.expert_count", 8);
   hz_gguf_writer_set_u32 (w, "llama.expert_used_count", 2);
   for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
-    {
-      const HzGgufTensor *t = hz_gguf_tensor (g, i);
-      g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
-      g_assert_true (hz_gguf_writer_add_tensor (w, name, t->type, t->n_dims, t->ne, t->data,
-                                                t->n_bytes, TRUE, NULL));
-    }
+    g_assert_true (hz_gguf_writer_copy_tensor (w, g, i, TRUE, NULL));
   g_autofree char *moe = tmp_path ("moe.gguf");
   g_assert_true (hz_gguf_writer_write_file (w, moe, NULL));
   expect_load_error (moe, NULL, NULL, HZ_ENGINE_ERROR, "mixture-of-experts");
