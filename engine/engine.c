@@ -463,14 +463,14 @@ hz_generate_params_init (HzGenerateParams *p)
  * penalties, each decode step's graph ends in the draw and only the token id (4 bytes)
  * comes back instead of the logits row. The device generator is seeded as the CPU's
  * (same seed, same xoshiro256** stream); greedy choices equal the host's argmax of the
- * same logits. Opt-in until the path has run on a GPU: HZ_GPU_SAMPLE=1 turns it on (not yet
- * tested on a device; tests/gpu/test-forward.c check 3 is written for it). Returns whether it is on,
- * with the device sampler set from `sampler`'s parameters. */
+ * same logits (tests/gpu/test-forward.c check 3, H200 2026-11-29: 12/12 models).
+ * On by default; HZ_GPU_SAMPLE=0 keeps the sampling on the host. Returns whether it is
+ * on, with the device sampler set from `sampler`'s parameters. */
 static gboolean
 generate_on_device (HzContext *ctx, const HzSampler *sampler)
 {
   if (!context_on_gpu (ctx) || hz_gpu_forward_sample == NULL
-      || hz_sampler_has_penalties (sampler) || g_strcmp0 (g_getenv ("HZ_GPU_SAMPLE"), "1") != 0)
+      || hz_sampler_has_penalties (sampler) || g_strcmp0 (g_getenv ("HZ_GPU_SAMPLE"), "0") == 0)
     return FALSE;
   /* penalties without a window change nothing: hand them over as off */
   HzSamplerParams p = *hz_sampler_get_params (sampler);
