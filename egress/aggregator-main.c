@@ -157,7 +157,8 @@ main (int argc, char **argv)
   if (!agg || (clients && !hz_aggregator_load_clients (agg, clients, &error)))
     {
       g_printerr ("hanzo-aggregator: %s\n", error->message);
-      return 2;
+      /* a spool directory that cannot be created is a runtime error, not a usage one */
+      return g_error_matches (error, HZ_AGGREGATOR_ERROR, HZ_AGGREGATOR_ERROR_IO) && !agg ? 1 : 2;
     }
   g_autoptr (GTlsCertificate) tls = NULL;
   if (cert && !(tls = g_tls_certificate_new_from_files (cert, key ? key : cert, &error)))

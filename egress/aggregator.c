@@ -7,7 +7,9 @@
 #include <libsoup/soup.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 #include "aggregate.h"
+#include "atomic-file.h"
 #include "quant.h"
 
 G_DEFINE_QUARK (hz-aggregator-error-quark, hz_aggregator_error)
@@ -118,11 +120,33 @@ check_options (const HzAggregatorOptions *o, GError **error)
   return why == NULL;
 }
 
+/* The spool directory exists (created 0700 with its parents when missing) and this process
+ * can create files in it: a bad --spool fails at start, not at the first upload. */
+static gboolean
+prepare_spool (const char *dir, GError **error)
+{
+  const char *why = NULL;
+  int e = 0;
+  if (!*dir)
+    why = "empty name";
+  else if (g_mkdir_with_parents (dir, 0700) != 0)
+    e = errno;
+  else if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    e = ENOTDIR;
+  else if (g_access (dir, W_OK | X_OK) != 0)
+    e = errno;
+  if (!why && !e)
+    return TRUE;
+  g_set_error (error, HZ_AGGREGATOR_ERROR, HZ_AGGREGATOR_ERROR_IO,
+               "cannot use the spool directory '%s': %s", dir, why ? why : g_strerror (e));
+  return FALSE;
+}
+
 HzAggregator *
 hz_aggregator_new (HzDeltaConfig *cfg, const HzAggregatorOptions *opts, GError **error)
 {
   HzAggregatorOptions o = opts ? *opts : HZ_AGGREGATOR_OPTIONS_DEFAULT;
-  if (!check_options (&o, error))
+  if (!check_options (&o, error) || (o.spool_dir && !prepare_spool (o.spool_dir, error)))
     return NULL;
   HzAggregator *agg = g_new0 (HzAggregator, 1);
   agg->cfg = hz_delta_config_ref (cfg);
@@ -574,9 +598,10 @@ spool (HzAggregator *agg, const char *client, GBytes *body, GError **error)
     return g_bytes_ref (body);
   g_autofree char *dir = g_strdup_printf ("%s/round-%" G_GUINT64_FORMAT, agg->spool_dir, agg->round);
   g_autofree char *path = g_strdup_printf ("%s/%s.safetensors", dir, client);
+  /* whole or not at all (atomic-file.h): a full disk or a kill leaves no partial upload */
   if (g_mkdir_with_parents (dir, 0700) != 0 ||
-      !g_file_set_contents (path, g_bytes_get_data (body, NULL), (gssize) g_bytes_get_size (body),
-                            error))
+      !hz_atomic_file_set_contents (path, g_bytes_get_data (body, NULL), g_bytes_get_size (body),
+                                    0600, error))
     {
       if (error && !*error)
         g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno), "%s: %s", dir,

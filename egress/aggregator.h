@@ -80,7 +80,10 @@ typedef struct {
 
 typedef struct _HzAggregator HzAggregator;
 
-/** A server for adapter config `cfg` (referenced). Errors: HZ_AGGREGATOR_ERROR_INVALID. */
+/** A server for adapter config `cfg` (referenced). A `spool_dir` that does not exist is
+ *  created (mode 0700, with its parents). Errors: HZ_AGGREGATOR_ERROR_INVALID (options),
+ *  HZ_AGGREGATOR_ERROR_IO (the spool directory cannot be created or written; the message
+ *  names it). */
 HzAggregator *hz_aggregator_new (HzDeltaConfig *cfg, const HzAggregatorOptions *opts,
                                  GError **error);
 /** Stop listening, wait for a running aggregation, free. NULL is ignored. */

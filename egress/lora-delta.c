@@ -211,6 +211,19 @@ hz_delta_config_hash (HzDeltaConfig *cfg)
   return cfg->hash;
 }
 
+/* Member `name` of `o` when it is a JSON value of `type` (G_TYPE_DOUBLE also takes an
+ * integer), else NULL. The json_object_get_*_member getters g_critical on an object or an
+ * array, which hostile input must not reach. */
+static JsonNode *
+typed_member (JsonObject *o, const char *name, GType type)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+  if (!n || !JSON_NODE_HOLDS_VALUE (n))
+    return NULL;
+  const GType vt = json_node_get_value_type (n);
+  return vt == type || (type == G_TYPE_DOUBLE && vt == G_TYPE_INT64) ? n : NULL;
+}
+
 HzDeltaConfig *
 hz_delta_config_new_from_json (const char *json, GError **error)
 {
@@ -223,13 +236,12 @@ hz_delta_config_new_from_json (const char *json, GError **error)
       g_error_free (local);
       return NULL;
     }
-  JsonNode *root = json_parser_get_root (parser);
-  JsonObject *o = JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-  JsonNode *rank = o ? json_object_get_member (o, "rank") : NULL;
-  JsonNode *alpha = o ? json_object_get_member (o, "alpha") : NULL;
+  JsonNode *root = json_parser_get_root (parser);   /* NULL for an empty text */
+  JsonObject *o = root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+  JsonNode *rank = typed_member (o, "rank", G_TYPE_INT64);
+  JsonNode *alpha = typed_member (o, "alpha", G_TYPE_DOUBLE);
   JsonNode *tensors = o ? json_object_get_member (o, "tensors") : NULL;
-  if (!rank || !alpha || !tensors || json_node_get_value_type (rank) != G_TYPE_INT64 ||
-      !JSON_NODE_HOLDS_VALUE (alpha) || !JSON_NODE_HOLDS_ARRAY (tensors) ||
+  if (!rank || !alpha || !tensors || !JSON_NODE_HOLDS_ARRAY (tensors) ||
       json_node_get_int (rank) < 1 || json_node_get_int (rank) > G_MAXUINT ||
       !(json_node_get_double (alpha) > 0))
     {
@@ -244,7 +256,8 @@ hz_delta_config_new_from_json (const char *json, GError **error)
     {
       JsonNode *tn = json_array_get_element (arr, i);
       JsonObject *t = JSON_NODE_HOLDS_OBJECT (tn) ? json_node_get_object (tn) : NULL;
-      const char *name = t ? json_object_get_string_member_with_default (t, "name", NULL) : NULL;
+      JsonNode *nn = typed_member (t, "name", G_TYPE_STRING);
+      const char *name = nn ? json_node_get_string (nn) : NULL;
       JsonNode *shape = t ? json_object_get_member (t, "shape") : NULL;
       int64_t dims[HZ_ST_MAX_DIMS];
       guint n_dims = 0;
@@ -634,15 +647,17 @@ config_from (const char *dir, const HzSafetensors *st, GError **error)
   g_autoptr (JsonParser) parser = json_parser_new ();
   if (!json_parser_load_from_file (parser, cfg_path, error))
     return NULL;
-  JsonNode *root = json_parser_get_root (parser);
-  if (!JSON_NODE_HOLDS_OBJECT (root))
+  JsonNode *root = json_parser_get_root (parser);   /* NULL for an empty file */
+  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
     {
       g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_FORMAT, "%s: not a JSON object", cfg_path);
       return NULL;
     }
   JsonObject *o = json_node_get_object (root);
-  const gint64 r = json_object_get_int_member_with_default (o, "r", 0);
-  const double alpha = json_object_get_double_member_with_default (o, "lora_alpha", 0);
+  JsonNode *rn = typed_member (o, "r", G_TYPE_INT64);
+  JsonNode *an = typed_member (o, "lora_alpha", G_TYPE_DOUBLE);
+  const gint64 r = rn ? json_node_get_int (rn) : 0;
+  const double alpha = an ? json_node_get_double (an) : 0;
   g_autoptr (GPtrArray) ts = sorted_tensors (st);
   if (r < 1 || !(alpha > 0) || ts->len == 0)
     {

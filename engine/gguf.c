@@ -12,6 +12,7 @@
  * after the current position is HZ_GGUF_ERROR_TRUNCATED.
  */
 #include "gguf.h"
+#include "atomic-file.h"
 #include "quant.h"
 
 #include <errno.h>
@@ -1341,14 +1342,12 @@ writer_alignment (HzGgufWriter *w, uint32_t *align, GError **error)
   return TRUE;
 }
 
+/* The atomic-file layer reports G_FILE_ERROR; GGUF callers expect HZ_GGUF_ERROR_IO. */
 static gboolean
-write_all (FILE *f, const void *data, uint64_t n, const char *tmp, GError **error)
+io_error (GError **error, GError *e)
 {
-  if (n == 0 || fwrite (data, 1, n, f) == n)
-    return TRUE;
-  int e = errno;
-  g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot write %s: %s", tmp,
-               g_strerror (e));
+  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, e->message);
+  g_error_free (e);
   return FALSE;
 }
 
@@ -1443,67 +1442,24 @@ hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error)
   g_autoptr (GByteArray) hdr = writer_header (w, align);
   static const guint8 zeros[1u << 12];
 
-  /* The file is written to a temporary name next to `path` and renamed over it. Never
-   * do that over something that is not a regular file (a device such as /dev/full, a
-   * FIFO, a directory): the rename would replace it. */
-  GStatBuf st;
-  if (g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
-    {
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO,
-                   "cannot write %s: it exists and is not a regular file", path);
-      return FALSE;
-    }
-  /* a unique name in the same directory (same file system for the rename; two writers
-   * of the same path never share a temporary file) */
-  g_autofree char *tmp = g_strconcat (path, ".XXXXXX", NULL);
-  int fd = g_mkstemp_full (tmp, O_WRONLY, 0666);
-  FILE *f = fd >= 0 ? fdopen (fd, "wb") : NULL;
+  /* written unnamed (O_TMPFILE) or under a temporary name, and put in place only when
+   * complete: a kill or a full disk leaves the previous file or nothing (atomic-file.h) */
+  GError *e = NULL;
+  g_autoptr (HzAtomicFile) f = hz_atomic_file_create (path, 0666, &e);
   if (!f)
-    {
-      int e = errno;
-      if (fd >= 0)
-        {
-          close (fd);
-          g_unlink (tmp);
-        }
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot create %s: %s", tmp,
-                   g_strerror (e));
-      return FALSE;
-    }
-  gboolean ok = write_all (f, hdr->data, hdr->len, tmp, error);
+    return io_error (error, e);
+  gboolean ok = hz_atomic_file_write (f, hdr->data, hdr->len, &e);
   for (guint i = 0; ok && i < w->tensors->len; i++)
     {
       WTensor *t = w->tensors->pdata[i];
-      ok = write_all (f, t->data, t->n_bytes, tmp, error);
+      ok = hz_atomic_file_write (f, t->data, t->n_bytes, &e);
       for (uint64_t pad = pad_to (t->n_bytes, align); ok && pad;)
         {
           uint64_t n = MIN (pad, sizeof zeros);
-          ok = write_all (f, zeros, n, tmp, error);
+          ok = hz_atomic_file_write (f, zeros, n, &e);
           pad -= n;
         }
     }
-  if (ok && (fflush (f) != 0 || fsync (fileno (f)) != 0))
-    {
-      int e = errno;
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot write %s: %s", tmp,
-                   g_strerror (e));
-      ok = FALSE;
-    }
-  if (fclose (f) != 0 && ok)
-    {
-      int e = errno;
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot close %s: %s", tmp,
-                   g_strerror (e));
-      ok = FALSE;
-    }
-  if (ok && g_rename (tmp, path) != 0)
-    {
-      int e = errno;
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot rename %s to %s: %s",
-                   tmp, path, g_strerror (e));
-      ok = FALSE;
-    }
-  if (!ok)
-    g_unlink (tmp);
-  return ok;
+  ok = ok && hz_atomic_file_commit (g_steal_pointer (&f), &e);  /* else discarded */
+  return ok || io_error (error, e);
 }

@@ -113,8 +113,7 @@ const HzGgufTensor *hz_gguf_find_tensor (const HzGguf *g, const char *name);
  * Usage: w = hz_gguf_writer_new (); set_* ...; add_tensor ...; hz_gguf_writer_write_file.
  * Keys keep insertion order; setting a key twice replaces the value. Tensor data is
  * copied at add time only when `copy` is TRUE, else the pointer must stay valid until
- * written. Writes GGUF v3 with general.alignment (default 32) to `path.tmp` then renames
- * atomically, so a crash never leaves a half-written file under `path`. */
+ * written. Writes GGUF v3 with general.alignment (default 32). */
 typedef struct _HzGgufWriter HzGgufWriter;
 HzGgufWriter *hz_gguf_writer_new (void);
 void hz_gguf_writer_free (HzGgufWriter *w);
@@ -141,6 +140,12 @@ gboolean hz_gguf_writer_add_tensor (HzGgufWriter *w, const char *name, uint32_t 
                                     uint32_t n_dims, const int64_t *ne,
                                     const void *data, uint64_t n_bytes, gboolean copy,
                                     GError **error);
+/** Write the file to `path` through engine/atomic-file.h: the data goes to an unnamed
+ *  O_TMPFILE file (or `path.XXXXXX` where that is unsupported) put in place only when
+ *  complete, so a kill, a crash or a full disk leaves the previous file (or none) and no
+ *  partial or temporary file. An existing `path` that is not a regular file is refused.
+ *  Errors: HZ_GGUF_ERROR_INVALID (bad general.alignment), HZ_GGUF_ERROR_IO (the message
+ *  names the path and the system error). */
 gboolean hz_gguf_writer_write_file (HzGgufWriter *w, const char *path, GError **error);
 /** The same file image in memory (for images up to G_MAXUINT bytes; larger ones give
  *  HZ_GGUF_ERROR_OVERFLOW): open it with hz_gguf_open_from_data() while the GBytes lives.

@@ -1,5 +1,6 @@
 /* engine/safetensors.c — safetensors reader/writer. Format notes in safetensors.h. */
 #include "safetensors.h"
+#include "atomic-file.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -525,7 +526,7 @@ hz_safetensors_writer_write_file (HzSafetensorsWriter *w, const char *path, GErr
   gsize n;
   const char *d = g_bytes_get_data (bytes, &n);
   g_autoptr (GError) err = NULL;
-  if (!g_file_set_contents (path, d, (gssize) n, &err))
+  if (!hz_atomic_file_set_contents (path, d, n, 0666, &err))
     {
       g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO, "%s", err->message);
       return FALSE;

@@ -1,6 +1,7 @@
 /* learner/checkpoint.c — resumable training state (see checkpoint.h). */
 #include <glib/gstdio.h>
 #include <string.h>
+#include "atomic-file.h"
 #include "checkpoint.h"
 #include "adapter-io.h"
 
@@ -22,7 +23,8 @@ hz_checkpoint_save (const char *dir, const HzLora *lora, const HzAdamW *opt, con
   g_byte_array_append (b, (const guint8 *) opt->v, sizeof (float) * opt->n);
   g_byte_array_append (b, (const guint8 *) tag, strlen (tag));
   g_autofree char *path = g_build_filename (dir, "optimizer.bin", NULL);
-  const gboolean ok = g_file_set_contents (path, (const char *) b->data, b->len, error);
+  /* whole or not at all, even if the learner is killed mid-write (atomic-file.h) */
+  const gboolean ok = hz_atomic_file_set_contents (path, b->data, b->len, 0666, error);
   g_byte_array_unref (b);
   return ok;
 }

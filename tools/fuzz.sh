@@ -5,17 +5,19 @@
 # runs tests/fuzz/fuzz-TARGET for SECONDS (default 600) starting from the corpus
 # tests/fuzz/corpus/TARGET/, then merges (-merge=1) only the new inputs that add coverage
 # back into that corpus. Crashes, leaks and timeouts are written to
-# tests/fuzz/findings/TARGET/ (git-ignored); the script exits 1 when there is any.
+# tests/fuzz/findings/TARGET/ (git-ignored); the script exits 1 when there is any. GLib
+# criticals abort (G_DEBUG=fatal-criticals) and count as crashes.
 # Inputs are capped at 64 KiB; the script warns when the corpus grows past 2 MiB.
 set -eu
 
-usage() { echo "usage: $0 TARGET [SECONDS]   (targets: tests/fuzz/fuzz-*.c)" >&2; exit 2; }
+src=$(cd "$(dirname "$0")/.." && pwd)
+targets=$(cd "$src/tests/fuzz" && ls fuzz-*.c | sed 's/^fuzz-//; s/\.c$//' | tr '\n' ' ')
+usage() { echo "usage: $0 TARGET [SECONDS]   (targets: $targets)" >&2; exit 2; }
 [ $# -ge 1 ] && [ $# -le 2 ] || usage
 target=$1
 secs=${2:-600}
 case $secs in ''|*[!0-9]*) usage ;; esac
 
-src=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$src/tests/fuzz/fuzz-$target.c" ] || { echo "fuzz.sh: no target tests/fuzz/fuzz-$target.c" >&2; exit 2; }
 build=$src/build-fuzz
 corpus=$src/tests/fuzz/corpus/$target
@@ -34,7 +36,9 @@ mkdir -p "$corpus" "$findings/new" "$findings/artifacts"
 fuzzer=$build/tests/fuzz/fuzz-$target
 status=0
 # New inputs go to findings/new; the checked-in corpus is read as extra seeds only.
-"$fuzzer" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+# A GLib critical (a failed g_return_if_fail: hostile input reached an API the wrong way)
+# aborts, so libFuzzer reports it as a crash, as `meson test` does with the same setting.
+G_DEBUG=fatal-criticals "$fuzzer" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="$findings/artifacts/" \
   "$findings/new" "$corpus" 2>&1 | tee "$findings/last-run.log" | grep -v '^#[0-9]' || true
 if grep -q -E 'ERROR|deadly signal|ALARM: working on the last Unit' "$findings/last-run.log"; then

@@ -8,6 +8,7 @@
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
+#include "atomic-file.h"
 #include "hanzo-cmd.h"
 
 typedef struct {
@@ -35,6 +36,8 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
+  /* Ctrl-C or a kill while a model is written leaves no temporary file (atomic-file.h) */
+  hz_atomic_file_install_signal_cleanup ();
   if (argc < 2)
     {
       usage (stderr);

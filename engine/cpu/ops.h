@@ -22,8 +22,11 @@ G_BEGIN_DECLS
 
 /* Hot loops are compiled twice on x86-64 — for x86-64-v3 (AVX2, FMA) and the baseline —
  * and the loader picks one at run time (GCC/Clang function multi-versioning, ifunc); not
- * under ThreadSanitizer, whose runtime is not up yet when ifunc resolvers run. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__SANITIZE_THREAD__)
+ * under ThreadSanitizer, whose runtime is not up yet when ifunc resolvers run, nor with clang
+ * before 16 (clang 14 names the ifunc NAME.ifunc, so calls from other files do not link:
+ * the fuzzing build, tools/fuzz.sh). */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(__SANITIZE_THREAD__) \
+    && !(defined(__clang__) && __clang_major__ < 16)
 #define HZ_CPU_CLONES __attribute__ ((target_clones ("arch=x86-64-v3", "default")))
 #else
 #define HZ_CPU_CLONES

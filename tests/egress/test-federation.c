@@ -2,6 +2,7 @@
  * wrong shapes, wrong dtype, replays, bad tokens, oversize and garbage bodies). Bad uploads
  * get clear HTTP statuses, the server keeps running, and the aggregate is the trimmed mean
  * of what was accepted and stays inside the honest clients' range (issue 8). */
+#include <glib/gstdio.h>
 #include <libsoup/soup.h>
 #include <math.h>
 #include "aggregate.h"
@@ -330,10 +331,55 @@ test_multi_krum_round (void)
   hzt_server_stop (hs, server_teardown, &srv);
 }
 
+/* The spool directory is checked when the server is made (hanzo-aggregator --spool): a
+ * missing one is created 0700 with its parents; one that cannot be a directory is refused
+ * with an I/O error naming it, before anything listens. */
+static void
+test_spool_dir (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzDeltaConfig) cfg = hzt_config ();
+  g_autofree char *base = g_dir_make_tmp ("hz-agg-spool-XXXXXX", &error);
+  g_assert_no_error (error);
+  HzAggregatorOptions o = HZ_AGGREGATOR_OPTIONS_DEFAULT;
+
+  g_autofree char *fresh = g_build_filename (base, "new", "spool", NULL);
+  o.spool_dir = fresh;
+  HzAggregator *agg = hz_aggregator_new (cfg, &o, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (agg);
+  hz_aggregator_free (agg);
+  GStatBuf st;
+  g_assert_cmpint (g_stat (fresh, &st), ==, 0);
+  g_assert_true (S_ISDIR (st.st_mode));
+  g_assert_cmpint (st.st_mode & 0777, ==, 0700);
+
+  g_autofree char *file = g_build_filename (base, "a-file", NULL);
+  g_autofree char *under = g_build_filename (file, "spool", NULL);
+  g_assert_true (g_file_set_contents (file, "x", 1, NULL));
+  const char *bad[] = { file, under, "" };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      o.spool_dir = bad[i];
+      g_assert_null (hz_aggregator_new (cfg, &o, &error));
+      g_assert_error (error, HZ_AGGREGATOR_ERROR, HZ_AGGREGATOR_ERROR_IO);
+      g_assert_nonnull (strstr (error->message, "spool directory"));
+      g_assert_nonnull (strstr (error->message, bad[i]));
+      g_test_message ("refused: %s", error->message);
+      g_clear_error (&error);
+    }
+  g_unlink (file);
+  g_rmdir (fresh);
+  g_autofree char *parent = g_path_get_dirname (fresh);
+  g_rmdir (parent);
+  g_rmdir (base);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/egress/federation/spool-dir", test_spool_dir);
   g_test_add_func ("/egress/federation/byzantine-round", test_byzantine_round);
   g_test_add_func ("/egress/federation/multi-krum-round", test_multi_krum_round);
   return g_test_run ();
