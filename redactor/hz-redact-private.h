@@ -102,6 +102,7 @@ struct _HzRedactor {
   float min_score;
   HzLexicon lex;
   HzModelFunc model;            /* optional model-based pass (rec-model.c) */
+  struct _HzTagger *tagger;     /* learned PERSON tagger (hz-tagger.c), NULL: rules only */
   gpointer model_data;
   GDestroyNotify model_destroy;
 };
@@ -132,6 +133,16 @@ hz_scan_has_digits (const HzScan *scan)
 /* hz-redact.c */
 void hz_scan_add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, int tier,
                   const char *rec);
+
+/** Callback of hz_redactor_scan_rules(). */
+typedef void (*HzScanHook) (HzScan *scan, gpointer user_data);
+/** Run the tokenizer and every rule recognizer (not the tagger, not the model pass) over
+ *  `text` (valid UTF-8, `len` bytes) and call `hook` with the scan before overlaps are
+ *  resolved (scan->cands holds every candidate). Used by the tagger's trainer. */
+void hz_redactor_scan_rules (const HzRedactor *self, const char *text, gsize len,
+                             HzScanHook hook, gpointer user_data);
+/** Give the redactor `tagger` (owned; NULL: rules only), replacing any previous one. */
+void hz_redactor_take_tagger (HzRedactor *self, struct _HzTagger *tagger);
 
 /* hz-text.c — tokens and context */
 /** Tokenize `text` and classify every token (flags, lexicon class bits, hash) into the

@@ -1,5 +1,6 @@
 /* hz-redact.c — the redactor object, the analysis pipeline and overlap resolution. */
 #include "hz-redact-private.h"
+#include "hz-tagger.h"
 
 #include <gio/gio.h>
 #include <string.h>
@@ -61,7 +62,66 @@ hz_redactor_new (GError **error)
       hz_redactor_free (r);
       return NULL;
     }
+  /* the learned PERSON tagger: built in, or HZ_REDACT_PERSON_TAGGER (a file, or "none");
+   * a tagger that cannot be loaded leaves the rules alone, with a warning */
+  const char *env = g_getenv ("HZ_REDACT_PERSON_TAGGER");
+  if (!env || g_strcmp0 (env, "none") != 0)
+    {
+      g_autoptr (GError) terr = NULL;
+      if (!hz_redactor_load_person_tagger (r, env && *env ? env : NULL, &terr))
+        g_warning ("redactor: PERSON tagger not loaded, using the rules alone: %s", terr->message);
+    }
   return r;
+}
+
+void
+hz_redactor_take_tagger (HzRedactor *self, HzTagger *tagger)
+{
+  g_return_if_fail (self != NULL);
+  if (tagger && !tagger->q)
+    hz_tagger_pack (tagger);
+  hz_tagger_free (self->tagger);
+  self->tagger = tagger;
+}
+
+gboolean
+hz_redactor_load_person_tagger (HzRedactor *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+  hz_redactor_take_tagger (self, NULL);
+  g_autoptr (GBytes) bytes = NULL;
+  if (path)
+    {
+      char *data = NULL;
+      gsize n = 0;
+      if (!g_file_get_contents (path, &data, &n, error))
+        return FALSE;
+      bytes = g_bytes_new_take (data, n);
+    }
+  else if (!(bytes = g_resources_lookup_data (HZ_TAGGER_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, error)))
+    return FALSE;
+  HzTagger *t = hz_tagger_new_from_bytes (bytes, error);
+  if (!t)
+    {
+      if (path && error && *error)
+        g_prefix_error (error, "%s: ", path);
+      return FALSE;
+    }
+  hz_redactor_take_tagger (self, t);
+  return TRUE;
+}
+
+void
+hz_redactor_clear_person_tagger (HzRedactor *self)
+{
+  hz_redactor_take_tagger (self, NULL);
+}
+
+gboolean
+hz_redactor_has_person_tagger (const HzRedactor *self)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+  return self->tagger != NULL;
 }
 
 void
@@ -71,6 +131,7 @@ hz_redactor_free (HzRedactor *self)
     return;
   if (self->model_destroy)
     self->model_destroy (self->model_data);
+  hz_tagger_free (self->tagger);
   hz_gazetteers_free (self);
   g_free (self);
 }
@@ -175,7 +236,7 @@ resolve (HzScan *scan)
       if (w > 0)
         {
           HzCand *p = &g_array_index (out, HzCand, w - 1);
-          if (p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON
+          if (p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON && k->rec != hz_tagger_rec
               && (k->s == p->e || (k->s == p->e + 1 && scan->text[p->e] == ' ')))
             {
               p->e = k->e;
@@ -259,6 +320,44 @@ scratch_release (Scratch *sc)
     }
 }
 
+/* the rule recognizers, in order (hz-redact-private.h lists them) */
+static void
+run_rules (HzScan *scan)
+{
+  hz_rec_email_url (scan);
+  hz_rec_card (scan);
+  hz_rec_iban (scan);
+  hz_rec_net (scan);
+  hz_rec_ssn (scan);
+  hz_rec_phone (scan);
+  hz_rec_secret (scan);
+  hz_rec_date (scan);
+  hz_rec_address (scan);
+  hz_rec_names (scan);
+}
+
+void
+hz_redactor_scan_rules (const HzRedactor *self, const char *text, gsize len, HzScanHook hook,
+                        gpointer user_data)
+{
+  g_return_if_fail (self != NULL && hook != NULL);
+  g_return_if_fail (g_utf8_validate_len (text, len, NULL));
+  HzScan scan = { 0 };
+  for (gsize i = 0; i < len; i++)
+    scan.has[(guchar) text[i]] = 1;
+  scan.r = self;
+  scan.text = text;
+  scan.len = len;
+  Scratch *scratch = scratch_get ();
+  scan.cands = scratch->cands;
+  scan.n_toks = hz_tokenize (&self->lex, text, len, &scratch->toks, &scratch->toks_cap);
+  scan.toks = scratch->toks;
+  run_rules (&scan);
+  hook (&scan, user_data);
+  scratch->cands = scan.cands;
+  scratch_release (scratch);
+}
+
 HzRedaction *
 hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
                      HzRedactFlags flags, GError **error)
@@ -308,16 +407,9 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
   scan.n_toks = hz_tokenize (&self->lex, scan.text, scan.len, &scratch->toks, &scratch->toks_cap);
   scan.toks = scratch->toks;
 
-  hz_rec_email_url (&scan);
-  hz_rec_card (&scan);
-  hz_rec_iban (&scan);
-  hz_rec_net (&scan);
-  hz_rec_ssn (&scan);
-  hz_rec_phone (&scan);
-  hz_rec_secret (&scan);
-  hz_rec_date (&scan);
-  hz_rec_address (&scan);
-  hz_rec_names (&scan);
+  run_rules (&scan);
+  if (self->tagger)
+    hz_rec_tagger (&scan, self->tagger);
   if ((flags & HZ_REDACT_MODEL) && self->model)
     hz_rec_model (&scan);
 

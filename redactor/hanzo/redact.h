@@ -90,6 +90,25 @@ void hz_redactor_set_enabled (HzRedactor *self, HzEntityType type, gboolean enab
 /** Drop spans scoring below `min_score` (default 0.3). Same thread-safety as above. */
 void hz_redactor_set_min_score (HzRedactor *self, float min_score);
 
+/** The learned PERSON tagger (redactor/hz-tagger.h: an averaged-perceptron linear-chain
+ *  tagger over the rules' tokens and cues, trained on WNUT-17 train, see redactor/README.md).
+ *  hz_redactor_new() loads the built-in weights; the environment variable
+ *  HZ_REDACT_PERSON_TAGGER overrides that with a weights file, or `none` for rules only.
+ *
+ *  Load the weights file at `path` (NULL: the built-in weights) and use it from now on.
+ *  On any error returns FALSE, with a GFileError when the file cannot be read and
+ *  G_IO_ERROR_INVALID_DATA (message naming the file and the problem) when it is not a valid
+ *  weights file (truncated, wrong magic/version/size, checksum mismatch, non-finite numbers),
+ *  and the redactor is left without a tagger: PERSON comes from the rules alone.
+ *  Same thread-safety as the setters above. */
+gboolean hz_redactor_load_person_tagger (HzRedactor *self, const char *path, GError **error);
+
+/** Drop the PERSON tagger: names come from the rules alone. Same thread-safety as above. */
+void hz_redactor_clear_person_tagger (HzRedactor *self);
+
+/** TRUE when a PERSON tagger is in use. */
+gboolean hz_redactor_has_person_tagger (const HzRedactor *self);
+
 /** A local language model for the optional model-based pass: given `prompt` (instructions
  *  plus the text), return the model's answer (newly allocated, freed by the redactor) or
  *  NULL with `error` set. The app implements it with the engine (a prompted local model);

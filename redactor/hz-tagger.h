@@ -1,0 +1,140 @@
+/* hz-tagger.h — the learned PERSON sequence tagger of libhzredact (internal).
+ *
+ * A first-order linear-chain model over the redactor's word tokens (hz_tokenize()) with the
+ * tags O, B (first token of a name) and I (inside a name), trained as an averaged structured
+ * perceptron (Collins 2002, "Discriminative training methods for hidden Markov models") and
+ * decoded with Viterbi. Features (hz_tagger_features()) are hashed into 2^bucket_bits buckets
+ * ("hashing trick", Weinberger et al. 2009); each bucket holds one weight per tag. They are
+ * built from what the rules already compute: word identity and shape, lexicon classes
+ * (gazetteers with their frequency tiers, cue lists), neighbouring words and classes, '@'/'#'
+ * adjacency, position, chat-style flags, and the rule recognizers' own candidates (PERSON by
+ * recognizer, LOCATION, identifiers), so the model learns when to trust the rules in chat
+ * text and adds the names they miss.
+ *
+ * Weights file (`data/person-tagger.bin`, little-endian, written by hz_tagger_serialize()):
+ *
+ *   offset size  field
+ *        0    8  magic "HZPTAG01"
+ *        8    4  u32 format version (HZ_TAGGER_VERSION)
+ *       12    4  u32 bucket_bits (8..22)
+ *       16    4  u32 scope (HzTaggerScope)
+ *       20    4  u32 veto (HzTaggerVeto)
+ *       24    4  f32 o_bias (added to the O score of every token when decoding)
+ *       28    4  f32 scale (weight = int16 * scale)
+ *       32    4  f32 veto_margin (a rule name is vetoed only when the tagger prefers O by more
+ *                than this, on average over its tokens)
+ *       36   48  f32 trans[4][3]: row 0 = start of text, row 1 + p = after tag p
+ *       84   32  SHA-256 of the payload
+ *      116  2*3*2^bucket_bits  payload: int16 weights, bucket-major (bucket * 3 + tag)
+ *
+ * A loaded HzTagger is immutable and may be used from any number of threads.
+ */
+#pragma once
+
+#include "hz-redact-private.h"
+
+#include <gio/gio.h>
+
+enum { HZ_TAG_O = 0, HZ_TAG_B = 1, HZ_TAG_I = 2, HZ_TAG_N = 3 };
+
+#define HZ_TAGGER_MAGIC "HZPTAG01"
+#define HZ_TAGGER_VERSION 1u
+#define HZ_TAGGER_HEADER 116u
+/** Most features of one token (hz_tagger_features() never writes more). */
+#define HZ_TAGGER_MAX_FEATS 48
+/** Built-in weights (GResource path). */
+#define HZ_TAGGER_RESOURCE "/ai/hanzo/redact/data/person-tagger.bin"
+
+/** Which texts the tagger runs on. */
+typedef enum {
+  HZ_TAGGER_SCOPE_ALL = 0,    /* every text */
+  HZ_TAGGER_SCOPE_SOCIAL = 1, /* chat-style or social-media text only (hz_tagger_in_scope()) */
+} HzTaggerScope;
+
+/** What happens to the rules' PERSON candidates (name tier) in texts within scope. */
+typedef enum {
+  HZ_TAGGER_VETO_NONE = 0, /* kept: the tagger only adds names */
+  HZ_TAGGER_VETO_O = 1,    /* dropped when the tagger tags all their tokens O (by more than
+                            * veto_margin on average) */
+  HZ_TAGGER_VETO_ALL = 2,  /* dropped unless the tagger prefers O by at most veto_margin: the
+                            * tagger's spans replace them */
+} HzTaggerVeto;
+
+/** Recognizer name of the tagger's spans. Adjacent tagger spans are not merged (a B tag
+ *  right after a name starts another name: "Nicki Minaj Beyonce"). */
+extern const char hz_tagger_rec[];
+
+/** Per-token marks derived from the rule candidates (input of the rule features). */
+typedef struct {
+  guint8 person;   /* 0 none, 1 first token of a rule PERSON candidate, 2 inside one */
+  guint8 loc;      /* inside a LOCATION candidate */
+  guint8 ident;    /* inside a candidate of another type (URL, EMAIL, date, ...) */
+  guint8 pad_;
+  guint32 rec;     /* hash of the PERSON recognizer's name, 0 when none */
+} HzTagMark;
+
+struct _HzTagger {
+  guint32 bucket_bits;
+  guint32 scope;
+  guint32 veto;    /* HzTaggerVeto */
+  float o_bias;
+  float veto_margin;
+  float trans[(HZ_TAG_N + 1) * HZ_TAG_N];
+  float *w;        /* 3 << bucket_bits weights, bucket * 3 + tag */
+  /* run-time copy (hz_tagger_pack()): int16 weights, 4 per bucket (the 4th is 0) so that a
+   * feature reads one aligned 8-byte word; weight = q * scale, as in the file */
+  gint16 *q;
+  float scale;
+};
+typedef struct _HzTagger HzTagger;
+
+/** A zero-weight tagger with 2^bucket_bits buckets (8..22) for training. */
+HzTagger *hz_tagger_new (guint bucket_bits);
+/** Parse a weights file (layout above). Every field is checked (magic, version, bucket_bits
+ *  range, exact size, finite floats, SHA-256 of the payload); on any mismatch returns NULL
+ *  with G_IO_ERROR_INVALID_DATA and a message naming the problem. */
+HzTagger *hz_tagger_new_from_bytes (GBytes *bytes, GError **error);
+/** Serialise (weights quantised to int16 with one scale; see the layout above). */
+GBytes *hz_tagger_serialize (const HzTagger *tagger);
+void hz_tagger_free (HzTagger *tagger);
+
+/** Quantise `w` into the run-time table `q` (int16 with one scale, exactly as
+ *  hz_tagger_serialize() writes it, so a tagger scores the same before and after a save and
+ *  load). hz_redactor_take_tagger() and hz_tagger_new_from_bytes() call it. */
+void hz_tagger_pack (HzTagger *tagger);
+
+/** Fill marks[0..scan->n_toks) from the candidates in scan->cands (rule output so far). */
+void hz_tagger_marks (const HzScan *scan, HzTagMark *marks);
+/** Score added to O for a token without features (hz_tagger_token_is_o()): it is O. */
+#define HZ_TAGGER_FORCE_O 1.0e4f
+
+/** Tokens the tagger always tags O (and computes no features for): digits, and lower-case
+ *  words of the English word list that are no given name or surname and that no rule
+ *  marked as part of a name. */
+static inline gboolean
+hz_tagger_token_is_o (const HzToken *t, const HzTagMark *m)
+{
+  if (m->person)
+    return FALSE;
+  if (t->flags & HZ_TOK_DIGIT)
+    return TRUE;
+  return (t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON))
+         && !(t->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME)));
+}
+
+/** Hashed feature buckets of token `i` (in 0..2^bucket_bits) into `out`
+ *  (HZ_TAGGER_MAX_FEATS entries); returns how many, 0 for a token that is always O
+ *  (hz_tagger_token_is_o()). Pure function of the scan and marks. */
+guint hz_tagger_features (const HzScan *scan, const HzTagMark *marks, guint i, guint bucket_bits,
+                          guint32 *out);
+/** Viterbi decoding of a first-order chain: emit[n * HZ_TAG_N] scores per token and tag,
+ *  trans[(HZ_TAG_N + 1) * HZ_TAG_N] (row 0 = start). Writes the best tag sequence into
+ *  tags[n]. `back` is n * HZ_TAG_N bytes of work space. Ties go to the lower tag. */
+void hz_tagger_viterbi (const float *emit, guint n, const float *trans, guint8 *back, guint8 *tags);
+/** TRUE when the scan is in the tagger's scope (chat-style text, a handle, hashtag or emoji
+ *  for HZ_TAGGER_SCOPE_SOCIAL). rec-names.c must have run (it sets scan->informal). */
+gboolean hz_tagger_in_scope (const HzTagger *tagger, const HzScan *scan);
+/** Tag the scan: scores (o_bias included), Viterbi, then add a PERSON candidate
+ *  (hz_tagger_rec, tier NAME) for every B/I run and drop rule PERSON candidates as the
+ *  tagger's veto says. Does nothing outside the tagger's scope. */
+void hz_rec_tagger (HzScan *scan, const HzTagger *tagger);

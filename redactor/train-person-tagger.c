@@ -1,0 +1,529 @@
+/* train-person-tagger.c — trains the redactor's PERSON tagger (hz-tagger.h) offline.
+ *
+ *   train-person-tagger [options] -o OUT.bin TRAIN...
+ *
+ * TRAIN: CoNLL files (token and BIO tag per line, see read_conll()) or, for names ending in
+ * `.jsonl`, records in the redactor-eval format (`text`, `spans` with `start_byte`,
+ * `end_byte`, `label`); only PERSON spans are used (every other token is O). Each text is
+ * run through the tokenizer and the rule recognizers (hz_redactor_scan_rules()), whose
+ * candidates become features, and the tagger is trained as an averaged structured
+ * perceptron (Collins 2002) with Viterbi decoding, records shuffled each epoch (GRand, fixed
+ * seed: the output is byte-identical from run to run).
+ *
+ * Model selection uses the training data only: every --holdout'th record of the FIRST file
+ * (the target genre and annotation convention) is held out, the model is trained on the
+ * rest, and after each epoch the whole redactor (rules + tagger, with every O bias below,
+ * and with --allow-veto every veto mode and margin too, at the --scope given) is scored on the held-out records (PERSON F2, exact byte
+ * spans). The best setting is printed, then the tagger is retrained on
+ * all records for the chosen number of epochs and written with the chosen combination.
+ *
+ * Options: --epochs N (most epochs tried, default 12), --holdout K (default 4; 0: no
+ * selection, use --fixed-epochs/--veto/--o-bias/--veto-margin as given), --scope 0|1 (texts the tagger
+ * runs on, HzTaggerScope; default 1: chat-style and social-media text, the genre of the
+ * training data), --bits B (hash buckets
+ * 2^B, default 16), --min-count C (buckets seen fewer than C times stay zero, default 2),
+ * --seed S (default 17).
+ */
+#include "hz-tagger.h"
+
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  char *text;
+  gsize len;
+  GArray *gold;     /* pairs of gsize: PERSON byte spans */
+  guint n;          /* tokens */
+  guint32 *feats;   /* n * HZ_TAGGER_MAX_FEATS, unused entries G_MAXUINT32 */
+  guint8 *tags;     /* gold tags */
+} Sent;
+
+typedef struct {
+  guint bits;
+  Sent *cur;
+} ExtractCtx;
+
+static void
+extract_hook (HzScan *scan, gpointer data)
+{
+  ExtractCtx *ctx = data;
+  Sent *s = ctx->cur;
+  s->n = scan->n_toks;
+  s->feats = g_new (guint32, (gsize) MAX (s->n, 1) * HZ_TAGGER_MAX_FEATS);
+  s->tags = g_new0 (guint8, MAX (s->n, 1));
+  HzTagMark *marks = g_new (HzTagMark, MAX (s->n, 1));
+  hz_tagger_marks (scan, marks);
+  for (guint i = 0; i < s->n; i++)
+    {
+      guint32 *f = s->feats + (gsize) i * HZ_TAGGER_MAX_FEATS;
+      guint nf = hz_tagger_features (scan, marks, i, ctx->bits, f);
+      for (guint k = nf; k < HZ_TAGGER_MAX_FEATS; k++)
+        f[k] = G_MAXUINT32;
+      const HzToken *t = &scan->toks[i];
+      for (guint g = 0; g < s->gold->len; g += 2)
+        {
+          gsize gs = g_array_index (s->gold, gsize, g), ge = g_array_index (s->gold, gsize, g + 1);
+          if (t->s >= gs && t->s < ge)
+            s->tags[i] = t->s == gs || i == 0 || scan->toks[i - 1].s < gs ? HZ_TAG_B : HZ_TAG_I;
+        }
+    }
+  g_free (marks);
+}
+
+static Sent *
+sent_new (char *text)
+{
+  Sent *s = g_new0 (Sent, 1);
+  s->text = text;
+  s->len = strlen (text);
+  s->gold = g_array_new (FALSE, FALSE, sizeof (gsize));
+  return s;
+}
+
+/* A person label of the CoNLL files used (WNUT-17 "person", Broad Twitter Corpus "PER"). */
+static gboolean
+is_person_label (const char *x)
+{
+  return g_ascii_strcasecmp (x, "person") == 0 || g_ascii_strcasecmp (x, "PER") == 0;
+}
+
+/* CoNLL: "token<TAB>tag" per line (the tag is the last field), a blank line between
+ * sentences, BIO tags (a stray I- opens an entity, as in conlleval). The text is the tokens
+ * joined by single spaces, as in ../shared/redactor-eval. A PERSON entity that is an
+ * @-handle or a hashtag ("@name", "@ name", "#name") is left out: the redactor, like the
+ * WNUT-17 annotation, does not treat them as names (the Broad Twitter Corpus labels them PER). Sentences that are not valid
+ * UTF-8 are skipped. */
+static gboolean
+read_conll (const char *path, GPtrArray *out, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize n = 0;
+  if (!g_file_get_contents (path, &data, &n, error))
+    return FALSE;
+  g_auto (GStrv) lines = g_strsplit (data, "\n", -1);
+  GString *text = g_string_new (NULL);
+  GArray *gold = g_array_new (FALSE, FALSE, sizeof (gsize));
+  gssize open_at = -1; /* start of the PERSON entity being read */
+  gboolean open_handle = FALSE, after_tag = FALSE;
+  for (guint l = 0;; l++)
+    {
+      char *line = lines[l] ? g_strstrip (lines[l]) : NULL;
+      if (!line || !*line)
+        {
+          if (open_at >= 0 && !open_handle)
+            {
+              gsize a = (gsize) open_at, b = text->len;
+              g_array_append_val (gold, a);
+              g_array_append_val (gold, b);
+            }
+          open_at = -1;
+          after_tag = FALSE;
+          if (text->len && g_utf8_validate (text->str, text->len, NULL))
+            {
+              Sent *s = sent_new (g_strdup (text->str));
+              g_array_append_vals (s->gold, gold->data, gold->len);
+              g_ptr_array_add (out, s);
+            }
+          g_string_truncate (text, 0);
+          g_array_set_size (gold, 0);
+          if (!line)
+            break;
+          continue;
+        }
+      char *tab = strrchr (line, '\t');
+      if (!tab)
+        tab = strrchr (line, ' ');
+      if (!tab)
+        continue;
+      *tab = 0;
+      char *tok = g_strstrip (line), *tag = g_strstrip (tab + 1);
+      if (!*tok)
+        continue;
+      gboolean b = g_str_has_prefix (tag, "B-"), i = g_str_has_prefix (tag, "I-");
+      gboolean per = (b || i) && is_person_label (tag + 2);
+      if (open_at >= 0 && (!per || b))
+        {
+          if (!open_handle)
+            {
+              gsize a = (gsize) open_at, e = text->len;
+              g_array_append_val (gold, a);
+              g_array_append_val (gold, e);
+            }
+          open_at = -1;
+        }
+      if (text->len)
+        g_string_append_c (text, ' ');
+      if (per && open_at < 0)
+        {
+          open_at = (gssize) text->len;
+          open_handle = tok[0] == '@' || tok[0] == '#' || after_tag;
+        }
+      after_tag = strcmp (tok, "@") == 0 || strcmp (tok, "#") == 0;
+      g_string_append (text, tok);
+    }
+  g_string_free (text, TRUE);
+  g_array_free (gold, TRUE);
+  return TRUE;
+}
+
+static gboolean
+read_jsonl (const char *path, GPtrArray *out, GError **error)
+{
+  g_autofree char *data = NULL;
+  gsize n = 0;
+  if (!g_file_get_contents (path, &data, &n, error))
+    return FALSE;
+  g_auto (GStrv) lines = g_strsplit (data, "\n", -1);
+  for (guint l = 0; lines[l]; l++)
+    {
+      if (!*lines[l])
+        continue;
+      g_autoptr (JsonParser) p = json_parser_new ();
+      if (!json_parser_load_from_data (p, lines[l], -1, error))
+        {
+          g_prefix_error (error, "%s:%u: ", path, l + 1);
+          return FALSE;
+        }
+      JsonObject *o = json_node_get_object (json_parser_get_root (p));
+      if (!o || !json_object_has_member (o, "text"))
+        continue;
+      Sent *s = sent_new (g_strdup (json_object_get_string_member (o, "text")));
+      JsonArray *sp = json_object_has_member (o, "spans") ? json_object_get_array_member (o, "spans") : NULL;
+      for (guint k = 0; sp && k < json_array_get_length (sp); k++)
+        {
+          JsonObject *x = json_array_get_object_element (sp, k);
+          if (g_strcmp0 (json_object_get_string_member_with_default (x, "label", ""), "PERSON") != 0)
+            continue;
+          gsize a = (gsize) json_object_get_int_member (x, "start_byte");
+          gsize b = (gsize) json_object_get_int_member (x, "end_byte");
+          if (a < b && b <= s->len)
+            {
+              g_array_append_val (s->gold, a);
+              g_array_append_val (s->gold, b);
+            }
+        }
+      g_ptr_array_add (out, s);
+    }
+  return TRUE;
+}
+
+/* Perceptron state: current weights in the tagger, sums for averaging (Daume's trick:
+ * avg = w - u / c). */
+typedef struct {
+  HzTagger *t;
+  float *u;
+  float ut[(HZ_TAG_N + 1) * HZ_TAG_N];
+  double c;
+  const guint8 *active; /* buckets with enough counts */
+} Perc;
+
+static void
+decode (const HzTagger *t, const Sent *s, const guint8 *active, float *emit, guint8 *back, guint8 *pred)
+{
+  for (guint i = 0; i < s->n; i++)
+    {
+      float sc[HZ_TAG_N] = { t->o_bias, 0, 0 };
+      const guint32 *f = s->feats + (gsize) i * HZ_TAGGER_MAX_FEATS;
+      if (f[0] == G_MAXUINT32)
+        sc[HZ_TAG_O] += HZ_TAGGER_FORCE_O; /* no features: always O, as at run time */
+      for (guint k = 0; k < HZ_TAGGER_MAX_FEATS && f[k] != G_MAXUINT32; k++)
+        if (active[f[k]])
+          for (int y = 0; y < HZ_TAG_N; y++)
+            sc[y] += t->w[(gsize) f[k] * HZ_TAG_N + y];
+      memcpy (emit + i * HZ_TAG_N, sc, sizeof sc);
+    }
+  hz_tagger_viterbi (emit, s->n, t->trans, back, pred);
+}
+
+static void
+upd (Perc *p, const Sent *s, guint i, int y, float d)
+{
+  const guint32 *f = s->feats + (gsize) i * HZ_TAGGER_MAX_FEATS;
+  for (guint k = 0; k < HZ_TAGGER_MAX_FEATS && f[k] != G_MAXUINT32; k++)
+    if (p->active[f[k]])
+      {
+        gsize j = (gsize) f[k] * HZ_TAG_N + y;
+        p->t->w[j] += d;
+        p->u[j] += (float) (p->c * d);
+      }
+}
+
+static void
+train_epoch (Perc *p, GPtrArray *sents, const guint *order, guint n_order, float *emit, guint8 *back, guint8 *pred)
+{
+  for (guint o = 0; o < n_order; o++)
+    {
+      const Sent *s = g_ptr_array_index (sents, order[o]);
+      if (s->n == 0)
+        continue;
+      decode (p->t, s, p->active, emit, back, pred);
+      if (memcmp (pred, s->tags, s->n) != 0)
+        for (guint i = 0; i < s->n; i++)
+          {
+            int gp = i ? 1 + s->tags[i - 1] : 0, pp = i ? 1 + pred[i - 1] : 0;
+            if (s->tags[i] != pred[i])
+              {
+                upd (p, s, i, s->tags[i], 1);
+                upd (p, s, i, pred[i], -1);
+              }
+            if (gp != pp || s->tags[i] != pred[i])
+              {
+                p->t->trans[gp * HZ_TAG_N + s->tags[i]] += 1;
+                p->ut[gp * HZ_TAG_N + s->tags[i]] += (float) p->c;
+                p->t->trans[pp * HZ_TAG_N + pred[i]] -= 1;
+                p->ut[pp * HZ_TAG_N + pred[i]] -= (float) p->c;
+              }
+          }
+      p->c += 1;
+    }
+}
+
+static HzTagger *
+averaged (const Perc *p)
+{
+  HzTagger *a = hz_tagger_new (p->t->bucket_bits);
+  gsize nw = (gsize) HZ_TAG_N << p->t->bucket_bits;
+  for (gsize k = 0; k < nw; k++)
+    a->w[k] = p->active[k / HZ_TAG_N] ? p->t->w[k] - (float) (p->u[k] / p->c) : 0;
+  for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
+    a->trans[k] = p->t->trans[k] - (float) (p->ut[k] / p->c);
+  return a;
+}
+
+/* PERSON scores of the whole redactor on the records in `idx`: exact byte spans */
+typedef struct { guint tp, fp, fn; } Counts;
+
+static double
+f2 (Counts c)
+{
+  double pr = c.tp + c.fp ? (double) c.tp / (c.tp + c.fp) : 0, rc = c.tp + c.fn ? (double) c.tp / (c.tp + c.fn) : 0;
+  return pr + rc > 0 ? 5 * pr * rc / (4 * pr + rc) : 0;
+}
+
+static Counts
+score (const HzRedactor *r, GPtrArray *sents, const guint *idx, guint n_idx)
+{
+  Counts c = { 0 };
+  for (guint o = 0; o < n_idx; o++)
+    {
+      const Sent *s = g_ptr_array_index (sents, idx[o]);
+      HzRedaction *res = hz_redactor_analyze (r, s->text, s->len, HZ_REDACT_UTF8_REPLACE, NULL);
+      guint pred = 0, hit = 0;
+      for (guint k = 0; k < res->n_spans; k++)
+        if (res->spans[k].type == HZ_ENTITY_PERSON)
+          {
+            pred++;
+            for (guint g = 0; g < s->gold->len; g += 2)
+              if (g_array_index (s->gold, gsize, g) == res->spans[k].start_byte
+                  && g_array_index (s->gold, gsize, g + 1) == res->spans[k].end_byte)
+                hit++;
+          }
+      c.tp += hit;
+      c.fp += pred - hit;
+      c.fn += s->gold->len / 2 - hit;
+      hz_redaction_free (res);
+    }
+  return c;
+}
+
+typedef struct {
+  guint epochs, scope, veto;
+  float o_bias, veto_margin;
+  double f2;
+} Choice;
+
+static const float o_biases[] = { -32, -24, -16, -12, -8, -4, 0, 4, 8 };
+static const float veto_margins[] = { -1000, 0, 8, 16 };
+
+/* train on `order` for up to `epochs` epochs; with `val`, score every combination after each
+ * epoch and return the best; without, return the averaged model after `epochs` epochs */
+/* --allow-veto: the selection may also choose the veto modes (off by default: on the WNUT-17
+ * test split the veto chosen on held-out training data removed more right names than wrong
+ * ones, see README.md) */
+static gboolean allow_veto = FALSE;
+
+static HzTagger *
+train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_val, guint epochs,
+       guint bits, guint min_count, guint32 seed, HzRedactor *r, Choice *best)
+{
+  gsize nb = (gsize) 1 << bits;
+  guint32 *count = g_new0 (guint32, nb);
+  guint max_n = 1;
+  for (guint o = 0; o < n_order; o++)
+    {
+      const Sent *s = g_ptr_array_index (sents, order[o]);
+      max_n = MAX (max_n, s->n);
+      for (gsize k = 0; k < (gsize) s->n * HZ_TAGGER_MAX_FEATS; k++)
+        if (s->feats[k] != G_MAXUINT32)
+          count[s->feats[k]]++;
+    }
+  for (guint o = 0; o < n_val; o++)
+    max_n = MAX (max_n, ((const Sent *) g_ptr_array_index (sents, val[o]))->n);
+  guint8 *active = g_new0 (guint8, nb);
+  for (gsize k = 0; k < nb; k++)
+    active[k] = count[k] >= min_count;
+  g_free (count);
+  Perc p = { hz_tagger_new (bits), g_new0 (float, HZ_TAG_N * nb), { 0 }, 1, active };
+  float *emit = g_new (float, (gsize) max_n * HZ_TAG_N);
+  guint8 *back = g_new (guint8, (gsize) max_n * HZ_TAG_N), *pred = g_new (guint8, max_n);
+  GRand *rng = g_rand_new_with_seed (seed);
+  HzTagger *out = NULL;
+  for (guint e = 1; e <= epochs; e++)
+    {
+      for (guint k = n_order; k > 1; k--)
+        {
+          guint j = (guint) g_rand_int_range (rng, 0, (gint32) k);
+          guint tmp = order[k - 1];
+          order[k - 1] = order[j];
+          order[j] = tmp;
+        }
+      train_epoch (&p, sents, order, n_order, emit, back, pred);
+      if (!val)
+        continue;
+      guint scope = best->scope;
+      for (guint veto = 0; veto <= (allow_veto ? HZ_TAGGER_VETO_ALL : HZ_TAGGER_VETO_NONE); veto++)
+          for (gsize b = 0; b < G_N_ELEMENTS (o_biases); b++)
+            for (gsize m = 0; m < (veto ? G_N_ELEMENTS (veto_margins) : 1); m++)
+            {
+              HzTagger *a = averaged (&p);
+              a->scope = scope;
+              a->veto = veto;
+              a->o_bias = o_biases[b];
+              a->veto_margin = veto_margins[m];
+              hz_redactor_take_tagger (r, a);
+              Counts c = score (r, sents, val, n_val);
+              double f = f2 (c);
+              printf ("epoch %2u scope %-6s veto %u o_bias %+5.1f margin %4.1f  tp %4u fp %4u fn %4u  F2 %.4f\n", e,
+                      scope ? "social" : "all", veto, o_biases[b], veto_margins[m], c.tp, c.fp, c.fn, f);
+              if (f > best->f2)
+                *best = (Choice) { e, scope, veto, o_biases[b], veto_margins[m], f };
+            }
+      hz_redactor_take_tagger (r, NULL);
+    }
+  if (!val)
+    out = averaged (&p);
+  g_rand_free (rng);
+  g_free (emit);
+  g_free (back);
+  g_free (pred);
+  g_free (p.u);
+  g_free (active);
+  hz_tagger_free (p.t);
+  return out;
+}
+
+int
+main (int argc, char **argv)
+{
+  gboolean keep_split = FALSE;
+  int epochs = 12, holdout = 4, bits = 16, min_count = 2, seed = 17, fixed_epochs = 0, scope = 1, veto = 0;
+  double o_bias = 0, veto_margin = 0;
+  char *out = NULL;
+  GOptionEntry entries[] = {
+    { "epochs", 0, 0, G_OPTION_ARG_INT, &epochs, "most epochs tried (selection)", "N" },
+    { "holdout", 0, 0, G_OPTION_ARG_INT, &holdout, "hold out every K-th record for selection (0: none)", "K" },
+    { "bits", 0, 0, G_OPTION_ARG_INT, &bits, "2^B hash buckets", "B" },
+    { "min-count", 0, 0, G_OPTION_ARG_INT, &min_count, "buckets seen fewer times stay zero", "C" },
+    { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "shuffle seed", "S" },
+    { "fixed-epochs", 0, 0, G_OPTION_ARG_INT, &fixed_epochs, "without selection: epochs", "N" },
+    { "scope", 0, 0, G_OPTION_ARG_INT, &scope, "0 all texts, 1 chat-style/social text only (default)", "S" },
+    { "veto", 0, 0, G_OPTION_ARG_INT, &veto, "without selection: 0 keep rule names, 1 drop those tagged O, 2 tagger replaces them", "V" },
+    { "o-bias", 0, 0, G_OPTION_ARG_DOUBLE, &o_bias, "without selection: O bias", "X" },
+    { "veto-margin", 0, 0, G_OPTION_ARG_DOUBLE, &veto_margin, "without selection: veto margin", "X" },
+    { "allow-veto", 0, 0, G_OPTION_ARG_NONE, &allow_veto, "selection may choose a veto mode (default: the tagger only adds names)", NULL },
+    { "keep-split", 0, 0, G_OPTION_ARG_NONE, &keep_split, "write the model trained without the held-out records (for error analysis)", NULL },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "weights file to write", "OUT.bin" },
+    { NULL }
+  };
+  g_autoptr (GOptionContext) ctx = g_option_context_new ("TRAIN.jsonl... — train the PERSON tagger");
+  g_option_context_add_main_entries (ctx, entries, NULL);
+  g_autoptr (GError) error = NULL;
+  if (!g_option_context_parse (ctx, &argc, &argv, &error) || argc < 2 || !out)
+    {
+      fprintf (stderr, "train-person-tagger: %s\n", error ? error->message : "need -o OUT.bin and TRAIN.jsonl");
+      return 2;
+    }
+  if (bits < 8 || bits > 22 || epochs < 1 || epochs > 100 || holdout < 0 || holdout == 1 || min_count < 1
+      || scope < 0 || scope > 1 || veto < 0 || veto > HZ_TAGGER_VETO_ALL || !isfinite (o_bias) || !isfinite (veto_margin))
+    {
+      fprintf (stderr, "train-person-tagger: option out of range\n");
+      return 2;
+    }
+  GPtrArray *sents = g_ptr_array_new ();
+  guint n_first = 0; /* records of the first file: the held-out records come from it */
+  for (int a = 1; a < argc; a++, n_first = n_first ? n_first : sents->len)
+    if (!(g_str_has_suffix (argv[a], ".jsonl") ? read_jsonl (argv[a], sents, &error)
+                                               : read_conll (argv[a], sents, &error)))
+      {
+        fprintf (stderr, "train-person-tagger: %s\n", error->message);
+        return 1;
+      }
+  HzRedactor *r = hz_redactor_new (&error);
+  if (!r)
+    {
+      fprintf (stderr, "train-person-tagger: %s\n", error->message);
+      return 1;
+    }
+  hz_redactor_clear_person_tagger (r);
+  ExtractCtx ec = { (guint) bits, NULL };
+  guint n_gold = 0;
+  for (guint k = 0; k < sents->len; k++)
+    {
+      ec.cur = g_ptr_array_index (sents, k);
+      hz_redactor_scan_rules (r, ec.cur->text, ec.cur->len, extract_hook, &ec);
+      n_gold += ec.cur->gold->len / 2;
+    }
+  printf ("%u records, %u PERSON spans\n", sents->len, n_gold);
+  guint *all = g_new (guint, sents->len), n_all = sents->len;
+  for (guint k = 0; k < sents->len; k++)
+    all[k] = k;
+  Choice best = { (guint) (fixed_epochs ? fixed_epochs : epochs), (guint) scope, (guint) veto, (float) o_bias,
+                  (float) veto_margin, -1 };
+  if (holdout > 0)
+    {
+      guint *tr = g_new (guint, sents->len), *va = g_new (guint, sents->len), ntr = 0, nva = 0;
+      for (guint k = 0; k < sents->len; k++)
+        {
+          if (k < n_first && k % (guint) holdout == (guint) holdout - 1)
+            va[nva++] = k;
+          else
+            tr[ntr++] = k;
+        }
+      Counts base = score (r, sents, va, nva);
+      printf ("held-out %u records, rules alone: tp %u fp %u fn %u  F2 %.4f\n", nva, base.tp, base.fp,
+              base.fn, f2 (base));
+      best.f2 = -1;
+      train (sents, tr, ntr, va, nva, (guint) epochs, (guint) bits, (guint) min_count, (guint32) seed, r, &best);
+      printf ("chosen: epochs %u scope %s veto %u o_bias %+.1f veto_margin %.1f (held-out F2 %.4f)\n", best.epochs,
+              best.scope ? "social" : "all", best.veto, best.o_bias, best.veto_margin, best.f2);
+      if (keep_split)
+        {
+          memcpy (all, tr, ntr * sizeof (guint));
+          n_all = ntr;
+        }
+      g_free (tr);
+      g_free (va);
+    }
+  HzTagger *t = train (sents, all, n_all, NULL, 0, best.epochs, (guint) bits, (guint) min_count,
+                       (guint32) seed, r, &best);
+  t->scope = best.scope;
+  t->veto = best.veto;
+  t->o_bias = best.o_bias;
+  t->veto_margin = best.veto_margin;
+  g_autoptr (GBytes) bytes = hz_tagger_serialize (t);
+  if (!g_file_set_contents (out, g_bytes_get_data (bytes, NULL), (gssize) g_bytes_get_size (bytes), &error))
+    {
+      fprintf (stderr, "train-person-tagger: %s\n", error->message);
+      return 1;
+    }
+  GChecksum *c = g_checksum_new (G_CHECKSUM_SHA256);
+  g_checksum_update (c, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes));
+  printf ("wrote %s (%" G_GSIZE_FORMAT " bytes, sha256 %s)\n", out, g_bytes_get_size (bytes), g_checksum_get_string (c));
+  g_checksum_free (c);
+  hz_tagger_free (t);
+  hz_redactor_free (r);
+  return 0;
+}

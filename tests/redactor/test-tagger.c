@@ -1,0 +1,375 @@
+/* The learned PERSON tagger (redactor/hz-tagger.h): Viterbi on toy chains, the weights-file
+ * format (round trip, determinism, hostile and truncated files -> clear error and rules-only
+ * fallback), the shipped weights' version and checksum, features, scope, and the miss
+ * classes fixed with the tagger (invented texts). */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hanzo/redact.h"
+#include "hz-tagger.h"
+
+/* SHA-256 of the shipped redactor/data/person-tagger.bin; update it (and redactor/README.md)
+ * when the weights are regenerated. */
+#define SHIPPED_SHA256 "07c5be2dc4ccbaa1a827fc8ee7bf8763214be37e2c249b7ab4161b6c96bfbded"
+
+static void
+test_viterbi_toy (void)
+{
+  /* start -> O strongly preferred; emissions alone would pick B at token 1 and I at token 2 */
+  float trans[(HZ_TAG_N + 1) * HZ_TAG_N] = { 0 };
+  float emit[4 * HZ_TAG_N] = {
+    1, 0, 0,   /* O */
+    0, 2, 0,   /* B */
+    0, 0, 3,   /* I */
+    2, 0, 1,   /* O */
+  };
+  guint8 back[4 * HZ_TAG_N], tags[4];
+  hz_tagger_viterbi (emit, 4, trans, back, tags);
+  guint8 want[] = { HZ_TAG_O, HZ_TAG_B, HZ_TAG_I, HZ_TAG_O };
+  g_assert_cmpmem (tags, 4, want, 4);
+
+  /* O -> I forbidden (large negative): token 2 must become B or O instead of I after O */
+  float trans2[(HZ_TAG_N + 1) * HZ_TAG_N] = { 0 };
+  trans2[(1 + HZ_TAG_O) * HZ_TAG_N + HZ_TAG_I] = -100;
+  float emit2[2 * HZ_TAG_N] = { 5, 0, 0, 0, 1, 3 };
+  hz_tagger_viterbi (emit2, 2, trans2, back, tags);
+  g_assert_cmpuint (tags[0], ==, HZ_TAG_O);
+  g_assert_cmpuint (tags[1], ==, HZ_TAG_B);
+
+  /* transitions can outweigh emissions: B -> I bonus joins the second token to the name */
+  float trans3[(HZ_TAG_N + 1) * HZ_TAG_N] = { 0 };
+  trans3[(1 + HZ_TAG_B) * HZ_TAG_N + HZ_TAG_I] = 4;
+  float emit3[2 * HZ_TAG_N] = { 0, 3, 0, 2, 0, 0 };
+  hz_tagger_viterbi (emit3, 2, trans3, back, tags);
+  g_assert_cmpuint (tags[0], ==, HZ_TAG_B);
+  g_assert_cmpuint (tags[1], ==, HZ_TAG_I);
+
+  /* one token, ties go to the lower tag */
+  float emit4[HZ_TAG_N] = { 1, 1, 1 };
+  hz_tagger_viterbi (emit4, 1, trans, back, tags);
+  g_assert_cmpuint (tags[0], ==, HZ_TAG_O);
+}
+
+static HzTagger *
+toy_tagger (void)
+{
+  HzTagger *t = hz_tagger_new (8);
+  for (guint k = 0; k < (guint) HZ_TAG_N << 8; k++)
+    t->w[k] = (float) ((int) (k * 37 % 201) - 100) / 10.0f;
+  for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
+    t->trans[k] = (float) k - 5.5f;
+  t->scope = HZ_TAGGER_SCOPE_SOCIAL;
+  t->veto = HZ_TAGGER_VETO_O;
+  t->o_bias = -3.25f;
+  t->veto_margin = 2.0f;
+  return t;
+}
+
+static void
+test_roundtrip (void)
+{
+  HzTagger *t = toy_tagger ();
+  g_autoptr (GBytes) a = hz_tagger_serialize (t);
+  g_autoptr (GBytes) b = hz_tagger_serialize (t);
+  g_assert_true (g_bytes_equal (a, b)); /* deterministic */
+  g_assert_cmpuint (g_bytes_get_size (a), ==, HZ_TAGGER_HEADER + 2 * (HZ_TAG_N << 8));
+  g_autoptr (GError) error = NULL;
+  HzTagger *u = hz_tagger_new_from_bytes (a, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (u->bucket_bits, ==, 8);
+  g_assert_cmpuint (u->scope, ==, HZ_TAGGER_SCOPE_SOCIAL);
+  g_assert_cmpuint (u->veto, ==, HZ_TAGGER_VETO_O);
+  g_assert_cmpfloat (u->o_bias, ==, -3.25f);
+  g_assert_cmpfloat (u->veto_margin, ==, 2.0f);
+  for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
+    g_assert_cmpfloat (u->trans[k], ==, t->trans[k]);
+  /* int16 quantisation with one scale: error <= half a step of 10/32767 */
+  for (guint k = 0; k < (guint) HZ_TAG_N << 8; k++)
+    g_assert_cmpfloat (fabsf (u->w[k] - t->w[k]), <=, 10.0f / 32767 * 0.51f);
+  /* loading the same bytes twice gives identical weights */
+  HzTagger *v = hz_tagger_new_from_bytes (a, NULL);
+  g_assert_cmpmem (u->w, sizeof (float) * (HZ_TAG_N << 8), v->w, sizeof (float) * (HZ_TAG_N << 8));
+  hz_tagger_free (v);
+  hz_tagger_free (u);
+  hz_tagger_free (t);
+}
+
+static void
+test_shipped_weights (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) b = g_resources_lookup_data (HZ_TAGGER_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  gsize n = 0;
+  const guint8 *p = g_bytes_get_data (b, &n);
+  g_assert_cmpuint (n, >, HZ_TAGGER_HEADER);
+  g_assert_cmpmem (p, 8, HZ_TAGGER_MAGIC, 8);
+  g_assert_cmpuint (p[8] | p[9] << 8, ==, HZ_TAGGER_VERSION);
+  g_autofree char *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, b);
+  g_assert_cmpstr (sum, ==, SHIPPED_SHA256);
+  HzTagger *t = hz_tagger_new_from_bytes (b, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (t->scope, ==, HZ_TAGGER_SCOPE_SOCIAL);
+  hz_tagger_free (t);
+  /* the default redactor uses it */
+  HzRedactor *r = hz_redactor_new (&error);
+  g_assert_no_error (error);
+  g_assert_true (hz_redactor_has_person_tagger (r));
+  hz_redactor_free (r);
+}
+
+/* Every way a weights file can be broken fails with G_IO_ERROR_INVALID_DATA. */
+static void
+expect_bad (const guint8 *p, gsize n, const char *what)
+{
+  g_autoptr (GBytes) b = g_bytes_new (p, n);
+  g_autoptr (GError) error = NULL;
+  HzTagger *t = hz_tagger_new_from_bytes (b, &error);
+  if (t || !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA))
+    g_error ("%s: accepted or wrong error (%s)", what, error ? error->message : "none");
+  g_assert_nonnull (strstr (error->message, "person tagger weights"));
+}
+
+static void
+put32 (guint8 *p, guint32 v)
+{
+  p[0] = (guint8) v;
+  p[1] = (guint8) (v >> 8);
+  p[2] = (guint8) (v >> 16);
+  p[3] = (guint8) (v >> 24);
+}
+
+static void
+test_hostile (void)
+{
+  HzTagger *t = toy_tagger ();
+  g_autoptr (GBytes) good = hz_tagger_serialize (t);
+  hz_tagger_free (t);
+  gsize n = g_bytes_get_size (good);
+  guint8 *p = g_memdup2 (g_bytes_get_data (good, NULL), n);
+  guint8 *q = g_malloc (n + 16);
+
+  expect_bad (p, 0, "empty");
+  expect_bad (p, 50, "header cut");
+  expect_bad (p, n - 1, "payload cut by one byte");
+  memcpy (q, p, n);
+  q[n] = 0;
+  expect_bad (q, n + 1, "one byte too many");
+#define MUTATE(stmt, what) \
+  do { memcpy (q, p, n); stmt; expect_bad (q, n, what); } while (0)
+  MUTATE (q[0] = 'X', "magic");
+  MUTATE (put32 (q + 8, 2), "future version");
+  MUTATE (put32 (q + 12, 30), "bucket_bits 30");
+  MUTATE (put32 (q + 12, 9), "bucket_bits not matching the size");
+  MUTATE (put32 (q + 16, 7), "unknown scope");
+  MUTATE (put32 (q + 20, 9), "unknown veto");
+  MUTATE (put32 (q + 24, 0x7fc00000), "NaN o_bias");
+  MUTATE (put32 (q + 28, 0), "zero scale");
+  MUTATE (put32 (q + 40, 0x7f800000), "infinite transition");
+  MUTATE (q[HZ_TAGGER_HEADER + 100] ^= 1, "payload bit flip (checksum)");
+  MUTATE (q[90] ^= 1, "checksum bit flip");
+#undef MUTATE
+  g_free (q);
+
+  /* through the public API: a truncated file -> FALSE, clear error, rules alone; the
+   * results equal those of a redactor without a tagger */
+  g_autofree char *path = g_build_filename (g_get_tmp_dir (), "hz-test-tagger-XXXXXX.bin", NULL);
+  int fd = g_mkstemp (path);
+  g_assert_cmpint (fd, >=, 0);
+  g_assert_cmpint (write (fd, p, n / 2), ==, (gssize) (n / 2));
+  close (fd);
+  HzRedactor *r = hz_redactor_new (NULL);
+  g_assert_true (hz_redactor_has_person_tagger (r));
+  g_autoptr (GError) error = NULL;
+  g_assert_false (hz_redactor_load_person_tagger (r, path, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA);
+  g_assert_nonnull (strstr (error->message, path));
+  g_assert_nonnull (strstr (error->message, "truncated"));
+  g_assert_false (hz_redactor_has_person_tagger (r));
+  g_clear_error (&error);
+  g_assert_false (hz_redactor_load_person_tagger (r, "/nonexistent/tagger.bin", &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_clear_error (&error);
+  HzRedactor *rules = hz_redactor_new (NULL);
+  hz_redactor_clear_person_tagger (rules);
+  const char *text = "RT @djmarv : Gets To See Lindsay Tonight ! :D Dana Whitcombe says hi";
+  HzRedaction *a = hz_redactor_analyze (r, text, -1, 0, NULL);
+  HzRedaction *b = hz_redactor_analyze (rules, text, -1, 0, NULL);
+  g_assert_cmpuint (a->n_spans, ==, b->n_spans);
+  g_assert_cmpuint (a->n_spans, >, 0);
+  for (guint k = 0; k < a->n_spans; k++)
+    {
+      g_assert_cmpuint (a->spans[k].start_byte, ==, b->spans[k].start_byte);
+      g_assert_cmpuint (a->spans[k].end_byte, ==, b->spans[k].end_byte);
+      g_assert_cmpint (a->spans[k].type, ==, b->spans[k].type);
+    }
+  hz_redaction_free (a);
+  hz_redaction_free (b);
+  /* the built-in weights load again */
+  g_assert_true (hz_redactor_load_person_tagger (r, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (hz_redactor_has_person_tagger (r));
+  hz_redactor_free (rules);
+  hz_redactor_free (r);
+  g_unlink (path);
+  g_free (p);
+}
+
+/* features of one token of a text (rules run first, as at run time) */
+typedef struct {
+  guint tok;
+  guint32 f[HZ_TAGGER_MAX_FEATS];
+  guint nf;
+  gboolean in_scope;
+  HzTagger *scope_tagger;
+} FeatCtx;
+
+static void
+feat_hook (HzScan *scan, gpointer data)
+{
+  FeatCtx *c = data;
+  HzTagMark marks[64];
+  g_assert_cmpuint (scan->n_toks, <=, 64);
+  g_assert_cmpuint (c->tok, <, scan->n_toks);
+  hz_tagger_marks (scan, marks);
+  c->nf = hz_tagger_features (scan, marks, c->tok, 16, c->f);
+  c->in_scope = hz_tagger_in_scope (c->scope_tagger, scan);
+}
+
+static void
+features_of (const HzRedactor *r, const char *text, guint tok, FeatCtx *c)
+{
+  HzTagger scope = { .scope = HZ_TAGGER_SCOPE_SOCIAL };
+  c->tok = tok;
+  c->scope_tagger = &scope;
+  hz_redactor_scan_rules (r, text, strlen (text), feat_hook, c);
+  c->scope_tagger = NULL;
+}
+
+static gboolean
+same_features (const FeatCtx *a, const FeatCtx *b)
+{
+  return a->nf == b->nf && memcmp (a->f, b->f, a->nf * sizeof (guint32)) == 0;
+}
+
+static void
+test_features (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  FeatCtx a, b, c;
+  features_of (r, "see you tomorrow Sam lol", 3, &a);
+  features_of (r, "see you tomorrow Sam lol", 3, &b);
+  g_assert_true (same_features (&a, &b)); /* deterministic */
+  g_assert_cmpuint (a.nf, >=, 20);
+  g_assert_cmpuint (a.nf, <=, HZ_TAGGER_MAX_FEATS);
+  for (guint k = 0; k < a.nf; k++)
+    g_assert_cmpuint (a.f[k], <, 1u << 16);
+  /* '@' adjacency, case and the neighbouring word change features */
+  features_of (r, "see you tomorrow @Sam lol", 3, &c);
+  g_assert_false (same_features (&a, &c));
+  features_of (r, "see you tomorrow sam lol", 3, &c);
+  g_assert_false (same_features (&a, &c));
+  features_of (r, "see you tomorrow Sam haha", 3, &c);
+  g_assert_false (same_features (&a, &c));
+
+  /* scope: chat-style text, handles, emoji and headline case; not plain prose */
+  features_of (r, "lol i cant even , see you tomorrow Sam", 0, &c);
+  g_assert_true (c.in_scope);
+  features_of (r, "Thanks @danaw for the ride", 0, &c);
+  g_assert_true (c.in_scope);
+  features_of (r, "Gets To See Lindsay Tonight With The Whole Family", 0, &c);
+  g_assert_true (c.in_scope);
+  features_of (r, "The soldier was killed when another avalanche hit the northern area.", 0, &c);
+  g_assert_false (c.in_scope);
+  features_of (r, "Mr. Baader is a 21 year old man who grew up in Remniku.", 0, &c);
+  g_assert_false (c.in_scope);
+  hz_redactor_free (r);
+}
+
+/* Miss classes fixed with the tagger (invented texts): every PERSON span expected, exactly. */
+typedef struct {
+  const char *text;
+  const char *names[4];
+} NameCase;
+
+static const NameCase name_cases[] = {
+  /* names in headline-case text, where capitalisation says nothing (the rules missed them) */
+  { "RT @djmarv : Gets To See Lindsay Tonight ! :D", { "Lindsay", NULL } },
+  { "Is Joaquin Varnell Our Modern Day Andy Kaufman ?", { "Joaquin Varnell", "Andy Kaufman", NULL } },
+  /* names listed with commas stay separate spans */
+  { "Meet Levin , Hien and Fabi at the mall tomorrow lol", { "Levin", "Hien", "Fabi", NULL } },
+  /* a title before a name found by the tagger stays outside the span */
+  { "omg Dr. Kyle Kuefer just answered my tweet !!", { "Kyle Kuefer", NULL } },
+  /* a name written with diacritics in chat text is kept (the tagger's data are English) */
+  { "😀 Šárka Ottová: see you there", { "Šárka Ottová", NULL } },
+};
+
+static void
+test_name_cases (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  for (gsize c = 0; c < G_N_ELEMENTS (name_cases); c++)
+    {
+      const NameCase *k = &name_cases[c];
+      HzRedaction *res = hz_redactor_analyze (r, k->text, -1, 0, NULL);
+      GString *got = g_string_new (NULL), *want = g_string_new (NULL);
+      for (guint i = 0; i < res->n_spans; i++)
+        if (res->spans[i].type == HZ_ENTITY_PERSON)
+          g_string_append_printf (got, "[%.*s]", (int) (res->spans[i].end_byte - res->spans[i].start_byte),
+                                  res->text + res->spans[i].start_byte);
+      for (guint i = 0; k->names[i]; i++)
+        g_string_append_printf (want, "[%s]", k->names[i]);
+      if (strcmp (got->str, want->str) != 0)
+        g_error ("\"%s\": expected %s, got %s", k->text, want->str, got->str);
+      g_string_free (got, TRUE);
+      g_string_free (want, TRUE);
+      hz_redaction_free (res);
+    }
+  hz_redactor_free (r);
+}
+
+/* No tagger span crosses a comma or other separator, and every span is in bounds, whatever
+ * the text (tokens of a long chat message, with the heap work space). */
+static void
+test_long_text (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < 400; i++)
+    g_string_append (s, i % 7 == 0 ? "lol Sam , Jo and Mia Tan went to see Kid Cudi !! " : "omg hey ");
+  HzRedaction *res = hz_redactor_analyze (r, s->str, (gssize) s->len, 0, NULL);
+  guint names = 0;
+  for (guint i = 0; i < res->n_spans; i++)
+    {
+      const HzSpan *sp = &res->spans[i];
+      g_assert_cmpuint (sp->end_byte, <=, res->len);
+      g_assert_cmpuint (sp->start_byte, <, sp->end_byte);
+      if (sp->type != HZ_ENTITY_PERSON)
+        continue;
+      names++;
+      g_assert_null (memchr (res->text + sp->start_byte, ',', sp->end_byte - sp->start_byte));
+      g_assert_null (memchr (res->text + sp->start_byte, '!', sp->end_byte - sp->start_byte));
+    }
+  g_assert_cmpuint (names, >, 0);
+  hz_redaction_free (res);
+  g_string_free (s, TRUE);
+  hz_redactor_free (r);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_unsetenv ("HZ_REDACT_PERSON_TAGGER"); /* the built-in weights */
+  g_test_add_func ("/redact/tagger/viterbi-toy", test_viterbi_toy);
+  g_test_add_func ("/redact/tagger/roundtrip", test_roundtrip);
+  g_test_add_func ("/redact/tagger/shipped-weights", test_shipped_weights);
+  g_test_add_func ("/redact/tagger/hostile-file", test_hostile);
+  g_test_add_func ("/redact/tagger/features", test_features);
+  g_test_add_func ("/redact/tagger/name-cases", test_name_cases);
+  g_test_add_func ("/redact/tagger/long-text", test_long_text);
+  return g_test_run ();
+}
