@@ -661,9 +661,17 @@ void
 hz_engine_worker_load_model (HzEngineWorker *self, const char *path)
 {
   g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  hz_engine_worker_load_model_full (self, path, self->n_ctx_request);
+}
+
+void
+hz_engine_worker_load_model_full (HzEngineWorker *self, const char *path, guint n_ctx)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
   g_return_if_fail (path != NULL);
   g_return_if_fail (!self->shut_down);
 
+  self->n_ctx_request = n_ctx;
   Request *r = g_new0 (Request, 1);
   r->kind = REQ_LOAD;
   r->path = g_strdup (path);

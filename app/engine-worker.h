@@ -84,6 +84,19 @@ HzEngineWorker *hz_engine_worker_new_full (guint64 memory_budget);
 void hz_engine_worker_load_model (HzEngineWorker *self, const char *path);
 
 /**
+ * hz_engine_worker_load_model_full:
+ * @self: the worker
+ * @path: a GGUF file
+ * @n_ctx: context size in tokens for @path and later loads (as
+ *   hz_engine_worker_set_context_length(), without remaking the context of the model
+ *   being left)
+ *
+ * As hz_engine_worker_load_model(), with the context size of the model (a model's own
+ * setting). Main thread; returns at once.
+ */
+void hz_engine_worker_load_model_full (HzEngineWorker *self, const char *path, guint n_ctx);
+
+/**
  * hz_engine_worker_generate:
  * @self: the worker
  * @messages: (array length=n_messages): the conversation so far, oldest first, ending with

@@ -7,6 +7,7 @@
 #include "hz-learner.h"
 #include "hz-model-info.h"
 #include "hz-model-manager.h"
+#include "hz-model-settings.h"
 #include "hz-preferences-window.h"
 #include "hz-privacy-window.h"
 #include "hz-resources.h"
@@ -24,6 +25,8 @@ struct _HzApplication {
   HzLearner      *learner;         /* the hanzo-learner daemon on the session bus */
   HzModelLibrary *library;
   GtkWindow      *model_manager;   /* weak */
+  GSettings      *model_settings;  /* the current model's own settings, or NULL */
+  char           *model_settings_name;  /* its file name */
 };
 
 G_DEFINE_FINAL_TYPE (HzApplication, hz_application, ADW_TYPE_APPLICATION)
@@ -93,17 +96,45 @@ on_model_loaded (HzEngineWorker *worker, const char *path, const char *name, HzA
   g_task_run_in_thread (task, hash_file_thread);
 }
 
-static void
-on_model_loading (HzEngineWorker *worker, const char *path, HzApplication *self)
+/* The context length the current model asks for (its own, else the default). */
+static guint
+model_context_length (HzApplication *self)
 {
-  g_cancellable_cancel (self->hash_cancellable);
-  g_clear_pointer (&self->model_sha256, g_free);
+  return (guint) hz_model_settings_get_int (self->model_settings, self->settings,
+                                            "context-length");
 }
 
 static void
 on_context_length_changed (GSettings *settings, const char *key, HzApplication *self)
 {
-  hz_engine_worker_set_context_length (self->worker, (guint) g_settings_get_int (settings, key));
+  hz_engine_worker_set_context_length (self->worker, model_context_length (self));
+}
+
+/* Follow the settings of the model at `path` (NULL: none). */
+static void
+use_model_settings (HzApplication *self, const char *path)
+{
+  g_autofree char *name = path != NULL ? g_path_get_basename (path) : NULL;
+
+  if (self->model_settings != NULL && g_strcmp0 (name, self->model_settings_name) == 0)
+    return;  /* the same file name: the same settings */
+  if (self->model_settings != NULL)
+    g_signal_handlers_disconnect_by_func (self->model_settings, on_context_length_changed, self);
+  g_clear_object (&self->model_settings);
+  g_free (self->model_settings_name);
+  self->model_settings_name = g_steal_pointer (&name);
+  self->model_settings = hz_model_settings_new (path);
+  if (self->model_settings != NULL)
+    g_signal_connect (self->model_settings, "changed::context-length",
+                      G_CALLBACK (on_context_length_changed), self);
+}
+
+static void
+on_model_loading (HzEngineWorker *worker, const char *path, HzApplication *self)
+{
+  g_cancellable_cancel (self->hash_cancellable);
+  g_clear_pointer (&self->model_sha256, g_free);
+  use_model_settings (self, path);  /* (loaded some other way than open_model) */
 }
 
 /* ------------------------------------------------------------------ public API */
@@ -182,7 +213,15 @@ hz_application_open_model (HzApplication *self, const char *path, gboolean remem
 
   g_free (self->remember_path);
   self->remember_path = remember ? g_strdup (path) : NULL;
-  hz_engine_worker_load_model (self->worker, path);
+  use_model_settings (self, path);
+  hz_engine_worker_load_model_full (self->worker, path, model_context_length (self));
+}
+
+GSettings *
+hz_application_get_model_settings (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->model_settings;
 }
 
 /* ------------------------------------------------------------------ actions */
@@ -230,7 +269,13 @@ action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
   HzApplication *self = user_data;
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
 
-  gtk_window_present (GTK_WINDOW (hz_preferences_window_new (self->settings, parent)));
+  const char *path = hz_engine_worker_get_model_path (self->worker);
+  g_autofree char *name = path != NULL ? g_path_get_basename (path) : NULL;
+  HzModelEntry *entry = path != NULL ? hz_model_library_find (self->library, path) : NULL;
+
+  gtk_window_present (GTK_WINDOW (hz_preferences_window_new_for_model (
+    self->settings, self->model_settings, entry ? hz_model_entry_get_name (entry) : name,
+    parent)));
 }
 
 static void
@@ -398,6 +443,10 @@ hz_application_finalize (GObject *object)
 {
   HzApplication *self = HZ_APPLICATION (object);
 
+  if (self->model_settings != NULL)
+    g_signal_handlers_disconnect_by_func (self->model_settings, on_context_length_changed, self);
+  g_clear_object (&self->model_settings);
+  g_clear_pointer (&self->model_settings_name, g_free);
   g_clear_object (&self->settings);
   g_clear_pointer (&self->store, hz_store_close);
   g_clear_error (&self->store_error);

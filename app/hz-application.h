@@ -28,6 +28,11 @@ HzApplication  *hz_application_new (void);
 /** The app's settings (valid after startup). */
 GSettings      *hz_application_get_settings (HzApplication *self);
 
+/** The settings of the model in use (hz-model-settings.h: its own values, the app's
+ *  settings for the rest), or NULL before a model was opened. Replaced when another model
+ *  is opened. */
+GSettings      *hz_application_get_model_settings (HzApplication *self);
+
 /** The store, or NULL when it could not be opened (the window then says so and keeps
  *  conversations in memory only). Valid after startup. */
 HzStore        *hz_application_get_store (HzApplication *self);

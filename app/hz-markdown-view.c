@@ -322,6 +322,101 @@ cancel_render (HzMarkdownView *self)
     }
 }
 
+/* ------------------------------------------------------------------ size estimate */
+
+/* Calls `line (n_chars, data)` for each line of a block's text as shown (Pango markup: tags
+ * skipped, an entity counts as one character). */
+static void
+for_each_line (const char *s, gboolean markup, void (*line) (glong, gpointer), gpointer data)
+{
+  glong n = 0;
+
+  for (const char *p = s; p != NULL && *p != '\0'; p = g_utf8_next_char (p))
+    {
+      if (markup && *p == '<')
+        {
+          const char *end = strchr (p, '>');
+          if (end == NULL)
+            break;
+          p = end;
+          continue;
+        }
+      if (markup && *p == '&')
+        {
+          const char *end = strchr (p, ';');
+          if (end != NULL)
+            p = end;
+        }
+      if (*p == '\n')
+        {
+          line (n, data);
+          n = 0;
+        }
+      else
+        n++;
+    }
+  line (n, data);
+}
+
+typedef struct {
+  glong per_line;   /* characters that fit on a line */
+  glong longest;
+  glong n_lines;    /* lines laid out (wrapped) */
+} LineCount;
+
+static void
+count_line (glong n, gpointer data)
+{
+  LineCount *c = data;
+  c->longest = MAX (c->longest, n);
+  c->n_lines += MAX (1, (n + c->per_line - 1) / c->per_line);
+}
+
+void
+hz_markdown_estimate_size (GPtrArray *blocks, int cw, int lh, int for_width,
+                           int *min_width, int *nat_width, int *height_out)
+{
+  glong longest = 0, height = 0;
+
+  cw = MAX (cw, 1);
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      const HzMdBlock *b = blocks->pdata[i];
+      LineCount c = { for_width > 0 ? MAX (1, for_width / cw) : G_MAXLONG / 2, 0, 0 };
+      switch (b->kind)
+        {
+        case HZ_MD_BLOCK_TEXT:
+          for_each_line (b->markup, TRUE, count_line, &c);
+          height += c.n_lines * lh;
+          break;
+        case HZ_MD_BLOCK_CODE:
+          c.per_line = G_MAXLONG / 2;  /* scrolls sideways */
+          for_each_line (b->text, FALSE, count_line, &c);
+          height += 34 + c.n_lines * lh + 14;
+          break;
+        case HZ_MD_BLOCK_TABLE:
+          {
+            guint rows = b->cells->len / MAX (b->n_columns, 1);
+            for (guint k = 0; k < b->cells->len; k++)
+              for_each_line (b->cells->pdata[k], TRUE, count_line, &c);
+            c.longest *= MAX (b->n_columns, 1);
+            height += rows * lh + (rows > 0 ? (rows - 1) * 6 : 0) + 14;
+          }
+          break;
+        case HZ_MD_BLOCK_RULE:
+        default:
+          height += 1;
+          break;
+        }
+      longest = MAX (longest, c.longest);
+      if (i > 0)
+        height += 8;
+    }
+  *min_width = (int) MIN (longest, HZ_MARKDOWN_VIEW_MIN_CHARS) * cw;
+  *nat_width = (int) MIN (longest * cw, G_MAXINT / 2);
+  *height_out = (int) MIN (height, G_MAXINT / 2);
+}
+
 /* ------------------------------------------------------------------ public API */
 
 GtkWidget *
@@ -389,6 +484,19 @@ hz_markdown_view_flush (HzMarkdownView *self)
   cancel_render (self);
   render_tail (self);
   self->last_render_us = g_get_monotonic_time ();
+}
+
+char *
+hz_markdown_view_get_plain_text (HzMarkdownView *self)
+{
+  g_return_val_if_fail (HZ_IS_MARKDOWN_VIEW (self), NULL);
+  if (self->pending)
+    {
+      /* (a streaming view between renders: the blocks shown lag the text) */
+      g_autoptr(GPtrArray) blocks = hz_markdown_parse (self->text->str, self->text->len);
+      return hz_md_blocks_to_plain (blocks);
+    }
+  return hz_md_blocks_to_plain (self->blocks);
 }
 
 guint

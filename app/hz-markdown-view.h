@@ -47,6 +47,28 @@ const char *hz_markdown_view_get_text (HzMarkdownView *self);
  *  the whole text now. */
 void        hz_markdown_view_set_streaming (HzMarkdownView *self, gboolean streaming);
 
+/** The text as a screen reader should read it (hz_md_blocks_to_plain() of the current
+ *  text's blocks; g_free). */
+char       *hz_markdown_view_get_plain_text (HzMarkdownView *self);
+
+/**
+ * hz_markdown_estimate_size:
+ * @blocks: (element-type HzMdBlock): blocks of hz_markdown_parse()
+ * @char_width: average character width of the font (pixels)
+ * @line_height: line height of the font (pixels)
+ * @for_width: width to lay the text out at (pixels), or -1 for unwrapped
+ * @min_width: (out): about the minimum width a view of @blocks would ask for
+ * @nat_width: (out): about its natural width
+ * @height: (out): about its height at @for_width
+ *
+ * The size a view showing @blocks would take, without making it (for rows not built yet,
+ * see hz-lazy.h): text wrapped at the average character width, code blocks and tables
+ * unwrapped plus their header and padding (style.css), blocks 8 pixels apart. Any thread.
+ */
+void        hz_markdown_estimate_size (GPtrArray *blocks, int char_width, int line_height,
+                                       int for_width, int *min_width, int *nat_width,
+                                       int *height);
+
 /** Render now if a render is pending (tests; a view without a frame clock). */
 void        hz_markdown_view_flush (HzMarkdownView *self);
 

@@ -9,6 +9,7 @@
 #include "hz-markdown.h"
 
 #include <md4c.h>
+#include <pango/pango.h>
 #include <string.h>
 
 typedef struct {
@@ -639,4 +640,67 @@ hz_markdown_find_cut (const char *text, gsize start, gsize len)
       pos += line_len + 1;
     }
   return cut;
+}
+
+/* The text of a block's Pango markup (always valid, see hz_markdown_parse()); links are
+ * GtkLabel's <a href> tags, which Pango's parser does not know: dropped first. */
+static void
+append_markup_text (GString *out, const char *markup)
+{
+  g_autoptr(GString) pango = g_string_new (NULL);
+  g_autofree char *text = NULL;
+
+  for (const char *p = markup; *p != '\0'; p++)
+    {
+      if (g_str_has_prefix (p, "<a ") || g_str_has_prefix (p, "</a>"))
+        {
+          const char *end = strchr (p, '>');  /* (attribute values escape '>') */
+          if (end != NULL)
+            {
+              p = end;
+              continue;
+            }
+        }
+      g_string_append_c (pango, *p);
+    }
+  if (pango_parse_markup (pango->str, -1, 0, NULL, &text, NULL, NULL))
+    g_string_append (out, text);
+  else
+    g_string_append (out, markup);  /* (not reached: the parser escapes everything) */
+}
+
+char *
+hz_md_blocks_to_plain (GPtrArray *blocks)
+{
+  GString *out = g_string_new (NULL);
+
+  g_return_val_if_fail (blocks != NULL, g_string_free (out, FALSE));
+  for (guint i = 0; i < blocks->len; i++)
+    {
+      const HzMdBlock *b = blocks->pdata[i];
+      if (out->len > 0 && b->kind != HZ_MD_BLOCK_RULE)
+        g_string_append (out, "\n\n");
+      switch (b->kind)
+        {
+        case HZ_MD_BLOCK_TEXT:
+          append_markup_text (out, b->markup);
+          break;
+        case HZ_MD_BLOCK_CODE:
+          g_string_append (out, b->text);
+          break;
+        case HZ_MD_BLOCK_TABLE:
+          for (guint k = 0; k < b->cells->len; k++)
+            {
+              guint cols = MAX (b->n_columns, 1);
+              if (k > 0)
+                g_string_append (out, k % cols == 0 ? "\n" : "\t");
+              append_markup_text (out, b->cells->pdata[k]);
+            }
+          break;
+        case HZ_MD_BLOCK_RULE:
+        default:
+          break;
+        }
+    }
+  return g_string_free (out, FALSE);
 }

@@ -47,6 +47,19 @@ gboolean hz_md_block_equal (const HzMdBlock *a, const HzMdBlock *b);
 GPtrArray *hz_markdown_parse (const char *text, gssize len);
 
 /**
+ * hz_md_blocks_to_plain:
+ * @blocks: (element-type HzMdBlock): blocks of hz_markdown_parse()
+ *
+ * The text of @blocks as a screen reader should read it: the text of text blocks
+ * (markup removed: no `**`, `#` or list syntax beyond the bullets and numbers shown),
+ * code as is, table cells separated by tabs and rows by newlines, blocks by a blank line;
+ * rules give nothing.
+ *
+ * Returns: (transfer full): UTF-8 text
+ */
+char      *hz_md_blocks_to_plain (GPtrArray *blocks);
+
+/**
  * hz_markdown_find_cut:
  * @text: UTF-8 Markdown (need not be terminated at @len)
  * @start: byte offset where the scan starts: 0 or an earlier result for the same text

@@ -1,43 +1,129 @@
 /* hz-preferences-window.c — HzPreferencesWindow (see hz-preferences-window.h). */
 #include "hz-preferences-window.h"
 
+#include <glib/gi18n.h>
+
+#include "hz-model-settings.h"
+
 struct _HzPreferencesWindow {
   AdwPreferencesWindow parent_instance;
+  AdwPreferencesGroup *sampling_group;
   GtkAdjustment       *temperature_adjustment;
   GtkAdjustment       *top_p_adjustment;
   GtkAdjustment       *max_tokens_adjustment;
   GtkAdjustment       *context_length_adjustment;
   GtkButton           *reset_button;
   GSettings           *settings;
+  GSettings           *model;      /* the model's own settings, or NULL: edit the defaults */
+  gboolean             syncing;    /* showing values, not the user changing them */
 };
 
 G_DEFINE_FINAL_TYPE (HzPreferencesWindow, hz_preferences_window, ADW_TYPE_PREFERENCES_WINDOW)
 
-static const char *const keys[] = { "temperature", "top-p", "max-tokens", "context-length" };
+/* hz_model_settings_keys, in the order of adjustments() */
+#define N_KEYS 4
+
+static void
+adjustments (HzPreferencesWindow *self, GtkAdjustment *out[N_KEYS])
+{
+  out[0] = self->temperature_adjustment;
+  out[1] = self->top_p_adjustment;
+  out[2] = self->max_tokens_adjustment;
+  out[3] = self->context_length_adjustment;
+}
+
+/* Show the model's values (its own, else the defaults). */
+static void
+sync_from_model (HzPreferencesWindow *self)
+{
+  GtkAdjustment *adj[N_KEYS];
+
+  adjustments (self, adj);
+  self->syncing = TRUE;
+  for (guint i = 0; i < N_KEYS; i++)
+    {
+      g_autoptr(GVariant) v = hz_model_settings_get_value (self->model, self->settings,
+                                                           hz_model_settings_keys[i]);
+      gtk_adjustment_set_value (adj[i], g_variant_is_of_type (v, G_VARIANT_TYPE_DOUBLE)
+                                        ? g_variant_get_double (v) : g_variant_get_int32 (v));
+    }
+  self->syncing = FALSE;
+}
+
+/* The user changed a value: it becomes the model's own. */
+static void
+on_model_value_changed (GtkAdjustment *adj, HzPreferencesWindow *self)
+{
+  const char *key = g_object_get_data (G_OBJECT (adj), "hz-key");
+
+  if (self->syncing)
+    return;
+  g_autoptr(GVariant) now = g_settings_get_value (self->model, key);
+  double value = gtk_adjustment_get_value (adj);
+  if (g_variant_is_of_type (now, G_VARIANT_TYPE_DOUBLE))
+    g_settings_set_double (self->model, key, value);
+  else
+    g_settings_set_int (self->model, key, (int) (value + (value < 0 ? -0.5 : 0.5)));
+}
 
 static void
 on_reset (GtkButton *button, HzPreferencesWindow *self)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
-    g_settings_reset (self->settings, keys[i]);
+  GSettings *target = self->model != NULL ? self->model : self->settings;
+
+  for (guint i = 0; i < N_KEYS; i++)
+    g_settings_reset (target, hz_model_settings_keys[i]);
+  if (self->model != NULL)
+    sync_from_model (self);
 }
 
 GtkWidget *
 hz_preferences_window_new (GSettings *settings, GtkWindow *parent)
 {
+  return hz_preferences_window_new_for_model (settings, NULL, NULL, parent);
+}
+
+GtkWidget *
+hz_preferences_window_new_for_model (GSettings *settings, GSettings *model,
+                                     const char *model_name, GtkWindow *parent)
+{
   g_return_val_if_fail (G_IS_SETTINGS (settings), NULL);
+  g_return_val_if_fail (model == NULL || G_IS_SETTINGS (model), NULL);
 
   HzPreferencesWindow *self = g_object_new (HZ_TYPE_PREFERENCES_WINDOW,
                                             "transient-for", parent,
                                             "modal", parent != NULL,
                                             NULL);
-  GtkAdjustment *adjustments[] = { self->temperature_adjustment, self->top_p_adjustment,
-                                   self->max_tokens_adjustment,
-                                   self->context_length_adjustment };
+  GtkAdjustment *adj[N_KEYS];
 
+  G_STATIC_ASSERT (N_KEYS == 4);
+  g_assert (hz_model_settings_keys[N_KEYS] == NULL);
+  adjustments (self, adj);
   self->settings = g_object_ref (settings);
-  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
-    g_settings_bind (settings, keys[i], adjustments[i], "value", G_SETTINGS_BIND_DEFAULT);
+  if (model == NULL)
+    {
+      for (guint i = 0; i < N_KEYS; i++)
+        g_settings_bind (settings, hz_model_settings_keys[i], adj[i], "value",
+                         G_SETTINGS_BIND_DEFAULT);
+    }
+  else
+    {
+      self->model = g_object_ref (model);
+      sync_from_model (self);
+      for (guint i = 0; i < N_KEYS; i++)
+        {
+          g_object_set_data (G_OBJECT (adj[i]), "hz-key", (gpointer) hz_model_settings_keys[i]);
+          g_signal_connect (adj[i], "value-changed", G_CALLBACK (on_model_value_changed), self);
+        }
+      if (model_name != NULL)
+        {
+          /* TRANSLATORS: %s is the name of a model */
+          g_autofree char *desc = g_strdup_printf (
+            _("How %s picks each next word. These settings are for this model only."),
+            model_name);
+          adw_preferences_group_set_description (self->sampling_group, desc);
+        }
+    }
   g_signal_connect (self->reset_button, "clicked", G_CALLBACK (on_reset), self);
   return GTK_WIDGET (self);
 }
@@ -48,6 +134,7 @@ hz_preferences_window_dispose (GObject *object)
   HzPreferencesWindow *self = HZ_PREFERENCES_WINDOW (object);
 
   g_clear_object (&self->settings);
+  g_clear_object (&self->model);
   gtk_widget_dispose_template (GTK_WIDGET (self), HZ_TYPE_PREFERENCES_WINDOW);
   G_OBJECT_CLASS (hz_preferences_window_parent_class)->dispose (object);
 }
@@ -61,12 +148,14 @@ hz_preferences_window_class_init (HzPreferencesWindowClass *klass)
   object_class->dispose = hz_preferences_window_dispose;
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/ai/hanzo/Desktop/hz-preferences-window.ui");
-  gtk_widget_class_bind_template_child (widget_class, HzPreferencesWindow, temperature_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, HzPreferencesWindow, top_p_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, HzPreferencesWindow, max_tokens_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, HzPreferencesWindow,
-                                        context_length_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, HzPreferencesWindow, reset_button);
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, HzPreferencesWindow, name)
+  CHILD (sampling_group);
+  CHILD (temperature_adjustment);
+  CHILD (top_p_adjustment);
+  CHILD (max_tokens_adjustment);
+  CHILD (context_length_adjustment);
+  CHILD (reset_button);
+#undef CHILD
 }
 
 static void

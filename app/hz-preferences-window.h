@@ -1,6 +1,8 @@
 /* hz-preferences-window.h — HzPreferencesWindow: the reply settings (temperature, top-p,
- * maximum reply length, context length), bound to the app's GSettings; changes apply to
- * the next reply (the context length remakes the model's context). Main thread.
+ * maximum reply length, context length) of the model in use (hz-model-settings.h: a value
+ * changed here becomes the model's own, the others show the defaults) or, without a
+ * model, the defaults of every model (the app's GSettings). Changes apply to the next
+ * reply (the context length remakes the model's context). Main thread.
  */
 #pragma once
 
@@ -12,7 +14,14 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (HzPreferencesWindow, hz_preferences_window, HZ, PREFERENCES_WINDOW,
                       AdwPreferencesWindow)
 
-/** A preferences window on `settings` (schema ai.hanzo.Desktop), transient for `parent`. */
+/** A preferences window on the defaults `settings` (schema ai.hanzo.Desktop), transient
+ *  for `parent` (nullable). */
 GtkWidget *hz_preferences_window_new (GSettings *settings, GtkWindow *parent);
+
+/** A preferences window on the settings of one model: `model` (hz_model_settings_new();
+ *  NULL: as hz_preferences_window_new()) over the defaults `settings`; `model_name`
+ *  (nullable) is shown. "Reset to Defaults" clears the model's own values. */
+GtkWidget *hz_preferences_window_new_for_model (GSettings *settings, GSettings *model,
+                                                const char *model_name, GtkWindow *parent);
 
 G_END_DECLS

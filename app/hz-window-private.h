@@ -82,8 +82,13 @@ struct _HzWindow {
   gint64      edit_message_id;       /* user message being edited, 0 = none */
   GCancellable *load_cancellable;    /* the conversation being read off the main thread */
   guint       load_serial;           /* bumped by every show: older loads are dropped */
-  guint       fill_id;               /* idle that puts the loaded rows in, a few at a time */
-  guint       fill_batch;            /* rows it puts in at once (grows while they are cheap) */
+  guint       fill_id;               /* tick callback (of the message list) that puts the loaded
+                                        rows in, a batch per frame */
+  guint       fill_batch;            /* rows it puts in at once (sized from the frame cost) */
+  guint       fill_taken;            /* rows put in at the current frame, 0 = none */
+  gint64      fill_start_us;         /* when that frame's batch went in */
+  GdkFrameClock *fill_clock;         /* whose after-paint measures the frame's cost */
+  gulong      fill_paint_id;
   gboolean    select_blocking;       /* hz_window_select_conversation(): read on this thread */
   gboolean    stick_to_bottom;
   guint       stick_id;        /* idle that scrolls to the end after a layout */

@@ -22,7 +22,9 @@
 #include <math.h>
 
 #include "hz-learner-bar.h"
+#include "hz-markdown.h"
 #include "hz-message-row.h"
+#include "hz-model-settings.h"
 #include "hz-redact-worker.h"
 
 #define SAVE_INTERVAL_MS 500  /* a streamed reply is saved at least this often */
@@ -251,6 +253,8 @@ update_composer_placeholder (HzWindow *self)
 }
 
 static gboolean loading_messages (HzWindow *self);
+static void stop_fill (HzWindow *self);
+static void reset_announcement (HzWindow *self);
 
 void
 hz_window_update_state (HzWindow *self)
@@ -450,7 +454,7 @@ cancel_load (HzWindow *self)
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   g_clear_object (&self->load_cancellable);
-  g_clear_handle_id (&self->fill_id, g_source_remove);
+  stop_fill (self);
 }
 
 /* Start showing `conversation_id`: the system prompt and an empty tree. */
@@ -458,6 +462,7 @@ static void
 begin_show (HzWindow *self, gint64 conversation_id)
 {
   cancel_load (self);
+  reset_announcement (self);
   self->conversation_id = conversation_id;
   self->stick_to_bottom = TRUE;
   set_editing (self, 0);
@@ -504,16 +509,16 @@ hz_window_show_conversation (HzWindow *self, gint64 conversation_id)
  * Reading a long conversation happens on a GTask thread with the window's reader
  * connection (hz_window_reader_lock()). When it is read, the rows go into the list newest
  * first (inserted above the rows already shown, so the view stays at the end and the rows
- * on screen are built first), a batch per idle (fill_idle()), so that the row widgets GTK
- * builds for them (the expensive part: Markdown) are spread over many main-loop iterations
- * instead of one stall.
+ * on screen are built first), a batch at each frame of the list's frame clock (fill_tick()),
+ * so that the row widgets GTK makes, measures and draws for them are spread over many
+ * frames instead of one stall.
  * Every show bumps load_serial and cancels the read before: a result whose serial is not
  * the current one is dropped, so switching quickly never shows another conversation's
  * messages. */
 
-#define FILL_BUDGET_US 8000  /* of one main-loop iteration (a frame is 16.7 ms) */
-#define FILL_BATCH_MIN 8
-#define FILL_NEAR_ROWS 200    /* GTK 4.8's list view builds rows for up to 200 items */
+#define FILL_BUDGET_US 6000  /* of one frame (16.7 ms at 60 Hz) */
+#define FILL_BATCH_MIN 2
+#define FILL_NEAR_ROWS 200   /* GTK 4.8's list view builds rows for up to 200 items */
 
 typedef struct {
   struct _SearchConn *reader;
@@ -548,35 +553,94 @@ load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancella
     g_task_return_pointer (task, loaded, (GDestroyNotify) loaded_messages_free);
 }
 
-/* Put in one batch of rows, newest first, above those shown. A row GTK builds a widget
- * for (GTK 4.8's list view builds them for up to FILL_NEAR_ROWS items around the end
- * shown) costs milliseconds (its Markdown is laid out), and each change of the list has a
- * cost of its own: batches are sized from the last one's cost per row to take about
- * FILL_BUDGET_US, but hold at least FILL_BATCH_MIN rows. Past those rows, the older
- * messages get no widget: they go in at once. */
-static gboolean
-fill_idle (gpointer data)
+/* The frame with the last batch is drawn: its whole cost (the rows put in, their widgets
+ * made, measured, allocated and drawn) sizes the next batch to take about FILL_BUDGET_US,
+ * at least FILL_BATCH_MIN rows. */
+static void
+on_fill_painted (GdkFrameClock *clock, HzWindow *self)
 {
-  HzWindow *self = data;
+  if (self->fill_taken == 0)
+    return;
+  gint64 per_row = MAX ((g_get_monotonic_time () - self->fill_start_us) / self->fill_taken, 1);
+  self->fill_batch = CLAMP (FILL_BUDGET_US / per_row, FILL_BATCH_MIN, FILL_NEAR_ROWS);
+  self->fill_taken = 0;
+}
+
+static void
+stop_fill (HzWindow *self)
+{
+  if (self->fill_id != 0 && self->message_list != NULL)
+    gtk_widget_remove_tick_callback (GTK_WIDGET (self->message_list), self->fill_id);
+  self->fill_id = 0;
+  if (self->fill_paint_id != 0)
+    g_clear_signal_handler (&self->fill_paint_id, self->fill_clock);
+  g_clear_object (&self->fill_clock);
+}
+
+/* Put in one batch of rows, newest first, above those shown. Past the FILL_NEAR_ROWS
+ * newest, the older messages get no widget (GTK 4.8's list view makes widgets for up to
+ * that many items around the one shown): they go in at once. Returns whether rows are
+ * left. */
+static gboolean
+fill_batch (HzWindow *self)
+{
   g_autoptr(GPtrArray) path = tree_path (self);
   guint shown = g_list_model_get_n_items (G_LIST_MODEL (self->messages));
 
   /* the rows shown are the end of the branch (sync_messages() would have put in the whole
    * branch, had anything changed it) */
-  if (shown < path->len)
-    {
-      guint missing = path->len - shown;
-      guint take = shown >= FILL_NEAR_ROWS ? missing : MIN (missing, self->fill_batch);
-      gint64 t0 = g_get_monotonic_time ();
-      g_list_store_splice (self->messages, 0, 0, path->pdata + missing - take, take);
-      gint64 per_row = MAX ((g_get_monotonic_time () - t0) / take, 1);
-      self->fill_batch = CLAMP (FILL_BUDGET_US / per_row, FILL_BATCH_MIN, FILL_NEAR_ROWS);
-      if (take < missing)
-        return G_SOURCE_CONTINUE;
-    }
-  self->fill_id = 0;
+  if (shown >= path->len)
+    return FALSE;
+  guint missing = path->len - shown;
+  guint take = shown >= FILL_NEAR_ROWS ? missing : MIN (missing, self->fill_batch);
+  self->fill_start_us = g_get_monotonic_time ();
+  self->fill_taken = take;
+  g_list_store_splice (self->messages, 0, 0, path->pdata + missing - take, take);
+  return take < missing;
+}
+
+static gboolean
+fill_tick (GtkWidget *widget, GdkFrameClock *clock, gpointer data)
+{
+  HzWindow *self = data;
+
+  if (self->fill_taken != 0)
+    return G_SOURCE_CONTINUE;  /* the last batch is not drawn yet */
+  if (fill_batch (self))
+    return G_SOURCE_CONTINUE;
+  self->fill_id = 0;  /* (removed by returning G_SOURCE_REMOVE) */
+  stop_fill (self);
   hz_window_update_state (self);
   return G_SOURCE_REMOVE;
+}
+
+/* Put the read rows in: the first batch now (the end: what the view shows first), the
+ * rest at the next frames. */
+static void
+start_fill (HzWindow *self)
+{
+  GtkWidget *list = GTK_WIDGET (self->message_list);
+
+  self->fill_batch = FILL_BATCH_MIN * 4;
+  self->fill_taken = 0;
+  if (!fill_batch (self))
+    {
+      self->fill_taken = 0;
+      return;
+    }
+  self->fill_clock = gtk_widget_get_frame_clock (list);
+  if (self->fill_clock == NULL)
+    {
+      /* not shown: no frames to spread the rows over */
+      while (fill_batch (self))
+        ;
+      self->fill_taken = 0;
+      return;
+    }
+  g_object_ref (self->fill_clock);
+  self->fill_paint_id = g_signal_connect (self->fill_clock, "after-paint",
+                                          G_CALLBACK (on_fill_painted), self);
+  self->fill_id = gtk_widget_add_tick_callback (list, fill_tick, self, NULL);
 }
 
 static void
@@ -604,10 +668,7 @@ load_done (GObject *source, GAsyncResult *result, gpointer user_data)
       return;
     }
   scroll_to_end (self);
-  /* the first rows now (the end: what the view shows first), the rest in later idles */
-  self->fill_batch = FILL_BATCH_MIN;
-  if (fill_idle (self) == G_SOURCE_CONTINUE)
-    self->fill_id = g_idle_add_full (G_PRIORITY_DEFAULT_IDLE, fill_idle, self, NULL);
+  start_fill (self);
 }
 
 /* Show `conversation_id`, reading it on a thread; then scroll to `reveal_id` (0: to the
@@ -674,6 +735,7 @@ composer_take_text (HzWindow *self)
   g_strstrip (text);
   if (*text == '\0')
     return NULL;
+  reset_announcement (self);
   gtk_text_buffer_set_text (buffer, "", 0);
   return g_steal_pointer (&text);
 }
@@ -681,10 +743,13 @@ composer_take_text (HzWindow *self)
 static void
 fill_generate_params (HzWindow *self, HzGenerateParams *params)
 {
+  GSettings *model = hz_application_get_model_settings (self->app);
+
   hz_generate_params_init (params);
-  params->sampler.temperature = (float) g_settings_get_double (self->settings, "temperature");
-  params->sampler.top_p = (float) g_settings_get_double (self->settings, "top-p");
-  params->n_predict = g_settings_get_int (self->settings, "max-tokens");
+  params->sampler.temperature = (float) hz_model_settings_get_double (model, self->settings,
+                                                                      "temperature");
+  params->sampler.top_p = (float) hz_model_settings_get_double (model, self->settings, "top-p");
+  params->n_predict = hz_model_settings_get_int (model, self->settings, "max-tokens");
   guint64 seed = g_settings_get_uint64 (self->settings, "seed");
   params->sampler.seed = seed != 0 ? seed : ((guint64) g_random_int () << 32 | g_random_int ());
 }
@@ -901,6 +966,38 @@ end_reply (HzWindow *self, gboolean keep)
   hz_window_update_state (self);
 }
 
+/* Screen readers: say the finished reply, as plain text (its Markdown rendered). GTK 4.14
+ * and later announce it. Older GTK has no announcements and tells assistive technologies
+ * only about widgets they have already looked at, which a new reply's row is not; the
+ * composer, where the keyboard focus is after sending, is: its accessible description
+ * becomes the reply (AT-SPI reports an accessible-description change on the focused
+ * object, which Orca speaks), until the next message is sent or another conversation is
+ * shown (reset_announcement()). */
+static void
+announce_reply (HzWindow *self, const char *markdown)
+{
+  if (*markdown == '\0')
+    return;
+  g_autoptr(GPtrArray) blocks = hz_markdown_parse (markdown, -1);
+  g_autofree char *plain = hz_md_blocks_to_plain (blocks);
+#if GTK_CHECK_VERSION (4, 14, 0)
+  gtk_accessible_announce (GTK_ACCESSIBLE (self), plain,
+                           GTK_ACCESSIBLE_ANNOUNCEMENT_PRIORITY_MEDIUM);
+#else
+  gtk_accessible_update_property (GTK_ACCESSIBLE (self->composer),
+                                  GTK_ACCESSIBLE_PROPERTY_DESCRIPTION, plain, -1);
+#endif
+}
+
+static void
+reset_announcement (HzWindow *self)
+{
+#if !GTK_CHECK_VERSION (4, 14, 0)
+  gtk_accessible_reset_property (GTK_ACCESSIBLE (self->composer),
+                                 GTK_ACCESSIBLE_PROPERTY_DESCRIPTION);
+#endif
+}
+
 static void
 on_worker_token (HzEngineWorker *worker, guint request, const char *text, HzWindow *self)
 {
@@ -947,13 +1044,7 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
   save_reply (self, stats->n_generated, stats->n_generated ? stats->ttft_seconds : -1, tps);
   end_reply (self, *text != '\0');  /* stopped before the first word: nothing to keep */
 
-  /* Screen readers: announce the reply (GTK 4.14+; with older GTK the new row is read
-   * when it gets the focus). */
-#if GTK_CHECK_VERSION (4, 14, 0)
-  if (*text != '\0')
-    gtk_accessible_announce (GTK_ACCESSIBLE (self), text,
-                             GTK_ACCESSIBLE_ANNOUNCEMENT_PRIORITY_MEDIUM);
-#endif
+  announce_reply (self, text);
 }
 
 static void

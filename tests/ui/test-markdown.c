@@ -5,10 +5,13 @@
  * parts whose blocks are those of the whole; the view re-renders incrementally (unchanged
  * blocks keep their widgets; streaming, it re-parses only the end after the last cut) and a
  * long streamed reply never makes one render take long (the time of the slowest render is
- * printed: a benchmark, not a timed assertion). Screenshot: markdown-streamed.
+ * printed: a benchmark, not a timed assertion); the plain text a screen reader gets has no
+ * Markdown syntax left; the size estimate of rows not built yet (hz-lazy.h) is close to the
+ * laid-out size. Screenshot: markdown-streamed.
  */
 #include <gtk/gtk.h>
 
+#include "hz-lazy.h"
 #include "hz-markdown.h"
 #include "hz-markdown-view.h"
 #include "ui-test-util.h"
@@ -286,6 +289,53 @@ test_view_streaming_cost (void)
   gtk_window_destroy (GTK_WINDOW (window));
 }
 
+/* What a screen reader reads: the text, no Markdown syntax. */
+static void
+test_plain (void)
+{
+  g_autoptr(GPtrArray) blocks = hz_markdown_parse (
+    "# Head\n\nSome **bold** and `x < y` with a [link](https://e.org).\n\n"
+    "```c\nint x;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\nEnd", -1);
+  g_autofree char *plain = hz_md_blocks_to_plain (blocks);
+  g_assert_cmpstr (plain, ==,
+                   "Head\n\nSome bold and x < y with a link.\n\nint x;\n\na\tb\n1\t2\n\nEnd");
+}
+
+/* The estimated height of a reply (rows not built yet) is within a factor of two of the
+ * height its view takes when laid out at the same width. */
+static void
+test_estimate (void)
+{
+  static const char *const texts[] = {
+    "A short answer.",
+    "Answer with **bold**, a list:\n\n- one\n- two\n\n```\ncode 1\ncode 2\n```",
+    "A long paragraph that wraps over several lines when the view is narrow enough, and "
+    "then some more words so that it really does wrap at four hundred pixels wide.\n\n"
+    "| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |",
+  };
+  GtkWidget *window = gtk_window_new ();
+  HzMarkdownView *view = HZ_MARKDOWN_VIEW (hz_markdown_view_new ());
+  gtk_window_set_child (GTK_WINDOW (window), GTK_WIDGET (view));
+  int cw, lh;
+  hz_lazy_font_metrics (GTK_WIDGET (view), &cw, &lh);
+  g_assert_cmpint (cw, >, 0);
+  g_assert_cmpint (lh, >, 0);
+  for (guint i = 0; i < G_N_ELEMENTS (texts); i++)
+    {
+      g_autoptr(GPtrArray) blocks = hz_markdown_parse (texts[i], -1);
+      int min_w, nat_w, est, real_min, real_nat;
+      hz_markdown_estimate_size (blocks, cw, lh, 400, &min_w, &nat_w, &est);
+      hz_markdown_view_set_text (view, texts[i]);
+      gtk_widget_measure (GTK_WIDGET (view), GTK_ORIENTATION_VERTICAL, 400, &real_min, &real_nat,
+                          NULL, NULL);
+      g_test_message ("text %u: estimated %d px, laid out %d px", i, est, real_nat);
+      g_assert_cmpint (est, >=, real_nat / 2);
+      g_assert_cmpint (est, <=, real_nat * 2);
+      g_assert_cmpint (min_w, <=, nat_w);
+    }
+  gtk_window_destroy (GTK_WINDOW (window));
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -296,6 +346,8 @@ main (int argc, char *argv[])
   g_test_add_func ("/markdown/prefixes", test_prefixes);
   g_test_add_func ("/markdown/find-cut", test_find_cut);
   g_test_add_func ("/markdown/view-incremental", test_view_incremental);
+  g_test_add_func ("/markdown/plain", test_plain);
+  g_test_add_func ("/markdown/estimate", test_estimate);
   g_test_add_func ("/markdown/view-streaming", test_view_streaming);
   g_test_add_func ("/markdown/view-streaming-cost", test_view_streaming_cost);
   return g_test_run ();

@@ -7,14 +7,16 @@
  * and the memory read speed is preset (no benchmark in the test).
  *
  * Script: open the manager (empty), import a text file (error), a GGUF of an unsupported
- * architecture (error), model A (too large: quantize to Q8_0 from the offer), model B
- * (too large: keep); check A's facts and predicted speeds on screen; import a larger model
+ * architecture (error), model A dropped on the manager (too large: quantize to Q8_0 from
+ * the offer), model B dropped on the chat window (too large: keep); check A's facts and predicted speeds on screen; import a larger model
  * as a link, quantize it to Q4_K_M and press Cancel part-way (the bar shows the engine's
  * fraction; no file is left), then remove it; set A as the default
  * (it loads); switch to B and back through the chat's model menu (no reload: the registry
  * kept A); chat with A (its measured speed appears next to the prediction, and the title
- * request is answered); import B again with "quantize on import" (only its Q8_0 form is
- * kept); delete A's Q8_0 copy. Screenshots of each step.
+ * request is answered); A's own settings (preferences while A is in use: A's temperature and
+ * context length change, the defaults and B keep theirs; the context is remade at A's
+ * size, and B's at the default when switching); import B again with "quantize on import"
+ * (only its Q8_0 form is kept); delete A's Q8_0 copy. Screenshots of each step.
  */
 #include <glib/gstdio.h>
 
@@ -22,6 +24,8 @@
 #include "hz-model-manager.h"
 #include "hz-model-info.h"
 #include "hz-conversation-item.h"
+#include "hz-model-settings.h"
+#include "hz-preferences-window.h"
 #include "synth.h"
 #include "ui-test-util.h"
 
@@ -231,6 +235,30 @@ import (GtkWidget *manager, const char *path)
   hz_model_manager_import_files (HZ_MODEL_MANAGER (manager), &list);
 }
 
+/* Import `path` as dropping the file on `target` (the chat window or the manager) does:
+ * its GtkDropTarget's "drop" with a GdkFileList. */
+static void
+drop_file (GtkWidget *target, const char *path)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (target);
+  GtkDropTarget *drop = NULL;
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GObject) c = g_list_model_get_item (controllers, i);
+      if (GTK_IS_DROP_TARGET (c))
+        drop = GTK_DROP_TARGET (c);
+    }
+  g_assert_nonnull (drop);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  GValue value = G_VALUE_INIT;
+  gboolean handled = FALSE;
+  g_value_init (&value, GDK_TYPE_FILE_LIST);
+  g_value_take_boxed (&value, gdk_file_list_new_from_array (&file, 1));
+  g_signal_emit_by_name (drop, "drop", &value, 10.0, 10.0, &handled);
+  g_value_unset (&value);
+  g_assert_true (handled);
+}
+
 typedef struct {
   HzModelLibrary *lib;
   guint           n;
@@ -282,6 +310,99 @@ switch_model (HzWindow *window, const char *path)
   ModelWait m = { window, path };
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "chat.model", "s", path));
   g_assert_true (hz_ui_wait_for (model_in_use, &m, 60));
+}
+
+typedef struct {
+  HzEngineWorker *worker;
+  guint           n_ctx;
+} CtxWait;
+
+static gboolean
+context_is (gpointer data)
+{
+  CtxWait *c = data;
+  return hz_engine_worker_get_context_length (c->worker) == c->n_ctx;
+}
+
+/* A model is loaded with a context other than c->n_ctx. */
+static gboolean
+context_is_not (gpointer data)
+{
+  CtxWait *c = data;
+  guint n = hz_engine_worker_get_context_length (c->worker);
+  return n != 0 && n != c->n_ctx;
+}
+
+static gboolean
+prefs_shown (gpointer window)
+{
+  return hz_ui_find_toplevel (HZ_TYPE_PREFERENCES_WINDOW, window) != NULL;
+}
+
+static GtkWidget *
+first_spin (GtkWidget *w)
+{
+  if (GTK_IS_SPIN_BUTTON (w))
+    return w;
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = first_spin (c);
+      if (found)
+        return found;
+    }
+  return NULL;
+}
+
+/* Per-model settings: with A in use, the preferences change A's own temperature (the
+ * defaults keep theirs); A's own context length remakes its context; B, never configured,
+ * replies with the defaults and gets the default context when switched to. */
+static void
+check_model_settings (HzApplication *app, HzWindow *window, HzModelEntry *a, HzModelEntry *b,
+                      GSettings *defaults)
+{
+  HzEngineWorker *worker = hz_application_get_worker (app);
+  GSettings *own_a = hz_application_get_model_settings (app);
+  guint n_ctx_default = hz_engine_worker_get_context_length (worker);
+
+  g_assert_nonnull (own_a);
+  g_assert_false (hz_model_settings_is_own (own_a, "temperature"));
+  g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
+  g_assert_true (hz_ui_wait_for (prefs_shown, window, 10));
+  GtkWidget *prefs = hz_ui_find_toplevel (HZ_TYPE_PREFERENCES_WINDOW, GTK_WINDOW (window));
+  GtkWidget *spin = first_spin (prefs);  /* temperature */
+  g_assert_cmpfloat_with_epsilon (gtk_spin_button_get_value (GTK_SPIN_BUTTON (spin)),
+                                  g_settings_get_double (defaults, "temperature"), 1e-9);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (spin), 1.5);
+  g_assert_true (hz_model_settings_is_own (own_a, "temperature"));
+  g_assert_cmpfloat_with_epsilon (hz_model_settings_get_double (own_a, defaults, "temperature"),
+                                  1.5, 1e-9);
+  g_assert_cmpfloat_with_epsilon (g_settings_get_double (defaults, "temperature"), 0.0, 1e-9);
+  hz_ui_spin (0.5);
+  g_autofree char *shot = hz_ui_screenshot (prefs, "preferences-model");
+  gtk_window_destroy (GTK_WINDOW (prefs));
+
+  CtxWait small = { worker, 64 };
+  g_settings_set_int (own_a, "context-length", 64);
+  g_assert_true (hz_ui_wait_for (context_is, &small, 60));
+
+  switch_model (window, hz_model_entry_get_path (b));
+  GSettings *own_b = hz_application_get_model_settings (app);
+  g_assert_true (own_b != own_a);
+  g_assert_false (hz_model_settings_is_own (own_b, "temperature"));
+  g_assert_cmpfloat_with_epsilon (hz_model_settings_get_double (own_b, defaults, "temperature"),
+                                  0.0, 1e-9);
+  g_assert_true (hz_ui_wait_for (context_is_not, &small, 60));
+
+  /* back to A: its own values again, then reset to the defaults */
+  switch_model (window, hz_model_entry_get_path (a));
+  own_a = hz_application_get_model_settings (app);
+  g_assert_true (hz_ui_wait_for (context_is, &small, 60));
+  g_assert_cmpfloat_with_epsilon (hz_model_settings_get_double (own_a, defaults, "temperature"),
+                                  1.5, 1e-9);
+  for (guint i = 0; hz_model_settings_keys[i] != NULL; i++)
+    g_settings_reset (own_a, hz_model_settings_keys[i]);
+  CtxWait dflt = { worker, n_ctx_default };
+  g_assert_true (hz_ui_wait_for (context_is, &dflt, 60));
 }
 
 static gboolean
@@ -379,7 +500,7 @@ script_models (HzApplication *app, HzWindow *window, gpointer data)
   wait_models (lib, 0);
 
   /* A: too large for the (pretended) memory: take the offered Q8_0 */
-  import (manager, files.a);
+  drop_file (manager, files.a);  /* dropped on the manager */
   answer_dialog (manager, "Model Too Large for Memory", "Q8_0", "quantize",
                  "models-too-large");
   g_assert_true (hz_ui_wait_for (manager_idle, manager, 120));
@@ -392,7 +513,7 @@ script_models (HzApplication *app, HzWindow *window, gpointer data)
                     hz_model_entry_get_info (a)->weight_bytes);
 
   /* B: too large as well: keep it as it is */
-  import (manager, files.b);
+  drop_file (GTK_WIDGET (window), files.b);  /* dropped on the chat window */
   answer_dialog (manager, "Model Too Large for Memory", "Q8_0", "keep", NULL);
   g_assert_true (hz_ui_wait_for (manager_idle, manager, 60));
   wait_models (lib, 3);
@@ -519,6 +640,8 @@ script_models (HzApplication *app, HzWindow *window, gpointer data)
   hz_ui_spin (0.5);
   assert_shows (manager, "· measured ");
   g_autofree char *s4 = hz_ui_screenshot (manager, "models-measured");
+
+  check_model_settings (app, window, a, b, settings);
 
   /* quantize on import: B again is stored as Q8_0 only (the full-size copy goes) */
   g_settings_set_boolean (settings, "quantize-on-import", TRUE);

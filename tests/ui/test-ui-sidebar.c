@@ -2,9 +2,10 @@
  * beforehand (no model needed): a Markdown reply rendered (code block with Copy, table,
  * list, LaTeX as source); search across all chats (FTS5, matches in bold) and opening a
  * result; rename; pin; the per-conversation system prompt; export as Markdown and JSON;
- * delete with an undo toast, then delete for good; the preferences window (GSettings);
- * a narrow window folds to one pane. Screenshots: markdown, search-results, renamed-pinned,
- * export-done, delete-undo-toast, delete-undone, preferences, narrow.
+ * delete with an undo toast, then delete for good; the keyboard shortcuts and the shortcuts
+ * window; the preferences window (GSettings); a narrow window folds to one pane.
+ * Screenshots: markdown, search-results, renamed-pinned, export-done, delete-undo-toast,
+ * delete-undone, shortcuts, preferences, narrow.
  */
 #include <hanzo-store.h>
 #include <json-glib/json-glib.h>
@@ -112,6 +113,12 @@ prefs_shown (gpointer data)
   Find *f = data;
   f->found = hz_ui_find_toplevel (HZ_TYPE_PREFERENCES_WINDOW, GTK_WINDOW (f->window));
   return f->found != NULL;
+}
+
+static gboolean
+shortcuts_shown (gpointer window)
+{
+  return hz_ui_find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW, window) != NULL;
 }
 
 static gboolean
@@ -267,6 +274,26 @@ script_sidebar (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND);
   g_clear_error (&error);
   g_assert_cmpuint (n_conversations (window), ==, 2);
+
+  /* Keyboard shortcuts of the issue: new chat, search, regenerate, the shortcuts window
+   * (Ctrl+?, which shows it); Esc (stop) is a key binding of the window (test-ui-chat). */
+  static const struct { const char *action, *accel; } shortcuts[] = {
+    { "win.new-chat", "<Control>n" }, { "win.search", "<Control>k" },
+    { "win.search", "<Control>f" }, { "win.regenerate", "<Control>r" },
+    { "win.show-help-overlay", "<Control>question" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (shortcuts); i++)
+    {
+      g_auto(GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app),
+                                                                   shortcuts[i].action);
+      g_assert_true (g_strv_contains ((const char *const *) accels, shortcuts[i].accel));
+    }
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.show-help-overlay", NULL));
+  g_assert_true (hz_ui_wait_for (shortcuts_shown, window, 10));
+  GtkWidget *help = hz_ui_find_toplevel (GTK_TYPE_SHORTCUTS_WINDOW, GTK_WINDOW (window));
+  hz_ui_spin (0.5);
+  g_autofree char *s_help = hz_ui_screenshot (help, "shortcuts");
+  gtk_window_destroy (GTK_WINDOW (help));
 
   /* Preferences: the spin buttons write GSettings. */
   Find f = { window, NULL };
