@@ -7,6 +7,7 @@
 #include <string.h>
 #include "backend-hip/forward-gpu.h"
 #include "cpu/forward.h"
+#include "cpu/matmul.h"
 #include "gguf.h"
 #include "lora-adapter.h"
 #include "model.h"
@@ -165,9 +166,7 @@ const HzLlm *hz_model_get_llm (const HzModel *m) { return m->llm; }
 const char *
 hz_model_arch (const HzModel *m)
 {
-  static const char *const names[] = { [HZ_ARCH_LLAMA] = "llama", [HZ_ARCH_QWEN2] = "qwen2",
-                                       [HZ_ARCH_QWEN3] = "qwen3" };
-  return m->llm ? names[m->llm->hp.arch] : "vocab-only";
+  return m->llm ? hz_arch_name (m->llm->hp.arch) : "vocab-only";
 }
 
 const char *hz_model_name (const HzModel *m) { return m->name; }
@@ -308,6 +307,8 @@ hz_context_new (HzModel *model, const HzContextParams *p, GError **error)
   ctx->model = model;
   ctx->fwd = fwd;
   ctx->gpu = context_gpu_open (model->llm, n_ctx);
+  if (ctx->gpu == NULL)
+    hz_cpu_llm_prepare (model->llm);   /* CPU-only copies in the kernels' layouts */
   ctx->n_ctx = n_ctx;
   ctx->n_batch = MIN (n_batch, n_ctx);
   ctx->tokens = g_array_sized_new (FALSE, FALSE, sizeof (HzToken), n_ctx);

@@ -29,6 +29,8 @@ struct _HzKvPool {
   float  *k, *v;          /* [n_layer][P][kv_dim_k][s], [n_layer][P][s][kv_dim_v] */
   HzKvEvictFunc evict;
   gpointer      evict_data;
+  HzKvCopyFunc  copy;         /* storage kept elsewhere (the GPU's pool) */
+  gpointer      copy_data;
 };
 
 HzKvPool *
@@ -126,6 +128,13 @@ hz_kv_pool_set_evict_func (HzKvPool *pool, HzKvEvictFunc func, gpointer user_dat
 {
   pool->evict = func;
   pool->evict_data = user_data;
+}
+
+void
+hz_kv_pool_set_copy_func (HzKvPool *pool, HzKvCopyFunc func, gpointer user_data)
+{
+  pool->copy = func;
+  pool->copy_data = user_data;
 }
 
 /* ---------------------------------------------------------------- blocks */
@@ -273,6 +282,8 @@ hz_kv_block_v (HzKvPool *pool, guint layer, gint32 block)
 static void
 block_copy (HzKvPool *pool, gint32 dst, gint32 src, guint n_slots)
 {
+  if (pool->copy)
+    pool->copy (dst, src, n_slots, pool->copy_data);
   for (guint il = 0; il < pool->n_layer && pool->k; il++)
     {
       float *kd = hz_kv_block_k (pool, il, dst);

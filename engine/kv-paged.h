@@ -75,6 +75,12 @@ gsize hz_kv_pool_bytes_per_token (const HzKvPool *pool);
 
 /** Install the eviction hook (one per pool; NULL removes it). */
 void hz_kv_pool_set_evict_func (HzKvPool *pool, HzKvEvictFunc func, gpointer user_data);
+/** Called when copy-on-write copies the first n_slots slots of block src into block dst
+ *  (besides the copy of the pool's own storage, if any): for storage kept outside the pool,
+ *  e.g. the GPU's (backend-hip/forward-gpu-paged.h), usually with a metadata-only pool. */
+typedef void (*HzKvCopyFunc) (gint32 dst, gint32 src, guint n_slots, gpointer user_data);
+/** Install the copy hook (one per pool; NULL removes it). */
+void hz_kv_pool_set_copy_func (HzKvPool *pool, HzKvCopyFunc func, gpointer user_data);
 
 /* ---- blocks (used by sequences and the prefix cache) ---- */
 

@@ -73,7 +73,7 @@ hz_lora_gguf_key (int32_t il, HzLoraTarget t, char ab)
 const char *
 hz_arch_name (HzArch arch)
 {
-  static const char *const names[] = { "llama", "qwen2", "qwen3" };
+  static const char *const names[] = { "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe" };
   for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
     {
       HzArch a;
@@ -128,6 +128,22 @@ hz_lora_alloc (const HzHparams *hp, const HzLoraConfig *cfg, gboolean with_grads
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
                    "invalid LoRA configuration (r %d, alpha %g, targets 0x%x)",
                    cfg->r, cfg->alpha, cfg->targets);
+      return NULL;
+    }
+  const guint ffn_targets = (1u << HZ_LORA_GATE) | (1u << HZ_LORA_UP) | (1u << HZ_LORA_DOWN);
+  if (hp->n_expert > 0 && with_grads)
+    {
+      /* the learner's forward/backward pass has no mixture-of-experts FFN */
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "training LoRA adapters of mixture-of-experts models (%d experts) is not "
+                   "supported", hp->n_expert);
+      return NULL;
+    }
+  if (hp->n_expert > 0 && (cfg->targets & ffn_targets))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "LoRA adapters of the feed-forward projections (gate/up/down) are not "
+                   "supported on mixture-of-experts models (%d experts)", hp->n_expert);
       return NULL;
     }
   HzLora *lora = g_new0 (HzLora, 1);

@@ -15,11 +15,15 @@
 /* Sanity limits: far above any real model, low enough that products cannot overflow. */
 #define HZ_MAX_DIM   (1 << 20)
 #define HZ_MAX_LAYER 4096
+/* llama.cpp's LLAMA_MAX_EXPERTS */
+#define HZ_MAX_EXPERT 512
 
 static const struct { const char *name; HzArch arch; HzRopeMode rope; } arch_table[] = {
   { "llama", HZ_ARCH_LLAMA, HZ_ROPE_NORM },
   { "qwen2", HZ_ARCH_QWEN2, HZ_ROPE_NEOX },
   { "qwen3", HZ_ARCH_QWEN3, HZ_ROPE_NEOX },
+  { "qwen2moe", HZ_ARCH_QWEN2MOE, HZ_ROPE_NEOX },
+  { "qwen3moe", HZ_ARCH_QWEN3MOE, HZ_ROPE_NEOX },
 };
 
 gboolean
@@ -111,6 +115,78 @@ bad_hparam (GError **error, const char *what)
   return FALSE;
 }
 
+static gboolean
+arch_is_moe (HzArch arch)
+{
+  return arch == HZ_ARCH_QWEN2MOE || arch == HZ_ARCH_QWEN3MOE;
+}
+
+/* Mixture-of-experts hyperparameters (llama-model.cpp load_hparams / load_tensors):
+ * expert_count, expert_used_count, the FFN widths (feed_forward_length is optional for the
+ * MoE architectures when expert_feed_forward_length gives the expert width) and whether the
+ * selected weights are renormalised. */
+static gboolean
+load_moe_hparams (HzHparams *hp, const KeyReader *kr, int32_t n_expert, GError **error)
+{
+  const gboolean moe_arch = arch_is_moe (hp->arch);
+  int32_t n_used = 0;
+
+  if (n_expert > HZ_MAX_EXPERT)
+    return bad_hparam (error, "expert_count is larger than 512 (llama.cpp's LLAMA_MAX_EXPERTS)");
+  if (moe_arch && n_expert == 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "%s model without experts: '%s.expert_count' must be > 0", kr->arch, kr->arch);
+      return FALSE;
+    }
+  if (!read_dim (kr, "expert_used_count", n_expert > 0 ? -1 : 0, 0, &n_used, error))
+    return FALSE;
+  if (n_expert == 0 && n_used != 0)
+    return bad_hparam (error, "expert_used_count is set but expert_count is 0");
+  if (n_expert > 0 && (n_used < 1 || n_used > n_expert))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "inconsistent model hyperparameters: %s.expert_used_count = %d must be in "
+                   "[1, expert_count = %d]", kr->arch, n_used, n_expert);
+      return FALSE;
+    }
+  hp->n_expert = n_expert;
+  hp->n_expert_used = n_used;
+
+  /* dense width: required except for MoE architectures, which may give only the expert
+   * width (llama.cpp reads feed_forward_length as optional) */
+  if (!read_dim (kr, "feed_forward_length", moe_arch ? 0 : -1, moe_arch ? 0 : 1, &hp->n_ff, error))
+    return FALSE;
+  if (n_expert == 0)
+    return TRUE;
+  if (moe_arch)
+    {
+      if (!read_dim (kr, "expert_feed_forward_length", hp->n_ff / n_used, 0, &hp->n_ff_exp, error))
+        return FALSE;
+    }
+  else
+    hp->n_ff_exp = hp->n_ff;
+  if (hp->n_ff_exp < 1)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "model metadata gives no expert FFN width ('%s.expert_feed_forward_length' "
+                   "or '%s.feed_forward_length' must be > 0)", kr->arch, kr->arch);
+      return FALSE;
+    }
+  if (hp->arch == HZ_ARCH_QWEN2MOE &&
+      !read_dim (kr, "expert_shared_feed_forward_length", hp->n_ff, 1, &hp->n_ff_shexp, error))
+    return FALSE;
+  if (hp->arch == HZ_ARCH_QWEN2MOE && hp->n_ff_shexp < 1)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                   "model metadata gives no shared expert width ('%s.expert_shared_feed_forward_length' "
+                   "or '%s.feed_forward_length' must be > 0)", kr->arch, kr->arch);
+      return FALSE;
+    }
+  hp->expert_weights_norm = hp->arch != HZ_ARCH_QWEN2MOE;
+  return TRUE;
+}
+
 gboolean
 hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
 {
@@ -123,19 +199,12 @@ hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
     if (arch_table[i].arch == arch)
       hp->rope_mode = arch_table[i].rope;
 
-  if (!read_dim (&kr, "expert_count", 0, 0, &n_expert, error))
+  if (!read_dim (&kr, "expert_count", 0, 0, &n_expert, error) ||
+      !load_moe_hparams (hp, &kr, n_expert, error))
     return FALSE;
-  if (n_expert > 0)
-    {
-      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "mixture-of-experts %s models (%s.expert_count = %d) are not supported yet",
-                   kr.arch, kr.arch, n_expert);
-      return FALSE;
-    }
 
   if (!read_dim (&kr, "embedding_length", -1, 1, &hp->n_embd, error) ||
       !read_dim (&kr, "block_count", -1, 1, &hp->n_layer, error) ||
-      !read_dim (&kr, "feed_forward_length", -1, 1, &hp->n_ff, error) ||
       !read_dim (&kr, "attention.head_count", -1, 1, &hp->n_head, error) ||
       !read_dim (&kr, "attention.head_count_kv", hp->n_head, 1, &hp->n_head_kv, error) ||
       !read_dim (&kr, "context_length", 2048, 1, &hp->n_ctx_train, error))
@@ -256,15 +325,16 @@ find_tensor (Binder *b, const char *name, const int64_t *want, int n_want, gbool
   return t;
 }
 
-/* Bind a matrix [n_in] -> [n_out]. Also checks that the format can be multiplied by the
- * CPU backend (vec_dot present, activation format encodable, rows whole blocks of it). */
+/* Bind a matrix [n_in] -> [n_out], or with n_expert > 0 the first of the n_expert matrices
+ * of a 3-D tensor [n_in, n_out, n_expert]. Also checks that the format can be multiplied by
+ * the CPU backend (vec_dot present, activation format encodable, rows whole blocks of it). */
 static gboolean
-bind_matrix (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_out,
-             gboolean required, GError **error)
+bind_matrix_nd (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_out,
+                int64_t n_expert, gboolean required, GError **error)
 {
-  const int64_t want[2] = { n_in, n_out };
+  const int64_t want[3] = { n_in, n_out, n_expert };
   GError *local = NULL;
-  const HzGgufTensor *t = find_tensor (b, name, want, 2, required, &local);
+  const HzGgufTensor *t = find_tensor (b, name, want, n_expert > 0 ? 3 : 2, required, &local);
 
   memset (m, 0, sizeof *m);
   if (t == NULL)
@@ -302,6 +372,26 @@ bind_matrix (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_o
       g_hash_table_insert (b->type_bytes, GUINT_TO_POINTER (t->type + 1), acc);
     }
   *acc += t->n_bytes;
+  return TRUE;
+}
+
+static gboolean
+bind_matrix (Binder *b, HzMatrix *m, const char *name, int64_t n_in, int64_t n_out,
+             gboolean required, GError **error)
+{
+  return bind_matrix_nd (b, m, name, n_in, n_out, 0, required, error);
+}
+
+/* Bind the required 3-D expert tensor `name` [n_in, n_out, n_expert]. */
+static gboolean
+bind_experts (Binder *b, HzExpertMatrix *x, const char *name, int64_t n_in, int64_t n_out,
+              int32_t n_expert, GError **error)
+{
+  memset (x, 0, sizeof *x);
+  if (!bind_matrix_nd (b, &x->mat, name, n_in, n_out, n_expert, TRUE, error))
+    return FALSE;
+  x->expert_bytes = (size_t) n_out * x->mat.row_bytes;
+  x->n_expert = n_expert;
   return TRUE;
 }
 
@@ -377,12 +467,14 @@ bind_layer (Binder *b, int il, GError **error)
                 dk = (int64_t) hp->n_head_kv * hp->head_dim_k,
                 dv = (int64_t) hp->n_head_kv * hp->head_dim_v,
                 dov = (int64_t) hp->n_head * hp->head_dim_v, ff = hp->n_ff;
-  const gboolean qkv_bias = hp->arch == HZ_ARCH_QWEN2;
-  const gboolean qk_norm = hp->arch == HZ_ARCH_QWEN3;
+  const gboolean qkv_bias = hp->arch == HZ_ARCH_QWEN2 || hp->arch == HZ_ARCH_QWEN2MOE;
+  const gboolean qk_norm = hp->arch == HZ_ARCH_QWEN3 || hp->arch == HZ_ARCH_QWEN3MOE;
+  const int64_t fe = hp->n_ff_exp, fs = hp->n_ff_shexp;
+  const int32_t ne = hp->n_expert;
   char n[96];
 
 #define NAME(suffix) (g_snprintf (n, sizeof n, "blk.%d.%s", il, suffix), n)
-  return bind_vector (b, &L->attn_norm, NAME ("attn_norm.weight"), d, TRUE, error) &&
+  if (!(bind_vector (b, &L->attn_norm, NAME ("attn_norm.weight"), d, TRUE, error) &&
          bind_matrix (b, &L->wq, NAME ("attn_q.weight"), d, dq, TRUE, error) &&
          bind_matrix (b, &L->wk, NAME ("attn_k.weight"), d, dk, TRUE, error) &&
          bind_matrix (b, &L->wv, NAME ("attn_v.weight"), d, dv, TRUE, error) &&
@@ -393,10 +485,22 @@ bind_layer (Binder *b, int il, GError **error)
          bind_vector (b, &L->bo, NAME ("attn_output.bias"), d, FALSE, error) &&
          bind_vector (b, &L->q_norm, NAME ("attn_q_norm.weight"), hp->head_dim_k, qk_norm, error) &&
          bind_vector (b, &L->k_norm, NAME ("attn_k_norm.weight"), hp->head_dim_k, qk_norm, error) &&
-         bind_vector (b, &L->ffn_norm, NAME ("ffn_norm.weight"), d, TRUE, error) &&
-         bind_matrix (b, &L->w_gate, NAME ("ffn_gate.weight"), d, ff, TRUE, error) &&
-         bind_matrix (b, &L->w_up, NAME ("ffn_up.weight"), d, ff, TRUE, error) &&
-         bind_matrix (b, &L->w_down, NAME ("ffn_down.weight"), ff, d, TRUE, error);
+         bind_vector (b, &L->ffn_norm, NAME ("ffn_norm.weight"), d, TRUE, error)))
+    return FALSE;
+  if (ne > 0)
+    return bind_matrix (b, &L->ffn_gate_inp, NAME ("ffn_gate_inp.weight"), d, ne, TRUE, error) &&
+             bind_experts (b, &L->ffn_gate_exps, NAME ("ffn_gate_exps.weight"), d, fe, ne, error) &&
+             bind_experts (b, &L->ffn_up_exps, NAME ("ffn_up_exps.weight"), d, fe, ne, error) &&
+             bind_experts (b, &L->ffn_down_exps, NAME ("ffn_down_exps.weight"), fe, d, ne, error) &&
+             (fs == 0 ||
+              (bind_vector (b, &L->ffn_gate_inp_shexp, NAME ("ffn_gate_inp_shexp.weight"), d, TRUE, error) &&
+               bind_matrix (b, &L->ffn_gate_shexp, NAME ("ffn_gate_shexp.weight"), d, fs, TRUE, error) &&
+               bind_matrix (b, &L->ffn_up_shexp, NAME ("ffn_up_shexp.weight"), d, fs, TRUE, error) &&
+               bind_matrix (b, &L->ffn_down_shexp, NAME ("ffn_down_shexp.weight"), fs, d, TRUE, error)));
+  else
+    return bind_matrix (b, &L->w_gate, NAME ("ffn_gate.weight"), d, ff, TRUE, error) &&
+             bind_matrix (b, &L->w_up, NAME ("ffn_up.weight"), d, ff, TRUE, error) &&
+             bind_matrix (b, &L->w_down, NAME ("ffn_down.weight"), ff, d, TRUE, error);
 #undef NAME
 }
 
@@ -427,7 +531,7 @@ arch_of (const HzGguf *g, HzArch *arch, char **arch_str, GError **error)
   if (!hz_arch_from_name (s, arch))
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3)", s);
+                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe)", s);
       return FALSE;
     }
   if (arch_str)

@@ -7,6 +7,18 @@
  *            optional q/k/v/o biases, optional rope_freqs.weight (Llama 3.1 factors).
  *   qwen2  — as llama with q/k/v biases and NeoX RoPE (pairs i, i + n_rot/2).
  *   qwen3  — NeoX RoPE, per-head RMSNorm of q and k (attn_q_norm / attn_k_norm, [head_dim]).
+ *   qwen2moe — qwen2 attention; mixture-of-experts FFN plus a shared expert whose output is
+ *            scaled by sigmoid(ffn_gate_inp_shexp · x).
+ *   qwen3moe — qwen3 attention; mixture-of-experts FFN (no shared expert).
+ *   llama with <arch>.expert_count > 0 — Mixtral: llama attention, mixture-of-experts FFN.
+ *
+ * Mixture of experts (llama.cpp llama-graph.cpp build_moe_ffn, softmax gating, SiLU):
+ *   p = softmax(ffn_gate_inp · x) over all n_expert experts (float32);
+ *   the n_expert_used experts of largest p are selected (descending p, ties to the lower id);
+ *   w_j = p_j of the selected, divided by max(Σ selected p, 6.103515625e-5) when
+ *   hp.expert_weights_norm (llama/Mixtral and qwen3moe; not qwen2moe);
+ *   y = Σ_j w_j · down_j (silu (gate_j x) ⊙ (up_j x)), summed in the order of selection;
+ *   qwen2moe adds sigmoid(ffn_gate_inp_shexp · x) · down_sh (silu (gate_sh x) ⊙ (up_sh x)).
  *
  * Shapes use ggml's convention: ne[0] is the contiguous (row) dimension. A matrix
  * W with ne = [n_in, n_out] stores n_out rows of n_in elements and computes y = W x,
@@ -28,6 +40,8 @@ typedef enum {
   HZ_ARCH_LLAMA,
   HZ_ARCH_QWEN2,
   HZ_ARCH_QWEN3,
+  HZ_ARCH_QWEN2MOE,
+  HZ_ARCH_QWEN3MOE,
 } HzArch;
 
 /** RoPE pairing: NORM rotates (x[2i], x[2i+1]); NEOX rotates (x[i], x[i + n_rot/2]). */
@@ -63,6 +77,18 @@ typedef struct {
   float    yarn_attn_factor;/* <arch>.rope.scaling.attn_factor (default 1) */
   float    yarn_beta_fast;  /* 32 (llama.cpp default) */
   float    yarn_beta_slow;  /* 1 */
+  /* mixture of experts (all 0 / FALSE for a dense model) */
+  int32_t  n_expert;        /* <arch>.expert_count: 0 = dense FFN, else experts per layer */
+  int32_t  n_expert_used;   /* <arch>.expert_used_count: experts selected per token (top-k),
+                             * 1 <= n_expert_used <= n_expert */
+  int32_t  n_ff_exp;        /* width of one expert's FFN: llama (Mixtral): n_ff;
+                             * qwen2moe/qwen3moe: <arch>.expert_feed_forward_length, default
+                             * n_ff / n_expert_used (llama-model.cpp) */
+  int32_t  n_ff_shexp;      /* width of the shared expert (qwen2moe):
+                             * <arch>.expert_shared_feed_forward_length, default n_ff;
+                             * 0 when the architecture has no shared expert */
+  gboolean expert_weights_norm; /* divide the selected experts' probabilities by their sum
+                             * (llama/Mixtral, qwen3moe: TRUE; qwen2moe: FALSE) */
 } HzHparams;
 
 /** A weight matrix in any format of the quant table: n_out rows of n_in elements, each row
@@ -78,7 +104,36 @@ typedef struct {
    * several rows in one call */
   HzVecDotFn           dot_one, dot_batch;
   HzGgmlDot4Fn         dot_one_x4;  /* four rows of dot_one at once, or NULL */
+  /* the CPU matmul's copy of `data` repacked at load (hz_cpu_matrix_repack, quant/repack.h)
+   * and its kernel, bit-identical to dot_one; NULL: none. `data` stays the original for
+   * every other reader (GPU upload, LoRA, learner, embedding rows). */
+  const void          *packed;
+  HzGgmlTileFn         packed_tile;
 } HzMatrix;
+
+/** The experts' matrices of one projection of a MoE layer: a 3-D tensor
+ *  ne = [n_in, n_out, n_expert] holding n_expert matrices one after the other, expert e's
+ *  n_out rows starting at byte e * expert_bytes. `mat` describes expert 0 (data, format,
+ *  row_bytes, dots: the same for every expert; mat.name is the 3-D tensor's name). */
+typedef struct {
+  HzMatrix mat;           /* expert 0: [n_in] -> [n_out] */
+  size_t   expert_bytes;  /* bytes of one expert's matrix (n_out * mat.row_bytes) */
+  int32_t  n_expert;      /* ne[2] */
+} HzExpertMatrix;
+
+/** Expert e's matrix (0 <= e < x->n_expert) as an ordinary HzMatrix (a view; no copy).
+ *  A repacked copy (mat.packed) must hold all n_expert matrices in the same layout, expert
+ *  e's at byte e * expert_bytes (the repacked layouts keep every row group at its byte
+ *  offset); the view then points into it. */
+static inline HzMatrix
+hz_expert_matrix (const HzExpertMatrix *x, int e)
+{
+  HzMatrix m = x->mat;
+  m.data = (const uint8_t *) x->mat.data + (size_t) e * x->expert_bytes;
+  if (x->mat.packed)
+    m.packed = (const uint8_t *) x->mat.packed + (size_t) e * x->expert_bytes;
+  return m;
+}
 
 /** Weights of one transformer block. Vectors are float32 [n] (converted at load when the
  *  file stores them in another format); optional ones are NULL when absent. */
@@ -94,6 +149,17 @@ typedef struct {
   HzMatrix     w_gate;      /* [n_embd] -> [n_ff] */
   HzMatrix     w_up;        /* [n_embd] -> [n_ff] */
   HzMatrix     w_down;      /* [n_ff] -> [n_embd] */
+  /* mixture of experts (hp.n_expert > 0; w_gate/w_up/w_down are then absent, data NULL).
+   * Field names are llama.cpp's tensor names (blk.N.<name>.weight). */
+  HzMatrix       ffn_gate_inp;    /* router: [n_embd] -> [n_expert] logits */
+  HzExpertMatrix ffn_gate_exps;   /* per expert [n_embd] -> [n_ff_exp] */
+  HzExpertMatrix ffn_up_exps;     /* per expert [n_embd] -> [n_ff_exp] */
+  HzExpertMatrix ffn_down_exps;   /* per expert [n_ff_exp] -> [n_embd] */
+  /* shared expert (qwen2moe; data NULL / pointer NULL when the architecture has none) */
+  const float   *ffn_gate_inp_shexp; /* [n_embd]: shared output scaled by sigmoid(this · x) */
+  HzMatrix       ffn_gate_shexp;  /* [n_embd] -> [n_ff_shexp] */
+  HzMatrix       ffn_up_shexp;    /* [n_embd] -> [n_ff_shexp] */
+  HzMatrix       ffn_down_shexp;  /* [n_ff_shexp] -> [n_embd] */
 } HzLayer;
 
 typedef struct {
@@ -109,6 +175,7 @@ typedef struct {
   const char  *type_name;   /* most common matrix format by bytes ("Q4_0", "F32", ...) */
   /*< private >*/
   GPtrArray   *owned;       /* converted vectors, names */
+  gsize        cpu_prepared;/* g_once flag of hz_cpu_llm_prepare (cpu/matmul.h) */
 } HzLlm;
 
 /** Architecture of a general.architecture string; FALSE if unsupported. */

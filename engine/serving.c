@@ -1,6 +1,7 @@
 /* engine/serving.c — HzServe: requests, the serving loop, sampling and callbacks
  * (hanzo/serving.h). Memory and scheduling policy live in kv-paged.c, prefix-cache.c and
- * scheduler.c; the batched forward pass in cpu/forward-paged.c.
+ * scheduler.c; the batched forward pass in cpu/forward-paged.c, or on the GPU in
+ * backend-hip/forward-gpu-paged.c when a GPU build finds a device (HZ_DEVICE=cpu: never).
  *
  * Threads: submit / cancel / stats / wait_idle take `lock` (a pthread mutex: GLib's
  * futex-based GMutex is invisible to ThreadSanitizer); everything else — the scheduler,
@@ -10,8 +11,10 @@
 
 #include <pthread.h>
 #include <string.h>
+#include "backend-hip/forward-gpu-paged.h"
 #include "cpu/forward-paged.h"
 #include "cpu/forward.h"
+#include "cpu/matmul.h"
 #include "kv-paged.h"
 #include "lora-adapter.h"
 #include "model.h"
@@ -23,6 +26,14 @@
 G_DEFINE_QUARK (hz-serve-error-quark, hz_serve_error)
 
 #define DEFAULT_KV_BYTES ((guint64) 256 << 20)
+#define DEFAULT_GPU_KV_BYTES ((guint64) 4 << 30)   /* device memory: a 7B model's 4k tokens */
+
+/* GPU serving step (issue 5): linked in by -Dcuda / -Dhip builds, NULL otherwise (as the
+ * GPU decode of engine.c). */
+#pragma weak hz_gpu_paged_new
+#pragma weak hz_gpu_paged_free
+#pragma weak hz_gpu_paged_forward
+#pragma weak hz_gpu_paged_describe
 
 typedef struct _Request Request;
 
@@ -63,7 +74,8 @@ struct _HzServe {
   HzServeParams   p;
   guint           n_vocab;
 
-  /* paged path */
+  /* paged path: the forward pass on the GPU (gpu) or the CPU (fwd) */
+  HzGpuPaged     *gpu;
   HzCpuForward   *fwd;
   HzKvPool       *pool;
   HzPrefixCache  *cache;
@@ -110,6 +122,36 @@ hz_request_params_init (HzRequestParams *p)
   hz_sampler_params_init (&p->sampler);
   p->n_predict = -1;
   p->n_samples = 1;
+}
+
+/* The pool: n_blocks, or kv_bytes' worth (default: 256 MiB, 4 GiB on the GPU), at most
+ * what max_seqs full sequences need; with storage on the host unless `gpu`. Sets
+ * p->n_blocks and clamps p->max_seq_len to what the pool holds. */
+static HzKvPool *
+serve_pool_new (HzServeParams *p, const HzHparams *hp, gboolean gpu, GError **error)
+{
+  HzKvPoolParams pp = { .block_size = p->block_size, .n_layer = gpu ? 0 : (guint) hp->n_layer,
+                        .kv_dim_k = (guint) (hp->n_head_kv * hp->head_dim_k),
+                        .kv_dim_v = (guint) (hp->n_head_kv * hp->head_dim_v) };
+  const guint64 seq_blocks = (p->max_seq_len + p->block_size - 1) / p->block_size;
+  guint64 n_blocks = p->n_blocks;
+  if (n_blocks == 0)
+    {
+      const guint64 block_bytes = (guint64) p->block_size * hp->n_layer *
+                                  (pp.kv_dim_k + pp.kv_dim_v) * sizeof (float);
+      n_blocks = (p->kv_bytes ? p->kv_bytes : gpu ? DEFAULT_GPU_KV_BYTES : DEFAULT_KV_BYTES)
+                 / MAX (block_bytes, 1);
+      n_blocks = MIN (n_blocks, seq_blocks * p->max_seqs);
+      n_blocks = MAX (n_blocks, 1);
+    }
+  pp.n_blocks = (guint) MIN (n_blocks, (guint64) G_MAXINT32 / 2);
+  HzKvPool *pool = hz_kv_pool_new (&pp, error);
+  if (!pool)
+    return NULL;
+  p->n_blocks = pp.n_blocks;
+  /* a sequence must fit the pool alone, or it could never be admitted */
+  p->max_seq_len = (guint) MIN ((guint64) p->max_seq_len, (guint64) pp.n_blocks * p->block_size);
+  return pool;
 }
 
 HzServe *
@@ -163,34 +205,39 @@ hz_serve_new (HzModel *model, const HzServeParams *params, GError **error)
       return g_steal_pointer (&srv);
     }
 
-  /* pool: n_blocks, or kv_bytes' worth, at most what max_seqs full sequences need */
-  const HzHparams *hp = &llm->hp;
-  HzKvPoolParams pp = { .block_size = p->block_size, .n_layer = (guint) hp->n_layer,
-                        .kv_dim_k = (guint) (hp->n_head_kv * hp->head_dim_k),
-                        .kv_dim_v = (guint) (hp->n_head_kv * hp->head_dim_v) };
-  const guint64 seq_blocks = (p->max_seq_len + p->block_size - 1) / p->block_size;
-  guint64 n_blocks = p->n_blocks;
-  if (n_blocks == 0)
+  /* the GPU's pool keeps its storage on the device (a metadata-only host pool); the CPU's
+   * is the fallback when no GPU opens */
+  const gboolean want_gpu = hz_gpu_paged_new != NULL
+                            && g_strcmp0 (g_getenv ("HZ_DEVICE"), "cpu") != 0;
+  HzServeParams asked = *p;
+  if (want_gpu && (srv->pool = serve_pool_new (p, &llm->hp, TRUE, error)))
     {
-      const guint64 block_bytes = (guint64) p->block_size * hp->n_layer *
-                                  (pp.kv_dim_k + pp.kv_dim_v) * sizeof (float);
-      n_blocks = (p->kv_bytes ? p->kv_bytes : DEFAULT_KV_BYTES) / MAX (block_bytes, 1);
-      n_blocks = MIN (n_blocks, seq_blocks * p->max_seqs);
-      n_blocks = MAX (n_blocks, 1);
+      g_autoptr (GError) local = NULL;
+      srv->gpu = hz_gpu_paged_new (llm, srv->pool, p->max_batch_tokens, p->max_seq_len, &local);
+      if (srv->gpu)
+        g_message ("serving on the GPU: %s", hz_gpu_paged_describe (srv->gpu));
+      else
+        {
+          g_message ("serving on the CPU: %s", local->message);
+          g_clear_pointer (&srv->pool, hz_kv_pool_free);
+          *p = asked;
+        }
     }
-  pp.n_blocks = (guint) MIN (n_blocks, (guint64) G_MAXINT32 / 2);
-  if (!(srv->pool = hz_kv_pool_new (&pp, error)))
+  else if (want_gpu)
     return NULL;
-  p->n_blocks = pp.n_blocks;
-  /* a sequence must fit the pool alone, or it could never be admitted */
-  p->max_seq_len = (guint) MIN ((guint64) p->max_seq_len, (guint64) pp.n_blocks * p->block_size);
+  if (!srv->pool && !(srv->pool = serve_pool_new (p, &llm->hp, FALSE, error)))
+    return NULL;
   if (p->prefix_cache)
     srv->cache = hz_prefix_cache_new (srv->pool);
   HzSchedulerParams sp = { p->max_batch_tokens, p->max_seqs };
   srv->sched = hz_scheduler_new (srv->pool, srv->cache, &sp);
   hz_sched_batch_init (&srv->batch);
-  if (!(srv->fwd = hz_cpu_forward_new (llm, p->max_batch_tokens, p->max_batch_tokens,
-                                       n_threads ? n_threads : g_get_num_processors (), error)))
+  if (!srv->gpu)
+    hz_cpu_llm_prepare (llm);
+  if (!srv->gpu
+      && !(srv->fwd = hz_cpu_forward_new (llm, p->max_batch_tokens, p->max_batch_tokens,
+                                          n_threads ? n_threads : g_get_num_processors (),
+                                          error)))
     return NULL;
   srv->row_tokens = g_array_new (FALSE, FALSE, sizeof (int32_t));
   srv->row_pos = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -198,7 +245,7 @@ hz_serve_new (HzModel *model, const HzServeParams *params, GError **error)
   srv->out_rows = g_array_new (FALSE, FALSE, sizeof (guint));
   srv->out_items = g_array_new (FALSE, FALSE, sizeof (guint));
   srv->row_lora = g_array_new (FALSE, FALSE, sizeof (const HzLoraStack *));
-  srv->stats.n_blocks = pp.n_blocks;
+  srv->stats.n_blocks = p->n_blocks;
   return g_steal_pointer (&srv);
 }
 
@@ -277,6 +324,13 @@ hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
                      "token id %d is outside the vocabulary [0, %u)", prompt[i], srv->n_vocab);
         return 0;
       }
+  if (srv->gpu && params->n_adapters > 0)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "LoRA adapters are not applied by the GPU serving step (HZ_DEVICE=cpu "
+                   "serves them on the CPU)");
+      return 0;
+    }
   HzLoraBinding lora;
   if (!hz_lora_binding_init (&lora, &srv->llm->hp, params->adapters, params->adapter_scales,
                              params->n_adapters, error))
@@ -551,7 +605,8 @@ step_paged (HzServe *srv, GError **error)
     .n_out = srv->out_rows->len,
     .lora = any_lora ? (const HzLoraStack *const *) (void *) srv->row_lora->data : NULL,
   };
-  if (!hz_cpu_forward_paged (srv->fwd, srv->llm, srv->pool, &rows, srv->logits, error))
+  if (!(srv->gpu ? hz_gpu_paged_forward (srv->gpu, &rows, srv->logits, error)
+                 : hz_cpu_forward_paged (srv->fwd, srv->llm, srv->pool, &rows, srv->logits, error)))
     {
       for (guint i = 0; i < b->items->len; i++)
         sample_finish (srv, g_array_index (b->items, HzSchedItem, i).seq->user_data,
@@ -773,6 +828,8 @@ hz_serve_free (HzServe *srv)
       hz_scheduler_free (srv->sched);
     }
   hz_prefix_cache_free (srv->cache);
+  if (srv->gpu)
+    hz_gpu_paged_free (srv->gpu);
   hz_kv_pool_free (srv->pool);
   hz_cpu_forward_free (srv->fwd);
   hz_context_free (srv->ctx);

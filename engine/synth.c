@@ -12,13 +12,19 @@
 /* ---------------------------------------------------------------- shapes */
 
 static const HzSynthShape shapes[] = {
-  /* name              arch     embd  lyr head kv  hd   ffn    vocab   ctx    rope   eps  tied */
-  { "tinyllama-1.1b", "llama",  2048, 22, 32,  4,  64,  5632, 32000,  2048, 1e4f, 1e-5f, FALSE, 0, 0 },
-  { "llama2-7b",      "llama",  4096, 32, 32, 32, 128, 11008, 32000,  4096, 1e4f, 1e-5f, FALSE, 0, 0 },
-  { "llama3-8b",      "llama",  4096, 32, 32,  8, 128, 14336, 128256, 8192, 5e5f, 1e-5f, FALSE, 0, 0 },
-  { "qwen2.5-0.5b",   "qwen2",   896, 24, 14,  2,  64,  4864, 151936, 32768, 1e6f, 1e-6f, TRUE, 0, 0 },
-  { "qwen3-0.6b",     "qwen3",  1024, 28, 16,  8, 128,  3072, 151936, 40960, 1e6f, 1e-6f, TRUE, 0, 0 },
-  { "moe-30b-a3b",    "qwen3",  2048, 48, 32,  4, 128,   768, 151936, 40960, 1e6f, 1e-6f, FALSE, 128, 8 },
+  /* name              arch     embd  lyr head kv  hd   ffn    vocab   ctx    rope   eps  tied
+   *                                                          experts used ffn_exp ffn_shexp */
+  { "tinyllama-1.1b", "llama",  2048, 22, 32,  4,  64,  5632, 32000,  2048, 1e4f, 1e-5f, FALSE, 0, 0, 0, 0 },
+  { "llama2-7b",      "llama",  4096, 32, 32, 32, 128, 11008, 32000,  4096, 1e4f, 1e-5f, FALSE, 0, 0, 0, 0 },
+  { "llama3-8b",      "llama",  4096, 32, 32,  8, 128, 14336, 128256, 8192, 5e5f, 1e-5f, FALSE, 0, 0, 0, 0 },
+  { "qwen2.5-0.5b",   "qwen2",   896, 24, 14,  2,  64,  4864, 151936, 32768, 1e6f, 1e-6f, TRUE, 0, 0, 0, 0 },
+  { "qwen3-0.6b",     "qwen3",  1024, 28, 16,  8, 128,  3072, 151936, 40960, 1e6f, 1e-6f, TRUE, 0, 0, 0, 0 },
+  /* Qwen3-30B-A3B (config.json: moe_intermediate_size 768, intermediate_size 6144) */
+  { "moe-30b-a3b",    "qwen3moe", 2048, 48, 32, 4, 128,  6144, 151936, 40960, 1e6f, 1e-6f, FALSE, 128, 8, 768, 0 },
+  /* small MoE models for tests: every width a multiple of 256 (K-quant rows) */
+  { "tiny-qwen3moe",  "qwen3moe", 256, 2, 4, 2, 64, 1024, 512, 256, 1e6f, 1e-6f, FALSE, 8, 2, 256, 0 },
+  { "tiny-mixtral",   "llama",     256, 2, 4, 2, 64,  256, 512, 256, 1e6f, 1e-5f, FALSE, 4, 2, 0, 0 },
+  { "tiny-qwen2moe",  "qwen2moe",  256, 2, 4, 4, 64,  512, 512, 256, 1e6f, 1e-6f, FALSE, 8, 4, 256, 512 },
 };
 
 const char *const *
@@ -48,8 +54,9 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
       }
   if (!g_str_has_prefix (spec, "custom:"))
     return bad (error, "unknown shape '%s' (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, "
-                "qwen3-0.6b, moe-30b-a3b or custom:dim=..,layers=..,heads=..,kv=..,ffn=..)", spec);
-  HzSynthShape s = { "custom", "llama", 0, 0, 0, 0, 0, 0, 0, 2048, 1e4f, 1e-5f, FALSE, 0, 0 };
+                "qwen3-0.6b, moe-30b-a3b, tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe or "
+                "custom:dim=..,layers=..,heads=..,kv=..,ffn=..)", spec);
+  HzSynthShape s = { "custom", "llama", 0, 0, 0, 0, 0, 0, 0, 2048, 1e4f, 1e-5f, FALSE, 0, 0, 0, 0 };
   g_auto (GStrv) kv = g_strsplit (spec + 7, ",", -1);
   for (int i = 0; kv[i]; i++)
     {
@@ -74,9 +81,12 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
       else if (strcmp (k, "rope_base") == 0) s.rope_base = (float) d;
       else if (strcmp (k, "eps") == 0) s.norm_eps = (float) d;
       else if (strcmp (k, "experts") == 0) s.n_expert = iv;
+      else if (strcmp (k, "experts_used") == 0) s.n_expert_used = iv;
+      else if (strcmp (k, "ffn_exp") == 0) s.n_ff_exp = iv;
+      else if (strcmp (k, "ffn_shexp") == 0) s.n_ff_shexp = iv;
       else
         return bad (error, "custom shape: unknown key '%s' (dim, layers, heads, kv, ffn, head_dim, "
-                    "ctx, tied, rope_base, eps)", k);
+                    "ctx, tied, rope_base, eps, experts, experts_used, ffn_exp, ffn_shexp)", k);
     }
   if (s.n_head_kv == 0)
     s.n_head_kv = s.n_head;
@@ -88,6 +98,13 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
     return bad (error, "custom shape '%s': dim must be a multiple of heads (or give head_dim)", spec);
   if ((s.head_dim ? s.head_dim : s.n_embd / s.n_head) % 2 != 0)
     return bad (error, "custom shape '%s': the head size must be even (RoPE)", spec);
+  if (s.n_expert > 512 ||
+      (s.n_expert > 0 && (s.n_expert_used < 1 || s.n_expert_used > s.n_expert)) ||
+      (s.n_expert == 0 && (s.n_expert_used || s.n_ff_exp || s.n_ff_shexp)))
+    return bad (error, "custom shape '%s': experts must be at most 512 and experts_used in "
+                "[1, experts] (experts_used, ffn_exp and ffn_shexp need experts)", spec);
+  if (s.n_expert > 0)
+    strcpy (s.arch, "qwen3moe");
   *out = s;
   return TRUE;
 }
@@ -150,6 +167,16 @@ typedef struct {
 } Spec;
 
 static void
+add_spec_v (GArray *a, Init init, double sigma, int64_t ne0, int64_t ne1, int64_t ne2,
+            const char *fmt, va_list ap)
+{
+  Spec s = { g_strdup_vprintf (fmt, ap), ne2 > 1 ? 3 : ne1 > 1 ? 2 : 1, { ne0, ne1, ne2, 1 },
+             init, sigma };
+  g_array_append_val (a, s);
+}
+
+/* A 1-D (ne1 = 1) or 2-D tensor of ne0 x ne1 elements. */
+static void
 add_spec (GArray *a, Init init, double sigma, int64_t ne0, int64_t ne1, const char *fmt, ...)
   G_GNUC_PRINTF (6, 7);
 static void
@@ -157,9 +184,21 @@ add_spec (GArray *a, Init init, double sigma, int64_t ne0, int64_t ne1, const ch
 {
   va_list ap;
   va_start (ap, fmt);
-  Spec s = { g_strdup_vprintf (fmt, ap), ne1 > 1 ? 2 : 1, { ne0, ne1, 1, 1 }, init, sigma };
+  add_spec_v (a, init, sigma, ne0, ne1, 1, fmt, ap);
   va_end (ap);
-  g_array_append_val (a, s);
+}
+
+/* The 3-D tensor of n_expert matrices [n_in] -> [n_out], N(0, 1/sqrt(n_in)). */
+static void
+add_experts (GArray *a, int64_t n_in, int64_t n_out, int64_t n_expert, const char *fmt, ...)
+  G_GNUC_PRINTF (5, 6);
+static void
+add_experts (GArray *a, int64_t n_in, int64_t n_out, int64_t n_expert, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  add_spec_v (a, INIT_NORMAL, 1.0 / sqrt ((double) n_in), n_in, n_out, n_expert, fmt, ap);
+  va_end (ap);
 }
 
 /* One chunk of rows of one tensor: generate and quantize. */
@@ -258,17 +297,25 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
 {
   const HzSynthShape *sh = &p->shape;
   const char *arch = p->arch ? p->arch : sh->arch;
-  if (strcmp (arch, "llama") != 0 && strcmp (arch, "qwen2") != 0 && strcmp (arch, "qwen3") != 0)
+  const gboolean qwen2 = strcmp (arch, "qwen2") == 0 || strcmp (arch, "qwen2moe") == 0;
+  const gboolean qwen3 = strcmp (arch, "qwen3") == 0 || strcmp (arch, "qwen3moe") == 0;
+  const gboolean moe_arch = g_str_has_suffix (arch, "moe");
+  if (strcmp (arch, "llama") != 0 && !qwen2 && !qwen3)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "synth: architecture '%s' is not supported (llama, qwen2, qwen3)", arch);
+                   "synth: architecture '%s' is not supported (llama, qwen2, qwen3, qwen2moe, "
+                   "qwen3moe)", arch);
       return FALSE;
     }
-  if (sh->n_expert > 0)
+  if ((sh->n_expert > 0 && (strcmp (arch, "llama") != 0 && !moe_arch)) ||
+      (sh->n_expert == 0 && moe_arch) ||
+      (sh->n_expert > 0 && (sh->n_expert_used < 1 || sh->n_expert_used > sh->n_expert)))
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                   "synth: shape '%s' is a mixture-of-experts model (%d experts); the engine "
-                   "does not support MoE yet, so no such file is written", sh->name, sh->n_expert);
+                   "synth: shape '%s' (%d experts, %d used) does not fit architecture '%s' "
+                   "(mixture-of-experts shapes need llama, qwen2moe or qwen3moe, and those "
+                   "need 1 <= experts used <= experts)", sh->name, sh->n_expert,
+                   sh->n_expert_used, arch);
       return FALSE;
     }
   const HzFtypeInfo *fi = hz_ftype_info (p->ftype);
@@ -297,6 +344,17 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   const int64_t n_vocab = (int64_t) hz_gguf_arr_n (vg, ti);
   const int64_t E = sh->n_embd, hd = sh->head_dim ? sh->head_dim : sh->n_embd / sh->n_head;
   const int64_t nq = sh->n_head * hd, nkv = sh->n_head_kv * hd, F = sh->n_ff;
+  const int64_t NE = sh->n_expert;
+  /* expert widths as llama-model.cpp derives them when the keys are absent */
+  const int64_t FE = NE == 0 ? 0 : sh->n_ff_exp ? sh->n_ff_exp
+                                 : moe_arch ? F / sh->n_expert_used : F;
+  const int64_t FS = NE > 0 && qwen2 ? (sh->n_ff_shexp ? sh->n_ff_shexp : F) : 0;
+  if (NE > 0 && (FE < 1 || (qwen2 && FS < 1)))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "synth: shape '%s' gives no expert FFN width", sh->name);
+      return FALSE;
+    }
 
   /* tensors */
   g_autoptr (GArray) specs = g_array_new (FALSE, FALSE, sizeof (Spec));
@@ -313,18 +371,34 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
       add_spec (specs, INIT_NORMAL, se, E, nkv, "blk.%d.attn_k.weight", l);
       add_spec (specs, INIT_NORMAL, se, E, nkv, "blk.%d.attn_v.weight", l);
       add_spec (specs, INIT_NORMAL, 1.0 / sqrt ((double) nq), nq, E, "blk.%d.attn_output.weight", l);
-      if (strcmp (arch, "qwen2") == 0)
+      if (qwen2)
         {
           add_spec (specs, INIT_NORMAL, 0.02, nq, 1, "blk.%d.attn_q.bias", l);
           add_spec (specs, INIT_NORMAL, 0.02, nkv, 1, "blk.%d.attn_k.bias", l);
           add_spec (specs, INIT_NORMAL, 0.02, nkv, 1, "blk.%d.attn_v.bias", l);
         }
-      if (strcmp (arch, "qwen3") == 0)
+      if (qwen3)
         {
           add_spec (specs, INIT_ONES, 0, hd, 1, "blk.%d.attn_q_norm.weight", l);
           add_spec (specs, INIT_ONES, 0, hd, 1, "blk.%d.attn_k_norm.weight", l);
         }
       add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.ffn_norm.weight", l);
+      if (NE > 0)
+        {
+          add_spec (specs, INIT_NORMAL, se, E, NE, "blk.%d.ffn_gate_inp.weight", l);
+          add_experts (specs, E, FE, NE, "blk.%d.ffn_gate_exps.weight", l);
+          add_experts (specs, E, FE, NE, "blk.%d.ffn_up_exps.weight", l);
+          add_experts (specs, FE, E, NE, "blk.%d.ffn_down_exps.weight", l);
+          if (FS > 0)
+            {
+              add_spec (specs, INIT_NORMAL, se, E, 1, "blk.%d.ffn_gate_inp_shexp.weight", l);
+              add_spec (specs, INIT_NORMAL, se, E, FS, "blk.%d.ffn_gate_shexp.weight", l);
+              add_spec (specs, INIT_NORMAL, se, E, FS, "blk.%d.ffn_up_shexp.weight", l);
+              add_spec (specs, INIT_NORMAL, 1.0 / sqrt ((double) FS), FS, E,
+                        "blk.%d.ffn_down_shexp.weight", l);
+            }
+          continue;
+        }
       add_spec (specs, INIT_NORMAL, se, E, F, "blk.%d.ffn_gate.weight", l);
       add_spec (specs, INIT_NORMAL, se, E, F, "blk.%d.ffn_up.weight", l);
       add_spec (specs, INIT_NORMAL, 1.0 / sqrt ((double) F), F, E, "blk.%d.ffn_down.weight", l);
@@ -355,6 +429,15 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
       hz_gguf_writer_set_u32 (w, K ("attention.value_length"), (uint32_t) hd);
     }
   hz_gguf_writer_set_u32 (w, K ("vocab_size"), (uint32_t) n_vocab);
+  if (NE > 0)
+    {
+      hz_gguf_writer_set_u32 (w, K ("expert_count"), (uint32_t) NE);
+      hz_gguf_writer_set_u32 (w, K ("expert_used_count"), (uint32_t) sh->n_expert_used);
+      if (moe_arch)
+        hz_gguf_writer_set_u32 (w, K ("expert_feed_forward_length"), (uint32_t) FE);
+      if (FS > 0)
+        hz_gguf_writer_set_u32 (w, K ("expert_shared_feed_forward_length"), (uint32_t) FS);
+    }
 #undef K
   for (int64_t i = 0; i < hz_gguf_n_kv (vg); i++)
     {
@@ -375,7 +458,7 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
       g_hash_table_insert (idx, (gpointer) names[i], GUINT_TO_POINTER (i));
     }
   hz_quantize_sort_names (names, n);
-  HzQuantModelInfo info = { arch, sh->n_layer, sh->n_head, sh->n_head_kv, 0 };
+  HzQuantModelInfo info = { arch, sh->n_layer, sh->n_head, sh->n_head_kv, sh->n_expert };
   g_autoptr (HzQuantChooser) ch = hz_quant_chooser_new (p->ftype, p->pure, &info, names, n);
   g_autoptr (GPtrArray) bufs = g_ptr_array_new_with_free_func (g_free);
   guint n_threads = p->n_threads ? p->n_threads : g_get_num_processors ();
@@ -397,7 +480,7 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
           ok = FALSE;
           break;
         }
-      const int64_t nrows = s->ne[1];
+      const int64_t nrows = s->ne[1] * s->ne[2];
       uint8_t *buf = g_try_malloc ((size_t) nrows * row);
       if (!buf)
         {

@@ -7,6 +7,13 @@
  *   - token_embd and output: N(0, 1/sqrt(n_embd)) (logits of std ~1);
  *   - RMSNorm weights (attn_norm, ffn_norm, output_norm, qwen3 attn_q/k_norm): 1.0;
  *   - qwen2 q/k/v biases: N(0, 0.02).
+ * Mixture-of-experts shapes (n_expert > 0) write llama.cpp's MoE tensors instead of the dense
+ * FFN: blk.N.ffn_gate_inp [n_embd, n_expert] (router, N(0, 1/sqrt(n_embd)), kept F32 as
+ * llama-quantize does), ffn_gate_exps / ffn_up_exps [n_embd, n_ff_exp, n_expert] and
+ * ffn_down_exps [n_ff_exp, n_embd, n_expert]; qwen2moe also the shared expert
+ * (ffn_gate_inp_shexp [n_embd], ffn_gate/up_shexp [n_embd, n_ff_shexp], ffn_down_shexp)
+ * and metadata <arch>.expert_count, expert_used_count, expert_feed_forward_length
+ * (qwen2moe/qwen3moe) and expert_shared_feed_forward_length (qwen2moe).
  * Each tensor is generated in fixed chunks of rows, each with its own RNG stream derived
  * from (seed, tensor name, chunk), so the file is the same for any thread count. Matrices
  * are then quantized through the format table with llama-quantize's per-tensor rules for
@@ -27,7 +34,8 @@ G_BEGIN_DECLS
 
 typedef struct {
   char    name[48];     /* "tinyllama-1.1b", "custom" */
-  char    arch[16];     /* default architecture: "llama", "qwen2", "qwen3" */
+  char    arch[16];     /* default architecture: "llama", "qwen2", "qwen3", "qwen2moe",
+                         * "qwen3moe" (MoE "llama" = Mixtral) */
   int32_t n_embd, n_layer, n_head, n_head_kv;
   int32_t head_dim;     /* 0: n_embd / n_head */
   int32_t n_ff;
@@ -35,20 +43,26 @@ typedef struct {
   int32_t n_ctx;
   float   rope_base, norm_eps;
   gboolean tied;        /* no output.weight: the output reuses token_embd */
-  int32_t n_expert, n_expert_used;  /* MoE (not supported by the engine yet) */
+  int32_t n_expert, n_expert_used;  /* MoE: experts per layer and per token (0: dense) */
+  int32_t n_ff_exp;     /* MoE: width of one expert (0: n_ff for llama, n_ff / n_expert_used
+                         * for qwen2moe/qwen3moe, as llama.cpp) */
+  int32_t n_ff_shexp;   /* qwen2moe: width of the shared expert (0: n_ff) */
 } HzSynthShape;
 
 /** Parses a shape: a name (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b,
- *  moe-30b-a3b) or "custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D][,ctx=N]
- *  [,tied=0|1][,rope_base=F][,eps=F]". Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the
- *  bad field. */
+ *  moe-30b-a3b (Qwen3-30B-A3B), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe) or
+ *  "custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D][,ctx=N][,tied=0|1]
+ *  [,rope_base=F][,eps=F][,experts=E,experts_used=K[,ffn_exp=F][,ffn_shexp=F]]".
+ *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the bad field. */
 gboolean hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error);
 
 /** Names of the built-in shapes, NULL-terminated (static). */
 const char *const *hz_synth_shape_names (void);
 
 typedef struct {
-  const char  *arch;        /* "llama", "qwen2", "qwen3"; NULL = the shape's */
+  const char  *arch;        /* "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe"; NULL = the
+                             * shape's. A MoE shape needs llama or a *moe arch, and the
+                             * *moe archs need a MoE shape. */
   HzSynthShape shape;
   HzFtype      ftype;       /* file type (mix rules as llama-quantize) */
   gboolean     pure;        /* every matrix at the default type (fallback still applies) */
@@ -71,7 +85,7 @@ typedef struct {
 gboolean hz_synth_random_blocks (uint32_t type);
 
 /** Writes the model to `out` (atomically). Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (bad
- *  shape, unsupported arch, MoE shapes: "not supported by the engine yet"),
+ *  shape, a MoE shape with a dense-only arch or the reverse),
  *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, HZ_GGUF_ERROR_* for the vocab file or the output. */
 gboolean hz_synth_write (const HzSynthParams *p, const char *out, GError **error);
 

@@ -201,6 +201,160 @@ int  hzk_graph_end (void *stream, void **graph_exec);/* stop and instantiate */
 int  hzk_graph_launch (void *graph_exec, void *stream);
 int  hzk_graph_destroy (void *graph_exec);
 
+/* ---- paged KV cache (kernels/attn-paged.hip; issue 5) -----------------------------------
+ * Pool of one layer: K [P][block_size][dk], V [P][block_size][dv] fp32 (dk = n_head_kv·hdk,
+ * dv = n_head_kv·hdv). Row t of a batch is at position pos[t] of sequence seq[t], whose
+ * block table (int32 block ids) is tables[seq[t]·tab_stride ..]; position p lives in slot
+ * p % block_size of block table[p / block_size]. All pointers are device pointers. */
+/** Store k_rows [n][dk] and v_rows [n][dv] into the slots of positions pos[t]. */
+int hzk_paged_kv_store (const float *k_rows, const float *v_rows, int64_t dk, int64_t dv,
+                        const int *pos, const int *seq, const int *tables, int tab_stride,
+                        int block_size, int n, float *k_pool, float *v_pool, void *stream);
+/** Bytes of the split-K partials of hzk_attn_paged for n_rows rows. */
+size_t hzk_attn_paged_part_bytes (int n_rows, int n_head, int hdv, int n_split);
+/** Causal attention of n rows through their block tables: for row t and q head h (GQA as
+ *  hzk_attn_decode), out[t][h·hdv ..] = softmax(scale · q_{t,h}·K[0..pos[t]]^T) V[0..pos[t]]
+ *  over the row's sequence; q [n][n_head·hdk]. Split-K flash attention, n_split shares of
+ *  each row's positions, then a merge; part: hzk_attn_paged_part_bytes (n, …). The rows'
+ *  own K/V must be stored first (hzk_paged_kv_store). hdk, hdv <= 256. */
+int hzk_attn_paged (const float *q, const float *k_pool, const float *v_pool, const int *pos,
+                    const int *seq, const int *tables, int tab_stride, int block_size, int n,
+                    int n_head, int n_head_kv, int hdk, int hdv, float scale, int n_split,
+                    float *part, float *out, void *stream);
+/** dst[i][0..width) = src[idx[i]·ld ..] for i < n (row gather; idx on the device). */
+int hzk_gather_rows (const float *src, int64_t ld, const int *idx, int n, int64_t width,
+                     float *dst, void *stream);
+
+/* ---- mixture of experts (kernels/moe.hip) ----------------------------------------------
+ * Routed experts of one projection live as n_expert separate device tensors (each in the
+ * split-block layout of its format, e.g. an expert's gate and up rows stacked as one
+ * tensor); `w` is a device array of their n_expert base pointers, so the kernels find an
+ * expert's weights from a device-side expert id. `type` is the tensors' device format. */
+#define HZK_MOE_MAX_EXPERT 1024   /* experts per layer the kernels take */
+#define HZK_MOE_MAX_USED 32       /* experts selected per token */
+
+/** Router: for each of n_tok rows of logits (ld apart; [n_tok][n_expert] used), p =
+ *  softmax over the n_expert logits (max subtracted, expf, the sum in double as
+ *  ggml_vec_soft_max_f32, p = e·(1/sum)); ids[t][j] (int32) = the k experts of largest p,
+ *  descending, ties to the lower id; weights[t][j] = their p, divided by
+ *  (float) max(Σ_j p in double, 6.103515625e-5) when norm (Mixtral, qwen3moe; not
+ *  qwen2moe). k <= HZK_MOE_MAX_USED, n_expert <= HZK_MOE_MAX_EXPERT. */
+int hzk_moe_route (const float *logits, int64_t ld, int n_expert, int n_tok, int k, int norm,
+                   int *ids, float *weights, void *stream);
+/** Decode product of the n_slot routed experts of one token: for slot s < n_slot,
+ *  y[s·ldy + r] = Σ_k W_{ids[s]}[r][k]·a_s[k] (r < n_rows <= ldy) with W_e at w[e] (ids clamped to
+ *  [0, n_expert)). a_s: per_slot = 0: the same activations for every slot (batch-1 layout
+ *  of hzk_quantize_act, or x [K] for float formats); per_slot = 1: row s of a batch-n_slot
+ *  layout (aq/am of hzk_act_q/hzk_act_m(act, K, n_slot), or x [n_slot][K]). The decode
+ *  matvec's body (qmatvec_core) per expert; capturable (no host reads). */
+typedef int (*HzkMoeMatvecFn) (const void *const *w, int n_expert, int64_t n_rows, int64_t k,
+                               const int *ids, int n_slot, const int8_t *aq, const void *am,
+                               const float *x, int per_slot, float *y, int64_t ldy,
+                               void *stream);
+HzkMoeMatvecFn hzk_moe_matvec_fn (uint32_t type);   /* NULL without a device decoder */
+/** Device bytes of the prefill plan of n_pairs = n_tok·k (token, slot) pairs. */
+size_t hzk_moe_plan_bytes (int n_pairs, int n_expert);
+/** Sort the pairs (pair i = token i / k, slot i % k; expert ids[i]) by expert on the
+ *  device into `plan` (hzk_moe_plan_bytes): each expert's pairs contiguous ("sorted
+ *  positions", experts ascending), cut into tiles of 32 for hzk_moe_matmul. */
+int hzk_moe_plan (const int *ids, int n_pairs, int k, int n_expert, void *plan, void *stream);
+/** The plan's map pair -> sorted position (device int32 [n_pairs]), for hzk_moe_combine. */
+const int *hzk_moe_plan_pos (const void *plan, int n_pairs, int n_expert);
+/** Grouped prefill product over a plan: for every sorted position p (pair i, expert e),
+ *  y[p·ldy + r] = Σ_k W_e[r][k]·a[k], where a is the activation row of the pair's token
+ *  (gather = 1: rows of [n_tok][K] activations, e.g. the FFN norm's output) or row p
+ *  itself (gather = 0: rows already in sorted order, e.g. SwiGLU of the gate|up output).
+ *  Activations as for HzkMatmulFn (quantized rows aq/am, or x for float formats). Each
+ *  expert's rows go through the prefill matmul's tile body (qmmq_core / qmmf_core) once per
+ *  batch, one launch for all experts. */
+typedef int (*HzkMoeMatmulFn) (const void *const *w, int n_expert, int64_t n_rows, int64_t k,
+                               const void *plan, int n_pairs, int gather, const int8_t *aq,
+                               const void *am, const float *x, float *y, int64_t ldy,
+                               void *stream);
+HzkMoeMatmulFn hzk_moe_matmul_fn (uint32_t type);   /* NULL without a device decoder */
+/** out[t][i] = Σ_{j<k} weights[t][j]·ys[pos(t·k + j)][i] (ys rows ldys apart; pos NULL:
+ *  the identity) + sigmoid(shared_gate[t])·shared[t][i] (shared [n_tok][n] nullable),
+ *  for i < n: products and sums rounded one by one in the order j, as ggml's graph. */
+int hzk_moe_combine (const float *ys, int64_t ldys, const float *weights, const int *pos,
+                     int n_tok, int k, int64_t n, const float *shared, const float *shared_gate,
+                     float *out, void *stream);
+
+/* ---- LoRA training (kernels/train.hip; issue 7) -----------------------------------------
+ * The ops of learner/ops-decl.h on the device, fp32 row-major tensors (device pointers).
+ * Ops named *_bwd ADD into their gradient outputs, as the CPU twins do. */
+/** Batch addressing of hzk_train_gemm: matrix z of an operand starts at
+ *  base + (z / zdiv)·outer + ((z % zdiv) / gdiv)·inner elements (e.g. z = sequence·n_head
+ *  + head with zdiv = n_head; gdiv = n_head / n_head_kv maps query heads to key/value
+ *  heads). {0, 0, 1, 1} = the same matrix for every z. */
+typedef struct {
+  int64_t outer, inner;
+  int     zdiv, gdiv;
+} HzkTrainBatch;
+/** For z < batch (<= 65535): C_z = alpha·op(A_z)·op(B_z) + beta·C_z, C_z [M][N] (ldc),
+ *  op(A)[m][k] = ta ? A[k·lda + m] : A[m·lda + k], op(B)[k][n] = tb ? B[n·ldb + k] :
+ *  B[k·ldb + n]; fp32 FMA (64 × 64 tiles). beta == 0 does not read C. A single matrix
+ *  with few output tiles and K >= 512 is split along K (atomic adds: the summation order,
+ *  and so the last bits, may vary from run to run). */
+int hzk_train_gemm (int ta, int tb, int M, int N, int K, float alpha, const float *A, int64_t lda,
+                    HzkTrainBatch ba, const float *B, int64_t ldb, HzkTrainBatch bb, float beta,
+                    float *C, int64_t ldc, HzkTrainBatch bc, int batch, void *stream);
+/** Products with a weight W (n_rows × K, split-block layout of device format `type`, as
+ *  hz_gpu_tensor_upload keeps it): trans 0: y[t][r] (+)= Σ_k x[t][k]·W[r][k] (x
+ *  [n_tok][K], y [n_tok][n_rows]); trans 1: y[t][k] (+)= Σ_r x[t][r]·W[r][k] (x
+ *  [n_tok][n_rows], y [n_tok][K]); accumulate adds to y, else overwrites. Tiles of W are
+ *  decoded by the format's decoder (qdec.h) into shared memory as bfloat16 next to bf16
+ *  activations, fp32 accumulation (tensor cores on NVIDIA sm_80+ unless
+ *  HZ_GPU_TRAIN_MMA=0). Error (invalid value) for a format without a device decoder. */
+int hzk_train_qmm (uint32_t type, const void *w, int64_t n_rows, int64_t K, int trans,
+                   const float *x, int64_t n_tok, float *y, int accumulate, void *stream);
+/** Whether hzk_train_qmm takes device format `type`. */
+int hzk_train_qmm_available (uint32_t type);
+/** RMSNorm of `rows` rows of d: rstd[t] = 1/sqrt(mean x² + eps) (sum in double),
+ *  y = x·rstd·w (w nullable = 1). */
+int hzk_train_rmsnorm_fwd (float *y, float *rstd, const float *x, const float *w, int64_t rows,
+                           int d, float eps, void *stream);
+/** dx += rstd·g − rstd³/d·x·Σ_k g_k x_k with g = dy·w (dx must not alias dy). */
+int hzk_train_rmsnorm_bwd (float *dx, const float *dy, const float *x, const float *w,
+                           const float *rstd, int64_t rows, int d, void *stream);
+/** RoPE in place on x [rows][n_heads·hd] (row r at position r % T: sequences of T tokens
+ *  back to back), tables cs [T][n_rot] of hz_cpu_rope_cache rows, pairs (2i, 2i+1)
+ *  (neox 0) or (i, i + n_rot/2); transpose applies R^T (the backward, in place). */
+int hzk_train_rope (float *x, const float *cs, int64_t rows, int T, int n_heads, int hd, int n_rot,
+                    int neox, int transpose, void *stream);
+/** S [n_mat][T][T] -> P in place: row t = softmax over s <= t of scale·S[t][s] (max
+ *  subtracted, sum in double), 0 for s > t. */
+int hzk_train_softmax_causal (float *S, int64_t n_mat, int T, float scale, void *stream);
+/** dP [n_mat][T][T] -> dS = P·(dP − Σ_s P·dP) in place (0 above the diagonal). */
+int hzk_train_softmax_bwd (float *dP, const float *P, int64_t n_mat, int T, void *stream);
+/** h = silu(g)·u over n elements. */
+int hzk_train_swiglu_fwd (float *h, const float *g, const float *u, int64_t n, void *stream);
+/** s = sigmoid(g): dg += dh·u·s·(1 + g(1 − s)), du += dh·g·s. */
+int hzk_train_swiglu_bwd (float *dg, float *du, const float *dh, const float *g, const float *u,
+                          int64_t n, void *stream);
+/** y += a·x over n elements. */
+int hzk_train_axpy (float *y, const float *x, float a, int64_t n, void *stream);
+/** y[t][i] += b[i] for `rows` rows of n. */
+int hzk_train_add_bias (float *y, const float *b, int64_t rows, int64_t n, void *stream);
+/** Masked cross-entropy of `rows` rows of logits [rows][V]: loss[t] (double) =
+ *  logsumexp(logits[t]) − logits[t][y_t] (log-sum-exp in double), 0 where targets[t] < 0;
+ *  with grad, the logits are overwritten by their gradient weight·(softmax − onehot(y_t))
+ *  (0 for masked rows). */
+int hzk_train_cross_entropy (float *logits, const int32_t *targets, int64_t rows, int64_t V,
+                             double weight, double *loss, int grad, void *stream);
+/** AdamW update number `step` (>= 1) as learner/optim.h (torch.optim.AdamW): decoupled
+ *  decay, fp32 moments, each element's update in double. */
+int hzk_train_adamw (float *p, const float *g, float *m, float *v, int64_t n, double lr,
+                     double beta1, double beta2, double eps, double weight_decay, int64_t step,
+                     void *stream);
+#define HZK_TRAIN_SUMSQ_BLOCKS 256
+/** partial[0..HZK_TRAIN_SUMSQ_BLOCKS) = block sums of x² (double, fixed order: the same
+ *  result on every run); the caller adds them up. */
+int hzk_train_sumsq (const float *x, int64_t n, double *partial, void *stream);
+/** x *= s over n elements. */
+int hzk_train_scale (float *x, int64_t n, float s, void *stream);
+/** Device memory in use (total − free, all users of the device). */
+int hzk_train_mem_used (size_t *used);
+
 #ifdef __cplusplus
 }
 #endif

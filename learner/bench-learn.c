@@ -1,15 +1,17 @@
-/* learner/bench-learn.c — LoRA SFT throughput on the CPU (issue 7's benchmark; run by
+/* learner/bench-learn.c — LoRA SFT throughput on the CPU or the GPU (issue 7's benchmark; run by
  * tools/bench-learn.sh, which prints the table). Not a test.
  *
  *   bench-learn MODEL.gguf [--seq 512] [--rank 16] [--batch 1] [--steps 1] [--warmup 0]
- *                          [--threads 0]
+ *                          [--threads 0] [--require-gpu]
  *
  * Trains rank-r LoRA adapters on all seven projections (alpha = 2r, PEFT initialisation)
  * over the frozen, still quantized base with full SFT steps (forward, backward with
  * activation recomputation, AdamW) on random token sequences of length seq whose every
  * position is a target, and prints one line of key=value pairs: tokens/s and seconds per
  * step over the timed steps, by the wall clock and by this process's CPU time (stable on a
- * shared machine), peak resident memory (getrusage), parameter counts, threads. */
+ * shared machine), peak resident memory (getrusage), parameter counts, threads, and where
+ * the steps ran (device=gpu in a GPU build with a device, HZ_DEVICE=cpu forces the CPU)
+ * with the device memory in use after the run (gpu_mib, the runtime's context included). */
 #include <glib.h>
 #include <stdio.h>
 #include <sys/resource.h>
@@ -19,6 +21,7 @@ int
 main (int argc, char **argv)
 {
   int seq = 512, rank = 16, batch = 1, steps = 1, warmup = 0, threads = 0;
+  gboolean require_gpu = FALSE;
   GOptionEntry entries[] = {
     { "seq", 0, 0, G_OPTION_ARG_INT, &seq, "Sequence length (512)", "T" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &rank, "LoRA rank (16)", "R" },
@@ -26,6 +29,8 @@ main (int argc, char **argv)
     { "steps", 0, 0, G_OPTION_ARG_INT, &steps, "Timed steps (1)", "N" },
     { "warmup", 0, 0, G_OPTION_ARG_INT, &warmup, "Untimed steps first (0)", "N" },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads (0: all processors)", "N" },
+    { "require-gpu", 0, 0, G_OPTION_ARG_NONE, &require_gpu,
+      "Exit with status 3 (printing device=cpu) unless the steps run on a GPU", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("MODEL.gguf — LoRA SFT tokens/s");
@@ -58,7 +63,13 @@ main (int argc, char **argv)
   HzSftParams p;
   hz_sft_params_init (&p);
   p.n_threads = (guint) threads;
+  p.gpu_max_seqs = batch;   /* GPU builds: the whole batch in one device pass */
   g_autoptr (HzSftTrainer) tr = hz_sft_trainer_new (base->llm, lora, &p, seq);
+  if (require_gpu && !hz_sft_trainer_on_gpu (tr))
+    {
+      printf ("device=cpu\n");
+      return 3;
+    }
   const int32_t n_vocab = base->llm->hp.n_vocab;
   g_autoptr (GRand) rng = g_rand_new_with_seed (7);
   g_autofree int32_t *tok = g_new (int32_t, (gsize) batch * (seq + 1));
@@ -84,9 +95,11 @@ main (int argc, char **argv)
                      + (ru.ru_stime.tv_sec - r0.ru_stime.tv_sec)
                      + (ru.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
   printf ("tokens_per_s=%.2f s_per_step=%.2f tokens_per_cpu_s=%.2f cpu_s_per_step=%.2f "
-          "peak_rss_mib=%.0f lora_params=%zu seq=%d batch=%d rank=%d steps=%d threads=%u loss=%.4f\n",
+          "peak_rss_mib=%.0f lora_params=%zu seq=%d batch=%d rank=%d steps=%d threads=%u loss=%.4f "
+          "device=%s gpu_mib=%.0f\n",
           (double) steps * batch * seq / secs, secs / steps, (double) steps * batch * seq / cpu,
           cpu / steps, ru.ru_maxrss / 1024.0, lora->n_params, seq, batch, rank, steps,
-          threads ? (guint) threads : g_get_num_processors (), loss);
+          threads ? (guint) threads : g_get_num_processors (), loss,
+          hz_sft_trainer_on_gpu (tr) ? "gpu" : "cpu", hz_sft_trainer_device_bytes (tr) / 1048576.0);
   return 0;
 }

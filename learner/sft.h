@@ -46,6 +46,9 @@ typedef struct {
   gboolean      recompute;      /* activation recomputation per layer (default TRUE) */
   guint         n_threads;      /* threads of the training ops (default 0: all processors;
                                    results do not depend on it) */
+  int           gpu_max_seqs;   /* GPU builds: sequences per device pass (a batch runs in
+                                   passes of up to this many, gradients accumulated; device
+                                   memory grows with it; default 4) */
 } HzSftParams;
 
 /** Defaults: AdamW defaults (lr 1e-4), constant schedule without warmup, clipping at 1,
@@ -55,7 +58,11 @@ void hz_sft_params_init (HzSftParams *p);
 typedef struct _HzSftTrainer HzSftTrainer;
 
 /** A trainer of `lora` (borrowed, updated in place) over the frozen `llm` (borrowed) for
- *  sequences of up to max_tokens tokens. */
+ *  sequences of up to max_tokens tokens. In a build with the GPU backend the steps run on
+ *  the GPU (learner/gpu-train.h) when a device is present and HZ_DEVICE is not "cpu"
+ *  (logged either way); the AdamW moments then live on the device and are copied to the
+ *  host by hz_sft_trainer_optimizer. A device failure during a step falls back to the CPU
+ *  (logged). */
 HzSftTrainer *hz_sft_trainer_new (const HzLlm *llm, HzLora *lora, const HzSftParams *p,
                                   int64_t max_tokens);
 void          hz_sft_trainer_free (HzSftTrainer *t);
@@ -89,6 +96,13 @@ double hz_sft_trainer_step_dp (HzSftTrainer *t, HzDpSgd *dp, const HzSftExample 
 /** Mean loss per counted token over examples[0..n) with the current adapters (no
  *  gradients): the held-out metric. */
 double hz_sft_trainer_evaluate (HzSftTrainer *t, const HzSftExample *examples, int n);
+
+/** Whether the steps run on the GPU (FALSE in builds without the GPU backend). */
+gboolean hz_sft_trainer_on_gpu (const HzSftTrainer *t);
+/** Device memory in use (bytes, the runtime's total − free, so the runtime's own context
+ *  included) when the trainer runs on the GPU; 0 on the CPU. All device buffers are made
+ *  at creation: after a step this is the run's peak. */
+size_t   hz_sft_trainer_device_bytes (HzSftTrainer *t);
 
 /** Optimiser steps taken so far. */
 int64_t hz_sft_trainer_steps (const HzSftTrainer *t);

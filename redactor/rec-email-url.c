@@ -54,8 +54,24 @@ find_emails (HzScan *scan)
   for (const char *at = memchr (t, '@', len); at; at = memchr (at + 1, '@', len - (at + 1 - t)))
     {
       gsize a = at - t, s = a;
-      while (s > 0 && is_local_char (t[s - 1]))
-        s--;
+      while (s > 0)
+        {
+          if (is_local_char (t[s - 1]))
+            s--;
+          else if ((guchar) t[s - 1] >= 0x80)
+            {
+              /* RFC 6531 (SMTPUTF8): letters and digits of any script in the local part
+               * ("šárka@…"); other characters (quotes, dashes, spaces) end it */
+              const char *prev = g_utf8_find_prev_char (t, t + s);
+              const gunichar c = prev ? g_utf8_get_char_validated (prev, t + s - prev)
+                                      : (gunichar) -1;
+              if (!prev || c >= 0x110000 || !(g_unichar_isalnum (c) || g_unichar_ismark (c)))
+                break;
+              s = prev - t;
+            }
+          else
+            break;
+        }
       while (s < a && (t[s] == '.' || t[s] == '-'))
         s++;
       if (s == a || t[a - 1] == '.')

@@ -24,6 +24,8 @@
 #   HZ_BENCH_SYNTH    0: skip the synthetic TinyLlama files; HZ_BENCH_SYNTH_TYPES for
 #                     another list of types (default Q4_0 Q8_0 Q4_K Q6_K IQ4_XS)
 #   HZ_BANDWIDTH      memory read bandwidth in GB/s for the roofline (default: measured)
+#   HZ_REPACK=0       run hanzo without the load-time repacked weights (engine/quant/repack.h),
+#                     to compare the kernels on the original layout
 #   HZ_BENCH_PP, HZ_BENCH_TG   prompt and generated tokens (default 512 and 128; smaller
 #                     values keep a run short on a loaded machine, where llama.cpp's
 #                     spinning threads slow down by orders of magnitude)

@@ -31,12 +31,21 @@ decode_weight_bytes (const char *path, guint64 *bytes)
     return FALSE;
   guint64 sum = 0;
   gboolean have_output = hz_gguf_find_tensor (g, "output.weight") != NULL;
+  /* mixture of experts: a token reads expert_used_count of the ne[2] matrices of each
+   * 3-D expert tensor */
+  g_autofree char *arch = hz_gguf_get_str (g, "general.architecture");
+  g_autofree char *used_key = g_strdup_printf ("%s.expert_used_count", arch ? arch : "");
+  guint32 n_used = 0;
+  if (!hz_gguf_get_u32 (g, used_key, &n_used))
+    n_used = 0;
   for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
     {
       const HzGgufTensor *t = hz_gguf_tensor (g, i);
       g_autofree char *name = g_strndup (t->name.ptr, t->name.len);
-      if (g_str_has_prefix (name, "blk.") || g_str_equal (name, "output.weight") ||
-          g_str_equal (name, "output_norm.weight"))
+      if (g_str_has_prefix (name, "blk.") && n_used > 0 && t->ne[2] > n_used)
+        sum += t->n_bytes / (guint64) t->ne[2] * n_used;
+      else if (g_str_has_prefix (name, "blk.") || g_str_equal (name, "output.weight") ||
+               g_str_equal (name, "output_norm.weight"))
         sum += t->n_bytes;
       else if (g_str_equal (name, "token_embd.weight"))
         {

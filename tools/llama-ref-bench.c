@@ -15,6 +15,7 @@
  *   llama-ref-bench -m MODEL [-t 2] [-p 512] [-n 128] [-r 3]               pp/tg (llama-bench)
  *   llama-ref-bench -m MODEL [-t 2] --batched NPL [--npp 544] [--ntg 64]    batched decode
  *   llama-ref-bench -m MODEL [-t 2] --perplexity TEXT [-c 128] [-b 512]     perplexity
+ *   llama-ref-bench -m MODEL [-t 2] --greedy N --prompt TEXT                greedy token ids
  *
  * pp/tg (llama-bench's method, tools/llama-bench/llama-bench.cpp): pp<P> decodes a prompt of
  * P tokens (BOS then random ids) in batches of 512 from an empty cache; tg<N> decodes N
@@ -35,6 +36,12 @@
  * n_ctx tokens; each chunk runs from an empty cache (a fresh context) with its first token
  * replaced by BOS, and positions [n_ctx/2, n_ctx - 1) are scored with a double-precision
  * log-softmax. Prints "[i]ppl," per chunk and "Final estimate: PPL = x +/- e".
+ *
+ * Greedy: TEXT is tokenized with llama.cpp's tokenizer (BOS added as the vocabulary says,
+ * special tokens not parsed) and decoded in one batch, then N tokens are chosen by argmax of
+ * the last logits (ties to the lowest id) and fed back one at a time. Prints two lines,
+ * "prompt_ids: ..." and "generated_ids: ..." (space-separated ids), for comparing with
+ * `hanzo generate --temp 0 --json`.
  *
  * Exit status: 0 ok, 1 runtime error, 2 usage error.
  */
@@ -419,6 +426,41 @@ perplexity (Ref *r, const char *path, int n_ctx, int n_batch, int max_chunks)
   return 0;
 }
 
+static int
+greedy (Ref *r, const char *text, int n_gen)
+{
+  const int32_t len = (int32_t) strlen (text), cap = len + 8;
+  llama_token *toks = malloc (sizeof *toks * (cap + n_gen));
+  const int32_t n = llama_tokenize (r->vocab, text, len, toks, cap, true, false);
+  if (n <= 0)
+    {
+      fprintf (stderr, "llama-ref-bench: cannot tokenize the prompt\n");
+      free (toks);
+      return 1;
+    }
+  struct llama_context *ctx = new_context (r, (uint32_t) (n + n_gen + 1), (uint32_t) n, 1);
+  printf ("prompt_ids:");
+  for (int32_t i = 0; i < n; i++)
+    printf (" %d", toks[i]);
+  printf ("\ngenerated_ids:");
+  decode_or_die (ctx, llama_batch_get_one (toks, n));
+  for (int i = 0; i < n_gen; i++)
+    {
+      const float *lg = llama_get_logits_ith (ctx, -1);
+      llama_token best = 0;
+      for (llama_token v = 1; v < r->n_vocab; v++)
+        if (lg[v] > lg[best])
+          best = v;
+      printf (" %d", best);
+      toks[n + i] = best;
+      decode_or_die (ctx, llama_batch_get_one (&toks[n + i], 1));
+    }
+  printf ("\n");
+  llama_free (ctx);
+  free (toks);
+  return 0;
+}
+
 static void
 usage (void)
 {
@@ -426,6 +468,7 @@ usage (void)
            "usage: llama-ref-bench -m MODEL [-t THREADS] [-p 512] [-n 128] [-r 3]\n"
            "       llama-ref-bench -m MODEL [-t THREADS] --batched NPL [--npp 544] [--ntg 64]\n"
            "       llama-ref-bench -m MODEL [-t THREADS] --perplexity TEXT [-c 128] [-b 512] [--chunks N]\n"
+           "       llama-ref-bench -m MODEL [-t THREADS] --greedy N --prompt TEXT\n"
            "environment: LLAMA_LIB_DIR (folder of the ggml CPU backends, default: next to the binary)\n");
 }
 
@@ -443,9 +486,9 @@ parse_int (const char *s, int min, int *out)
 int
 main (int argc, char **argv)
 {
-  const char *model_path = NULL, *ppl_path = NULL;
+  const char *model_path = NULL, *ppl_path = NULL, *prompt = NULL;
   int threads = 2, n_prompt = 512, n_gen = 128, reps = 3, npl = 0, npp = 544, ntg = 64;
-  int n_ctx = 128, n_batch = 512, chunks = 0;
+  int n_ctx = 128, n_batch = 512, chunks = 0, n_greedy = 0;
 
   for (int i = 1; i < argc; i++)
     {
@@ -475,6 +518,10 @@ main (int argc, char **argv)
         ok = parse_int (v, 1, &n_batch);
       else if (!strcmp (a, "--chunks"))
         ok = parse_int (v, 1, &chunks);
+      else if (!strcmp (a, "--greedy"))
+        ok = parse_int (v, 1, &n_greedy);
+      else if (!strcmp (a, "--prompt"))
+        prompt = v;
       else
         ok = 0;
       if (!ok || v == NULL)
@@ -484,7 +531,7 @@ main (int argc, char **argv)
         }
       i++;
     }
-  if (model_path == NULL || (n_prompt == 0 && n_gen == 0))
+  if (model_path == NULL || (n_prompt == 0 && n_gen == 0) || (n_greedy > 0) != (prompt != NULL))
     {
       usage ();
       return 2;
@@ -512,7 +559,9 @@ main (int argc, char **argv)
   const char *base = strrchr (model_path, '/');
   base = base ? base + 1 : model_path;
   int rc = 0;
-  if (ppl_path)
+  if (n_greedy > 0)
+    rc = greedy (&r, prompt, n_greedy);
+  else if (ppl_path)
     rc = perplexity (&r, ppl_path, n_ctx, n_batch, chunks);
   else if (npl > 0)
     bench_batched (&r, npl, npp, ntg);

@@ -16,9 +16,33 @@ typedef struct {
   int          n;
 } GpuMat;
 
+/* The routed experts of one projection (kernels/moe.hip): one device tensor per expert
+ * (an expert's gate and up rows stacked when their formats agree) and a device array of
+ * the experts' base pointers, which the MoE kernels index with device-side expert ids. */
+typedef struct {
+  HzGpuTensor **t;           /* [n_expert] */
+  void        **ptr;         /* device: the n_expert base pointers */
+  uint32_t      type;        /* device format (all experts alike) */
+  int64_t       rows, k;     /* each expert's rows and K */
+  int64_t       off;         /* output offset (elements) within the slot's row */
+  uint64_t      bytes;       /* one expert's weight bytes */
+} GpuExperts;
+
+/* A mixture-of-experts FFN (engine/model.h): router, routed gate|up and down, the
+ * optional shared expert of qwen2moe. */
+typedef struct {
+  GpuMat      router;        /* ffn_gate_inp: [n_embd] -> [n_expert] */
+  GpuExperts  gu[2];         /* gate|up per expert (n_gu = 1), or gate and up (2) */
+  int         n_gu;
+  GpuExperts  down;
+  HzGpuTensor *sh_inp;       /* ffn_gate_inp_shexp as a 1-row F32 tensor, or NULL */
+  GpuMat      sh_gu, sh_down;
+} GpuMoe;
+
 typedef struct {
   float *attn_norm, *ffn_norm, *bqkv, *bo, *q_norm, *k_norm;
   GpuMat qkv, wo, gu, down;
+  GpuMoe *moe;               /* NULL: dense FFN (gu, down) */
   void  *k_cache, *v_cache;
 } GpuLayer;
 
@@ -33,6 +57,15 @@ struct _HzGpuForward {
   /* activations */
   float *x, *h, *qkv, *q, *att, *y, *gu, *s, *logits, *part, *cs;
   void  *act_d, *act_att, *act_ff;   /* quantized h, att, s (NULL when K % 32 != 0) */
+  /* mixture of experts, decode (NULL for a dense model): router logits, selected ids and
+   * weights, the k experts' gate|up rows, SwiGLU rows (+ int8), outputs; shared expert */
+  float *rlog, *wts, *egu, *es, *eo, *shgu, *shs, *sho, *shg;
+  int   *ids;
+  void  *eact, *act_r, *act_sh;
+  /* mixture of experts, prefill (with the other prefill buffers) */
+  float *prlog, *pwts, *pegu, *pes, *peo, *pshgu, *pshs, *psho, *pshg;
+  int   *pids;
+  void  *pplan, *peact, *pact_r, *pact_sh;
   int   *tok, *pos, *hist;
   void  *graph[2];             /* decode step ending in [0] argmax, [1] hzk_sample */
   gboolean graph_tried[2];
@@ -52,6 +85,14 @@ struct _HzGpuForward {
   gboolean prof_on;
   uint64_t step_bytes;
   guint    n_converted;       /* tensors on the host F16 fallback */
+  /* paged serving (hz_gpu_forward_rows, forward-gpu-paged.c) */
+  gboolean      no_kv;         /* made by hz_gpu_forward_new_weights: no contiguous cache */
+  guint         pf_rows;       /* prefill rows per pass asked for (0: min(n_ctx, 512)) */
+  HzGpuAttnHook attn;          /* set during hz_gpu_forward_rows */
+  gpointer      attn_data;
+  guint         mv_rows;       /* its row count up to which matrices run as batched matvecs */
+  void        **row_graph;     /* [pf_cap]: captured passes of n rows all with logits */
+  gboolean     *row_graph_tried;
   char   desc[320];
 };
 
@@ -135,6 +176,111 @@ free_mat (GpuMat *m)
   m->n = 0;
 }
 
+/* Upload the experts of n (1, or 2: gate and up stacked per expert) expert matrices of the
+ * same format as one GpuExperts writing at output offset `off`. */
+static gboolean
+upload_experts (HzGpuForward *f, const HzExpertMatrix *const *m, int n, int64_t off,
+                GpuExperts *out, GError **error)
+{
+  const int ne = m[0]->n_expert;
+  memset (out, 0, sizeof *out);
+  out->t = g_new0 (HzGpuTensor *, ne);
+  out->k = m[0]->mat.n_in;
+  out->off = off;
+  void **host = g_new (void *, ne);
+  gboolean ok = TRUE;
+  for (int e = 0; ok && e < ne; e++)
+    {
+      int64_t rows[2];
+      const void *data[2];
+      for (int i = 0; i < n; i++)
+        {
+          const HzMatrix x = hz_expert_matrix (m[i], e);
+          rows[i] = x.n_out;
+          data[i] = x.data;
+        }
+      ok = (out->t[e] = hz_gpu_tensor_upload_stacked (f->gpu, m[0]->mat.qt->type, out->k, n,
+                                                      rows, data, error)) != NULL;
+      if (ok)
+        host[e] = (void *) hz_gpu_tensor_data (out->t[e]);
+    }
+  if (ok)
+    {
+      out->rows = hz_gpu_tensor_rows (out->t[0]);
+      out->type = hz_gpu_tensor_device_type (out->t[0]);
+      out->bytes = hz_gpu_tensor_bytes (out->t[0]);
+      f->n_converted += out->type != m[0]->mat.qt->type ? (guint) ne : 0;
+      ok = (out->ptr = hz_gpu_alloc (f->gpu, sizeof (void *) * ne, error)) != NULL
+           && hz_gpu_upload (f->gpu, out->ptr, host, sizeof (void *) * ne, error)
+           && hz_gpu_sync (f->gpu, error);
+    }
+  g_free (host);
+  return ok;
+}
+
+static void
+free_experts (HzGpu *g, GpuExperts *x, int ne)
+{
+  if (x->t)
+    for (int e = 0; e < ne; e++)
+      hz_gpu_tensor_free (x->t[e]);
+  g_free (x->t);
+  hz_gpu_free (g, x->ptr);
+  memset (x, 0, sizeof *x);
+}
+
+static gboolean
+upload_moe (HzGpuForward *f, const HzLayer *W, GpuMoe *M, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  const HzMatrix *router[1] = { &W->ffn_gate_inp };
+  const HzExpertMatrix *gate = &W->ffn_gate_exps, *up = &W->ffn_up_exps;
+  const HzExpertMatrix *gu[2] = { gate, up }, *down[1] = { &W->ffn_down_exps };
+  if (!upload_mat (f, router, 1, &M->router, error))
+    return FALSE;
+  if (gate->mat.qt->type == up->mat.qt->type)
+    {
+      M->n_gu = 1;
+      if (!upload_experts (f, gu, 2, 0, &M->gu[0], error))
+        return FALSE;
+    }
+  else
+    {
+      M->n_gu = 2;
+      if (!upload_experts (f, gu, 1, 0, &M->gu[0], error)
+          || !upload_experts (f, gu + 1, 1, gate->mat.n_out, &M->gu[1], error))
+        return FALSE;
+    }
+  if (!upload_experts (f, down, 1, 0, &M->down, error))
+    return FALSE;
+  uint64_t per_expert = M->down.bytes;
+  for (int i = 0; i < M->n_gu; i++)
+    per_expert += M->gu[i].bytes;
+  f->step_bytes += per_expert * (uint64_t) hp->n_expert_used;
+  if (!W->ffn_gate_inp_shexp)
+    return TRUE;
+  const HzMatrix *sgu[2] = { &W->ffn_gate_shexp, &W->ffn_up_shexp }, *sdown[1] = { &W->ffn_down_shexp };
+  f->step_bytes += sizeof (float) * hp->n_embd;
+  return (M->sh_inp = hz_gpu_tensor_upload (f->gpu, HZ_TYPE_F32, 1, hp->n_embd,
+                                            W->ffn_gate_inp_shexp, error)) != NULL
+         && upload_mat (f, sgu, 2, &M->sh_gu, error) && upload_mat (f, sdown, 1, &M->sh_down, error);
+}
+
+static void
+free_moe (HzGpu *g, GpuMoe *M, int ne)
+{
+  if (!M)
+    return;
+  free_mat (&M->router);
+  for (int i = 0; i < M->n_gu; i++)
+    free_experts (g, &M->gu[i], ne);
+  free_experts (g, &M->down, ne);
+  hz_gpu_tensor_free (M->sh_inp);
+  free_mat (&M->sh_gu);
+  free_mat (&M->sh_down);
+  g_free (M);
+}
+
 static gboolean
 run_mat (HzGpuForward *f, const GpuMat *m, const float *x, const void *act, float *y,
          GError **error)
@@ -159,6 +305,11 @@ hz_gpu_forward_free (HzGpuForward *f)
   for (int i = 0; i < 2; i++)
     if (f->graph[i])
       hzk_graph_destroy (f->graph[i]);
+  for (guint i = 0; f->row_graph && i < f->pf_cap; i++)
+    if (f->row_graph[i])
+      hzk_graph_destroy (f->row_graph[i]);
+  g_free (f->row_graph);
+  g_free (f->row_graph_tried);
   if (f->layers)
     for (int il = 0; il < f->llm->hp.n_layer; il++)
       {
@@ -170,6 +321,7 @@ hz_gpu_forward_free (HzGpuForward *f)
         free_mat (&L->wo);
         free_mat (&L->gu);
         free_mat (&L->down);
+        free_moe (g, L->moe, f->llm->hp.n_expert);
         hz_gpu_free (g, L->k_cache);
         hz_gpu_free (g, L->v_cache);
       }
@@ -180,15 +332,41 @@ hz_gpu_forward_free (HzGpuForward *f)
   void *bufs[] = { f->output_norm, f->x, f->h, f->qkv, f->q, f->att, f->y, f->gu, f->s,
                    f->logits, f->part, f->cs, f->act_d, f->act_att, f->act_ff, f->tok,
                    f->pos, f->hist, f->sp, f->rng, f->px, f->ph, f->pqkv, f->pq, f->patt,
-                   f->py, f->pgu, f->ps, f->plog, f->pact, f->ptok };
+                   f->py, f->pgu, f->ps, f->plog, f->pact, f->ptok, f->rlog, f->wts, f->egu,
+                   f->es, f->eo, f->shgu, f->shs, f->sho, f->shg, f->ids, f->eact, f->act_r,
+                   f->act_sh, f->prlog, f->pwts, f->pegu, f->pes, f->peo, f->pshgu, f->pshs,
+                   f->psho, f->pshg, f->pids, f->pplan, f->peact, f->pact_r, f->pact_sh };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
     hz_gpu_free (g, bufs[i]);
   hz_gpu_close (g);
   g_free (f);
 }
 
-HzGpuForward *
-hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
+/* The decode step's MoE buffers. */
+static gboolean
+moe_alloc (HzGpuForward *f, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  const int64_t d = hp->n_embd, fe = hp->n_ff_exp, fs = hp->n_ff_shexp, k = hp->n_expert_used;
+  const size_t fl = sizeof (float);
+  return (f->rlog = dev_alloc (f, fl * hp->n_expert, error))
+         && (f->wts = dev_alloc (f, fl * k, error))
+         && (f->ids = dev_alloc (f, sizeof (int) * k, error))
+         && (f->egu = dev_alloc (f, fl * k * 2 * fe, error))
+         && (f->es = dev_alloc (f, fl * k * fe, error))
+         && (f->eo = dev_alloc (f, fl * k * d, error))
+         && (f->eact = dev_alloc (f, hzk_act_bytes (fe, (int) k), error))
+         && (f->act_r = dev_alloc (f, hzk_act_bytes (d, 1), error))
+         && (fs == 0
+             || ((f->shgu = dev_alloc (f, fl * 2 * fs, error))
+                 && (f->shs = dev_alloc (f, fl * fs, error))
+                 && (f->sho = dev_alloc (f, fl * d, error))
+                 && (f->shg = dev_alloc (f, fl, error))
+                 && (f->act_sh = dev_alloc (f, hzk_act_bytes (fs, 1), error))));
+}
+
+static HzGpuForward *
+forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GError **error)
 {
   const HzHparams *hp = &llm->hp;
   if (hp->head_dim_k > 256 || hp->head_dim_v > 256 || hp->n_head % hp->n_head_kv
@@ -200,6 +378,20 @@ hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
                    hp->head_dim_k, hp->head_dim_v, hp->n_head, hp->n_head_kv);
       return NULL;
     }
+  if (hp->n_expert > 0
+      && (hp->n_expert > HZK_MOE_MAX_EXPERT || hp->n_expert_used < 1
+          || hp->n_expert_used > MIN (HZK_MOE_MAX_USED, hp->n_expert) || hp->n_embd % 32
+          || hp->n_ff_exp % 32 || hp->n_ff_shexp % 32))
+    {
+      /* (the int8 activation rows are per 32; K-quant experts, whose activations are per
+       * 256, have K % 256 == 0 by their block size) */
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
+                   "the GPU MoE kernels take up to %d experts (%d selected) and widths that "
+                   "are multiples of 32 (this model: %d experts, %d selected, n_embd %d, "
+                   "expert FFN %d, shared %d)", HZK_MOE_MAX_EXPERT, HZK_MOE_MAX_USED,
+                   hp->n_expert, hp->n_expert_used, hp->n_embd, hp->n_ff_exp, hp->n_ff_shexp);
+      return NULL;
+    }
   HzGpu *gpu = hz_gpu_open (0, error);
   if (!gpu)
     return NULL;
@@ -207,6 +399,8 @@ hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
   f->llm = llm;
   f->gpu = gpu;
   f->n_ctx = n_ctx;
+  f->no_kv = no_kv;
+  f->pf_rows = pf_rows;
   f->kv_f16 = g_strcmp0 (g_getenv ("HZ_GPU_KV"), "f16") == 0;
   f->n_rot = hp->n_rot;
   f->n_split = CLAMP (2 * hz_gpu_n_sm (gpu) / hp->n_head, 1, 32);
@@ -231,9 +425,11 @@ hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
            && upload_vec (f, W->q_norm, hp->head_dim_k, &L->q_norm, error)
            && upload_vec (f, W->k_norm, hp->head_dim_k, &L->k_norm, error)
            && upload_mat (f, qkv, 3, &L->qkv, error) && upload_mat (f, wo, 1, &L->wo, error)
-           && upload_mat (f, gu, 2, &L->gu, error) && upload_mat (f, down, 1, &L->down, error)
-           && (L->k_cache = dev_alloc (f, kv_elem * n_ctx * dk, error))
-           && (L->v_cache = dev_alloc (f, kv_elem * n_ctx * dv, error));
+           && (hp->n_expert > 0
+                 ? upload_moe (f, W, (L->moe = g_new0 (GpuMoe, 1)), error)
+                 : upload_mat (f, gu, 2, &L->gu, error) && upload_mat (f, down, 1, &L->down, error))
+           && (no_kv || (L->k_cache = dev_alloc (f, kv_elem * n_ctx * dk, error)))
+           && (no_kv || (L->v_cache = dev_alloc (f, kv_elem * n_ctx * dv, error)));
       if (ok && (W->bq || W->bk || W->bv))
         {
           float *b = g_new0 (float, dq + dk + dv);
@@ -288,6 +484,7 @@ hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
        && (d % 32 || (f->act_d = dev_alloc (f, hzk_act_bytes (d, 1), error)))
        && (dov % 32 || (f->act_att = dev_alloc (f, hzk_act_bytes (dov, 1), error)))
        && (nff % 32 || (f->act_ff = dev_alloc (f, hzk_act_bytes (nff, 1), error)))
+       && (hp->n_expert == 0 || moe_alloc (f, error))
        && hz_gpu_sync (gpu, error);
   g_free (cs);
   if (!ok)
@@ -300,6 +497,21 @@ hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
               f->n_converted ? ", some tensors converted to F16 (no device decoder)" : "");
   return f;
 }
+
+HzGpuForward *
+hz_gpu_forward_new (const HzLlm *llm, guint n_ctx, GError **error)
+{
+  return forward_new (llm, n_ctx, FALSE, 0, error);
+}
+
+HzGpuForward *
+hz_gpu_forward_new_weights (const HzLlm *llm, guint n_ctx, guint max_rows, GError **error)
+{
+  return forward_new (llm, n_ctx, TRUE, MAX (max_rows, 1), error);
+}
+
+HzGpu *hz_gpu_forward_gpu (HzGpuForward *f) { return f->gpu; }
+const float *hz_gpu_forward_rope_table (const HzGpuForward *f) { return f->cs; }
 
 const char *hz_gpu_forward_describe (const HzGpuForward *f) { return f->desc; }
 uint64_t hz_gpu_forward_step_bytes (const HzGpuForward *f) { return f->step_bytes; }
@@ -325,9 +537,9 @@ enum { P_EMBED, P_NORM, P_QKV, P_ROPE, P_ATTN, P_WO, P_GU, P_SWIGLU, P_DOWN, P_L
  * (one 256-element reduction less per norm/SwiGLU and a fused attention merge: ~10 %
  * faster decode of Q4_K models on an H200, logits no longer the CPU's rounding). */
 static int
-act_mode (const GpuMat *m)
+act_mode_of (uint32_t device_type)
 {
-  const HzQuantTraits *qt = hz_quant_traits (hz_gpu_tensor_device_type (m->t[0]));
+  const HzQuantTraits *qt = hz_quant_traits (device_type);
   switch (qt ? qt->vec_dot_type : HZ_TYPE_F32)
     {
     case HZ_TYPE_Q8_0: return HZK_ACT_Q8_0;
@@ -336,6 +548,38 @@ act_mode (const GpuMat *m)
       return g_strcmp0 (g_getenv ("HZ_GPU_ACT"), "per32") == 0 ? HZK_ACT_F32 : HZK_ACT_Q8_K;
     default: return HZK_ACT_F32;
     }
+}
+
+static int act_mode (const GpuMat *m) { return act_mode_of (hz_gpu_tensor_device_type (m->t[0])); }
+
+/* The activation mode the FFN's first matrices read (the ffn norm's quantization). */
+static int
+ffn_act_mode (const GpuLayer *L)
+{
+  return L->moe ? act_mode_of (L->moe->gu[0].type) : act_mode (&L->gu);
+}
+
+static gboolean
+is_float_type (uint32_t device_type)
+{
+  const HzkOps *o = hzk_ops (device_type);
+  return o && o->is_float;
+}
+
+/* The quantized activations a matrix of device type `type` reads from x (`rows` rows of
+ * n): `act` when it holds x in that type's mode (`have`), else `spare` after quantizing x
+ * into it (float formats read x: act is passed through). */
+static gboolean
+act_for (HzGpuForward *f, uint32_t type, int have, const float *x, int64_t n, int rows,
+         void *act, void *spare, void **out, GError **error)
+{
+  const int need = act_mode_of (type);
+  *out = act;
+  if (is_float_type (type) || need == have)
+    return TRUE;
+  *out = spare;
+  return rt (hzk_quantize_act_mode (x, n * rows, need, spare, hz_gpu_stream (f->gpu)),
+             "quantize", error);
 }
 
 /* profile mark: an event recorded after the op of category cat */
@@ -348,6 +592,129 @@ mark (HzGpuForward *f, int cat)
     return FALSE;
   f->ev_cat[f->n_ev] = cat;
   return hzk_event_record (f->ev[f->n_ev++], hz_gpu_stream (f->gpu)) == 0;
+}
+
+/* ---- mixture of experts ----------------------------------------------------------------- */
+static gboolean run_mm (HzGpuForward *f, const GpuMat *m, const float *x, const void *act, int n,
+                        float *y, int64_t ldy, GError **error);
+
+/* The decode product of the k routed experts of E (ids on the device) into y (slot s at
+ * y + s·ldy): activations `act` (per_slot 0: one row for every slot, as the ffn norm
+ * writes it; 1: row s of a batch-k layout) or x for float formats. */
+static gboolean
+run_experts (HzGpuForward *f, const GpuExperts *E, const void *act, const float *x,
+             int per_slot, float *y, int64_t ldy, GError **error)
+{
+  const int ne = f->llm->hp.n_expert, k = f->llm->hp.n_expert_used, b = per_slot ? k : 1;
+  const gboolean fl = is_float_type (E->type);
+  return rt (hzk_moe_matvec_fn (E->type) (
+                 (const void *const *) E->ptr, ne, E->rows, E->k, f->ids, k,
+                 fl ? NULL : hzk_act_q (act, E->k, b), fl ? NULL : hzk_act_m (act, E->k, b), x,
+                 per_slot, y + E->off, ldy, hz_gpu_stream (f->gpu)),
+             "routed experts", error);
+}
+
+/* The grouped prefill product of E over the plan of n_pairs pairs (kernels/moe.hip):
+ * gather 1 reads the n_tok token rows of act / x, gather 0 the n_pairs sorted rows. */
+static gboolean
+run_experts_mm (HzGpuForward *f, const GpuExperts *E, const void *act, const float *x,
+                int gather, int n_rows_act, int n_pairs, float *y, int64_t ldy, GError **error)
+{
+  const int ne = f->llm->hp.n_expert;
+  const gboolean fl = is_float_type (E->type);
+  return rt (hzk_moe_matmul_fn (E->type) (
+                 (const void *const *) E->ptr, ne, E->rows, E->k, f->pplan, n_pairs, gather,
+                 fl ? NULL : hzk_act_q (act, E->k, n_rows_act),
+                 fl ? NULL : hzk_act_m (act, E->k, n_rows_act), x, y + E->off, ldy,
+                 hz_gpu_stream (f->gpu)),
+             "routed experts (grouped)", error);
+}
+
+/* The MoE FFN of one decode step: f->h (normed, quantized in act_d as the routed gate|up
+ * read it) -> f->y. Router matvec, routing on the device, the k experts' gate|up, SwiGLU
+ * of k rows (+ int8), their down products, the shared expert (qwen2moe), the weighted sum.
+ * No host reads: capturable. */
+static gboolean
+moe_step (HzGpuForward *f, const GpuMoe *M, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  void *st = hz_gpu_stream (f->gpu), *a = NULL;
+  const int64_t d = hp->n_embd, fe = hp->n_ff_exp, fs = hp->n_ff_shexp;
+  const int ne = hp->n_expert, k = hp->n_expert_used, have = act_mode_of (M->gu[0].type);
+  if (!act_for (f, hz_gpu_tensor_device_type (M->router.t[0]), have, f->h, d, 1, f->act_d,
+                f->act_r, &a, error)
+      || !run_mat (f, &M->router, f->h, a, f->rlog, error)
+      || !rt (hzk_moe_route (f->rlog, ne, ne, 1, k, hp->expert_weights_norm, f->ids, f->wts, st),
+              "routing", error)
+      || !mark (f, P_GU))
+    return FALSE;
+  for (int i = 0; i < M->n_gu; i++)
+    if (!act_for (f, M->gu[i].type, have, f->h, d, 1, f->act_d, f->act_r, &a, error)
+        || !run_experts (f, &M->gu[i], a, f->h, 0, f->egu, 2 * fe, error))
+      return FALSE;
+  if (!mark (f, P_GU)
+      || !rt (hzk_swiglu_rows (f->egu, f->egu + fe, 2 * fe, fe, k, f->es, f->eact,
+                               act_mode_of (M->down.type), st), "swiglu", error)
+      || !mark (f, P_SWIGLU)
+      || !run_experts (f, &M->down, f->eact, f->es, 1, f->eo, d, error))
+    return FALSE;
+  if (M->sh_inp
+      && (!hz_gpu_matvec_act (f->gpu, M->sh_inp, f->h, NULL, f->shg, error)
+          || !act_for (f, hz_gpu_tensor_device_type (M->sh_gu.t[0]), have, f->h, d, 1,
+                       f->act_d, f->act_r, &a, error)
+          || !run_mat (f, &M->sh_gu, f->h, a, f->shgu, error)
+          || !rt (hzk_swiglu (f->shgu, f->shgu + fs, fs, f->shs, f->act_sh,
+                              act_mode (&M->sh_down), st), "swiglu", error)
+          || !run_mat (f, &M->sh_down, f->shs, f->act_sh, f->sho, error)))
+    return FALSE;
+  return rt (hzk_moe_combine (f->eo, d, f->wts, NULL, 1, k, d, M->sh_inp ? f->sho : NULL,
+                              f->shg, f->y, st), "expert sum", error)
+         && mark (f, P_DOWN);
+}
+
+/* The MoE FFN of a prefill pass of nt rows: f->ph (quantized in act as the routed gate|up
+ * read it) -> f->py. Router matmul, routing, the pairs sorted by expert on the device
+ * (hzk_moe_plan), each expert's gate|up and down over its rows in one grouped launch,
+ * the shared expert (qwen2moe), the weighted sums. */
+static gboolean
+moe_prefill (HzGpuForward *f, const GpuMoe *M, int nt, void *act, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  void *st = hz_gpu_stream (f->gpu), *a = NULL;
+  const int64_t d = hp->n_embd, fe = hp->n_ff_exp, fs = hp->n_ff_shexp;
+  const int ne = hp->n_expert, k = hp->n_expert_used, np = nt * k;
+  const int have = act_mode_of (M->gu[0].type);
+  if (!act_for (f, hz_gpu_tensor_device_type (M->router.t[0]), have, f->ph, d, nt, act,
+                f->pact_r, &a, error)
+      || !run_mm (f, &M->router, f->ph, a, nt, f->prlog, ne, error)
+      || !rt (hzk_moe_route (f->prlog, ne, ne, nt, k, hp->expert_weights_norm, f->pids, f->pwts,
+                             st), "routing", error)
+      || !rt (hzk_moe_plan (f->pids, np, k, ne, f->pplan, st), "expert plan", error)
+      || !mark (f, P_GU))
+    return FALSE;
+  for (int i = 0; i < M->n_gu; i++)
+    if (!act_for (f, M->gu[i].type, have, f->ph, d, nt, act, f->pact_r, &a, error)
+        || !run_experts_mm (f, &M->gu[i], a, f->ph, 1, nt, np, f->pegu, 2 * fe, error))
+      return FALSE;
+  if (!mark (f, P_GU)
+      || !rt (hzk_swiglu_rows (f->pegu, f->pegu + fe, 2 * fe, fe, np, f->pes, f->peact,
+                               act_mode_of (M->down.type), st), "swiglu", error)
+      || !mark (f, P_SWIGLU)
+      || !run_experts_mm (f, &M->down, f->peact, f->pes, 0, np, np, f->peo, d, error))
+    return FALSE;
+  if (M->sh_inp
+      && (!hz_gpu_matmul_act (f->gpu, M->sh_inp, f->ph, NULL, nt, f->pshg, 1, error)
+          || !act_for (f, hz_gpu_tensor_device_type (M->sh_gu.t[0]), have, f->ph, d, nt, act,
+                       f->pact_r, &a, error)
+          || !run_mm (f, &M->sh_gu, f->ph, a, nt, f->pshgu, 2 * fs, error)
+          || !rt (hzk_swiglu_rows (f->pshgu, f->pshgu + fs, 2 * fs, fs, nt, f->pshs, f->pact_sh,
+                                   act_mode (&M->sh_down), st), "swiglu", error)
+          || !run_mm (f, &M->sh_down, f->pshs, f->pact_sh, nt, f->psho, d, error)))
+    return FALSE;
+  return rt (hzk_moe_combine (f->peo, d, f->pwts, hzk_moe_plan_pos (f->pplan, np, ne), nt, k, d,
+                              M->sh_inp ? f->psho : NULL, f->pshg, f->py, st), "expert sum",
+             error)
+         && mark (f, P_DOWN);
 }
 
 /* Enqueue one decode step (token *f->tok at position *f->pos) on the stream; its token
@@ -389,9 +756,16 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
           || !mark (f, P_ATTN)
           || !run_mat (f, &L->wo, f->att, f->act_att, f->y, error) || !mark (f, P_WO)
           || !rt (hzk_rms_norm (f->x, f->y, L->bo, L->ffn_norm, d, 1, hp->norm_eps, f->h,
-                                f->act_d, act_mode (&L->gu), st), "ffn norm", error)
-          || !mark (f, P_NORM)
-          || !run_mat (f, &L->gu, f->h, f->act_d, f->gu, error) || !mark (f, P_GU)
+                                f->act_d, ffn_act_mode (L), st), "ffn norm", error)
+          || !mark (f, P_NORM))
+        return FALSE;
+      if (L->moe)
+        {
+          if (!moe_step (f, L->moe, error))
+            return FALSE;
+          continue;
+        }
+      if (!run_mat (f, &L->gu, f->h, f->act_d, f->gu, error) || !mark (f, P_GU)
           || !rt (hzk_swiglu (f->gu, f->gu + nff, nff, f->s, f->act_ff, act_mode (&L->down), st),
                   "swiglu", error)
           || !mark (f, P_SWIGLU)
@@ -461,7 +835,7 @@ prefill_alloc (HzGpuForward *f, GError **error)
   if (f->pf_cap)
     return TRUE;
   const HzHparams *hp = &f->llm->hp;
-  const guint cap = MIN (f->n_ctx, PF_MAX);
+  const guint cap = f->pf_rows ? f->pf_rows : MIN (f->n_ctx, PF_MAX);
   const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k;
   const int64_t dk = (int64_t) hp->n_head_kv * hp->head_dim_k;
   const int64_t dv = (int64_t) hp->n_head_kv * hp->head_dim_v;
@@ -477,7 +851,71 @@ prefill_alloc (HzGpuForward *f, GError **error)
       || !(f->pact = dev_alloc (f, hzk_act_bytes (MAX (d, MAX (dov, nff)), (int) cap), error))
       || !(f->ptok = dev_alloc (f, sizeof (int) * r, error)))
     return FALSE;
+  if (hp->n_expert > 0)
+    {
+      /* MoE: r·k (token, expert) pairs */
+      const int64_t fe = hp->n_ff_exp, fs = hp->n_ff_shexp, ne = hp->n_expert;
+      const size_t np = r * hp->n_expert_used;
+      if (!(f->prlog = dev_alloc (f, fl * r * ne, error))
+          || !(f->pwts = dev_alloc (f, fl * np, error))
+          || !(f->pids = dev_alloc (f, sizeof (int) * np, error))
+          || !(f->pplan = dev_alloc (f, hzk_moe_plan_bytes ((int) np, (int) ne), error))
+          || !(f->pegu = dev_alloc (f, fl * np * 2 * fe, error))
+          || !(f->pes = dev_alloc (f, fl * np * fe, error))
+          || !(f->peact = dev_alloc (f, hzk_act_bytes (fe, (int) np), error))
+          || !(f->peo = dev_alloc (f, fl * np * d, error))
+          || !(f->pact_r = dev_alloc (f, hzk_act_bytes (d, (int) cap), error))
+          || (fs > 0
+              && (!(f->pshgu = dev_alloc (f, fl * r * 2 * fs, error))
+                  || !(f->pshs = dev_alloc (f, fl * r * fs, error))
+                  || !(f->psho = dev_alloc (f, fl * r * d, error))
+                  || !(f->pshg = dev_alloc (f, fl * r, error))
+                  || !(f->pact_sh = dev_alloc (f, hzk_act_bytes (fs, (int) cap), error)))))
+        return FALSE;
+    }
   f->pf_cap = cap;
+  return TRUE;
+}
+
+/* y [n][rows] = W x for n rows quantized in act as for qmmq (the same layout): the decode
+ * matvec in batches of up to HZK_MAX_BATCH rows, each batch streaming the weights once;
+ * for few rows less work than qmmq, whose 64 × 32 tiles leave most of the device idle.
+ * Used by the paged serving step (hz_gpu_forward_rows). */
+static gboolean
+run_matvec_rows (HzGpuForward *f, const HzGpuTensor *t, const float *x, const void *act, int n,
+                 float *y, GError **error)
+{
+  const HzkOps *o = hzk_ops (hz_gpu_tensor_device_type (t));
+  const int64_t k = hz_gpu_tensor_k (t), rows = hz_gpu_tensor_rows (t);
+  if (!o->is_float && !act)
+    return hz_gpu_matmul_act (f->gpu, t, x, act, n, y, rows, error);
+  const int8_t *aq = o->is_float ? NULL : hzk_act_q (act, k, n);
+  const uint8_t *am = o->is_float ? NULL : (const uint8_t *) hzk_act_m (act, k, n);
+  for (int c0 = 0; c0 < n; c0 += HZK_MAX_BATCH)
+    {
+      const int nb = MIN (HZK_MAX_BATCH, n - c0);
+      if (!o->matvec[nb - 1])
+        return hz_gpu_matmul_act (f->gpu, t, x, act, n, y, rows, error);
+      /* per row: k int8s and k / 16 (d, s) pairs of 8 bytes (kernels/hzk.h) */
+      if (!rt (o->matvec[nb - 1] (hz_gpu_tensor_data (t), rows, k, aq ? aq + c0 * k : NULL,
+                                  am ? am + (size_t) c0 * (k / 16) * 8 : NULL, x + c0 * k,
+                                  y + c0 * rows, hz_gpu_stream (f->gpu)), o->name, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* The logits buffer of all_logits prefill / hz_gpu_forward_rows: pf_cap rows. */
+static gboolean
+plog_alloc (HzGpuForward *f, GError **error)
+{
+  if (f->plog_rows >= f->pf_cap)
+    return TRUE;
+  hz_gpu_free (f->gpu, f->plog);
+  f->plog_rows = 0;
+  if (!(f->plog = dev_alloc (f, sizeof (float) * f->pf_cap * f->llm->hp.n_vocab, error)))
+    return FALSE;
+  f->plog_rows = f->pf_cap;
   return TRUE;
 }
 
@@ -487,6 +925,8 @@ static gboolean
 run_mm (HzGpuForward *f, const GpuMat *m, const float *x, const void *act, int n, float *y,
         int64_t ldy, GError **error)
 {
+  if (f->attn && m->n == 1 && (guint) n <= f->mv_rows && ldy == hz_gpu_tensor_rows (m->t[0]))
+    return run_matvec_rows (f, m->t[0], x, act, n, y, error);
   for (int i = 0; i < m->n; i++)
     if (!hz_gpu_matmul_act (f->gpu, m->t[i], x, act, n, y + m->off[i], ldy, error))
       return FALSE;
@@ -514,8 +954,10 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
   void *act_d = d % 32 ? NULL : f->pact, *act_o = dov % 32 ? NULL : f->pact;
   void *act_f = nff % 32 ? NULL : f->pact;
   G_STATIC_ASSERT (sizeof (int32_t) == sizeof (int));
-  if (!hz_gpu_upload (f->gpu, f->ptok, tokens, sizeof (int32_t) * n, error)
-      || !set_state (f, tokens[n - 1], pos0, error) || !mark (f, P_EMBED)
+  /* (hz_gpu_forward_rows uploads the tokens itself: its passes may be captured) */
+  if ((!f->attn && (!hz_gpu_upload (f->gpu, f->ptok, tokens, sizeof (int32_t) * n, error)
+                    || !set_state (f, tokens[n - 1], pos0, error)))
+      || !mark (f, P_EMBED)
       || !hz_gpu_embed (f->gpu, f->embd, f->ptok, nt, f->px, error) || !mark (f, P_EMBED))
     return FALSE;
   for (int il = 0; il < hp->n_layer; il++)
@@ -528,22 +970,33 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
           || !mark (f, P_NORM)
           || !run_mm (f, &L->qkv, f->ph, act_d, nt, f->pqkv, dq + dk + dv, error)
           || !mark (f, P_QKV)
-          || !rt (hzk_qkv_rope (f->pqkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs,
-                                f->pos, nt, hp->n_head, hp->n_head_kv, hp->head_dim_k,
-                                hp->head_dim_v, hp->n_rot, hp->rope_mode == HZ_ROPE_NEOX, f->pq,
-                                L->k_cache, L->v_cache, kv_f16, st), "rope", error)
-          || !mark (f, P_ROPE)
-          || !rt (hzk_attn_prefill (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
-                                    hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v,
-                                    scale, f->patt, st), "attention", error)
+          || (f->attn  /* paged serving: the hook stores K/V and attends */
+              ? !f->attn (f->attn_data, il, n, f->pqkv, L->bqkv, L->q_norm, L->k_norm, f->patt,
+                          error)
+              : !rt (hzk_qkv_rope (f->pqkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs,
+                                   f->pos, nt, hp->n_head, hp->n_head_kv, hp->head_dim_k,
+                                   hp->head_dim_v, hp->n_rot, hp->rope_mode == HZ_ROPE_NEOX,
+                                   f->pq, L->k_cache, L->v_cache, kv_f16, st), "rope", error)
+                || !mark (f, P_ROPE)
+                || !rt (hzk_attn_prefill (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
+                                          hp->n_head, hp->n_head_kv, hp->head_dim_k,
+                                          hp->head_dim_v, scale, f->patt, st), "attention",
+                        error))
           || (act_o && !rt (hzk_quantize_act_mode (f->patt, dov * nt, m_o, act_o, st),
                             "quantize", error))
           || !mark (f, P_ATTN)
           || !run_mm (f, &L->wo, f->patt, act_o, nt, f->py, d, error) || !mark (f, P_WO)
           || !rt (hzk_rms_norm (f->px, f->py, L->bo, L->ffn_norm, d, nt, hp->norm_eps, f->ph,
-                                act_d, act_mode (&L->gu), st), "ffn norm", error)
-          || !mark (f, P_NORM)
-          || !run_mm (f, &L->gu, f->ph, act_d, nt, f->pgu, 2 * nff, error) || !mark (f, P_GU)
+                                act_d, ffn_act_mode (L), st), "ffn norm", error)
+          || !mark (f, P_NORM))
+        return FALSE;
+      if (L->moe)
+        {
+          if (!moe_prefill (f, L->moe, nt, act_d, error))
+            return FALSE;
+          continue;
+        }
+      if (!run_mm (f, &L->gu, f->ph, act_d, nt, f->pgu, 2 * nff, error) || !mark (f, P_GU)
           || !rt (hzk_swiglu_rows (f->pgu, f->pgu + nff, 2 * nff, nff, nt, f->ps, act_f,
                                    act_mode (&L->down), st), "swiglu", error)
           || !mark (f, P_SWIGLU)
@@ -554,14 +1007,8 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
     return TRUE;
   if (all_logits)
     {
-      if (f->plog_rows < f->pf_cap)
-        {
-          hz_gpu_free (f->gpu, f->plog);
-          f->plog_rows = 0;
-          if (!(f->plog = dev_alloc (f, sizeof (float) * f->pf_cap * nv, error)))
-            return FALSE;
-          f->plog_rows = f->pf_cap;
-        }
+      if (!plog_alloc (f, error))
+        return FALSE;
       return rt (hzk_rms_norm (f->px, f->py, NULL, f->output_norm, d, nt, hp->norm_eps, f->ph,
                                act_d, act_mode (&out), st), "output norm", error)
              && run_mm (f, &out, f->ph, act_d, nt, f->plog, nv, error)
@@ -580,7 +1027,7 @@ hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0
                      gboolean all_logits, float *logits, GError **error)
 {
   const HzHparams *hp = &f->llm->hp;
-  if (n == 0 || pos0 > f->n_ctx || n > f->n_ctx - pos0)
+  if (f->no_kv || n == 0 || pos0 > f->n_ctx || n > f->n_ctx - pos0)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
                    "cannot evaluate %u tokens at position %u (context %u)", n, pos0, f->n_ctx);
@@ -615,6 +1062,90 @@ hz_gpu_forward_eval (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0
   return hz_gpu_sync (f->gpu, error);
 }
 
+/* The launches of one hz_gpu_forward_rows pass (tokens on the device in ptok): the layers,
+ * then the wanted rows: x += y (the last residual) on every row, those rows gathered (into
+ * py), output norm and the output matrix on them only (into plog). */
+static gboolean
+rows_pass (HzGpuForward *f, guint n, const int *out_rows_dev, guint n_out, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  void *st = hz_gpu_stream (f->gpu);
+  const int64_t d = hp->n_embd, nv = hp->n_vocab;
+  const GpuMat out = { { f->output }, { 0 }, 1 };
+  void *act_d = d % 32 ? NULL : f->pact;
+  return prefill (f, NULL, n, 0, FALSE, NULL, error)
+         && (n_out == 0
+             || (rt (hzk_rms_norm (f->px, f->py, NULL, NULL, d, (int) n, hp->norm_eps, f->ph,
+                                   NULL, HZK_ACT_F32, st), "residual", error)
+                 && rt (hzk_gather_rows (f->px, d, out_rows_dev, (int) n_out, d, f->py, st),
+                        "gather", error)
+                 && rt (hzk_rms_norm (f->py, NULL, NULL, f->output_norm, d, (int) n_out,
+                                      hp->norm_eps, f->ph, act_d, act_mode (&out), st),
+                        "output norm", error)
+                 && run_mm (f, &out, f->ph, act_d, (int) n_out, f->plog, nv, error)));
+}
+
+gboolean
+hz_gpu_forward_rows (HzGpuForward *f, const int32_t *tokens, guint n, HzGpuAttnHook attn,
+                     gpointer attn_data, guint mv_rows, const int *out_rows_dev, guint n_out,
+                     float *logits, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  if (!prefill_alloc (f, error) || !plog_alloc (f, error))
+    return FALSE;
+  if (n == 0 || n > f->pf_cap || n_out > n || !attn || (n_out > 0 && !logits))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "forward rows: %u rows (at most %u), %u with logits", n, f->pf_cap, n_out);
+      return FALSE;
+    }
+  if (!hz_llm_check_tokens (f->llm, tokens, n, error))
+    return FALSE;
+  void *st = hz_gpu_stream (f->gpu);
+  f->attn = attn;
+  f->attn_data = attn_data;
+  f->mv_rows = mv_rows;
+  G_STATIC_ASSERT (sizeof (int32_t) == sizeof (int));
+  gboolean ok = hz_gpu_upload (f->gpu, f->ptok, tokens, sizeof (int32_t) * n, error);
+  /* passes whose every row gives logits (decode steps) replay a graph captured at the
+   * first pass of that many rows (the hook must launch the same for the same n) */
+  const gboolean graphable = ok && n_out == n && g_strcmp0 (g_getenv ("HZ_GPU_GRAPH"), "0") != 0;
+  if (graphable && !f->row_graph)
+    {
+      f->row_graph = g_new0 (void *, f->pf_cap);
+      f->row_graph_tried = g_new0 (gboolean, f->pf_cap);
+    }
+  if (graphable && !f->row_graph_tried[n - 1])
+    {
+      f->row_graph_tried[n - 1] = TRUE;
+      GError *local = NULL;
+      void *gr = NULL;
+      const gboolean rec = hzk_graph_begin (st) == 0
+                           && rows_pass (f, n, out_rows_dev, n_out, &local);
+      const int err = hzk_graph_end (st, &gr);
+      if (rec && err == 0)
+        f->row_graph[n - 1] = gr;
+      else
+        {
+          g_debug ("GPU rows pass of %u not captured (%s); launching kernels directly", n,
+                   local ? local->message : hzk_error_string (err));
+          if (gr)
+            hzk_graph_destroy (gr);
+          hzk_last_error ();
+        }
+      g_clear_error (&local);
+    }
+  if (ok && graphable && f->row_graph[n - 1])
+    ok = rt (hzk_graph_launch (f->row_graph[n - 1], st), "graph launch", error);
+  else
+    ok = ok && rows_pass (f, n, out_rows_dev, n_out, error);
+  ok = ok && (n_out == 0 || hz_gpu_download (f->gpu, logits, f->plog,
+                                             sizeof (float) * n_out * hp->n_vocab, error));
+  f->attn = NULL;
+  f->attn_data = NULL;
+  return ok;
+}
+
 /* n_steps device-side steps from `token` at pos, each feeding its choice to the next. */
 static gboolean
 generate (HzGpuForward *f, gboolean sample, int32_t token, guint pos, guint n_steps,
@@ -622,7 +1153,7 @@ generate (HzGpuForward *f, gboolean sample, int32_t token, guint pos, guint n_st
 {
   const HzHparams *hp = &f->llm->hp;
   *n_done = 0;
-  if (token < 0 || token >= hp->n_vocab || pos >= f->n_ctx)
+  if (f->no_kv || token < 0 || token >= hp->n_vocab || pos >= f->n_ctx)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
                    "generate: token %d at position %u (vocabulary %d, context %u)", token, pos,
@@ -711,7 +1242,7 @@ hz_gpu_forward_profile (HzGpuForward *f, const int32_t *tokens, guint n, guint p
   *n_cat = P_N;
   for (int c = 0; c < P_N; c++)
     ms[c] = 0;
-  if (n == 0 || pos >= f->n_ctx || n > f->n_ctx - pos || n > MAX (f->pf_cap, PF_MAX)
+  if (f->no_kv || n == 0 || pos >= f->n_ctx || n > f->n_ctx - pos || n > MAX (f->pf_cap, PF_MAX)
       || !hz_llm_check_tokens (f->llm, tokens, n, error)
       || (n > 1 && !prefill_alloc (f, error))
       || (n == 1 && !set_state (f, tokens[0], pos, error)))

@@ -19,6 +19,16 @@
  * RoPE and cache append of n positions, causal tiled attention (hzk_attn_prefill) — and
  * the logits of the last row only (or of every row when asked). HZ_GPU_PREFILL=0 runs
  * the prompt as n decode steps instead.
+ * Mixture of experts (qwen2moe, qwen3moe, llama with experts = Mixtral; engine/model.h):
+ * the FFN of each layer is then router logits = Wr h (matvec / matmul), softmax and top-k
+ * on the device (hzk_moe_route: ids and weights stay in device memory), the k selected
+ * experts' gate|up and down through the decode matvec's body with per-expert weight base
+ * pointers read from a device array indexed by the device-side ids (hzk_moe_matvec: the
+ * step stays one captured graph), SwiGLU of the k rows, the weighted sum in the CPU's
+ * order (+ qwen2moe's shared expert scaled by sigmoid(gate · h)). Prefill sorts the
+ * (token, expert) pairs by expert on the device (hzk_moe_plan) and runs every expert's
+ * rows through the prefill matmul's tile body once per pass, one launch for all experts
+ * (hzk_moe_matmul). Experts are uploaded one tensor per expert (gate and up stacked).
  * KV cache: [n_layer][n_ctx][n_head_kv·head_dim] for K and for V (not transposed), fp32
  * (default; the CPU's precision) or fp16 (HZ_GPU_KV=f16). RoPE: a table of
  * hz_cpu_rope_cache rows for every position, made on the host at creation, so every RoPE
@@ -40,6 +50,7 @@
 #include <stdint.h>
 #include "hanzo/engine.h"
 #include "model.h"
+#include "hz-gpu.h"
 
 G_BEGIN_DECLS
 
@@ -97,5 +108,44 @@ guint hz_gpu_forward_n_converted (const HzGpuForward *f);
 gboolean hz_gpu_forward_profile (HzGpuForward *f, const int32_t *tokens, guint n, guint pos,
                                  double *ms, const char *const **names, int *n_cat,
                                  GError **error);
+
+/* ---- paged serving (forward-gpu-paged.h, issue 5) ------------------------------------ */
+
+/** Attention of one layer for hz_gpu_forward_rows, in place of the contiguous cache's
+ *  RoPE + KV append + attention: from qkv [n][n_head·hdk + 2·n_head_kv·hd] (the q|k|v
+ *  product of the n rows, device; bqkv / q_norm / k_norm the layer's bias and q/k norms,
+ *  device, nullable) write att [n][n_head·hdv] (device). Enqueued on the HzGpu's stream. */
+typedef gboolean (*HzGpuAttnHook) (gpointer data, int il, guint n, const float *qkv,
+                                   const float *bqkv, const float *q_norm, const float *k_norm,
+                                   float *att, GError **error);
+
+/** The weights of `llm` on GPU 0 without a KV cache (the paged pool is the caller's):
+ *  only hz_gpu_forward_rows runs on it (eval / greedy / sample / profile fail with
+ *  HZ_ENGINE_ERROR_INVALID_ARGUMENT). n_ctx: positions of the RoPE table; max_rows: rows
+ *  per hz_gpu_forward_rows call. Errors as hz_gpu_forward_new. */
+HzGpuForward *hz_gpu_forward_new_weights (const HzLlm *llm, guint n_ctx, guint max_rows,
+                                          GError **error);
+/** The device and the RoPE table (device, [n_ctx][n_rot] cos/sin pairs, hz_cpu_rope_cache
+ *  rows) of f. */
+HzGpu *hz_gpu_forward_gpu (HzGpuForward *f);
+const float *hz_gpu_forward_rope_table (const HzGpuForward *f);
+
+/** One pass of n rows (1..max_rows; tokens host int32s) through every layer, `attn` doing
+ *  each layer's attention (the rows may belong to many sequences: the hook knows their
+ *  positions): the prefill pass's ops on n rows, each matrix streamed once per 8 rows by
+ *  the decode matvec (batches of up to HZK_MAX_BATCH) when n <= mv_rows, once by qmmq
+ *  otherwise (mv_rows 0: always qmmq, whose rows do not depend on the other rows of the
+ *  pass; the matvec's differ from qmmq's in rounding). Then the logits of
+ *  the n_out rows out_rows_dev[i] (device int32s, < n) into logits [n_out][n_vocab] (host;
+ *  synchronous then). A pass whose every row gives logits (n_out == n: decode steps) is
+ *  captured as a graph at the first pass of n rows and replayed after (HZ_GPU_GRAPH=0:
+ *  never), so for a given n the hook must enqueue the same launches on the same buffers
+ *  (positions, tables and the like read from device memory). Errors:
+ *  HZ_ENGINE_ERROR_INVALID_ARGUMENT (row counts, token ids), the hook's,
+ *  HZ_GPU_ERROR_RUNTIME. */
+gboolean hz_gpu_forward_rows (HzGpuForward *f, const int32_t *tokens, guint n,
+                              HzGpuAttnHook attn, gpointer attn_data, guint mv_rows,
+                              const int *out_rows_dev, guint n_out, float *logits,
+                              GError **error);
 
 G_END_DECLS

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cpu/attention.h"
 #include "cpu/matmul.h"
+#include "cpu/moe.h"
 #include "cpu/ops.h"
 #include "hanzo/engine.h"
 
@@ -13,6 +14,7 @@ struct _HzCpuForward {
   guint         n_ctx, n_batch, n_threads;
   HzThreadPool *pool;        /* NULL when single-threaded */
   HzCpuMatmul  *mm;
+  HzCpuMoe     *moe;         /* mixture-of-experts scratch, or NULL for a dense model */
   HzRope        rope;
 
   float *k_cache, *v_cache;  /* K: [n_layer][n_ctx][kv_dim_k]; V: [n_layer][kv_dim_v][n_ctx]
@@ -20,7 +22,7 @@ struct _HzCpuForward {
   int64_t kv_dim_k, kv_dim_v;
 
   /* scratch, [n_batch][...] */
-  float *x, *h, *q, *k, *v, *att, *tmp, *gate, *up, *rope_cs;
+  float *x, *h, *q, *k, *v, *att, *tmp, *gate, *up, *rope_cs;  /* gate, up: dense FFN only */
   float *scores;             /* [pool threads][n_ctx] */
   float *scratch;            /* hz_cpu_forward_scratch */
   gsize  scratch_n;
@@ -87,8 +89,9 @@ hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch, guint n_thread
       !(f->k = alloc_floats (n_batch, f->kv_dim_k, error)) ||
       !(f->v = alloc_floats (n_batch, f->kv_dim_v, error)) ||
       !(f->att = alloc_floats (n_batch, dov, error)) ||
-      !(f->gate = alloc_floats (n_batch, hp->n_ff, error)) ||
-      !(f->up = alloc_floats (n_batch, hp->n_ff, error)) ||
+      (hp->n_expert == 0 && !(f->gate = alloc_floats (n_batch, hp->n_ff, error))) ||
+      (hp->n_expert == 0 && !(f->up = alloc_floats (n_batch, hp->n_ff, error))) ||
+      (hp->n_expert > 0 && !(f->moe = hz_cpu_moe_new (hp, n_batch, n_threads, error))) ||
       !(f->rope_cs = alloc_floats (n_batch, hp->n_rot, error)) ||
       !(f->scores = alloc_floats (MAX (n_threads, 1), n_ctx, error)))
     return NULL;
@@ -101,6 +104,7 @@ hz_cpu_forward_free (HzCpuForward *f)
   if (f == NULL)
     return;
   hz_cpu_matmul_free (f->mm);
+  hz_cpu_moe_free (f->moe);
   hz_threadpool_free (f->pool);
   g_free (f->k_cache);
   g_free (f->v_cache);
@@ -446,6 +450,13 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
   /* feed-forward block (residual add and norm fused per row) */
   const guint m = n - first;
   rows_run (f, L, STAGE_FFN_IN, n, first, 5.0 * d);
+  if (f->moe)
+    {
+      /* mixture of experts (cpu/moe.h); LoRA adapters have no expert projections */
+      hz_cpu_moe_ffn (f->moe, f->mm, f->pool, f->n_threads, hp, L, f->h, m, f->tmp);
+      rows_run (f, L, STAGE_FFN_OUT, m, first, 1.0 * d);
+      return;
+    }
   const HzMatmulOut gu[2] = { { &L->w_gate, f->gate, NULL }, { &L->w_up, f->up, NULL } };
   hz_cpu_matmul (f->mm, f->h, m, d, gu, 2);
   lora_add (f, il, HZ_LORA_GATE, f->h, d, f->gate, hp->n_ff, m, first);
@@ -538,6 +549,8 @@ hz_cpu_forward_eval_hooked_lora (HzCpuForward *f, const int32_t *tokens, guint n
       hz_cpu_rope_cache (&f->rope, pos[t], f->rope_cs + (int64_t) t * hp->n_rot);
     }
   hz_cpu_matmul_set_row_invariant (f->mm, TRUE);
+  if (f->moe)
+    hz_cpu_moe_set_row_invariant (f->moe, TRUE);
   f->lora_rows = row_lora_in;
   for (int il = 0; il < hp->n_layer; il++)
     layer_forward (f, il, n, 0, 0, hook);
@@ -549,5 +562,7 @@ hz_cpu_forward_eval_hooked_lora (HzCpuForward *f, const int32_t *tokens, guint n
   if (n_out > 0)
     hz_cpu_matmul (f->mm, f->h, n_out, d, out, 1);
   hz_cpu_matmul_set_row_invariant (f->mm, FALSE);
+  if (f->moe)
+    hz_cpu_moe_set_row_invariant (f->moe, FALSE);
   return TRUE;
 }

@@ -1,6 +1,7 @@
 /* engine/cpu/matmul.c — quant-agnostic batched matmul over the format table (matmul.h). */
 #include "cpu/matmul.h"
 #include "ggml-order.h"
+#include "repack.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -28,6 +29,7 @@ typedef struct {
   int                n_outs;
   const void        *act[HZ_MATMUL_MAX_OUTS];     /* per output: activation rows */
   HzGgmlTileFn       tile[HZ_MATMUL_MAX_OUTS];    /* per output: rows x tokens kernel, or NULL */
+  const guint8      *tile_w[HZ_MATMUL_MAX_OUTS];  /* the weights `tile` reads (data or packed) */
   size_t             act_stride[HZ_MATMUL_MAX_OUTS];
   int                n_conv;                      /* distinct formats to convert to */
   const HzQuantTraits *conv_qt[HZ_MATMUL_MAX_OUTS];
@@ -116,7 +118,7 @@ compute_rows (const MatmulJob *job, int k, int64_t r0, int64_t r1)
     for (int64_t rb = r0; rb < r1; rb += HZ_TILE_ROWS)
       job->tile[k] ((int) job->n_in, (int) (MIN (rb + HZ_TILE_ROWS, r1) - rb),
                     (int) job->n_tok, o->y + rb, w->n_out,
-                    (const guint8 *) w->data + rb * w->row_bytes, w->row_bytes, job->act[k],
+                    job->tile_w[k] + rb * w->row_bytes, w->row_bytes, job->act[k],
                     job->act_stride[k]);
   else
     compute_rows_dot (job, k, r0, r1);
@@ -187,7 +189,15 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
       g_assert (w->n_in == n_in);
       const HzQuantTraits *vt = hz_quant_traits (w->qt->vec_dot_type);
       job.total_rows += w->n_out;
-      if (n_tok > 1)
+      job.tile_w[k] = w->data;
+      if (w->packed)
+        {
+          /* repacked at load: bit-identical to dot_one (= dot_batch for these kernels) for
+           * any batch, so also in row-invariant mode */
+          job.tile[k] = w->packed_tile;
+          job.tile_w[k] = w->packed;
+        }
+      else if (n_tok > 1)
         {
           /* the tiled kernel when it is the kernel compute_rows would run per element
            * (on one token the four-row kernels are faster: measured tg CPU time) */
@@ -246,4 +256,87 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
     matmul_worker (0, 1, &job);
   else
     hz_threadpool_run (mm->pool, nth, matmul_worker, &job);
+}
+
+gboolean
+hz_cpu_matrix_repack (HzMatrix *m, GPtrArray *owned)
+{
+  static int enabled = -1;   /* HZ_REPACK=0: off (benchmarks of the unrepacked kernels) */
+  if (enabled < 0)
+    {
+      const char *env = g_getenv ("HZ_REPACK");
+      enabled = env == NULL || g_strcmp0 (env, "0") != 0;
+    }
+  if (!enabled || m->data == NULL || m->packed != NULL)
+    return FALSE;
+  const HzGgmlTileFn tile = hz_repack_tile (m->qt->type, m->n_out, m->n_in);
+  if (tile == NULL)
+    return FALSE;
+  guint8 *buf = g_malloc ((gsize) m->n_out * m->row_bytes);
+  if (!hz_repack_rows (m->qt->type, m->n_out, m->n_in, m->data, buf))
+    {
+      g_free (buf);
+      return FALSE;
+    }
+  g_ptr_array_add (owned, buf);
+  m->packed_tile = tile;   /* the tile before the pointer that selects it */
+  m->packed = buf;
+  return TRUE;
+}
+
+/* The n_expert matrices of `x` as one repacked copy (each expert's rows are whole 8-row
+ * groups, so expert e stays at byte e * expert_bytes; hz_expert_matrix points into it). */
+static gboolean
+expert_matrix_repack (HzExpertMatrix *x, GPtrArray *owned)
+{
+  HzMatrix *m = &x->mat;
+  if (m->data == NULL || m->packed != NULL || x->n_expert <= 0 ||
+      x->expert_bytes != (size_t) m->n_out * m->row_bytes ||
+      g_strcmp0 (g_getenv ("HZ_REPACK"), "0") == 0)
+    return FALSE;
+  const HzGgmlTileFn tile = hz_repack_tile (m->qt->type, m->n_out, m->n_in);
+  if (tile == NULL)
+    return FALSE;
+  guint8 *buf = g_malloc (x->expert_bytes * (gsize) x->n_expert);
+  if (!hz_repack_rows (m->qt->type, m->n_out * x->n_expert, m->n_in, m->data, buf))
+    {
+      g_free (buf);
+      return FALSE;
+    }
+  g_ptr_array_add (owned, buf);
+  m->packed_tile = tile;   /* the tile before the pointer that selects it */
+  m->packed = buf;
+  return TRUE;
+}
+
+void
+hz_cpu_llm_prepare (const HzLlm *llm)
+{
+  HzLlm *w = (HzLlm *) llm;   /* the repacked copies are the only CPU-side mutable state */
+  if (g_once_init_enter (&w->cpu_prepared))
+    {
+      hz_cpu_llm_repack (w);
+      g_once_init_leave (&w->cpu_prepared, 1);
+    }
+}
+
+guint
+hz_cpu_llm_repack (HzLlm *llm)
+{
+  guint n = 0;
+  for (int il = 0; il < llm->hp.n_layer; il++)
+    {
+      HzLayer *L = &llm->layers[il];
+      n += expert_matrix_repack (&L->ffn_gate_exps, llm->owned);
+      n += expert_matrix_repack (&L->ffn_up_exps, llm->owned);
+      n += expert_matrix_repack (&L->ffn_down_exps, llm->owned);
+      HzMatrix *const mats[] = { &L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up,
+                                 &L->w_down, &L->ffn_gate_inp, &L->ffn_gate_shexp,
+                                 &L->ffn_up_shexp, &L->ffn_down_shexp };
+      for (gsize i = 0; i < G_N_ELEMENTS (mats); i++)
+        n += hz_cpu_matrix_repack (mats[i], llm->owned);
+    }
+  /* tied output: only the output copy (tok_embd's rows are read with to_float) */
+  n += hz_cpu_matrix_repack (&llm->output, llm->owned);
+  return n;
 }

@@ -13,6 +13,8 @@
  * (HzGgmlDots.tile: the serial kernels of Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS) and
  * the batch has several rows, blocks of 64 weight rows × all tokens go to it:
  * the same bits per element, each weight block unpacked once per 8 rows or tokens.
+ * Matrices repacked at load (hz_cpu_matrix_repack) always go to the repacked tile, for one
+ * token (decode) as for many.
  *
  * Threading: work below a threshold runs on the calling thread (waking workers costs more
  * than a tiny matmul); above it, rows are split across the pool's threads.
@@ -51,6 +53,29 @@ void hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in
 /** Row-invariant mode (the serving path, cpu/forward-paged.h): always the one-row kernel
  *  (dot_one), so a row's result does not depend on how many rows share the call. */
 void hz_cpu_matmul_set_row_invariant (HzCpuMatmul *mm, gboolean on);
+
+/** Repack `m` for the CPU kernels where its format and shape have a repacked layout
+ *  (quant/repack.h: Q4_0 with n_out % 8 == 0): sets m->packed (a new buffer of
+ *  n_out · row_bytes bytes, appended to `owned`, whose free function must be g_free) and
+ *  m->packed_tile; hz_cpu_matmul then reads only the repacked copy, with bit-identical
+ *  results. m->data is left as it is (other readers use the original). FALSE when nothing
+ *  was done (no layout, already repacked, or HZ_REPACK=0 in the environment). Call at
+ *  load, before the matrix is shared between threads. */
+gboolean hz_cpu_matrix_repack (HzMatrix *m, GPtrArray *owned);
+
+/** hz_cpu_matrix_repack() on every matrix that hz_cpu_matmul multiplies: the layers'
+ *  projections, the output (not tok_embd, whose rows are read as they are) and the experts
+ *  of MoE layers (all n_expert matrices of a projection in one copy, so that
+ *  hz_expert_matrix() views stay valid); returns how many were repacked. Not thread-safe:
+ *  call it through hz_cpu_llm_prepare(). */
+guint hz_cpu_llm_repack (HzLlm *llm);
+
+/** Prepare `llm` for CPU inference: hz_cpu_llm_repack() once per model (later calls return
+ *  at once), so a model that runs on the GPU never pays the repacked copies' host memory
+ *  and load time. Called by hz_context_new() for a context without a GPU and by HzServe's
+ *  CPU path. Thread-safe (g_once); a CPU matmul already running on the same model from a
+ *  GPU context's fallback meanwhile computes the same bits from the original rows. */
+void hz_cpu_llm_prepare (const HzLlm *llm);
 
 /** Threads that a job of `work` multiply-adds should use given `max_threads`: 1 below the
  *  threshold HZ_CPU_MIN_WORK_PER_THREAD, then one more thread per threshold's worth. */

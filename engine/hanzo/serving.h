@@ -50,7 +50,8 @@ typedef enum {
 typedef struct {
   guint    block_size;       /* tokens per KV block (s); 0 = 16 */
   guint    n_blocks;         /* KV blocks in the pool (P); 0 = from kv_bytes */
-  guint64  kv_bytes;         /* KV memory when n_blocks is 0; 0 = 256 MiB (at most what
+  guint64  kv_bytes;         /* KV memory when n_blocks is 0; 0 = 256 MiB, 4 GiB of device
+                                memory when serving on the GPU (at most what
                                 max_seqs sequences of max_seq_len tokens need) */
   guint    max_batch_tokens; /* tokens per step: decode tokens + prompt chunks; 0 = 256 */
   guint    max_seqs;         /* sequences running at once; 0 = 64 */
@@ -124,7 +125,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzServe, hz_serve_free)
 
 /** Queue a request (copied). Thread-safe. Returns its id (> 0), or 0 with an error:
  *  HZ_ENGINE_ERROR_INVALID_ARGUMENT (empty prompt, token outside the vocabulary, NULL
- *  adapter, scale not finite), HZ_ENGINE_ERROR_ADAPTER_MISMATCH (an adapter does not fit
+ *  adapter, scale not finite, adapters on a server stepping on the GPU — it applies no
+ *  LoRA yet; HZ_DEVICE=cpu serves on the CPU), HZ_ENGINE_ERROR_ADAPTER_MISMATCH (an adapter does not fit
  *  the model),
  *  HZ_SERVE_ERROR_TOO_LONG (n_prompt > max_seq_len). `params` may be NULL. */
 guint64  hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,

@@ -47,6 +47,10 @@ extern const HzGgmlDot4Fn hzg_kernels_x4_avx512[HZG_N_KERNELS];
  *  HzgKernel, NULL elsewhere; x86 levels only. */
 extern const HzGgmlTileFn hzg_kernels_tile_avx2[HZG_N_KERNELS];
 extern const HzGgmlTileFn hzg_kernels_tile_avx512[HZG_N_KERNELS];
+/** The same tiles on weights repacked at load (repack.h), indexed by HzgKernel, NULL where
+ *  the kernel has no repacked layout; x86 levels only (the C one lives in repack.c). */
+extern const HzGgmlTileFn hzg_kernels_packed_avx2[HZG_N_KERNELS];
+extern const HzGgmlTileFn hzg_kernels_packed_avx512[HZG_N_KERNELS];
 
 /* Where the 8-lane K-quant kernels (ggml_vec_dot_<t>_q8_K, AVX2) put the mins term
  * Σ mn·bsums scaled by −dmin_w·d_a. */

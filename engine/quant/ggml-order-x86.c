@@ -4,6 +4,7 @@
  * out a level's table after hz_simd_supported() said yes. */
 #include "ggml-order-impl.h"
 #include "quant-kunpack.h"
+#include "repack.h"
 
 #include <stdlib.h>
 
@@ -47,9 +48,11 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
 #define HZG_TABLE  hzg_kernels_avx2
 #define HZG_TABLE_X4 hzg_kernels_x4_avx2
 #define HZG_TABLE_TILE hzg_kernels_tile_avx2
+#define HZG_TABLE_PACKED hzg_kernels_packed_avx2
 #include "ggml-order-x86.inc"
 #undef HZG_TABLE_X4
 #undef HZG_TABLE_TILE
+#undef HZG_TABLE_PACKED
 #undef HZG_TARGET
 #undef HZG_VNNI
 #undef HZG_FN
@@ -69,9 +72,11 @@ k4_scale_bytes (const uint8_t s[12], uint8_t sc[8], uint8_t mn[8])
 #define HZG_TABLE  hzg_kernels_avx512
 #define HZG_TABLE_X4 hzg_kernels_x4_avx512
 #define HZG_TABLE_TILE hzg_kernels_tile_avx512
+#define HZG_TABLE_PACKED hzg_kernels_packed_avx512
 #include "ggml-order-x86.inc"
 #undef HZG_TABLE_X4
 #undef HZG_TABLE_TILE
+#undef HZG_TABLE_PACKED
 #undef HZG_TARGET
 #undef HZG_VNNI
 #undef HZG_FN

@@ -16,8 +16,12 @@
  * The tiled kernels (rows × tokens, HzGgmlDots.tile) are compared with the scalar kernel
  * the same way, element by element, ragged tile edges included.
  *
+ * Matrices repacked at load (repack.h) are multiplied by their kernels at every level,
+ * the plain C one included, and compared element by element with the scalar one-row
+ * kernel on the original rows.
+ *
  * Test paths: /ggml-order/levels/<kernel>, /ggml-order/tile/<kernel>,
- * /ggml-order/default-level
+ * /ggml-order/repack/<kernel>, /ggml-order/default-level
  */
 #include <glib.h>
 #include <math.h>
@@ -26,6 +30,7 @@
 
 #include "ggml-order.h"
 #include "quant-impl.h"
+#include "repack.h"
 
 /* A kernel of ggml-order.c and a shape that selects it. */
 typedef struct {
@@ -328,6 +333,89 @@ test_tile (gconstpointer data)
                   c->name, n_checked, n_levels);
 }
 
+/* A repacked matrix (repack.h) against the scalar `one` kernel on its original rows, per
+ * output bit for bit, at every level including the C kernel of the layout: one token (the
+ * decode GEMV) and batches over a pass of 32, all rows or a ragged part of the groups (the
+ * tile starting at a later group), an output stride wider than the rows; also the shapes
+ * that must not be repacked. */
+static void
+test_repack (gconstpointer data)
+{
+  const Case *c = data;
+  const HzQuantTraits *t = hz_quant_traits (c->type);
+  const HzQuantTraits *vt = hz_quant_traits (t->vec_dot_type);
+  g_autoptr (GRand) r = g_rand_new_with_seed (0x4e9a + c->type);
+  /* {matrix rows, first row, tile rows, tokens} */
+  static const int shapes[][4] = { { 8, 0, 8, 1 }, { 24, 0, 24, 1 }, { 16, 8, 5, 1 },
+                                   { 8, 0, 8, 3 }, { 16, 0, 13, 9 }, { 24, 8, 16, 33 } };
+  unsigned n_checked = 0;
+
+  g_assert_null (hz_repack_tile_at (c->type, c->n_out + 4, c->n_in[0], HZ_SIMD_SCALAR));
+  g_assert_null (hz_repack_tile_at (HZ_TYPE_Q6_K, 32, 256, HZ_SIMD_SCALAR));
+  g_assert_null (hz_repack_tile_at (HZ_TYPE_Q4_1, 32, 256, HZ_SIMD_SCALAR));
+  g_assert_false (hz_repack_rows (c->type, c->n_out + 4, c->n_in[0], "", (uint8_t[1]) { 0 }));
+  for (int k = 0; k < 8 && c->n_in[k] > 0; k++)
+    {
+      const int n = c->n_in[k];
+      const HzGgmlDots ref = hz_ggml_order_dots_at (c->type, c->n_out, n, HZ_SIMD_SCALAR);
+      const size_t wbytes = hz_quant_row_size (c->type, n);
+      const size_t abytes = hz_quant_row_size (vt->type, n);
+      g_autofree float *tmp = g_new (float, n);
+      for (size_t sh = 0; sh < G_N_ELEMENTS (shapes); sh++)
+        {
+          /* the matrix a multiple of the case's rows (the shapes of the serial kernel) */
+          const int n_out = (shapes[sh][0] + (int) c->n_out - 1) / (int) c->n_out * (int) c->n_out;
+          const int r0 = shapes[sh][1], rows = shapes[sh][2];
+          const int toks = shapes[sh][3];
+          const size_t ld = (size_t) rows + 3;
+          g_autofree uint8_t *w = g_malloc (n_out * wbytes);
+          g_autofree uint8_t *p = g_malloc (n_out * wbytes);
+          g_autofree uint8_t *a = g_malloc (toks * abytes);
+          g_autofree float *got = g_new (float, toks * ld);
+          for (int row = 0; row < n_out; row++)
+            fill_weights (r, c, t, w + row * wbytes, n);
+          for (int tok = 0; tok < toks; tok++)
+            fill_acts (r, vt, tmp, a + tok * abytes, n);
+          g_assert_true (hz_repack_rows (c->type, n_out, n, w, p));
+          for (int level = HZ_SIMD_SCALAR; level < HZ_SIMD_LEVELS; level++)
+            {
+              if (!hz_simd_supported (level))
+                continue;
+              const HzGgmlTileFn tile = hz_repack_tile_at (c->type, n_out, n, level);
+              if (level == HZ_SIMD_SCALAR)
+                g_assert_nonnull (tile);
+              if (tile == NULL)   /* no kernel at this level: the matrix stays unpacked */
+                continue;
+              for (size_t i = 0; i < toks * ld; i++)
+                got[i] = (float) i + 0.5f;   /* sentinels */
+              tile (n, rows, toks, got, ld, p + (size_t) r0 * wbytes, wbytes, a, abytes);
+              for (int tok = 0; tok < toks; tok++)
+                for (size_t row = 0; row < ld; row++)
+                  {
+                    const float g = got[tok * ld + row];
+                    if (row >= (size_t) rows)
+                      {
+                        if (g != (float) (tok * ld + row) + 0.5f)
+                          g_error ("%s repacked %d rows from %d x %d tokens, n = %d: element "
+                                   "(%zu, %d) outside the tile written", c->name, rows, r0,
+                                   toks, n, row, tok);
+                        continue;
+                      }
+                    float want;
+                    ref.one (n, &want, w + (r0 + row) * wbytes, a + tok * abytes);
+                    if (memcmp (&want, &g, sizeof want) != 0)
+                      g_error ("%s repacked, n = %d, row %zu, token %d: scalar %.9g (0x%08x), "
+                               "%s repacked %.9g (0x%08x)", c->name, n, r0 + row, tok, want,
+                               bits (want), hz_simd_level_name (level), g, bits (g));
+                    n_checked++;
+                  }
+            }
+        }
+    }
+  g_test_message ("%s: %u repacked outputs bit-identical to the scalar kernel", c->name,
+                  n_checked);
+}
+
 /* hz_ggml_order_dots() and hz_ggml_dot_f32*() use hz_simd_level()'s kernels (HZ_SIMD caps
  * it: with HZ_SIMD=scalar they must be the plain C ones). */
 static void
@@ -377,6 +465,11 @@ main (int argc, char **argv)
         {
           g_autofree char *tpath = g_strdup_printf ("/ggml-order/tile/%s", cases[i].name);
           g_test_add_data_func (tpath, &cases[i], test_tile);
+        }
+      if (hz_repack_tile_at (cases[i].type, cases[i].n_out, cases[i].n_in[0], HZ_SIMD_SCALAR))
+        {
+          g_autofree char *rpath = g_strdup_printf ("/ggml-order/repack/%s", cases[i].name);
+          g_test_add_data_func (rpath, &cases[i], test_repack);
         }
     }
   g_test_add_func ("/ggml-order/default-level", test_default_level);

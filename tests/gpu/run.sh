@@ -4,7 +4,8 @@
 # Builds with -Dcuda=enabled (or -Dhip=enabled), then runs the kernel compile check,
 # test-qmatvec (every format of the table vs the CPU: the decode matvec at the 7B decode
 # shapes, the prefill matmul qmmq on random data), test-ops (each decode and prefill op vs
-# its CPU twin, the device sampler's histograms vs the CPU sampler's probabilities) and
+# its CPU twin, the device sampler's histograms vs the CPU sampler's probabilities),
+# test-moe (the mixture-of-experts ops vs the CPU routing and the dense products) and
 # test-forward (prefill and decode vs the CPU forward pass on ../shared/models: logits,
 # greedy ids, the device sampler at top-k 1, hz_context_generate sampling on the device:
 # greedy ids equal to a CPU context's, seeded draws reproducible); thresholds in each
@@ -19,6 +20,7 @@ backend=${HZ_GPU:-cuda}
 if [ ! -d "$build" ]; then
   meson setup "$build" -D"$backend"=enabled -Dapp=disabled
 fi
-ninja -C "$build" tests/gpu/test-qmatvec tests/gpu/test-ops tests/gpu/test-forward \
+ninja -C "$build" tests/gpu/test-qmatvec tests/gpu/test-ops tests/gpu/test-moe tests/gpu/test-forward \
   tests/gpu/bench-qmatvec
+ninja -C "$build" tests/gpu/test-train tests/gpu/test-paged   # LoRA training (issue 7), GPU serving (issue 5)
 exec meson test -C "$build" --print-errorlogs --suite gpu --suite gpu-build

@@ -3,7 +3,14 @@
  *
  *   test-forward [MODEL.gguf ...]     default: stories260K.gguf and every file of
  *                                     stories-distill/ in the shared data (skip if absent)
+ *   test-forward --moe VOCAB.gguf     only the synthetic MoE models below
  *   test-forward --bench MODEL.gguf [N]   decode speed only (tools/bench-gpu.sh)
+ *
+ * With stories260K.gguf in the shared data, the default run adds three small synthetic
+ * mixture-of-experts models made with its vocabulary (hz_synth_write: tiny-qwen3moe Q4_K,
+ * tiny-mixtral F32, tiny-qwen2moe F32 with its shared expert): the router, top-k, the
+ * routed experts (kernels/moe.hip) in the decode graph and the grouped prefill, under the
+ * same checks and thresholds as the quantized models.
  *
  * Per model:
  *  1. a prompt of two sentences (PROMPT, with BOS, ~50 tokens) on both backends, the GPU's
@@ -59,7 +66,9 @@
 #include "forward-gpu.h"
 #include "hanzo/engine.h"
 #include "hz-gpu.h"
+#include "synth.h"
 
+#include <glib/gstdio.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -544,6 +553,69 @@ cmp_paths (gconstpointer a, gconstpointer b)
   return g_strcmp0 (*(char *const *) a, *(char *const *) b);
 }
 
+/* Small synthetic mixture-of-experts models (hz_synth_write, the vocabulary of vocab_gguf)
+ * in a temporary folder, added to paths: qwen3moe (8 experts, 2 used, normalised weights)
+ * at Q4_K; Mixtral-style llama (4 experts, 2 used) and qwen2moe (8 experts, 4 used, raw
+ * weights, sigmoid-gated shared expert) with F32 weights, where both backends compute in
+ * fp32 and differ only by summation order (~1e-6), so their routing must agree exactly.
+ * Quantized Mixtral (Q8_0) and qwen2moe (Q4_0) were run too (H200, 2026-11-29): their
+ * logits differ by the int8-activation noise of quantized models (~1e-2), and with routing
+ * that noise can move a token to another expert when two are within it: one near-tie id
+ * flip in 64 lockstep steps (Mixtral Q8_0), one step with a 0.16 logit error after a
+ * routing flip (qwen2moe Q4_0), so their ids need a routing-aware criterion, not this
+ * test's. Returns the folder (to remove) or NULL after a failed test line. */
+static char *
+synth_moe_models (const char *vocab_gguf, GPtrArray *paths)
+{
+  static const struct { const char *shape; uint32_t type; } moe[] = {
+    { "tiny-qwen3moe", HZ_TYPE_Q4_K }, { "tiny-mixtral", HZ_TYPE_F32 },
+    { "tiny-qwen2moe", HZ_TYPE_F32 },
+  };
+  GError *error = NULL;
+  char *dir = g_dir_make_tmp ("hz-gpu-moe-XXXXXX", &error);
+  for (size_t i = 0; dir && i < G_N_ELEMENTS (moe); i++)
+    {
+      HzSynthParams p = { 0 };
+      p.matrix_type = (int32_t) moe[i].type;
+      p.seed = 11 + i;
+      p.vocab_gguf = vocab_gguf;
+      char *out = g_strdup_printf ("%s/%s-%s.gguf", dir, moe[i].shape,
+                                   hz_quant_traits (moe[i].type)->name);
+      if (!hz_synth_shape_parse (moe[i].shape, &p.shape, &error)
+          || !hz_synth_write (&p, out, &error))
+        {
+          printf ("not ok %d - synthetic %s: %s\n", ++n_test, moe[i].shape, error->message);
+          n_fail++;
+          g_clear_error (&error);
+          g_free (out);
+          continue;
+        }
+      g_ptr_array_add (paths, out);
+    }
+  if (!dir)
+    {
+      printf ("not ok %d - synthetic MoE models: %s\n", ++n_test, error->message);
+      n_fail++;
+      g_clear_error (&error);
+    }
+  return dir;
+}
+
+static void
+remove_dir (const char *dir)
+{
+  GDir *d = dir ? g_dir_open (dir, 0, NULL) : NULL;
+  for (const char *n; d && (n = g_dir_read_name (d));)
+    {
+      g_autofree char *f = g_build_filename (dir, n, NULL);
+      g_remove (f);
+    }
+  if (d)
+    g_dir_close (d);
+  if (dir)
+    g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -559,9 +631,13 @@ main (int argc, char **argv)
   printf ("# %s\n", hz_gpu_describe (probe));
   hz_gpu_close (probe);
   GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
-  for (int i = 1; i < argc; i++)
-    g_ptr_array_add (paths, g_strdup (argv[i]));
-  if (paths->len == 0)
+  g_autofree char *tmp = NULL;
+  if (argc == 3 && strcmp (argv[1], "--moe") == 0)
+    tmp = synth_moe_models (argv[2], paths);
+  else
+    for (int i = 1; i < argc; i++)
+      g_ptr_array_add (paths, g_strdup (argv[i]));
+  if (paths->len == 0 && !tmp)
     {
       const char *dir = g_getenv ("HZ_SHARED_DIR") ? g_getenv ("HZ_SHARED_DIR") : "../shared";
       g_autofree char *s260 = g_build_filename (dir, "models", "stories260K.gguf", NULL);
@@ -579,6 +655,8 @@ main (int argc, char **argv)
       for (guint i = 0; i < found->len; i++)
         g_ptr_array_add (paths, g_strdup (found->pdata[i]));
       g_ptr_array_free (found, TRUE);
+      if (g_file_test (s260, G_FILE_TEST_EXISTS))
+        tmp = synth_moe_models (s260, paths);
       if (paths->len == 0)
         {
           printf ("1..0 # SKIP no models in %s/models (set HZ_SHARED_DIR)\n", dir);
@@ -590,5 +668,6 @@ main (int argc, char **argv)
     check_model (paths->pdata[i]);
   printf ("1..%d\n", n_test);
   g_ptr_array_free (paths, TRUE);
+  remove_dir (tmp);
   return n_fail ? 1 : 0;
 }

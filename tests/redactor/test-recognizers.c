@@ -15,6 +15,10 @@ static const Case cases[] = {
   { "Write to nora.valdt@example.com or visit www.example.org today",
     { { "nora.valdt@example.com", "EMAIL" }, { "www.example.org", "URL" } } },
   { "mail me at a.b@c.invalidtld please", { { NULL } } },
+  /* non-ASCII local parts (RFC 6531) are one span; quotes around an address are not in it */
+  { "write to \xc5\xa1\xc3\xa1rka@example.cz today",
+    { { "\xc5\xa1\xc3\xa1rka@example.cz", "EMAIL" } } },
+  { "\xe2\x80\x9c" "bob@example.com\xe2\x80\x9d he said", { { "bob@example.com", "EMAIL" } } },
   { "see https://example.com/a?b=1).", { { "https://example.com/a?b=1", "URL" } } },
   /* phones, incl. extensions (fixed miss) and parentheses */
   { "Reach Ilse Brandvik\nat +1 202-555-0142, thanks",
@@ -231,6 +235,9 @@ test_offsets_utf8 (void)
   g_assert_cmpuint (res->spans[0].end_byte, ==, 5 + strlen ("Šárka Ottová"));
   g_assert_cmpstr (hz_entity_type_name (res->spans[0].type), ==, "PERSON");
   g_assert_cmpstr (hz_entity_type_name (res->spans[1].type), ==, "EMAIL");
+  /* the whole address, its non-ASCII local part included */
+  g_assert_cmpuint (res->spans[1].start_byte, ==, strlen ("😀 Šárka Ottová: "));
+  g_assert_cmpuint (res->spans[1].end_byte, ==, strlen (text));
   hz_redaction_free (res);
   hz_redactor_free (r);
 }
