@@ -209,6 +209,8 @@ typedef struct {
   uint8_t    *out;
   size_t      row_bytes;
   int64_t     r0, r1;
+  const uint8_t *src;       /* HzSynthParams.fast: copy rows of these src_rows rows instead */
+  int64_t     src_rows;
 } Chunk;
 
 #define CHUNK_ROWS_ELEMS (1 << 20)  /* about 1M elements per chunk (fixed: thread-independent) */
@@ -261,6 +263,16 @@ run_chunk (gpointer data, gpointer user_data)
 {
   Chunk *c = data;
   (void) user_data;
+  if (c->src)
+    {
+      Rng r;
+      rng_seed (&r, c->seed);
+      for (int64_t row = c->r0; row < c->r1; row++)
+        memcpy (c->out + (size_t) row * c->row_bytes,
+                c->src + (size_t) (rng_next (&r) % (uint64_t) c->src_rows) * c->row_bytes,
+                c->row_bytes);
+      return;
+    }
   if (hz_synth_random_blocks (c->type) && c->spec->init == INIT_NORMAL)
     {
       const HzQuantTraits *tr = hz_quant_traits (c->type);
@@ -498,17 +510,29 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
         {
           uint64_t sm = name_hash + (uint64_t) c * 0x9e3779b97f4a7c15ull;
           chunks[c] = (Chunk) { s, type, splitmix64 (&sm), buf, row, c * rows_per_chunk,
-                                MIN (nrows, (c + 1) * rows_per_chunk) };
+                                MIN (nrows, (c + 1) * rows_per_chunk), NULL, 0 };
         }
-      if (n_chunks > 1 && n_threads > 1)
+      int64_t c0 = 0;
+      if (p->fast && n_chunks > 1)
+        {
+          /* the first chunk for real, then every other chunk copies its rows */
+          run_chunk (&chunks[0], NULL);
+          for (int64_t c = 1; c < n_chunks; c++)
+            {
+              chunks[c].src = buf;
+              chunks[c].src_rows = chunks[0].r1;
+            }
+          c0 = 1;
+        }
+      if (n_chunks - c0 > 1 && n_threads > 1)
         {
           GThreadPool *pool = g_thread_pool_new (run_chunk, NULL, (gint) n_threads, TRUE, NULL);
-          for (int64_t c = 0; c < n_chunks; c++)
+          for (int64_t c = c0; c < n_chunks; c++)
             g_thread_pool_push (pool, &chunks[c], NULL);
           g_thread_pool_free (pool, FALSE, TRUE);
         }
       else
-        for (int64_t c = 0; c < n_chunks; c++)
+        for (int64_t c = c0; c < n_chunks; c++)
           run_chunk (&chunks[c], NULL);
       g_free (chunks);
       ok = hz_gguf_writer_add_tensor (w, s->name, type, s->n_dims, s->ne, buf, (uint64_t) nrows * row,

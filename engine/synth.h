@@ -74,6 +74,13 @@ typedef struct {
   guint64      seed;
   const char  *vocab_gguf;  /* required: tokenizer source */
   guint        n_threads;   /* 0 = cores */
+  gboolean     fast;        /* benchmark files: only the first chunk of rows of each tensor
+                             * (about 1M elements) is generated and quantized; every later
+                             * row is a copy of one of its rows, chosen by the chunk's RNG
+                             * stream (same bytes per row, so speed is unchanged; a model
+                             * many times faster to write, e.g. a 30B MoE in seconds per
+                             * GB instead of quantizing 30 B floats). Not for accuracy tests:
+                             * the weights repeat. Still deterministic for any thread count. */
 } HzSynthParams;
 
 /** TRUE for the weight formats whose ggml quantizer needs an importance matrix, which the

@@ -1,7 +1,7 @@
 /* tools/hanzo-synth.c — `hanzo synth`: write a random-weight GGUF with a real shape.
  *
  *   hanzo synth [--arch llama|qwen2|qwen3] --shape SHAPE --type T --vocab FROM.gguf
- *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [-t THREADS]
+ *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [--fast] [-t THREADS]
  *
  * SHAPE: tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b, moe-30b-a3b
  * (Qwen3-30B-A3B, qwen3moe), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe or
@@ -27,7 +27,7 @@ hz_cmd_synth (int argc, char **argv)
                   *matrix_type = NULL;
   gint64 seed = 42;
   gint threads = 0;
-  gboolean pure = FALSE;
+  gboolean pure = FALSE, fast = FALSE;
   GOptionEntry entries[] = {
     { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "llama, qwen2, qwen3, qwen2moe or qwen3moe (default: the shape's)", "A" },
     { "shape", 0, 0, G_OPTION_ARG_STRING, &shape, "Model shape (see the list below)", "SHAPE" },
@@ -38,6 +38,8 @@ hz_cmd_synth (int argc, char **argv)
     { "pure", 0, 0, G_OPTION_ARG_NONE, &pure, "Every matrix at the default type", NULL },
     { "matrix-type", 0, 0, G_OPTION_ARG_STRING, &matrix_type,
       "Every matrix in this format (q4_0, iq2_xxs, ...) instead of the type's mix", "FORMAT" },
+    { "fast", 0, 0, G_OPTION_ARG_NONE, &fast,
+      "Benchmark file: quantize ~1M weights per tensor and fill the rest with copies of those rows (seconds instead of minutes for big models; weights repeat)", NULL },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads, 0..1024 (default 0: all cores)", "N" },
     { NULL }
   };
@@ -93,6 +95,7 @@ hz_cmd_synth (int argc, char **argv)
   p.arch = arch;
   p.ftype = fi->ftype;
   p.pure = pure;
+  p.fast = fast;
   p.seed = (guint64) seed;
   p.vocab_gguf = vocab;
   p.n_threads = (guint) threads;

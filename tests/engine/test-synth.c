@@ -580,12 +580,85 @@ test_determinism_and_mix (void)
     }
 }
 
+/* --fast: the first ~1M elements of each tensor as usual, byte-identical to the normal file;
+ * every later row a copy of one of those rows (and the normal file's are not); same layout
+ * and size; the model loads and decodes to finite logits. */
+static void
+test_fast (void)
+{
+  g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
+  if (!vocab)
+    return;
+  g_autoptr (GError) error = NULL;
+  char *paths[2];
+  for (int i = 0; i < 2; i++)
+    {
+      HzSynthParams p = { 0 };
+      /* ffn_up: 1024 inputs x 2560 rows = 2.5 chunks of 1024 rows */
+      g_assert_true (hz_synth_shape_parse ("custom:dim=1024,layers=1,heads=8,kv=8,ffn=2560",
+                                           &p.shape, NULL));
+      p.matrix_type = HZ_TYPE_Q4_K;
+      p.seed = 3;
+      p.vocab_gguf = vocab;
+      p.n_threads = 2;
+      p.fast = i == 1;
+      paths[i] = g_strdup_printf ("%s/hz-test-synth-fast-%d-%d.gguf", g_get_tmp_dir (), (int) getpid (), i);
+      g_assert_true (hz_synth_write (&p, paths[i], &error));
+      g_assert_no_error (error);
+    }
+  g_autoptr (HzGguf) g0 = hz_gguf_open (paths[0], &error);
+  g_assert_no_error (error);
+  g_autoptr (HzGguf) g1 = hz_gguf_open (paths[1], &error);
+  g_assert_no_error (error);
+  const HzGgufTensor *t0 = hz_gguf_find_tensor (g0, "blk.0.ffn_up.weight");
+  const HzGgufTensor *t1 = hz_gguf_find_tensor (g1, "blk.0.ffn_up.weight");
+  g_assert_nonnull (t0);
+  g_assert_nonnull (t1);
+  g_assert_cmpuint (t0->offset, ==, t1->offset);
+  g_assert_cmpuint (hz_gguf_data_offset (g0), ==, hz_gguf_data_offset (g1));
+  const size_t row = hz_quant_row_size (HZ_TYPE_Q4_K, 1024);
+  const guint8 *d0 = (const guint8 *) hz_gguf_file_data (g0) + hz_gguf_data_offset (g0) + t0->offset;
+  const guint8 *d1 = (const guint8 *) hz_gguf_file_data (g1) + hz_gguf_data_offset (g1) + t1->offset;
+  g_assert_cmpmem (d0, 1024 * row, d1, 1024 * row);   /* the first chunk */
+  int copies0 = 0, copies1 = 0;
+  for (int r = 1024; r < 2560; r++)
+    {
+      gboolean in0 = FALSE, in1 = FALSE;
+      for (int s = 0; s < 1024 && !(in0 && in1); s++)
+        {
+          in0 |= memcmp (d0 + (size_t) r * row, d0 + (size_t) s * row, row) == 0;
+          in1 |= memcmp (d1 + (size_t) r * row, d1 + (size_t) s * row, row) == 0;
+        }
+      copies0 += in0;
+      copies1 += in1;
+    }
+  g_assert_cmpint (copies0, ==, 0);
+  g_assert_cmpint (copies1, ==, 2560 - 1024);
+  /* it is a model: loads and decodes to finite logits */
+  g_autoptr (HzModel) m = hz_model_load (paths[1], NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzContext) ctx = hz_context_new (m, NULL, &error);
+  g_assert_no_error (error);
+  const HzToken toks[] = { 1, 100, 200 };
+  g_assert_true (hz_context_eval (ctx, toks, G_N_ELEMENTS (toks), FALSE, NULL, &error));
+  g_assert_no_error (error);
+  const float *logits = hz_context_logits (ctx, -1);
+  for (guint i = 0; i < hz_model_n_vocab (m); i++)
+    g_assert_true (isfinite (logits[i]));
+  for (int i = 0; i < 2; i++)
+    {
+      g_unlink (paths[i]);
+      g_free (paths[i]);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/synth/shapes-and-errors", test_shapes_and_errors);
   g_test_add_func ("/synth/determinism-and-mix", test_determinism_and_mix);
+  g_test_add_func ("/synth/fast", test_fast);
   /* every weight format with an encoder, on llama */
   for (gsize i = 0; i < hz_quant_n_formats (); i++)
     {
