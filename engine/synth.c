@@ -345,7 +345,10 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
     }
   g_autoptr (HzGguf) vg = hz_gguf_open (p->vocab_gguf, error);
   if (!vg)
-    return FALSE;
+    {
+      g_prefix_error (error, "vocabulary %s: ", p->vocab_gguf);
+      return FALSE;
+    }
   int64_t ti = hz_gguf_find_key (vg, "tokenizer.ggml.tokens");
   if (ti < 0 || hz_gguf_kv_type (vg, ti) != HZ_GGUF_TYPE_ARRAY || hz_gguf_arr_n (vg, ti) == 0)
     {

@@ -104,6 +104,7 @@ struct _HzRedactor {
   HzModelFunc model;            /* optional model-based pass (rec-model.c) */
   struct _HzTagger *tagger;     /* learned PERSON tagger (hz-tagger.c), NULL: rules only */
   gpointer model_data;
+  gint model_failed_said;        /* atomic: a failed model pass was reported once */
   GDestroyNotify model_destroy;
 };
 

@@ -177,7 +177,14 @@ hz_rec_model (HzScan *scan)
   g_autoptr (GError) error = NULL;
   g_autofree char *answer = r->model (prompt, r->model_data, &error);
   if (!answer || !g_utf8_validate (answer, -1, NULL))
-    return; /* the rule-based result stands */
+    {
+      /* the rule-based result stands; say so once per redactor (e.g. a model whose context
+       * cannot hold the prompt), not for every message */
+      if (g_atomic_int_compare_and_exchange ((gint *) &r->model_failed_said, 0, 1))
+        g_message ("redactor: the model pass gave no usable answer (%s); using the rules' "
+                   "spans only", error ? error->message : "not UTF-8");
+      return;
+    }
   glong n_cp = g_utf8_strlen (scan->text, (gssize) scan->len);
   if (!read_json (scan, answer, n_cp))
     read_lines (scan, answer, n_cp);

@@ -51,7 +51,10 @@ usage_error (GOptionContext *ctx, const char *msg)
 static int
 fail (const char *what, const GError *error)
 {
-  fprintf (stderr, "hanzo learn: %s: %s\n", what, error ? error->message : "failed");
+  if (error && g_str_has_prefix (error->message, what))   /* the message names it already */
+    fprintf (stderr, "hanzo learn: %s\n", error->message);
+  else
+    fprintf (stderr, "hanzo learn: %s: %s\n", what, error ? error->message : "failed");
   return 1;
 }
 
@@ -126,16 +129,66 @@ print_progress (int64_t step, int64_t total, double loss, gpointer data)
   return TRUE;
 }
 
-/* Before any training: the adapter directory exists (created) and a file can be created in
- * it, so that a run is not lost to a wrong -o at the end. FALSE with the reason. */
-static gboolean
-out_dir_writable (const char *dir, GError **error)
+/* The adapter directory of a run: the folders that out_dir_writable() created, so that a
+ * run that fails before writing its adapter removes them again (only while empty). */
+typedef struct {
+  char    *dir;       /* the --out directory */
+  char    *created;   /* the topmost folder this run created (an ancestor of dir, or dir);
+                       * NULL: dir existed before */
+  gboolean keep;      /* the adapter was written */
+} OutDir;
+
+static void
+out_dir_clear (OutDir *d)
 {
-  if (g_mkdir_with_parents (dir, 0755) != 0)
+  if (d->created && !d->keep)
     {
-      int e = errno;
-      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot create '%s': %s",
-                   dir, g_strerror (e));
+      /* leaf first, up to the first folder created (a failed mkdir may have made only
+       * parents: ENOENT goes on up); g_rmdir() leaves non-empty ones */
+      g_autofree char *p = g_strdup (d->dir);
+      while ((g_rmdir (p) == 0 || errno == ENOENT) && strcmp (p, d->created) != 0)
+        {
+          char *up = g_path_get_dirname (p);
+          g_free (p);
+          p = up;
+        }
+    }
+  g_clear_pointer (&d->dir, g_free);
+  g_clear_pointer (&d->created, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (OutDir, out_dir_clear)
+
+/* Before any training: the adapter directory `d->dir` exists (created, with its missing
+ * parents, recorded in d->created) and a file can be created in it, so that a run is not
+ * lost to a wrong -o at the end. FALSE with the reason (G_FILE_ERROR). */
+static gboolean
+out_dir_writable (OutDir *d, GError **error)
+{
+  const char *dir = d->dir;
+  if (!g_file_test (dir, G_FILE_TEST_EXISTS))
+    {
+      g_autofree char *top = g_strdup (dir);
+      for (;;)
+        {
+          g_autofree char *up = g_path_get_dirname (top);
+          if (strcmp (up, top) == 0 || g_file_test (up, G_FILE_TEST_EXISTS))
+            break;
+          g_free (top);
+          top = g_steal_pointer (&up);
+        }
+      if (g_mkdir_with_parents (dir, 0755) != 0)
+        {
+          int e = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e),
+                       "cannot create '%s': %s", dir, g_strerror (e));
+          d->created = g_steal_pointer (&top);   /* a parent may have been made */
+          return FALSE;
+        }
+      d->created = g_steal_pointer (&top);
+    }
+  else if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOTDIR, "'%s' is not a directory", dir);
       return FALSE;
     }
   g_autofree char *probe = g_build_filename (dir, ".hanzo-write-test-XXXXXX", NULL);
@@ -194,8 +247,9 @@ cmd_sft (int argc, char **argv)
     bad = "--max-tokens must be in 2..1048576";
   if (bad)
     return usage_error (ctx, bad);
-  if (!o.model || !data || !o.out || !lora_config_from (&o, &p.lora)
-      || !(heldout >= 0 && heldout < 1))
+  if (!(heldout >= 0 && heldout < 1))
+    return usage_error (ctx, "--heldout must be in [0, 1)");
+  if (!o.model || !data || !o.out || !lora_config_from (&o, &p.lora))
     return usage_error (ctx, "need -m, --data, --out and valid numbers/targets");
   p.sft.adamw.lr = o.lr;
   p.steps = o.steps;
@@ -209,7 +263,8 @@ cmd_sft (int argc, char **argv)
       p.dp.sample_rate = dp_q;
       p.dp.delta = dp_delta;
     }
-  if (!out_dir_writable (o.out, &error))
+  g_auto (OutDir) out = { .dir = g_strdup (o.out) };
+  if (!out_dir_writable (&out, &error))
     return fail ("--out", error);
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
@@ -243,6 +298,7 @@ cmd_sft (int argc, char **argv)
   hz_learn_job_result_clear (&res);
   if (!ok)
     return fail (o.out, error);
+  out.keep = TRUE;
   printf ("adapter written to %s\n", o.out);
   return 0;
 }
@@ -293,7 +349,8 @@ cmd_grpo (int argc, char **argv)
   p.sampler.temperature = (float) temperature;
   p.grpo.beta = beta;
   p.adamw.lr = o.lr;
-  if (!out_dir_writable (o.out, &error))
+  g_auto (OutDir) out = { .dir = g_strdup (o.out) };
+  if (!out_dir_writable (&out, &error))
     return fail ("--out", error);
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
@@ -315,7 +372,11 @@ cmd_grpo (int argc, char **argv)
   if (sampled->len > 0 && reward == NULL)
     return usage_error (ctx, "prompts without replies need --reward");
   if (sampled->len == 0 && feedback->len == 0)
-    return fail (prompts, NULL);
+    {
+      fprintf (stderr, "hanzo learn: %s: no prompts and no feedback groups to train on\n",
+               prompts);
+      return 1;
+    }
   g_autoptr (HzLora) lora = hz_lora_new (&llm->hp, &cfg, &error);
   if (!lora)
     return fail ("adapter", error);
@@ -350,6 +411,7 @@ cmd_grpo (int argc, char **argv)
     }
   if (!hz_learn_save_adapter (lora, o.out, hz_model_name (model), &error))
     return fail (o.out, error);
+  out.keep = TRUE;
   printf ("adapter written to %s\n", o.out);
   return 0;
 }

@@ -87,6 +87,12 @@ hz_cmd_perplexity (int argc, char **argv)
   HzPerplexityResult r;
   fprintf (stderr, "perplexity: %s (%s), n_ctx %d, n_batch %d\n", model_path,
            hz_model_type_name (model), n_ctx, MIN (n_batch, n_ctx));
+  /* like llama.cpp's "n_ctx_train < n_ctx" warning: past its training context a model's
+   * positions were never trained, and its perplexity there says little */
+  const int32_t n_train = hz_model_n_ctx_train (model);
+  if (n_train > 0 && n_ctx > n_train)
+    fprintf (stderr, "hanzo perplexity: warning: n_ctx %d is larger than the model's training "
+                     "context of %d tokens (use -c %d)\n", n_ctx, n_train, n_train);
   if (!hz_perplexity (model, text, (gssize) len, &pp, on_chunk, &printed, &r, NULL, &error))
     {
       if (printed)

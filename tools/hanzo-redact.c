@@ -140,27 +140,87 @@ print_row (const char *name, const Counts *c)
           c->gold, c->pred, p, r, f1, f2, p2, r2, f12, f22);
 }
 
-/* Spans of a record ("spans": [{start, end, label}]) on code points. */
-static GArray *
-record_spans (JsonObject *o)
+/* The string member `name` of a record in *out: "" when absent or null; FALSE
+ * (G_IO_ERROR_INVALID_DATA) when it holds anything else than a string. */
+static gboolean
+record_string (JsonObject *o, const char *name, const char **out, GError **error)
 {
-  GArray *a = g_array_new (FALSE, FALSE, sizeof (ESpan));
-  if (!json_object_has_member (o, "spans"))
-    return a;
-  JsonArray *arr = json_object_get_array_member (o, "spans");
-  for (guint i = 0; arr && i < json_array_get_length (arr); i++)
+  JsonNode *n = json_object_get_member (o, name);
+  *out = "";
+  if (n == NULL || JSON_NODE_HOLDS_NULL (n))
+    return TRUE;
+  if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING)
     {
-      JsonObject *s = json_array_get_object_element (arr, i);
-      if (!s)
-        continue;
-      ESpan e = { json_object_get_int_member_with_default (s, "start", 0),
-                  json_object_get_int_member_with_default (s, "end", 0),
-                  label_index (json_object_get_string_member_with_default (s, "label", "")) };
-      if (e.label < 0)
-        e.label = label_index ("OTHER");
-      g_array_append_val (a, e);
+      *out = json_node_get_string (n);
+      return TRUE;
     }
-  return a;
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "\"%s\" must be a string", name);
+  return FALSE;
+}
+
+static gboolean
+int_member (JsonObject *o, const char *name, gint64 *out)
+{
+  JsonNode *n = json_object_get_member (o, name);
+  if (n == NULL || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
+    return FALSE;
+  *out = json_node_get_int (n);
+  return TRUE;
+}
+
+/* Spans of a record ("spans": [{start, end, label}], absent or null: none) on code points,
+ * in *out. Each span needs integers 0 <= start < end, end within the record's "text" when
+ * it has one, and a string label (unknown labels count as OTHER). FALSE
+ * (G_IO_ERROR_INVALID_DATA) on anything else. */
+static gboolean
+record_spans (JsonObject *o, GArray **out, GError **error)
+{
+  *out = NULL;
+  const char *text;
+  if (!record_string (o, "text", &text, error))
+    return FALSE;
+  const gint64 n_cp = json_object_has_member (o, "text") ? g_utf8_strlen (text, -1) : G_MAXINT64;
+  JsonNode *spans = json_object_get_member (o, "spans");
+  g_autoptr (GArray) a = g_array_new (FALSE, FALSE, sizeof (ESpan));
+  if (spans && !JSON_NODE_HOLDS_NULL (spans))
+    {
+      if (!JSON_NODE_HOLDS_ARRAY (spans))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "\"spans\" must be an array");
+          return FALSE;
+        }
+      JsonArray *arr = json_node_get_array (spans);
+      for (guint i = 0; i < json_array_get_length (arr); i++)
+        {
+          JsonNode *sn = json_array_get_element (arr, i);
+          JsonObject *so = JSON_NODE_HOLDS_OBJECT (sn) ? json_node_get_object (sn) : NULL;
+          ESpan e = { 0 };
+          const char *label = "";
+          if (!so || !int_member (so, "start", &e.s) || !int_member (so, "end", &e.e)
+              || e.s < 0 || e.e <= e.s || e.e > n_cp)
+            {
+              if (n_cp == G_MAXINT64)
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                             "span %u: needs integers 0 <= \"start\" < \"end\"", i);
+              else
+                g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                             "span %u: needs integers 0 <= \"start\" < \"end\" <= the text's "
+                             "length in code points (%" G_GINT64_FORMAT ")", i, n_cp);
+              return FALSE;
+            }
+          if (!record_string (so, "label", &label, error))
+            {
+              g_prefix_error (error, "span %u: ", i);
+              return FALSE;
+            }
+          e.label = label_index (label);
+          if (e.label < 0)
+            e.label = label_index ("OTHER");
+          g_array_append_val (a, e);
+        }
+    }
+  *out = g_steal_pointer (&a);
+  return TRUE;
 }
 
 static GArray *
@@ -217,7 +277,10 @@ for_each_record (const char *path, RecordFn fn, gpointer user, GError **error)
               return FALSE;
             }
           if (!fn (json_node_get_object (root), user, error))
-            return FALSE;
+            {
+              g_prefix_error (error, "%s:%u: ", path, lineno);
+              return FALSE;
+            }
         }
       line += n + 1;
     }
@@ -237,10 +300,11 @@ static gboolean
 eval_record (JsonObject *o, gpointer user, GError **error)
 {
   EvalState *st = user;
-  const char *text = json_object_get_string_member_with_default (o, "text", "");
-  const char *id = json_object_get_string_member_with_default (o, "id", "");
-  GArray *gold = record_spans (o);
-  GArray *pred;
+  const char *text, *id;
+  GArray *gold, *pred;
+  if (!record_string (o, "text", &text, error) || !record_string (o, "id", &id, error)
+      || !record_spans (o, &gold, error))
+    return FALSE;
   if (st->pred)
     {
       GArray *p = g_hash_table_lookup (st->pred, id);
@@ -262,7 +326,11 @@ static gboolean
 load_pred (JsonObject *o, gpointer user, GError **error)
 {
   GHashTable *h = user;
-  g_hash_table_insert (h, g_strdup (json_object_get_string_member_with_default (o, "id", "")), record_spans (o));
+  const char *id;
+  GArray *spans;
+  if (!record_string (o, "id", &id, error) || !record_spans (o, &spans, error))
+    return FALSE;
+  g_hash_table_insert (h, g_strdup (id), spans);
   return TRUE;
 }
 
@@ -314,6 +382,12 @@ run_eval (const HzRedactor *r, HzRedactFlags flags, char **files, const char *pr
         {
           fprintf (stderr, "hanzo redact: %s\n", err->message);
           g_error_free (err);
+          return 1;
+        }
+      if (st.records == 0)
+        {
+          /* scores over nothing (P = R = 1) would read as a perfect result */
+          fprintf (stderr, "hanzo redact: %s: no records to score\n", *f);
           return 1;
         }
       print_eval (*f, &st);
@@ -376,7 +450,9 @@ static gboolean
 jsonl_record (JsonObject *o, gpointer user, GError **error)
 {
   JsonlState *st = user;
-  const char *text = json_object_get_string_member_with_default (o, "text", "");
+  const char *text;
+  if (!record_string (o, "text", &text, error))
+    return FALSE;
   HzRedaction *res = hz_redactor_analyze (st->r, text, -1, HZ_REDACT_UTF8_REPLACE | st->flags, error);
   if (!res)
     return FALSE;
@@ -450,6 +526,11 @@ hz_cmd_redact (int argc, char **argv)
     {
       fprintf (stderr, "hanzo redact: %s\n", err->message);
       g_error_free (err);
+      return 2;
+    }
+  if (model_tokens < 1 || model_tokens > 65536)
+    {
+      fprintf (stderr, "hanzo redact: --model-tokens must be in 1..65536, not %d\n", model_tokens);
       return 2;
     }
   HzScrubMode mode = HZ_SCRUB_MASK;

@@ -328,11 +328,14 @@ test_model_pass (void)
   g_assert_cmpstr (hz_entity_type_name (res->spans[1].type), ==, "LOCATION");
   g_assert_cmpint (strncmp (text + res->spans[1].start_byte, "Vremmel", 7), ==, 0);
   hz_redaction_free (res);
-  /* a failing model leaves the rule-based result */
+  /* a failing model leaves the rule-based result (a message says so once per redactor) */
   hz_redactor_set_model (r, failing_model, NULL, NULL);
-  res = hz_redactor_analyze (r, "mail bob@example.com", -1, HZ_REDACT_MODEL, NULL);
-  g_assert_cmpuint (res->n_spans, ==, 1);
-  hz_redaction_free (res);
+  for (int i = 0; i < 3; i++)
+    {
+      res = hz_redactor_analyze (r, "mail bob@example.com", -1, HZ_REDACT_MODEL, NULL);
+      g_assert_cmpuint (res->n_spans, ==, 1);
+      hz_redaction_free (res);
+    }
   g_autofree char *prompt = hz_redactor_model_prompt ("x");
   g_assert_nonnull (strstr (prompt, "JSON array"));
   hz_redactor_free (r);

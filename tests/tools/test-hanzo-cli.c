@@ -161,6 +161,12 @@ test_ranges (void)
   expect_usage (&r, "--batch must be in 1..65536");
   RUN (&r, "learn", "grpo", "-m", missing, "--prompts", missing, "-o", missing, "--lr", "-1");
   expect_usage (&r, "--lr must be in (0, 1]");
+  RUN (&r, "learn", "sft", "-m", missing, "--data", missing, "-o", missing, "--heldout", "2");
+  expect_usage (&r, "--heldout must be in [0, 1)");
+  RUN (&r, "redact", "--model", missing, "--model-tokens", "-3", "x");
+  expect_usage (&r, "--model-tokens must be in 1..65536");
+  RUN (&r, "redact", "--model", missing, "--model-tokens", "0", "x");
+  expect_usage (&r, "--model-tokens");
   RUN (&r, "perplexity", "-m", missing, "-f", missing, "--chunks", "-1");
   expect_usage (&r, "--chunks must be >= 1");
   RUN (&r, "perplexity", "-m", missing, "-f", missing, "--chunks", "0");
@@ -177,6 +183,15 @@ test_ranges (void)
   run_clear (&r);
   RUN (&r, "bench", "-m", missing, "-c", "640", "-p", "512", "-n", "128");
   g_assert_cmpint (r.status, ==, 1);
+  run_clear (&r);
+
+  /* a missing vocabulary is named */
+  g_autofree char *synth_out = g_build_filename (tmp_dir, "synth.gguf", NULL);
+  RUN (&r, "synth", "--shape", "tiny-mixtral", "--type", "Q8_0", "--vocab", missing, "-o", synth_out);
+  g_assert_cmpint (r.status, ==, 1);
+  g_autofree char *named = g_strdup_printf ("vocabulary %s: cannot open", missing);
+  g_assert_nonnull (strstr (r.err, named));
+  g_assert_false (g_file_test (synth_out, G_FILE_TEST_EXISTS));
   run_clear (&r);
 
   /* the ranges are documented */
@@ -257,6 +272,89 @@ test_redact_nul (void)
   g_unlink (path);
 }
 
+/* JSONL records of `redact --jsonl` / `--eval` / `--pred` with members of the wrong type or
+ * spans outside their text: refused with the file, line and member (a number as "text"
+ * used to crash the redactor), and --jsonl -o leaves no partial file. */
+static void
+test_redact_bad_records (void)
+{
+  static const struct { const char *line, *msg; } cases[] = {
+    { "{\"text\": 5}", "bad.jsonl:1: \"text\" must be a string" },
+    { "{\"text\": {\"a\": 1}}", "\"text\" must be a string" },
+    { "{\"text\": \"abc\", \"id\": 3}", "\"id\" must be a string" },
+    { "{\"text\": \"abc\", \"spans\": 5}", "\"spans\" must be an array" },
+    { "{\"text\": \"abc\", \"spans\": [{\"start\": 2, \"end\": 1, \"label\": \"PERSON\"}]}",
+      "span 0: needs integers 0 <= \"start\" < \"end\"" },
+    { "{\"text\": \"abc\", \"spans\": [{\"start\": 0, \"end\": 9, \"label\": \"PERSON\"}]}",
+      "the text's length in code points (3)" },
+    { "{\"text\": \"abc\", \"spans\": [{\"start\": 0, \"end\": 2, \"label\": [1]}]}",
+      "span 0: \"label\" must be a string" },
+  };
+  g_autofree char *path = g_build_filename (tmp_dir, "bad.jsonl", NULL);
+  g_autofree char *good = g_build_filename (tmp_dir, "good.jsonl", NULL);
+  g_autofree char *out = g_build_filename (tmp_dir, "out.jsonl", NULL);
+  g_assert_true (g_file_set_contents (good, "{\"text\": \"abc\"}\n", -1, NULL));
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      Run r = { 0 };
+      g_autofree char *body = g_strdup_printf ("%s\n", cases[i].line);
+      g_assert_true (g_file_set_contents (path, body, -1, NULL));
+      RUN (&r, "redact", "--eval", path);
+      if (r.status != 1 || !strstr (r.err, cases[i].msg))
+        g_error ("--eval %s: expected exit 1 and \"%s\", got %d: %s", cases[i].line,
+                 cases[i].msg, r.status, r.err);
+      run_clear (&r);
+    }
+  Run r = { 0 };
+  /* a file without records: an error, not a perfect score */
+  g_assert_true (g_file_set_contents (path, "\n\n", -1, NULL));
+  RUN (&r, "redact", "--eval", path);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "bad.jsonl: no records to score"));
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+
+  /* the same checks on a --pred file */
+  g_assert_true (g_file_set_contents (path, cases[G_N_ELEMENTS (cases) - 1].line, -1, NULL));
+  RUN (&r, "redact", "--eval", good, "--pred", path);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "span 0: \"label\" must be a string"));
+  run_clear (&r);
+  /* --jsonl: a good record, then a bad one */
+  g_assert_true (g_file_set_contents (path, "{\"text\": \"bob@example.com\"}\n{\"text\": 5}\n", -1,
+                                      NULL));
+  RUN (&r, "redact", "--jsonl", path, "-o", out);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "bad.jsonl:2: \"text\" must be a string"));
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  run_clear (&r);
+  g_unlink (path);
+  g_unlink (good);
+}
+
+/* `hanzo chat` with a line on stdin that is not UTF-8 (and one with a NUL): answered with
+ * U+FFFD in place of the bad bytes and a warning, as `hanzo redact` does. */
+static void
+test_chat_utf8_stdin (void)
+{
+  g_autofree char *stories = hz_test_shared_path ("models/stories260K.gguf");
+  if (stories == NULL)
+    {
+      g_test_skip ("../shared/models/stories260K.gguf is absent");
+      return;
+    }
+  static const char input[] = "Once \xff\xfe upon\nthe\0 cat\n";
+  Run r = { 0 };
+  run_hanzo_full (&r, FALSE, input, sizeof input - 1,
+                  (const char *const[]) { "chat", "-m", stories, "-n", "4", "--seed", "1", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  const char *w = strstr (r.err, "the line is not valid UTF-8");
+  g_assert_nonnull (w);
+  g_assert_nonnull (strstr (w + 1, "the line is not valid UTF-8"));   /* both lines */
+  g_assert_cmpstr (r.out, !=, "");
+  run_clear (&r);
+}
+
 /* Output errors: a command whose stdout cannot be written (a full disk: /dev/full) fails
  * instead of reporting success; `quantize` refuses to write over its own input (it used to
  * replace the source with the quantized file). */
@@ -302,6 +400,45 @@ test_output_errors (void)
     }
   g_unlink (link);
   g_unlink (in);
+}
+
+/* `hanzo learn` creates its --out folder before training (a wrong -o fails early); a run
+ * that then fails (here: no model) removes the folders it created, and only those. */
+static void
+test_learn_out_dir (void)
+{
+  g_autofree char *top = g_build_filename (tmp_dir, "learn-new", NULL);
+  g_autofree char *out = g_build_filename (top, "a", "b", NULL);
+  g_autofree char *data = g_build_filename (tmp_dir, "learn.jsonl", NULL);
+  g_assert_true (g_file_set_contents (data, "{\"prompt\": \"a\", \"response\": \"b\"}\n",
+                                      -1, NULL));
+  const char *cmds[][2] = { { "sft", "--data" }, { "grpo", "--prompts" } };
+  for (gsize i = 0; i < G_N_ELEMENTS (cmds); i++)
+    {
+      Run r = { 0 };
+      RUN (&r, "learn", cmds[i][0], "-m", missing, cmds[i][1], data, "-o", out);
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_nonnull (strstr (r.err, "missing.gguf"));
+      g_assert_false (g_file_test (top, G_FILE_TEST_EXISTS));
+      run_clear (&r);
+    }
+  /* an existing folder (with a file of the user's) is left as it was */
+  g_assert_cmpint (g_mkdir (top, 0755), ==, 0);
+  g_autofree char *mine = g_build_filename (top, "mine.txt", NULL);
+  g_assert_true (g_file_set_contents (mine, "keep", -1, NULL));
+  Run r = { 0 };
+  RUN (&r, "learn", "sft", "-m", missing, "--data", data, "-o", top);
+  g_assert_cmpint (r.status, ==, 1);
+  run_clear (&r);
+  g_assert_true (g_file_test (mine, G_FILE_TEST_IS_REGULAR));
+  /* an --out that is a file: refused before the model is read */
+  RUN (&r, "learn", "sft", "-m", missing, "--data", data, "-o", mine);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "is not a directory"));
+  run_clear (&r);
+  g_unlink (mine);
+  g_rmdir (top);
+  g_unlink (data);
 }
 
 static void
@@ -365,6 +502,13 @@ test_perplexity_messages (void)
   g_assert_nonnull (strstr (r.err, expect));
   g_assert_null (strstr (r.err, "perplexity: perplexity:"));
   g_assert_cmpstr (r.out, ==, "");          /* no stray blank line */
+  /* the default n_ctx 512 is past stories260K's training context of 128: said so */
+  g_assert_nonnull (strstr (r.err, "warning: n_ctx 512 is larger than the model's training "
+                                   "context of 128 tokens (use -c 128)"));
+  run_clear (&r);
+  RUN (&r, "perplexity", "-m", stories, "-f", empty, "-c", "128");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_null (strstr (r.err, "warning"));
   run_clear (&r);
   g_unlink (empty);
 }
@@ -383,8 +527,11 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-cli/ranges", test_ranges);
   g_test_add_func ("/hanzo-cli/utf8-options", test_utf8_options);
   g_test_add_func ("/hanzo-cli/redact-nul", test_redact_nul);
+  g_test_add_func ("/hanzo-cli/redact-bad-records", test_redact_bad_records);
+  g_test_add_func ("/hanzo-cli/chat-utf8-stdin", test_chat_utf8_stdin);
   g_test_add_func ("/hanzo-cli/help", test_help);
   g_test_add_func ("/hanzo-cli/output-errors", test_output_errors);
+  g_test_add_func ("/hanzo-cli/learn-out-dir", test_learn_out_dir);
   g_test_add_func ("/hanzo-cli/perplexity-messages", test_perplexity_messages);
   rc = g_test_run ();
   g_rmdir (tmp_dir);
