@@ -320,10 +320,17 @@ check_identity (HzStore *store, GError **error)
   gint64 app_id = 0, version = 0, n_objects = 0;
   GError *local = NULL;
 
-  if (!hz_store_query_int (store->db, "SELECT count(*) FROM sqlite_master", &n_objects,
-                           &local) ||
-      !hz_store_query_int (store->db, "PRAGMA application_id", &app_id, &local) ||
-      !hz_store_query_int (store->db, "PRAGMA user_version", &version, &local))
+  /* one read transaction, so the three values come from one snapshot: read one by one,
+   * another handle's first migration (tables, application_id and user_version in one
+   * commit) could land between them and make a new Hanzo file look foreign */
+  gboolean ok = hz_store_exec (store, "BEGIN", &local) &&
+                hz_store_query_int (store->db, "SELECT count(*) FROM sqlite_master", &n_objects,
+                                    &local) &&
+                hz_store_query_int (store->db, "PRAGMA application_id", &app_id, &local) &&
+                hz_store_query_int (store->db, "PRAGMA user_version", &version, &local);
+  if (!sqlite3_get_autocommit (store->db))
+    sqlite3_exec (store->db, ok ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+  if (!ok)
     {
       if (local->code == HZ_STORE_ERROR_CORRUPT)
         g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_CORRUPT,
@@ -368,13 +375,24 @@ configure (HzStore *store, GError **error)
   if (!hz_store_exec (store, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", error))
     return FALSE;
 
-  rc = sqlite3_prepare_v2 (store->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
-  if (rc == SQLITE_OK && (rc = sqlite3_step (st)) == SQLITE_ROW)
+  /* Switching a new file to WAL needs an exclusive lock, and SQLite does not call the busy
+   * handler for it: while another handle reads the file's identity (the app and the learner
+   * starting together on the first run), retry for up to the busy timeout. */
+  const gint64 deadline = g_get_monotonic_time () + (gint64) HZ_STORE_BUSY_TIMEOUT_MS * 1000;
+  for (gulong pause_us = 1000;; pause_us = MIN (pause_us * 2, 50000))
     {
-      mode = g_strdup ((const char *) sqlite3_column_text (st, 0));
-      rc = SQLITE_OK;
+      rc = sqlite3_prepare_v2 (store->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+      if (rc == SQLITE_OK && (rc = sqlite3_step (st)) == SQLITE_ROW)
+        {
+          mode = g_strdup ((const char *) sqlite3_column_text (st, 0));
+          rc = SQLITE_OK;
+        }
+      sqlite3_finalize (st);
+      st = NULL;
+      if ((rc & 0xff) != SQLITE_BUSY || g_get_monotonic_time () >= deadline)
+        break;
+      g_usleep (pause_us);
     }
-  sqlite3_finalize (st);
   if (rc != SQLITE_OK)
     return hz_store_set_sqlite_error (error, store->db, rc, "enabling WAL mode");
   gboolean wal = g_strcmp0 (mode, "wal") == 0;

@@ -410,6 +410,32 @@ reader_thread (gpointer data)
   return NULL;
 }
 
+/* The first run: the app and the learner open (and create) the same new file at once. Many
+ * rounds of 4 handles racing on a brand-new file: every one opens it at the current schema
+ * (a handle that read the identity between another's commits took the new file for a
+ * foreign one; switching to WAL while another handle read it failed with "locked"). */
+static void
+test_first_open_race (void)
+{
+  for (int round = 0; round < 25; round++)
+    {
+      g_autofree char *name = g_strdup_printf ("first-open-%d.db", round);
+      g_autofree char *path = st_tmp_path (name);
+      ConcJob openers[4] = { 0 };
+      GThread *threads[4];
+      for (int i = 0; i < 4; i++)
+        {
+          openers[i].path = path;
+          threads[i] = g_thread_new ("opener", opener_thread, &openers[i]);
+        }
+      for (int i = 0; i < 4; i++)
+        {
+          g_thread_join (threads[i]);
+          g_assert_no_error (openers[i].error);
+        }
+    }
+}
+
 static void
 test_concurrent_handles (void)
 {
@@ -542,6 +568,7 @@ main (int argc, char **argv)
   g_test_add_func ("/store/robust/newer-schema-refused", test_newer_schema_refused);
   g_test_add_func ("/store/robust/migrate-from-v1", test_migrate_from_v1);
   g_test_add_func ("/store/robust/crash-mid-transaction", test_crash_mid_transaction);
+  g_test_add_func ("/store/robust/first-open-race", test_first_open_race);
   g_test_add_func ("/store/robust/concurrent-handles", test_concurrent_handles);
   g_test_add_func ("/store/robust/disk-full", test_disk_full);
   return g_test_run ();
