@@ -8,13 +8,20 @@
  * A matrix is then filled block by block from the pool through a multiplicative hash of
  * the block index, so every row is a different sequence of blocks (a kernel reading the
  * wrong row or block gets different data) without quantizing 10^8 values per format.
+ *
+ * Also the TAP reporting, random vectors and device upload/download shared by the GPU
+ * op tests (test-ops, test-moe, test-train).
  */
 #pragma once
 
+#include "hz-gpu.h"
+#include "hzk.h"
 #include "quant.h"
 
 #include <glib.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #define GPU_TEST_POOL 4099   /* prime */
@@ -77,4 +84,57 @@ gtu_matrix (const HzQuantTraits *qt, const uint8_t *pool, int64_t n_rows, int64_
       memcpy (m + j * bb, pool + p * bb, bb);
     }
   return m;
+}
+
+/* ---- shared by the GPU op tests ------------------------------------------------------- */
+
+/** TAP counters of one test program. */
+typedef struct {
+  int n_test, n_fail;
+} GtuTap;
+
+/** Print "ok N - MSG" or "not ok N - MSG" (TAP) and count a failure. */
+static inline void gtu_report (GtuTap *tap, gboolean pass, const char *fmt, ...) G_GNUC_PRINTF (3, 4);
+static inline void
+gtu_report (GtuTap *tap, gboolean pass, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  printf ("%s %d - %s\n", pass ? "ok" : "not ok", ++tap->n_test, msg);
+  fflush (stdout);
+  tap->n_fail += !pass;
+}
+
+/** n floats drawn from N(0, scale^2) (g_free). */
+static inline float *
+gtu_randn (GRand *r, int64_t n, double scale)
+{
+  float *v = g_new (float, n);
+  for (int64_t i = 0; i < n; i++)
+    v[i] = (float) (scale * gtu_normal (r));
+  return v;
+}
+
+/** A device buffer of `bytes` holding `host` (zeros when host is NULL); asserts success. */
+static inline void *
+gtu_up (HzGpu *gpu, const void *host, size_t bytes)
+{
+  GError *error = NULL;
+  void *d = hz_gpu_alloc (gpu, bytes, &error);
+  g_assert_no_error (error);
+  if (host)
+    g_assert_true (hz_gpu_upload (gpu, d, host, bytes, &error));
+  else
+    g_assert_cmpint (hzk_memset (d, 0, bytes, hz_gpu_stream (gpu)), ==, 0);
+  return d;
+}
+
+/** Copy `bytes` of device memory `dev` to `host`; asserts success. */
+static inline void
+gtu_down (HzGpu *gpu, void *host, const void *dev, size_t bytes)
+{
+  GError *error = NULL;
+  g_assert_true (hz_gpu_download (gpu, host, dev, bytes, &error));
 }

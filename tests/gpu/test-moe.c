@@ -30,21 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int n_test, n_fail;
+static GtuTap tap;
 static HzGpu *gpu;
 static GRand *rng;
-
-static void
-report (gboolean pass, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  printf ("%s %d - %s\n", pass ? "ok" : "not ok", ++n_test, msg);
-  fflush (stdout);
-  n_fail += !pass;
-}
 
 static double
 rel_err (const float *a, const double *ref, int64_t n)
@@ -59,35 +47,6 @@ rel_err (const float *a, const double *ref, int64_t n)
   return isfinite (e) ? e : INFINITY;
 }
 
-static float *
-randn (int64_t n, double scale)
-{
-  float *v = g_new (float, n);
-  for (int64_t i = 0; i < n; i++)
-    v[i] = (float) (scale * gtu_normal (rng));
-  return v;
-}
-
-static void *
-up (const void *host, size_t bytes)
-{
-  GError *error = NULL;
-  void *d = hz_gpu_alloc (gpu, bytes, &error);
-  g_assert_no_error (error);
-  if (host)
-    g_assert_true (hz_gpu_upload (gpu, d, host, bytes, &error));
-  else
-    g_assert_cmpint (hzk_memset (d, 0, bytes, hz_gpu_stream (gpu)), ==, 0);
-  return d;
-}
-
-static void
-down (void *host, const void *dev, size_t bytes)
-{
-  GError *error = NULL;
-  g_assert_true (hz_gpu_download (gpu, host, dev, bytes, &error));
-}
-
 #define CHECK(call) g_assert_cmpint ((call), ==, 0)
 
 /* ---- routing ---------------------------------------------------------------------------- */
@@ -99,18 +58,18 @@ test_route (int n_expert, int k, gboolean norm, gboolean ties)
   hp.n_expert = n_expert;
   hp.n_expert_used = k;
   hp.expert_weights_norm = norm;
-  float *lg = randn ((int64_t) nt * n_expert, 2.0);
+  float *lg = gtu_randn (rng, (int64_t) nt * n_expert, 2.0);
   if (ties)
     for (int i = 0; i < nt * n_expert; i++)
       lg[i] = 0.25f;
-  float *lgd = up (lg, sizeof (float) * nt * n_expert);
-  int *idd = up (NULL, sizeof (int) * nt * k);
-  float *wd = up (NULL, sizeof (float) * nt * k);
+  float *lgd = gtu_up (gpu, lg, sizeof (float) * nt * n_expert);
+  int *idd = gtu_up (gpu, NULL, sizeof (int) * nt * k);
+  float *wd = gtu_up (gpu, NULL, sizeof (float) * nt * k);
   CHECK (hzk_moe_route (lgd, n_expert, n_expert, nt, k, norm, idd, wd, hz_gpu_stream (gpu)));
   int *ig = g_new (int, nt * k);
   float *wg = g_new (float, nt * k);
-  down (ig, idd, sizeof (int) * nt * k);
-  down (wg, wd, sizeof (float) * nt * k);
+  gtu_down (gpu, ig, idd, sizeof (int) * nt * k);
+  gtu_down (gpu, wg, wd, sizeof (float) * nt * k);
   int32_t *ic = g_new (int32_t, k);
   float *wc = g_new (float, k);
   gboolean ids_eq = TRUE;
@@ -126,7 +85,7 @@ test_route (int n_expert, int k, gboolean norm, gboolean ties)
         }
     }
   const double ew = sqrt (se / sr);
-  report (ids_eq && ew <= 1e-6, "route %d experts, k %d%s%s: ids %s, weights %.2e (< 1e-6)",
+  gtu_report (&tap, ids_eq && ew <= 1e-6, "route %d experts, k %d%s%s: ids %s, weights %.2e (< 1e-6)",
           n_expert, k, norm ? ", normalised" : "", ties ? ", all tied" : "",
           ids_eq ? "equal" : "DIFFER", ew);
   hz_gpu_free (gpu, lgd), hz_gpu_free (gpu, idd), hz_gpu_free (gpu, wd);
@@ -169,7 +128,7 @@ experts_make (Experts *E, const HzQuantTraits *qt, const uint8_t *pool, int ne, 
       p[e] = (void *) hz_gpu_tensor_data (E->t[e]);
     }
   E->type = hz_gpu_tensor_device_type (E->t[0]);
-  E->ptr = up (p, sizeof (void *) * ne);
+  E->ptr = gtu_up (gpu, p, sizeof (void *) * ne);
   g_free (p);
 }
 
@@ -214,11 +173,11 @@ test_matvec (const char *fmt, int per_slot)
   experts_make (&E, qt, pool, ne, rows, K);
   void *st = hz_gpu_stream (gpu);
   const int b = per_slot ? k : 1;
-  float *x = randn (K * b, 1.0);
-  float *xd = up (x, sizeof (float) * K * b);
-  void *act = up (NULL, hzk_act_bytes (K, b));
-  int *idd = up (ids, sizeof ids);
-  float *yd = up (NULL, sizeof (float) * k * rows), *yr = up (NULL, sizeof (float) * rows);
+  float *x = gtu_randn (rng, K * b, 1.0);
+  float *xd = gtu_up (gpu, x, sizeof (float) * K * b);
+  void *act = gtu_up (gpu, NULL, hzk_act_bytes (K, b));
+  int *idd = gtu_up (gpu, ids, sizeof ids);
+  float *yd = gtu_up (gpu, NULL, sizeof (float) * k * rows), *yr = gtu_up (gpu, NULL, sizeof (float) * rows);
   CHECK (hzk_quantize_act (xd, K, b, act, st));
   const gboolean fl = is_float (E.type);
   CHECK (hzk_moe_matvec_fn (E.type) ((const void *const *) E.ptr, ne, rows, K, idd, k,
@@ -227,25 +186,25 @@ test_matvec (const char *fmt, int per_slot)
                                      st));
   float *yg = g_new (float, k * rows), *yrow = g_new (float, rows), *w = g_new (float, K);
   double *ref = g_new (double, rows);
-  down (yg, yd, sizeof (float) * k * rows);
+  gtu_down (gpu, yg, yd, sizeof (float) * k * rows);
   gboolean exact = TRUE;
   double worst = 0;
   for (int s = 0; s < k; s++)
     {
       GError *error = NULL;
       /* the dense matvec of the slot's expert on the slot's activations (batch 1) */
-      void *a1 = up (NULL, hzk_act_bytes (K, 1));
+      void *a1 = gtu_up (gpu, NULL, hzk_act_bytes (K, 1));
       const float *xs = xd + (per_slot ? (size_t) s * K : 0);
       CHECK (hzk_quantize_act (xs, K, 1, a1, st));
       g_assert_true (hz_gpu_matvec_act (gpu, E.t[ids[s]], xs, fl ? NULL : a1, yr, &error));
-      down (yrow, yr, sizeof (float) * rows);
+      gtu_down (gpu, yrow, yr, sizeof (float) * rows);
       exact = exact && memcmp (yrow, yg + (size_t) s * rows, sizeof (float) * rows) == 0;
       for (int64_t r = 0; r < rows; r++)
         ref[r] = ref_dot (&E, ids[s], r, x + (per_slot ? (size_t) s * K : 0), w);
       worst = MAX (worst, rel_err (yg + (size_t) s * rows, ref, rows));
       hz_gpu_free (gpu, a1);
     }
-  report (exact && worst <= 2e-2,
+  gtu_report (&tap, exact && worst <= 2e-2,
           "moe matvec %s (%s activations): slots %s the dense matvec, vs fp64 %.2e (< 2e-2)",
           fmt, per_slot ? "per-slot" : "shared", exact ? "bit-identical to" : "DIFFER from",
           worst);
@@ -272,17 +231,17 @@ test_matmul (const char *fmt, int nt, int ne, int k)
 
   /* routing from random logits, with a skew so that some experts get many tokens (more
    * than one tile) and some none */
-  float *lg = randn ((int64_t) nt * ne, 1.0);
+  float *lg = gtu_randn (rng, (int64_t) nt * ne, 1.0);
   for (int t = 0; t < nt; t++)
     lg[t * ne + 1] += 3.0f;
-  float *lgd = up (lg, sizeof (float) * nt * ne), *wd = up (NULL, sizeof (float) * np);
-  int *idd = up (NULL, sizeof (int) * np);
-  void *plan = up (NULL, hzk_moe_plan_bytes (np, ne));
+  float *lgd = gtu_up (gpu, lg, sizeof (float) * nt * ne), *wd = gtu_up (gpu, NULL, sizeof (float) * np);
+  int *idd = gtu_up (gpu, NULL, sizeof (int) * np);
+  void *plan = gtu_up (gpu, NULL, hzk_moe_plan_bytes (np, ne));
   CHECK (hzk_moe_route (lgd, ne, ne, nt, k, 1, idd, wd, st));
   CHECK (hzk_moe_plan (idd, np, k, ne, plan, st));
   int *ids = g_new (int, np), *pos = g_new (int, np), *inv = g_new (int, np);
-  down (ids, idd, sizeof (int) * np);
-  down (pos, hzk_moe_plan_pos (plan, np, ne), sizeof (int) * np);
+  gtu_down (gpu, ids, idd, sizeof (int) * np);
+  gtu_down (gpu, pos, hzk_moe_plan_pos (plan, np, ne), sizeof (int) * np);
   gboolean perm = TRUE;
   for (int i = 0; i < np; i++)
     inv[i] = -1;
@@ -304,11 +263,11 @@ test_matmul (const char *fmt, int nt, int ne, int k)
     }
 
   /* gathered: token rows of x */
-  float *x = randn (K * nt, 1.0);
-  float *xd = up (x, sizeof (float) * K * nt);
-  void *act = up (NULL, hzk_act_bytes (K, nt));
+  float *x = gtu_randn (rng, K * nt, 1.0);
+  float *xd = gtu_up (gpu, x, sizeof (float) * K * nt);
+  void *act = gtu_up (gpu, NULL, hzk_act_bytes (K, nt));
   CHECK (hzk_quantize_act (xd, K, nt, act, st));
-  float *yd = up (NULL, sizeof (float) * np * rows);
+  float *yd = gtu_up (gpu, NULL, sizeof (float) * np * rows);
   HzkMoeMatmulFn mm = hzk_moe_matmul_fn (E.type);
   CHECK (mm ((const void *const *) E.ptr, ne, rows, K, plan, np, 1,
              fl ? NULL : hzk_act_q (act, K, nt), fl ? NULL : hzk_act_m (act, K, nt), xd, yd,
@@ -317,23 +276,23 @@ test_matmul (const char *fmt, int nt, int ne, int k)
   float *xs = g_new (float, K * np);
   for (int p = 0; p < np && perm; p++)
     memcpy (xs + (size_t) p * K, x + (size_t) (inv[p] / k) * K, sizeof (float) * K);
-  float *xsd = up (xs, sizeof (float) * K * np);
-  void *acts = up (NULL, hzk_act_bytes (K, np));
+  float *xsd = gtu_up (gpu, xs, sizeof (float) * K * np);
+  void *acts = gtu_up (gpu, NULL, hzk_act_bytes (K, np));
   CHECK (hzk_quantize_act (xsd, K, np, acts, st));
-  float *ysd = up (NULL, sizeof (float) * np * rows);
+  float *ysd = gtu_up (gpu, NULL, sizeof (float) * np * rows);
   CHECK (mm ((const void *const *) E.ptr, ne, rows, K, plan, np, 0,
              fl ? NULL : hzk_act_q (acts, K, np), fl ? NULL : hzk_act_m (acts, K, np), xsd, ysd,
              rows, st));
   float *yg = g_new (float, np * rows), *ysg = g_new (float, np * rows);
-  down (yg, yd, sizeof (float) * np * rows);
-  down (ysg, ysd, sizeof (float) * np * rows);
+  gtu_down (gpu, yg, yd, sizeof (float) * np * rows);
+  gtu_down (gpu, ysg, ysd, sizeof (float) * np * rows);
   /* dense products of each expert over all tokens */
-  float *dd = up (NULL, sizeof (float) * nt * rows), *dense = g_new (float, nt * rows);
+  float *dd = gtu_up (gpu, NULL, sizeof (float) * nt * rows), *dense = g_new (float, nt * rows);
   gboolean exact_g = perm, exact_s = perm;
   for (int e = 0; e < ne && perm; e++)
     {
       g_assert_true (hz_gpu_matmul_act (gpu, E.t[e], xd, fl ? NULL : act, nt, dd, rows, &error));
-      down (dense, dd, sizeof (float) * nt * rows);
+      gtu_down (gpu, dense, dd, sizeof (float) * nt * rows);
       for (int i = 0; i < np; i++)
         if (ids[i] == e)
           {
@@ -342,7 +301,7 @@ test_matmul (const char *fmt, int nt, int ne, int k)
             exact_s = exact_s && memcmp (ysg + (size_t) pos[i] * rows, want, 4 * rows) == 0;
           }
     }
-  report (perm && exact_g && exact_s,
+  gtu_report (&tap, perm && exact_g && exact_s,
           "moe grouped matmul %s, %d tokens x %d of %d experts (largest group %d): plan %s, "
           "gathered %s, sorted rows %s", fmt, nt, k, ne, max_cnt,
           perm ? "a grouped permutation" : "BROKEN", exact_g ? "bit-identical" : "DIFFER",
@@ -360,8 +319,8 @@ static void
 test_combine (int nt, int k, int64_t n, gboolean shared)
 {
   const int np = nt * k;
-  float *ys = randn (np * n, 1.0), *w = randn (np, 0.3), *sh = randn (nt * n, 1.0);
-  float *g = randn (nt, 2.0);
+  float *ys = gtu_randn (rng, np * n, 1.0), *w = gtu_randn (rng, np, 0.3), *sh = gtu_randn (rng, nt * n, 1.0);
+  float *g = gtu_randn (rng, nt, 2.0);
   int *pos = g_new (int, np);
   for (int i = 0; i < np; i++)
     pos[i] = i;
@@ -371,14 +330,14 @@ test_combine (int nt, int k, int64_t n, gboolean shared)
       pos[i] = pos[j];
       pos[j] = t;
     }
-  float *ysd = up (ys, 4 * np * n), *wd = up (w, 4 * np), *shd = up (sh, 4 * nt * n);
-  float *gd = up (g, 4 * nt), *od = up (NULL, 4 * nt * n);
-  int *posd = up (pos, sizeof (int) * np);
+  float *ysd = gtu_up (gpu, ys, 4 * np * n), *wd = gtu_up (gpu, w, 4 * np), *shd = gtu_up (gpu, sh, 4 * nt * n);
+  float *gd = gtu_up (gpu, g, 4 * nt), *od = gtu_up (gpu, NULL, 4 * nt * n);
+  int *posd = gtu_up (gpu, pos, sizeof (int) * np);
   CHECK (hzk_moe_combine (ysd, n, wd, posd, nt, k, n, shared ? shd : NULL, shared ? gd : NULL,
                           od, hz_gpu_stream (gpu)));
   float *o = g_new (float, nt * n);
   double *ref = g_new (double, nt * n);
-  down (o, od, 4 * nt * n);
+  gtu_down (gpu, o, od, 4 * nt * n);
   for (int t = 0; t < nt; t++)
     {
       const float sg = 1.0f / (1.0f + expf (-g[t]));
@@ -400,7 +359,7 @@ test_combine (int nt, int k, int64_t n, gboolean shared)
         }
     }
   const double e = rel_err (o, ref, nt * n);
-  report (e <= 1e-6, "moe combine %d tokens x %d%s: %.2e (< 1e-6)", nt, k,
+  gtu_report (&tap, e <= 1e-6, "moe combine %d tokens x %d%s: %.2e (< 1e-6)", nt, k,
           shared ? " + shared expert" : "", e);
   void *bufs[] = { ysd, wd, shd, gd, od, posd };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
@@ -437,8 +396,8 @@ main (void)
   test_combine (1, 8, 2048, FALSE);
   test_combine (33, 4, 1000, TRUE);
 
-  printf ("1..%d\n", n_test);
+  printf ("1..%d\n", tap.n_test);
   g_rand_free (rng);
   hz_gpu_close (gpu);
-  return n_fail ? 1 : 0;
+  return tap.n_fail ? 1 : 0;
 }

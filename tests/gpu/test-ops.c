@@ -44,21 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int n_test, n_fail;
+static GtuTap tap;
 static HzGpu *gpu;
 static GRand *rng;
-
-static void
-report (gboolean pass, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  printf ("%s %d - %s\n", pass ? "ok" : "not ok", ++n_test, msg);
-  fflush (stdout);
-  n_fail += !pass;
-}
 
 static double
 rel_err (const float *a, const float *ref, int64_t n)
@@ -73,35 +61,6 @@ rel_err (const float *a, const float *ref, int64_t n)
   return isfinite (e) ? e : INFINITY;
 }
 
-static float *
-randn (int64_t n, double scale)
-{
-  float *v = g_new (float, n);
-  for (int64_t i = 0; i < n; i++)
-    v[i] = (float) (scale * gtu_normal (rng));
-  return v;
-}
-
-static void *
-up (const void *host, size_t bytes)
-{
-  GError *error = NULL;
-  void *d = hz_gpu_alloc (gpu, bytes, &error);
-  g_assert_no_error (error);
-  if (host)
-    g_assert_true (hz_gpu_upload (gpu, d, host, bytes, &error));
-  else
-    g_assert_cmpint (hzk_memset (d, 0, bytes, hz_gpu_stream (gpu)), ==, 0);
-  return d;
-}
-
-static void
-down (void *host, const void *dev, size_t bytes)
-{
-  GError *error = NULL;
-  g_assert_true (hz_gpu_download (gpu, host, dev, bytes, &error));
-}
-
 #define CHECK(call) g_assert_cmpint ((call), ==, 0)
 
 /* ---- rms_norm ------------------------------------------------------------------------ */
@@ -110,19 +69,19 @@ test_rms_norm (int64_t n, gboolean with_add)
 {
   void *st = hz_gpu_stream (gpu);
   const float eps = 1e-5f;
-  float *x = randn (n, 1.0), *a = randn (n, 0.5), *b = randn (n, 0.1), *w = randn (n, 1.0);
-  float *xd = up (x, 4 * n), *ad = up (a, 4 * n), *bd = up (b, 4 * n), *wd = up (w, 4 * n);
-  float *yd = up (NULL, 4 * n);
-  void *act = up (NULL, hzk_act_bytes (n, 1));
+  float *x = gtu_randn (rng, n, 1.0), *a = gtu_randn (rng, n, 0.5), *b = gtu_randn (rng, n, 0.1), *w = gtu_randn (rng, n, 1.0);
+  float *xd = gtu_up (gpu, x, 4 * n), *ad = gtu_up (gpu, a, 4 * n), *bd = gtu_up (gpu, b, 4 * n), *wd = gtu_up (gpu, w, 4 * n);
+  float *yd = gtu_up (gpu, NULL, 4 * n);
+  void *act = gtu_up (gpu, NULL, hzk_act_bytes (n, 1));
   CHECK (hzk_rms_norm (xd, with_add ? ad : NULL, with_add ? bd : NULL, wd, n, 1, eps, yd, act,
                        HZK_ACT_F32, st));
   float *xg = g_new (float, n), *yg = g_new (float, n), *yc = g_new (float, n);
   int8_t *aq = g_new (int8_t, n);
   float *am = g_new (float, n / 8), *deq = g_new (float, n);
-  down (xg, xd, 4 * n);
-  down (yg, yd, 4 * n);
-  down (aq, hzk_act_q (act, n, 1), n);
-  down (am, hzk_act_m (act, n, 1), 4 * (n / 8));
+  gtu_down (gpu, xg, xd, 4 * n);
+  gtu_down (gpu, yg, yd, 4 * n);
+  gtu_down (gpu, aq, hzk_act_q (act, n, 1), n);
+  gtu_down (gpu, am, hzk_act_m (act, n, 1), 4 * (n / 8));
   if (with_add)
     for (int64_t i = 0; i < n; i++)
       x[i] += a[i] + b[i];
@@ -131,7 +90,7 @@ test_rms_norm (int64_t n, gboolean with_add)
     deq[i] = am[2 * (i / 16)] * aq[i];
   const gboolean x_exact = memcmp (xg, x, 4 * n) == 0;
   const double ey = rel_err (yg, yc, n), eq = rel_err (deq, yc, n);
-  report (x_exact && ey <= 1e-6 && eq <= 1e-2,
+  gtu_report (&tap, x_exact && ey <= 1e-6 && eq <= 1e-2,
           "rms_norm n=%" G_GINT64_FORMAT "%s: x %s, y %.2e (< 1e-6), int8 %.2e (< 1e-2)", n,
           with_add ? " +add+bias" : "", x_exact ? "exact" : "DIFFERS", ey, eq);
   void *bufs[] = { xd, ad, bd, wd, yd, act };
@@ -162,12 +121,12 @@ test_rope (HzRopeMode mode, gboolean bias, gboolean norm, gboolean f16)
   for (int p = 0; p < n_ctx; p++)
     hz_cpu_rope_cache (&rope, p, cs + p * hd);
   const int64_t dq = nh * hd, dk = nkv * hd, dv = nkv * hd, nt = dq + dk + dv;
-  float *qkv = randn (nt, 1.0), *b = randn (nt, 0.1), *qn = randn (hd, 1.0), *kn = randn (hd, 1.0);
-  float *qkvd = up (qkv, 4 * nt), *bd = up (b, 4 * nt), *qnd = up (qn, 4 * hd), *knd = up (kn, 4 * hd);
-  float *csd = up (cs, 4 * n_ctx * hd), *qd = up (NULL, 4 * dq);
+  float *qkv = gtu_randn (rng, nt, 1.0), *b = gtu_randn (rng, nt, 0.1), *qn = gtu_randn (rng, hd, 1.0), *kn = gtu_randn (rng, hd, 1.0);
+  float *qkvd = gtu_up (gpu, qkv, 4 * nt), *bd = gtu_up (gpu, b, 4 * nt), *qnd = gtu_up (gpu, qn, 4 * hd), *knd = gtu_up (gpu, kn, 4 * hd);
+  float *csd = gtu_up (gpu, cs, 4 * n_ctx * hd), *qd = gtu_up (gpu, NULL, 4 * dq);
   const size_t el = f16 ? 2 : 4;
-  void *kc = up (NULL, el * n_ctx * dk), *vc = up (NULL, el * n_ctx * dv);
-  int *posd = up (&pos, sizeof pos);
+  void *kc = gtu_up (gpu, NULL, el * n_ctx * dk), *vc = gtu_up (gpu, NULL, el * n_ctx * dv);
+  int *posd = gtu_up (gpu, &pos, sizeof pos);
   CHECK (hzk_qkv_rope (qkvd, bias ? bd : NULL, norm ? qnd : NULL, norm ? knd : NULL, 1e-6f, csd,
                        posd, 1, nh, nkv, hd, hd, hd, mode == HZ_ROPE_NEOX, qd, kc, vc, f16, st));
   /* CPU twin */
@@ -182,17 +141,17 @@ test_rope (HzRopeMode mode, gboolean bias, gboolean norm, gboolean f16)
   hz_cpu_rope_apply (&rope, cs + pos * hd, qkv, nh, hd);
   hz_cpu_rope_apply (&rope, cs + pos * hd, qkv + dq, nkv, hd);
   float *qg = g_new (float, dq), *kg = g_new (float, dk), *vg = g_new (float, dv);
-  down (qg, qd, 4 * dq);
+  gtu_down (gpu, qg, qd, 4 * dq);
   uint8_t *raw = g_malloc (el * dk);
-  down (raw, (uint8_t *) kc + el * pos * dk, el * dk);
+  gtu_down (gpu, raw, (uint8_t *) kc + el * pos * dk, el * dk);
   for (int64_t i = 0; i < dk; i++)
     kg[i] = f16 ? hz_fp16_to_fp32 (((uint16_t *) raw)[i]) : ((float *) raw)[i];
-  down (raw, (uint8_t *) vc + el * pos * dv, el * dv);
+  gtu_down (gpu, raw, (uint8_t *) vc + el * pos * dv, el * dv);
   for (int64_t i = 0; i < dv; i++)
     vg[i] = f16 ? hz_fp16_to_fp32 (((uint16_t *) raw)[i]) : ((float *) raw)[i];
   const double eq = rel_err (qg, qkv, dq), ek = rel_err (kg, qkv + dq, dk),
                ev = rel_err (vg, qkv + dq + dk, dv), tol = f16 ? 1e-3 : 1e-6;
-  report (eq <= 1e-6 && ek <= tol && ev <= tol,
+  gtu_report (&tap, eq <= 1e-6 && ek <= tol && ev <= tol,
           "qkv_rope %s%s%s kv %s: q %.2e k %.2e v %.2e (< %.0e)", mode == HZ_ROPE_NEOX ? "neox" : "norm",
           bias ? " +bias" : "", norm ? " +qk_norm" : "", f16 ? "f16" : "f32", eq, ek, ev, tol);
   void *bufs[] = { qkvd, bd, qnd, knd, csd, qd, kc, vc, posd };
@@ -209,7 +168,7 @@ test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
   void *st = hz_gpu_stream (gpu);
   const int n_ctx = pos + 9;
   const int64_t dk = (int64_t) nkv * hd, dq = (int64_t) nh * hd;
-  float *k = randn (n_ctx * dk, 1.0), *v = randn (n_ctx * dk, 1.0), *q = randn (dq, 0.3);
+  float *k = gtu_randn (rng, n_ctx * dk, 1.0), *v = gtu_randn (rng, n_ctx * dk, 1.0), *q = gtu_randn (rng, dq, 0.3);
   const size_t el = f16 ? 2 : 4;
   uint16_t *kh = NULL, *vh = NULL;
   if (f16)
@@ -224,24 +183,24 @@ test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
           v[i] = hz_fp16_to_fp32 (vh[i]);
         }
     }
-  void *kd = up (f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
-  void *vd = up (f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
-  float *qd = up (q, 4 * dq), *od = up (NULL, 4 * dq);
-  float *part = up (NULL, hzk_attn_part_bytes (nh, hd, n_split));
-  int *posd = up (&pos, sizeof pos);
+  void *kd = gtu_up (gpu, f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
+  void *vd = gtu_up (gpu, f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
+  float *qd = gtu_up (gpu, q, 4 * dq), *od = gtu_up (gpu, NULL, 4 * dq);
+  float *part = gtu_up (gpu, NULL, hzk_attn_part_bytes (nh, hd, n_split));
+  int *posd = gtu_up (gpu, &pos, sizeof pos);
   const float scale = 1.0f / sqrtf ((float) hd);
-  void *act = hd % 32 == 0 ? up (NULL, hzk_act_bytes (dq, 1)) : NULL;
+  void *act = hd % 32 == 0 ? gtu_up (gpu, NULL, hzk_act_bytes (dq, 1)) : NULL;
   CHECK (hzk_attn_decode (qd, kd, vd, f16, posd, nh, nkv, hd, hd, scale, n_split, part, od, act,
                           HZK_ACT_F32, st));
   float *og = g_new (float, dq), *oc = g_new (float, dq);
-  down (og, od, 4 * dq);
+  gtu_down (gpu, og, od, 4 * dq);
   double eq = 0;             /* the fused int8 quantization of the output, dequantized */
   if (act)
     {
       int8_t *aq = g_new (int8_t, dq);
       float *am = g_new (float, dq / 8), *deq = g_new (float, dq);
-      down (aq, hzk_act_q (act, dq, 1), dq);
-      down (am, hzk_act_m (act, dq, 1), 4 * (dq / 8));
+      gtu_down (gpu, aq, hzk_act_q (act, dq, 1), dq);
+      gtu_down (gpu, am, hzk_act_m (act, dq, 1), 4 * (dq / 8));
       for (int64_t i = 0; i < dq; i++)
         deq[i] = am[2 * (i / 16)] * aq[i];
       eq = rel_err (deq, og, dq);
@@ -261,7 +220,7 @@ test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
                         FALSE, scores, oc + (gsize) h * hd);
     }
   const double e = rel_err (og, oc, dq);
-  report (e <= 1e-5 && eq <= 1e-2,
+  gtu_report (&tap, e <= 1e-5 && eq <= 1e-2,
           "attention %d/%d heads, d %d, pos %d, %d splits, kv %s: %.2e (< 1e-5), int8 %.2e (< 1e-2)",
           nh, nkv, hd, pos, n_split, f16 ? "f16" : "f32", e, eq);
   void *bufs[] = { kd, vd, qd, od, part, posd };
@@ -276,15 +235,15 @@ static void
 test_swiglu (int64_t n)
 {
   void *st = hz_gpu_stream (gpu);
-  float *g = randn (n, 2.0), *u = randn (n, 1.0);
-  float *gd = up (g, 4 * n), *ud = up (u, 4 * n), *od = up (NULL, 4 * n);
-  void *act = up (NULL, hzk_act_bytes (n, 1));
+  float *g = gtu_randn (rng, n, 2.0), *u = gtu_randn (rng, n, 1.0);
+  float *gd = gtu_up (gpu, g, 4 * n), *ud = gtu_up (gpu, u, 4 * n), *od = gtu_up (gpu, NULL, 4 * n);
+  void *act = gtu_up (gpu, NULL, hzk_act_bytes (n, 1));
   CHECK (hzk_swiglu (gd, ud, n, od, n % 32 ? NULL : act, HZK_ACT_F32, st));
   float *og = g_new (float, n);
-  down (og, od, 4 * n);
+  gtu_down (gpu, og, od, 4 * n);
   hz_cpu_swiglu (g, u, n);
   const double e = rel_err (og, g, n);
-  report (e <= 1e-6, "swiglu n=%" G_GINT64_FORMAT ": %.2e (< 1e-6)", n, e);
+  gtu_report (&tap, e <= 1e-6, "swiglu n=%" G_GINT64_FORMAT ": %.2e (< 1e-6)", n, e);
   hz_gpu_free (gpu, gd), hz_gpu_free (gpu, ud), hz_gpu_free (gpu, od), hz_gpu_free (gpu, act);
   g_free (g), g_free (u), g_free (og);
 }
@@ -302,11 +261,11 @@ test_embed (const HzQuantTraits *qt)
   const gboolean fallback = hz_gpu_tensor_device_type (t) != qt->type;
   /* four rows in one call (the prefill's batched lookup) */
   const int rs[] = { 0, 1, 50, 96 }, nr = G_N_ELEMENTS (rs);
-  float *od = up (NULL, 4 * nr * k), *og = g_new (float, nr * k), *oc = g_new (float, k);
-  int *rd = up (rs, sizeof rs);
+  float *od = gtu_up (gpu, NULL, 4 * nr * k), *og = g_new (float, nr * k), *oc = g_new (float, k);
+  int *rd = gtu_up (gpu, rs, sizeof rs);
   double worst = 0;
   g_assert_true (hz_gpu_embed (gpu, t, rd, nr, od, &error));
-  down (og, od, 4 * nr * k);
+  gtu_down (gpu, og, od, 4 * nr * k);
   for (int i = 0; i < nr; i++)
     {
       qt->to_float (w + (size_t) rs[i] * hz_quant_row_size (qt->type, k), oc, k);
@@ -316,7 +275,7 @@ test_embed (const HzQuantTraits *qt)
       worst = MAX (worst, rel_err (og + (size_t) i * k, oc, k));
     }
   hz_gpu_free (gpu, rd);
-  report (worst <= 1e-6, "embedding %-7s %s: %.2e (< 1e-6)", qt->name,
+  gtu_report (&tap, worst <= 1e-6, "embedding %-7s %s: %.2e (< 1e-6)", qt->name,
           fallback ? "f16 fallback" : "native", worst);
   hz_gpu_tensor_free (t);
   hz_gpu_free (gpu, od);
@@ -333,8 +292,8 @@ act_matches (const void *act, const float *y, int64_t n, int mode, int *bad)
 {
   int8_t *aq = g_new (int8_t, n);
   float *am = g_new (float, n / 8);
-  down (aq, hzk_act_q (act, n, 1), n);
-  down (am, hzk_act_m (act, n, 1), 4 * (n / 8));
+  gtu_down (gpu, aq, hzk_act_q (act, n, 1), n);
+  gtu_down (gpu, am, hzk_act_m (act, n, 1), 4 * (n / 8));
   const uint32_t t = mode == HZK_ACT_Q8_0 ? HZ_TYPE_Q8_0 : mode == HZK_ACT_Q8_1 ? HZ_TYPE_Q8_1 : HZ_TYPE_Q8_K;
   uint8_t *ref = g_malloc (hz_quant_row_size (t, n));
   hz_quant_act_from_float (t) (y, ref, n);
@@ -381,23 +340,23 @@ test_act_modes (void)
   const int64_t n = 4096;
   const int modes[] = { HZK_ACT_Q8_0, HZK_ACT_Q8_1, HZK_ACT_Q8_K };
   const char *names[] = { "q8_0", "q8_1", "q8_K" };
-  float *x = randn (n, 1.0), *w = randn (n, 1.0), *u = randn (n, 1.0), *y = g_new (float, n);
-  float *xd = up (x, 4 * n), *wd = up (w, 4 * n), *ud = up (u, 4 * n), *yd = up (NULL, 4 * n);
-  void *act = up (NULL, hzk_act_bytes (n, 1));
+  float *x = gtu_randn (rng, n, 1.0), *w = gtu_randn (rng, n, 1.0), *u = gtu_randn (rng, n, 1.0), *y = g_new (float, n);
+  float *xd = gtu_up (gpu, x, 4 * n), *wd = gtu_up (gpu, w, 4 * n), *ud = gtu_up (gpu, u, 4 * n), *yd = gtu_up (gpu, NULL, 4 * n);
+  void *act = gtu_up (gpu, NULL, hzk_act_bytes (n, 1));
   for (size_t m = 0; m < G_N_ELEMENTS (modes); m++)
     {
       int bad = 0;
       CHECK (hzk_rms_norm (xd, NULL, NULL, wd, n, 1, 1e-5f, yd, act, modes[m], st));
-      down (y, yd, 4 * n);
+      gtu_down (gpu, y, yd, 4 * n);
       gboolean ok = act_matches (act, y, n, modes[m], &bad);
-      report (ok, "rms_norm int8 as the CPU's %s: %d mismatches", names[m], bad);
+      gtu_report (&tap, ok, "rms_norm int8 as the CPU's %s: %d mismatches", names[m], bad);
       CHECK (hzk_swiglu (xd, ud, n, yd, act, modes[m], st));
-      down (y, yd, 4 * n);
+      gtu_down (gpu, y, yd, 4 * n);
       ok = act_matches (act, y, n, modes[m], &bad);
-      report (ok, "swiglu int8 as the CPU's %s: %d mismatches", names[m], bad);
+      gtu_report (&tap, ok, "swiglu int8 as the CPU's %s: %d mismatches", names[m], bad);
       CHECK (hzk_quantize_act_mode (xd, n, modes[m], act, st));
       ok = act_matches (act, x, n, modes[m], &bad);
-      report (ok, "quantize_act_mode as the CPU's %s: %d mismatches", names[m], bad);
+      gtu_report (&tap, ok, "quantize_act_mode as the CPU's %s: %d mismatches", names[m], bad);
     }
   hz_gpu_free (gpu, xd), hz_gpu_free (gpu, wd), hz_gpu_free (gpu, ud), hz_gpu_free (gpu, yd);
   hz_gpu_free (gpu, act);
@@ -410,22 +369,22 @@ test_argmax (void)
 {
   void *st = hz_gpu_stream (gpu);
   const int64_t n = 32000;
-  float *x = randn (n, 1.0);
+  float *x = gtu_randn (rng, n, 1.0);
   x[12345] = 100.0f;
   x[23456] = 100.0f;             /* tie: the lower index wins */
   x[777] = NAN;
-  float *xd = up (x, 4 * n);
+  float *xd = gtu_up (gpu, x, 4 * n);
   int got = -1, pos = 5, tok = 0;
-  int *od = up (&got, sizeof got), *pd = up (&pos, sizeof pos);
-  int *hist = up (NULL, sizeof (int) * 16);
+  int *od = gtu_up (gpu, &got, sizeof got), *pd = gtu_up (gpu, &pos, sizeof pos);
+  int *hist = gtu_up (gpu, NULL, sizeof (int) * 16);
   CHECK (hzk_argmax (xd, n, od, st));
   CHECK (hzk_pos_add (pd, 1, od, hist, st));
   int h[16];
-  down (&got, od, sizeof got);
-  down (&pos, pd, sizeof pos);
-  down (h, hist, sizeof h);
-  report (got == 12345, "argmax with a tie and a NaN: %d (expected 12345)", got);
-  report (pos == 6 && h[6] == 12345, "position counter: pos %d (6), history[6] %d (12345)", pos, h[6]);
+  gtu_down (gpu, &got, od, sizeof got);
+  gtu_down (gpu, &pos, pd, sizeof pos);
+  gtu_down (gpu, h, hist, sizeof h);
+  gtu_report (&tap, got == 12345, "argmax with a tie and a NaN: %d (expected 12345)", got);
+  gtu_report (&tap, pos == 6 && h[6] == 12345, "position counter: pos %d (6), history[6] %d (12345)", pos, h[6]);
   (void) tok;
   hz_gpu_free (gpu, xd), hz_gpu_free (gpu, od), hz_gpu_free (gpu, pd), hz_gpu_free (gpu, hist);
   g_free (x);
@@ -438,7 +397,7 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
   void *st = hz_gpu_stream (gpu);
   const int n_ctx = pos0 + n_tok + 3;
   const int64_t dk = (int64_t) nkv * hd, dq = (int64_t) nh * hd;
-  float *k = randn (n_ctx * dk, 1.0), *v = randn (n_ctx * dk, 1.0), *q = randn (n_tok * dq, 0.3);
+  float *k = gtu_randn (rng, n_ctx * dk, 1.0), *v = gtu_randn (rng, n_ctx * dk, 1.0), *q = gtu_randn (rng, n_tok * dq, 0.3);
   const size_t el = f16 ? 2 : 4;
   uint16_t *kh = NULL, *vh = NULL;
   if (f16)
@@ -453,14 +412,14 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
           v[i] = hz_fp16_to_fp32 (vh[i]);
         }
     }
-  void *kd = up (f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
-  void *vd = up (f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
-  float *qd = up (q, 4 * n_tok * dq), *od = up (NULL, 4 * n_tok * dq);
-  int *posd = up (&pos0, sizeof pos0);
+  void *kd = gtu_up (gpu, f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
+  void *vd = gtu_up (gpu, f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
+  float *qd = gtu_up (gpu, q, 4 * n_tok * dq), *od = gtu_up (gpu, NULL, 4 * n_tok * dq);
+  int *posd = gtu_up (gpu, &pos0, sizeof pos0);
   const float scale = 1.0f / sqrtf ((float) hd);
   CHECK (hzk_attn_prefill (qd, kd, vd, f16, posd, n_tok, nh, nkv, hd, hd, scale, od, st));
   float *og = g_new (float, n_tok * dq), *oc = g_new (float, n_tok * dq);
-  down (og, od, 4 * n_tok * dq);
+  gtu_down (gpu, og, od, 4 * n_tok * dq);
   const int n_max = pos0 + n_tok;
   float *vt = g_new (float, (gsize) hd * n_max), *scores = g_new (float, n_max);
   for (int h = 0; h < nh; h++)
@@ -475,7 +434,7 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
                           oc + (gsize) t * dq + (gsize) h * hd);
     }
   const double e = rel_err (og, oc, n_tok * dq);
-  report (e <= 1e-5, "prefill attention %d/%d heads, d %d, positions %d..%d, kv %s: %.2e (< 1e-5)",
+  gtu_report (&tap, e <= 1e-5, "prefill attention %d/%d heads, d %d, positions %d..%d, kv %s: %.2e (< 1e-5)",
           nh, nkv, hd, pos0, pos0 + n_tok - 1, f16 ? "f16" : "f32", e);
   void *bufs[] = { kd, vd, qd, od, posd };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
@@ -493,11 +452,11 @@ test_rows (void)
   const int R = 5, n = 512, nh = 4, nkv = 2, hd = 64, n_ctx = 16;
   const int64_t dq = nh * hd, dk = nkv * hd, nt = dq + 2 * dk;
   const size_t ab = hzk_act_bytes (n, R);
-  float *x = randn (R * n, 1.0), *a = randn (R * n, 0.5), *w = randn (n, 1.0);
-  float *gu = randn (R * 2 * n, 1.0), *qkv = randn (R * nt, 1.0), *cs = randn (n_ctx * hd, 1.0);
-  float *xd1 = up (x, 4 * R * n), *xd2 = up (x, 4 * R * n), *ad = up (a, 4 * R * n), *wd = up (w, 4 * n);
-  float *y1 = up (NULL, 4 * R * n), *y2 = up (NULL, 4 * R * n), *gud = up (gu, 4 * R * 2 * n);
-  void *act1 = up (NULL, ab), *act2 = up (NULL, ab);
+  float *x = gtu_randn (rng, R * n, 1.0), *a = gtu_randn (rng, R * n, 0.5), *w = gtu_randn (rng, n, 1.0);
+  float *gu = gtu_randn (rng, R * 2 * n, 1.0), *qkv = gtu_randn (rng, R * nt, 1.0), *cs = gtu_randn (rng, n_ctx * hd, 1.0);
+  float *xd1 = gtu_up (gpu, x, 4 * R * n), *xd2 = gtu_up (gpu, x, 4 * R * n), *ad = gtu_up (gpu, a, 4 * R * n), *wd = gtu_up (gpu, w, 4 * n);
+  float *y1 = gtu_up (gpu, NULL, 4 * R * n), *y2 = gtu_up (gpu, NULL, 4 * R * n), *gud = gtu_up (gpu, gu, 4 * R * 2 * n);
+  void *act1 = gtu_up (gpu, NULL, ab), *act2 = gtu_up (gpu, NULL, ab);
   uint8_t *h1 = g_malloc (ab), *h2 = g_malloc (ab);
   float *f1 = g_new (float, R * nt), *f2 = g_new (float, R * nt);
   gboolean same_norm = TRUE, same_swiglu = TRUE;
@@ -510,45 +469,45 @@ test_rows (void)
           CHECK (hzk_rms_norm (xd2 + r * n, ad + r * n, NULL, wd, n, 1, 1e-5f, y2 + r * n, NULL, mode, st));
         }
       CHECK (hzk_quantize_act_mode (y2, (int64_t) R * n, mode, act2, st));
-      down (f1, y1, 4 * R * n), down (f2, y2, 4 * R * n);
-      down (h1, act1, ab), down (h2, act2, ab);
+      gtu_down (gpu, f1, y1, 4 * R * n), gtu_down (gpu, f2, y2, 4 * R * n);
+      gtu_down (gpu, h1, act1, ab), gtu_down (gpu, h2, act2, ab);
       same_norm = same_norm && !memcmp (f1, f2, 4 * R * n) && !memcmp (h1, h2, ab);
       CHECK (hzk_swiglu_rows (gud, gud + n, 2 * n, n, R, y1, act1, mode, st));
       for (int r = 0; r < R; r++)
         CHECK (hzk_swiglu (gud + r * 2 * n, gud + r * 2 * n + n, n, y2 + r * n, NULL, mode, st));
       CHECK (hzk_quantize_act_mode (y2, (int64_t) R * n, mode, act2, st));
-      down (f1, y1, 4 * R * n), down (f2, y2, 4 * R * n);
-      down (h1, act1, ab), down (h2, act2, ab);
+      gtu_down (gpu, f1, y1, 4 * R * n), gtu_down (gpu, f2, y2, 4 * R * n);
+      gtu_down (gpu, h1, act1, ab), gtu_down (gpu, h2, act2, ab);
       same_swiglu = same_swiglu && !memcmp (f1, f2, 4 * R * n) && !memcmp (h1, h2, ab);
     }
-  report (same_norm, "rms_norm (+residual, int8 rows) over %d rows = %d one-row calls", R, R);
-  report (same_swiglu, "swiglu_rows (int8 rows) over %d rows = %d one-row calls", R, R);
+  gtu_report (&tap, same_norm, "rms_norm (+residual, int8 rows) over %d rows = %d one-row calls", R, R);
+  gtu_report (&tap, same_swiglu, "swiglu_rows (int8 rows) over %d rows = %d one-row calls", R, R);
   /* qkv_rope: R tokens from position 3 in one call vs R calls */
-  float *qkvd = up (qkv, 4 * R * nt), *csd = up (cs, 4 * n_ctx * hd);
-  float *q1 = up (NULL, 4 * R * dq), *q2 = up (NULL, 4 * R * dq);
-  void *kc1 = up (NULL, 4 * n_ctx * dk), *vc1 = up (NULL, 4 * n_ctx * dk);
-  void *kc2 = up (NULL, 4 * n_ctx * dk), *vc2 = up (NULL, 4 * n_ctx * dk);
+  float *qkvd = gtu_up (gpu, qkv, 4 * R * nt), *csd = gtu_up (gpu, cs, 4 * n_ctx * hd);
+  float *q1 = gtu_up (gpu, NULL, 4 * R * dq), *q2 = gtu_up (gpu, NULL, 4 * R * dq);
+  void *kc1 = gtu_up (gpu, NULL, 4 * n_ctx * dk), *vc1 = gtu_up (gpu, NULL, 4 * n_ctx * dk);
+  void *kc2 = gtu_up (gpu, NULL, 4 * n_ctx * dk), *vc2 = gtu_up (gpu, NULL, 4 * n_ctx * dk);
   int p0 = 3;
-  int *posd = up (&p0, sizeof p0);
+  int *posd = gtu_up (gpu, &p0, sizeof p0);
   CHECK (hzk_qkv_rope (qkvd, NULL, NULL, NULL, 1e-6f, csd, posd, R, nh, nkv, hd, hd, hd, 0, q1,
                        kc1, vc1, 0, st));
   for (int r = 0; r < R; r++)
     {
       int p = p0 + r;
-      int *pd = up (&p, sizeof p);
+      int *pd = gtu_up (gpu, &p, sizeof p);
       CHECK (hzk_qkv_rope (qkvd + r * nt, NULL, NULL, NULL, 1e-6f, csd, pd, 1, nh, nkv, hd, hd, hd,
                            0, q2 + r * dq, kc2, vc2, 0, st));
       hz_gpu_free (gpu, pd);
     }
   float *c1 = g_new (float, n_ctx * dk), *c2 = g_new (float, n_ctx * dk);
   gboolean same_rope = TRUE;
-  down (f1, q1, 4 * R * dq), down (f2, q2, 4 * R * dq);
+  gtu_down (gpu, f1, q1, 4 * R * dq), gtu_down (gpu, f2, q2, 4 * R * dq);
   same_rope = !memcmp (f1, f2, 4 * R * dq);
-  down (c1, kc1, 4 * n_ctx * dk), down (c2, kc2, 4 * n_ctx * dk);
+  gtu_down (gpu, c1, kc1, 4 * n_ctx * dk), gtu_down (gpu, c2, kc2, 4 * n_ctx * dk);
   same_rope = same_rope && !memcmp (c1, c2, 4 * n_ctx * dk);
-  down (c1, vc1, 4 * n_ctx * dk), down (c2, vc2, 4 * n_ctx * dk);
+  gtu_down (gpu, c1, vc1, 4 * n_ctx * dk), gtu_down (gpu, c2, vc2, 4 * n_ctx * dk);
   same_rope = same_rope && !memcmp (c1, c2, 4 * n_ctx * dk);
-  report (same_rope, "qkv_rope over %d tokens (q rows, cache rows %d..%d) = %d one-token calls", R,
+  gtu_report (&tap, same_rope, "qkv_rope over %d tokens (q rows, cache rows %d..%d) = %d one-token calls", R,
           p0, p0 + R - 1, R);
   void *bufs[] = { xd1, xd2, ad, wd, y1, y2, gud, act1, act2, qkvd, csd, q1, q2, kc1, vc1, kc2,
                    vc2, posd };
@@ -652,14 +611,14 @@ test_sample (void)
 {
   void *st = hz_gpu_stream (gpu);
   const int n = 1000, N = 20000;
-  float *x = randn (n, 2.0);
+  float *x = gtu_randn (rng, n, 2.0);
   x[10] = x[11] = x[12] = 9.0f;     /* a three-way tie at the top */
   x[500] = NAN;
   x[501] = -INFINITY;
-  float *xd = up (x, 4 * n);
-  HzkSampleParams *pd = up (NULL, sizeof (HzkSampleParams));
-  uint64_t *rd = up (NULL, 4 * sizeof (uint64_t));
-  int *outd = up (NULL, sizeof (int) * N);
+  float *xd = gtu_up (gpu, x, 4 * n);
+  HzkSampleParams *pd = gtu_up (gpu, NULL, sizeof (HzkSampleParams));
+  uint64_t *rd = gtu_up (gpu, NULL, 4 * sizeof (uint64_t));
+  int *outd = gtu_up (gpu, NULL, sizeof (int) * N);
   int *out = g_new (int, N), *cnt_g = g_new (int, n), *cnt_c = g_new (int, n);
   double *prob = g_new (double, n);
   struct { float t; int k; float p, minp; } sets[] = {
@@ -686,7 +645,7 @@ test_sample (void)
       g_assert_true (hz_gpu_upload (gpu, rd, state, sizeof state, &error));
       for (int i = 0; i < N; i++)
         CHECK (hzk_sample (xd, n, pd, rd, outd + i, st));
-      down (out, outd, sizeof (int) * N);
+      gtu_down (gpu, out, outd, sizeof (int) * N);
       HzSampler *cpu = hz_sampler_new (&sp);
       memset (cnt_g, 0, sizeof (int) * n);
       memset (cnt_c, 0, sizeof (int) * n);
@@ -705,12 +664,12 @@ test_sample (void)
       const double x2c = chi2 (cnt_c, prob, n, N, &df_c, &out_c);
       /* ~6 standard deviations of χ²(df) above its mean */
       const double lim_g = df_g + 6 * sqrt (2.0 * df_g), lim_c = df_c + 6 * sqrt (2.0 * df_c);
-      report (in_range && out_g == 0 && out_c == 0 && x2g <= lim_g && x2c <= lim_c,
+      gtu_report (&tap, in_range && out_g == 0 && out_c == 0 && x2g <= lim_g && x2c <= lim_c,
               "sample T %.1f top-k %d top-p %.2f min-p %.2f, %d draws: device χ² %.1f, CPU "
               "sampler χ² %.1f (df %d, < %.0f), outside the support %d/%d",
               sp.temperature, sp.top_k, sp.top_p, sp.min_p, N, x2g, x2c, df_g, lim_g, out_g, out_c);
       if (sp.top_k == 1)
-        report (cnt_g[10] == N, "sample top-k 1: the argmax (lowest of a tie) in %d/%d draws",
+        gtu_report (&tap, cnt_g[10] == N, "sample top-k 1: the argmax (lowest of a tie) in %d/%d draws",
                 cnt_g[10], N);
     }
   /* the same seed gives the same draws; temperature 0 is the argmax */
@@ -726,15 +685,15 @@ test_sample (void)
         g_assert_true (hz_gpu_upload (gpu, rd, state, sizeof state, &error));
         for (int i = 0; i < 200; i++)
           CHECK (hzk_sample (xd, n, pd, rd, outd + i, st));
-        down (rep ? b : a, outd, sizeof a);
+        gtu_down (gpu, rep ? b : a, outd, sizeof a);
       }
-    report (!memcmp (a, b, sizeof a), "sample: the same seed gives the same 200 draws");
+    gtu_report (&tap, !memcmp (a, b, sizeof a), "sample: the same seed gives the same 200 draws");
     const HzkSampleParams g0 = { 0.0f, 40, 0.9f, 0.05f };
     int got = -1;
     g_assert_true (hz_gpu_upload (gpu, pd, &g0, sizeof g0, &error));
     CHECK (hzk_sample (xd, n, pd, rd, outd, st));
-    down (&got, outd, sizeof got);
-    report (got == 10, "sample with temperature 0: argmax %d (10)", got);
+    gtu_down (gpu, &got, outd, sizeof got);
+    gtu_report (&tap, got == 10, "sample with temperature 0: argmax %d (10)", got);
   }
   hz_gpu_free (gpu, xd), hz_gpu_free (gpu, pd), hz_gpu_free (gpu, rd), hz_gpu_free (gpu, outd);
   g_free (x), g_free (out), g_free (cnt_g), g_free (cnt_c), g_free (prob);
@@ -787,8 +746,8 @@ main (void)
   test_rows ();
   test_sample ();
 
-  printf ("1..%d\n", n_test);
+  printf ("1..%d\n", tap.n_test);
   g_rand_free (rng);
   hz_gpu_close (gpu);
-  return n_fail ? 1 : 0;
+  return tap.n_fail ? 1 : 0;
 }

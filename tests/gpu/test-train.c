@@ -44,22 +44,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int n_test, n_fail;
+static GtuTap tap;
 static HzGpu *gpu;
 static void *stream;
 static GRand *rng;
-
-static void
-report (gboolean pass, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  printf ("%s %d - %s\n", pass ? "ok" : "not ok", ++n_test, msg);
-  fflush (stdout);
-  n_fail += !pass;
-}
 
 static double
 rel_err (const float *a, const float *b, int64_t n)
@@ -119,7 +107,7 @@ test_rmsnorm (int64_t rows, int d)
   g_assert_cmpint (hzk_train_rmsnorm_bwd (gdx, gdy, gx, gw, gr, rows, d, stream), ==, 0);
   g_autofree float *hy = host (gy, rows * d), *hr = host (gr, rows), *hdx = host (gdx, rows * d);
   const double ey = rel_err (hy, y, rows * d), er = rel_err (hr, rstd, rows), ed = rel_err (hdx, dx, rows * d);
-  report (ey < 1e-5 && er < 1e-5 && ed < 1e-5, "rmsnorm %" G_GINT64_FORMAT "x%d: y %.1e rstd %.1e dx %.1e",
+  gtu_report (&tap, ey < 1e-5 && er < 1e-5 && ed < 1e-5, "rmsnorm %" G_GINT64_FORMAT "x%d: y %.1e rstd %.1e dx %.1e",
           rows, d, ey, er, ed);
   hz_gpu_free (gpu, gx), hz_gpu_free (gpu, gw), hz_gpu_free (gpu, gy), hz_gpu_free (gpu, gr);
   hz_gpu_free (gpu, gdy), hz_gpu_free (gpu, gdx);
@@ -150,7 +138,7 @@ test_rope (HzRopeMode mode, int n_seq, int T, int nh, int hd, int n_rot)
       g_autofree float *h = host (gx, n);
       worst = MAX (worst, rel_err (h, ref, n));
     }
-  report (worst < 1e-6, "rope %s, %d sequences of %d, %d heads of %d (n_rot %d): %.1e",
+  gtu_report (&tap, worst < 1e-6, "rope %s, %d sequences of %d, %d heads of %d (n_rot %d): %.1e",
           mode == HZ_ROPE_NEOX ? "neox" : "norm", n_seq, T, nh, hd, n_rot, worst);
   hz_gpu_free (gpu, gx), hz_gpu_free (gpu, gcs);
 }
@@ -168,7 +156,7 @@ test_swiglu (int64_t n)
   g_assert_cmpint (hzk_train_swiglu_bwd (gdg, gdu, gdh, gg, gu, n, stream), ==, 0);
   g_autofree float *hh = host (gh, n), *hdg = host (gdg, n), *hdu = host (gdu, n);
   const double e1 = rel_err (hh, h, n), e2 = rel_err (hdg, dg, n), e3 = rel_err (hdu, du, n);
-  report (e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5, "swiglu %" G_GINT64_FORMAT ": h %.1e dg %.1e du %.1e",
+  gtu_report (&tap, e1 < 1e-5 && e2 < 1e-5 && e3 < 1e-5, "swiglu %" G_GINT64_FORMAT ": h %.1e dg %.1e du %.1e",
           n, e1, e2, e3);
   hz_gpu_free (gpu, gg), hz_gpu_free (gpu, gu), hz_gpu_free (gpu, gdh), hz_gpu_free (gpu, gh);
   hz_gpu_free (gpu, gdg), hz_gpu_free (gpu, gdu);
@@ -204,7 +192,7 @@ test_softmax (int n_mat, int T)
   g_assert_cmpint (hzk_train_softmax_bwd (gdP, gS, n_mat, T, stream), ==, 0);
   g_autofree float *hP = host (gS, n), *hdS = host (gdP, n);
   const double e1 = rel_err (hP, P, n), e2 = rel_err (hdS, dS, n);
-  report (e1 < 1e-5 && e2 < 1e-5, "causal softmax %d x %dx%d: P %.1e dS %.1e", n_mat, T, T, e1, e2);
+  gtu_report (&tap, e1 < 1e-5 && e2 < 1e-5, "causal softmax %d x %dx%d: P %.1e dS %.1e", n_mat, T, T, e1, e2);
   hz_gpu_free (gpu, gS), hz_gpu_free (gpu, gdP);
 }
 
@@ -232,7 +220,7 @@ test_cross_entropy (int64_t rows, int64_t V)
     loss_g[i] = (float) hl[i];
   g_autofree float *hdl = host (gl, rows * V);
   const double e1 = rel_err (loss_g, loss_c, rows), e2 = rel_err (hdl, dl, rows * V);
-  report (e1 < 1e-6 && e2 < 1e-5, "cross-entropy %" G_GINT64_FORMAT " rows of %" G_GINT64_FORMAT
+  gtu_report (&tap, e1 < 1e-6 && e2 < 1e-5, "cross-entropy %" G_GINT64_FORMAT " rows of %" G_GINT64_FORMAT
           " (every 5th masked): loss %.1e grad %.1e", rows, V, e1, e2);
   hz_gpu_free (gpu, gl), hz_gpu_free (gpu, gy), hz_gpu_free (gpu, gloss);
 }
@@ -281,7 +269,7 @@ test_gemm (int ta, int tb, int M, int N, int K, int n_seq, int nh, int grp)
                                    bc, nz, stream), ==, 0);
   g_autofree float *h = host (gC, nc);
   const double e = rel_err (h, ref, nc);
-  report (e < 1e-5, "gemm ta %d tb %d %dx%dx%d, %d matrices (GQA %d): %.1e", ta, tb, M, N, K, nz, grp, e);
+  gtu_report (&tap, e < 1e-5, "gemm ta %d tb %d %dx%dx%d, %d matrices (GQA %d): %.1e", ta, tb, M, N, K, nz, grp, e);
   hz_gpu_free (gpu, gA), hz_gpu_free (gpu, gB), hz_gpu_free (gpu, gC);
 }
 
@@ -296,7 +284,7 @@ test_qmm (const HzQuantTraits *qt, int64_t n_out, int64_t K, int64_t T)
   HzGpuTensor *gw = hz_gpu_tensor_upload (gpu, qt->type, n_out, K, data, &error);
   if (!gw)
     {
-      report (FALSE, "qmm %s: upload: %s", qt->name, error->message);
+      gtu_report (&tap, FALSE, "qmm %s: upload: %s", qt->name, error->message);
       return;
     }
   const uint32_t dt = hz_gpu_tensor_device_type (gw);
@@ -317,7 +305,7 @@ test_qmm (const HzQuantTraits *qt, int64_t n_out, int64_t K, int64_t T)
   g_assert_cmpint (hzk_train_qmm (dt, wd, n_out, K, 1, gdy, T, gdx, 1, stream), ==, 0);
   g_autofree float *hy = host (gy, T * n_out), *hdx = host (gdx, T * K);
   const double e1 = rel_err (hy, y, T * n_out), e2 = rel_err (hdx, dx_acc, T * K);
-  report (e1 < 1e-2 && e2 < 1e-2, "qmm %s%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
+  gtu_report (&tap, e1 < 1e-2 && e2 < 1e-2, "qmm %s%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
           " tokens: y %.1e, dx (accumulated) %.1e", qt->name, dt != qt->type ? " (F16 upload)" : "",
           n_out, K, T, e1, e2);
   hz_gpu_free (gpu, gx), hz_gpu_free (gpu, gdy), hz_gpu_free (gpu, gy), hz_gpu_free (gpu, gdx);
@@ -343,7 +331,7 @@ test_adamw (int64_t n)
     }
   g_autofree float *hp = host (gp, n), *hm = host (gm, n), *hv = host (gv, n);
   const double e1 = rel_err (hp, params, n), e2 = rel_err (hm, opt->m, n), e3 = rel_err (hv, opt->v, n);
-  report (e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6, "adamw %" G_GINT64_FORMAT ", 3 steps: p %.1e m %.1e v %.1e",
+  gtu_report (&tap, e1 < 1e-6 && e2 < 1e-6 && e3 < 1e-6, "adamw %" G_GINT64_FORMAT ", 3 steps: p %.1e m %.1e v %.1e",
           n, e1, e2, e3);
   hz_gpu_free (gpu, gp), hz_gpu_free (gpu, gg), hz_gpu_free (gpu, gm), hz_gpu_free (gpu, gv);
 }
@@ -357,7 +345,7 @@ test_sft (const char *path, int T, int n_steps, double lr)
   g_autofree char *name = g_path_get_basename (path);
   if (!base)
     {
-      report (FALSE, "%s: %s", name, error->message);
+      gtu_report (&tap, FALSE, "%s: %s", name, error->message);
       return;
     }
   const HzHparams *hp = &base->llm->hp;
@@ -380,7 +368,7 @@ test_sft (const char *path, int T, int n_steps, double lr)
   g_autoptr (HzSftTrainer) tg = hz_sft_trainer_new (base->llm, lg, &p, T);
   if (!hz_sft_trainer_on_gpu (tg) || hz_sft_trainer_on_gpu (tc))
     {
-      report (FALSE, "%s: trainer selection (GPU %d, CPU %d)", name, hz_sft_trainer_on_gpu (tg),
+      gtu_report (&tap, FALSE, "%s: trainer selection (GPU %d, CPU %d)", name, hz_sft_trainer_on_gpu (tg),
               hz_sft_trainer_on_gpu (tc));
       return;
     }
@@ -419,13 +407,13 @@ test_sft (const char *path, int T, int n_steps, double lr)
               name, step, l_c, l_g, e, nc, ng);
       ok = ok && isfinite (l_g);
     }
-  report (ge < 5e-2, "%s: first step's clipped gradient GPU vs CPU %.1e", name, ge);
-  report (ok && worst < 1e-2 && last < first,
+  gtu_report (&tap, ge < 5e-2, "%s: first step's clipped gradient GPU vs CPU %.1e", name, ge);
+  gtu_report (&tap, ok && worst < 1e-2 && last < first,
           "%s: %d SFT steps, per-step loss GPU vs CPU within %.1e relative (bound 1e-2); "
           "loss %.4f -> %.4f", name, n_steps, worst, first, last);
   /* the optimiser state comes back from the device */
   HzAdamW *o = hz_sft_trainer_optimizer (tg);
-  report (o->step == n_steps && hz_sft_trainer_optimizer (tc)->step == n_steps
+  gtu_report (&tap, o->step == n_steps && hz_sft_trainer_optimizer (tc)->step == n_steps
           && rel_err (o->m, hz_sft_trainer_optimizer (tc)->m, o->n) < 0.5,
           "%s: AdamW state copied back from the device (step %" G_GINT64_FORMAT ", m vs CPU %.1e)",
           name, o->step, rel_err (o->m, hz_sft_trainer_optimizer (tc)->m, o->n));
@@ -480,10 +468,10 @@ main (int argc, char **argv)
     if (g_file_test (models[i], G_FILE_TEST_EXISTS))
       test_sft (models[i], i == 0 ? 48 : 96, 20, i == 0 ? 2e-3 : 5e-4);
     else
-      printf ("ok %d - # SKIP %s not found (set HZ_SHARED_DIR)\n", ++n_test, models[i]);
+      printf ("ok %d - # SKIP %s not found (set HZ_SHARED_DIR)\n", ++tap.n_test, models[i]);
 
-  printf ("1..%d\n", n_test);
+  printf ("1..%d\n", tap.n_test);
   g_rand_free (rng);
   hz_gpu_close (gpu);
-  return n_fail ? 1 : 0;
+  return tap.n_fail ? 1 : 0;
 }
