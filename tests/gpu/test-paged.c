@@ -37,6 +37,7 @@
 #include "hanzo/engine.h"
 #include "hanzo/serving.h"
 #include "hz-gpu.h"
+#include "../engine/serving-test-util.h"
 #include "hzk.h"
 #include "kv-paged.h"
 #include "model.h"
@@ -223,17 +224,6 @@ load_model (const char *rel)
   return m;
 }
 
-static HzToken *
-make_prompt (const HzModel *m, guint32 seed, guint n)
-{
-  g_autoptr (GRand) rng = g_rand_new_with_seed (seed);
-  HzToken *p = g_new (HzToken, n);
-  p[0] = hz_model_bos (m) >= 0 ? hz_model_bos (m) : 1;
-  for (guint i = 1; i < n; i++)
-    p[i] = g_rand_int_range (rng, 3, hz_model_n_vocab (m));
-  return p;
-}
-
 /* The rows of one step: chunks (sequence, first position, count), last row of each with
  * logits. Slots are reserved in both pools (same operations: same block ids). */
 typedef struct {
@@ -372,47 +362,6 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpoin
   return g_log_writer_default (level, fields, n_fields, data);
 }
 
-typedef struct {
-  GHashTable *tokens;      /* "id/sample" -> GArray of HzToken */
-  GHashTable *preempted;   /* "id/sample" -> n_preemptions (as pointer) */
-} Collect;
-
-static void
-collect_init (Collect *c)
-{
-  c->tokens = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
-  c->preempted = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-}
-
-static void
-collect_clear (Collect *c)
-{
-  g_hash_table_unref (c->tokens);
-  g_hash_table_unref (c->preempted);
-}
-
-static void
-on_done (const HzServeResult *r, gpointer data)
-{
-  Collect *c = data;
-  GArray *t = g_array_new (FALSE, FALSE, sizeof (HzToken));
-  g_array_append_vals (t, r->tokens, r->n_generated);
-  g_hash_table_insert (c->tokens, g_strdup_printf ("%" G_GUINT64_FORMAT "/%u", r->request,
-                                                   r->sample), t);
-  g_hash_table_insert (c->preempted, g_strdup_printf ("%" G_GUINT64_FORMAT "/%u", r->request,
-                                                      r->sample),
-                       GUINT_TO_POINTER (r->n_preemptions));
-}
-
-static GArray *
-got (Collect *c, guint64 id, guint sample)
-{
-  g_autofree char *key = g_strdup_printf ("%" G_GUINT64_FORMAT "/%u", id, sample);
-  GArray *t = g_hash_table_lookup (c->tokens, key);
-  g_assert_nonnull (t);
-  return t;
-}
-
 static HzServe *
 server (HzModel *m, guint n_blocks, guint budget)
 {
@@ -428,28 +377,6 @@ server (HzModel *m, guint n_blocks, guint budget)
   g_assert_no_error (error);
   g_assert_true (saw_gpu_serving);   /* the GPU step, not the CPU fallback */
   return srv;
-}
-
-static guint64
-submit (HzServe *srv, const HzToken *p, guint n, int n_predict, HzPriority prio, Collect *c)
-{
-  HzRequestParams rp;
-  hz_request_params_init (&rp);
-  rp.n_predict = n_predict;
-  rp.ignore_eog = TRUE;
-  rp.priority = prio;
-  g_autoptr (GError) error = NULL;
-  guint64 id = hz_serve_submit (srv, p, n, &rp, NULL, on_done, c, &error);
-  g_assert_no_error (error);
-  return id;
-}
-
-static void
-run (HzServe *srv)
-{
-  g_autoptr (GError) error = NULL;
-  g_assert_true (hz_serve_run (srv, &error));
-  g_assert_no_error (error);
 }
 
 #define N_SEQ 16
@@ -547,8 +474,7 @@ test_preemption (gconstpointer data)
       GArray *x = got (&big, ids_big[i], 0), *y = got (&small, ids_small[i], 0);
       g_assert_cmpuint (x->len, ==, y->len);
       g_assert_cmpmem (x->data, x->len * sizeof (HzToken), y->data, y->len * sizeof (HzToken));
-      g_autofree char *key = g_strdup_printf ("%" G_GUINT64_FORMAT "/0", ids_small[i]);
-      preempted += GPOINTER_TO_UINT (g_hash_table_lookup (small.preempted, key)) > 0;
+      preempted += result (&small, ids_small[i], 0)->n_preemptions > 0;
       g_free (prompts[i]);
     }
   g_test_message ("small pool: %" G_GUINT64_FORMAT " preemptions of %u sequences",
