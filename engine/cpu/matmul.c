@@ -258,16 +258,17 @@ hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
     hz_threadpool_run (mm->pool, nth, matmul_worker, &job);
 }
 
+/* HZ_REPACK=0: no repacked copies (benchmarks of the unrepacked kernels). */
+static gboolean
+repack_enabled (void)
+{
+  return g_strcmp0 (g_getenv ("HZ_REPACK"), "0") != 0;
+}
+
 gboolean
 hz_cpu_matrix_repack (HzMatrix *m, GPtrArray *owned)
 {
-  static int enabled = -1;   /* HZ_REPACK=0: off (benchmarks of the unrepacked kernels) */
-  if (enabled < 0)
-    {
-      const char *env = g_getenv ("HZ_REPACK");
-      enabled = env == NULL || g_strcmp0 (env, "0") != 0;
-    }
-  if (!enabled || m->data == NULL || m->packed != NULL)
+  if (!repack_enabled () || m->data == NULL || m->packed != NULL)
     return FALSE;
   const HzGgmlTileFn tile = hz_repack_tile (m->qt->type, m->n_out, m->n_in);
   if (tile == NULL)
@@ -291,8 +292,7 @@ expert_matrix_repack (HzExpertMatrix *x, GPtrArray *owned)
 {
   HzMatrix *m = &x->mat;
   if (m->data == NULL || m->packed != NULL || x->n_expert <= 0 ||
-      x->expert_bytes != (size_t) m->n_out * m->row_bytes ||
-      g_strcmp0 (g_getenv ("HZ_REPACK"), "0") == 0)
+      x->expert_bytes != (size_t) m->n_out * m->row_bytes || !repack_enabled ())
     return FALSE;
   const HzGgmlTileFn tile = hz_repack_tile (m->qt->type, m->n_out, m->n_in);
   if (tile == NULL)
