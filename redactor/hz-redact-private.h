@@ -221,6 +221,14 @@ void hz_rec_secret (HzScan *scan);      /* rec-secret.c */
 void hz_rec_date (HzScan *scan);        /* rec-date.c */
 void hz_rec_address (HzScan *scan);     /* rec-address.c */
 void hz_rec_names (HzScan *scan);       /* rec-names.c: PERSON, LOCATION */
+/* rec-names.c: TRUE when token i is one of the three names of "A, B and C" (single
+ * capitalised words) after a word taking a company ("from", "at", "for", "joined", ...): a firm
+ * named after its partners ("Hawkins, Richardson and Santana"), no person. Pure. */
+gboolean hz_names_firm_of_partners (const HzScan *scan, guint i);
+/* rec-names.c: TRUE when token i is a copula whose complement names a kind of place or
+ * organisation within the next few words ("Aisby is a village"): its subject is no person.
+ * Pure. */
+gboolean hz_names_describes_thing (const HzScan *scan, guint i);
 void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a local model */
 
 /* rec-date.c: length of a numeric calendar date (optionally with a time) at the start of

@@ -95,26 +95,28 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
   if (n != HZ_TAGGER_HEADER + payload)
     BAD ("size %" G_GSIZE_FORMAT " bytes, expected %" G_GSIZE_FORMAT " for bucket_bits %u (truncated?)",
          n, HZ_TAGGER_HEADER + payload, bits);
-  float o_bias = rdf (p + 24), scale = rdf (p + 28), veto_margin = rdf (p + 32);
+  float o_bias = rdf (p + 24), scale = rdf (p + 28), veto_margin = rdf (p + 32), prose_bias = rdf (p + 36);
   if (!isfinite (o_bias) || fabsf (o_bias) > 1e6f || !isfinite (scale) || scale <= 0 || scale > 1e3f
-      || !isfinite (veto_margin) || fabsf (veto_margin) > 1e6f)
-    BAD ("o_bias, scale or veto_margin not a sane number");
+      || !isfinite (veto_margin) || fabsf (veto_margin) > 1e6f || !isfinite (prose_bias)
+      || fabsf (prose_bias) > 1e6f)
+    BAD ("o_bias, scale, veto_margin or prose_bias not a sane number");
   float trans[(HZ_TAG_N + 1) * HZ_TAG_N];
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
     {
-      trans[k] = rdf (p + 36 + 4 * k);
+      trans[k] = rdf (p + 40 + 4 * k);
       if (!isfinite (trans[k]) || fabsf (trans[k]) > 1e6f)
         BAD ("transition weight %d not a sane number", k);
     }
   guint8 sum[32];
   payload_sha256 (p + HZ_TAGGER_HEADER, payload, sum);
-  if (memcmp (sum, p + 84, 32) != 0)
+  if (memcmp (sum, p + 88, 32) != 0)
     BAD ("payload checksum mismatch (corrupt file)");
   HzTagger *t = hz_tagger_new (bits);
   t->scope = scope;
   t->veto = veto;
   t->o_bias = o_bias;
   t->veto_margin = veto_margin;
+  t->prose_bias = prose_bias;
   memcpy (t->trans, trans, sizeof trans);
   const guint8 *w = p + HZ_TAGGER_HEADER;
   for (gsize k = 0; k < (gsize) HZ_TAG_N << bits; k++)
@@ -172,8 +174,9 @@ hz_tagger_serialize (const HzTagger *t)
   wrf (p + 24, t->o_bias);
   wrf (p + 28, scale);
   wrf (p + 32, t->veto_margin);
+  wrf (p + 36, t->prose_bias);
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
-    wrf (p + 36 + 4 * k, t->trans[k]);
+    wrf (p + 40 + 4 * k, t->trans[k]);
   guint8 *w = p + HZ_TAGGER_HEADER;
   for (gsize k = 0; k < nw; k++)
     {
@@ -181,7 +184,7 @@ hz_tagger_serialize (const HzTagger *t)
       w[2 * k] = (guint8) u;
       w[2 * k + 1] = (guint8) (u >> 8);
     }
-  payload_sha256 (w, 2 * nw, p + 84);
+  payload_sha256 (w, 2 * nw, p + 88);
   return g_bytes_new_take (p, n);
 }
 
@@ -450,8 +453,18 @@ enum { HEADLINE_MIN_WORDS = 4, HEADLINE_CAPS_TENTHS = 7 };
 gboolean
 hz_tagger_in_scope (const HzTagger *tagger, const HzScan *scan)
 {
-  if (tagger->scope == HZ_TAGGER_SCOPE_ALL)
-    return TRUE;
+  return tagger->scope == HZ_TAGGER_SCOPE_ALL || hz_tagger_text_is_social (scan);
+}
+
+float
+hz_tagger_o_bias_for (const HzTagger *tagger, const HzScan *scan)
+{
+  return tagger->o_bias + (hz_tagger_text_is_social (scan) ? 0.0f : tagger->prose_bias);
+}
+
+gboolean
+hz_tagger_text_is_social (const HzScan *scan)
+{
   if (scan->informal)
     return TRUE;
   for (int c = 0xF0; c <= 0xF4; c++)
@@ -515,6 +528,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
   guint8 *tags = heap ? g_new (guint8, n) : tags_s;
 
   hz_tagger_marks (scan, marks);
+  const float o_bias = hz_tagger_o_bias_for (tagger, scan);
   /* the weight reads miss the cache: the features of the next token are computed and their
    * buckets prefetched before the current token's weights are summed */
   guint32 fbuf[2][HZ_TAGGER_MAX_FEATS];
@@ -532,7 +546,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
         }
       if (nf == 0)
         {
-          emit[i * HZ_TAG_N + 0] = tagger->o_bias + HZ_TAGGER_FORCE_O;
+          emit[i * HZ_TAG_N + 0] = o_bias + HZ_TAGGER_FORCE_O;
           emit[i * HZ_TAG_N + 1] = emit[i * HZ_TAG_N + 2] = 0;
           continue;
         }
@@ -544,7 +558,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
           s1 += w[1];
           s2 += w[2];
         }
-      emit[i * HZ_TAG_N + 0] = tagger->o_bias + (float) s0 * tagger->scale;
+      emit[i * HZ_TAG_N + 0] = o_bias + (float) s0 * tagger->scale;
       emit[i * HZ_TAG_N + 1] = (float) s1 * tagger->scale;
       emit[i * HZ_TAG_N + 2] = (float) s2 * tagger->scale;
     }
@@ -629,6 +643,19 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
       /* an abbreviated title alone ("from Mr. to nobody") is no name */
       if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
           && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')))
+        {
+          i = j;
+          continue;
+        }
+      /* a firm or place, as the rules read one (rec-names.c): an organisation word inside
+       * the run or right after it ("Russell Investments", "Aunt Bertha Inc"), a name of a firm
+       * named after its partners ("at Whitfield, Okoro and Brandt"), or the subject of a
+       * copula that names a kind of place or firm ("Grant is a small town"), is no person */
+      gboolean firm = j < n && ((hz_tok_in (&scan->toks[j], HZ_W_ORG) && joins_name (scan, scan->toks[j - 1].e, scan->toks[j].s))
+                                || hz_names_describes_thing (scan, j));
+      for (guint k = i; k < j && !firm; k++)
+        firm = (k > i && hz_tok_in (&scan->toks[k], HZ_W_ORG)) || hz_names_firm_of_partners (scan, k);
+      if (firm)
         {
           i = j;
           continue;

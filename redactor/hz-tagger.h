@@ -11,6 +11,12 @@
  * recognizer, LOCATION, identifiers), so the model learns when to trust the rules in chat
  * text and adds the names they miss.
  *
+ * Genres: the training data are tweets. Texts of that genre (hz_tagger_text_is_social():
+ * chat-style, a handle, hashtag or emoji, headline case) are tagged with o_bias; with
+ * HZ_TAGGER_SCOPE_ALL every other text (comments, forum posts, prose) is tagged too, with
+ * prose_bias added to the O score, so that the tagger adds only names it is surer of where
+ * the rules' capitalisation cues hold.
+ *
  * Weights file (`data/person-tagger.bin`, little-endian, written by hz_tagger_serialize()):
  *
  *   offset size  field
@@ -23,9 +29,14 @@
  *       28    4  f32 scale (weight = int16 * scale)
  *       32    4  f32 veto_margin (a rule name is vetoed only when the tagger prefers O by more
  *                than this, on average over its tokens)
- *       36   48  f32 trans[4][3]: row 0 = start of text, row 1 + p = after tag p
- *       84   32  SHA-256 of the payload
- *      116  2*3*2^bucket_bits  payload: int16 weights, bucket-major (bucket * 3 + tag)
+ *       36    4  f32 prose_bias (added to o_bias for texts outside the social genre; used
+ *                with HZ_TAGGER_SCOPE_ALL)
+ *       40   48  f32 trans[4][3]: row 0 = start of text, row 1 + p = after tag p
+ *       88   32  SHA-256 of the payload
+ *      120  2*3*2^bucket_bits  payload: int16 weights, bucket-major (bucket * 3 + tag)
+ *
+ * Version 1 (no prose_bias, header 116 bytes) is refused like any other version: retrain
+ * with train-person-tagger.
  *
  * A loaded HzTagger is immutable and may be used from any number of threads.
  */
@@ -38,8 +49,8 @@
 enum { HZ_TAG_O = 0, HZ_TAG_B = 1, HZ_TAG_I = 2, HZ_TAG_N = 3 };
 
 #define HZ_TAGGER_MAGIC "HZPTAG01"
-#define HZ_TAGGER_VERSION 1u
-#define HZ_TAGGER_HEADER 116u
+#define HZ_TAGGER_VERSION 2u
+#define HZ_TAGGER_HEADER 120u
 /** Most features of one token (hz_tagger_features() never writes more). */
 #define HZ_TAGGER_MAX_FEATS 48
 /** Built-in weights (GResource path). */
@@ -47,8 +58,8 @@ enum { HZ_TAG_O = 0, HZ_TAG_B = 1, HZ_TAG_I = 2, HZ_TAG_N = 3 };
 
 /** Which texts the tagger runs on. */
 typedef enum {
-  HZ_TAGGER_SCOPE_ALL = 0,    /* every text */
-  HZ_TAGGER_SCOPE_SOCIAL = 1, /* chat-style or social-media text only (hz_tagger_in_scope()) */
+  HZ_TAGGER_SCOPE_ALL = 0,    /* every text; outside the social genre with prose_bias added */
+  HZ_TAGGER_SCOPE_SOCIAL = 1, /* chat-style or social-media text only (hz_tagger_text_is_social()) */
 } HzTaggerScope;
 
 /** What happens to the rules' PERSON candidates (name tier) in texts within scope. */
@@ -79,6 +90,7 @@ struct _HzTagger {
   guint32 veto;    /* HzTaggerVeto */
   float o_bias;
   float veto_margin;
+  float prose_bias; /* added to o_bias outside the social genre (HZ_TAGGER_SCOPE_ALL) */
   float trans[(HZ_TAG_N + 1) * HZ_TAG_N];
   float *w;        /* 3 << bucket_bits weights, bucket * 3 + tag */
   /* run-time copy (hz_tagger_pack()): int16 weights, 4 per bucket (the 4th is 0) so that a
@@ -131,10 +143,18 @@ guint hz_tagger_features (const HzScan *scan, const HzTagMark *marks, guint i, g
  *  trans[(HZ_TAG_N + 1) * HZ_TAG_N] (row 0 = start). Writes the best tag sequence into
  *  tags[n]. `back` is n * HZ_TAG_N bytes of work space. Ties go to the lower tag. */
 void hz_tagger_viterbi (const float *emit, guint n, const float *trans, guint8 *back, guint8 *tags);
-/** TRUE when the scan is in the tagger's scope (chat-style text, a handle, hashtag or emoji
- *  for HZ_TAGGER_SCOPE_SOCIAL). rec-names.c must have run (it sets scan->informal). */
+/** TRUE when the text is of the training data's genre: chat-style (scan->informal), with
+ *  an emoji, a handle or hashtag ('@'/'#' right before a word), or in headline case (>= 70 %
+ *  of >= 4 words after the first capitalised). rec-names.c must have run (it sets
+ *  scan->informal). Pure function of the scan. */
+gboolean hz_tagger_text_is_social (const HzScan *scan);
+/** TRUE when the tagger runs on the scan: every text for HZ_TAGGER_SCOPE_ALL,
+ *  hz_tagger_text_is_social() texts for HZ_TAGGER_SCOPE_SOCIAL. */
 gboolean hz_tagger_in_scope (const HzTagger *tagger, const HzScan *scan);
-/** Tag the scan: scores (o_bias included), Viterbi, then add a PERSON candidate
+/** O bias the tagger decodes the scan with: o_bias, plus prose_bias for a text outside the
+ *  social genre. */
+float hz_tagger_o_bias_for (const HzTagger *tagger, const HzScan *scan);
+/** Tag the scan: scores (hz_tagger_o_bias_for() included), Viterbi, then add a PERSON candidate
  *  (hz_tagger_rec, tier NAME) for every B/I run and drop rule PERSON candidates as the
  *  tagger's veto says. Does nothing outside the tagger's scope. */
 void hz_rec_tagger (HzScan *scan, const HzTagger *tagger);

@@ -415,8 +415,8 @@ coordinated (const HzScan *scan, guint i)
  * a preposition or verb taking a company ("from", "at", "for", "joined", "by"): a firm named
  * after its partners ("from Hawkins, Richardson and Santana"). A list after ":" or without
  * such a word ("our founders: Kónya, Becker and Vasquez") stays a list of people. */
-static gboolean
-firm_of_partners (const HzScan *scan, guint i)
+gboolean
+hz_names_firm_of_partners (const HzScan *scan, guint i)
 {
   static const char *const before[] = { "from", "at", "for", "joined", "by", "with", "of",
                                          "to", "join", NULL };
@@ -564,8 +564,8 @@ vocative (const HzScan *scan, guint i)
 /* Token i is a copula ("is", "was") whose complement names a kind of place or organisation
  * within the next few words ("Aisby is a village", "Bilka is a Danish chain"): the subject
  * is no person. */
-static gboolean
-describes_thing (const HzScan *scan, guint i)
+gboolean
+hz_names_describes_thing (const HzScan *scan, guint i)
 {
   if (i >= scan->n_toks || !hz_tok_in (&scan->toks[i], HZ_W_COPULA))
     return FALSE;
@@ -720,7 +720,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   gboolean subject = m == 1 && (first->flags & HZ_TOK_SENT) && !shouting
                      && ((w[0].given_freq && w[0].common) || (!w[0].common && !w[0].given && !w[0].place && !w[0].city))
                      && (verb_after (scan, b) || tok_in (scan, b, HZ_W_MODAL) || vocative (scan, b)
-                         || (tok_is_copula (scan, b) && !describes_thing (scan, b)));
+                         || (tok_is_copula (scan, b) && !hz_names_describes_thing (scan, b)));
   /* a frequent given name that is also a word, alone and capitalised: in chat text ("miss
    * Rusty"), or opening a sentence as its subject ("Bill is so right", "Harry got shot");
    * kept for scoring below */
@@ -828,7 +828,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   if (org)
     return;
   /* "from Hawkins, Richardson and Santana": a firm named after its partners */
-  if (n == 1 && firm_of_partners (scan, a))
+  if (n == 1 && hz_names_firm_of_partners (scan, a))
     return;
 
   /* a single unknown word right after "in", "near", ... is a place, not a person; after
@@ -893,7 +893,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
            && (coordinated (scan, a + lo) || speaker_label (scan, a + lo)
                || possessive_after (scan, a + hi)
                || (a + hi < scan->n_toks && hz_tok_in (&scan->toks[a + hi], HZ_W_VERB_AFTER)
-                   && !hz_token_is (scan, &scan->toks[a + hi], "and") && !describes_thing (scan, a + hi))))
+                   && !hz_token_is (scan, &scan->toks[a + hi], "and") && !hz_names_describes_thing (scan, a + hi))))
     score = 0.5f; /* "Marrero and Murphy were", "Ubul: ...", "Enrico shouted" */
   else if (n == 1 && informal && !sent && !f->common && !f->place && !f->city && !loc_cue
            && (scan->toks[a + lo].flags & HZ_TOK_CAP) && scan->toks[a + lo].nchars >= 3)
@@ -1013,7 +1013,7 @@ judge_lower (HzScan *scan, guint i)
   else if ((scan->informal || scan->all_lower) && (t->flags & HZ_TOK_SENT) && !a.given && !a.common && !a.place && !a.city
            && t->nchars >= 4 && a.e == t->e
            && (verb_after (scan, i + 1) || tok_in (scan, i + 1, HZ_W_MODAL)
-               || (tok_is_copula (scan, i + 1) && !describes_thing (scan, i + 1))))
+               || (tok_is_copula (scan, i + 1) && !hz_names_describes_thing (scan, i + 1))))
     add (scan, a.s, a.e, HZ_ENTITY_PERSON, 0.35f, "name-lower");
   return i + 1;
 }

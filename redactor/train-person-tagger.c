@@ -10,17 +10,25 @@
  * perceptron (Collins 2002) with Viterbi decoding, records shuffled each epoch (GRand, fixed
  * seed: the output is byte-identical from run to run).
  *
- * Model selection uses the training data only: every --holdout'th record of the FIRST file
- * (the target genre and annotation convention) is held out, the model is trained on the
- * rest, and after each epoch the whole redactor (rules + tagger, with every O bias below,
- * and with --allow-veto every veto mode and margin too, at the --scope given) is scored on the held-out records (PERSON F2, exact byte
- * spans). The best setting is printed, then the tagger is retrained on
- * all records for the chosen number of epochs and written with the chosen combination.
+ * Model selection uses the training data only, by K-fold cross-validation over the FIRST
+ * file (the target genre and annotation convention): in fold f the records k of that file
+ * with k % --holdout == holdout - 1 - f are held out and the model is trained on all other
+ * records; after each epoch the whole redactor (rules + tagger, with every O bias below,
+ * and with --allow-veto every veto mode and margin too, at the --scope given) is scored on
+ * the held-out records (PERSON true/false positives and misses, exact byte spans), and the
+ * counts of each setting are summed over the --folds folds. The setting with the best
+ * summed F2 is printed, then the tagger is retrained on all records for the chosen number
+ * of epochs and written with the chosen combination.
  *
  * Options: --epochs N (most epochs tried, default 12), --holdout K (default 4; 0: no
- * selection, use --fixed-epochs/--veto/--o-bias/--veto-margin as given), --scope 0|1 (texts the tagger
- * runs on, HzTaggerScope; default 1: chat-style and social-media text, the genre of the
- * training data), --bits B (hash buckets
+ * selection, use --fixed-epochs/--veto/--o-bias/--veto-margin as given), --folds F (1..K,
+ * default 4; 1: one held-out split, the residue K - 1), --case-augment N (add a lower-cased
+ * and an upper-cased copy of every N-th record, default 4; 0: none), --scope 0|1 (texts the tagger
+ * runs on, HzTaggerScope; default 0: every text, those outside the social genre of the
+ * training data with --prose-bias X added to the O score, default 8; 1: chat-style and
+ * social-media text only). The prose bias is not selected here (the training data are
+ * tweets, so held-out tweets say nothing about prose); the default was chosen on the
+ * developer set (see README.md). --bits B (hash buckets
  * 2^B, default 16), --min-count C (buckets seen fewer than C times stay zero, default 2),
  * --seed S (default 17).
  */
@@ -39,6 +47,7 @@ typedef struct {
   guint n;          /* tokens */
   guint32 *feats;   /* n * HZ_TAGGER_MAX_FEATS, unused entries G_MAXUINT32 */
   guint8 *tags;     /* gold tags */
+  guint src;        /* index of the record it was made from (--case-augment), else its own */
 } Sent;
 
 typedef struct {
@@ -331,23 +340,36 @@ score (const HzRedactor *r, GPtrArray *sents, const guint *idx, guint n_idx)
 
 typedef struct {
   guint epochs, scope, veto;
-  float o_bias, veto_margin;
+  float o_bias, veto_margin, prose_bias;
   double f2;
 } Choice;
 
 static const float o_biases[] = { -32, -24, -16, -12, -8, -4, 0, 4, 8 };
 static const float veto_margins[] = { -1000, 0, 8, 16 };
 
+#define N_VETO (HZ_TAGGER_VETO_ALL + 1)
+#define N_BIAS G_N_ELEMENTS (o_biases)
+#define N_MARGIN G_N_ELEMENTS (veto_margins)
+/* index into the selection grid of Counts: epoch (1-based), veto mode, O bias, veto margin */
+static inline gsize
+grid_at (guint e, guint veto, gsize b, gsize m)
+{
+  return (((gsize) (e - 1) * N_VETO + veto) * N_BIAS + b) * N_MARGIN + m;
+}
+
 /* train on `order` for up to `epochs` epochs; with `val`, score every combination after each
- * epoch and return the best; without, return the averaged model after `epochs` epochs */
+ * epoch and add its counts to `grid` (grid_at()); without, return the averaged model after
+ * `epochs` epochs */
 /* --allow-veto: the selection may also choose the veto modes (off by default: on the WNUT-17
  * test split the veto chosen on held-out training data removed more right names than wrong
  * ones, see README.md) */
 static gboolean allow_veto = FALSE;
+/* --prose-bias */
+static double prose_bias = 8;
 
 static HzTagger *
 train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_val, guint epochs,
-       guint bits, guint min_count, guint32 seed, HzRedactor *r, Choice *best)
+       guint bits, guint min_count, guint32 seed, HzRedactor *r, guint scope, Counts *grid)
 {
   gsize nb = (gsize) 1 << bits;
   guint32 *count = g_new0 (guint32, nb);
@@ -383,7 +405,6 @@ train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_
       train_epoch (&p, sents, order, n_order, emit, back, pred);
       if (!val)
         continue;
-      guint scope = best->scope;
       for (guint veto = 0; veto <= (allow_veto ? HZ_TAGGER_VETO_ALL : HZ_TAGGER_VETO_NONE); veto++)
           for (gsize b = 0; b < G_N_ELEMENTS (o_biases); b++)
             for (gsize m = 0; m < (veto ? G_N_ELEMENTS (veto_margins) : 1); m++)
@@ -393,13 +414,16 @@ train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_
               a->veto = veto;
               a->o_bias = o_biases[b];
               a->veto_margin = veto_margins[m];
+              a->prose_bias = (float) prose_bias;
               hz_redactor_take_tagger (r, a);
               Counts c = score (r, sents, val, n_val);
               double f = f2 (c);
               printf ("epoch %2u scope %-6s veto %u o_bias %+5.1f margin %4.1f  tp %4u fp %4u fn %4u  F2 %.4f\n", e,
                       scope ? "social" : "all", veto, o_biases[b], veto_margins[m], c.tp, c.fp, c.fn, f);
-              if (f > best->f2)
-                *best = (Choice) { e, scope, veto, o_biases[b], veto_margins[m], f };
+              Counts *g = &grid[grid_at (e, veto, b, m)];
+              g->tp += c.tp;
+              g->fp += c.fp;
+              g->fn += c.fn;
             }
       hz_redactor_take_tagger (r, NULL);
     }
@@ -419,22 +443,25 @@ int
 main (int argc, char **argv)
 {
   gboolean keep_split = FALSE;
-  int epochs = 12, holdout = 4, bits = 16, min_count = 2, seed = 17, fixed_epochs = 0, scope = 1, veto = 0;
+  int epochs = 12, holdout = 4, folds = 4, case_augment = 4, bits = 16, min_count = 2, seed = 17, fixed_epochs = 0, scope = 0, veto = 0;
   double o_bias = 0, veto_margin = 0;
   char *out = NULL;
   GOptionEntry entries[] = {
     { "epochs", 0, 0, G_OPTION_ARG_INT, &epochs, "most epochs tried (selection)", "N" },
     { "holdout", 0, 0, G_OPTION_ARG_INT, &holdout, "hold out every K-th record for selection (0: none)", "K" },
+    { "case-augment", 0, 0, G_OPTION_ARG_INT, &case_augment, "add a lower- and an upper-cased copy of every N-th record (0: none; default 4)", "N" },
+    { "folds", 0, 0, G_OPTION_ARG_INT, &folds, "cross-validation folds of the selection, 1..K (default 4)", "F" },
     { "bits", 0, 0, G_OPTION_ARG_INT, &bits, "2^B hash buckets", "B" },
     { "min-count", 0, 0, G_OPTION_ARG_INT, &min_count, "buckets seen fewer times stay zero", "C" },
     { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "shuffle seed", "S" },
     { "fixed-epochs", 0, 0, G_OPTION_ARG_INT, &fixed_epochs, "without selection: epochs", "N" },
-    { "scope", 0, 0, G_OPTION_ARG_INT, &scope, "0 all texts, 1 chat-style/social text only (default)", "S" },
+    { "scope", 0, 0, G_OPTION_ARG_INT, &scope, "0 all texts (default), 1 chat-style/social text only", "S" },
+    { "prose-bias", 0, 0, G_OPTION_ARG_DOUBLE, &prose_bias, "O bias added outside the social genre (scope 0; default 8)", "X" },
     { "veto", 0, 0, G_OPTION_ARG_INT, &veto, "without selection: 0 keep rule names, 1 drop those tagged O, 2 tagger replaces them", "V" },
     { "o-bias", 0, 0, G_OPTION_ARG_DOUBLE, &o_bias, "without selection: O bias", "X" },
     { "veto-margin", 0, 0, G_OPTION_ARG_DOUBLE, &veto_margin, "without selection: veto margin", "X" },
     { "allow-veto", 0, 0, G_OPTION_ARG_NONE, &allow_veto, "selection may choose a veto mode (default: the tagger only adds names)", NULL },
-    { "keep-split", 0, 0, G_OPTION_ARG_NONE, &keep_split, "write the model trained without the held-out records (for error analysis)", NULL },
+    { "keep-split", 0, 0, G_OPTION_ARG_NONE, &keep_split, "write the model trained without the first fold's held-out records (for error analysis)", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "weights file to write", "OUT.bin" },
     { NULL }
   };
@@ -447,7 +474,9 @@ main (int argc, char **argv)
       return 2;
     }
   if (bits < 8 || bits > 22 || epochs < 1 || epochs > 100 || holdout < 0 || holdout == 1 || min_count < 1
-      || scope < 0 || scope > 1 || veto < 0 || veto > HZ_TAGGER_VETO_ALL || !isfinite (o_bias) || !isfinite (veto_margin))
+      || folds < 1 || (holdout > 0 && folds > holdout) || case_augment < 0
+      || scope < 0 || scope > 1 || veto < 0 || veto > HZ_TAGGER_VETO_ALL || !isfinite (o_bias) || !isfinite (veto_margin)
+      || !isfinite (prose_bias) || fabs (prose_bias) > 1e6)
     {
       fprintf (stderr, "train-person-tagger: option out of range\n");
       return 2;
@@ -468,6 +497,23 @@ main (int argc, char **argv)
       return 1;
     }
   hz_redactor_clear_person_tagger (r);
+  /* case augmentation (as in Mayhew, Tsygankova, Roth 2019, "ner and pos when nothing is
+   * capitalized"): a lower-cased and an upper-cased copy (ASCII letters, so byte offsets
+   * stay) of every N-th record with the same gold spans, so that names in all-lowercase and
+   * ALL-CAPS text are learnt from their context; a copy goes with its original (never
+   * trained on while the original is held out, never scored) */
+  guint n_orig = sents->len;
+  for (guint k = 0; k < n_orig; k++)
+    ((Sent *) g_ptr_array_index (sents, k))->src = k;
+  for (guint k = 0; case_augment > 0 && k < n_orig; k += (guint) case_augment)
+    for (int up = 0; up < 2; up++)
+      {
+        const Sent *o = g_ptr_array_index (sents, k);
+        Sent *c = sent_new (up ? g_ascii_strup (o->text, (gssize) o->len) : g_ascii_strdown (o->text, (gssize) o->len));
+        g_array_append_vals (c->gold, o->gold->data, o->gold->len);
+        c->src = k;
+        g_ptr_array_add (sents, c);
+      }
   ExtractCtx ec = { (guint) bits, NULL };
   guint n_gold = 0;
   for (guint k = 0; k < sents->len; k++)
@@ -481,38 +527,69 @@ main (int argc, char **argv)
   for (guint k = 0; k < sents->len; k++)
     all[k] = k;
   Choice best = { (guint) (fixed_epochs ? fixed_epochs : epochs), (guint) scope, (guint) veto, (float) o_bias,
-                  (float) veto_margin, -1 };
+                  (float) veto_margin, (float) prose_bias, -1 };
   if (holdout > 0)
     {
+      /* K-fold cross-validation over the first file: fold f holds out its records k with
+       * k % holdout == holdout - 1 - f; the counts of every setting are summed over the
+       * folds (less noise than one held-out split of ~170 names) */
       guint *tr = g_new (guint, sents->len), *va = g_new (guint, sents->len), ntr = 0, nva = 0;
-      for (guint k = 0; k < sents->len; k++)
+      gsize n_grid = grid_at ((guint) epochs + 1, 0, 0, 0);
+      Counts *grid = g_new0 (Counts, n_grid), base = { 0 };
+      for (int f = 0; f < folds; f++)
         {
-          if (k < n_first && k % (guint) holdout == (guint) holdout - 1)
-            va[nva++] = k;
-          else
-            tr[ntr++] = k;
+          guint res = (guint) (holdout - 1 - f);
+          ntr = nva = 0;
+          for (guint k = 0; k < sents->len; k++)
+            {
+              guint src = ((const Sent *) g_ptr_array_index (sents, k))->src;
+              if (src < n_first && src % (guint) holdout == res)
+                {
+                  if (k < n_orig)
+                    va[nva++] = k;
+                }
+              else
+                tr[ntr++] = k;
+            }
+          Counts c = score (r, sents, va, nva);
+          printf ("fold %d: held-out %u records, rules alone: tp %u fp %u fn %u  F2 %.4f\n", f, nva, c.tp, c.fp,
+                  c.fn, f2 (c));
+          base.tp += c.tp;
+          base.fp += c.fp;
+          base.fn += c.fn;
+          train (sents, tr, ntr, va, nva, (guint) epochs, (guint) bits, (guint) min_count, (guint32) seed, r,
+                 (guint) scope, grid);
+          if (keep_split && f == 0)
+            {
+              memcpy (all, tr, ntr * sizeof (guint));
+              n_all = ntr;
+            }
         }
-      Counts base = score (r, sents, va, nva);
-      printf ("held-out %u records, rules alone: tp %u fp %u fn %u  F2 %.4f\n", nva, base.tp, base.fp,
-              base.fn, f2 (base));
+      printf ("%d fold(s), rules alone: F2 %.4f\n", folds, f2 (base));
       best.f2 = -1;
-      train (sents, tr, ntr, va, nva, (guint) epochs, (guint) bits, (guint) min_count, (guint32) seed, r, &best);
-      printf ("chosen: epochs %u scope %s veto %u o_bias %+.1f veto_margin %.1f (held-out F2 %.4f)\n", best.epochs,
-              best.scope ? "social" : "all", best.veto, best.o_bias, best.veto_margin, best.f2);
-      if (keep_split)
-        {
-          memcpy (all, tr, ntr * sizeof (guint));
-          n_all = ntr;
-        }
+      for (guint e = 1; e <= (guint) epochs; e++)
+        for (guint v = 0; v < N_VETO; v++)
+          for (gsize b = 0; b < N_BIAS; b++)
+            for (gsize m = 0; m < N_MARGIN; m++)
+              {
+                Counts c = grid[grid_at (e, v, b, m)];
+                if (c.tp + c.fp + c.fn > 0 && f2 (c) > best.f2)
+                  best = (Choice) { e, (guint) scope, v, o_biases[b], veto_margins[m], (float) prose_bias, f2 (c) };
+              }
+      printf ("chosen: epochs %u scope %s veto %u o_bias %+.1f veto_margin %.1f prose_bias %+.1f (held-out F2 %.4f)\n",
+              best.epochs, best.scope ? "social" : "all", best.veto, best.o_bias, best.veto_margin, best.prose_bias,
+              best.f2);
+      g_free (grid);
       g_free (tr);
       g_free (va);
     }
   HzTagger *t = train (sents, all, n_all, NULL, 0, best.epochs, (guint) bits, (guint) min_count,
-                       (guint32) seed, r, &best);
+                       (guint32) seed, r, best.scope, NULL);
   t->scope = best.scope;
   t->veto = best.veto;
   t->o_bias = best.o_bias;
   t->veto_margin = best.veto_margin;
+  t->prose_bias = best.prose_bias;
   g_autoptr (GBytes) bytes = hz_tagger_serialize (t);
   if (!g_file_set_contents (out, g_bytes_get_data (bytes, NULL), (gssize) g_bytes_get_size (bytes), &error))
     {

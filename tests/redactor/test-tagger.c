@@ -13,7 +13,7 @@
 
 /* SHA-256 of the shipped redactor/data/person-tagger.bin; update it (and redactor/README.md)
  * when the weights are regenerated. */
-#define SHIPPED_SHA256 "07c5be2dc4ccbaa1a827fc8ee7bf8763214be37e2c249b7ab4161b6c96bfbded"
+#define SHIPPED_SHA256 "038156fe88ff73be38a7fab0aecd6fe64102f4fc486ea736396c52e7290ad0c7"
 
 static void
 test_viterbi_toy (void)
@@ -65,6 +65,7 @@ toy_tagger (void)
   t->veto = HZ_TAGGER_VETO_O;
   t->o_bias = -3.25f;
   t->veto_margin = 2.0f;
+  t->prose_bias = 6.5f;
   return t;
 }
 
@@ -84,6 +85,7 @@ test_roundtrip (void)
   g_assert_cmpuint (u->veto, ==, HZ_TAGGER_VETO_O);
   g_assert_cmpfloat (u->o_bias, ==, -3.25f);
   g_assert_cmpfloat (u->veto_margin, ==, 2.0f);
+  g_assert_cmpfloat (u->prose_bias, ==, 6.5f);
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
     g_assert_cmpfloat (u->trans[k], ==, t->trans[k]);
   /* int16 quantisation with one scale: error <= half a step of 10/32767 */
@@ -112,7 +114,9 @@ test_shipped_weights (void)
   g_assert_cmpstr (sum, ==, SHIPPED_SHA256);
   HzTagger *t = hz_tagger_new_from_bytes (b, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (t->scope, ==, HZ_TAGGER_SCOPE_SOCIAL);
+  /* every text, prose with a higher O bias (README.md: chosen on the developer set) */
+  g_assert_cmpuint (t->scope, ==, HZ_TAGGER_SCOPE_ALL);
+  g_assert_cmpfloat (t->prose_bias, >, 0);
   hz_tagger_free (t);
   /* the default redactor uses it */
   HzRedactor *r = hz_redactor_new (&error);
@@ -161,16 +165,19 @@ test_hostile (void)
 #define MUTATE(stmt, what) \
   do { memcpy (q, p, n); stmt; expect_bad (q, n, what); } while (0)
   MUTATE (q[0] = 'X', "magic");
-  MUTATE (put32 (q + 8, 2), "future version");
+  MUTATE (put32 (q + 8, 3), "future version");
+  MUTATE (put32 (q + 8, 1), "version 1 (other header layout)");
   MUTATE (put32 (q + 12, 30), "bucket_bits 30");
   MUTATE (put32 (q + 12, 9), "bucket_bits not matching the size");
   MUTATE (put32 (q + 16, 7), "unknown scope");
   MUTATE (put32 (q + 20, 9), "unknown veto");
   MUTATE (put32 (q + 24, 0x7fc00000), "NaN o_bias");
   MUTATE (put32 (q + 28, 0), "zero scale");
+  MUTATE (put32 (q + 36, 0x7fc00000), "NaN prose_bias");
   MUTATE (put32 (q + 40, 0x7f800000), "infinite transition");
   MUTATE (q[HZ_TAGGER_HEADER + 100] ^= 1, "payload bit flip (checksum)");
   MUTATE (q[90] ^= 1, "checksum bit flip");
+  MUTATE (q[HZ_TAGGER_HEADER - 1] ^= 1, "last checksum byte flipped");
 #undef MUTATE
   g_free (q);
 
@@ -223,7 +230,8 @@ typedef struct {
   guint tok;
   guint32 f[HZ_TAGGER_MAX_FEATS];
   guint nf;
-  gboolean in_scope;
+  gboolean in_scope, in_scope_all;
+  float o_bias_all;
   HzTagger *scope_tagger;
 } FeatCtx;
 
@@ -237,6 +245,10 @@ feat_hook (HzScan *scan, gpointer data)
   hz_tagger_marks (scan, marks);
   c->nf = hz_tagger_features (scan, marks, c->tok, 16, c->f);
   c->in_scope = hz_tagger_in_scope (c->scope_tagger, scan);
+  g_assert_true (c->in_scope == hz_tagger_text_is_social (scan));
+  HzTagger all = { .scope = HZ_TAGGER_SCOPE_ALL, .o_bias = -2.0f, .prose_bias = 5.0f };
+  c->in_scope_all = hz_tagger_in_scope (&all, scan);
+  c->o_bias_all = hz_tagger_o_bias_for (&all, scan);
 }
 
 static void
@@ -286,6 +298,12 @@ test_features (void)
   g_assert_false (c.in_scope);
   features_of (r, "Mr. Baader is a 21 year old man who grew up in Remniku.", 0, &c);
   g_assert_false (c.in_scope);
+  /* HZ_TAGGER_SCOPE_ALL tags every text; prose with prose_bias added to the O bias */
+  g_assert_true (c.in_scope_all);
+  g_assert_cmpfloat (c.o_bias_all, ==, 3.0f);
+  features_of (r, "Thanks @danaw for the ride", 0, &c);
+  g_assert_true (c.in_scope_all);
+  g_assert_cmpfloat (c.o_bias_all, ==, -2.0f);
   hz_redactor_free (r);
 }
 
@@ -303,6 +321,14 @@ static const NameCase name_cases[] = {
   { "Meet Levin , Hien and Fabi at the mall tomorrow lol", { "Levin", "Hien", "Fabi", NULL } },
   /* a title before a name found by the tagger stays outside the span */
   { "omg Dr. Kyle Kuefer just answered my tweet !!", { "Kyle Kuefer", NULL } },
+  /* comment-style text outside the social genre (no handle, emoji or chat signals): the
+   * tagger runs there too, with the prose O bias (the rules missed the name) */
+  { "Happy birthday Orla , I love your videos of your cat as you film him .", { "Orla", NULL } },
+  /* ALL-CAPS chat text (the rules find no name there; the tagger is trained with upper- and
+   * lower-cased copies of its tweets) */
+  { "WHY DID KENDRA LEAVE THE SHOW , SO SAD", { "KENDRA", NULL } },
+  /* a run with an organisation word inside or right after it is a firm, not a person */
+  { "I work for Aunt Bertha Inc", { NULL } },
   /* a name written with diacritics in chat text is kept (the tagger's data are English) */
   { "😀 Šárka Ottová: see you there", { "Šárka Ottová", NULL } },
 };
