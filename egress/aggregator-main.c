@@ -55,6 +55,7 @@ main (int argc, char **argv)
   g_autofree char *cert = NULL, *key = NULL;
   int port = 0, min_clients = 2, krum_f = 1, krum_m = 1, first_round = 1;
   double beta = 0.2, round_s = 60, max_norm = 0, release_clip = 0, release_noise = 0;
+  double io_timeout_s = 30;
   gboolean hash = FALSE;
   const GOptionEntry entries[] = {
     { "listen", 0, 0, G_OPTION_ARG_STRING, &address, "Address to listen on (127.0.0.1)", "ADDR" },
@@ -64,6 +65,7 @@ main (int argc, char **argv)
     { "clients", 0, 0, G_OPTION_ARG_FILENAME, &clients, "Clients file: 'id token-sha256' lines", "FILE" },
     { "min-clients", 0, 0, G_OPTION_ARG_INT, &min_clients, "Minimum updates per round (2)", "N" },
     { "round-seconds", 0, 0, G_OPTION_ARG_DOUBLE, &round_s, "Round deadline in seconds (60)", "S" },
+    { "io-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &io_timeout_s, "Seconds a client may take to send request headers or stall a body (30)", "S" },
     { "rule", 0, 0, G_OPTION_ARG_STRING, &rule, "trimmed-mean or multi-krum", "RULE" },
     { "beta", 0, 0, G_OPTION_ARG_DOUBLE, &beta, "Trimmed-mean beta (0.2)", "B" },
     { "krum-f", 0, 0, G_OPTION_ARG_INT, &krum_f, "Multi-Krum f (1)", "F" },
@@ -130,6 +132,13 @@ main (int argc, char **argv)
   o.krum_m = (guint) MAX (krum_m, 0);
   o.min_clients = (guint) MAX (min_clients, 0);
   o.round_duration_us = (gint64) (round_s * G_USEC_PER_SEC);
+  if (!(io_timeout_s >= 0.001 && io_timeout_s <= 86400))
+    {
+      g_printerr ("hanzo-aggregator: --io-timeout must be 0.001..86400 seconds, not %g\n",
+                  io_timeout_s);
+      return 2;
+    }
+  o.io_timeout_us = (gint64) (io_timeout_s * G_USEC_PER_SEC);
   if (release_clip != 0 || release_noise != 0)
     {
       /* the largest norm an honest DP release of this config can have (dp.h) */

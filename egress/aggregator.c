@@ -28,6 +28,17 @@ typedef struct {
   GBytes *wire;
 } Aggregate;
 
+/* The deadlines of one request (see "deadlines" below). */
+typedef struct {
+  HzAggregator      *agg;        /* NULL once the aggregator is freed (hz_aggregator_free) */
+  SoupServerMessage *msg;        /* owns the guard (object data) */
+  GSource           *timer;
+  gint64             deadline;   /* monotonic us */
+  gint64             idle;       /* monotonic us; G_MAXINT64 when not idle-checked */
+  guint64            body_bytes;
+  gboolean           discard;    /* refused: the body is read and dropped */
+} Guard;
+
 struct _HzAggregator {
   HzDeltaConfig        *cfg;
   HzAggregatorOptions  opts;
@@ -39,6 +50,8 @@ struct _HzAggregator {
   GMainContext        *context;
   GSource             *timer;
   guint                port;
+  gboolean             listening;
+  GHashTable          *guards;           /* set of the live requests' Guard* */
 
   guint64              round;
   gint64               deadline_us;
@@ -106,6 +119,8 @@ check_options (const HzAggregatorOptions *o, GError **error)
     why = "max_norm must be finite and > 0";
   else if (o->first_round < 1)
     why = "the first round must be >= 1";
+  else if (o->io_timeout_us <= 0)
+    why = "the I/O timeout must be > 0";
   else if (o->rule == HZ_AGG_RULE_TRIMMED_MEAN &&
            (!(o->beta >= 0 && o->beta < 0.5) ||
             2 * (guint) floor (o->beta * o->min_clients) >= o->min_clients))
@@ -161,6 +176,7 @@ hz_aggregator_new (HzDeltaConfig *cfg, const HzAggregatorOptions *opts, GError *
   agg->uploads = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, upload_free);
   agg->seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
   g_queue_init (&agg->aggregates);
+  agg->guards = g_hash_table_new (g_direct_hash, g_direct_equal);
   g_mutex_init (&agg->lock);
   agg->round = o.first_round;
   agg->deadline_us = g_get_real_time () + o.round_duration_us;
@@ -186,6 +202,17 @@ hz_aggregator_free (HzAggregator *agg)
       soup_server_disconnect (agg->server);
       g_object_unref (agg->server);
     }
+  /* requests that libsoup still holds: their timers stop, their handlers see no aggregator */
+  GHashTableIter it;
+  gpointer key;
+  g_hash_table_iter_init (&it, agg->guards);
+  while (g_hash_table_iter_next (&it, &key, NULL))
+    {
+      Guard *g = key;
+      g_source_destroy (g->timer);
+      g->agg = NULL;
+    }
+  g_hash_table_unref (agg->guards);
   g_clear_pointer (&agg->context, g_main_context_unref);
   g_hash_table_unref (agg->client_by_hash);
   g_hash_table_unref (agg->client_ids);
@@ -767,6 +794,174 @@ on_request (SoupServer *server, SoupServerMessage *msg, const char *path, GHashT
     reply_text (msg, 404, "no such endpoint: %s %s", method, path);
 }
 
+/* ================================================================= deadlines
+ *
+ * One Guard per request (SoupServerMessage; libsoup makes it when the connection is
+ * accepted, before any byte arrives; there is one request per connection, see
+ * on_request_started). Its timer is a GSource with a ready time: the earlier of the
+ * request's overall deadline and its idle deadline. When it fires, the connection's socket
+ * is shut down; libsoup then sees the end of the stream, aborts the request and frees the
+ * connection. */
+
+#define MIN_RATE 16384   /* bytes per second a body or a reply must average */
+
+
+static gboolean
+guard_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  return callback (user_data);
+}
+
+static GSourceFuncs guard_funcs = { NULL, NULL, guard_dispatch, NULL, NULL, NULL };
+
+static void
+guard_arm (Guard *g)
+{
+  g_source_set_ready_time (g->timer, MIN (g->deadline, g->idle));
+}
+
+static void
+guard_free (gpointer p)
+{
+  Guard *g = p;
+  if (g->agg)
+    g_hash_table_remove (g->agg->guards, g);
+  g_source_destroy (g->timer);
+  g_source_unref (g->timer);
+  g_free (g);
+}
+
+static gint64
+seconds_at_min_rate (guint64 bytes)
+{
+  return (gint64) MIN (bytes / MIN_RATE, (guint64) G_MAXINT32) * G_USEC_PER_SEC;
+}
+
+static gboolean
+guard_expired (gpointer user_data)
+{
+  Guard *g = user_data;
+  const gint64 now = g_get_monotonic_time ();
+  if (!g->agg)
+    return G_SOURCE_REMOVE;
+  if (now < MIN (g->deadline, g->idle))
+    {
+      guard_arm (g);   /* woken early */
+      return G_SOURCE_CONTINUE;
+    }
+  g_source_set_ready_time (g->timer, -1);
+  GSocket *sock = soup_server_message_get_socket (g->msg);
+  if (sock)
+    {
+      g_socket_shutdown (sock, TRUE, TRUE, NULL);
+      STATS_ADD (g->agg, timed_out, 1);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* A refused request: its body is dropped as it arrives, and it has io_timeout to end. */
+static void
+guard_discard (Guard *g)
+{
+  SoupMessageBody *body = soup_server_message_get_request_body (g->msg);
+  soup_message_body_set_accumulate (body, FALSE);
+  soup_message_body_truncate (body);
+  g->discard = TRUE;
+  g->deadline = MIN (g->deadline, g_get_monotonic_time () + g->agg->opts.io_timeout_us);
+  guard_arm (g);
+}
+
+static void
+on_got_headers (SoupServerMessage *msg, gpointer user_data)
+{
+  Guard *g = user_data;
+  if (!g->agg)
+    return;
+  const gint64 now = g_get_monotonic_time (), t = g->agg->opts.io_timeout_us;
+  if (soup_server_message_get_status (msg) != 0)   /* refused by on_early or by libsoup */
+    {
+      g->deadline = now + t;
+      guard_discard (g);
+      return;
+    }
+  SoupMessageHeaders *h = soup_server_message_get_request_headers (msg);
+  const guint64 len = soup_message_headers_get_encoding (h) == SOUP_ENCODING_CONTENT_LENGTH
+                        ? (guint64) soup_message_headers_get_content_length (h)
+                        : (guint64) g->agg->max_body;
+  g->deadline = now + t + seconds_at_min_rate (len);
+  g->idle = now + t;
+  guard_arm (g);
+}
+
+static void
+on_got_chunk (SoupServerMessage *msg, GBytes *chunk, gpointer user_data)
+{
+  Guard *g = user_data;
+  if (!g->agg)
+    return;
+  g->body_bytes += g_bytes_get_size (chunk);
+  g->idle = g_get_monotonic_time () + g->agg->opts.io_timeout_us;
+  if (!g->discard && g->body_bytes > g->agg->max_body)
+    {
+      /* a chunked body (no Content-Length for on_early to check) past the limit */
+      reply_text (msg, 413, "update larger than %" G_GSIZE_FORMAT " bytes", g->agg->max_body);
+      STATS_ADD (g->agg, rejected, 1);
+      guard_discard (g);
+    }
+  else
+    guard_arm (g);
+}
+
+/* The request is read and answered (the handler ran): the reply must be taken in time. */
+static void
+on_got_body (SoupServerMessage *msg, gpointer user_data)
+{
+  Guard *g = user_data;
+  if (!g->agg)
+    return;
+  const gint64 now = g_get_monotonic_time ();
+  SoupMessageBody *reply = soup_server_message_get_response_body (msg);
+  g->deadline = now + g->agg->opts.io_timeout_us + seconds_at_min_rate ((guint64) reply->length);
+  g->idle = G_MAXINT64;
+  guard_arm (g);
+}
+
+static void
+on_finished (SoupServerMessage *msg, gpointer user_data)
+{
+  Guard *g = user_data;
+  g_source_set_ready_time (g->timer, -1);
+}
+
+static void
+on_request_started (SoupServer *server, SoupServerMessage *msg, gpointer user_data)
+{
+  HzAggregator *agg = user_data;
+  /* One request per connection. libsoup before 3.3 never frees a kept-alive connection that
+   * is closed while it waits for the next request (libsoup commit d20c6601, "server: do not
+   * leak idle connections closed by the client"): every such client would leak a socket.
+   * The federation client makes a few requests per round; reconnecting costs it nothing. */
+  soup_message_headers_replace (soup_server_message_get_response_headers (msg), "Connection",
+                                "close");
+  Guard *g = g_new0 (Guard, 1);
+  g->agg = agg;
+  g->msg = msg;
+  g->deadline = g_get_monotonic_time () + agg->opts.io_timeout_us;   /* the headers */
+  g->idle = G_MAXINT64;
+  g->timer = g_source_new (&guard_funcs, sizeof (GSource));
+  g_source_set_callback (g->timer, guard_expired, g, NULL);
+  g_source_set_static_name (g->timer, "hz-aggregator-deadline");
+  guard_arm (g);
+  g_source_attach (g->timer, agg->context);
+  g_hash_table_add (agg->guards, g);
+  g_object_set_data_full (G_OBJECT (msg), "hz-aggregator-guard", g, guard_free);
+  /* after libsoup's own got-headers handler, which runs on_early */
+  g_signal_connect (msg, "got-headers", G_CALLBACK (on_got_headers), g);
+  g_signal_connect (msg, "got-chunk", G_CALLBACK (on_got_chunk), g);
+  g_signal_connect_after (msg, "got-body", G_CALLBACK (on_got_body), g);
+  g_signal_connect (msg, "finished", G_CALLBACK (on_finished), g);
+}
+
 /* Before the body is read: refuse unauthenticated or oversized uploads early. */
 static void
 on_early (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
@@ -784,16 +979,59 @@ on_early (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTab
     }
 }
 
+/* The server, on the calling thread's default context, with the round timer. */
+static void
+ensure_server (HzAggregator *agg)
+{
+  if (agg->server)
+    return;
+  agg->server = soup_server_new ("server-header", "hanzo-aggregator", NULL);
+  soup_server_add_early_handler (agg->server, "/v1/", on_early, agg, NULL);
+  soup_server_add_handler (agg->server, "/v1/", on_request, agg, NULL);
+  g_signal_connect (agg->server, "request-started", G_CALLBACK (on_request_started), agg);
+  agg->context = g_main_context_ref_thread_default ();
+  agg->timer = g_timeout_source_new (100);
+  g_source_set_callback (agg->timer, on_timer, agg, NULL);
+  g_source_attach (agg->timer, agg->context);
+}
+
+gboolean
+hz_aggregator_serve_stream (HzAggregator *agg, GIOStream *stream, GError **error)
+{
+  g_return_val_if_fail (agg != NULL && G_IS_IO_STREAM (stream), FALSE);
+  ensure_server (agg);
+  /* libsoup needs both addresses: the socket's, or the unspecified IPv4 address port 0 for a
+   * stream without one */
+  g_autoptr (GSocketAddress) local_addr = NULL, remote_addr = NULL;
+  if (G_IS_SOCKET_CONNECTION (stream))
+    {
+      local_addr = g_socket_connection_get_local_address (G_SOCKET_CONNECTION (stream), NULL);
+      remote_addr = g_socket_connection_get_remote_address (G_SOCKET_CONNECTION (stream), NULL);
+    }
+  g_autoptr (GInetAddress) any = g_inet_address_new_any (G_SOCKET_FAMILY_IPV4);
+  if (!local_addr)
+    local_addr = g_inet_socket_address_new (any, 0);
+  if (!remote_addr)
+    remote_addr = g_inet_socket_address_new (any, 0);
+  GError *local = NULL;
+  if (!soup_server_accept_iostream (agg->server, stream, local_addr, remote_addr, &local))
+    {
+      g_set_error (error, HZ_AGGREGATOR_ERROR, HZ_AGGREGATOR_ERROR_IO, "accepting a stream: %s",
+                   local->message);
+      g_error_free (local);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 gboolean
 hz_aggregator_listen (HzAggregator *agg, const char *address, guint port, GTlsCertificate *tls,
                       GError **error)
 {
-  g_return_val_if_fail (!agg->server, FALSE);
-  agg->server = soup_server_new ("server-header", "hanzo-aggregator", NULL);
+  g_return_val_if_fail (!agg->listening, FALSE);
+  ensure_server (agg);
   if (tls)
     soup_server_set_tls_certificate (agg->server, tls);
-  soup_server_add_early_handler (agg->server, "/v1/", on_early, agg, NULL);
-  soup_server_add_handler (agg->server, "/v1/", on_request, agg, NULL);
   g_autoptr (GInetAddress) inet = g_inet_address_new_from_string (address ? address : "127.0.0.1");
   GError *local = NULL;
   if (!inet)
@@ -808,16 +1046,12 @@ hz_aggregator_listen (HzAggregator *agg, const char *address, guint port, GTlsCe
       g_set_error (error, HZ_AGGREGATOR_ERROR, HZ_AGGREGATOR_ERROR_IO, "listening: %s",
                    local->message);
       g_error_free (local);
-      g_clear_object (&agg->server);
       return FALSE;
     }
   GSList *uris = soup_server_get_uris (agg->server);
   agg->port = uris ? (guint) g_uri_get_port (uris->data) : port;
   g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
-  agg->context = g_main_context_ref_thread_default ();
-  agg->timer = g_timeout_source_new (100);
-  g_source_set_callback (agg->timer, on_timer, agg, NULL);
-  g_source_attach (agg->timer, agg->context);
+  agg->listening = TRUE;
   return TRUE;
 }
 

@@ -22,6 +22,18 @@
  *   GET /v1/rounds/N/aggregate 200 bf16 safetensors | 425 round still open | 404 unknown
  * Error replies are text/plain with a one-line reason.
  *
+ * One request per connection (every reply says "Connection: close": libsoup before 3.3 leaks
+ * kept-alive connections that clients close while idle). Slow or stuck clients (slowloris):
+ * every connection must send a request's headers within io_timeout_us of connecting, must
+ * not pause a body for longer
+ * than io_timeout_us, must deliver it within io_timeout_us + length / 16 KiB/s, and must take
+ * a reply within io_timeout_us + reply length / 16 KiB/s; otherwise the connection is shut
+ * down and freed (HzAggregatorStats.timed_out). A request refused on its headers (401, 413
+ * by Content-Length) or a chunked body that grows past the size limit (413) is not kept:
+ * its body is read and discarded for at most io_timeout_us before the reply is sent (the
+ * connection is cut when it takes longer; "Expect: 100-continue" gets the refusal at once).
+ * libsoup caps request headers at 64 KiB.
+ *
  * Aggregation: coordinate-wise trimmed mean with beta (aggregate.h, streamed over blocks of
  * coordinates: memory O(clients * block)), or Multi-Krum(f, m) (needs every update as f32
  * at once: memory 4 * clients * n bytes).
@@ -62,12 +74,14 @@ typedef struct {
   double      max_norm;           /* L2 bound of an accepted update (> 0) */
   const char *spool_dir;          /* NULL = keep uploads in memory */
   guint64     first_round;        /* >= 1 */
+  gint64      io_timeout_us;      /* > 0: the connection deadlines above */
 } HzAggregatorOptions;
 
-/** Trimmed mean beta 0.2, min 2 clients, 60 s rounds, max norm 1e3, in memory, round 1. */
+/** Trimmed mean beta 0.2, min 2 clients, 60 s rounds, max norm 1e3, in memory, round 1,
+ *  30 s I/O timeout. */
 #define HZ_AGGREGATOR_OPTIONS_DEFAULT \
   ((HzAggregatorOptions) { HZ_AGG_RULE_TRIMMED_MEAN, 0.2, 0, 0, 2, 60 * G_USEC_PER_SEC, \
-                           1e3, NULL, 1 })
+                           1e3, NULL, 1, 30 * G_USEC_PER_SEC })
 
 typedef struct {
   guint64 current_round;
@@ -76,6 +90,7 @@ typedef struct {
   guint64 duplicates;     /* idempotent repeats answered 200 */
   guint64 rejected;       /* requests answered 4xx */
   double  last_aggregate_s;  /* wall time of the last aggregation */
+  guint64 timed_out;      /* connections shut down by a deadline (slow or stuck clients) */
 } HzAggregatorStats;
 
 typedef struct _HzAggregator HzAggregator;
@@ -102,6 +117,12 @@ gboolean hz_aggregator_load_clients (HzAggregator *agg, const char *path, GError
  *  with `tls` (may be NULL) serve HTTPS. Errors: HZ_AGGREGATOR_ERROR_IO. */
 gboolean hz_aggregator_listen (HzAggregator *agg, const char *address, guint port,
                                GTlsCertificate *tls, GError **error);
+/** Serve one already-connected client `stream` (socket activation, tests, the fuzz target
+ *  tests/fuzz/fuzz-aggregator-http.c); the stream must be pollable (as socket, TLS and
+ *  memory streams are), on the calling thread's default GMainContext (if the server does not
+ *  also listen, libsoup closes the stream after one request). Without a GSocket under it the deadlines above cannot cut it: its
+ *  owner has to. Errors: HZ_AGGREGATOR_ERROR_IO. */
+gboolean hz_aggregator_serve_stream (HzAggregator *agg, GIOStream *stream, GError **error);
 /** The port actually listened on (after hz_aggregator_listen()). */
 guint    hz_aggregator_get_port (HzAggregator *agg);
 

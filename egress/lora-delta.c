@@ -640,6 +640,8 @@ sorted_tensors (const HzSafetensors *st)
   return v;
 }
 
+#define PEFT_WEIGHTS "adapter_model.safetensors"
+
 static HzDeltaConfig *
 config_from (const char *dir, const HzSafetensors *st, GError **error)
 {
@@ -671,7 +673,11 @@ config_from (const char *dir, const HzSafetensors *st, GError **error)
     {
       const HzSafetensor *t = ts->pdata[i];
       if (!hz_delta_config_add_tensor (cfg, t->name, t->n_dims, t->shape, error))
-        return NULL;
+        {
+          g_autofree char *st_path = g_build_filename (dir, PEFT_WEIGHTS, NULL);
+          g_prefix_error (error, "%s: ", st_path);
+          return NULL;
+        }
     }
   return g_steal_pointer (&cfg);
 }
@@ -679,8 +685,8 @@ config_from (const char *dir, const HzSafetensors *st, GError **error)
 static HzSafetensors *
 open_weights (const char *dir, GError **error)
 {
-  g_autofree char *path = g_build_filename (dir, "adapter_model.safetensors", NULL);
-  return hz_safetensors_open (path, error);
+  g_autofree char *path = g_build_filename (dir, PEFT_WEIGHTS, NULL);
+  return hz_safetensors_open (path, error);   /* its errors name the file */
 }
 
 HzDeltaConfig *
@@ -726,8 +732,9 @@ hz_lora_delta_new_from_peft (const char *adapter_dir, const char *base_sha256,
             }
           else
             {
-              g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_DTYPE, "%s: tensor %s is %s",
-                           adapter_dir, t->name, hz_st_dtype_name (t->dtype));
+              g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_DTYPE, "%s/%s: tensor '%s' is %s "
+                           "(F32, F16 or BF16 expected)", adapter_dir, PEFT_WEIGHTS, t->name,
+                           hz_st_dtype_name (t->dtype));
               return NULL;
             }
         }

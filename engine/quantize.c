@@ -1147,6 +1147,13 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
                      "num_key_value_heads or intermediate_size missing or inconsistent", cfg_path);
   const int64_t head_dim = jint (cfg, "head_dim", n_embd / n_head);
   const double theta = jdbl (cfg, "rope_theta", 10000.0);
+  /* the GGUF keys are u32 and the RoPE tables are sized by head_dim: refuse absurd values
+   * rather than truncate them or abort in an allocation (found by fuzz-hf-folder) */
+  if (n_embd > G_MAXINT32 || n_layer > G_MAXINT32 || n_head > G_MAXINT32 || n_ff > G_MAXINT32 ||
+      head_dim <= 0 || head_dim > 65536 || head_dim % 2 != 0)
+    return st_error (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
+                     "intermediate_size or head_dim (%" G_GINT64_FORMAT ", even, at most "
+                     "65536) out of range", cfg_path, head_dim);
 
   HzGgufWriter *w = s->w;
   g_autofree char *base = g_path_get_basename (dir);

@@ -300,7 +300,7 @@ hz_safetensors_open (const char *path, GError **error)
   if (fd < 0)
     {
       int e = errno;
-      g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO, "cannot open %s: %s",
+      g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO, "%s: cannot open: %s",
                    path, g_strerror (e));
       return NULL;
     }
@@ -308,7 +308,7 @@ hz_safetensors_open (const char *path, GError **error)
   if (fstat (fd, &sb) != 0 || !S_ISREG (sb.st_mode))
     {
       g_set_error (error, HZ_SAFETENSORS_ERROR, HZ_SAFETENSORS_ERROR_IO,
-                   "%s is not a regular file", path);
+                   "%s: not a regular file", path);
       close (fd);
       return NULL;
     }
@@ -322,8 +322,11 @@ hz_safetensors_open (const char *path, GError **error)
     }
   HzSafetensors *st = st_new ();
   st->map = map;
-  return parse (st, (const guint8 *) g_mapped_file_get_contents (map),
-                g_mapped_file_get_length (map), error);
+  st = parse (st, (const guint8 *) g_mapped_file_get_contents (map),
+              g_mapped_file_get_length (map), error);
+  if (!st)
+    g_prefix_error (error, "%s: ", path);   /* every error names the file */
+  return st;
 }
 
 HzSafetensors *

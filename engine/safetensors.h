@@ -51,9 +51,11 @@ gsize       hz_st_dtype_size (HzStDtype dtype);
 
 typedef struct _HzSafetensors HzSafetensors;
 
-/** Map and validate a file. Errors in HZ_SAFETENSORS_ERROR naming the tensor at fault. */
+/** Map and validate a file. Errors in HZ_SAFETENSORS_ERROR; every message starts with
+ *  `path` ("PATH: ...") and names the tensor at fault where there is one. */
 HzSafetensors *hz_safetensors_open (const char *path, GError **error);
-/** Validate an in-memory file image; `bytes` is referenced, not copied. */
+/** Validate an in-memory file image; `bytes` is referenced, not copied. Errors as
+ *  hz_safetensors_open() without the path (the caller knows where the bytes came from). */
 HzSafetensors *hz_safetensors_new_from_bytes (GBytes *bytes, GError **error);
 void           hz_safetensors_free (HzSafetensors *st);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzSafetensors, hz_safetensors_free)

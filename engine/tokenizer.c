@@ -350,10 +350,14 @@ setup_model (HzTokenizer *t, const HzGguf *g, GError **error)
   return TRUE;
 }
 
-/* Special ids from tokenizer.ggml.*_token_id; out-of-range values keep the default (with a
- * message), and defaults outside the vocab are disabled (as llama.cpp does, with a warning). */
+/* Special ids from tokenizer.ggml.*_token_id. An out-of-range value keeps the default, as
+ * llama.cpp does (llama-vocab.cpp: "bad special token ... using default id"); defaults
+ * outside the vocab are disabled. 0xFFFFFFFF is (uint32) -1, which converters (llama2.c's
+ * export, older gguf-py: stories260K has it for the separator and padding ids) write for "no
+ * such token": same result, silently (llama.cpp warns about it on every load). Other
+ * out-of-range values are listed in `bad`, for one message after all keys are read. */
 static void
-read_special_id (HzTokenizer *t, const HzGguf *g, const char *key, int32_t *id)
+read_special_id (HzTokenizer *t, const HzGguf *g, const char *key, int32_t *id, GString *bad)
 {
   uint32_t v;
   if (*id >= t->n_vocab)
@@ -362,9 +366,8 @@ read_special_id (HzTokenizer *t, const HzGguf *g, const char *key, int32_t *id)
     return;
   if (v < (uint32_t) t->n_vocab)
     *id = (int32_t) v;
-  else
-    g_message ("tokenizer: %s = %u is outside the vocabulary of %d tokens; using %d instead",
-               key, v, t->n_vocab, *id);
+  else if (v != G_MAXUINT32)
+    g_string_append_printf (bad, "%s%s = %u (kept %d)", bad->len ? ", " : "", key, v, *id);
 }
 
 static void
@@ -442,17 +445,21 @@ setup_specials (HzTokenizer *t, const HzGguf *g, GError **error)
   g_autoptr(GArray) eog = g_array_new (FALSE, FALSE, sizeof (int32_t));
   gboolean b;
 
-  read_special_id (t, g, "tokenizer.ggml.bos_token_id", &t->bos);
-  read_special_id (t, g, "tokenizer.ggml.eos_token_id", &t->eos);
-  read_special_id (t, g, "tokenizer.ggml.eot_token_id", &t->eot);
-  read_special_id (t, g, "tokenizer.ggml.eom_token_id", &t->eom);
-  read_special_id (t, g, "tokenizer.ggml.unknown_token_id", &t->unk);
-  read_special_id (t, g, "tokenizer.ggml.seperator_token_id", &t->sep);
-  read_special_id (t, g, "tokenizer.ggml.padding_token_id", &t->pad);
+  g_autoptr(GString) bad = g_string_new (NULL);
+  read_special_id (t, g, "tokenizer.ggml.bos_token_id", &t->bos, bad);
+  read_special_id (t, g, "tokenizer.ggml.eos_token_id", &t->eos, bad);
+  read_special_id (t, g, "tokenizer.ggml.eot_token_id", &t->eot, bad);
+  read_special_id (t, g, "tokenizer.ggml.eom_token_id", &t->eom, bad);
+  read_special_id (t, g, "tokenizer.ggml.unknown_token_id", &t->unk, bad);
+  read_special_id (t, g, "tokenizer.ggml.seperator_token_id", &t->sep, bad);
+  read_special_id (t, g, "tokenizer.ggml.padding_token_id", &t->pad, bad);
   for (int k = 0; k < 6; k++)
     for (int j = 0; j < 2; j++)
       if (fim_keys[k][j] != NULL)
-        read_special_id (t, g, fim_keys[k][j], &fim[k]);
+        read_special_id (t, g, fim_keys[k][j], &fim[k], bad);
+  if (bad->len > 0)
+    g_message ("tokenizer: special token ids outside the vocabulary of %d tokens ignored: %s",
+               t->n_vocab, bad->str);
 
   if (hz_gguf_get_bool (g, "tokenizer.ggml.add_bos_token", &b))
     t->add_bos = b;

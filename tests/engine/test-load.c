@@ -29,6 +29,7 @@
 #include "synth.h"
 #include "../hz-test-util.h"
 #include "hf-folder.h"
+#include "safetensors.h"
 
 #define N_PROMPT 8
 #define N_GREEDY 16
@@ -458,6 +459,26 @@ test_errors (void)
   g_autofree char *dir = tmp_path ("folder-err");
   hz_test_write_hf_folder (f32, dir, HZ_HF_F32, TRUE);
   expect_load_error (dir, NULL, NULL, HZ_GGUF_ERROR, "tokenizer.json");
+  /* a damaged shard: the error names the file, and the tensor when one is at fault */
+  g_autofree char *shard1 = g_build_filename (dir, "model-00001-of-00002.safetensors", NULL);
+  {
+    g_autofree char *keep = NULL;
+    gsize keep_len;
+    g_assert_true (g_file_get_contents (shard1, &keep, &keep_len, NULL));
+    g_assert_true (g_file_set_contents (shard1, keep, (gssize) keep_len - 1, NULL));
+    g_autofree char *named = g_strdup_printf ("%s: ", shard1);
+    expect_load_error (dir, NULL, vocab, HZ_SAFETENSORS_ERROR, named);
+    /* the first tensor's dtype made unknown, length unchanged ("F32" -> "F3X") */
+    char *dt = memmem (keep, keep_len, "\"dtype\":\"F32\"", 13);   /* (NULs before it) */
+    g_assert_nonnull (dt);
+    dt[strlen ("\"dtype\":\"F3")] = 'X';
+    g_assert_true (g_file_set_contents (shard1, keep, (gssize) keep_len, NULL));
+    expect_load_error (dir, NULL, vocab, HZ_SAFETENSORS_ERROR, named);
+    expect_load_error (dir, NULL, vocab, HZ_SAFETENSORS_ERROR, "unsupported dtype 'F3X'");
+    expect_load_error (dir, NULL, vocab, HZ_SAFETENSORS_ERROR, "tensor '");
+  }
+  hz_test_rm_dir (dir);
+  hz_test_write_hf_folder (f32, dir, HZ_HF_F32, TRUE);
   g_autofree char *shard = g_build_filename (dir, "model-00002-of-00002.safetensors", NULL);
   g_unlink (shard);
   expect_load_error (dir, NULL, vocab, HZ_GGUF_ERROR, "model-00002-of-00002.safetensors");

@@ -190,6 +190,41 @@ test_open_kinds (void)
   g_rmdir (dir);
 }
 
+/* Every error of hz_safetensors_open() starts with the file's path, and names the tensor
+ * at fault where there is one. */
+static void
+test_open_names_file (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hz-st-XXXXXX", NULL);
+  g_autofree char *file = g_build_filename (dir, "bad.safetensors", NULL);
+  g_autofree char *prefix = g_strdup_printf ("%s: ", file);
+  g_autoptr (GBytes) good = make_attn0 ();
+  gsize n;
+  const char *d = g_bytes_get_data (good, &n);
+  g_autofree char *copy = g_memdup2 (d, n);
+  char *dt = memmem (copy, n, "F32", 3);   /* (the header length before it has NULs) */
+  g_assert_nonnull (dt);
+  dt[2] = '3';   /* "F33": unknown dtype of tensor attn.0 */
+  struct { const char *data; gsize len; const char *needle; } cases[] = {
+    { d, 0, "too short" },              /* empty */
+    { d, n - 1, "attn.0" },             /* data cut: the tensor does not fit */
+    { d, 20, "header length" },         /* header cut */
+    { copy, n, "tensor 'attn.0': unsupported dtype 'F33'" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autoptr (GError) err = NULL;
+      g_assert_true (g_file_set_contents (file, cases[i].data, (gssize) cases[i].len, NULL));
+      g_assert_null (hz_safetensors_open (file, &err));
+      g_assert_nonnull (err);
+      g_test_message ("%s", err->message);
+      g_assert_true (g_str_has_prefix (err->message, prefix));
+      g_assert_nonnull (strstr (err->message, cases[i].needle));
+    }
+  g_unlink (file);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -198,5 +233,6 @@ main (int argc, char **argv)
   g_test_add_func ("/safetensors/round-trip", test_round_trip);
   g_test_add_func ("/safetensors/hostile", test_hostile);
   g_test_add_func ("/safetensors/open-kinds", test_open_kinds);
+  g_test_add_func ("/safetensors/open-names-file", test_open_names_file);
   return g_test_run ();
 }

@@ -604,12 +604,13 @@ tmp_clear (TmpFile *f)
   g_free (f->dir);
 }
 
-/* Write a vocab GGUF; returns the tokenizer or NULL with `error`. */
+/* Write a vocab GGUF (the keys already in `w`, plus these); returns the tokenizer or NULL
+ * with `error`. */
 static HzTokenizer *
-build (const char *model, const char *pre, const char *const *tokens, const float *scores,
-       const int32_t *types, const char *const *merges, GError **error)
+build_with (HzGgufWriter *w, const char *model, const char *pre, const char *const *tokens,
+            const float *scores, const int32_t *types, const char *const *merges,
+            GError **error)
 {
-  g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
   g_autoptr(HzGguf) g = NULL;
   TmpFile f;
   HzTokenizer *t = NULL;
@@ -634,6 +635,71 @@ build (const char *model, const char *pre, const char *const *tokens, const floa
   t = hz_tokenizer_new_from_gguf (g, error);
   tmp_clear (&f);
   return t;
+}
+
+static HzTokenizer *
+build (const char *model, const char *pre, const char *const *tokens, const float *scores,
+       const int32_t *types, const char *const *merges, GError **error)
+{
+  g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
+  return build_with (w, model, pre, tokens, scores, types, merges, error);
+}
+
+/* Messages logged (the project logs structured: G_LOG_USE_STRUCTURED), counted by the
+ * writer installed in main() and passed on to GLib's default writer. */
+static struct {
+  guint n;
+  char *last;
+} messages;
+
+static GLogWriterOutput
+count_messages (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
+{
+  if (level & G_LOG_LEVEL_MESSAGE)
+    for (gsize i = 0; i < n_fields; i++)
+      if (strcmp (fields[i].key, "MESSAGE") == 0)
+        {
+          messages.n++;
+          g_free (messages.last);
+          messages.last = g_strdup (fields[i].value);
+        }
+  return g_log_writer_default (level, fields, n_fields, data);
+}
+
+/* Special ids: (uint32) -1 is "none" and silent (stories260K's separator and padding ids);
+ * other ids outside the vocab keep the default and are all reported in one message. */
+static void
+test_core_special_ids (void)
+{
+  static const char *const tokens[] = { "<unk>", "<s>", "</s>", "a", NULL };
+  static const int32_t types[] = { 2, 3, 3, 1 };
+  const guint before = messages.n;
+
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.seperator_token_id", G_MAXUINT32);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.padding_token_id", G_MAXUINT32);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", G_MAXUINT32);
+    g_autoptr(HzTokenizer) t = build_with (w, "llama", NULL, tokens, NULL, types, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (hz_tokenizer_bos (t), ==, 1);            /* the SPM default kept */
+    g_assert_cmpuint (messages.n, ==, before);
+  }
+  {
+    g_autoptr(GError) error = NULL;
+    g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.eos_token_id", 77);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.padding_token_id", 4);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.unknown_token_id", 3);
+    g_autoptr(HzTokenizer) t = build_with (w, "llama", NULL, tokens, NULL, types, NULL, &error);
+    g_assert_no_error (error);
+    g_assert_cmpint (hz_tokenizer_eos (t), ==, 2);
+    g_assert_cmpuint (messages.n, ==, before + 1);
+    g_assert_cmpstr (messages.last, ==, "tokenizer: special token ids outside the vocabulary of 4 "
+                     "tokens ignored: tokenizer.ggml.eos_token_id = 77 (kept 2), "
+                     "tokenizer.ggml.padding_token_id = 4 (kept -1)");
+  }
 }
 
 static void
@@ -751,9 +817,11 @@ main (int argc, char **argv)
     "llama-spm", "phi-3", "gpt-2", "deepseek-coder", "llama-bpe", "qwen2" };
 
   g_test_init (&argc, &argv, NULL);
+  g_log_set_writer_func (count_messages, NULL, NULL);
   g_test_add_func ("/tokenizer/core/spm", test_core_spm);
   g_test_add_func ("/tokenizer/core/bpe", test_core_bpe);
   g_test_add_func ("/tokenizer/core/errors", test_core_errors);
+  g_test_add_func ("/tokenizer/core/special-ids", test_core_special_ids);
   for (gsize i = 0; i < G_N_ELEMENTS (vocabs); i++)
     {
       g_autofree char *p1 = g_strdup_printf ("/tokenizer/golden/%s", vocabs[i]);

@@ -1,4 +1,5 @@
 /* tests/fuzz/gen-fuzz-corpus.c — writes the seed inputs of the safetensors, lora-delta,
+ * aggregator-http, tokenizer, hf-folder, learn-dataset, redact-records, config-files,
  * chat-template and adapter fuzz corpora (tests/fuzz/corpus/NAME/seed-*) with the project's own
  * writers, so that libFuzzer starts from valid files and mutates them. Each seed is a few
  * KiB at most. Not built by default: `ninja tests/fuzz/gen-fuzz-corpus`, then
@@ -8,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "gguf.h"
 #include "shapes.h"
 #include "quant.h"
 #include "safetensors.h"
@@ -89,6 +91,252 @@ lora_delta_seeds (void)
   write_bytes_seed ("lora-delta", "seed-nan.safetensors", nan);
   g_autofree char *json = hz_delta_config_to_json (cfg);
   write_seed ("lora-delta", "seed-config.json", json, strlen (json));
+}
+
+/* Requests to hanzo-aggregator as fuzz-aggregator-http.c serves them (round 1 open, tokens
+ * "token-0" and "token-1"). */
+static void
+aggregator_http_seeds (void)
+{
+  g_autoptr (HzDeltaConfig) cfg = fuzz_lora_delta_config ();
+  static const char base[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, base);
+  float *v = hz_lora_delta_data (d);
+  for (gsize k = 0; k < hz_delta_config_n_elements (cfg); k++)
+    v[k] = 0.01f * cosf ((float) k);
+  g_autoptr (GBytes) body = hz_lora_delta_to_wire (d, 1, 1.5);
+  gsize n;
+  const char *b = g_bytes_get_data (body, &n);
+  static const char auth[] = "Host: agg\r\nAuthorization: Bearer token-0\r\n";
+  static const struct { const char *name, *head; } plain[] = {
+    { "seed-get-current", "GET /v1/rounds/current HTTP/1.1\r\n%s\r\n" },
+    { "seed-get-aggregate", "GET /v1/rounds/1/aggregate HTTP/1.1\r\n%s\r\n" },
+    { "seed-bad-path", "GET /v1/rounds/18446744073709551616/x%%2F..%%2F HTTP/1.0\r\n%s\r\n" },
+    { "seed-no-auth", "PUT /v1/rounds/1/update HTTP/1.1\r\nHost: agg\r\nContent-Length: 4\r\n\r\nabcd%s" },
+    { "seed-huge-length", "PUT /v1/rounds/1/update HTTP/1.1\r\n%sContent-Length: 99999999999999\r\n\r\nab" },
+    { "seed-expect", "PUT /v1/rounds/1/update HTTP/1.1\r\n%sExpect: 100-continue\r\nContent-Length: 10\r\n\r\n0123456789" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (plain); i++)
+    {
+      g_autofree char *req = g_strdup_printf (plain[i].head, auth);
+      write_seed ("aggregator-http", plain[i].name, req, strlen (req));
+    }
+  /* a valid upload, with Content-Length and chunked */
+  g_autoptr (GByteArray) put = g_byte_array_new ();
+  g_autofree char *head = g_strdup_printf ("PUT /v1/rounds/1/update HTTP/1.1\r\n%s"
+                                           "Content-Type: application/octet-stream\r\n"
+                                           "Content-Length: %" G_GSIZE_FORMAT "\r\n\r\n", auth, n);
+  g_byte_array_append (put, (const guint8 *) head, strlen (head));
+  g_byte_array_append (put, (const guint8 *) b, n);
+  write_seed ("aggregator-http", "seed-put-update", put->data, put->len);
+  g_autoptr (GByteArray) chunked = g_byte_array_new ();
+  g_autofree char *chead = g_strdup_printf ("PUT /v1/rounds/1/update HTTP/1.1\r\n%s"
+                                            "Transfer-Encoding: chunked\r\n\r\n", auth);
+  g_byte_array_append (chunked, (const guint8 *) chead, strlen (chead));
+  for (gsize off = 0; off < n; off += 100)
+    {
+      const gsize len = MIN ((gsize) 100, n - off);
+      g_autofree char *size_line = g_strdup_printf ("%" G_GSIZE_MODIFIER "x\r\n", len);
+      g_byte_array_append (chunked, (const guint8 *) size_line, strlen (size_line));
+      g_byte_array_append (chunked, (const guint8 *) b + off, len);
+      g_byte_array_append (chunked, (const guint8 *) "\r\n", 2);
+    }
+  g_byte_array_append (chunked, (const guint8 *) "0\r\n\r\n", 5);
+  write_seed ("aggregator-http", "seed-put-chunked", chunked->data, chunked->len);
+}
+
+/* Vocab-only GGUFs: a small SentencePiece vocab, a byte-level BPE one with merges, and
+ * stories260K's (when HZ_SHARED_DIR or ../shared has it). */
+static void
+write_gguf_seed (const char *corpus, const char *name, HzGgufWriter *w)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) b = hz_gguf_writer_to_bytes (w, &error);
+  if (!b)
+    g_error ("%s: %s", name, error->message);
+  write_bytes_seed (corpus, name, b);
+}
+
+static void
+tokenizer_seeds (void)
+{
+  {
+    static const char *const tokens[] = {
+      "<unk>", "<s>", "</s>", "<0x61>", "<0x62>", "<0xE2>", "<0x96>", "<0x81>",
+      "\xe2\x96\x81", "a", "b", "ab", "\xe2\x96\x81" "a", "\xe2\x96\x81" "ab", "<|im_end|>", NULL };
+    static const float scores[] = { 0, 0, 0, 0, 0, 0, 0, 0, -1, -2, -2, -3, -4, -5, 0 };
+    static const int32_t types[] = { 2, 3, 3, 6, 6, 6, 6, 6, 1, 1, 1, 1, 1, 1, 3 };
+    g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+    hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "llama");
+    hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", tokens, G_N_ELEMENTS (types));
+    hz_gguf_writer_set_arr (w, "tokenizer.ggml.scores", HZ_GGUF_TYPE_FLOAT32, scores, G_N_ELEMENTS (scores));
+    hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, G_N_ELEMENTS (types));
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 1);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.eos_token_id", 2);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.padding_token_id", G_MAXUINT32);
+    hz_gguf_writer_set_bool (w, "tokenizer.ggml.add_bos_token", TRUE);
+    write_gguf_seed ("tokenizer", "seed-spm.gguf", w);
+  }
+  {
+    static const char *const tokens[] = { "a", "b", "c", "\xc4\xa0", "ab", "\xc4\xa0" "ab", "abc",
+                                          "<|endoftext|>", "<|im_start|>", NULL };
+    static const int32_t types[] = { 1, 1, 1, 1, 1, 1, 1, 3, 3 };
+    static const char *const merges[] = { "a b", "\xc4\xa0 ab", "ab c", NULL };
+    static const char *const pres[] = { "gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "default" };
+    for (gsize i = 0; i < G_N_ELEMENTS (pres); i++)
+      {
+        g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+        hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "gpt2");
+        hz_gguf_writer_set_str (w, "tokenizer.ggml.pre", pres[i]);
+        hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", tokens, G_N_ELEMENTS (types));
+        hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, G_N_ELEMENTS (types));
+        hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.merges", merges, 3);
+        hz_gguf_writer_set_u32 (w, "tokenizer.ggml.eos_token_id", 7);
+        hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 8);
+        g_autofree char *name = g_strdup_printf ("seed-bpe-%s.gguf", pres[i]);
+        write_gguf_seed ("tokenizer", name, w);
+      }
+  }
+  const char *shared = g_getenv ("HZ_SHARED_DIR") ? g_getenv ("HZ_SHARED_DIR") : "../shared";
+  g_autofree char *stories = g_build_filename (shared, "models", "stories260K.gguf", NULL);
+  g_autoptr (HzGguf) g = hz_gguf_open (stories, NULL);
+  if (g)
+    {
+      g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+      for (int64_t i = 0; i < hz_gguf_n_kv (g); i++)
+        {
+          HzGgufStr k = hz_gguf_key (g, i);
+          if (k.len > 10 && memcmp (k.ptr, "tokenizer.", 10) == 0)
+            hz_gguf_writer_copy_kv (w, g, i);
+        }
+      write_gguf_seed ("tokenizer", "seed-stories260K-vocab.gguf", w);
+    }
+  else
+    g_print ("no %s: seed-stories260K-vocab.gguf not written\n", stories);
+}
+
+/* Hugging Face folders for fuzz-hf-folder.c: config.json NUL tokenizer.json NUL
+ * tokenizer_config.json NUL model.safetensors, one tiny model per architecture. */
+static void
+hf_folder_seeds (void)
+{
+  static const char tokenizer[] =
+    "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"\xc4\xa0\":2,\"ab\":3,"
+    "\"\xc4\xa0" "ab\":4,\"c\":5},\"merges\":[\"a b\",\"\xc4\xa0 ab\"]},\"added_tokens\":"
+    "[{\"id\":6,\"content\":\"<|endoftext|>\",\"special\":true},{\"id\":7,\"content\":"
+    "\"<|im_end|>\",\"special\":true}]}";
+  static const char tcfg[] =
+    "{\"bos_token\":\"<|endoftext|>\",\"eos_token\":{\"content\":\"<|im_end|>\"},"
+    "\"add_bos_token\":false,\"chat_template\":\"{% for m in messages %}<|im_start|>{{ m['role'] }}"
+    "\\n{{ m['content'] }}<|im_end|>\\n{% endfor %}\"}";
+  static const char *const archs[][2] = {
+    { "llama", ",\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":8.0}" },
+    { "qwen2", "" },
+    { "qwen3", ",\"head_dim\":4" },
+  };
+  for (gsize a = 0; a < G_N_ELEMENTS (archs); a++)
+    {
+      const char *arch = archs[a][0];
+      const int64_t n_embd = 8, n_ff = 16, n_vocab = 8, hd = 4, n_head = 2, n_kv = 1;
+      g_autofree char *cfg = g_strdup_printf (
+        "{\"model_type\":\"%s\",\"hidden_size\":%d,\"intermediate_size\":%d,"
+        "\"num_hidden_layers\":1,\"num_attention_heads\":%d,\"num_key_value_heads\":%d,"
+        "\"max_position_embeddings\":64,\"rms_norm_eps\":1e-5,\"rope_theta\":10000.0,"
+        "\"vocab_size\":%d,\"tie_word_embeddings\":true%s}", arch, (int) n_embd, (int) n_ff,
+        (int) n_head, (int) n_kv, (int) n_vocab, archs[a][1]);
+      g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
+      float buf[8 * 16];
+      for (gsize i = 0; i < G_N_ELEMENTS (buf); i++)
+        buf[i] = 0.01f * (float) ((i * 7) % 13) - 0.05f;
+      struct { const char *name; int64_t d0, d1; } ts[] = {
+        { "model.embed_tokens.weight", n_vocab, n_embd },
+        { "model.norm.weight", n_embd, 0 },
+        { "model.layers.0.input_layernorm.weight", n_embd, 0 },
+        { "model.layers.0.post_attention_layernorm.weight", n_embd, 0 },
+        { "model.layers.0.self_attn.q_proj.weight", n_head * hd, n_embd },
+        { "model.layers.0.self_attn.k_proj.weight", n_kv * hd, n_embd },
+        { "model.layers.0.self_attn.v_proj.weight", n_kv * hd, n_embd },
+        { "model.layers.0.self_attn.o_proj.weight", n_embd, n_head * hd },
+        { "model.layers.0.mlp.gate_proj.weight", n_ff, n_embd },
+        { "model.layers.0.mlp.up_proj.weight", n_ff, n_embd },
+        { "model.layers.0.mlp.down_proj.weight", n_embd, n_ff },
+        { "model.layers.0.self_attn.q_proj.bias", n_head * hd, 0 },
+        { "model.layers.0.self_attn.q_norm.weight", hd, 0 },
+      };
+      for (gsize i = 0; i < G_N_ELEMENTS (ts); i++)
+        {
+          if ((strcmp (arch, "qwen2") != 0 && strstr (ts[i].name, ".bias")) ||
+              (strcmp (arch, "qwen3") != 0 && strstr (ts[i].name, "q_norm")))
+            continue;
+          const int64_t shape[2] = { ts[i].d0, ts[i].d1 };
+          const guint nd = ts[i].d1 ? 2 : 1;
+          const gsize nel = (gsize) (ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1));
+          g_assert_true (hz_safetensors_writer_add (w, ts[i].name, a == 1 ? HZ_ST_F32 : HZ_ST_BF16,
+                                                    nd, shape, buf, nel * (a == 1 ? 4 : 2), NULL));
+        }
+      g_autoptr (GBytes) st = hz_safetensors_writer_to_bytes (w);
+      g_autoptr (GByteArray) in = g_byte_array_new ();
+      g_byte_array_append (in, (const guint8 *) cfg, strlen (cfg) + 1);
+      g_byte_array_append (in, (const guint8 *) tokenizer, sizeof tokenizer);
+      g_byte_array_append (in, (const guint8 *) tcfg, sizeof tcfg);
+      gsize n;
+      const guint8 *d = g_bytes_get_data (st, &n);
+      g_byte_array_append (in, d, n);
+      g_autofree char *name = g_strdup_printf ("seed-%s", arch);
+      write_seed ("hf-folder", name, in->data, in->len);
+    }
+}
+
+/* JSONL training data for fuzz-learn-dataset.c: every record shape of learner/dataset.h. */
+static void
+learn_dataset_seeds (void)
+{
+  static const char all[] =
+    "{\"messages\":[{\"role\":\"system\",\"content\":\"Be brief.\"},{\"role\":\"user\","
+    "\"content\":\"Hi\"},{\"role\":\"assistant\",\"content\":\"Hello!\"},{\"role\":\"user\","
+    "\"content\":\"2+2?\"},{\"role\":\"assistant\",\"content\":\"4\"}]}\n"
+    "{\"prompt\":\"Name a color\",\"response\":\"Blue\",\"system\":\"Answer in one word.\"}\n"
+    "{\"prompt\":\"Capital of France?\",\"chosen\":\"Paris\",\"rejected\":\"Lyon\"}\n"
+    "{\"prompt\":\"Say hi\",\"completion\":\"hi\",\"rating\":1}\n"
+    "{\"prompt\":\"Say hi\",\"completion\":\"go away\",\"rating\":-1}\n"
+    "{\"prompt\":\"3*7?\",\"answer\":\"21\"}\n"
+    "{\"prompt\":\"Open question\"}\n\n";
+  write_seed ("learn-dataset", "seed-all-shapes.jsonl", all, sizeof all - 1);
+  static const char bad[] = "{\"messages\":[{\"role\":\"robot\",\"content\":\"x\"}]}\n";
+  write_seed ("learn-dataset", "seed-bad-role.jsonl", bad, sizeof bad - 1);
+}
+
+/* A clients file and a night window for fuzz-config-files.c. */
+static void
+config_files_seeds (void)
+{
+  static const char ok[] =
+    "# hanzo-aggregator clients: id sha256(token)\n"
+    "alice 2bd806c97f0e00af1a1fc3328fa763a9269723c8db8fac4f93af71db186d6e90\n"
+    "  bob\t81b637d8fcd2c6da6359e6963113a1170de795e4b725b84d1e0b4cfd9ec58ce9  \n\n"
+    "\0" "22:30-06:15";
+  write_seed ("config-files", "seed-ok", ok, sizeof ok - 1);
+  static const char bad[] =
+    "alice 2bd806c97f0e00af1a1fc3328fa763a9269723c8db8fac4f93af71db186d6e90\n"
+    "alice 2bd806c97f0e00af1a1fc3328fa763a9269723c8db8fac4f93af71db186d6e90 extra\n"
+    "\0" "24:00-02:00";
+  write_seed ("config-files", "seed-bad", bad, sizeof bad - 1);
+}
+
+/* Records of `hanzo redact --jsonl/--eval/--pred` for fuzz-redact-records.c. */
+static void
+redact_records_seeds (void)
+{
+  static const char eval[] =
+    "{\"id\":\"a1\",\"text\":\"Mail bob@example.com, call Mary Smith.\",\"spans\":[{\"start\":5,"
+    "\"end\":20,\"label\":\"EMAIL\"},{\"start\":27,\"end\":37,\"label\":\"PERSON\"}]}\n"
+    "{\"id\":\"a2\",\"text\":\"caf\xc3\xa9 \xf0\x9f\x99\x82 DE89 3704 0044 0532 0130 00\",\"spans\":"
+    "[{\"start\":7,\"end\":34,\"label\":\"IBAN\"}],\"source\":\"handmade\"}\r\n"
+    "\n{\"id\":\"a3\",\"text\":\"nothing here\",\"spans\":null}\n";
+  write_seed ("redact-records", "seed-eval.jsonl", eval, sizeof eval - 1);
+  static const char pred[] =
+    "{\"id\":\"a1\",\"spans\":[{\"start\":5,\"end\":20,\"label\":\"NEW_LABEL\"}]}\n";
+  write_seed ("redact-records", "seed-pred.jsonl", pred, sizeof pred - 1);
 }
 
 static void
@@ -190,6 +438,12 @@ main (int argc, char **argv)
   root = argv[1];
   safetensors_seeds ();
   lora_delta_seeds ();
+  aggregator_http_seeds ();
+  tokenizer_seeds ();
+  hf_folder_seeds ();
+  learn_dataset_seeds ();
+  redact_records_seeds ();
+  config_files_seeds ();
   chat_template_seeds ();
   adapter_seeds ();
   return 0;
