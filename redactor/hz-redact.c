@@ -78,7 +78,7 @@ void
 hz_redactor_take_tagger (HzRedactor *self, HzTagger *tagger)
 {
   g_return_if_fail (self != NULL);
-  if (tagger && !tagger->q)
+  if (tagger && !tagger->rows)
     hz_tagger_pack (tagger);
   hz_tagger_free (self->tagger);
   self->tagger = tagger;

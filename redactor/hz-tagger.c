@@ -7,12 +7,21 @@
 
 const char hz_tagger_rec[] = "person-tagger";
 
+static void build_lut (HzTagger *t);
+
+static HzTagger *
+tagger_alloc (guint bucket_bits)
+{
+  HzTagger *t = g_new0 (HzTagger, 1);
+  t->bucket_bits = bucket_bits;
+  return t;
+}
+
 HzTagger *
 hz_tagger_new (guint bucket_bits)
 {
   g_return_val_if_fail (bucket_bits >= 8 && bucket_bits <= 22, NULL);
-  HzTagger *t = g_new0 (HzTagger, 1);
-  t->bucket_bits = bucket_bits;
+  HzTagger *t = tagger_alloc (bucket_bits);
   t->w = g_new0 (float, (gsize) HZ_TAG_N << bucket_bits);
   return t;
 }
@@ -23,7 +32,9 @@ hz_tagger_free (HzTagger *tagger)
   if (!tagger)
     return;
   g_free (tagger->w);
-  g_free (tagger->q);
+  g_free (tagger->blocks);
+  g_free (tagger->rows);
+  g_free (tagger->lut);
   g_free (tagger);
 }
 
@@ -31,6 +42,12 @@ static guint32
 rd32 (const guint8 *p)
 {
   return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16 | (guint32) p[3] << 24;
+}
+
+static guint64
+rd64 (const guint8 *p)
+{
+  return (guint64) rd32 (p) | (guint64) rd32 (p + 4) << 32;
 }
 
 static float
@@ -69,6 +86,23 @@ payload_sha256 (const guint8 *payload, gsize n, guint8 out[32])
   g_checksum_free (c);
 }
 
+/* The run-time blocks of a used-bucket bitmap (2^bits / 64 words); returns the number of
+ * used buckets. */
+static guint32
+build_blocks (HzTagger *t, const guint64 *used)
+{
+  gsize nblk = ((gsize) 1 << t->bucket_bits) / 64;
+  g_free (t->blocks);
+  t->blocks = g_new (HzTagBlock, nblk);
+  guint32 rank = 1;
+  for (gsize k = 0; k < nblk; k++)
+    {
+      t->blocks[k] = (HzTagBlock) { used[k], rank, 0 };
+      rank += (guint32) __builtin_popcountll (used[k]);
+    }
+  return rank - 1;
+}
+
 #define BAD(...) \
   do { \
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "person tagger weights: " __VA_ARGS__); \
@@ -80,21 +114,28 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
 {
   gsize n = 0;
   const guint8 *p = bytes ? g_bytes_get_data (bytes, &n) : NULL;
-  if (!p || n < HZ_TAGGER_HEADER)
+  if (!p || n < 12)
     BAD ("file too short (%" G_GSIZE_FORMAT " bytes, the header alone is %u)", n, HZ_TAGGER_HEADER);
   if (memcmp (p, HZ_TAGGER_MAGIC, 8) != 0)
     BAD ("not a weights file (bad magic)");
-  guint32 version = rd32 (p + 8), bits = rd32 (p + 12), scope = rd32 (p + 16), veto = rd32 (p + 20);
+  guint32 version = rd32 (p + 8);
   if (version != HZ_TAGGER_VERSION)
-    BAD ("format version %u, this build reads version %u", version, HZ_TAGGER_VERSION);
+    BAD ("format version %u, this build reads version %u (retrain with train-person-tagger)", version,
+         HZ_TAGGER_VERSION);
+  if (n < HZ_TAGGER_HEADER)
+    BAD ("file too short (%" G_GSIZE_FORMAT " bytes, the header alone is %u)", n, HZ_TAGGER_HEADER);
+  guint32 bits = rd32 (p + 12), scope = rd32 (p + 16), veto = rd32 (p + 20), n_rows = rd32 (p + 88);
   if (bits < 8 || bits > 22)
     BAD ("bucket_bits %u out of range 8..22", bits);
   if (scope > HZ_TAGGER_SCOPE_SOCIAL || veto > HZ_TAGGER_VETO_ALL)
     BAD ("unknown scope %u or veto %u", scope, veto);
-  gsize payload = (gsize) HZ_TAG_N * 2 << bits;
+  gsize nb = (gsize) 1 << bits;
+  if (n_rows > nb)
+    BAD ("%u rows for %" G_GSIZE_FORMAT " buckets", n_rows, nb);
+  gsize bitmap = nb / 8, payload = bitmap + (gsize) HZ_TAG_N * 2 * n_rows;
   if (n != HZ_TAGGER_HEADER + payload)
-    BAD ("size %" G_GSIZE_FORMAT " bytes, expected %" G_GSIZE_FORMAT " for bucket_bits %u (truncated?)",
-         n, HZ_TAGGER_HEADER + payload, bits);
+    BAD ("size %" G_GSIZE_FORMAT " bytes, expected %" G_GSIZE_FORMAT " for bucket_bits %u and %u rows (truncated?)",
+         n, HZ_TAGGER_HEADER + payload, bits, n_rows);
   float o_bias = rdf (p + 24), scale = rdf (p + 28), veto_margin = rdf (p + 32), prose_bias = rdf (p + 36);
   if (!isfinite (o_bias) || fabsf (o_bias) > 1e6f || !isfinite (scale) || scale <= 0 || scale > 1e3f
       || !isfinite (veto_margin) || fabsf (veto_margin) > 1e6f || !isfinite (prose_bias)
@@ -107,21 +148,39 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
       if (!isfinite (trans[k]) || fabsf (trans[k]) > 1e6f)
         BAD ("transition weight %d not a sane number", k);
     }
+  const guint8 *pl = p + HZ_TAGGER_HEADER;
   guint8 sum[32];
-  payload_sha256 (p + HZ_TAGGER_HEADER, payload, sum);
-  if (memcmp (sum, p + 88, 32) != 0)
+  payload_sha256 (pl, payload, sum);
+  if (memcmp (sum, p + 92, 32) != 0)
     BAD ("payload checksum mismatch (corrupt file)");
-  HzTagger *t = hz_tagger_new (bits);
+  guint64 *used = g_new (guint64, nb / 64);
+  for (gsize k = 0; k < nb / 64; k++)
+    used[k] = rd64 (pl + 8 * k);
+  HzTagger *t = tagger_alloc (bits);
+  guint32 set = build_blocks (t, used);
+  g_free (used);
+  if (set != n_rows)
+    {
+      hz_tagger_free (t);
+      BAD ("bitmap marks %u buckets, the header says %u rows", set, n_rows);
+    }
   t->scope = scope;
   t->veto = veto;
   t->o_bias = o_bias;
   t->veto_margin = veto_margin;
   t->prose_bias = prose_bias;
+  t->scale = scale;
+  t->n_rows = n_rows;
   memcpy (t->trans, trans, sizeof trans);
-  const guint8 *w = p + HZ_TAGGER_HEADER;
-  for (gsize k = 0; k < (gsize) HZ_TAG_N << bits; k++)
-    t->w[k] = (float) (gint16) (guint16) (w[2 * k] | w[2 * k + 1] << 8) * scale;
-  hz_tagger_pack (t);
+  t->rows = g_new0 (gint16, (gsize) HZ_TAG_ROW * (1 + n_rows));
+  const guint8 *w = pl + bitmap;
+  for (gsize r = 0; r < n_rows; r++)
+    for (int y = 0; y < HZ_TAG_N; y++)
+      {
+        gsize k = r * HZ_TAG_N + (gsize) y;
+        t->rows[HZ_TAG_ROW * (1 + r) + (gsize) y] = (gint16) (guint16) (w[2 * k] | w[2 * k + 1] << 8);
+      }
+  build_lut (t);
   return t;
 }
 #undef BAD
@@ -143,29 +202,74 @@ quantise (float w, float scale)
   return (gint16) CLAMP (q, -32767, 32767);
 }
 
+/* Quantise the float weights: *scale, the used-bucket bitmap (2^bits / 64 words, owned by
+ * the caller) and the rows of the used buckets (3 per row, bucket order, owned by the
+ * caller); returns the number of rows. A bucket is used when one of its quantised weights
+ * is not 0. */
+static guint32
+quantise_sparse (const HzTagger *t, float *scale, guint64 **used_out, gint16 **rows_out)
+{
+  gsize nb = (gsize) 1 << t->bucket_bits;
+  *scale = weight_scale (t);
+  guint64 *used = g_new0 (guint64, nb / 64);
+  gint16 *rows = g_new (gint16, HZ_TAG_N * nb);
+  guint32 n_rows = 0;
+  for (gsize b = 0; b < nb; b++)
+    {
+      gint16 q[HZ_TAG_N];
+      gboolean any = FALSE;
+      for (int y = 0; y < HZ_TAG_N; y++)
+        {
+          q[y] = quantise (t->w[b * HZ_TAG_N + y], *scale);
+          any |= q[y] != 0;
+        }
+      if (!any)
+        continue;
+      used[b / 64] |= G_GUINT64_CONSTANT (1) << (b % 64);
+      memcpy (rows + (gsize) HZ_TAG_N * n_rows++, q, sizeof q);
+    }
+  *used_out = used;
+  *rows_out = rows;
+  return n_rows;
+}
+
 void
 hz_tagger_pack (HzTagger *t)
 {
-  gsize nb = (gsize) 1 << t->bucket_bits;
-  t->scale = weight_scale (t);
-  g_free (t->q);
-  t->q = g_new (gint16, 4 * nb);
-  for (gsize b = 0; b < nb; b++)
-    {
-      for (int y = 0; y < HZ_TAG_N; y++)
-        t->q[4 * b + y] = quantise (t->w[b * HZ_TAG_N + y], t->scale);
-      t->q[4 * b + 3] = 0;
-    }
+  if (!t->w)
+    return;
+  guint64 *used;
+  gint16 *rows;
+  t->n_rows = quantise_sparse (t, &t->scale, &used, &rows);
+  build_blocks (t, used);
+  g_free (t->rows);
+  t->rows = g_new0 (gint16, (gsize) HZ_TAG_ROW * (1 + t->n_rows));
+  for (gsize r = 0; r < t->n_rows; r++)
+    memcpy (t->rows + HZ_TAG_ROW * (1 + r), rows + HZ_TAG_N * r, sizeof (gint16) * HZ_TAG_N);
+  g_free (used);
+  g_free (rows);
+  build_lut (t);
+}
+
+float
+hz_tagger_weight (const HzTagger *tagger, guint32 b, int y)
+{
+  g_return_val_if_fail (tagger->blocks && b < (1u << tagger->bucket_bits) && y >= 0 && y < HZ_TAG_N, 0);
+  return (float) tagger->rows[(gsize) hz_tagger_row (tagger, b) * HZ_TAG_ROW + (gsize) y] * tagger->scale;
 }
 
 GBytes *
 hz_tagger_serialize (const HzTagger *t)
 {
-  g_return_val_if_fail (t != NULL, NULL);
-  gsize nw = (gsize) HZ_TAG_N << t->bucket_bits;
-  gsize n = HZ_TAGGER_HEADER + 2 * nw;
+  g_return_val_if_fail (t != NULL && t->w != NULL, NULL);
+  gsize nb = (gsize) 1 << t->bucket_bits;
+  float scale;
+  guint64 *used;
+  gint16 *rows;
+  guint32 n_rows = quantise_sparse (t, &scale, &used, &rows);
+  gsize bitmap = nb / 8, nw = (gsize) HZ_TAG_N * n_rows;
+  gsize n = HZ_TAGGER_HEADER + bitmap + 2 * nw;
   guint8 *p = g_malloc0 (n);
-  float scale = weight_scale (t);
   memcpy (p, HZ_TAGGER_MAGIC, 8);
   wr32 (p + 8, HZ_TAGGER_VERSION);
   wr32 (p + 12, t->bucket_bits);
@@ -177,14 +281,23 @@ hz_tagger_serialize (const HzTagger *t)
   wrf (p + 36, t->prose_bias);
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
     wrf (p + 40 + 4 * k, t->trans[k]);
-  guint8 *w = p + HZ_TAGGER_HEADER;
+  wr32 (p + 88, n_rows);
+  guint8 *pl = p + HZ_TAGGER_HEADER;
+  for (gsize k = 0; k < nb / 64; k++)
+    {
+      wr32 (pl + 8 * k, (guint32) used[k]);
+      wr32 (pl + 8 * k + 4, (guint32) (used[k] >> 32));
+    }
+  guint8 *w = pl + bitmap;
   for (gsize k = 0; k < nw; k++)
     {
-      guint16 u = (guint16) quantise (t->w[k], scale);
+      guint16 u = (guint16) rows[k];
       w[2 * k] = (guint8) u;
       w[2 * k + 1] = (guint8) (u >> 8);
     }
-  payload_sha256 (w, 2 * nw, p + 88);
+  payload_sha256 (pl, bitmap + 2 * nw, p + 92);
+  g_free (used);
+  g_free (rows);
   return g_bytes_new_take (p, n);
 }
 
@@ -204,6 +317,61 @@ static inline guint64
 fh (guint32 tmpl, guint64 v)
 {
   return ((v ^ (v >> 29)) + tmpl * G_GUINT64_CONSTANT (0x9E3779B97F4A7C15)) * G_GUINT64_CONSTANT (0xff51afd7ed558ccd);
+}
+
+/* Small templates: the feature templates whose values are below a small power of two
+ * (shapes < 512 or the sentinel 1023, lexicon class bits < 64, byte classes < 6, case
+ * classes < 5, marks < 4; see features_of()). Their weights are copied into tagger->lut
+ * (one int16 quadruple per template and value, from L_<template> on), so that tagging
+ * hashes only the word features. */
+enum {
+  L_BIAS = 0, L_SHAPE0 = L_BIAS + 1, L_SHAPEM1 = L_SHAPE0 + 512, L_SHAPEP1 = L_SHAPEM1 + 1024,
+  L_SENTCAP = L_SHAPEP1 + 1024, L_SHAPE_PAIR = L_SENTCAP + 16, L_CLS0_CAP = L_SHAPE_PAIR + 512,
+  L_CLSM1 = L_CLS0_CAP + 512, L_CLSP1 = L_CLSM1 + 64, L_BEFORE = L_CLSP1 + 64, L_AFTER = L_BEFORE + 64,
+  L_GENRE = L_AFTER + 8, L_POS = L_GENRE + 32, L_RULE = L_POS + 8, L_RULE_LOC = L_RULE + 32,
+  L_RULEM1 = L_RULE_LOC + 4, L_RULEP1 = L_RULEM1 + 4, L_N = L_RULEP1 + 4
+};
+
+static const struct {
+  guint8 tmpl;
+  guint16 off;
+} small_tmpl[] = {
+  { F_BIAS, L_BIAS }, { F_SHAPE0, L_SHAPE0 }, { F_SHAPEM1, L_SHAPEM1 }, { F_SHAPEP1, L_SHAPEP1 },
+  { F_SENTCAP, L_SENTCAP }, { F_SHAPE_PAIR, L_SHAPE_PAIR }, { F_CLS0_CAP, L_CLS0_CAP },
+  { F_CLSM1, L_CLSM1 }, { F_CLSP1, L_CLSP1 }, { F_BEFORE, L_BEFORE }, { F_AFTER, L_AFTER },
+  { F_GENRE, L_GENRE }, { F_POS, L_POS }, { F_RULE, L_RULE }, { F_RULE_LOC, L_RULE_LOC },
+  { F_RULEM1, L_RULEM1 }, { F_RULEP1, L_RULEP1 },
+};
+
+static void
+build_lut (HzTagger *t)
+{
+  g_free (t->lut);
+  t->lut = g_new0 (gint16, (gsize) HZ_TAG_ROW * L_N);
+  const guint shift = 64 - t->bucket_bits;
+  for (gsize k = 0; k < G_N_ELEMENTS (small_tmpl); k++)
+    {
+      guint end = k + 1 < G_N_ELEMENTS (small_tmpl) ? small_tmpl[k + 1].off : L_N;
+      for (guint v = 0; v < end - small_tmpl[k].off; v++)
+        {
+          guint32 r = hz_tagger_row (t, (guint32) (fh (small_tmpl[k].tmpl, v) >> shift));
+          memcpy (t->lut + HZ_TAG_ROW * ((gsize) small_tmpl[k].off + v), t->rows + (gsize) HZ_TAG_ROW * r,
+                  sizeof (gint16) * HZ_TAG_ROW);
+        }
+    }
+}
+
+/* Four int16 weights (O, B, I, 0) widened and added to four int32 sums: one load and two
+ * vector instructions where the compiler has vectors (GCC/Clang vector extensions). */
+typedef gint16 HzW4 __attribute__ ((vector_size (8)));
+typedef gint32 HzS4 __attribute__ ((vector_size (16)));
+
+static inline HzS4
+widen4 (const gint16 *w)
+{
+  HzW4 v;
+  memcpy (&v, w, sizeof v);
+  return __builtin_convertvector (v, HzS4);
 }
 
 /* capitalisation class: 0 other, 1 Capitalised, 2 UPPER, 3 lower, 4 digits */
@@ -295,7 +463,10 @@ pack_lower (const char *s, gsize n)
 {
   guint64 v = n;
   for (gsize k = 0; k < n; k++)
-    v = v << 8 | (guint8) g_ascii_tolower (s[k]);
+    {
+      guint8 c = (guint8) s[k];
+      v = v << 8 | (c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c); /* g_ascii_tolower (), inline */
+    }
   return v;
 }
 
@@ -327,41 +498,66 @@ hz_tagger_marks (const HzScan *scan, HzTagMark *marks)
     }
 }
 
-guint
-hz_tagger_features (const HzScan *scan, const HzTagMark *marks, guint i, guint bucket_bits,
-                    guint32 *out)
+/* What the features read of one token, computed once per token: a token's shape, case,
+ * word key and context classes are features of its neighbours too. */
+typedef struct {
+  guint64 key;   /* lower-case word hash, or the shape for a token without one (digits, very
+                  * long tokens) */
+  guint64 ctx;   /* cls & CTX_BITS */
+  guint16 shape; /* shape () */
+  guint8 cap;    /* cap_class () */
+} TokInfo;
+
+G_ALWAYS_INLINE static inline void
+tok_info (const HzScan *scan, guint i, TokInfo *o)
 {
-  const guint shift = 64 - bucket_bits;
   const HzToken *t = &scan->toks[i];
-  /* a lower-case English word that is no name, digits, and nothing a rule marked: O, no
-   * features (most tokens of a text) */
-  if (hz_tagger_token_is_o (t, &marks[i]))
-    return 0;
-  const HzToken *pv = i > 0 ? &scan->toks[i - 1] : NULL;
-  const HzToken *nx = i + 1 < scan->n_toks ? &scan->toks[i + 1] : NULL;
-  const HzToken *pv2 = i > 1 ? &scan->toks[i - 2] : NULL;
-  const HzToken *nx2 = i + 2 < scan->n_toks ? &scan->toks[i + 2] : NULL;
-  guint cap = cap_class (t);
-  guint n = 0;
-#define ADD(tmpl, v) (out[n++] = (guint32) (fh ((tmpl), (guint64) (v)) >> shift))
-  ADD (F_BIAS, 0);
+  o->shape = (guint16) shape (t);
+  o->cap = (guint8) cap_class (t);
+  o->key = t->hash ? t->hash : o->shape;
+  o->ctx = t->cls & CTX_BITS;
+}
+
+/* The features of token i (not always O) from the infos of its tokens: ti[d] is the info of
+ * token i + d, for every d in -2..2 with i + d a token of the scan. The one definition
+ * of the features, for training (hz_tagger_features()) and tagging (hz_rec_tagger()). */
+G_ALWAYS_INLINE static inline guint
+features_of (const HzScan *scan, const HzTagMark *marks, guint i, const TokInfo *ti, guint shift,
+             guint32 *out, const gboolean fast, const HzTagger *tagger, HzS4 *acc)
+{
+  const HzToken *t = &scan->toks[i];
+  const guint nt = scan->n_toks;
+  const guint cap = ti->cap;
+  guint n = 0, nh = 0; /* features, hashed features written to out */
+#define ADD(tmpl, v) (out[nh++] = (guint32) (fh ((tmpl), (guint64) (v)) >> shift), n++)
+#define ADD_S(tmpl, v) \
+  do \
+    { \
+      if (fast) \
+        { \
+          *acc += widen4 (tagger->lut + HZ_TAG_ROW * ((gsize) L_##tmpl + (guint) (v))); \
+          n++; \
+        } \
+      else \
+        ADD (F_##tmpl, v); \
+    } \
+  while (0)
+  ADD_S (BIAS, 0);
   /* word identity (lower case; digits and very long tokens by shape only) */
-  guint64 w0 = t->hash ? t->hash : shape (t);
-  ADD (F_W0, w0);
-  ADD (F_W0_CAP, w0 * 7 + cap);
-  guint64 wm1 = pv ? (pv->hash ? pv->hash : shape (pv)) : 1;
+  ADD (F_W0, ti->key);
+  ADD (F_W0_CAP, ti->key * 7 + cap);
+  guint64 wm1 = i > 0 ? ti[-1].key : 1;
   ADD (F_WM1, wm1);
   ADD (F_WM1_CAP0, wm1 * 7 + cap);
-  ADD (F_WP1, nx ? (nx->hash ? nx->hash : shape (nx)) : 1);
-  ADD (F_WM2, pv2 ? (pv2->hash ? pv2->hash : shape (pv2)) : 1);
-  ADD (F_WP2, nx2 ? (nx2->hash ? nx2->hash : shape (nx2)) : 1);
+  ADD (F_WP1, i + 1 < nt ? ti[1].key : 1);
+  ADD (F_WM2, i > 1 ? ti[-2].key : 1);
+  ADD (F_WP2, i + 2 < nt ? ti[2].key : 1);
   /* shape, here and around */
-  guint sh = shape (t);
-  ADD (F_SHAPE0, sh);
-  ADD (F_SENTCAP, (t->flags & HZ_TOK_SENT ? 8 : 0) | cap);
-  ADD (F_SHAPEM1, pv ? shape (pv) : 1023);
-  ADD (F_SHAPEP1, nx ? shape (nx) : 1023);
-  ADD (F_SHAPE_PAIR, (pv ? cap_class (pv) : 7) * 64 + cap * 8 + (nx ? cap_class (nx) : 7));
+  ADD_S (SHAPE0, ti->shape);
+  ADD_S (SENTCAP, (t->flags & HZ_TOK_SENT ? 8 : 0) | cap);
+  ADD_S (SHAPEM1, i > 0 ? ti[-1].shape : 1023);
+  ADD_S (SHAPEP1, i + 1 < nt ? ti[1].shape : 1023);
+  ADD_S (SHAPE_PAIR, (i > 0 ? ti[-1].cap : 7) * 64 + cap * 8 + (i + 1 < nt ? ti[1].cap : 7));
   /* affixes (ASCII bytes, lower case) */
   gsize len = t->e - t->s;
   if (len > 3 && !(t->flags & HZ_TOK_DIGIT))
@@ -375,47 +571,64 @@ hz_tagger_features (const HzScan *scan, const HzTagMark *marks, guint i, guint b
     {
       guint b = (guint) __builtin_ctzll (cls);
       cls &= cls - 1;
-      ADD (F_CLS0_CAP, b * 8 + cap);
+      ADD_S (CLS0_CAP, b * 8 + cap);
     }
-  guint64 cm = pv ? pv->cls & CTX_BITS : 0, cp = nx ? nx->cls & CTX_BITS : 0;
+  guint64 cm = i > 0 ? ti[-1].ctx : 0, cp = i + 1 < nt ? ti[1].ctx : 0;
   while (cm && n < HZ_TAGGER_MAX_FEATS - 12)
     {
       guint b = (guint) __builtin_ctzll (cm);
       cm &= cm - 1;
-      ADD (F_CLSM1, b);
+      ADD_S (CLSM1, b);
     }
   while (cp && n < HZ_TAGGER_MAX_FEATS - 10)
     {
       guint b = (guint) __builtin_ctzll (cp);
       cp &= cp - 1;
-      ADD (F_CLSP1, b);
+      ADD_S (CLSP1, b);
     }
   /* '@' / '#' and punctuation next to the token */
-  ADD (F_BEFORE, byte_class (byte_before (scan, t->s)) * 8 + cap);
-  ADD (F_AFTER, byte_class (byte_after (scan, t->e)));
+  ADD_S (BEFORE, byte_class (byte_before (scan, t->s)) * 8 + cap);
+  ADD_S (AFTER, byte_class (byte_after (scan, t->e)));
   /* genre and position */
-  ADD (F_GENRE, (scan->informal ? 1 : 0) | (scan->all_lower ? 2 : 0) | cap << 2);
-  ADD (F_POS, (i == 0 ? 1 : 0) | (i + 1 == scan->n_toks ? 2 : 0) | (t->flags & HZ_TOK_SENT ? 4 : 0));
+  ADD_S (GENRE, (scan->informal ? 1 : 0) | (scan->all_lower ? 2 : 0) | cap << 2);
+  ADD_S (POS, (i == 0 ? 1 : 0) | (i + 1 == nt ? 2 : 0) | (t->flags & HZ_TOK_SENT ? 4 : 0));
   /* what the rules found */
   const HzTagMark *m = &marks[i];
-  ADD (F_RULE, m->person * 8 + cap);
+  ADD_S (RULE, m->person * 8 + cap);
   if (m->rec)
     ADD (F_RULE_REC, m->rec);
-  ADD (F_RULE_LOC, m->loc * 2 + m->ident);
-  ADD (F_RULEM1, pv ? marks[i - 1].person : 3);
-  ADD (F_RULEP1, nx ? marks[i + 1].person : 3);
+  ADD_S (RULE_LOC, m->loc * 2 + m->ident);
+  ADD_S (RULEM1, i > 0 ? marks[i - 1].person : 3);
+  ADD_S (RULEP1, i + 1 < nt ? marks[i + 1].person : 3);
 #undef ADD
-  return n;
+#undef ADD_S
+  return nh;
 }
 
-void
-hz_tagger_viterbi (const float *emit, guint n, const float *trans, guint8 *back, guint8 *tags)
+guint
+hz_tagger_features (const HzScan *scan, const HzTagMark *marks, guint i, guint bucket_bits,
+                    guint32 *out)
 {
-  if (n == 0)
-    return;
+  /* a lower-case English word that is no name, digits, and nothing a rule marked: O, no
+   * features (most tokens of a text) */
+  if (hz_tagger_token_is_o (&scan->toks[i], &marks[i]))
+    return 0;
+  /* the infos of tokens i - 2 .. i + 2, as win[k - i + 2] */
+  TokInfo win[5];
+  for (guint k = i >= 2 ? i - 2 : 0; k <= i + 2 && k < scan->n_toks; k++)
+    tok_info (scan, k, &win[k + 2 - i]);
+  return features_of (scan, marks, i, &win[2], 64 - bucket_bits, out, FALSE, NULL, NULL);
+}
+
+/* Viterbi over emit[0..n) (n >= 1): start[y] is the score of entering with tag y, end[y]
+ * that of leaving after tag y; the best tags go to tags[0..n). Ties go to the lower tag. */
+static void
+viterbi_core (const float *emit, guint n, const float *start, const float *end, const float *trans,
+              guint8 *back, guint8 *tags)
+{
   float cur[HZ_TAG_N], nxt[HZ_TAG_N];
   for (int y = 0; y < HZ_TAG_N; y++)
-    cur[y] = trans[y] + emit[y];
+    cur[y] = start[y] + emit[y];
   for (guint i = 1; i < n; i++)
     {
       for (int y = 0; y < HZ_TAG_N; y++)
@@ -437,14 +650,52 @@ hz_tagger_viterbi (const float *emit, guint n, const float *trans, guint8 *back,
       memcpy (cur, nxt, sizeof cur);
     }
   int y = 0;
+  float by = cur[0] + end[0];
   for (int k = 1; k < HZ_TAG_N; k++)
-    if (cur[k] > cur[y])
-      y = k;
+    if (cur[k] + end[k] > by)
+      {
+        by = cur[k] + end[k];
+        y = k;
+      }
   for (guint i = n; i-- > 0;)
     {
       tags[i] = (guint8) y;
       if (i > 0)
         y = back[i * HZ_TAG_N + y];
+    }
+}
+
+static const float no_end[HZ_TAG_N] = { 0 };
+
+void
+hz_tagger_viterbi (const float *emit, guint n, const float *trans, guint8 *back, guint8 *tags)
+{
+  if (n > 0)
+    viterbi_core (emit, n, trans, no_end, trans, back, tags);
+}
+
+void
+hz_tagger_viterbi_runs (const float *emit, const guint8 *forced, guint n, const float *trans,
+                        guint8 *back, guint8 *tags)
+{
+  /* entering after a forced O: row 1 + O of the transitions; leaving into one: column O */
+  const float *after_o = trans + (1 + HZ_TAG_O) * HZ_TAG_N;
+  float into_o[HZ_TAG_N];
+  for (int p = 0; p < HZ_TAG_N; p++)
+    into_o[p] = trans[(1 + p) * HZ_TAG_N + HZ_TAG_O];
+  for (guint i = 0; i < n;)
+    {
+      if (forced[i])
+        {
+          tags[i++] = HZ_TAG_O;
+          continue;
+        }
+      guint j = i + 1;
+      while (j < n && !forced[j])
+        j++;
+      viterbi_core (emit + (gsize) i * HZ_TAG_N, j - i, i == 0 ? trans : after_o, j == n ? no_end : into_o,
+                    trans, back + (gsize) i * HZ_TAG_N, tags + i);
+      i = j;
     }
 }
 
@@ -510,59 +761,193 @@ same_word (const HzScan *scan, const HzToken *a, const HzToken *b)
   return ea - a->s == eb - b->s && g_ascii_strncasecmp (scan->text + a->s, scan->text + b->s, ea - a->s) == 0;
 }
 
-void
-hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
-{
-  guint n = scan->n_toks;
-  if (n == 0 || !tagger->q || !scan->r->enabled[HZ_ENTITY_PERSON] || !hz_tagger_in_scope (tagger, scan))
-    return;
-  /* work space: marks, scores, back pointers and tags (on the stack for chat messages) */
-  enum { STACK_TOKS = 256 };
-  HzTagMark marks_s[STACK_TOKS];
-  float emit_s[STACK_TOKS * HZ_TAG_N];
-  guint8 back_s[STACK_TOKS * HZ_TAG_N], tags_s[STACK_TOKS];
-  gboolean heap = n > STACK_TOKS;
-  HzTagMark *marks = heap ? g_new (HzTagMark, n) : marks_s;
-  float *emit = heap ? g_new (float, (gsize) n * HZ_TAG_N) : emit_s;
-  guint8 *back = heap ? g_new (guint8, (gsize) n * HZ_TAG_N) : back_s;
-  guint8 *tags = heap ? g_new (guint8, n) : tags_s;
+/* Per-thread work space of hz_rec_tagger(), grown to the longest text seen (no allocation
+ * per text). hz_rec_tagger() calls nothing that analyses another text, so one per thread
+ * is enough. */
+typedef struct {
+  guint cap;
+  HzTagMark *marks;
+  float *emit;
+  guint8 *back, *tags, *forced;
+  guint *names;
+  TokInfo *info;
+} TagWork;
 
-  hz_tagger_marks (scan, marks);
-  const float o_bias = hz_tagger_o_bias_for (tagger, scan);
-  /* the weight reads miss the cache: the features of the next token are computed and their
-   * buckets prefetched before the current token's weights are summed */
-  guint32 fbuf[2][HZ_TAGGER_MAX_FEATS];
-  guint nf_next = hz_tagger_features (scan, marks, 0, tagger->bucket_bits, fbuf[0]);
+static void
+tag_work_free (gpointer p)
+{
+  TagWork *w = p;
+  g_free (w->marks);
+  g_free (w->emit);
+  g_free (w->back);
+  g_free (w->tags);
+  g_free (w->forced);
+  g_free (w->names);
+  g_free (w->info);
+  g_free (w);
+}
+
+static GPrivate tag_work_key = G_PRIVATE_INIT (tag_work_free);
+
+static TagWork *
+tag_work_get (guint n)
+{
+  TagWork *w = g_private_get (&tag_work_key);
+  if (!w)
+    {
+      w = g_new0 (TagWork, 1);
+      g_private_set (&tag_work_key, w);
+    }
+  if (w->cap < n)
+    {
+      guint cap = MAX (n, MAX (256u, w->cap * 2));
+      w->marks = g_renew (HzTagMark, w->marks, cap);
+      w->emit = g_renew (float, w->emit, (gsize) cap * HZ_TAG_N);
+      w->back = g_renew (guint8, w->back, (gsize) cap * HZ_TAG_N);
+      w->tags = g_renew (guint8, w->tags, cap);
+      w->forced = g_renew (guint8, w->forced, cap);
+      w->names = g_renew (guint, w->names, 2 * (gsize) cap);
+      w->info = g_renew (TokInfo, w->info, cap);
+      w->cap = cap;
+    }
+  return w;
+}
+
+/* Features of token i (not always O): the small templates' weights summed into acc[0..2],
+ * the word features as rows of the weight table (row 0, no weights, left out), prefetched;
+ * returns the number of rows. */
+G_ALWAYS_INLINE static inline guint
+token_rows (const HzScan *scan, const HzTagMark *marks, guint i, const TokInfo *info, const HzTagger *tagger,
+            guint32 *rows, HzS4 *acc)
+{
+  guint32 f[HZ_TAGGER_MAX_FEATS];
+  *acc = (HzS4) { 0, 0, 0, 0 };
+  guint nf = features_of (scan, marks, i, &info[i], 64 - tagger->bucket_bits, f, TRUE, tagger, acc), nr = 0;
+  for (guint k = 0; k < nf; k++)
+    {
+      guint32 r = hz_tagger_row (tagger, f[k]);
+      __builtin_prefetch (tagger->rows + (gsize) HZ_TAG_ROW * r);
+      rows[nr] = r;
+      nr += r != 0;
+    }
+  return nr;
+}
+
+/* The emissions of every token (o_bias added to O; tokens with forced[i] set are O by
+ * HZ_TAGGER_FORCE_O). info[] must hold every token within 2 of one that is not forced. */
+G_ALWAYS_INLINE static inline void
+score_body (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, const TokInfo *info,
+            const guint8 *forced, float o_bias, float *emit)
+{
+  const guint n = scan->n_toks;
+  /* the weight reads miss the cache: the rows of the next token with features are found and
+   * prefetched before the current token's weights are summed */
+  guint32 rbuf[2][HZ_TAGGER_MAX_FEATS];
+  HzS4 abuf[2];
+  guint next = 0, slot = 0;
+  while (next < n && forced[next])
+    next++;
+  guint nr_next = next < n ? token_rows (scan, marks, next, info, tagger, rbuf[0], &abuf[0]) : 0;
   for (guint i = 0; i < n; i++)
     {
-      const guint32 *f = fbuf[i & 1];
-      guint nf = nf_next;
-      if (i + 1 < n)
-        {
-          guint32 *g = fbuf[(i + 1) & 1];
-          nf_next = hz_tagger_features (scan, marks, i + 1, tagger->bucket_bits, g);
-          for (guint k = 0; k < nf_next; k++)
-            __builtin_prefetch (tagger->q + 4 * (gsize) g[k]);
-        }
-      if (nf == 0)
+      if (forced[i])
         {
           emit[i * HZ_TAG_N + 0] = o_bias + HZ_TAGGER_FORCE_O;
           emit[i * HZ_TAG_N + 1] = emit[i * HZ_TAG_N + 2] = 0;
           continue;
         }
-      gint32 s0 = 0, s1 = 0, s2 = 0;
-      for (guint k = 0; k < nf; k++)
-        {
-          const gint16 *w = tagger->q + 4 * (gsize) f[k];
-          s0 += w[0];
-          s1 += w[1];
-          s2 += w[2];
-        }
-      emit[i * HZ_TAG_N + 0] = o_bias + (float) s0 * tagger->scale;
-      emit[i * HZ_TAG_N + 1] = (float) s1 * tagger->scale;
-      emit[i * HZ_TAG_N + 2] = (float) s2 * tagger->scale;
+      const guint32 *rw = rbuf[slot];
+      HzS4 sum = abuf[slot];
+      guint nr = nr_next;
+      slot ^= 1;
+      for (next = i + 1; next < n && forced[next]; next++)
+        ;
+      if (next < n)
+        nr_next = token_rows (scan, marks, next, info, tagger, rbuf[slot], &abuf[slot]);
+      for (guint k = 0; k < nr; k++)
+        sum += widen4 (tagger->rows + (gsize) HZ_TAG_ROW * rw[k]);
+      emit[i * HZ_TAG_N + 0] = o_bias + (float) sum[0] * tagger->scale;
+      emit[i * HZ_TAG_N + 1] = (float) sum[1] * tagger->scale;
+      emit[i * HZ_TAG_N + 2] = (float) sum[2] * tagger->scale;
     }
-  hz_tagger_viterbi (emit, n, tagger->trans, back, tags);
+}
+
+/* score_body() compiled twice on x86-64: with POPCNT (hz_tagger_row()'s rank) and SSE4.1
+ * (widen4()), used when the CPU has both, and for the generic x86-64 baseline, which has
+ * neither */
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HZ_TAGGER_POPCNT_CLONE 1
+__attribute__ ((target ("popcnt,sse4.1"))) static void
+score_popcnt (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, const TokInfo *info,
+              const guint8 *forced, float o_bias, float *emit)
+{
+  score_body (scan, tagger, marks, info, forced, o_bias, emit);
+}
+#endif
+
+static void
+score_generic (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, const TokInfo *info,
+               const guint8 *forced, float o_bias, float *emit)
+{
+  score_body (scan, tagger, marks, info, forced, o_bias, emit);
+}
+
+static gint generic_only; /* hz_tagger_set_generic_only() */
+
+void
+hz_tagger_set_generic_only (gboolean generic)
+{
+  g_atomic_int_set (&generic_only, generic ? 1 : 0);
+}
+
+guint
+hz_tagger_score (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, float o_bias, float *emit,
+                 guint8 *forced)
+{
+  const guint n = scan->n_toks;
+  g_return_val_if_fail (tagger->rows != NULL, 0);
+  TokInfo *info = tag_work_get (n)->info;
+  /* the tokens that are O without features, and the infos of the tokens within 2 of one
+   * that is not (the features read no others) */
+  guint n_feat = 0, done = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      forced[i] = hz_tagger_token_is_o (&scan->toks[i], &marks[i]);
+      if (forced[i])
+        continue;
+      n_feat++;
+      for (guint k = MAX (done, i >= 2 ? i - 2 : 0); k <= i + 2 && k < n; k++)
+        tok_info (scan, k, &info[k]);
+      done = MIN (i + 3, n);
+    }
+  if (n_feat == 0)
+    return 0;
+#ifdef HZ_TAGGER_POPCNT_CLONE
+  if (!g_atomic_int_get (&generic_only) && __builtin_cpu_supports ("popcnt") && __builtin_cpu_supports ("sse4.1"))
+    score_popcnt (scan, tagger, marks, info, forced, o_bias, emit);
+  else
+#endif
+    score_generic (scan, tagger, marks, info, forced, o_bias, emit);
+  return n_feat;
+}
+
+void
+hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
+{
+  guint n = scan->n_toks;
+  if (n == 0 || !tagger->rows || !scan->r->enabled[HZ_ENTITY_PERSON] || !hz_tagger_in_scope (tagger, scan))
+    return;
+  /* work space: marks, scores, back pointers, tags and the tokens that are surely O */
+  TagWork *wk = tag_work_get (n);
+  HzTagMark *marks = wk->marks;
+  float *emit = wk->emit;
+  guint8 *back = wk->back, *tags = wk->tags, *forced = wk->forced;
+
+  hz_tagger_marks (scan, marks);
+  if (hz_tagger_score (scan, tagger, marks, hz_tagger_o_bias_for (tagger, scan), emit, forced) == 0)
+    return; /* all O: no name to add, nothing to veto */
+  /* runs of tokens with features are decoded on their own: the others are O */
+  hz_tagger_viterbi_runs (emit, forced, n, tagger->trans, back, tags);
 
   /* veto: rule PERSON candidates of the name tier whose tokens are all O are dropped
    * (HZ_TAGGER_VETO_O), or all of them: the tagger's spans replace them (HZ_TAGGER_VETO_ALL;
@@ -572,8 +957,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
   if (tagger->veto)
     {
       /* tokens of kept names: each token at most twice (tagged, and in a kept candidate) */
-      guint names_s[2 * STACK_TOKS], n_names = 0;
-      guint *names = heap ? g_new (guint, 2 * (gsize) n) : names_s;
+      guint n_names = 0, *names = wk->names;
       for (guint i = 0; i < n; i++)
         if (tags[i] != HZ_TAG_O)
           names[n_names++] = i;
@@ -616,8 +1000,6 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
             }
           g_array_set_size (scan->cands, w);
         }
-      if (heap)
-        g_free (names);
     }
   /* B/I runs become candidates; the score is the mean margin of the name tags over O,
    * squashed into 0.5..1 */
@@ -668,12 +1050,5 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
       hz_scan_add (scan, scan->toks[i].s, span_end (scan, &scan->toks[j - 1]), HZ_ENTITY_PERSON,
                    score, HZ_TIER_NAME, hz_tagger_rec);
       i = j;
-    }
-  if (heap)
-    {
-      g_free (marks);
-      g_free (emit);
-      g_free (back);
-      g_free (tags);
     }
 }

@@ -32,11 +32,26 @@
  *       36    4  f32 prose_bias (added to o_bias for texts outside the social genre; used
  *                with HZ_TAGGER_SCOPE_ALL)
  *       40   48  f32 trans[4][3]: row 0 = start of text, row 1 + p = after tag p
- *       88   32  SHA-256 of the payload
- *      120  2*3*2^bucket_bits  payload: int16 weights, bucket-major (bucket * 3 + tag)
+ *       88    4  u32 n_rows: buckets with a weight other than 0 (<= 2^bucket_bits)
+ *       92   32  SHA-256 of the payload
+ *      124       payload:
+ *                  used bitmap, 2^bucket_bits / 8 bytes: u64 words, bit (b % 64) of word
+ *                    b / 64 set when bucket b has a row (n_rows bits set in all)
+ *                  rows, 3 * 2 * n_rows bytes: int16 weights of the used buckets in bucket
+ *                    order, one per tag (O, B, I); every other bucket weighs 0
  *
- * Version 1 (no prose_bias, header 116 bytes) is refused like any other version: retrain
- * with train-person-tagger.
+ * Version 3 stores only the used buckets (the trainer leaves buckets seen fewer than
+ * --min-count times at 0: ~58 % of them); the weights are the same int16 values as in the
+ * dense version 2. Versions 1 and 2 (other layouts) are refused like any other version:
+ * retrain with train-person-tagger.
+ *
+ * At run time (hz_tagger_pack()) the bitmap becomes 64-bucket blocks (used bits + rank of
+ * the block's first row, 16 bytes each, 16 KiB for 2^16 buckets) and the rows a table of
+ * 1 + n_rows int16 quadruples (O, B, I, 0) whose row 0 is zeros (hz_tagger_row()): ~233 KiB
+ * for the shipped weights, against 512 KiB for the dense table of version 2, so the weights
+ * share the cache with the rules' lexicon. The buckets of the templates with few values are
+ * also copied into a small direct table (~30 KiB), so that only the ~10 word features of a
+ * token are hashed when tagging.
  *
  * A loaded HzTagger is immutable and may be used from any number of threads.
  */
@@ -47,10 +62,12 @@
 #include <gio/gio.h>
 
 enum { HZ_TAG_O = 0, HZ_TAG_B = 1, HZ_TAG_I = 2, HZ_TAG_N = 3 };
+/** Stride of a run-time weight row: O, B, I and a 0 (aligned 8-byte rows). */
+enum { HZ_TAG_ROW = 4 };
 
 #define HZ_TAGGER_MAGIC "HZPTAG01"
-#define HZ_TAGGER_VERSION 2u
-#define HZ_TAGGER_HEADER 120u
+#define HZ_TAGGER_VERSION 3u
+#define HZ_TAGGER_HEADER 124u
 /** Most features of one token (hz_tagger_features() never writes more). */
 #define HZ_TAGGER_MAX_FEATS 48
 /** Built-in weights (GResource path). */
@@ -84,6 +101,13 @@ typedef struct {
   guint32 rec;     /* hash of the PERSON recognizer's name, 0 when none */
 } HzTagMark;
 
+/** Run-time block of 64 buckets: which of them have a row, and the row of the first one. */
+typedef struct {
+  guint64 used; /* bit k: bucket 64 * block + k has a row */
+  guint32 rank; /* 1 + rows of the buckets before this block (row 0 is the zero row) */
+  guint32 pad_;
+} HzTagBlock;
+
 struct _HzTagger {
   guint32 bucket_bits;
   guint32 scope;
@@ -92,11 +116,19 @@ struct _HzTagger {
   float veto_margin;
   float prose_bias; /* added to o_bias outside the social genre (HZ_TAGGER_SCOPE_ALL) */
   float trans[(HZ_TAG_N + 1) * HZ_TAG_N];
-  float *w;        /* 3 << bucket_bits weights, bucket * 3 + tag */
-  /* run-time copy (hz_tagger_pack()): int16 weights, 4 per bucket (the 4th is 0) so that a
-   * feature reads one aligned 8-byte word; weight = q * scale, as in the file */
-  gint16 *q;
+  /* float weights, 3 << bucket_bits, bucket * 3 + tag: a tagger being trained
+   * (hz_tagger_new()); NULL in a loaded one */
+  float *w;
+  /* run-time tables (hz_tagger_pack(), or the weights file): blocks[2^bucket_bits / 64],
+   * rows[HZ_TAG_ROW * (1 + n_rows)] int16 (O, B, I, 0; row 0 zeros); weight = rows[..] * scale */
+  HzTagBlock *blocks;
+  gint16 *rows;
+  guint32 n_rows;
   float scale;
+  /* the weights of the feature templates with few values (bias, shapes, case, classes,
+   * punctuation, position, rule marks), one int16 quadruple (O, B, I, 0) per template and
+   * value, looked up directly instead of hashed (hz-tagger.c, "small templates") */
+  gint16 *lut;
 };
 typedef struct _HzTagger HzTagger;
 
@@ -110,10 +142,24 @@ HzTagger *hz_tagger_new_from_bytes (GBytes *bytes, GError **error);
 GBytes *hz_tagger_serialize (const HzTagger *tagger);
 void hz_tagger_free (HzTagger *tagger);
 
-/** Quantise `w` into the run-time table `q` (int16 with one scale, exactly as
- *  hz_tagger_serialize() writes it, so a tagger scores the same before and after a save and
- *  load). hz_redactor_take_tagger() and hz_tagger_new_from_bytes() call it. */
+/** Quantise `w` into the run-time tables (int16 with one scale, exactly as
+ *  hz_tagger_serialize() writes them, so a tagger scores the same before and after a save
+ *  and load). hz_redactor_take_tagger() calls it; a tagger without `w` is left as it is. */
 void hz_tagger_pack (HzTagger *tagger);
+
+/** Row of bucket `b` (< 2^bucket_bits) in tagger->rows: 0 (the zero row) for a bucket
+ *  without weights. Needs the run-time tables (hz_tagger_pack()). */
+static inline guint32
+hz_tagger_row (const HzTagger *tagger, guint32 b)
+{
+  const HzTagBlock *bl = &tagger->blocks[b >> 6];
+  guint64 bit = G_GUINT64_CONSTANT (1) << (b & 63);
+  guint32 r = bl->rank + (guint32) __builtin_popcountll (bl->used & (bit - 1));
+  return bl->used & bit ? r : 0;
+}
+
+/** Weight of bucket `b` and tag `y` as the run-time tables hold it (dequantised). */
+float hz_tagger_weight (const HzTagger *tagger, guint32 b, int y);
 
 /** Fill marks[0..scan->n_toks) from the candidates in scan->cands (rule output so far). */
 void hz_tagger_marks (const HzScan *scan, HzTagMark *marks);
@@ -139,10 +185,32 @@ hz_tagger_token_is_o (const HzToken *t, const HzTagMark *m)
  *  (hz_tagger_token_is_o()). Pure function of the scan and marks. */
 guint hz_tagger_features (const HzScan *scan, const HzTagMark *marks, guint i, guint bucket_bits,
                           guint32 *out);
+/** Emission scores of every token of the scan for the tagger (packed: hz_tagger_pack() or
+ *  loaded), `marks` from hz_tagger_marks(): forced[i] = 1 for a token that is O without
+ *  features (hz_tagger_token_is_o(); emit = o_bias + HZ_TAGGER_FORCE_O, 0, 0), else 0 and
+ *  emit[i * HZ_TAG_N + y] = (o_bias for O) + scale * the int16 weights of its
+ *  hz_tagger_features() buckets summed exactly in int32 — the scores the trainer's weights
+ *  give, computed with the small templates' direct table and the sparse rows, on x86-64
+ *  with POPCNT/SSE4.1 when the CPU has them. emit[n * HZ_TAG_N], forced[n]. Returns the
+ *  number of tokens with features; when 0, emit is left as it was. Uses per-thread work
+ *  space; thread-safe. */
+guint hz_tagger_score (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, float o_bias,
+                       float *emit, guint8 *forced);
+/** Tests: TRUE makes hz_tagger_score() use its generic code on every CPU (process-wide). */
+void hz_tagger_set_generic_only (gboolean generic);
 /** Viterbi decoding of a first-order chain: emit[n * HZ_TAG_N] scores per token and tag,
  *  trans[(HZ_TAG_N + 1) * HZ_TAG_N] (row 0 = start). Writes the best tag sequence into
  *  tags[n]. `back` is n * HZ_TAG_N bytes of work space. Ties go to the lower tag. */
 void hz_tagger_viterbi (const float *emit, guint n, const float *trans, guint8 *back, guint8 *tags);
+/** Viterbi decoding with tokens known to be O (forced[i] != 0; their emissions are not
+ *  read): every maximal run of other tokens is decoded on its own, entering from the start
+ *  of the text or from O and leaving into O or the end of the text, and the forced tokens
+ *  are tagged O. The same tags as hz_tagger_viterbi() over emissions that make the forced
+ *  tokens O by a margin larger than any transition (HZ_TAGGER_FORCE_O), without summing
+ *  those margins (scores stay small, so long texts lose no float precision), and a text
+ *  without a run costs one pass over `forced`. Same arguments as hz_tagger_viterbi(). */
+void hz_tagger_viterbi_runs (const float *emit, const guint8 *forced, guint n, const float *trans,
+                             guint8 *back, guint8 *tags);
 /** TRUE when the text is of the training data's genre: chat-style (scan->informal), with
  *  an emoji, a handle or hashtag ('@'/'#' right before a word), or in headline case (>= 70 %
  *  of >= 4 words after the first capitalised). rec-names.c must have run (it sets

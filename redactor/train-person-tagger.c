@@ -230,13 +230,15 @@ typedef struct {
 } Perc;
 
 static void
-decode (const HzTagger *t, const Sent *s, const guint8 *active, float *emit, guint8 *back, guint8 *pred)
+decode (const HzTagger *t, const Sent *s, const guint8 *active, float *emit, guint8 *forced, guint8 *back,
+        guint8 *pred)
 {
   for (guint i = 0; i < s->n; i++)
     {
       float sc[HZ_TAG_N] = { t->o_bias, 0, 0 };
       const guint32 *f = s->feats + (gsize) i * HZ_TAGGER_MAX_FEATS;
-      if (f[0] == G_MAXUINT32)
+      forced[i] = f[0] == G_MAXUINT32;
+      if (forced[i])
         sc[HZ_TAG_O] += HZ_TAGGER_FORCE_O; /* no features: always O, as at run time */
       for (guint k = 0; k < HZ_TAGGER_MAX_FEATS && f[k] != G_MAXUINT32; k++)
         if (active[f[k]])
@@ -244,7 +246,8 @@ decode (const HzTagger *t, const Sent *s, const guint8 *active, float *emit, gui
             sc[y] += t->w[(gsize) f[k] * HZ_TAG_N + y];
       memcpy (emit + i * HZ_TAG_N, sc, sizeof sc);
     }
-  hz_tagger_viterbi (emit, s->n, t->trans, back, pred);
+  /* decoded as at run time: runs of tokens with features, the others O */
+  hz_tagger_viterbi_runs (emit, forced, s->n, t->trans, back, pred);
 }
 
 static void
@@ -261,14 +264,15 @@ upd (Perc *p, const Sent *s, guint i, int y, float d)
 }
 
 static void
-train_epoch (Perc *p, GPtrArray *sents, const guint *order, guint n_order, float *emit, guint8 *back, guint8 *pred)
+train_epoch (Perc *p, GPtrArray *sents, const guint *order, guint n_order, float *emit, guint8 *forced, guint8 *back,
+             guint8 *pred)
 {
   for (guint o = 0; o < n_order; o++)
     {
       const Sent *s = g_ptr_array_index (sents, order[o]);
       if (s->n == 0)
         continue;
-      decode (p->t, s, p->active, emit, back, pred);
+      decode (p->t, s, p->active, emit, forced, back, pred);
       if (memcmp (pred, s->tags, s->n) != 0)
         for (guint i = 0; i < s->n; i++)
           {
@@ -391,6 +395,7 @@ train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_
   Perc p = { hz_tagger_new (bits), g_new0 (float, HZ_TAG_N * nb), { 0 }, 1, active };
   float *emit = g_new (float, (gsize) max_n * HZ_TAG_N);
   guint8 *back = g_new (guint8, (gsize) max_n * HZ_TAG_N), *pred = g_new (guint8, max_n);
+  guint8 *forced = g_new (guint8, max_n);
   GRand *rng = g_rand_new_with_seed (seed);
   HzTagger *out = NULL;
   for (guint e = 1; e <= epochs; e++)
@@ -402,7 +407,7 @@ train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_
           order[k - 1] = order[j];
           order[j] = tmp;
         }
-      train_epoch (&p, sents, order, n_order, emit, back, pred);
+      train_epoch (&p, sents, order, n_order, emit, forced, back, pred);
       if (!val)
         continue;
       for (guint veto = 0; veto <= (allow_veto ? HZ_TAGGER_VETO_ALL : HZ_TAGGER_VETO_NONE); veto++)
@@ -433,6 +438,7 @@ train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_
   g_free (emit);
   g_free (back);
   g_free (pred);
+  g_free (forced);
   g_free (p.u);
   g_free (active);
   hz_tagger_free (p.t);

@@ -13,7 +13,7 @@
 
 /* SHA-256 of the shipped redactor/data/person-tagger.bin; update it (and redactor/README.md)
  * when the weights are regenerated. */
-#define SHIPPED_SHA256 "038156fe88ff73be38a7fab0aecd6fe64102f4fc486ea736396c52e7290ad0c7"
+#define SHIPPED_SHA256 "9db0f7628578374dd8ddd9f50b790fb743b7e82b3baa37ebb0730e87c2e3f18b"
 
 static void
 test_viterbi_toy (void)
@@ -53,12 +53,137 @@ test_viterbi_toy (void)
   g_assert_cmpuint (tags[0], ==, HZ_TAG_O);
 }
 
+/* hz_tagger_viterbi_runs() decodes the same tags as hz_tagger_viterbi() over the whole
+ * chain with the forced tokens' emissions (integer scores: exact float sums, ties alike) */
+static void
+test_viterbi_runs (void)
+{
+  g_autoptr (GRand) rng = g_rand_new_with_seed (7);
+  enum { MAXN = 40 };
+  float emit[MAXN * HZ_TAG_N], trans[(HZ_TAG_N + 1) * HZ_TAG_N];
+  guint8 forced[MAXN], back[MAXN * HZ_TAG_N], a[MAXN], b[MAXN];
+  for (int round = 0; round < 2000; round++)
+    {
+      guint n = (guint) g_rand_int_range (rng, 1, MAXN + 1);
+      float o_bias = (float) g_rand_int_range (rng, -20, 21);
+      for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
+        trans[k] = (float) g_rand_int_range (rng, -10, 11);
+      for (guint i = 0; i < n; i++)
+        {
+          forced[i] = g_rand_int_range (rng, 0, 5) < 2;
+          for (int y = 0; y < HZ_TAG_N; y++)
+            emit[i * HZ_TAG_N + y] = forced[i] ? (y == HZ_TAG_O ? o_bias + HZ_TAGGER_FORCE_O : 0)
+                                               : (float) g_rand_int_range (rng, -20, 21);
+        }
+      hz_tagger_viterbi (emit, n, trans, back, a);
+      memset (b, 0xff, sizeof b);
+      hz_tagger_viterbi_runs (emit, forced, n, trans, back, b);
+      g_assert_cmpmem (a, n, b, n);
+      for (guint i = 0; i < n; i++)
+        if (forced[i])
+          g_assert_cmpuint (b[i], ==, HZ_TAG_O);
+    }
+}
+
+/* hz_tagger_score() (direct table of the small templates, sparse rows, vector sums, the
+ * POPCNT/SSE4.1 clone or the generic code) gives exactly the scores of the weights of
+ * hz_tagger_features()' buckets, the trainer's definition */
+typedef struct {
+  const HzTagger *t;
+  guint tokens, featured;
+} ScoreCtx;
+
+static void
+score_hook (HzScan *scan, gpointer data)
+{
+  ScoreCtx *c = data;
+  const HzTagger *t = c->t;
+  guint n = scan->n_toks;
+  HzTagMark *marks = g_new (HzTagMark, MAX (n, 1));
+  float *emit = g_new (float, (gsize) MAX (n, 1) * HZ_TAG_N);
+  guint8 *forced = g_new (guint8, MAX (n, 1));
+  hz_tagger_marks (scan, marks);
+  const float o_bias = -1.5f;
+  guint n_feat = hz_tagger_score (scan, t, marks, o_bias, emit, forced);
+  guint32 f[HZ_TAGGER_MAX_FEATS];
+  guint want_feat = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      guint nf = hz_tagger_features (scan, marks, i, t->bucket_bits, f);
+      want_feat += nf > 0;
+      if (n_feat == 0)
+        continue;
+      g_assert_cmpuint (forced[i], ==, nf == 0);
+      if (nf == 0)
+        {
+          g_assert_cmpfloat (emit[i * HZ_TAG_N], ==, o_bias + HZ_TAGGER_FORCE_O);
+          continue;
+        }
+      gint32 sum[HZ_TAG_N] = { 0 };
+      for (guint k = 0; k < nf; k++)
+        for (int y = 0; y < HZ_TAG_N; y++)
+          sum[y] += t->rows[(gsize) hz_tagger_row (t, f[k]) * HZ_TAG_ROW + (gsize) y];
+      g_assert_cmpfloat (emit[i * HZ_TAG_N + 0], ==, o_bias + (float) sum[0] * t->scale);
+      g_assert_cmpfloat (emit[i * HZ_TAG_N + 1], ==, (float) sum[1] * t->scale);
+      g_assert_cmpfloat (emit[i * HZ_TAG_N + 2], ==, (float) sum[2] * t->scale);
+    }
+  g_assert_cmpuint (n_feat, ==, want_feat);
+  c->tokens += n;
+  c->featured += n_feat;
+  g_free (marks);
+  g_free (emit);
+  g_free (forced);
+}
+
+static void
+test_score_fast (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) wb = g_resources_lookup_data (HZ_TAGGER_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  HzTagger *t = hz_tagger_new_from_bytes (wb, &error);
+  g_assert_no_error (error);
+  HzRedactor *r = hz_redactor_new (&error);
+  g_assert_no_error (error);
+  GString *longer = g_string_new (NULL);
+  for (int i = 0; i < 60; i++)
+    g_string_append (longer, "Then Ms. Okafor-Lindqvist told @jo_b that DANA and lil mo met at Nørrebro st. ");
+  const char *texts[] = {
+    "see you tomorrow Sam lol",
+    "RT @djmarv : Gets To See Lindsay Tonight ! :D Dana Whitcombe says hi",
+    "Mr. Baader is a 21 year old man who grew up in Remniku.",
+    "WHY DID KENDRA LEAVE THE SHOW , SO SAD",
+    "hey tanner , thanks obama and emma and kaite",
+    "Šárka Ottová called 555-0100 from Zürich; mail jan@example.com",
+    "the the the",
+    "",
+    longer->str,
+  };
+  for (int generic = 0; generic < 2; generic++)
+    {
+      hz_tagger_set_generic_only (generic);
+      ScoreCtx c = { t, 0, 0 };
+      for (gsize k = 0; k < G_N_ELEMENTS (texts); k++)
+        hz_redactor_scan_rules (r, texts[k], strlen (texts[k]), score_hook, &c);
+      g_assert_cmpuint (c.tokens, >, 300);
+      g_assert_cmpuint (c.featured, >, 100);
+    }
+  hz_tagger_set_generic_only (FALSE);
+  g_string_free (longer, TRUE);
+  hz_redactor_free (r);
+  hz_tagger_free (t);
+}
+
 static HzTagger *
 toy_tagger (void)
 {
   HzTagger *t = hz_tagger_new (8);
   for (guint k = 0; k < (guint) HZ_TAG_N << 8; k++)
     t->w[k] = (float) ((int) (k * 37 % 201) - 100) / 10.0f;
+  /* a few all-zero buckets: they get no row in the file */
+  for (guint b = 10; b < 200; b += 7)
+    for (int y = 0; y < HZ_TAG_N; y++)
+      t->w[b * HZ_TAG_N + y] = 0;
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
     t->trans[k] = (float) k - 5.5f;
   t->scope = HZ_TAGGER_SCOPE_SOCIAL;
@@ -76,10 +201,16 @@ test_roundtrip (void)
   g_autoptr (GBytes) a = hz_tagger_serialize (t);
   g_autoptr (GBytes) b = hz_tagger_serialize (t);
   g_assert_true (g_bytes_equal (a, b)); /* deterministic */
-  g_assert_cmpuint (g_bytes_get_size (a), ==, HZ_TAGGER_HEADER + 2 * (HZ_TAG_N << 8));
   g_autoptr (GError) error = NULL;
   HzTagger *u = hz_tagger_new_from_bytes (a, &error);
   g_assert_no_error (error);
+  g_assert_null (u->w); /* a loaded tagger keeps the packed tables only */
+  guint zero = 0;
+  for (guint k = 0; k < (guint) HZ_TAG_N << 8; k += HZ_TAG_N)
+    zero += t->w[k] == 0 && t->w[k + 1] == 0 && t->w[k + 2] == 0;
+  g_assert_cmpuint (zero, >=, 27);
+  g_assert_cmpuint (u->n_rows, ==, 256 - zero);
+  g_assert_cmpuint (g_bytes_get_size (a), ==, HZ_TAGGER_HEADER + 256 / 8 + 2 * HZ_TAG_N * u->n_rows);
   g_assert_cmpuint (u->bucket_bits, ==, 8);
   g_assert_cmpuint (u->scope, ==, HZ_TAGGER_SCOPE_SOCIAL);
   g_assert_cmpuint (u->veto, ==, HZ_TAGGER_VETO_O);
@@ -88,12 +219,20 @@ test_roundtrip (void)
   g_assert_cmpfloat (u->prose_bias, ==, 6.5f);
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
     g_assert_cmpfloat (u->trans[k], ==, t->trans[k]);
-  /* int16 quantisation with one scale: error <= half a step of 10/32767 */
-  for (guint k = 0; k < (guint) HZ_TAG_N << 8; k++)
-    g_assert_cmpfloat (fabsf (u->w[k] - t->w[k]), <=, 10.0f / 32767 * 0.51f);
-  /* loading the same bytes twice gives identical weights */
+  /* int16 quantisation with one scale: error <= half a step of 10/32767; the packed tables
+   * of the trained tagger (hz_tagger_pack()) hold the same values as the loaded ones */
+  hz_tagger_pack (t);
+  for (guint k = 0; k < 256; k++)
+    for (int y = 0; y < HZ_TAG_N; y++)
+      {
+        g_assert_cmpfloat (fabsf (hz_tagger_weight (u, k, y) - t->w[k * HZ_TAG_N + y]), <=, 10.0f / 32767 * 0.51f);
+        g_assert_cmpfloat (hz_tagger_weight (u, k, y), ==, hz_tagger_weight (t, k, y));
+      }
+  /* loading the same bytes twice gives identical tables */
   HzTagger *v = hz_tagger_new_from_bytes (a, NULL);
-  g_assert_cmpmem (u->w, sizeof (float) * (HZ_TAG_N << 8), v->w, sizeof (float) * (HZ_TAG_N << 8));
+  g_assert_cmpuint (v->n_rows, ==, u->n_rows);
+  g_assert_cmpmem (u->rows, sizeof (gint16) * HZ_TAG_ROW * (1 + u->n_rows), v->rows,
+                   sizeof (gint16) * HZ_TAG_ROW * (1 + v->n_rows));
   hz_tagger_free (v);
   hz_tagger_free (u);
   hz_tagger_free (t);
@@ -137,6 +276,12 @@ expect_bad (const guint8 *p, gsize n, const char *what)
   g_assert_nonnull (strstr (error->message, "person tagger weights"));
 }
 
+static guint32
+rd32 (const guint8 *p)
+{
+  return (guint32) p[0] | (guint32) p[1] << 8 | (guint32) p[2] << 16 | (guint32) p[3] << 24;
+}
+
 static void
 put32 (guint8 *p, guint32 v)
 {
@@ -165,8 +310,9 @@ test_hostile (void)
 #define MUTATE(stmt, what) \
   do { memcpy (q, p, n); stmt; expect_bad (q, n, what); } while (0)
   MUTATE (q[0] = 'X', "magic");
-  MUTATE (put32 (q + 8, 3), "future version");
+  MUTATE (put32 (q + 8, HZ_TAGGER_VERSION + 1), "future version");
   MUTATE (put32 (q + 8, 1), "version 1 (other header layout)");
+  MUTATE (put32 (q + 8, 2), "version 2 (dense payload)");
   MUTATE (put32 (q + 12, 30), "bucket_bits 30");
   MUTATE (put32 (q + 12, 9), "bucket_bits not matching the size");
   MUTATE (put32 (q + 16, 7), "unknown scope");
@@ -175,10 +321,25 @@ test_hostile (void)
   MUTATE (put32 (q + 28, 0), "zero scale");
   MUTATE (put32 (q + 36, 0x7fc00000), "NaN prose_bias");
   MUTATE (put32 (q + 40, 0x7f800000), "infinite transition");
+  MUTATE (put32 (q + 88, 257), "more rows than buckets");
+  MUTATE (put32 (q + 88, rd32 (q + 88) - 1), "one row less (size)");
   MUTATE (q[HZ_TAGGER_HEADER + 100] ^= 1, "payload bit flip (checksum)");
-  MUTATE (q[90] ^= 1, "checksum bit flip");
+  MUTATE (q[HZ_TAGGER_HEADER + 3] ^= 1, "bitmap bit flip (checksum)");
+  MUTATE (q[95] ^= 1, "checksum bit flip");
   MUTATE (q[HZ_TAGGER_HEADER - 1] ^= 1, "last checksum byte flipped");
 #undef MUTATE
+  /* a bitmap that marks one bucket more than the header's rows, with a valid checksum */
+  memcpy (q, p, n);
+  guint8 *bitmap = q + HZ_TAGGER_HEADER;
+  guint bit = 0;
+  while (bitmap[bit / 8] >> (bit % 8) & 1)
+    bit++;
+  bitmap[bit / 8] |= (guint8) (1u << (bit % 8));
+  g_autoptr (GChecksum) sha = g_checksum_new (G_CHECKSUM_SHA256);
+  g_checksum_update (sha, q + HZ_TAGGER_HEADER, n - HZ_TAGGER_HEADER);
+  gsize len = 32;
+  g_checksum_get_digest (sha, q + 92, &len);
+  expect_bad (q, n, "bitmap with one bucket more than rows");
   g_free (q);
 
   /* through the public API: a truncated file -> FALSE, clear error, rules alone; the
@@ -391,6 +552,8 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_unsetenv ("HZ_REDACT_PERSON_TAGGER"); /* the built-in weights */
   g_test_add_func ("/redact/tagger/viterbi-toy", test_viterbi_toy);
+  g_test_add_func ("/redact/tagger/viterbi-runs", test_viterbi_runs);
+  g_test_add_func ("/redact/tagger/score-fast", test_score_fast);
   g_test_add_func ("/redact/tagger/roundtrip", test_roundtrip);
   g_test_add_func ("/redact/tagger/shipped-weights", test_shipped_weights);
   g_test_add_func ("/redact/tagger/hostile-file", test_hostile);
