@@ -6,7 +6,8 @@ set -eu
 cd "$(dirname "$0")/.."
 tools/install-deps.sh
 if [ ! -d build ]; then meson setup build; fi
-ninja -C build
+# only what the app needs (the whole tree, tests included, is tools/run-tests.sh's job)
+ninja -C build app/hanzo-desktop data/gschemas.compiled learner/hanzo-learner tools/hanzo
 export GSETTINGS_SCHEMA_DIR="$PWD/build/data"
 if [ $# -eq 0 ] && [ -f ../shared/models/stories260K.gguf ]; then
   set -- --default-model "$(readlink -f ../shared/models/stories260K.gguf)"
