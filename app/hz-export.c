@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "hz-message-item.h"
+#include "json-out.h"
 
 const char *
 hz_export_format_suffix (HzExportFormat format)
@@ -126,7 +127,7 @@ export_json (const char *title, const char *system_prompt, const char *model_pat
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
   gsize len = 0;
-  char *text = json_generator_to_data (gen, &len);
+  char *text = hz_json_generator_to_data (gen, &len);
   return g_bytes_new_take (text, len);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "aggregate.h"
 #include "atomic-file.h"
+#include "json-out.h"
 #include "quant.h"
 
 G_DEFINE_QUARK (hz-aggregator-error-quark, hz_aggregator_error)
@@ -539,7 +540,7 @@ static void
 reply_json (SoupServerMessage *msg, JsonBuilder *b)
 {
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autofree char *text = json_to_string (root, FALSE);
+  g_autofree char *text = hz_json_node_to_string (root, FALSE);
   soup_server_message_set_status (msg, 200, NULL);
   soup_server_message_set_response (msg, "application/json", SOUP_MEMORY_COPY, text,
                                     strlen (text));

@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
+#include "json-out.h"
 #include "quant.h"
 
 G_DEFINE_QUARK (hz-lora-error-quark, hz_lora_error)
@@ -189,7 +190,7 @@ hz_delta_config_to_json (const HzDeltaConfig *cfg)
     {
       const TensorSpec *t = spec (cfg, i);
       JsonNode *node = json_node_init_string (json_node_alloc (), t->name);
-      g_autofree char *name = json_to_string (node, FALSE);
+      g_autofree char *name = hz_json_node_to_string (node, FALSE);
       json_node_unref (node);
       g_string_append_printf (s, "%s{\"name\":%s,\"shape\":[", i ? "," : "", name);
       for (guint d = 0; d < t->n_dims; d++)

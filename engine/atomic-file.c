@@ -114,7 +114,14 @@ set_errno_error (GError **error, int e, const char *what, const char *path)
 HzAtomicFile *
 hz_atomic_file_create (const char *path, int mode, GError **error)
 {
-  g_return_val_if_fail (path != NULL && *path, NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+  if (!*path)
+    {
+      /* a user's `-o ""`: an error to report, not a programming error */
+      g_set_error_literal (error, G_FILE_ERROR, G_FILE_ERROR_INVAL,
+                           "cannot write a file with an empty name");
+      return NULL;
+    }
   /* Never replace something that is not a regular file (a device such as /dev/full, a
    * FIFO, a directory): the rename would put a regular file in its place. */
   GStatBuf st;

@@ -29,9 +29,9 @@ typedef struct _HzAtomicFile HzAtomicFile;
  * hz_atomic_file_create:
  * @path: the file to (re)place; its directory must exist
  * @mode: permission bits of a new file (before the umask), e.g. 0666 or 0600
- * @error: G_FILE_ERROR (from errno) when the directory cannot take a file, or
- *   G_FILE_ERROR_EXIST when @path exists and is not a regular file; the message names
- *   @path
+ * @error: G_FILE_ERROR (from errno) when the directory cannot take a file,
+ *   G_FILE_ERROR_EXIST when @path exists and is not a regular file (the message names
+ *   @path), or G_FILE_ERROR_INVAL when @path is "" (user input such as `-o ""`)
  *
  * Opens an unnamed (or temporary) file for writing next to @path. Write to
  * hz_atomic_file_fd(), then hz_atomic_file_commit() or hz_atomic_file_discard().

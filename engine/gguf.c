@@ -441,10 +441,17 @@ parse_header (HzGguf *g, Cursor *c, uint64_t *n_tensors, uint64_t *n_kv, GError 
     return FALSE;
   if (memcmp (c->base, GGUF_MAGIC, 4) != 0)
     {
+      /* the first 4 bytes escaped (they may be anything: binary, a BOM, a terminal escape)
+       * and in hex */
       GString *got = g_string_new (NULL);
       append_quoted (got, (const char *) c->base, 4, 0, '"');
+      g_string_append (got, " (bytes");
+      for (int i = 0; i < 4; i++)
+        g_string_append_printf (got, " %02x", ((const guchar *) c->base)[i]);
+      g_string_append_c (got, ')');
       set_error (error, HZ_GGUF_ERROR_BAD_MAGIC, NULL,
-                 "not a GGUF file: magic is %s, expected \"GGUF\"", got->str);
+                 "not a GGUF file: magic is %s, expected \"GGUF\" (bytes 47 47 55 46)",
+                 got->str);
       g_string_free (got, TRUE);
       return FALSE;
     }
@@ -735,7 +742,8 @@ hz_gguf_open (const char *path, GError **error)
   if (fd < 0)
     {
       int e = errno;
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot open: %s", g_strerror (e));
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: cannot open: %s", path,
+                   g_strerror (e));
       return NULL;
     }
   struct stat st;
@@ -748,7 +756,7 @@ hz_gguf_open (const char *path, GError **error)
     why = "not a regular file";
   if (why)
     {
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot open: %s", why);
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: cannot open: %s", path, why);
       close (fd);
       return NULL;
     }
@@ -757,7 +765,8 @@ hz_gguf_open (const char *path, GError **error)
   close (fd); /* the mapping keeps its own reference to the file */
   if (!mf)
     {
-      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "cannot map: %s", local->message);
+      g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, "%s: cannot map: %s", path,
+                   local->message);
       g_error_free (local);
       return NULL;
     }
@@ -765,7 +774,16 @@ hz_gguf_open (const char *path, GError **error)
   g->mapped = mf;
   g->size = g_mapped_file_get_length (mf);
   g->data = g->size ? (const guint8 *) g_mapped_file_get_contents (mf) : (const guint8 *) "";
-  return parse (g, error);
+  /* a wrong file (not GGUF, or too short to hold the magic): say which */
+  const size_t size = g->size;
+  GError *local_parse = NULL;
+  g = parse (g, &local_parse);
+  if (local_parse && local_parse->domain == HZ_GGUF_ERROR
+      && (local_parse->code == HZ_GGUF_ERROR_BAD_MAGIC || size < 4))
+    g_prefix_error (&local_parse, "%s: ", path);
+  if (local_parse)
+    g_propagate_error (error, local_parse);
+  return g;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -1342,12 +1360,13 @@ writer_alignment (HzGgufWriter *w, uint32_t *align, GError **error)
   return TRUE;
 }
 
-/* The atomic-file layer reports G_FILE_ERROR; GGUF callers expect HZ_GGUF_ERROR_IO. */
+/* The atomic-file layer reports G_FILE_ERROR; GGUF callers expect HZ_GGUF_ERROR_IO.
+ * `e` NULL (a callee that failed without an error) still gives a message. */
 static gboolean
 io_error (GError **error, GError *e)
 {
-  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, e->message);
-  g_error_free (e);
+  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO, e ? e->message : "write failed");
+  g_clear_error (&e);
   return FALSE;
 }
 

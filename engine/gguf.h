@@ -64,7 +64,10 @@ typedef struct {
 
 /** Open and validate a GGUF file (read-only mmap). Returns NULL with HZ_GGUF_ERROR set on
  *  any problem; never reads outside the file. Tensor types unknown to the quant table
- *  give HZ_GGUF_ERROR_UNKNOWN_TYPE naming the tensor. */
+ *  give HZ_GGUF_ERROR_UNKNOWN_TYPE naming the tensor. HZ_GGUF_ERROR_IO (cannot open or
+ *  map), HZ_GGUF_ERROR_BAD_MAGIC (not a GGUF file; the first 4 bytes escaped and in
+ *  hex) and a file too short for the magic give messages that begin with "PATH: "; the
+ *  others name the header, key or tensor. */
 HzGguf *hz_gguf_open (const char *path, GError **error);
 /** Same, over a caller-owned buffer that must outlive the HzGguf (used by the fuzzer). */
 HzGguf *hz_gguf_open_from_data (const void *data, size_t size, GError **error);

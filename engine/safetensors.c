@@ -1,6 +1,7 @@
 /* engine/safetensors.c — safetensors reader/writer. Format notes in safetensors.h. */
 #include "safetensors.h"
 #include "atomic-file.h"
+#include "json-out.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -501,7 +502,7 @@ hz_safetensors_writer_to_bytes (HzSafetensorsWriter *w)
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   json_generator_set_root (gen, root);
   gsize hlen = 0;
-  g_autofree char *hdr = json_generator_to_data (gen, &hlen);
+  g_autofree char *hdr = hz_json_generator_to_data (gen, &hlen);
   gsize padded = (hlen + 7) & ~(gsize) 7;
 
   GByteArray *out = g_byte_array_sized_new (8 + padded + off);

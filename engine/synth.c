@@ -346,7 +346,10 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   g_autoptr (HzGguf) vg = hz_gguf_open (p->vocab_gguf, error);
   if (!vg)
     {
-      g_prefix_error (error, "vocabulary %s: ", p->vocab_gguf);
+      if (error && *error && g_str_has_prefix ((*error)->message, p->vocab_gguf))
+        g_prefix_error (error, "vocabulary ");   /* the message names the file already */
+      else
+        g_prefix_error (error, "vocabulary %s: ", p->vocab_gguf);
       return FALSE;
     }
   int64_t ti = hz_gguf_find_key (vg, "tokenizer.ggml.tokens");

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "gguf.h"
+#include "json-out.h"
 
 /* ---------------------------------------------------------------------- PEFT */
 
@@ -63,7 +64,7 @@ peft_config_json (const HzLora *lora, const char *base_model)
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
-  return json_generator_to_data (gen, NULL);
+  return hz_json_generator_to_data (gen, NULL);
 }
 
 gboolean

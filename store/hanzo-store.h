@@ -134,7 +134,10 @@ char *hz_store_default_path (void);
  *  parent directories are created, mode 0700), set WAL, foreign keys, synchronous=NORMAL
  *  and the busy timeout, and migrate the schema to HZ_STORE_SCHEMA_VERSION (each migration
  *  step in its own transaction; safe when several processes open a fresh file at once).
- *  An empty (0-byte) file is initialised like a new one.
+ *  An empty (0-byte) file is initialised like a new one. A new file is created with mode
+ *  0600 (so are its -wal and -shm files, which SQLite makes with the database's mode);
+ *  those of an existing Hanzo database are set to 0600 when they have group/other bits
+ *  (files of another owner, or that cannot be changed, are left as they are).
  *  Errors: HZ_STORE_ERROR_CORRUPT when the file is not an SQLite database (it is left
  *  byte-for-byte untouched), HZ_STORE_ERROR_TOO_NEW for a newer schema (untouched),
  *  HZ_STORE_ERROR_IO / _READONLY / _BUSY / _FULL / _FAILED otherwise.

@@ -6,6 +6,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 G_DEFINE_QUARK (hz-store-error-quark, hz_store_error)
@@ -404,6 +405,50 @@ configure (HzStore *store, GError **error)
   return wal;
 }
 
+/* The database and its -wal and -shm files hold the conversations and the redaction vault:
+ * owner-only (0600), like the 0700 folder. SQLite creates a new database with
+ * SQLITE_DEFAULT_FILE_PERMISSIONS (0644 less the umask) and gives the -wal and -shm files
+ * the database file's mode (os_unix.c, findCreateFileMode), so a missing database is
+ * created empty (an empty file is a new SQLite database) with 0600 before sqlite3_open_v2. */
+static gboolean
+create_private_db_file (const char *path, GError **error)
+{
+  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd >= 0)
+    {
+      close (fd);
+      return TRUE;
+    }
+  if (errno == EEXIST)
+    return TRUE;   /* existing (or made by a concurrent opener): secure_db_files() */
+  int e = errno;
+  g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO, "cannot create %s: %s", path,
+               g_strerror (e));
+  return FALSE;
+}
+
+/* Files made before the fix, or by an older version (0644): clears the group and other
+ * bits of the database, -wal and -shm when they are regular files of ours. Only called
+ * once the file is known to be a Hanzo database. Failing chmod is not an error (a file
+ * of another owner, a read-only mount): the store works as before. */
+static void
+secure_db_files (const char *path)
+{
+  static const char *const suffixes[] = { "", "-wal", "-shm" };
+  for (gsize i = 0; i < G_N_ELEMENTS (suffixes); i++)
+    {
+      g_autofree char *f = g_strconcat (path, suffixes[i], NULL);
+      int fd = open (f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+      if (fd < 0)
+        continue;
+      struct stat st;
+      if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid ()
+          && (st.st_mode & 077) != 0)
+        fchmod (fd, st.st_mode & 0700);
+      close (fd);
+    }
+}
+
 static void
 finalize_stmt (gpointer st)
 {
@@ -426,7 +471,8 @@ hz_store_open (const char *path, GError **error)
                    "cannot create the directory %s: %s", dir, g_strerror (e));
       return NULL;
     }
-  if (!check_sqlite_header (store->path, error))
+  if (!check_sqlite_header (store->path, error) ||
+      !create_private_db_file (store->path, error))
     return NULL;
 
   int rc = sqlite3_open_v2 (store->path, &store->db,
@@ -441,10 +487,13 @@ hz_store_open (const char *path, GError **error)
   sqlite3_extended_result_codes (store->db, 1);
   sqlite3_busy_timeout (store->db, HZ_STORE_BUSY_TIMEOUT_MS);
 
-  if (!check_identity (store, error) ||
-      !configure (store, error) ||
+  if (!check_identity (store, error))
+    return NULL;
+  secure_db_files (store->path);
+  if (!configure (store, error) ||
       !hz_schema_migrate (store, error))
     return NULL;
+  secure_db_files (store->path);   /* the -wal made by switching a new file to WAL */
   return g_steal_pointer (&store);
 }
 

@@ -127,13 +127,8 @@ hz_cmd_chat (int argc, char **argv)
         continue;
       /* like `hanzo redact`: the line goes on with U+FFFD for bytes that are not UTF-8
        * (or NUL), which the templates and tokenizers expect */
-      g_autofree char *valid = NULL;
-      if (!g_utf8_validate_len (line, len, NULL))
-        {
-          fprintf (stderr, "hanzo chat: warning: the line is not valid UTF-8; invalid bytes "
-                           "are replaced by U+FFFD\n");
-          valid = g_utf8_make_valid (line, len);
-        }
+      gsize valid_len = 0;
+      g_autofree char *valid = hz_cli_utf8_repair ("chat", "the line", line, len, &valid_len);
 
       conv_add (&conv, "user", valid ? valid : line);
       g_autofree char *rendered = conv_render (&conv, tmpl);

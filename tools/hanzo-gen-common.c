@@ -128,6 +128,21 @@ hz_cli_check_utf8 (const char *cmd, const char *opt, const char *s)
 }
 
 char *
+hz_cli_utf8_repair (const char *cmd, const char *what, const char *s, gsize len,
+                    gsize *out_len)
+{
+  const char *bad = NULL;
+  if (g_utf8_validate_len (s, len, &bad))
+    return NULL;
+  fprintf (stderr, "hanzo %s: warning: %s is not valid UTF-8 (first bad byte at offset %"
+           G_GSIZE_FORMAT "); invalid bytes are replaced by U+FFFD\n", cmd, what,
+           (gsize) (bad - s));
+  char *valid = g_utf8_make_valid (s, (gssize) len);
+  *out_len = strlen (valid);   /* no NUL is left in it */
+  return valid;
+}
+
+char *
 hz_cli_read_all (const char *path, gsize *len, GError **error)
 {
   char *data = NULL;
@@ -214,7 +229,9 @@ hz_cli_load_model (const char *cmd, const char *path, guint n_threads, const cha
   mp.vocab_gguf = vocab;
   const gint64 t0 = g_get_monotonic_time ();
   HzModel *m = hz_model_load (path, &mp, &error);
-  if (m == NULL)
+  if (m == NULL && g_str_has_prefix (error->message, path))   /* the message names it */
+    fprintf (stderr, "hanzo %s: cannot load model %s\n", cmd, error->message);
+  else if (m == NULL)
     fprintf (stderr, "hanzo %s: cannot load model '%s': %s\n", cmd, path, error->message);
   else if (isq)
     fprintf (stderr, "hanzo %s: --isq %s: weights quantized at load in %.2f s (%.1f MiB)\n",
@@ -269,10 +286,27 @@ hz_gen_opts_set_lora (const HzGenOpts *o, const char *cmd, HzModel *model, HzCon
                    cmd, o->lora[i], -HZ_CLI_LORA_MAX_SCALE, HZ_CLI_LORA_MAX_SCALE);
           return FALSE;
         }
+      /* "PATH:abc": the text after the ':' was not a number, so the whole argument was
+       * taken as the path; when only PATH exists, the scale is what is wrong */
+      const char *colon = strrchr (o->lora[i], ':');
+      if (colon && !g_file_test (path, G_FILE_TEST_EXISTS))
+        {
+          g_autofree char *before = g_strndup (o->lora[i], (gsize) (colon - o->lora[i]));
+          if (g_file_test (before, G_FILE_TEST_EXISTS))
+            {
+              fprintf (stderr, "hanzo %s: --lora %s: bad scale '%s' (PATH:SCALE takes a number "
+                       "between %g and %g)\n", cmd, o->lora[i], colon + 1,
+                       -HZ_CLI_LORA_MAX_SCALE, HZ_CLI_LORA_MAX_SCALE);
+              return FALSE;
+            }
+        }
       HzAdapter *a = hz_adapter_load (model, path, &error);
       if (a == NULL)
         {
-          fprintf (stderr, "hanzo %s: --lora %s: %s\n", cmd, path, error->message);
+          if (g_str_has_prefix (error->message, path))   /* the message names it already */
+            fprintf (stderr, "hanzo %s: --lora %s\n", cmd, error->message);
+          else
+            fprintf (stderr, "hanzo %s: --lora %s: %s\n", cmd, path, error->message);
           return FALSE;
         }
       g_ptr_array_add (adapters, a);

@@ -55,6 +55,15 @@ gboolean hz_cli_check_threads (const char *cmd, const char *opt, gint64 threads)
  *  locale) and checked with this. */
 gboolean hz_cli_check_utf8 (const char *cmd, const char *opt, const char *s);
 
+/** When the `len` bytes at `s` are not valid UTF-8 (NUL bytes count as invalid, as in
+ *  g_utf8_validate_len), prints "hanzo CMD: warning: WHAT is not valid UTF-8 (first bad
+ *  byte at offset N); invalid bytes are replaced by U+FFFD" on stderr and returns the text
+ *  repaired by g_utf8_make_valid (each invalid byte, and each NUL, becomes U+FFFD), its
+ *  length in *out_len. NULL (nothing printed) when the text is valid. The behaviour of
+ *  `hanzo chat`, `redact`, `tokenize` and `perplexity` for text that is not UTF-8. */
+char *hz_cli_utf8_repair (const char *cmd, const char *what, const char *s, gsize len,
+                          gsize *out_len);
+
 /** All bytes of PATH, or of stdin when PATH is "-", NUL bytes included (a NUL is
  *  appended after *len bytes). NULL with error on failure. */
 char *hz_cli_read_all (const char *path, gsize *len, GError **error);

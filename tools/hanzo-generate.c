@@ -14,10 +14,12 @@
 #include <string.h>
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
+#include "json-out.h"
 
 static gboolean
 print_token (HzToken token, const char *text, gpointer user_data)
 {
+  *(gboolean *) user_data = TRUE;   /* a line is open on stdout */
   fputs (text, stdout);
   fflush (stdout);
   return TRUE;
@@ -95,11 +97,12 @@ hz_cmd_generate (int argc, char **argv)
   g_autofree HzToken *ids = hz_model_tokenize (model, prompt, -1, TRUE, special, &n_prompt);
   g_autoptr (GArray) out = g_array_new (FALSE, FALSE, sizeof (HzToken));
   HzGenerateStats st;
+  gboolean printed = FALSE;
   g_autofree char *text = hz_context_generate (ctx, ids, n_prompt, &gp, json ? NULL : print_token,
-                                               NULL, NULL, out, &st, &error);
+                                               &printed, NULL, out, &st, &error);
   if (text == NULL)
     {
-      if (!json)
+      if (printed)   /* ends the partial reply's line; nothing on stdout when none came */
         fputc ('\n', stdout);
       fprintf (stderr, "hanzo generate: %s\n", error->message);
       return 1;
@@ -151,7 +154,7 @@ hz_cmd_generate (int argc, char **argv)
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   json_generator_set_root (gen, root);
   json_generator_set_pretty (gen, TRUE);
-  g_autofree char *s = json_generator_to_data (gen, NULL);
+  g_autofree char *s = hz_json_generator_to_data (gen, NULL);
   printf ("%s\n", s);
   return 0;
 }

@@ -98,6 +98,18 @@ print_tensors (const HzGgufTensor *const *tensors, int64_t n)
           human);
 }
 
+/* "hanzo info: PATH: reason" on stderr (the path once, also when the reason starts with it,
+ * as the Hugging Face importer's "DIR: no tokenizer.json" does); returns 1. */
+static int
+info_fail (const char *path, const GError *error)
+{
+  if (g_str_has_prefix (error->message, path))
+    fprintf (stderr, "hanzo info: %s\n", error->message);
+  else
+    fprintf (stderr, "hanzo info: %s: %s\n", path, error->message);
+  return 1;
+}
+
 int
 hz_cmd_info (int argc, char **argv)
 {
@@ -131,8 +143,7 @@ hz_cmd_info (int argc, char **argv)
       g_autoptr (HzIsqModel) m = hz_isq_load (path, isq, vocab, 0, &error);
       if (!m)
         {
-          fprintf (stderr, "hanzo: %s: %s\n", path, error->message);
-          return 1;
+          return info_fail (path, error);
         }
       const HzIsqStats *st = hz_isq_model_stats (m);
       printf ("%s: %s, %s\n", path, g_file_test (path, G_FILE_TEST_IS_DIR)
@@ -154,10 +165,7 @@ hz_cmd_info (int argc, char **argv)
     }
   g_autoptr (HzGguf) g = hz_gguf_open (path, &error);
   if (!g)
-    {
-      fprintf (stderr, "hanzo: %s: %s\n", path, error->message);
-      return 1;
-    }
+    return info_fail (path, error);
   g_autofree char *size = g_format_size (hz_gguf_file_size (g));
   printf ("%s: GGUF version %" G_GUINT32_FORMAT ", %" G_GSIZE_FORMAT " bytes (%s)\n", path,
           hz_gguf_version (g), hz_gguf_file_size (g), size);

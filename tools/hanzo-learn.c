@@ -22,6 +22,8 @@
  * Exit status: 0 ok, 1 runtime error, 2 usage error.
  */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <unistd.h>
@@ -108,6 +110,70 @@ common_problem (const CommonOpts *o)
   return NULL;
 }
 
+/* The DP-SGD options of `learn sft` as given (NULL: not given), parsed by dp_params_from(). */
+typedef struct {
+  char *noise, *clip, *rate, *delta;
+} DpOpts;
+
+static void
+dp_opts_clear (DpOpts *d)
+{
+  g_clear_pointer (&d->noise, g_free);
+  g_clear_pointer (&d->clip, g_free);
+  g_clear_pointer (&d->rate, g_free);
+  g_clear_pointer (&d->delta, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (DpOpts, dp_opts_clear)
+
+/* `s` as a whole decimal number (C locale, as GOption's doubles); FALSE when it is not one */
+static gboolean
+parse_number (const char *s, double *v)
+{
+  char *end = NULL;
+  errno = 0;
+  *v = g_ascii_strtod (s, &end);
+  return end != s && *end == '\0' && errno != ERANGE;
+}
+
+/* Fills p->dp_sgd and p->dp from the --dp-* options. DP-SGD is on only with --dp-noise,
+ * which must be a positive finite number: a value that would silently train without
+ * privacy (negative, NaN, infinite, 0) is refused, and so is any other --dp-* option without
+ * --dp-noise. NULL when sane, else the message for the usage error (static or in *msg). */
+static const char *
+dp_params_from (const DpOpts *d, HzLearnJobParams *p, char **msg)
+{
+  const struct { const char *name, *text; double *dst; } opts[] = {
+    { "--dp-noise", d->noise, &p->dp.noise_multiplier },
+    { "--dp-clip", d->clip, &p->dp.clip_norm },
+    { "--dp-rate", d->rate, &p->dp.sample_rate },
+    { "--dp-delta", d->delta, &p->dp.delta },
+  };
+  p->dp_sgd = d->noise != NULL;
+  for (guint i = 0; i < G_N_ELEMENTS (opts); i++)
+    {
+      if (opts[i].text == NULL)
+        continue;
+      if (!p->dp_sgd)
+        return *msg = g_strdup_printf ("%s needs --dp-noise Z (DP-SGD is off without it, "
+                                       "and %s would be ignored)", opts[i].name, opts[i].name);
+      if (!parse_number (opts[i].text, opts[i].dst))
+        return *msg = g_strdup_printf ("%s: '%s' is not a number", opts[i].name, opts[i].text);
+    }
+  if (!p->dp_sgd)
+    return NULL;
+  const HzDpSgdParams *dp = &p->dp;
+  if (!isfinite (dp->noise_multiplier) || dp->noise_multiplier <= 0)
+    return "--dp-noise must be a positive finite number (the noise multiplier z; 0 or less "
+           "would train without differential privacy)";
+  if (!isfinite (dp->clip_norm) || dp->clip_norm <= 0)
+    return "--dp-clip must be a positive finite number (the per-example L2 clip norm)";
+  if (d->rate && !(dp->sample_rate > 0 && dp->sample_rate <= 1))
+    return "--dp-rate must be in (0, 1] (the Poisson sampling rate; leave it out for batch/N)";
+  if (!(dp->delta > 0 && dp->delta < 1))
+    return "--dp-delta must be in (0, 1)";
+  return NULL;
+}
+
 static gboolean
 lora_config_from (const CommonOpts *o, HzLoraConfig *cfg)
 {
@@ -138,9 +204,94 @@ typedef struct {
   gboolean keep;      /* the adapter was written */
 } OutDir;
 
+/* ---- the created folders on SIGINT/SIGTERM/SIGHUP ----
+ * The folders of an OutDir that this run created (leaf first, up to OutDir.created) are
+ * copied into fixed buffers before a handler is installed, so that the handler only calls
+ * rmdir(2) (async-signal-safe; a folder that is no longer empty stays). It then hands the
+ * signal on to the action that was there before, normally the one of
+ * hz_atomic_file_install_signal_cleanup() (tools/hanzo.c), which removes pending temporary
+ * files and dies of the signal: the chain reuses that handler instead of repeating it. */
+#define OUT_DIR_MAX_DEPTH 32
+static const int out_dir_signals[] = { SIGINT, SIGTERM, SIGHUP };
+static char out_dir_sig_paths[OUT_DIR_MAX_DEPTH][PATH_MAX];
+static volatile sig_atomic_t out_dir_sig_n;
+static struct sigaction out_dir_prev[G_N_ELEMENTS (out_dir_signals)];
+static gboolean out_dir_installed[G_N_ELEMENTS (out_dir_signals)];
+
+static void
+out_dir_on_signal (int sig)
+{
+  const int saved = errno;
+  for (sig_atomic_t i = 0; i < out_dir_sig_n; i++)
+    rmdir (out_dir_sig_paths[i]);
+  out_dir_sig_n = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (out_dir_signals); i++)
+    if (out_dir_signals[i] == sig)
+      {
+        /* the previous action (SIG_DFL or the atomic-file clean-up) gets the signal once
+         * this handler returns, as it is blocked until then */
+        sigaction (sig, &out_dir_prev[i], NULL);
+        raise (sig);
+      }
+  errno = saved;
+}
+
+/* Registers d's created folders for out_dir_on_signal() (nothing when it created none, or
+ * when the chain does not fit the fixed buffers: only the clean-up on a signal is lost). */
+static void
+out_dir_watch_signals (const OutDir *d)
+{
+  if (d->created == NULL)
+    return;
+  int n = 0;
+  g_autofree char *p = g_strdup (d->dir);
+  for (;;)
+    {
+      if (n == OUT_DIR_MAX_DEPTH || strlen (p) >= PATH_MAX)
+        return;
+      strcpy (out_dir_sig_paths[n++], p);
+      if (strcmp (p, d->created) == 0)
+        break;
+      char *up = g_path_get_dirname (p);
+      if (strcmp (up, p) == 0)   /* d->created is not an ancestor: cannot happen */
+        {
+          g_free (up);
+          return;
+        }
+      g_free (p);
+      p = up;
+    }
+  out_dir_sig_n = n;
+  for (gsize i = 0; i < G_N_ELEMENTS (out_dir_signals); i++)
+    {
+      struct sigaction sa = { 0 };
+      if (sigaction (out_dir_signals[i], NULL, &out_dir_prev[i]) != 0
+          || out_dir_prev[i].sa_handler == SIG_IGN)   /* nohup: stays ignored */
+        continue;
+      sa.sa_handler = out_dir_on_signal;
+      sigemptyset (&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND;
+      out_dir_installed[i] = sigaction (out_dir_signals[i], &sa, NULL) == 0;
+    }
+}
+
+/* Puts the previous signal actions back (before the folders are removed or kept). */
+static void
+out_dir_unwatch_signals (void)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (out_dir_signals); i++)
+    if (out_dir_installed[i])
+      {
+        sigaction (out_dir_signals[i], &out_dir_prev[i], NULL);
+        out_dir_installed[i] = FALSE;
+      }
+  out_dir_sig_n = 0;
+}
+
 static void
 out_dir_clear (OutDir *d)
 {
+  out_dir_unwatch_signals ();
   if (d->created && !d->keep)
     {
       /* leaf first, up to the first folder created (a failed mkdir may have made only
@@ -176,15 +327,18 @@ out_dir_writable (OutDir *d, GError **error)
           g_free (top);
           top = g_steal_pointer (&up);
         }
+      /* recorded (and watched for signals) before mkdir, so that no moment is left in
+       * which a folder exists that neither a signal nor out_dir_clear() would remove; a
+       * failed mkdir may have made parents */
+      d->created = g_steal_pointer (&top);
+      out_dir_watch_signals (d);
       if (g_mkdir_with_parents (dir, 0755) != 0)
         {
           int e = errno;
           g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e),
                        "cannot create '%s': %s", dir, g_strerror (e));
-          d->created = g_steal_pointer (&top);   /* a parent may have been made */
           return FALSE;
         }
-      d->created = g_steal_pointer (&top);
     }
   else if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
     {
@@ -211,14 +365,15 @@ cmd_sft (int argc, char **argv)
   CommonOpts o = { .rank = 8, .steps = 100, .alpha = 16, .lr = 2e-4 };
   g_autofree char *data = NULL, *init = NULL, *ckpt = NULL;
   int batch = 4, max_tokens = 512;
-  double heldout = 0.1, dp_z = -1, dp_clip = 1.0, dp_q = 0, dp_delta = 1e-6;
+  double heldout = 0.1;
+  g_auto (DpOpts) dpo = { 0 };
   GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME, &o.model, "Base model (GGUF)", "BASE.gguf" },
     { "data", 0, 0, G_OPTION_ARG_FILENAME, &data, "Training data (JSONL, learner/dataset.h)", "FILE" },
-    { "dp-noise", 0, 0, G_OPTION_ARG_DOUBLE, &dp_z, "DP-SGD with noise multiplier Z (off)", "Z" },
-    { "dp-clip", 0, 0, G_OPTION_ARG_DOUBLE, &dp_clip, "DP-SGD per-example clip norm (1.0)", "C" },
-    { "dp-rate", 0, 0, G_OPTION_ARG_DOUBLE, &dp_q, "DP-SGD Poisson rate (batch/N)", "Q" },
-    { "dp-delta", 0, 0, G_OPTION_ARG_DOUBLE, &dp_delta, "Delta of the reported epsilon (1e-6)", "D" },
+    { "dp-noise", 0, 0, G_OPTION_ARG_STRING, &dpo.noise, "DP-SGD with noise multiplier Z > 0 (off)", "Z" },
+    { "dp-clip", 0, 0, G_OPTION_ARG_STRING, &dpo.clip, "DP-SGD per-example clip norm C > 0 (1.0)", "C" },
+    { "dp-rate", 0, 0, G_OPTION_ARG_STRING, &dpo.rate, "DP-SGD Poisson rate in (0, 1] (batch/N)", "Q" },
+    { "dp-delta", 0, 0, G_OPTION_ARG_STRING, &dpo.delta, "Delta of the reported epsilon (1e-6)", "D" },
     { "out", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "Adapter directory to write", "DIR" },
     { "rank", 'r', 0, G_OPTION_ARG_INT, &o.rank, "LoRA rank (8)", "R" },
     { "alpha", 0, 0, G_OPTION_ARG_DOUBLE, &o.alpha, "LoRA alpha (16)", "A" },
@@ -245,6 +400,9 @@ cmd_sft (int argc, char **argv)
     bad = "--batch must be in 1..65536";
   if (bad == NULL && (max_tokens < 2 || max_tokens > 1048576))
     bad = "--max-tokens must be in 2..1048576";
+  g_autofree char *bad_msg = NULL;
+  if (bad == NULL)
+    bad = dp_params_from (&dpo, &p, &bad_msg);
   if (bad)
     return usage_error (ctx, bad);
   if (!(heldout >= 0 && heldout < 1))
@@ -255,14 +413,6 @@ cmd_sft (int argc, char **argv)
   p.steps = o.steps;
   p.batch = batch;
   p.max_tokens = max_tokens;
-  if (dp_z >= 0)
-    {
-      p.dp_sgd = TRUE;
-      p.dp.noise_multiplier = dp_z;
-      p.dp.clip_norm = dp_clip;
-      p.dp.sample_rate = dp_q;
-      p.dp.delta = dp_delta;
-    }
   g_auto (OutDir) out = { .dir = g_strdup (o.out) };
   if (!out_dir_writable (&out, &error))
     return fail ("--out", error);
@@ -320,7 +470,7 @@ cmd_grpo (int argc, char **argv)
     { "rslora", 0, 0, G_OPTION_ARG_NONE, &o.rslora, "Scale by alpha/sqrt(r)", NULL },
     { "lr", 0, 0, G_OPTION_ARG_DOUBLE, &o.lr, "Learning rate (1e-5)", "LR" },
     { "steps", 0, 0, G_OPTION_ARG_INT, &o.steps, "Optimiser steps (50)", "N" },
-    { "group", 'G', 0, G_OPTION_ARG_INT, &group, "Completions per prompt (8)", "G" },
+    { "group", 'G', 0, G_OPTION_ARG_INT, &group, "Completions per prompt, >= 2 (8)", "G" },
     { "prompts-per-step", 0, 0, G_OPTION_ARG_INT, &per_step, "Prompts per step (2)", "N" },
     { "max-new", 0, 0, G_OPTION_ARG_INT, &max_new, "Max completion tokens (64)", "N" },
     { "temperature", 't', 0, G_OPTION_ARG_DOUBLE, &temperature, "Sampling temperature (1.0)", "T" },
@@ -340,7 +490,10 @@ cmd_grpo (int argc, char **argv)
   const char *bad = common_problem (&o);
   if (bad)
     return usage_error (ctx, bad);
-  if (!o.model || !prompts || !o.out || !lora_config_from (&o, &cfg) || group < 1
+  if (group < 2)   /* a group's advantages are rewards minus the group mean: all 0 for 1 */
+    return usage_error (ctx, "--group must be at least 2 (GRPO compares completions within "
+                             "a group; with one, every advantage is 0 and nothing is learned)");
+  if (!o.model || !prompts || !o.out || !lora_config_from (&o, &cfg)
       || per_step < 1 || max_new < 1 || temperature <= 0 || beta < 0
       || (norm && !hz_grpo_norm_from_name (norm, &p.grpo.norm)))
     return usage_error (ctx, "need -m, --prompts, --out and valid numbers/targets/norm");

@@ -7,6 +7,7 @@
  * perplexity of a quantization can be measured without writing the file).
  * Prints the running estimate after each chunk as llama-perplexity does
  * ("[1]12.3456,[2]...") and a final line "Final estimate: PPL = <value> +/- <error>".
+ * Text that is not valid UTF-8 is scored with U+FFFD for the bad bytes, after a warning.
  * Method: engine/perplexity.h. Exit status: 0 ok, 1 error, 2 usage error.
  */
 #include <glib.h>
@@ -73,6 +74,13 @@ hz_cmd_perplexity (int argc, char **argv)
     {
       fprintf (stderr, "hanzo perplexity: %s\n", error->message);
       return 1;
+    }
+  /* like `hanzo chat`: bytes that are not UTF-8 (or NUL) are scored as U+FFFD */
+  g_autofree char *valid = hz_cli_utf8_repair ("perplexity", text_path, text, len, &len);
+  if (valid)
+    {
+      g_free (text);
+      text = g_steal_pointer (&valid);
     }
   g_autoptr (HzModel) model = hz_cli_load_model ("perplexity", model_path, (guint) threads,
                                                  isq, vocab);

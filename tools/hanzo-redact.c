@@ -1,10 +1,14 @@
 /* tools/hanzo-redact.c — `hanzo redact`: find and scrub personal data (libhzredact).
  *
  *   hanzo redact [--mode=mask|numbered|pseudonym] [--json] [TEXT...]   (stdin if no TEXT)
- *   hanzo redact --jsonl IN.jsonl [--output OUT.jsonl]   records with predicted spans
+ *   hanzo redact --jsonl IN.jsonl     records with predicted spans
  *   hanzo redact --eval FILE.jsonl [--eval ...] [--pred PRED.jsonl]  P/R/F1/F2 tables
  *   --model MODEL.gguf [--model-tokens N]: also run the model-based pass on the local engine
  *   (hanzo/redact-engine.h); every span the model returns is verified against the text.
+ *   -o/--output FILE: where any of the three modes writes (default stdout). A regular or
+ *   new file is written whole or not at all (engine/atomic-file.h: a failure or Ctrl-C
+ *   leaves the previous file); an existing device or FIFO is written directly and never
+ *   removed. Options that the chosen mode would ignore are usage errors (exit 2).
  *
  * The JSONL format and the scoring rules are those of ../shared/redactor-eval/README.md:
  * spans on code points, one-to-one matching within a record and label, exact match and
@@ -21,6 +25,10 @@
 #include "hanzo-cmd.h"
 #include "hanzo-redact-records.h"
 #include "hanzo-gen-common.h"
+#include "atomic-file.h"
+#include "json-out.h"
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- scoring ------------------------------------------------------------------------- */
 
@@ -105,12 +113,12 @@ prf (guint tp, guint gold, guint pred, double *p, double *r, double *f1, double 
 }
 
 static void
-print_row (const char *name, const Counts *c)
+print_row (FILE *out, const char *name, const Counts *c)
 {
   double p, r, f1, f2, p2, r2, f12, f22;
   prf (c->tp_exact, c->gold, c->pred, &p, &r, &f1, &f2);
   prf (c->tp_iou, c->gold, c->pred, &p2, &r2, &f12, &f22);
-  printf ("| %-22s | %5u | %5u | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name,
+  fprintf (out, "| %-22s | %5u | %5u | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f |\n", name,
           c->gold, c->pred, p, r, f1, f2, p2, r2, f12, f22);
 }
 
@@ -129,14 +137,87 @@ predict_spans (const HzRedactor *r, HzRedactFlags flags, const char *text)
   return a;
 }
 
+/* The records of a --pred file, in file order, each matched to at most one gold record:
+ * by "id" when the gold record has one, else by position (the n-th gold record over all
+ * --eval files, in order, to the n-th prediction). */
+typedef struct {
+  char *id;        /* "" when the record has none */
+  GArray *spans;   /* HzEvalSpan */
+  guint index;     /* 1-based record number in the --pred file, for messages */
+  gboolean used;
+} PredRecord;
+
+typedef struct {
+  const char *path;
+  GPtrArray *records;   /* PredRecord *, file order */
+  GHashTable *by_id;    /* id -> PredRecord * (records with an id) */
+  guint n_loaded;       /* while loading */
+} PredSet;
+
+static void
+pred_record_free (PredRecord *p)
+{
+  g_free (p->id);
+  g_array_unref (p->spans);
+  g_free (p);
+}
+
+static void
+pred_set_free (PredSet *ps)
+{
+  g_ptr_array_unref (ps->records);
+  g_hash_table_unref (ps->by_id);
+  g_free (ps);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (PredSet, pred_set_free)
+
 typedef struct {
   const HzRedactor *r;
   HzRedactFlags flags; /* HZ_REDACT_MODEL with --model */
-  GHashTable *pred;   /* id -> GArray of HzEvalSpan (from --pred), or NULL to run the redactor */
+  PredSet *pred;       /* from --pred, or NULL to run the redactor */
+  guint position;      /* gold records seen over all --eval files */
   Counts by_label[HZ_EVAL_N_LABELS];
   Counts agnostic;
   guint records;
 } EvalState;
+
+/* The prediction for the gold record with `id` ("" = none) at `position`; FALSE with a
+ * message naming the --pred file when it has none or it was already matched. */
+static gboolean
+find_pred (EvalState *st, const char *id, GArray **out, GError **error)
+{
+  PredSet *ps = st->pred;
+  PredRecord *p = NULL;
+  if (*id)
+    {
+      if (!(p = g_hash_table_lookup (ps->by_id, id)))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                       "%s has no record with \"id\" \"%s\" (the gold and the predicted "
+                       "records must be the same set)", ps->path, id);
+          return FALSE;
+        }
+    }
+  else if (st->position < ps->records->len)
+    p = ps->records->pdata[st->position];
+  else
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND,
+                   "%s has %u records, fewer than the gold records (this one has no \"id\", "
+                   "so it is matched by position: record %u)", ps->path, ps->records->len,
+                   st->position + 1);
+      return FALSE;
+    }
+  if (p->used)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "%s: record %u is matched by two gold records", ps->path, p->index);
+      return FALSE;
+    }
+  p->used = TRUE;
+  *out = g_array_copy (p->spans);
+  return TRUE;
+}
 
 static gboolean
 eval_record (JsonObject *o, gpointer user, GError **error)
@@ -149,13 +230,15 @@ eval_record (JsonObject *o, gpointer user, GError **error)
     return FALSE;
   if (st->pred)
     {
-      GArray *p = g_hash_table_lookup (st->pred, id);
-      pred = g_array_copy (p ? p : gold);
-      if (!p)
-        g_array_set_size (pred, 0); /* no prediction line: predicted nothing */
+      if (!find_pred (st, id, &pred, error))
+        {
+          g_array_free (gold, TRUE);
+          return FALSE;
+        }
     }
   else
     pred = predict_spans (st->r, st->flags, text);
+  st->position++;
   match_record (gold, pred, st->by_label, FALSE);
   match_record (gold, pred, &st->agnostic, TRUE);
   st->records++;
@@ -167,48 +250,66 @@ eval_record (JsonObject *o, gpointer user, GError **error)
 static gboolean
 load_pred (JsonObject *o, gpointer user, GError **error)
 {
-  GHashTable *h = user;
+  PredSet *ps = user;
   const char *id;
   GArray *spans;
   if (!hz_eval_record_string (o, "id", &id, error) || !hz_eval_record_spans (o, &spans, error))
     return FALSE;
-  g_hash_table_insert (h, g_strdup (id), spans);
+  PredRecord *p = g_new0 (PredRecord, 1);
+  p->id = g_strdup (id);
+  p->spans = spans;
+  p->index = ++ps->n_loaded;
+  if (*id && g_hash_table_contains (ps->by_id, id))
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA, "\"id\" \"%s\" appears twice", id);
+      pred_record_free (p);
+      return FALSE;
+    }
+  g_ptr_array_add (ps->records, p);
+  if (*id)
+    g_hash_table_insert (ps->by_id, p->id, p);
   return TRUE;
 }
 
 static void
-print_eval (const char *path, EvalState *st)
+print_eval (FILE *out, const char *path, EvalState *st)
 {
   g_autofree char *base = g_path_get_basename (path);
-  printf ("## %s (%u records)\n\n", base, st->records);
-  printf ("| label | gold | pred | exact P | exact R | exact F1 | exact F2 | IoU0.9 P | IoU0.9 R | IoU0.9 F1 | IoU0.9 F2 |\n");
-  printf ("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  fprintf (out, "## %s (%u records)\n\n", base, st->records);
+  fprintf (out, "| label | gold | pred | exact P | exact R | exact F1 | exact F2 | IoU0.9 P | IoU0.9 R | IoU0.9 F1 | IoU0.9 F2 |\n");
+  fprintf (out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   Counts pii = { 0 }, all = { 0 };
   for (gsize l = 0; l < HZ_EVAL_N_LABELS; l++)
     {
       Counts *c = &st->by_label[l];
       if (c->gold == 0 && c->pred == 0)
         continue;
-      print_row (hz_eval_labels[l], c);
+      print_row (out, hz_eval_labels[l], c);
       all.gold += c->gold, all.pred += c->pred, all.tp_exact += c->tp_exact, all.tp_iou += c->tp_iou;
       if (hz_eval_label_is_pii (l))
         pii.gold += c->gold, pii.pred += c->pred, pii.tp_exact += c->tp_exact, pii.tp_iou += c->tp_iou;
     }
-  print_row ("micro (personal data)", &pii);
-  print_row ("micro (all labels)", &all);
-  print_row ("label-agnostic", &st->agnostic);
-  printf ("\nmicro (personal data) excludes ORGANIZATION and OTHER, which the redactor does not "
-          "predict (not personal data in themselves); micro (all labels) counts them as misses.\n\n");
+  print_row (out, "micro (personal data)", &pii);
+  print_row (out, "micro (all labels)", &all);
+  print_row (out, "label-agnostic", &st->agnostic);
+  fprintf (out, "\nmicro (personal data) excludes ORGANIZATION and OTHER, which the redactor does not "
+           "predict (not personal data in themselves); micro (all labels) counts them as misses.\n\n");
 }
 
+/* Scores every gold file; with `pred_path`, its records must be exactly the gold records
+ * (matched as PredRecord says): a missing, extra or doubly matched prediction is an error
+ * naming the file, found before anything is printed. */
 static int
-run_eval (const HzRedactor *r, HzRedactFlags flags, char **files, const char *pred_path)
+run_eval (FILE *out, const HzRedactor *r, HzRedactFlags flags, char **files, const char *pred_path)
 {
-  g_autoptr (GHashTable) pred = NULL;
+  g_autoptr (PredSet) pred = NULL;
+  GError *err = NULL;
   if (pred_path)
     {
-      GError *err = NULL;
-      pred = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) g_array_unref);
+      pred = g_new0 (PredSet, 1);
+      pred->path = pred_path;
+      pred->records = g_ptr_array_new_with_free_func ((GDestroyNotify) pred_record_free);
+      pred->by_id = g_hash_table_new (g_str_hash, g_str_equal);
       if (!hz_eval_for_each_record (pred_path, load_pred, pred, &err))
         {
           fprintf (stderr, "hanzo redact: %s\n", err->message);
@@ -216,24 +317,38 @@ run_eval (const HzRedactor *r, HzRedactFlags flags, char **files, const char *pr
           return 1;
         }
     }
-  for (char **f = files; *f; f++)
+  guint n_files = g_strv_length (files);
+  g_autofree EvalState *st = g_new0 (EvalState, MAX (n_files, 1));
+  for (guint i = 0; i < n_files; i++)
     {
-      EvalState st = { r, flags, pred };
-      GError *err = NULL;
-      if (!hz_eval_for_each_record (*f, eval_record, &st, &err))
+      st[i] = (EvalState) { r, flags, pred, i ? st[i - 1].position : 0 };
+      if (!hz_eval_for_each_record (files[i], eval_record, &st[i], &err))
         {
           fprintf (stderr, "hanzo redact: %s\n", err->message);
           g_error_free (err);
           return 1;
         }
-      if (st.records == 0)
+      if (st[i].records == 0)
         {
           /* scores over nothing (P = R = 1) would read as a perfect result */
-          fprintf (stderr, "hanzo redact: %s: no records to score\n", *f);
+          fprintf (stderr, "hanzo redact: %s: no records to score\n", files[i]);
           return 1;
         }
-      print_eval (*f, &st);
     }
+  for (guint i = 0; pred && i < pred->records->len; i++)
+    {
+      const PredRecord *p = pred->records->pdata[i];
+      if (!p->used)
+        {
+          fprintf (stderr, "hanzo redact: %s: record %u (%s%s%s) matches no gold record (the "
+                   "gold and the predicted records must be the same set)\n", pred_path, p->index,
+                   *p->id ? "\"id\" \"" : "", *p->id ? p->id : "without \"id\"",
+                   *p->id ? "\"" : "");
+          return 1;
+        }
+    }
+  for (guint i = 0; i < n_files; i++)
+    print_eval (out, files[i], &st[i]);
   return 0;
 }
 
@@ -284,11 +399,11 @@ to_json_line (JsonBuilder *b)
   g_autoptr (JsonNode) root = json_builder_get_root (b);
   g_autoptr (JsonGenerator) gen = json_generator_new ();
   json_generator_set_root (gen, root);
-  return json_generator_to_data (gen, NULL);
+  return hz_json_generator_to_data (gen, NULL);
 }
 
 /* `s` (valid UTF-8 without NUL, `len` bytes) as a JSON string literal, byte for byte as
- * json-glib's generator writes one (its escaping goes character by character), converted in
+ * hz_json_node_to_string() writes one (its escaping goes character by character), converted in
  * slices of 64 KiB cut at character boundaries: no escaped copy of a large text is made. */
 static void
 write_json_string (FILE *out, const char *s, gsize len)
@@ -302,7 +417,7 @@ write_json_string (FILE *out, const char *s, gsize len)
         n++;
       g_autofree char *piece = g_strndup (s + pos, n);
       json_node_set_string (node, piece);
-      g_autofree char *lit = json_to_string (node, FALSE);   /* "..." */
+      g_autofree char *lit = hz_json_node_to_string (node, FALSE);   /* "..." */
       fwrite (lit + 1, 1, strlen (lit) - 2, out);
       pos += n;
     }
@@ -394,26 +509,121 @@ read_stdin (void)
   return s;
 }
 
+/* ---- output (-o) --------------------------------------------------------------------- */
+
+/* Where a mode writes: stdout; an existing device or FIFO (e.g. /dev/null), written
+ * directly and never removed; or a regular or new file, written through HzAtomicFile so
+ * that a failure, Ctrl-C or a kill leaves the previous file (or none), never a cut one. */
+typedef struct {
+  const char *path;   /* NULL: stdout */
+  FILE *fp;
+  HzAtomicFile *af;   /* a regular or new file, else NULL */
+} Output;
+
+static gboolean
+output_open (Output *o, const char *path, GError **error)
+{
+  *o = (Output) { path, stdout, NULL };
+  if (!path)
+    return TRUE;
+  GStatBuf st;
+  if (*path && g_stat (path, &st) == 0 && !S_ISREG (st.st_mode))
+    {
+      if (S_ISDIR (st.st_mode))
+        {
+          g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_ISDIR, "cannot write %s: it is a directory",
+                       path);
+          return FALSE;
+        }
+      if (!(o->fp = fopen (path, "w")))
+        {
+          const int e = errno;
+          g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot write %s: %s",
+                       path, g_strerror (e));
+          return FALSE;
+        }
+      return TRUE;
+    }
+  if (!(o->af = hz_atomic_file_create (path, 0666, error)))
+    return FALSE;
+  const int fd = dup (hz_atomic_file_fd (o->af));
+  if (fd < 0 || !(o->fp = fdopen (fd, "w")))
+    {
+      const int e = errno;
+      if (fd >= 0)
+        close (fd);
+      g_clear_pointer (&o->af, hz_atomic_file_discard);
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot write %s: %s", path,
+                   g_strerror (e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Ends the output of a command that has succeeded so far when `ok`: flushes, closes and (a
+ * file) puts it in place, else drops it. Returns whether everything was written (a failure
+ * is printed); stdout is checked by hanzo.c's main(). */
+static gboolean
+output_close (Output *o, gboolean ok)
+{
+  if (o->fp == stdout)
+    return ok;
+  const gboolean flushed = fflush (o->fp) == 0;
+  int e = flushed ? 0 : errno;
+  const gboolean werr = !flushed || ferror (o->fp);
+  if (fclose (o->fp) != 0 && e == 0)
+    e = errno;
+  if ((werr || e) && ok)
+    {
+      fprintf (stderr, "hanzo redact: cannot write %s: %s\n", o->path,
+               e ? g_strerror (e) : "write error");
+      ok = FALSE;
+    }
+  if (o->af && ok)
+    {
+      GError *err = NULL;
+      if (!hz_atomic_file_commit (g_steal_pointer (&o->af), &err))
+        {
+          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          g_error_free (err);
+          ok = FALSE;
+        }
+    }
+  g_clear_pointer (&o->af, hz_atomic_file_discard);
+  return ok;
+}
+
+/* A usage error (exit 2). */
+static int
+usage_error (const char *msg)
+{
+  fprintf (stderr, "hanzo redact: %s (see hanzo redact --help)\n", msg);
+  return 2;
+}
+
 int
 hz_cmd_redact (int argc, char **argv)
 {
   g_autofree char *mode_str = NULL, *jsonl = NULL, *output = NULL, *pred = NULL, *model_path = NULL;
-  int model_tokens = 256;
+  int model_tokens = G_MININT;   /* not given */
   g_auto (GStrv) eval = NULL;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
     { "mode", 'm', 0, G_OPTION_ARG_STRING, &mode_str, "Scrub mode: mask (default), numbered, pseudonym", "MODE" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the spans and the scrubbed text as JSON", NULL },
     { "jsonl", 0, 0, G_OPTION_ARG_FILENAME, &jsonl, "Read redactor-eval records, write them with predicted spans", "IN.jsonl" },
-    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output file for --jsonl (default stdout)", "OUT.jsonl" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the output (of any mode) to FILE instead of stdout; a regular file is replaced only when complete", "FILE" },
     { "eval", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &eval, "Score the redactor on gold records (repeatable)", "FILE.jsonl" },
-    { "pred", 0, 0, G_OPTION_ARG_FILENAME, &pred, "With --eval: score this prediction file instead of running the redactor", "PRED.jsonl" },
+    { "pred", 0, 0, G_OPTION_ARG_FILENAME, &pred, "With --eval: score this prediction file instead of running the redactor (records matched by \"id\", else by position; both sets must be the same)", "PRED.jsonl" },
     { "model", 0, 0, G_OPTION_ARG_FILENAME, &model_path, "Also ask this local model (GGUF) for spans; each one is verified against the text", "MODEL.gguf" },
     { "model-tokens", 0, 0, G_OPTION_ARG_INT, &model_tokens, "With --model: most tokens of one answer (default 256)", "N" },
     { NULL },
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new ("[TEXT...] - find and scrub personal data");
   g_option_context_add_main_entries (ctx, entries, NULL);
+  g_option_context_set_description (ctx,
+    "Modes: TEXT (or stdin) is scrubbed (--mode, --json); --jsonl IN writes records with "
+    "predicted spans; --eval FILE prints scores. Options of another mode are refused.");
   GError *err = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &err))
     {
@@ -421,11 +631,29 @@ hz_cmd_redact (int argc, char **argv)
       g_error_free (err);
       return 2;
     }
+  /* options that the chosen mode would ignore */
+  if (jsonl && eval)
+    return usage_error ("--jsonl and --eval are different modes: give one");
+  if (json && (jsonl || eval))
+    return usage_error (jsonl ? "--json is for TEXT; --jsonl writes JSON lines already"
+                              : "--json is for TEXT, not --eval");
+  if (mode_str && (jsonl || eval))
+    return usage_error ("--mode is for TEXT; --jsonl and --eval do not scrub");
+  if (argc > 1 && (jsonl || eval))
+    return usage_error ("TEXT arguments cannot be given with --jsonl or --eval");
+  if (pred && !eval)
+    return usage_error ("--pred needs --eval");
+  if (model_tokens != G_MININT && !model_path)
+    return usage_error ("--model-tokens needs --model");
+  if (model_tokens == G_MININT)
+    model_tokens = 256;
   if (model_tokens < 1 || model_tokens > 65536)
     {
       fprintf (stderr, "hanzo redact: --model-tokens must be in 1..65536, not %d\n", model_tokens);
       return 2;
     }
+  if (output && pred && g_strcmp0 (output, pred) == 0)
+    return usage_error ("-o must not be the --pred file");
   HzScrubMode mode = HZ_SCRUB_MASK;
   if (mode_str)
     {
@@ -441,6 +669,10 @@ hz_cmd_redact (int argc, char **argv)
           return 2;
         }
     }
+  /* the text mode reads stdin before the output is opened: `-o FILE < FILE` keeps working */
+  g_autofree char *text = NULL;
+  if (!jsonl && !eval && !(text = argc > 1 ? g_strjoinv (" ", argv + 1) : read_stdin ()))
+    return 1;
   HzRedactor *r = hz_redactor_new (&err);
   if (!r)
     {
@@ -463,46 +695,29 @@ hz_cmd_redact (int argc, char **argv)
         }
       flags = HZ_REDACT_MODEL;
     }
+  Output out;
+  if (!output_open (&out, output, &err))
+    {
+      fprintf (stderr, "hanzo redact: %s\n", err->message);
+      g_error_free (err);
+      hz_redactor_free (r);
+      return 1;
+    }
   int rc = 0;
   if (eval)
-    rc = run_eval (r, flags, eval, pred);
+    rc = run_eval (out.fp, r, flags, eval, pred);
   else if (jsonl)
     {
-      JsonlState st = { r, flags, stdout };
-      if (output && !(st.out = fopen (output, "w")))
-        {
-          fprintf (stderr, "hanzo redact: cannot write %s\n", output);
-          rc = 1;
-        }
-      else if (!hz_eval_for_each_record (jsonl, jsonl_record, &st, &err))
+      JsonlState st = { r, flags, out.fp };
+      if (!hz_eval_for_each_record (jsonl, jsonl_record, &st, &err))
         {
           fprintf (stderr, "hanzo redact: %s\n", err->message);
           g_error_free (err);
           rc = 1;
         }
-      if (st.out && st.out != stdout)
-        {
-          /* a full disk shows at fclose at the latest: never exit 0 with a cut file */
-          const gboolean werr = ferror (st.out) != 0;
-          const gboolean cerr = fclose (st.out) != 0;
-          if ((werr || cerr) && rc == 0)
-            {
-              fprintf (stderr, "hanzo redact: cannot write %s: %s\n", output,
-                       cerr ? g_strerror (errno) : "write error (disk full?)");
-              rc = 1;
-            }
-          if (rc != 0)
-            g_unlink (output);
-        }
     }
   else
     {
-      g_autofree char *text = argc > 1 ? g_strjoinv (" ", argv + 1) : read_stdin ();
-      if (!text)
-        {
-          hz_redactor_free (r);
-          return 1;
-        }
       /* invalid UTF-8 is redacted as U+FFFD (offsets then refer to the repaired text, which
        * --json prints as "text"): say so rather than change the input silently */
       const char *bad_at = NULL;
@@ -515,14 +730,16 @@ hz_cmd_redact (int argc, char **argv)
       HzScrubber *sc = hz_scrubber_new (mode, 0);
       g_autofree char *scrubbed = hz_scrubber_scrub (sc, res);
       if (json)
-        write_redaction_json (stdout, res, scrubbed);
+        write_redaction_json (out.fp, res, scrubbed);
       else
-        fputs (scrubbed, stdout);
+        fputs (scrubbed, out.fp);
       if (!json && argc > 1)
-        fputc ('\n', stdout);
+        fputc ('\n', out.fp);
       hz_scrubber_free (sc);
       hz_redaction_free (res);
     }
+  if (!output_close (&out, rc == 0))
+    rc = 1;
   hz_redactor_free (r);
   return rc;
 }

@@ -1,11 +1,18 @@
 /* tools/hanzo-tokenize.c — `hanzo tokenize`: print the token ids of a text.
  *
- *   hanzo tokenize -m MODEL [--no-bos] [--special] [--file F] [TEXT]
+ *   hanzo tokenize -m MODEL [--vocab V.gguf] [--no-bos] [--special] [--raw-bytes] [--pieces]
+ *                  [--file F] [TEXT]
+ *
+ * MODEL is a GGUF file or a Hugging Face folder (its tokenizer.json, or with --vocab the
+ * tokenizer of that GGUF, as `hanzo generate --vocab`).
  *
  * Prints the ids space-separated on one line. BOS/EOS are added as the model's GGUF asks
  * (tokenizer.ggml.add_bos_token / add_eos_token) unless --no-bos; --special parses
  * control/user-defined token texts such as "<|im_start|>". --file reads the text byte for
- * byte. Works on vocab-only GGUF files (only tokenizer.ggml.* metadata is read).
+ * byte; text that is not valid UTF-8 (or holds NUL bytes) is tokenized with U+FFFD for
+ * the bad bytes, after a warning on stderr, as `hanzo chat` does, unless --raw-bytes
+ * (the bytes as they are: byte tokens such as <0xFF> or <0x00> where the vocabulary has
+ * them, as llama.cpp's tokenizer does). Works on vocab-only GGUF files (only tokenizer.ggml.* metadata is read).
  * Exit status: 0 ok, 1 runtime error (message on stderr), 2 usage error.
  */
 #include <glib.h>
@@ -14,19 +21,24 @@
 #include "hanzo-cmd.h"
 #include "gguf.h"
 #include "tokenizer.h"
+#include "quantize.h"
 #include "hanzo-gen-common.h"
 
 int
 hz_cmd_tokenize (int argc, char **argv)
 {
-  g_autofree char *model = NULL, *file = NULL;
-  gboolean no_bos = FALSE, special = FALSE, pieces = FALSE;
+  g_autofree char *model = NULL, *file = NULL, *vocab = NULL;
+  gboolean no_bos = FALSE, special = FALSE, pieces = FALSE, raw = FALSE;
   GOptionEntry entries[] = {
-    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model, "GGUF model or vocab file", "MODEL" },
+    { "model", 'm', 0, G_OPTION_ARG_FILENAME, &model,
+      "GGUF model or vocab file, or Hugging Face folder", "MODEL" },
+    { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, HZ_CLI_VOCAB_HELP, "FILE" },
     { "no-bos", 0, 0, G_OPTION_ARG_NONE, &no_bos, "Do not add BOS/EOS tokens", NULL },
     { "special", 0, 0, G_OPTION_ARG_NONE, &special,
       "Parse special token texts (e.g. <|im_start|>)", NULL },
     { "file", 'f', 0, G_OPTION_ARG_FILENAME, &file, "Read the text from FILE (- for stdin)", "FILE" },
+    { "raw-bytes", 0, 0, G_OPTION_ARG_NONE, &raw,
+      "Tokenize the bytes as they are, also when not UTF-8 (byte tokens; no U+FFFD)", NULL },
     { "pieces", 0, 0, G_OPTION_ARG_NONE, &pieces,
       "Also print each token's text, one per line, after the ids", NULL },
     { NULL }
@@ -68,12 +80,38 @@ hz_cmd_tokenize (int argc, char **argv)
       len = strlen (text);
     }
 
-  gguf = hz_gguf_open (model, &error);
-  if (gguf != NULL)
+  /* like `hanzo chat`: bytes that are not UTF-8 (or NUL) go on as U+FFFD, with a warning;
+   * --raw-bytes keeps them for the tokenizer's byte fallback */
+  g_autofree char *valid = raw ? NULL : hz_cli_utf8_repair ("tokenize",
+                                               file == NULL ? "the text"
+                                               : strcmp (file, "-") == 0 ? "stdin" : file,
+                                               text, len, &len);
+  if (valid)
+    text = valid;
+
+  /* a Hugging Face folder: only its metadata (tokenizer.json, or --vocab's keys) is read,
+   * no tensor is converted */
+  g_autoptr(HzIsqModel) hf = NULL;
+  if (g_file_test (model, G_FILE_TEST_IS_DIR))
+    {
+      hf = hz_isq_open (model, vocab, &error);
+      if (hf != NULL)
+        tok = hz_tokenizer_new_from_gguf (hz_isq_model_gguf (hf), &error);
+    }
+  else if (vocab != NULL)
+    {
+      fprintf (stderr, "hanzo tokenize: --vocab is for a Hugging Face folder without "
+                       "tokenizer.json; tokenize with -m %s instead\n", vocab);
+      return 2;
+    }
+  else if ((gguf = hz_gguf_open (model, &error)) != NULL)
     tok = hz_tokenizer_new_from_gguf (gguf, &error);
   if (tok == NULL)
     {
-      fprintf (stderr, "hanzo tokenize: %s: %s\n", model, error->message);
+      if (g_str_has_prefix (error->message, model))   /* the message names it already */
+        fprintf (stderr, "hanzo tokenize: %s\n", error->message);
+      else
+        fprintf (stderr, "hanzo tokenize: %s: %s\n", model, error->message);
       return 1;
     }
 

@@ -1,6 +1,6 @@
 /* tests/engine/test-atomic-file.c — engine/atomic-file.h: a file appears whole or not at
  * all. New file, replacement (readers of the old file keep it), refused non-regular
- * targets, a missing directory, a full disk (a file-size limit, RLIMIT_FSIZE) and a
+ * targets, an empty name (a user's `-o ""`: an error, not a crash), a missing directory, a full disk (a file-size limit, RLIMIT_FSIZE) and a
  * discarded write: no partial file and no temporary file is ever left in the directory. */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "atomic-file.h"
+#include "gguf.h"
 
 static char *dir;
 
@@ -106,6 +107,28 @@ test_bad_targets (void)
   g_rmdir (sub);
 }
 
+/* An empty file name (`hanzo quantize M ""`, `-o ""`) is user input: G_FILE_ERROR_INVAL
+ * with a message and no critical (the tests run with G_DEBUG=fatal-criticals), also
+ * through the GGUF writer (it used to crash on the missing GError); nothing is written. */
+static void
+test_empty_name (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_null (hz_atomic_file_create ("", 0666, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+  g_assert_nonnull (strstr (error->message, "empty name"));
+  g_clear_error (&error);
+  g_assert_false (hz_atomic_file_set_contents ("", "x", 1, 0666, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_INVAL);
+  g_clear_error (&error);
+
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  g_assert_false (hz_gguf_writer_write_file (w, "", &error));
+  g_assert_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_IO);
+  g_assert_nonnull (strstr (error->message, "empty name"));
+  assert_dir_holds ((const char *[]) { NULL });
+}
+
 /* A full disk, simulated with a file-size limit: the write fails with an error naming the
  * file, the old file is byte-identical, and no partial or temporary file is left. */
 static void
@@ -169,6 +192,7 @@ main (int argc, char **argv)
   g_assert_nonnull (dir);
   g_test_add_func ("/atomic-file/create-replace", test_create_replace);
   g_test_add_func ("/atomic-file/bad-targets", test_bad_targets);
+  g_test_add_func ("/atomic-file/empty-name", test_empty_name);
   g_test_add_func ("/atomic-file/full-disk", test_full_disk);
   g_test_add_func ("/atomic-file/remove-pending", test_remove_pending);
   int rc = g_test_run ();

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <glib/gstdio.h>
 
 #include "store-test-util.h"
 
@@ -47,6 +48,56 @@ test_open_empty_file_migrates (void)
       g_assert_cmpint (st_query_int (store, sql), ==, 1);
     }
   st_assert_integrity (store);
+}
+
+/* Asserts that PATH, PATH-wal and PATH-shm exist with mode 0600. */
+static void
+assert_db_files_private (const char *path)
+{
+  for (const char *const *suf = (const char *const[]) { "", "-wal", "-shm", NULL }; *suf; suf++)
+    {
+      g_autofree char *f = g_strconcat (path, *suf, NULL);
+      struct stat sb;
+      g_assert_cmpint (stat (f, &sb), ==, 0);
+      if ((sb.st_mode & 0777) != 0600)
+        g_error ("%s has mode %03o, not 0600", f, (unsigned) (sb.st_mode & 0777));
+    }
+}
+
+/* The database, -wal and -shm hold the conversations and the redaction vault: owner-only
+ * (0600) under the common umask 022, new and (fixed on open) when older versions made them
+ * 0644. */
+static void
+test_open_private_files (void)
+{
+  const mode_t old_umask = umask (022);
+  g_autofree char *path = st_tmp_path ("private.db");
+  g_autoptr (HzStore) a = st_open (path);
+  g_assert_cmpint (hz_store_create_conversation (a, "t", NULL, NULL, NULL), >, 0);
+  assert_db_files_private (path);
+
+  /* as left by an older version: 0644; a second connection fixes them */
+  for (const char *const *suf = (const char *const[]) { "", "-wal", "-shm", NULL }; *suf; suf++)
+    {
+      g_autofree char *f = g_strconcat (path, *suf, NULL);
+      g_assert_cmpint (g_chmod (f, 0644), ==, 0);
+    }
+  g_autoptr (HzStore) b = st_open (path);
+  assert_db_files_private (path);
+  g_clear_pointer (&b, hz_store_close);
+  g_clear_pointer (&a, hz_store_close);
+
+  /* an existing database of someone else's making is not a Hanzo one: left untouched */
+  g_autofree char *other = st_tmp_path ("other.txt");
+  g_assert_true (g_file_set_contents (other, "not a database at all, just text", -1, NULL));
+  g_assert_cmpint (g_chmod (other, 0644), ==, 0);
+  g_autoptr (GError) error = NULL;
+  g_assert_null (hz_store_open (other, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_CORRUPT);
+  struct stat sb;
+  g_assert_cmpint (stat (other, &sb), ==, 0);
+  g_assert_cmpint (sb.st_mode & 0777, ==, 0644);
+  umask (old_umask);
 }
 
 static void
@@ -527,6 +578,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
   g_test_add_func ("/store/open/default-path", test_open_default_path);
   g_test_add_func ("/store/open/empty-file-migrates", test_open_empty_file_migrates);
+  g_test_add_func ("/store/open/private-files", test_open_private_files);
   g_test_add_func ("/store/roles", test_roles);
   g_test_add_func ("/store/conversations", test_conversations);
   g_test_add_func ("/store/messages/streaming", test_messages_streaming);

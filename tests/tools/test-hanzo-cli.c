@@ -2,12 +2,16 @@
  * option ranges (--threads, sampling, context, --chunks), text options under LC_ALL=C,
  * NUL bytes on stdin of `hanzo redact`, --help output and the perplexity messages. Range
  * checks run before any model is loaded, so most runs need no model (a missing path). */
+#include <errno.h>
 #include <fcntl.h>
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -595,6 +599,435 @@ test_perplexity_messages (void)
   g_unlink (empty);
 }
 
+/* hanzo ARGV... started in the background with stdout to /dev/null and stderr to a pipe,
+ * for writers into a FIFO that the test reads. */
+static GSubprocess *
+spawn_hanzo (const char *const *args)
+{
+  const char *build = g_getenv ("HZ_BUILD_DIR");
+  g_autofree char *bin = g_build_filename (build, "tools", "hanzo", NULL);
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, bin);
+  for (int i = 0; args[i]; i++)
+    g_ptr_array_add (argv, (gpointer) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_autoptr (GError) error = NULL;
+  GSubprocess *p = g_subprocess_newv ((const char *const *) argv->pdata,
+                                      G_SUBPROCESS_FLAGS_STDERR_PIPE, &error);
+  g_assert_no_error (error);
+  return p;
+}
+
+/* Reads a FIFO whole while `args` (which write into it) run; returns what came through
+ * and sets *status. */
+static char *
+read_fifo_while (const char *fifo, const char *const *args, int *status)
+{
+  int fd = open (fifo, O_RDONLY | O_NONBLOCK);   /* opened first: the writer does not block */
+  g_assert_cmpint (fd, >=, 0);
+  g_autoptr (GSubprocess) p = spawn_hanzo (args);
+  GString *got = g_string_new (NULL);
+  char buf[4096];
+  for (;;)
+    {
+      ssize_t n = read (fd, buf, sizeof buf);
+      if (n > 0)
+        {
+          g_string_append_len (got, buf, n);
+          continue;
+        }
+      g_assert_true (n == 0 || errno == EAGAIN);
+      /* no writer (yet, or any more), or no data now: done once the writer has exited
+       * (GLib's worker thread reaps it; the identifier is then NULL) */
+      if (g_subprocess_get_identifier (p) == NULL)
+        {
+          while ((n = read (fd, buf, sizeof buf)) > 0)
+            g_string_append_len (got, buf, n);
+          break;
+        }
+      g_usleep (2000);
+    }
+  close (fd);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_subprocess_wait (p, NULL, &error));
+  *status = g_subprocess_get_exit_status (p);
+  return g_string_free (got, FALSE);
+}
+
+/* `redact -o`: a regular file is replaced only when complete (a failure keeps the user's
+ * file: it used to be truncated and then deleted); an existing FIFO or device is written
+ * directly and never removed (`-o /dev/full` deleted /dev/full when run as root); -o
+ * serves every mode; an empty name is an error, not a crash. */
+static void
+test_redact_output (void)
+{
+  g_autofree char *in = g_build_filename (tmp_dir, "in.jsonl", NULL);
+  g_autofree char *bad = g_build_filename (tmp_dir, "in-bad.jsonl", NULL);
+  g_autofree char *out = g_build_filename (tmp_dir, "kept.jsonl", NULL);
+  g_assert_true (g_file_set_contents (in, "{\"id\":\"a\",\"text\":\"mail bob@example.com\"}\n", -1, NULL));
+  g_assert_true (g_file_set_contents (bad, "{\"text\":\"x\"}\n{\"text\":5}\n", -1, NULL));
+  Run r = { 0 };
+
+  /* the user's existing file survives a failing run, whole */
+  g_assert_true (g_file_set_contents (out, "precious\n", -1, NULL));
+  RUN (&r, "redact", "--jsonl", bad, "-o", out);
+  g_assert_cmpint (r.status, ==, 1);
+  run_clear (&r);
+  g_autofree char *now = NULL;
+  g_assert_true (g_file_get_contents (out, &now, NULL, NULL));
+  g_assert_cmpstr (now, ==, "precious\n");
+  /* ... and is replaced by a successful one */
+  RUN (&r, "redact", "--jsonl", in, "-o", out);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+  g_clear_pointer (&now, g_free);
+  g_assert_true (g_file_get_contents (out, &now, NULL, NULL));
+  g_assert_nonnull (strstr (now, "\"label\":\"EMAIL\""));
+
+  /* -o in the text mode (--json) and with --eval */
+  RUN (&r, "redact", "--json", "-o", out, "mail", "bob@example.com");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+  g_clear_pointer (&now, g_free);
+  g_assert_true (g_file_get_contents (out, &now, NULL, NULL));
+  g_assert_true (g_str_has_prefix (now, "{\"text\":\"mail bob@example.com\""));
+  g_autofree char *gold = g_build_filename (tmp_dir, "gold.jsonl", NULL);
+  g_assert_true (g_file_set_contents (gold, "{\"id\":\"a\",\"text\":\"mail bob@example.com\","
+                                      "\"spans\":[{\"start\":5,\"end\":20,\"label\":\"EMAIL\"}]}\n",
+                                      -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "-o", out);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+  g_clear_pointer (&now, g_free);
+  g_assert_true (g_file_get_contents (out, &now, NULL, NULL));
+  g_assert_true (g_str_has_prefix (now, "## gold.jsonl (1 records)"));
+
+  /* a FIFO: written through, still a FIFO after a success and after a failure */
+  g_autofree char *fifo = g_build_filename (tmp_dir, "out.fifo", NULL);
+  g_assert_cmpint (mkfifo (fifo, 0600), ==, 0);
+  int status = -1;
+  g_autofree char *got = read_fifo_while (fifo, (const char *const[]) { "redact", "--jsonl", in,
+                                                                        "-o", fifo, NULL }, &status);
+  g_assert_cmpint (status, ==, 0);
+  g_assert_nonnull (strstr (got, "\"label\":\"EMAIL\""));
+  g_clear_pointer (&got, g_free);
+  got = read_fifo_while (fifo, (const char *const[]) { "redact", "--jsonl", bad, "-o", fifo, NULL },
+                         &status);
+  g_assert_cmpint (status, ==, 1);
+  GStatBuf st;
+  g_assert_cmpint (g_lstat (fifo, &st), ==, 0);
+  g_assert_true (S_ISFIFO (st.st_mode));
+  g_unlink (fifo);
+
+  /* the test's own full device (as root; /dev/full itself is never a target): the write
+   * fails with the reason, and the device node stays */
+  g_autofree char *full = g_build_filename (tmp_dir, "full", NULL);
+  if (mknod (full, S_IFCHR | 0666, makedev (1, 7)) == 0)
+    {
+      RUN (&r, "redact", "--jsonl", in, "-o", full);
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_nonnull (strstr (r.err, "No space left"));
+      run_clear (&r);
+      g_assert_cmpint (g_lstat (full, &st), ==, 0);
+      g_assert_true (S_ISCHR (st.st_mode));
+      g_unlink (full);
+    }
+  else
+    g_test_message ("mknod is not permitted: the device case is not run");
+
+  /* an empty name and a missing folder: errors naming the problem, nothing created */
+  RUN (&r, "redact", "--jsonl", in, "-o", "");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "empty name"));
+  g_assert_null (strstr (r.err, "CRITICAL"));
+  run_clear (&r);
+  g_autofree char *nodir = g_build_filename (tmp_dir, "no-such-dir", "o.jsonl", NULL);
+  RUN (&r, "redact", "-o", nodir, "x");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, nodir));
+  run_clear (&r);
+
+  g_unlink (in);
+  g_unlink (bad);
+  g_unlink (out);
+  g_unlink (gold);
+}
+
+/* `redact --jsonl -o` interrupted (SIGINT) part-way: the target holds the old file or the
+ * whole new one, never a cut one, and no temporary file is left in its folder. */
+static void
+test_redact_output_interrupt (void)
+{
+  g_autofree char *sub = g_build_filename (tmp_dir, "interrupt", NULL);
+  g_assert_cmpint (g_mkdir (sub, 0700), ==, 0);
+  g_autofree char *in = g_build_filename (tmp_dir, "many.jsonl", NULL);
+  g_autofree char *out = g_build_filename (sub, "out.jsonl", NULL);
+  GString *body = g_string_new (NULL);
+  const guint n = 20000;
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (body, "{\"id\":\"%u\",\"text\":\"Mary Smith wrote to bob%u@example.com "
+                            "from 192.168.1.%u\"}\n", i, i, i % 250);
+  g_assert_true (g_file_set_contents (in, body->str, (gssize) body->len, NULL));
+  g_string_free (body, TRUE);
+  g_assert_true (g_file_set_contents (out, "precious\n", -1, NULL));
+  g_autoptr (GSubprocess) p = spawn_hanzo ((const char *const[]) { "redact", "--jsonl", in, "-o", out,
+                                                                   NULL });
+  /* signalled once it writes its output (an fd into `sub`: the unnamed O_TMPFILE file or
+   * the temporary name), or after 10 s */
+  g_autofree char *fds = g_strdup_printf ("/proc/%s/fd", g_subprocess_get_identifier (p));
+  gboolean writing = FALSE;
+  for (int tries = 0; !writing && tries < 5000 && g_subprocess_get_identifier (p); tries++)
+    {
+      g_autoptr (GDir) fd_dir = g_dir_open (fds, 0, NULL);
+      for (const char *e; fd_dir && !writing && (e = g_dir_read_name (fd_dir));)
+        {
+          g_autofree char *link = g_build_filename (fds, e, NULL);
+          g_autofree char *target = g_file_read_link (link, NULL);
+          writing = target && g_str_has_prefix (target, sub);
+        }
+      if (!writing)
+        g_usleep (2000);
+    }
+  g_usleep (20 * 1000);
+  g_subprocess_send_signal (p, SIGINT);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_subprocess_wait (p, NULL, &error));
+  const gboolean killed = g_subprocess_get_if_signaled (p);
+  g_test_message ("redact --jsonl %s%s", killed ? "interrupted" : "finished before the signal",
+                  writing ? " (it was writing)" : "");
+  g_autofree char *now = NULL;
+  g_assert_true (g_file_get_contents (out, &now, NULL, NULL));
+  if (killed)
+    g_assert_cmpstr (now, ==, "precious\n");
+  else
+    {
+      g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 0);
+      guint lines = 0;
+      for (const char *c = now; *c; c++)
+        lines += *c == '\n';
+      g_assert_cmpuint (lines, ==, n);
+    }
+  g_autoptr (GDir) d = g_dir_open (sub, 0, NULL);
+  const char *e;
+  while ((e = g_dir_read_name (d)))
+    if (strcmp (e, "out.jsonl") != 0)
+      g_error ("left behind: %s", e);
+  g_unlink (out);
+  g_rmdir (sub);
+  g_unlink (in);
+}
+
+/* Options that the chosen mode of `redact` would ignore are usage errors. */
+static void
+test_redact_usage (void)
+{
+  Run r = { 0 };
+  RUN (&r, "redact", "--pred", missing, "x");
+  expect_usage (&r, "--pred needs --eval");
+  RUN (&r, "redact", "--model-tokens", "64", "x");
+  expect_usage (&r, "--model-tokens needs --model");
+  RUN (&r, "redact", "--jsonl", missing, "--eval", missing);
+  expect_usage (&r, "--jsonl and --eval");
+  RUN (&r, "redact", "--json", "--jsonl", missing);
+  expect_usage (&r, "--json is for TEXT");
+  RUN (&r, "redact", "--json", "--eval", missing);
+  expect_usage (&r, "--json is for TEXT");
+  RUN (&r, "redact", "--mode", "numbered", "--eval", missing);
+  expect_usage (&r, "--mode is for TEXT");
+  RUN (&r, "redact", "--jsonl", missing, "some", "text");
+  expect_usage (&r, "TEXT arguments");
+}
+
+/* `redact --eval GOLD --pred PRED`: predictions are matched by "id" (any order), else by
+ * position; a prediction set that is not the gold set is an error naming the --pred file
+ * (a missing prediction used to count as "predicted nothing", silently). */
+static void
+test_redact_eval_pred (void)
+{
+  g_autofree char *gold = g_build_filename (tmp_dir, "g.jsonl", NULL);
+  g_autofree char *pred = g_build_filename (tmp_dir, "p.jsonl", NULL);
+  static const char rec_a[] = "{\"id\":\"a\",\"text\":\"mail bob@example.com\",\"spans\":"
+                              "[{\"start\":5,\"end\":20,\"label\":\"EMAIL\"}]}\n";
+  static const char rec_b[] = "{\"id\":\"b\",\"text\":\"call Ann\",\"spans\":"
+                              "[{\"start\":5,\"end\":8,\"label\":\"PERSON\"}]}\n";
+  static const char rec_c[] = "{\"id\":\"c\",\"text\":\"hi\",\"spans\":[]}\n";
+  g_autofree char *ab = g_strconcat (rec_a, rec_b, NULL);
+  g_autofree char *ba = g_strconcat (rec_b, rec_a, NULL);
+  g_autofree char *abc = g_strconcat (rec_a, rec_b, rec_c, NULL);
+  g_assert_true (g_file_set_contents (gold, ab, -1, NULL));
+  Run r = { 0 };
+
+  /* the same records in another order: matched by id, perfect scores */
+  g_assert_true (g_file_set_contents (pred, ba, -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "--pred", pred);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "| label-agnostic         |     2 |     2 | 1.000 | 1.000 |"));
+  run_clear (&r);
+  /* a prediction missing */
+  g_assert_true (g_file_set_contents (pred, rec_a, -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "--pred", pred);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "p.jsonl has no record with \"id\" \"b\""));
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+  /* one too many */
+  g_assert_true (g_file_set_contents (pred, abc, -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "--pred", pred);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "p.jsonl: record 3 (\"id\" \"c\") matches no gold record"));
+  g_assert_cmpstr (r.out, ==, "");
+  run_clear (&r);
+  /* an id twice */
+  g_autofree char *aa = g_strconcat (rec_a, rec_a, NULL);
+  g_assert_true (g_file_set_contents (pred, aa, -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "--pred", pred);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "p.jsonl:2: \"id\" \"a\" appears twice"));
+  run_clear (&r);
+
+  /* records without ids: by position; fewer predictions than gold records is an error */
+  g_assert_true (g_file_set_contents (gold, "{\"text\":\"x\"}\n{\"text\":\"y\"}\n", -1, NULL));
+  g_assert_true (g_file_set_contents (pred, "{\"text\":\"x\"}\n{\"text\":\"y\"}\n", -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "--pred", pred);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "(2 records)"));
+  run_clear (&r);
+  g_assert_true (g_file_set_contents (pred, "{\"text\":\"x\"}\n", -1, NULL));
+  RUN (&r, "redact", "--eval", gold, "--pred", pred);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "p.jsonl has 1 records, fewer than the gold records"));
+  run_clear (&r);
+  g_unlink (gold);
+  g_unlink (pred);
+}
+
+/* True when no byte below 0x20 is left raw inside a JSON string literal of `text` (RFC
+ * 8259 §7; Python's json.loads refuses them). */
+static gboolean
+strict_json_strings (const char *text)
+{
+  gboolean in_string = FALSE;
+  for (const char *p = text; *p; p++)
+    {
+      const guchar c = (guchar) *p;
+      if (in_string && c < 0x20)
+        return FALSE;
+      if (in_string && c == '\\')
+        p++;
+      else if (c == '"')
+        in_string = !in_string;
+    }
+  return TRUE;
+}
+
+/* U+001F (which json-glib 1.6.6 leaves raw) and the other control characters in the
+ * input of `redact --json` / `--jsonl` and in the prompt of `generate --json`: escaped. */
+static void
+test_json_controls (void)
+{
+  static const char input[] = "a\x1f" "b\x01 mail bob@example.com";
+  Run r = { 0 };
+  run_hanzo_full (&r, FALSE, input, sizeof input - 1,
+                  (const char *const[]) { "redact", "--json", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (strict_json_strings (r.out));
+  g_assert_nonnull (strstr (r.out, "a\\u001fb\\u0001"));
+  run_clear (&r);
+
+  g_autofree char *in = g_build_filename (tmp_dir, "ctl.jsonl", NULL);
+  g_assert_true (g_file_set_contents (in, "{\"id\":\"x\\u001f\",\"text\":\"a\\u001fb\"}\n", -1, NULL));
+  RUN (&r, "redact", "--jsonl", in);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, "{\"id\":\"x\\u001f\",\"text\":\"a\\u001fb\",\"spans\":[]}\n");
+  run_clear (&r);
+  g_unlink (in);
+
+  g_autofree char *stories = hz_test_shared_path ("models/stories260K.gguf");
+  if (stories == NULL)
+    {
+      g_test_message ("../shared/models/stories260K.gguf is absent: generate --json not run");
+      return;
+    }
+  RUN (&r, "generate", "-m", stories, "-p", "Once\x1f upon", "-n", "4", "--seed", "1", "--json");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (strict_json_strings (r.out));
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (parser, r.out, -1, NULL));
+  run_clear (&r);
+}
+
+/* An empty output name is an error with a message, not a CRITICAL and a crash in the GGUF
+ * writer; a missing or non-GGUF input is named, its magic shown escaped and in hex. */
+static void
+test_file_names (void)
+{
+  Run r = { 0 };
+  RUN (&r, "quantize", missing, "x.gguf", "--type", "Q8_0");
+  g_assert_cmpint (r.status, ==, 1);
+  g_autofree char *msg = g_strdup_printf ("%s: cannot open: No such file", missing);
+  g_assert_nonnull (strstr (r.err, msg));
+  run_clear (&r);
+  g_autofree char *text = g_build_filename (tmp_dir, "text.gguf", NULL);
+  g_assert_true (g_file_set_contents (text, "\x1b[2Jhello", -1, NULL));
+  RUN (&r, "quantize", text, "x.gguf", "--type", "Q8_0");
+  g_assert_cmpint (r.status, ==, 1);
+  g_clear_pointer (&msg, g_free);
+  msg = g_strdup_printf ("%s: not a GGUF file: magic is \"\\x1b[2J\" (bytes 1b 5b 32 4a)", text);
+  g_assert_nonnull (strstr (r.err, msg));
+  g_assert_null (strchr (r.err, '\x1b'));
+  run_clear (&r);
+  g_assert_true (g_file_set_contents (text, "GG", -1, NULL));   /* shorter than the magic */
+  RUN (&r, "quantize", text, "x.gguf", "--type", "Q8_0");
+  g_assert_cmpint (r.status, ==, 1);
+  g_clear_pointer (&msg, g_free);
+  msg = g_strdup_printf ("%s: header: magic", text);
+  g_assert_nonnull (strstr (r.err, msg));
+  run_clear (&r);
+  g_unlink (text);
+
+  g_autofree char *stories = hz_test_shared_path ("models/stories260K.gguf");
+  if (stories == NULL)
+    {
+      g_test_skip ("../shared/models/stories260K.gguf is absent: the empty -o cases are not run");
+      return;
+    }
+  RUN (&r, "quantize", stories, "", "--type", "Q8_0");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "empty name"));
+  g_assert_null (strstr (r.err, "CRITICAL"));
+  run_clear (&r);
+  RUN (&r, "synth", "--shape", "tiny-qwen3moe", "--type", "Q8_0", "--vocab", stories, "-o", "");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "empty name"));
+  g_assert_null (strstr (r.err, "CRITICAL"));
+  run_clear (&r);
+  /* learn merge: an adapter from a one-step SFT run, merged to "" */
+  g_autofree char *data = g_build_filename (tmp_dir, "sft.jsonl", NULL);
+  g_autofree char *adapter = g_build_filename (tmp_dir, "adapter", NULL);
+  g_assert_true (g_file_set_contents (data, "{\"prompt\": \"Once upon\", \"response\": \"a time\"}\n"
+                                      "{\"prompt\": \"The cat\", \"response\": \"sat\"}\n", -1, NULL));
+  RUN (&r, "learn", "sft", "-m", stories, "--data", data, "-o", adapter, "--steps", "1", "--batch", "1",
+       "--heldout", "0");
+  g_assert_cmpint (r.status, ==, 0);
+  run_clear (&r);
+  RUN (&r, "learn", "merge", "-m", stories, "-a", adapter, "-o", "");
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_nonnull (strstr (r.err, "empty name"));
+  g_assert_null (strstr (r.err, "CRITICAL"));
+  run_clear (&r);
+  g_autoptr (GDir) d = g_dir_open (adapter, 0, NULL);
+  for (const char *e; d && (e = g_dir_read_name (d));)
+    {
+      g_autofree char *f = g_build_filename (adapter, e, NULL);
+      g_unlink (f);
+    }
+  g_rmdir (adapter);
+  g_unlink (data);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -616,6 +1049,12 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-cli/output-errors", test_output_errors);
   g_test_add_func ("/hanzo-cli/learn-out-dir", test_learn_out_dir);
   g_test_add_func ("/hanzo-cli/perplexity-messages", test_perplexity_messages);
+  g_test_add_func ("/hanzo-cli/redact-output", test_redact_output);
+  g_test_add_func ("/hanzo-cli/redact-output-interrupt", test_redact_output_interrupt);
+  g_test_add_func ("/hanzo-cli/redact-usage", test_redact_usage);
+  g_test_add_func ("/hanzo-cli/redact-eval-pred", test_redact_eval_pred);
+  g_test_add_func ("/hanzo-cli/json-controls", test_json_controls);
+  g_test_add_func ("/hanzo-cli/file-names", test_file_names);
   rc = g_test_run ();
   g_rmdir (tmp_dir);
   g_free (missing);

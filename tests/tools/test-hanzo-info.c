@@ -146,7 +146,7 @@ test_info_bad_files (void)
       RunResult r = { 0 };
       run_hanzo (&r, (const char *[]) { "info", cut, NULL });
       g_assert_cmpint (r.status, ==, 1);
-      g_autofree char *prefix = g_strdup_printf ("hanzo: %s: ", cut);
+      g_autofree char *prefix = g_strdup_printf ("hanzo info: %s: ", cut);
       g_assert_true (g_str_has_prefix (r.err, prefix));
       assert_contains (r.err, expect[k]);
       g_assert_cmpstr (r.out, ==, "");
@@ -156,7 +156,7 @@ test_info_bad_files (void)
   RunResult r = { 0 };
   run_hanzo (&r, (const char *[]) { "info", "/nonexistent/x.gguf", NULL });
   g_assert_cmpint (r.status, ==, 1);
-  assert_contains (r.err, "hanzo: /nonexistent/x.gguf: cannot open: No such file");
+  assert_contains (r.err, "hanzo info: /nonexistent/x.gguf: cannot open: No such file");
   run_result_clear (&r);
 
   run_hanzo (&r, (const char *[]) { "info", NULL });

@@ -168,16 +168,16 @@ test_file_bytes (void)
   g_autoptr(GError) error = NULL;
   Run r = { 0 };
 
-  /* "a\nb\xff" read byte for byte: ▁a <0x0A> b <0xFF> */
+  /* "a\nb\xff" read byte for byte (--raw-bytes): ▁a <0x0A> b <0xFF> */
   g_assert_true (g_file_set_contents (path, "a\nb\xff", 4, &error));
-  run_tokenize (&r, "-m", vocab_path, "--no-bos", "--file", path, NULL);
+  run_tokenize (&r, "-m", vocab_path, "--no-bos", "--raw-bytes", "--file", path, NULL);
   g_assert_cmpint (r.status, ==, 0);
   g_assert_cmpstr (r.out, ==, "262 13 261 258\n");
   run_clear (&r);
   g_unlink (path);
 
   /* -f - reads stdin, bytes as they are (NUL included): ▁a <0x00> b */
-  run_tokenize_stdin (&r, "a\0b", 3, "-m", vocab_path, "--no-bos", "-f", "-", NULL);
+  run_tokenize_stdin (&r, "a\0b", 3, "-m", vocab_path, "--no-bos", "--raw-bytes", "-f", "-", NULL);
   g_assert_cmpint (r.status, ==, 0);
   g_assert_cmpstr (r.out, ==, "262 3 261\n");
   run_clear (&r);
@@ -189,7 +189,8 @@ test_pieces_nul (void)
 {
   Run r = { 0 };
 
-  run_tokenize_stdin (&r, "a\0b", 3, "-m", vocab_path, "--no-bos", "--pieces", "-f", "-", NULL);
+  run_tokenize_stdin (&r, "a\0b", 3, "-m", vocab_path, "--no-bos", "--raw-bytes", "--pieces",
+                      "-f", "-", NULL);
   g_assert_cmpint (r.status, ==, 0);
   g_assert_nonnull (strstr (r.out, "\n3\t'\\x00'\n"));
   g_assert_null (strstr (r.out, "''"));
