@@ -73,15 +73,24 @@ safetensors_seeds (void)
   write_seed ("safetensors", "seed-scalar.safetensors", sc->data, sc->len);
 }
 
+/* A delta of `cfg` with small values 0.01 * wave(k), k the element index. */
+static HzLoraDelta *
+seed_delta (HzDeltaConfig *cfg, float (*wave) (float))
+{
+  static const char base[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  HzLoraDelta *d = hz_lora_delta_new (cfg, base);
+  float *v = hz_lora_delta_data (d);
+  for (gsize k = 0; k < hz_delta_config_n_elements (cfg); k++)
+    v[k] = 0.01f * wave ((float) k);
+  return d;
+}
+
 static void
 lora_delta_seeds (void)
 {
   g_autoptr (HzDeltaConfig) cfg = fuzz_lora_delta_config ();
-  static const char base[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-  g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, base);
+  g_autoptr (HzLoraDelta) d = seed_delta (cfg, sinf);
   float *v = hz_lora_delta_data (d);
-  for (gsize k = 0; k < hz_delta_config_n_elements (cfg); k++)
-    v[k] = 0.01f * sinf ((float) k);
   g_autoptr (GBytes) ok = hz_lora_delta_to_wire (d, 3, 1.5);
   write_bytes_seed ("lora-delta", "seed-upload.safetensors", ok);
   g_autoptr (GBytes) agg = hz_lora_delta_to_wire (d, 1, 0);
@@ -99,11 +108,7 @@ static void
 aggregator_http_seeds (void)
 {
   g_autoptr (HzDeltaConfig) cfg = fuzz_lora_delta_config ();
-  static const char base[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-  g_autoptr (HzLoraDelta) d = hz_lora_delta_new (cfg, base);
-  float *v = hz_lora_delta_data (d);
-  for (gsize k = 0; k < hz_delta_config_n_elements (cfg); k++)
-    v[k] = 0.01f * cosf ((float) k);
+  g_autoptr (HzLoraDelta) d = seed_delta (cfg, cosf);
   g_autoptr (GBytes) body = hz_lora_delta_to_wire (d, 1, 1.5);
   gsize n;
   const char *b = g_bytes_get_data (body, &n);
