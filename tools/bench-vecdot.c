@@ -14,7 +14,10 @@
  * activation rows per call, weight bytes counted once per activation row like the others,
  * so oT / oN is the speed-up of the tile), for a matrix of 4096 rows, at each SIMD level
  * (kernel column o1-<level> / oN-<level> / o4-<level> / oT-<level>); table kernels are
- * named by their level alone. "memory read" is a plain 64-bit sum over the same 64 MiB
+ * named by their level alone. Formats repacked at load (repack.h) also get "p1-<level>", the
+ * repacked kernel on one activation row (decode: cache and stream, the matrices repacked
+ * in 32-row multiples) and "pT-<level>", the same kernel against 64 activation rows (prompt
+ * batches, counted as oT). "memory read" is a plain 64-bit sum over the same 64 MiB
  * (hz_measure_read_bandwidth_cpu), the single-core roofline for the stream column.
  * Single-threaded. Everything is timed in the thread's CPU time (bytes per CPU-second), so
  * that time slices lost to other processes on a shared machine do not count; cache and
@@ -29,6 +32,7 @@
 #include "quant.h"
 #include "ggml-order.h"
 #include "membw.h"
+#include "repack.h"
 
 /* Seconds of this thread's CPU time: on a shared machine wall-clock time includes the time
  * slices of other processes; CPU time of a memory-bound loop still includes its stalls. */
@@ -246,7 +250,9 @@ main (int argc, char **argv)
       const size_t rows_cache = MAX (1, cache_bytes / row_size);
       const size_t rows_stream = MAX (1, stream_bytes / row_size);
       g_autofree guint8 *w = make_weights (t, k, rows_stream, &row_bytes);
-      g_autofree float *tile_out = g_new (float, rows_cache * TILE_TOKENS);
+      g_autofree float *tile_out = g_new (float, MAX (2 * rows_cache, 32) * TILE_TOKENS);
+      g_autofree float *stream_out = g_new (float, rows_stream);
+      guint8 *packed = NULL;   /* the stream matrix repacked, made on first use */
       for (int l = 0; l < HZ_SIMD_LEVELS; l++)
         {
           HzVecDotFn fn = hz_quant_vec_dot_at (t->type, l);
@@ -287,7 +293,30 @@ main (int argc, char **argv)
                           time_tile (d.tile, k, w, row_bytes, rows_cache, TILE_TOKENS, acts,
                                      act_bytes, tile_out, secs, &sink), 0, mem);
             }
+          /* the repacked kernels: whole 32-row groups of the same matrices (the cache one
+           * about twice as large, still in L2, so the timer's cost per pass stays small) */
+          const size_t pc = MAX (32, 2 * rows_cache / 32 * 32), ps = rows_stream / 32 * 32;
+          const HzGgmlTileFn pk = hz_repack_tile_at (t->type, (int64_t) ps, k, l);
+          if (pk && hz_repack_tile_at (t->type, (int64_t) pc, k, l) == pk && pc <= ps)
+            {
+              if (packed == NULL)
+                {
+                  packed = g_malloc (ps * row_bytes);
+                  hz_repack_rows (t->type, (int64_t) ps, k, w, packed);
+                }
+              g_autofree char *p1 = g_strdup_printf ("p1-%s", hz_simd_level_name (l));
+              print_rate (t, p1,
+                          time_tile (pk, k, packed, row_bytes, pc, 1, act, act_bytes, tile_out,
+                                     secs, &sink),
+                          time_tile (pk, k, packed, row_bytes, ps, 1, act, act_bytes, stream_out,
+                                     secs, &sink), mem);
+              g_autofree char *pT = g_strdup_printf ("pT-%s", hz_simd_level_name (l));
+              print_rate (t, pT,
+                          time_tile (pk, k, packed, row_bytes, pc, TILE_TOKENS, acts, act_bytes,
+                                     tile_out, secs, &sink), 0, mem);
+            }
         }
+      g_free (packed);
     }
   g_free (xa);
   return sink == 12345.0f;   /* keeps the results alive; practically always 0 */

@@ -55,7 +55,7 @@ void hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in
 void hz_cpu_matmul_set_row_invariant (HzCpuMatmul *mm, gboolean on);
 
 /** Repack `m` for the CPU kernels where its format and shape have a repacked layout
- *  (quant/repack.h: Q4_0 with n_out % 8 == 0): sets m->packed (a new buffer of
+ *  (quant/repack.h: Q4_0 with n_out % 8 == 0; Q4_K, Q5_K, Q6_K, IQ4_XS with n_out % 32 == 0): sets m->packed (a new buffer of
  *  n_out · row_bytes bytes, appended to `owned`, whose free function must be g_free) and
  *  m->packed_tile; hz_cpu_matmul then reads only the repacked copy, with bit-identical
  *  results. m->data is left as it is (other readers use the original). FALSE when nothing

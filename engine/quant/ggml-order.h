@@ -51,8 +51,8 @@
  * operations those of the one-row kernel in its order, so every element is bit-identical
  * to it (tests/engine/test-ggml-order.c compares them with memcmp, ragged tiles included).
  * Matrices repacked at load into 8-row interleaved groups (repack.h: Q4_0, Q4_K, Q5_K,
- * IQ4_XS in the shapes of their serial kernels) have tiles of their own on that layout,
- * also bit-identical to `one`, which serve decode as well.
+ * Q6_K, IQ4_XS in the shapes of their serial kernels) have tiles of their own on that
+ * layout, also bit-identical to `one`, which serve decode as well.
  *
  * Thread safety: pure functions.
  */

@@ -67,8 +67,17 @@ q4_0x8_packed_tile (int n, int n_rows, int n_tok, float *restrict s, size_t ld,
     }
 }
 
-/* HZ_REPACK_X8_U32: byte k of row m of a block at 32·(k/4) + 4m + k%4 of the group's
- * block (8 · B bytes for B-byte blocks, B % 4 == 0). */
+/* HZ_REPACK_X8_U32: of a B-byte block, byte k < 4·U (U = B / 4 whole units) of row m at
+ * 32·(k/4) + 4m + k%4 of the group's block (8 · B bytes), the T = B % 4 tail bytes of row m
+ * at 32·U + T·m + (k − 4·U). */
+static inline size_t
+x8_u32_offset (size_t bbytes, int m, size_t k)
+{
+  const size_t units = bbytes / 4, tail = bbytes % 4;
+  return k < 4 * units ? 32 * (k / 4) + 4 * (size_t) m + k % 4
+                       : 32 * units + tail * (size_t) m + (k - 4 * units);
+}
+
 static void
 repack_x8_u32 (int64_t n_out, int64_t n_in, size_t bbytes, size_t belems, const uint8_t *src,
                uint8_t *dst)
@@ -82,8 +91,10 @@ repack_x8_u32 (int64_t n_out, int64_t n_in, size_t bbytes, size_t belems, const 
         for (int m = 0; m < 8; m++)
           {
             const uint8_t *in = src + ((size_t) g * 8 + m) * rb + (size_t) b * bbytes;
-            for (size_t k = 0; k < bbytes; k += 4)
-              memcpy (out + 8 * k + 4 * (size_t) m, in + k, 4);
+            const size_t units = bbytes / 4, tail = bbytes % 4;
+            for (size_t u = 0; u < units; u++)
+              memcpy (out + 32 * u + 4 * (size_t) m, in + 4 * u, 4);
+            memcpy (out + x8_u32_offset (bbytes, m, 4 * units), in + 4 * units, tail);
           }
       }
 }
@@ -93,8 +104,8 @@ static void
 unpack_x8_u32_row (const uint8_t *grp, int m, int nb, size_t bbytes, uint8_t *row)
 {
   for (int b = 0; b < nb; b++)
-    for (size_t k = 0; k < bbytes; k += 4)
-      memcpy (row + (size_t) b * bbytes + k, grp + (size_t) b * 8 * bbytes + 8 * k + 4 * (size_t) m, 4);
+    for (size_t k = 0; k < bbytes; k++)
+      row[(size_t) b * bbytes + k] = grp[(size_t) b * 8 * bbytes + x8_u32_offset (bbytes, m, k)];
 }
 
 /* The C kernel of an HZ_REPACK_X8_U32 format: each row taken back to the original layout
@@ -135,6 +146,7 @@ x8_u32_tile (HzType type, HzgKernel kernel, int n, int n_rows, int n_tok, float 
 
 X8_U32 (q4_K, HZ_TYPE_Q4_K, HZG_Q4_K_SERIAL)
 X8_U32 (q5_K, HZ_TYPE_Q5_K, HZG_Q5_K_SERIAL)
+X8_U32 (q6_K, HZ_TYPE_Q6_K, HZG_Q6_K_SERIAL)
 X8_U32 (iq4_xs, HZ_TYPE_IQ4_XS, HZG_IQ4_XS_SERIAL)
 #undef X8_U32
 
@@ -152,6 +164,7 @@ static const RepackRow repack_rows[] = {
   { HZ_TYPE_Q4_0, HZG_Q4_0_SERIAL, HZ_REPACK_Q4_0X8_ROWS, repack_q4_0x8, q4_0x8_packed_tile },
   { HZ_TYPE_Q4_K, HZG_Q4_K_SERIAL, 8, repack_q4_K, q4_K_packed_tile },
   { HZ_TYPE_Q5_K, HZG_Q5_K_SERIAL, 8, repack_q5_K, q5_K_packed_tile },
+  { HZ_TYPE_Q6_K, HZG_Q6_K_SERIAL, 8, repack_q6_K, q6_K_packed_tile },
   { HZ_TYPE_IQ4_XS, HZG_IQ4_XS_SERIAL, 8, repack_iq4_xs, iq4_xs_packed_tile },
 };
 

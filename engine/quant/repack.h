@@ -15,11 +15,15 @@
  * which leave the 8 rows' integer sums in the 8 lanes. A group takes 8 · row_bytes bytes,
  * as before the repack, so row r0 (r0 % 8 == 0) still starts at byte r0 · row_bytes.
  *
- * Q4_K, Q5_K, IQ4_XS (HZ_REPACK_X8_U32; n_out % 32 == 0, the shapes of their serial
+ * Q4_K, Q5_K, Q6_K, IQ4_XS (HZ_REPACK_X8_U32; n_out % 32 == 0, the shapes of their serial
  * kernels): 8-row groups again; for super-block b of a group, 8 · B bytes (B the block
- * size, a multiple of 4): byte k of row m at 32 · (k / 4) + 4m + k % 4, i.e. the blocks cut
+ * size): byte k < 4 · (B / 4) of row m at 32 · (k / 4) + 4m + k % 4, i.e. the blocks cut
  * into 4-byte units and the 8 rows' units interleaved, so that the row-lane kernels'
- * transposes (tile_rlk) are plain loads and the 8 rows are read as one stream.
+ * transposes (tile_rlk) are plain loads and the 8 rows are read as one stream; the
+ * B % 4 bytes left (Q6_K: its 2-byte d, the last field of the 210-byte block) follow as the
+ * 8 rows' tails in row order (row m's at 32 · (B / 4) + (B % 4) · m), so Q6_K's 8 d are one
+ * 16-byte load. Q4_K and Q6_K decode (one token) with fused GEMVs that unpack and dot in
+ * one pass (ggml-order-x86.inc).
  *
  * The kernels (HzGgmlTileFn on the repacked data) compute every output with the float
  * operations of the serial kernel (q4_0_x8_dot: acc = fma((float) isum, d_w·d_a, acc) per

@@ -336,8 +336,9 @@ test_tile (gconstpointer data)
 /* A repacked matrix (repack.h) against the scalar `one` kernel on its original rows, per
  * output bit for bit, at every level including the C kernel of the layout: one token (the
  * decode GEMV) and batches over a pass of 32, all rows or a ragged part of the groups (the
- * tile starting at a later group), an output stride wider than the rows; also the shapes
- * that must not be repacked. */
+ * tile starting at a later group), 16-row pairs of groups plus a last single group with
+ * 16 + 5 tokens (Q4_0's 512-bit tile and its remainders), an output stride wider than the
+ * rows; also the shapes that must not be repacked. */
 static void
 test_repack (gconstpointer data)
 {
@@ -347,11 +348,12 @@ test_repack (gconstpointer data)
   g_autoptr (GRand) r = g_rand_new_with_seed (0x4e9a + c->type);
   /* {matrix rows, first row, tile rows, tokens} */
   static const int shapes[][4] = { { 8, 0, 8, 1 }, { 24, 0, 24, 1 }, { 16, 8, 5, 1 },
-                                   { 8, 0, 8, 3 }, { 16, 0, 13, 9 }, { 24, 8, 16, 33 } };
+                                   { 8, 0, 8, 3 }, { 16, 0, 13, 9 }, { 24, 8, 16, 33 },
+                                   { 40, 0, 40, 21 } };
   unsigned n_checked = 0;
 
   g_assert_null (hz_repack_tile_at (c->type, c->n_out + 4, c->n_in[0], HZ_SIMD_SCALAR));
-  g_assert_null (hz_repack_tile_at (HZ_TYPE_Q6_K, 32, 256, HZ_SIMD_SCALAR));
+  g_assert_null (hz_repack_tile_at (HZ_TYPE_Q8_0, 32, 256, HZ_SIMD_SCALAR));
   g_assert_null (hz_repack_tile_at (HZ_TYPE_Q4_1, 32, 256, HZ_SIMD_SCALAR));
   g_assert_false (hz_repack_rows (c->type, c->n_out + 4, c->n_in[0], "", (uint8_t[1]) { 0 }));
   for (int k = 0; k < 8 && c->n_in[k] > 0; k++)
