@@ -27,21 +27,6 @@ hz_export_format_from_string (const char *str, HzExportFormat *out_format)
   return TRUE;
 }
 
-static const char *
-role_heading (HzRole role)
-{
-  switch (role)
-    {
-    case HZ_ROLE_USER:
-      return _("You");
-    case HZ_ROLE_ASSISTANT:
-      return _("Assistant");
-    case HZ_ROLE_SYSTEM:
-    default:
-      return _("System");
-    }
-}
-
 static GBytes *
 export_markdown (const char *title, const char *system_prompt, GListModel *messages)
 {
@@ -55,7 +40,7 @@ export_markdown (const char *title, const char *system_prompt, GListModel *messa
     {
       g_autoptr(HzMessageItem) item = g_list_model_get_item (messages, i);
       g_string_append_printf (out, "## %s\n\n%s\n\n",
-                              role_heading (hz_message_item_get_role (item)),
+                              hz_role_get_display_name (hz_message_item_get_role (item)),
                               hz_message_item_get_text (item));
     }
   while (out->len > 0 && out->str[out->len - 1] == '\n')

@@ -1,6 +1,8 @@
 /* hz-message-item.c — HzMessageItem (see hz-message-item.h). */
 #include "hz-message-item.h"
 
+#include <glib/gi18n.h>
+
 struct _HzMessageItem {
   GObject  parent_instance;
   gint64   id;
@@ -280,4 +282,19 @@ hz_message_item_init (HzMessageItem *self)
   self->text = g_string_new (NULL);
   self->n_alts = 1;
   self->tokens_per_s = -1;
+}
+
+const char *
+hz_role_get_display_name (HzRole role)
+{
+  switch (role)
+    {
+    case HZ_ROLE_USER:
+      return _("You");
+    case HZ_ROLE_ASSISTANT:
+      return _("Assistant");
+    case HZ_ROLE_SYSTEM:
+    default:
+      return _("System");
+    }
 }

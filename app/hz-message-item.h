@@ -21,6 +21,10 @@ HzMessageItem *hz_message_item_new (gint64 id, HzRole role, const char *text);
 gint64      hz_message_item_get_id (HzMessageItem *self);
 /** The role. */
 HzRole      hz_message_item_get_role (HzMessageItem *self);
+/** The translated name shown for `role`: "You", "Assistant" or "System" (also for any
+ *  other value). The chat rows label messages with it and Markdown exports head them with
+ *  it. Returns a static string; any thread (after the text domain is bound). */
+const char *hz_role_get_display_name (HzRole role);
 /** The text (never NULL). */
 const char *hz_message_item_get_text (HzMessageItem *self);
 /** Replace the text; notifies "text". */

@@ -76,21 +76,6 @@ sync_text (HzMessageRow *self)
   gtk_widget_set_visible (GTK_WIDGET (self->markdown), markdown && *text != '\0');
 }
 
-static const char *
-role_name (HzRole role)
-{
-  switch (role)
-    {
-    case HZ_ROLE_USER:
-      return _("You");
-    case HZ_ROLE_ASSISTANT:
-      return _("Assistant");
-    case HZ_ROLE_SYSTEM:
-    default:
-      return _("System");
-    }
-}
-
 /* What a screen reader says for the row: who wrote it and, as its description, the
  * message (a reply as plain text: its Markdown rendered, no `**` read out), busy while a
  * reply is written. (GTK before 4.14 tells AT-SPI about these changes only for rows an
@@ -101,7 +86,7 @@ sync_accessible (HzMessageRow *self)
 {
   HzMessageItem *item = self->item;
   gboolean streaming = hz_message_item_get_streaming (item);
-  const char *who = role_name (hz_message_item_get_role (item));
+  const char *who = hz_role_get_display_name (hz_message_item_get_role (item));
   g_autofree char *label = NULL;
   g_autofree char *text = NULL;
 
@@ -240,7 +225,7 @@ bind_item (HzMessageRow *self)
 
   gtk_widget_add_css_class (self->bubble, hz_role_to_string (role));
   gtk_widget_set_halign (self->bubble, role == HZ_ROLE_USER ? GTK_ALIGN_END : GTK_ALIGN_FILL);
-  gtk_label_set_text (self->role_label, role_name (role));
+  gtk_label_set_text (self->role_label, hz_role_get_display_name (role));
   sync_from_item (self);
 }
 
