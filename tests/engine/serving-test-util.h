@@ -108,3 +108,34 @@ run (HzServe *srv)
   g_assert_true (hz_serve_run (srv, &error));
   g_assert_no_error (error);
 }
+
+/* The 16-concurrent-vs-16-sequential check's two runs: n prompts of 5 + 7 i random tokens
+ * (seed 100 + i), each asking n_predict tokens at interactive priority, served one after
+ * another on `alone` (each run to its end before the next is submitted), then all at once on
+ * `together`. Results go to `seq` / `conc` (initialised by the caller), request ids to
+ * ids_seq[n] / ids_conc[n]. */
+static inline void
+serve_alone_and_together (const HzModel *m, HzServe *alone, HzServe *together, guint n,
+                          int n_predict, Collect *seq, guint64 *ids_seq, Collect *conc,
+                          guint64 *ids_conc)
+{
+  HzToken **prompts = g_new (HzToken *, n);
+  guint *lens = g_new (guint, n);
+  for (guint i = 0; i < n; i++)
+    {
+      lens[i] = 5 + 7 * i;
+      prompts[i] = make_prompt (m, 100 + i, lens[i]);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      ids_seq[i] = submit (alone, prompts[i], lens[i], n_predict, HZ_PRIORITY_INTERACTIVE, seq);
+      run (alone);
+    }
+  for (guint i = 0; i < n; i++)
+    ids_conc[i] = submit (together, prompts[i], lens[i], n_predict, HZ_PRIORITY_INTERACTIVE, conc);
+  run (together);
+  for (guint i = 0; i < n; i++)
+    g_free (prompts[i]);
+  g_free (prompts);
+  g_free (lens);
+}

@@ -62,36 +62,21 @@ test_batching (void)
   g_autoptr (HzModel) m = load_model ();
   if (!m)
     return;
-  HzToken *prompts[N_SEQ];
-  guint lens[N_SEQ];
   guint64 ids_seq[N_SEQ], ids_conc[N_SEQ];
   Collect seq, conc;
   collect_init (&seq);
   collect_init (&conc);
-  for (guint i = 0; i < N_SEQ; i++)
-    {
-      lens[i] = 5 + 7 * i;
-      prompts[i] = make_prompt (m, 100 + i, lens[i]);
-    }
-  /* one after another, alone on the server */
+  /* one after another, alone on the server; then all at once: prompt chunks and decodes of
+   * up to 16 sequences share each step */
   g_autoptr (HzServe) a = server (m, 0, FALSE, 64);
-  for (guint i = 0; i < N_SEQ; i++)
-    {
-      ids_seq[i] = submit (a, prompts[i], lens[i], 40, HZ_PRIORITY_INTERACTIVE, &seq);
-      run (a);
-    }
-  /* all at once: prompt chunks and decodes of up to 16 sequences share each step */
   g_autoptr (HzServe) b = server (m, 0, FALSE, 64);
-  for (guint i = 0; i < N_SEQ; i++)
-    ids_conc[i] = submit (b, prompts[i], lens[i], 40, HZ_PRIORITY_INTERACTIVE, &conc);
-  run (b);
+  serve_alone_and_together (m, a, b, N_SEQ, 40, &seq, ids_seq, &conc, ids_conc);
   HzServeStats st;
   hz_serve_get_stats (b, &st);
   for (guint i = 0; i < N_SEQ; i++)
     {
       assert_same (got (&seq, ids_seq[i], 0), got (&conc, ids_conc[i], 0));
       g_assert_cmpuint (got (&seq, ids_seq[i], 0)->len, ==, 40);
-      g_free (prompts[i]);
     }
   g_test_message ("16 concurrent = 16 sequential: %" G_GUINT64_FORMAT " steps for %"
                   G_GUINT64_FORMAT " tokens (%.1f rows per step)", st.n_steps,

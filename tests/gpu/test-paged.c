@@ -386,27 +386,13 @@ server (HzModel *m, guint n_blocks, guint budget)
 static guint
 batching_once (HzModel *m)
 {
-  HzToken *prompts[N_SEQ];
-  guint lens[N_SEQ];
   guint64 ids_seq[N_SEQ], ids_conc[N_SEQ];
   Collect seq, conc;
   collect_init (&seq);
   collect_init (&conc);
-  for (guint i = 0; i < N_SEQ; i++)
-    {
-      lens[i] = 5 + 7 * i;
-      prompts[i] = make_prompt (m, 100 + i, lens[i]);
-    }
   g_autoptr (HzServe) a = server (m, 0, 64);
-  for (guint i = 0; i < N_SEQ; i++)
-    {
-      ids_seq[i] = submit (a, prompts[i], lens[i], N_GEN, HZ_PRIORITY_INTERACTIVE, &seq);
-      run (a);
-    }
   g_autoptr (HzServe) b = server (m, 0, 64);
-  for (guint i = 0; i < N_SEQ; i++)
-    ids_conc[i] = submit (b, prompts[i], lens[i], N_GEN, HZ_PRIORITY_INTERACTIVE, &conc);
-  run (b);
+  serve_alone_and_together (m, a, b, N_SEQ, N_GEN, &seq, ids_seq, &conc, ids_conc);
   HzServeStats st;
   hz_serve_get_stats (b, &st);
   g_assert_cmpuint (st.n_steps, <, N_SEQ * N_GEN);   /* sequences really shared steps */
@@ -418,7 +404,6 @@ batching_once (HzModel *m)
       g_assert_cmpuint (y->len, ==, N_GEN);
       for (guint k = 0; k < N_GEN; k++)
         same += g_array_index (x, HzToken, k) == g_array_index (y, HzToken, k);
-      g_free (prompts[i]);
     }
   collect_clear (&seq);
   collect_clear (&conc);
