@@ -22,6 +22,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GPU_TEST_POOL 4099   /* prime */
@@ -137,4 +138,20 @@ gtu_down (HzGpu *gpu, void *host, const void *dev, size_t bytes)
 {
   GError *error = NULL;
   g_assert_true (hz_gpu_download (gpu, host, dev, bytes, &error));
+}
+
+/* The first GPU, described on stdout as a TAP comment; without one, prints the TAP skip line
+ * with the reason and exits with 77 (meson's skip code). */
+static inline HzGpu *
+gtu_open_or_skip (void)
+{
+  GError *error = NULL;
+  HzGpu *gpu = hz_gpu_open (0, &error);
+  if (!gpu)
+    {
+      printf ("1..0 # SKIP %s\n", error->message);
+      exit (77);
+    }
+  printf ("# %s\n", hz_gpu_describe (gpu));
+  return gpu;
 }

@@ -370,14 +370,7 @@ test_combine (int nt, int k, int64_t n, gboolean shared)
 int
 main (void)
 {
-  GError *error = NULL;
-  gpu = hz_gpu_open (0, &error);
-  if (!gpu)
-    {
-      printf ("1..0 # SKIP %s\n", error->message);
-      return 77;
-    }
-  printf ("# %s\n", hz_gpu_describe (gpu));
+  gpu = gtu_open_or_skip ();
   rng = g_rand_new_with_seed (9090);
 
   test_route (8, 2, TRUE, FALSE);     /* Mixtral */

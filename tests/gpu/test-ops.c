@@ -702,14 +702,7 @@ test_sample (void)
 int
 main (void)
 {
-  GError *error = NULL;
-  gpu = hz_gpu_open (0, &error);
-  if (!gpu)
-    {
-      printf ("1..0 # SKIP %s\n", error->message);
-      return 77;
-    }
-  printf ("# %s\n", hz_gpu_describe (gpu));
+  gpu = gtu_open_or_skip ();
   rng = g_rand_new_with_seed (4242);
 
   test_rms_norm (4096, FALSE);

@@ -264,14 +264,7 @@ check_mm (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, int64_t rows
 int
 main (void)
 {
-  GError *error = NULL;
-  HzGpu *gpu = hz_gpu_open (0, &error);
-  if (!gpu)
-    {
-      printf ("1..0 # SKIP %s\n", error->message);
-      return 77;
-    }
-  printf ("# %s\n", hz_gpu_describe (gpu));
+  HzGpu *gpu = gtu_open_or_skip ();
   GRand *rng = g_rand_new_with_seed (20250204);
   const gboolean quick = g_getenv ("HZ_GPU_TEST_QUICK") != NULL;
   const gboolean mm_only = g_getenv ("HZ_GPU_TEST_MM_ONLY") != NULL;

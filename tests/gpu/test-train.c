@@ -422,14 +422,7 @@ test_sft (const char *path, int T, int n_steps, double lr)
 int
 main (int argc, char **argv)
 {
-  GError *error = NULL;
-  gpu = hz_gpu_open (0, &error);
-  if (!gpu)
-    {
-      printf ("1..0 # SKIP %s\n", error->message);
-      return 77;
-    }
-  printf ("# %s\n", hz_gpu_describe (gpu));
+  gpu = gtu_open_or_skip ();
   stream = hz_gpu_stream (gpu);
   rng = g_rand_new_with_seed (777);
 
