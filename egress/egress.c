@@ -328,14 +328,61 @@ http_failure (guint status, GBytes *reply, char **msg, int *code, int final_code
   return OUTCOME_FINAL;
 }
 
+/* The JSON object of a reply, or NULL (the parser owns it). */
 static JsonObject *
-parse_json_object (GBytes *reply, JsonParser *parser)
+parse_json_object (const char *data, gsize len, JsonParser *parser)
 {
-  if (!reply || !json_parser_load_from_data (parser, g_bytes_get_data (reply, NULL),
-                                             (gssize) g_bytes_get_size (reply), NULL))
+  if (!data || len > G_MAXSSIZE || !json_parser_load_from_data (parser, data, (gssize) len, NULL))
     return NULL;
   JsonNode *root = json_parser_get_root (parser);
   return root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
+}
+
+/* Member `name` of `o` when it is a string, else NULL. The _with_default getters of
+ * json-glib emit a critical for a member of another kind (an object, an array), which a
+ * server's reply must not be able to cause. */
+static const char *
+member_string (JsonObject *o, const char *name)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
+           ? json_node_get_string (n) : NULL;
+}
+
+/* Member `name` of `o` when it is an integer (TRUE, *out set). */
+static gboolean
+member_int (JsonObject *o, const char *name, gint64 *out)
+{
+  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
+  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
+    return FALSE;
+  *out = json_node_get_int (n);
+  return TRUE;
+}
+
+gboolean
+hz_egress_parse_round_reply (const char *data, gsize len, guint64 *round_id)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  gint64 round = 0;
+  if (!member_int (parse_json_object (data, len, parser), "round", &round) || round < 1)
+    return FALSE;
+  *round_id = (guint64) round;
+  return TRUE;
+}
+
+gboolean
+hz_egress_reply_confirms_upload (const char *data, gsize len, guint64 round_id,
+                                 const char *payload_sha256)
+{
+  g_autoptr (JsonParser) parser = json_parser_new ();
+  JsonObject *o = parse_json_object (data, len, parser);
+  const char *st = member_string (o, "status");
+  const char *sha = member_string (o, "sha256");
+  gint64 round = -1;
+  return st && (strcmp (st, "accepted") == 0 || strcmp (st, "duplicate") == 0) && sha &&
+         payload_sha256 && strcmp (sha, payload_sha256) == 0 &&
+         member_int (o, "round", &round) && round >= 0 && (guint64) round == round_id;
 }
 
 /* ================================================================= upload */
@@ -350,14 +397,10 @@ check_upload (gpointer ud, guint status, GBytes *reply, char **msg, int *code)
   const HzDpRelease *r = ((UploadCheck *) ud)->release;
   if (status < 200 || status >= 300)
     return http_failure (status, reply, msg, code, HZ_EGRESS_ERROR_REJECTED);
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonObject *o = parse_json_object (reply, parser);
-  const char *st = o ? json_object_get_string_member_with_default (o, "status", NULL) : NULL;
-  const char *sha = o ? json_object_get_string_member_with_default (o, "sha256", NULL) : NULL;
-  gint64 round = o ? json_object_get_int_member_with_default (o, "round", -1) : -1;
-  if (st && (strcmp (st, "accepted") == 0 || strcmp (st, "duplicate") == 0) && sha &&
-      strcmp (sha, hz_dp_release_get_payload_sha256 (r)) == 0 &&
-      round == (gint64) hz_dp_release_get_round_id (r))
+  gsize len = 0;
+  const char *data = reply ? g_bytes_get_data (reply, &len) : NULL;
+  if (hz_egress_reply_confirms_upload (data, len, hz_dp_release_get_round_id (r),
+                                       hz_dp_release_get_payload_sha256 (r)))
     return OUTCOME_OK;
   g_autofree char *text = excerpt (reply);
   *msg = g_strdup_printf ("HTTP %u but the reply does not confirm this payload: %s", status, text);
@@ -499,14 +542,10 @@ check_round (gpointer ud, guint status, GBytes *reply, char **msg, int *code)
 {
   if (status < 200 || status >= 300)
     return http_failure (status, reply, msg, code, HZ_EGRESS_ERROR_REJECTED);
-  g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonObject *o = parse_json_object (reply, parser);
-  gint64 round = o ? json_object_get_int_member_with_default (o, "round", 0) : 0;
-  if (round >= 1)
-    {
-      ((RoundCheck *) ud)->round_id = (guint64) round;
-      return OUTCOME_OK;
-    }
+  gsize len = 0;
+  const char *data = reply ? g_bytes_get_data (reply, &len) : NULL;
+  if (hz_egress_parse_round_reply (data, len, &((RoundCheck *) ud)->round_id))
+    return OUTCOME_OK;
   g_autofree char *text = excerpt (reply);
   *msg = g_strdup_printf ("HTTP %u but no round in the reply: %s", status, text);
   *code = HZ_EGRESS_ERROR_NETWORK;

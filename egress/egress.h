@@ -101,6 +101,20 @@ HzLoraDelta *hz_egress_fetch_aggregate (HzEgress *egress, guint64 round_id,
 gboolean hz_egress_get_round (HzEgress *egress, guint64 *round_id, GCancellable *cancellable,
                               GError **error);
 
+/** The server's answer to GET /v1/rounds/current, `len` bytes of JSON {"round": N, ...}
+ *  (not NUL-terminated; any bytes, e.g. a hostile or broken server's): TRUE with
+ *  *round_id = N when "round" is an integer >= 1, FALSE for anything else (not JSON, not an
+ *  object, no such member, another type, N < 1), never a GLib critical. Reentrant. Used by
+ *  hz_egress_get_round(); public for tests/fuzz/fuzz-egress-round.c. */
+gboolean hz_egress_parse_round_reply (const char *data, gsize len, guint64 *round_id);
+
+/** Whether the server's answer to PUT /v1/rounds/N/update (`len` bytes of JSON, any bytes
+ *  accepted as above) confirms the upload: {"status": "accepted" or "duplicate",
+ *  "round": round_id, "sha256": payload_sha256} with those member types. Reentrant. Used by
+ *  hz_egress_upload_release(); public for tests/fuzz/fuzz-egress-round.c. */
+gboolean hz_egress_reply_confirms_upload (const char *data, gsize len, guint64 round_id,
+                                          const char *payload_sha256);
+
 /** hz_egress_upload_release() in a GTask thread. `release` is borrowed and must stay alive
  *  until the callback; the HzEgress must not be used concurrently. */
 void     hz_egress_upload_release_async (HzEgress *egress, const HzDpRelease *release,

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
+#include <gio/gio.h>
 
 struct _HzAtomicFile {
   char *path;
@@ -292,4 +293,26 @@ hz_atomic_file_set_contents (const char *path, const void *data, gsize len, int 
       return FALSE;
     }
   return hz_atomic_file_commit (f, error);
+}
+
+gboolean
+hz_atomic_file_check_space (const char *path, guint64 n_bytes, GError **error)
+{
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autoptr (GFile) f = g_file_new_for_path (dir);
+  g_autoptr (GFileInfo) info = g_file_query_filesystem_info (f, G_FILE_ATTRIBUTE_FILESYSTEM_FREE,
+                                                             NULL, NULL);
+  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
+    return TRUE;
+  const guint64 free_bytes = g_file_info_get_attribute_uint64 (info,
+                                                               G_FILE_ATTRIBUTE_FILESYSTEM_FREE);
+  if (free_bytes >= n_bytes)
+    return TRUE;
+  g_autofree char *need = g_format_size_full (n_bytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_autofree char *have = g_format_size_full (free_bytes, G_FORMAT_SIZE_IEC_UNITS);
+  g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC,
+               "%s: not enough free disk space: the file needs at least %s (%" G_GUINT64_FORMAT
+               " bytes) but %s has %s free", path, need, n_bytes, dir, have);
+  return FALSE;
 }

@@ -70,6 +70,25 @@ gboolean hz_atomic_file_set_contents (const char *path, const void *data, gsize 
                                       int mode, GError **error);
 
 /**
+ * hz_atomic_file_check_space:
+ * @path: the file about to be written (it need not exist; its directory is looked at)
+ * @n_bytes: how many bytes the whole file will take
+ * @error: G_FILE_ERROR_NOSPC when the file system of @path's directory has fewer than
+ *   @n_bytes free for this user (G_FILE_ATTRIBUTE_FILESYSTEM_FREE of
+ *   g_file_query_filesystem_info(), i.e. statvfs f_bavail x f_frsize); the message names
+ *   the directory and both sizes
+ *
+ * Checks up front that a file of @n_bytes can be written next to @path, before a long
+ * computation produces it (`hanzo synth`). The whole size is needed even when @path is
+ * replaced: the new file is complete before the old one goes (hz_atomic_file_commit()).
+ * When the free space cannot be known (a missing directory, a file system that does not
+ * report it) the check passes: the write itself then reports the error. The result is a
+ * snapshot; a write may still fail if others fill the disk meanwhile.
+ * Returns: TRUE when there is room (or no figure), FALSE with @error set otherwise.
+ */
+gboolean hz_atomic_file_check_space (const char *path, guint64 n_bytes, GError **error);
+
+/**
  * hz_atomic_file_remove_pending:
  *
  * unlink()s the named temporary files of pending writes (only the fallback without

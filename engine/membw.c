@@ -36,8 +36,44 @@ read_worker (guint ith, guint nth, gpointer data)
   job->sink[ith % G_N_ELEMENTS (job->sink)] += a0 ^ a1 ^ a2 ^ a3 ^ a4 ^ a5 ^ a6 ^ a7;
 }
 
-static gsize
-default_buffer_bytes (void)
+/* Size in bytes of the cache of the highest level in `dir` (sysfs
+ * /sys/devices/system/cpu/cpuN/cache: the files "level" and "size", e.g. "32K" or "16M",
+ * of each indexN folder); 0 when there is none. */
+static guint64
+sysfs_last_level_cache (const char *dir)
+{
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  guint64 best_level = 0, best_size = 0;
+  while (d && (name = g_dir_read_name (d)))
+    {
+      if (!g_str_has_prefix (name, "index"))
+        continue;
+      g_autofree char *lp = g_build_filename (dir, name, "level", NULL);
+      g_autofree char *sp = g_build_filename (dir, name, "size", NULL);
+      g_autofree char *ls = NULL, *ss = NULL;
+      if (!g_file_get_contents (lp, &ls, NULL, NULL) || !g_file_get_contents (sp, &ss, NULL, NULL))
+        continue;
+      char *end;
+      const guint64 level = g_ascii_strtoull (ls, NULL, 10);
+      guint64 size = g_ascii_strtoull (ss, &end, 10);
+      if (*end == 'K')
+        size <<= 10;
+      else if (*end == 'M')
+        size <<= 20;
+      else if (*end == 'G')
+        size <<= 30;
+      if (level > best_level || (level == best_level && size > best_size))
+        {
+          best_level = level;
+          best_size = size;
+        }
+    }
+  return best_size;
+}
+
+guint64
+hz_last_level_cache_bytes (void)
 {
   long llc = 0;
 #ifdef _SC_LEVEL3_CACHE_SIZE
@@ -45,11 +81,20 @@ default_buffer_bytes (void)
   if (llc <= 0)
     llc = sysconf (_SC_LEVEL2_CACHE_SIZE);
 #endif
-  if (llc <= 0)
+  if (llc > 0)
+    return (guint64) llc;
+  return sysfs_last_level_cache ("/sys/devices/system/cpu/cpu0/cache");
+}
+
+static gsize
+default_buffer_bytes (void)
+{
+  const guint64 llc = hz_last_level_cache_bytes ();
+  if (llc == 0)
     return (gsize) 256 << 20;
   /* capped: virtual machines often report the whole socket's L3 (hundreds of MiB) while
    * one core sees a slice of it */
-  return CLAMP ((gsize) llc * 4, (gsize) 64 << 20, (gsize) 256 << 20);
+  return (gsize) CLAMP (llc * 4, (guint64) 64 << 20, (guint64) 256 << 20);
 }
 
 /* microseconds of the calling thread's CPU time */

@@ -11,6 +11,12 @@
 
 G_BEGIN_DECLS
 
+/** Size in bytes of this machine's last-level CPU cache, as glibc reports it
+ *  (sysconf _SC_LEVEL3_CACHE_SIZE, else _SC_LEVEL2_CACHE_SIZE), else the highest-level
+ *  cache of /sys/devices/system/cpu/cpu0/cache; 0 when unknown. Virtual machines often
+ *  report the whole socket's L3, more than one core sees. Thread safety: reentrant. */
+guint64 hz_last_level_cache_bytes (void);
+
 /** Measures the sustained memory read bandwidth in bytes per second.
  *
  *  Method (STREAM-like, read only): a buffer of `buffer_bytes` (0: 4 x the last-level

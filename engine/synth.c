@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomic-file.h"
 #include "gguf.h"
 #include "hanzo/engine.h"
 #include "quant.h"
@@ -304,6 +305,36 @@ spec_clear (gpointer p)
   g_free (((Spec *) p)->name);
 }
 
+/* GGUF tensor data is aligned to 32 bytes (general.alignment, the writer's default) */
+static guint64
+synth_pad (guint64 n)
+{
+  return (n + 31) & ~(guint64) 31;
+}
+
+/* The format of tensor `s` (the file type's mix, or p->matrix_type) and its row size in
+ * bytes. FALSE with HZ_ENGINE_ERROR_INVALID_ARGUMENT when the quant table cannot encode it. */
+static gboolean
+tensor_format (const HzSynthParams *p, HzQuantChooser *ch, const Spec *s, uint32_t *type_out,
+               size_t *row_out, GError **error)
+{
+  uint32_t type = hz_quant_chooser_type (ch, s->name, s->n_dims, s->ne, HZ_TYPE_F32, NULL);
+  if (p->matrix_type >= 0 && hz_quant_tensor_allows_quantization (s->name, s->n_dims))
+    type = (uint32_t) p->matrix_type;
+  const HzQuantTraits *tr = hz_quant_traits (type);
+  const size_t row = hz_quant_row_size (type, s->ne[0]);
+  if (!tr || !row || (!tr->from_float && !(hz_synth_random_blocks (type) && s->init == INIT_NORMAL)))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "synth: tensor '%s' needs format %s, which the quant table cannot encode",
+                   s->name, tr ? tr->name : "?");
+      return FALSE;
+    }
+  *type_out = type;
+  *row_out = row;
+  return TRUE;
+}
+
 gboolean
 hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
 {
@@ -482,22 +513,36 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   guint n_threads = p->n_threads ? p->n_threads : g_get_num_processors ();
   gboolean ok = TRUE;
 
+  /* every tensor's format first: refused formats and a disk too small for the file are
+   * reported before minutes of generating weights */
+  g_autofree uint32_t *types = g_new (uint32_t, n);
+  g_autofree size_t *rows = g_new (size_t, n);
+  guint64 data_bytes = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      const Spec *s = &g_array_index (specs, Spec, GPOINTER_TO_UINT (g_hash_table_lookup (idx, names[i])));
+      if (!tensor_format (p, ch, s, &types[i], &rows[i], error))
+        {
+          g_hash_table_unref (idx);
+          return FALSE;
+        }
+      /* saturating: absurd custom shapes (2^24 layers of 2^24 x 2^24) overflow 64 bits */
+      const guint64 nrows = (guint64) (s->ne[1] * s->ne[2]);
+      const guint64 bytes = nrows > (G_MAXUINT64 - 31) / rows[i] ? G_MAXUINT64
+                                                                 : synth_pad (nrows * rows[i]);
+      data_bytes = data_bytes > G_MAXUINT64 - bytes ? G_MAXUINT64 : data_bytes + bytes;
+    }
+  if (!hz_atomic_file_check_space (out, data_bytes, error))
+    {
+      g_hash_table_unref (idx);
+      return FALSE;
+    }
+
   for (guint i = 0; i < n && ok; i++)
     {
       const Spec *s = &g_array_index (specs, Spec, GPOINTER_TO_UINT (g_hash_table_lookup (idx, names[i])));
-      uint32_t type = hz_quant_chooser_type (ch, s->name, s->n_dims, s->ne, HZ_TYPE_F32, NULL);
-      if (p->matrix_type >= 0 && hz_quant_tensor_allows_quantization (s->name, s->n_dims))
-        type = (uint32_t) p->matrix_type;
-      const HzQuantTraits *tr = hz_quant_traits (type);
-      const size_t row = hz_quant_row_size (type, s->ne[0]);
-      if (!tr || !row || (!tr->from_float && !(hz_synth_random_blocks (type) && s->init == INIT_NORMAL)))
-        {
-          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                       "synth: tensor '%s' needs format %s, which the quant table cannot encode",
-                       s->name, tr ? tr->name : "?");
-          ok = FALSE;
-          break;
-        }
+      const uint32_t type = types[i];
+      const size_t row = rows[i];
       const int64_t nrows = s->ne[1] * s->ne[2];
       uint8_t *buf = g_try_malloc ((size_t) nrows * row);
       if (!buf)

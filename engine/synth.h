@@ -91,9 +91,13 @@ typedef struct {
  *  blocks of the format with the same scale, which is what format and speed tests need. */
 gboolean hz_synth_random_blocks (uint32_t type);
 
-/** Writes the model to `out` (atomically). Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (bad
- *  shape, a MoE shape with a dense-only arch or the reverse),
- *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, HZ_GGUF_ERROR_* for the vocab file or the output. */
+/** Writes the model to `out` (atomically). Before any weight is generated, the tensor
+ *  data's size (each tensor padded to the 32-byte alignment; the metadata comes on top) is
+ *  checked against the free space of `out`'s file system (hz_atomic_file_check_space()).
+ *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (bad shape, a MoE shape with a dense-only arch
+ *  or the reverse, a format the quant table cannot encode),
+ *  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH, G_FILE_ERROR_NOSPC (not enough free space; nothing is
+ *  written), HZ_GGUF_ERROR_* for the vocab file or the output. */
 gboolean hz_synth_write (const HzSynthParams *p, const char *out, GError **error);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* learner/checkpoint.c — resumable training state (see checkpoint.h). */
 #include <glib/gstdio.h>
+#include <math.h>
 #include <string.h>
 #include "atomic-file.h"
 #include "checkpoint.h"
@@ -40,17 +41,32 @@ hz_checkpoint_load (const char *dir, HzLora *lora, HzAdamW *opt, const char *tag
     return FALSE;
   if (!g_file_get_contents (path, &data, &len, error))
     return FALSE;
+  return hz_checkpoint_load_from_data (data, len, lora, opt, tag);
+}
+
+gboolean
+hz_checkpoint_load_from_data (const void *data, gsize len, HzLora *lora, HzAdamW *opt,
+                              const char *tag)
+{
+  const guint8 *d = data;
   int64_t hdr[2];
-  if (len < 8 + sizeof hdr || memcmp (data, MAGIC, 8) != 0)
+  if (len < 8 + sizeof hdr || memcmp (d, MAGIC, 8) != 0)
     return FALSE;
-  memcpy (hdr, data + 8, sizeof hdr);
+  memcpy (hdr, d + 8, sizeof hdr);
   const int64_t step = GINT64_FROM_LE (hdr[0]), n = GINT64_FROM_LE (hdr[1]);
-  if (n != (int64_t) opt->n || n != (int64_t) lora->n_params)
+  if (step < 0 || n != (int64_t) opt->n || n != (int64_t) lora->n_params)
     return FALSE;
   const gsize body = 8 + sizeof hdr + 3 * sizeof (float) * (gsize) n;
-  if (len < body || len - body != strlen (tag) || memcmp (data + body, tag, len - body) != 0)
+  if (len < body || len - body != strlen (tag) || memcmp (d + body, tag, len - body) != 0)
     return FALSE;
-  const float *f = (const float *) (data + 8 + sizeof hdr);
+  /* copied out before use: `data` need not be aligned for float */
+  g_autofree float *f = g_new (float, 3 * (gsize) n);
+  memcpy (f, d + 8 + sizeof hdr, 3 * sizeof (float) * (gsize) n);
+  /* a state that would poison training is no checkpoint: finite parameters and first
+   * moments, second moments (means of squared gradients) finite and >= 0 */
+  for (gsize i = 0; i < 3 * (gsize) n; i++)
+    if (!isfinite (f[i]) || (i >= 2 * (gsize) n && f[i] < 0))
+      return FALSE;
   memcpy (lora->params, f, sizeof (float) * n);
   memcpy (opt->m, f + n, sizeof (float) * n);
   memcpy (opt->v, f + 2 * n, sizeof (float) * n);

@@ -24,10 +24,20 @@ gboolean hz_checkpoint_save (const char *dir, const HzLora *lora, const HzAdamW 
                              const char *tag, GError **error);
 
 /** Restore a checkpoint written for the same job: returns FALSE without error when `dir`
- *  holds none or one with another tag or parameter count (start afresh), FALSE with an
- *  error when it is unreadable. On TRUE, lora->params and opt (moments, step) are set. */
+ *  holds none or one with another tag or parameter count, or one that
+ *  hz_checkpoint_load_from_data() refuses (start afresh), FALSE with
+ *  an error when the file cannot be read. On TRUE, lora->params and opt (moments, step) are set. */
 gboolean hz_checkpoint_load (const char *dir, HzLora *lora, HzAdamW *opt, const char *tag,
                              GError **error);
+
+/** The restoring part of hz_checkpoint_load(): `len` bytes of an optimizer.bin (any
+ *  bytes; no alignment needed). TRUE when they are a checkpoint of this job: magic, step
+ *  >= 0, n equal to opt->n and lora->n_params, exactly 3 n floats then `tag`, every value
+ *  finite and every second moment >= 0; lora->params, opt->m, opt->v and opt->step are
+ *  then set. FALSE otherwise, with `lora` and `opt` untouched. Reentrant. Public for
+ *  tests/fuzz/fuzz-checkpoint.c. */
+gboolean hz_checkpoint_load_from_data (const void *data, gsize len, HzLora *lora,
+                                       HzAdamW *opt, const char *tag);
 
 /** Remove a checkpoint directory's files (after the job finished). */
 void hz_checkpoint_clear (const char *dir);

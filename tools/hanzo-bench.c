@@ -6,7 +6,11 @@
  * cache in batches of -b (default 512) tokens; tg<N> decodes N random tokens one at a time
  * from an empty cache. Sampling is not timed. One warm-up run precedes the repeats. Prints
  * a Markdown table like llama-bench's; t/s is the median over the repeats ± the sample
- * standard deviation. Exit status: 0 ok, 1 runtime error, 2 usage error.
+ * standard deviation. The roofline columns: B, the memory read bandwidth (measured, or
+ * --bandwidth), R = B / the weight bytes one token reads, and the share of R that tg
+ * reaches. When those weights fit in the last-level cache (hz_last_level_cache_bytes) they
+ * are read from the cache, R is no bound, and the share is shown as "in cache" with a note.
+ * Exit status: 0 ok, 1 runtime error, 2 usage error.
  */
 /* Largest -p + -n (one context holds both; 1 Mi tokens is far past any model here). */
 #define HZ_BENCH_MAX_TOKENS (1 << 20)
@@ -227,11 +231,21 @@ hz_cmd_bench (int argc, char **argv)
     }
   else
     printf ("weight bytes read per token: unknown (not a GGUF file)\n");
-  printf ("\n| %-30s | %10s | %10s | %-7s | %7s | %10s | %20s | %9s | %12s | %7s |\n", "model",
+  /* weights that fit in the last-level cache are read from it, not from memory, after
+   * the first token: the memory roofline is no bound for them (> 100 % of it is common) */
+  const guint64 llc = hz_last_level_cache_bytes ();
+  const gboolean in_cache = have_bytes && llc > 0 && tok_bytes <= llc;
+  if (in_cache)
+    {
+      g_autofree char *ls = human ((double) llc, size_units, 1024);
+      printf ("note: they fit in the last-level cache (%s), so decoding is not bound by memory "
+              "bandwidth; \"of roof\" says \"in cache\" instead of a percentage\n", ls);
+    }
+  printf ("\n| %-30s | %10s | %10s | %-7s | %7s | %10s | %20s | %9s | %12s | %8s |\n", "model",
           "size", "params", "backend", "threads", "test", "t/s", "B GB/s", "roofline t/s",
           "of roof");
   printf ("| ------------------------------ | ---------: | ---------: | ------- | ------: | "
-          "---------: | -------------------: | --------: | -----------: | ------: |\n");
+          "---------: | -------------------: | --------: | -----------: | -------: |\n");
   fflush (stdout);
 
   for (guint ti = 0; ti < threads->len; ti++)
@@ -283,9 +297,10 @@ hz_cmd_bench (int argc, char **argv)
           g_autofree char *val = g_strdup_printf ("%.2f ± %.2f", med, sd);
           g_autofree char *bw_s = bw > 0 ? g_strdup_printf ("%.1f", bw / 1e9) : g_strdup ("-");
           g_autofree char *roof_s = decode && roof > 0 ? g_strdup_printf ("%.2f", roof) : g_strdup ("-");
-          g_autofree char *frac_s = decode && roof > 0 ? g_strdup_printf ("%.0f %%", 100 * med / roof)
-                                                       : g_strdup ("-");
-          printf ("| %-30s | %10s | %10s | %-7s | %7d | %10s | %20s | %9s | %12s | %7s |\n", name,
+          g_autofree char *frac_s = !decode || roof <= 0 ? g_strdup ("-")
+                                    : in_cache ? g_strdup ("in cache")
+                                    : g_strdup_printf ("%.0f %%", 100 * med / roof);
+          printf ("| %-30s | %10s | %10s | %-7s | %7d | %10s | %20s | %9s | %12s | %8s |\n", name,
                   size, params, "CPU", cp.n_threads, label, val, bw_s, roof_s, frac_s);
           fflush (stdout);
         }

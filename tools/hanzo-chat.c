@@ -8,14 +8,26 @@
  * without a template (base models such as stories260K) run as plain completion: the lines
  * and replies are concatenated. Lines "/reset" (forget the conversation) and "/exit" are
  * commands. The reply streams as it is generated; statistics go to stderr.
- * Exit status: 0 at end of input, 1 runtime error, 2 usage error.
+ *
+ * Ctrl-C (SIGINT), as in llama.cpp's interactive mode: during a reply it stops the reply
+ * (within one token, or during the prompt's evaluation) and the prompt comes back; what was
+ * generated so far stays in the conversation. A second Ctrl-C before the reply has stopped,
+ * or a Ctrl-C while waiting for a line, ends the session (exit status 130 = 128 + SIGINT,
+ * as a shell reports a process interrupted by Ctrl-C).
+ * Exit status: 0 at end of input (or /exit), 1 runtime error, 2 usage error, 130 Ctrl-C.
  */
-#include <glib.h>
+#include <gio/gio.h>
+#include <gio/gunixinputstream.h>
+#include <glib-unix.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
+
+/* exit status after Ctrl-C: 128 + SIGINT */
+#define CHAT_EXIT_INTERRUPTED (128 + SIGINT)
 
 static gboolean
 print_token (HzToken token, const char *text, gpointer user_data)
@@ -23,6 +35,108 @@ print_token (HzToken token, const char *text, gpointer user_data)
   fputs (text, stdout);
   fflush (stdout);
   return TRUE;
+}
+
+/* ---- Ctrl-C ----
+ * SIGINT is taken by a GLib unix signal source (g_unix_signal_source_new) on a main loop of
+ * its own thread, since the main thread is blocked either in the stdin read or in
+ * hz_context_generate. Its callback runs in that thread (not in a signal handler), so it may
+ * cancel GCancellables: `reply` stops hz_context_generate, `session` wakes the line read
+ * (a GUnixInputStream polls its descriptor together with the cancellable's). */
+typedef struct {
+  GMutex        lock;
+  GCancellable *session;  /* cancelled: Ctrl-C at the prompt ends the session */
+  GCancellable *reply;    /* the reply being generated; NULL while waiting for a line */
+  GMainContext *context;
+  GMainLoop    *loop;
+  GSource      *source;
+  GThread      *thread;
+} ChatInterrupt;
+
+static gboolean
+on_sigint (gpointer user_data)
+{
+  ChatInterrupt *ci = user_data;
+  g_mutex_lock (&ci->lock);
+  if (ci->reply == NULL)
+    g_cancellable_cancel (ci->session);
+  else if (!g_cancellable_is_cancelled (ci->reply))
+    {
+      g_cancellable_cancel (ci->reply);
+      fputs ("\nhanzo chat: stopping the reply (Ctrl+C again quits)\n", stderr);
+    }
+  else
+    {
+      /* the second Ctrl-C while the first has not stopped the reply yet: quit now (the
+       * main thread is busy in the engine; _exit skips stdio and atexit, which that
+       * thread may be using) */
+      static const char msg[] = "\nhanzo chat: interrupted\n";
+      if (write (STDERR_FILENO, msg, sizeof msg - 1) < 0)
+        { /* nothing left to report to */ }
+      _exit (CHAT_EXIT_INTERRUPTED);
+    }
+  g_mutex_unlock (&ci->lock);
+  return G_SOURCE_CONTINUE;
+}
+
+static gpointer
+interrupt_thread (gpointer user_data)
+{
+  ChatInterrupt *ci = user_data;
+  g_main_context_push_thread_default (ci->context);
+  g_main_loop_run (ci->loop);
+  g_main_context_pop_thread_default (ci->context);
+  return NULL;
+}
+
+/* Takes SIGINT from now on (until interrupt_stop). */
+static void
+interrupt_start (ChatInterrupt *ci)
+{
+  g_mutex_init (&ci->lock);
+  ci->session = g_cancellable_new ();
+  ci->reply = NULL;
+  ci->context = g_main_context_new ();
+  ci->loop = g_main_loop_new (ci->context, FALSE);
+  ci->source = g_unix_signal_source_new (SIGINT);
+  g_source_set_callback (ci->source, on_sigint, ci, NULL);
+  g_source_attach (ci->source, ci->context);
+  ci->thread = g_thread_new ("chat-sigint", interrupt_thread, ci);
+}
+
+/* A reply begins (`reply`: the cancellable it is generated with) or ends (NULL). */
+static void
+interrupt_set_reply (ChatInterrupt *ci, GCancellable *reply)
+{
+  g_mutex_lock (&ci->lock);
+  g_set_object (&ci->reply, reply);
+  g_mutex_unlock (&ci->lock);
+}
+
+static gboolean
+quit_loop (gpointer loop)
+{
+  g_main_loop_quit (loop);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+interrupt_stop (ChatInterrupt *ci)
+{
+  /* quit from inside the loop: a g_main_loop_quit() before the thread has entered
+   * g_main_loop_run() would be lost */
+  GSource *idle = g_idle_source_new ();
+  g_source_set_callback (idle, quit_loop, ci->loop, NULL);
+  g_source_attach (idle, ci->context);
+  g_source_unref (idle);
+  g_thread_join (ci->thread);
+  g_source_destroy (ci->source);   /* SIGINT gets its default action back */
+  g_source_unref (ci->source);
+  g_main_loop_unref (ci->loop);
+  g_main_context_unref (ci->context);
+  g_clear_object (&ci->reply);
+  g_clear_object (&ci->session);
+  g_mutex_clear (&ci->lock);
 }
 
 typedef struct {
@@ -35,6 +149,14 @@ conv_add (Conversation *c, const char *role, const char *content)
 {
   g_ptr_array_add (c->roles, (gpointer) role);
   g_ptr_array_add (c->contents, g_strdup (content));
+}
+
+/* Drops the last message (a user turn whose reply was stopped before its first token). */
+static void
+conv_pop (Conversation *c)
+{
+  g_ptr_array_set_size (c->roles, c->roles->len - 1);
+  g_ptr_array_set_size (c->contents, c->contents->len - 1);
 }
 
 static char *
@@ -95,12 +217,17 @@ hz_cmd_chat (int argc, char **argv)
     conv_add (&conv, "system", system);
   if (interactive)
     fprintf (stderr, "hanzo chat: %s, template %s, context %u tokens. "
-                     "/reset clears, /exit or Ctrl+D quits.\n",
+                     "/reset clears, Ctrl+C stops a reply, /exit or Ctrl+D quits.\n",
              hz_model_name (model), hz_chat_template_name (tmpl), hz_context_n_ctx (ctx));
 
   int status = 0;
-  char *line = NULL;
-  size_t cap = 0;
+  /* stdin through GIO, so that Ctrl-C at the prompt can cancel the read (NUL bytes are
+   * kept: a line is all bytes up to "\n") */
+  g_autoptr (GInputStream) in_raw = g_unix_input_stream_new (STDIN_FILENO, FALSE);
+  g_autoptr (GDataInputStream) in = g_data_input_stream_new (in_raw);
+  g_data_input_stream_set_newline_type (in, G_DATA_STREAM_NEWLINE_TYPE_LF);
+  ChatInterrupt ci;
+  interrupt_start (&ci);
   for (;;)
     {
       if (interactive)
@@ -108,10 +235,23 @@ hz_cmd_chat (int argc, char **argv)
           fputs ("> ", stdout);
           fflush (stdout);
         }
-      ssize_t len = getline (&line, &cap, stdin);
-      if (len < 0)
-        break;
-      while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+      gsize len = 0;
+      g_autofree char *line = g_data_input_stream_read_line (in, &len, ci.session, &error);
+      if (line == NULL)
+        {
+          if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+            {
+              fputc ('\n', stdout);   /* the shell's prompt on a line of its own */
+              status = CHAT_EXIT_INTERRUPTED;
+            }
+          else if (error)
+            {
+              fprintf (stderr, "hanzo chat: reading stdin: %s\n", error->message);
+              status = 1;
+            }
+          break;   /* no error: end of input */
+        }
+      while (len > 0 && line[len - 1] == '\r')
         line[--len] = '\0';
       if (strcmp (line, "/exit") == 0)
         break;
@@ -135,8 +275,20 @@ hz_cmd_chat (int argc, char **argv)
       gsize n = 0;
       g_autofree HzToken *ids = hz_model_tokenize (model, rendered, -1, TRUE, TRUE, &n);
       HzGenerateStats st;
-      g_autofree char *reply = hz_context_generate (ctx, ids, n, &gp, print_token, NULL, NULL,
+      g_autoptr (GCancellable) stop = g_cancellable_new ();
+      interrupt_set_reply (&ci, stop);
+      if (g_cancellable_is_cancelled (ci.session))
+        {
+          /* Ctrl-C came after the line was read but before the reply began: as at the
+           * prompt */
+          interrupt_set_reply (&ci, NULL);
+          fputc ('\n', stdout);
+          status = CHAT_EXIT_INTERRUPTED;
+          break;
+        }
+      g_autofree char *reply = hz_context_generate (ctx, ids, n, &gp, print_token, NULL, stop,
                                                     NULL, &st, &error);
+      interrupt_set_reply (&ci, NULL);
       fputc ('\n', stdout);
       if (reply == NULL)
         {
@@ -155,13 +307,18 @@ hz_cmd_chat (int argc, char **argv)
             conv_add (&conv, "system", system);
           continue;
         }
-      conv_add (&conv, "assistant", reply);
-      if (interactive)
+      /* a reply stopped by Ctrl-C keeps what was shown; one stopped before any text
+       * takes its question back with it */
+      if (st.stop_reason == HZ_STOP_CANCELLED && reply[0] == '\0')
+        conv_pop (&conv);
+      else
+        conv_add (&conv, "assistant", reply);
+      if (interactive || st.stop_reason == HZ_STOP_CANCELLED)
         fprintf (stderr, "[%u tokens, %.1f t/s, stop: %s]\n", st.n_generated,
                  st.gen_seconds > 0 ? st.n_generated / st.gen_seconds : 0.0,
                  hz_stop_reason_name (st.stop_reason));
     }
-  free (line);
+  interrupt_stop (&ci);
   g_ptr_array_unref (conv.roles);
   g_ptr_array_unref (conv.contents);
   return status;

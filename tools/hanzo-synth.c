@@ -10,7 +10,9 @@
  * --matrix-type puts every quantizable matrix in one format of the quant table instead
  * (any weight format; IQ2_XXS, IQ2_XS and IQ1_S, which need an importance matrix to
  * quantize, as random blocks of the right scale).
- * Weights and vocabulary: engine/synth.h. Exit status: 0 ok, 1 error, 2 usage error.
+ * Weights and vocabulary: engine/synth.h. A file system without room for the tensor data
+ * is reported before any weight is generated, and nothing is written.
+ * Exit status: 0 ok, 1 error, 2 usage error.
  */
 #include <glib.h>
 #include <stdio.h>

@@ -468,11 +468,45 @@ test_endpoints (void)
   fixture_clear (&f);
 }
 
+/* The JSON replies read without a server: a round only as an integer >= 1, an upload
+ * receipt only for the right status, round and sha256; members of another kind (an
+ * object, an array, a string, a float) are refused without a GLib critical (json-glib's
+ * _with_default getters emitted one; the test runs with G_DEBUG=fatal-criticals). */
+static void
+test_round_replies (void)
+{
+  guint64 r = 0;
+#define ROUND(json) hz_egress_parse_round_reply (json, strlen (json), &r)
+  g_assert_true (ROUND ("{\"round\": 3, \"state\": \"open\"}"));
+  g_assert_cmpuint (r, ==, 3);
+  static const char *const bad[] = {
+    "{\"round\": {\"n\": 3}}", "{\"round\": [3]}", "{\"round\": \"3\"}", "{\"round\": 3.5}",
+    "{\"round\": 0}", "{\"round\": -2}", "{\"round\": null}", "[3]", "", "{\"round\": 3",
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    g_assert_false (ROUND (bad[i]));
+  g_assert_false (hz_egress_parse_round_reply (NULL, 0, &r));
+#undef ROUND
+  static const char sha[] = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  g_autofree char *ok = g_strdup_printf ("{\"status\": \"duplicate\", \"round\": 4, "
+                                         "\"sha256\": \"%s\"}", sha);
+  g_assert_true (hz_egress_reply_confirms_upload (ok, strlen (ok), 4, sha));
+  g_assert_false (hz_egress_reply_confirms_upload (ok, strlen (ok), 5, sha));
+  g_assert_false (hz_egress_reply_confirms_upload (ok, strlen (ok), 4, "00"));
+  g_autofree char *kinds = g_strdup_printf ("{\"status\": [\"accepted\"], \"round\": {}, "
+                                            "\"sha256\": {\"v\": \"%s\"}}", sha);
+  g_assert_false (hz_egress_reply_confirms_upload (kinds, strlen (kinds), 4, sha));
+  g_autofree char *refused = g_strdup_printf ("{\"status\": \"refused\", \"round\": 4, "
+                                              "\"sha256\": \"%s\"}", sha);
+  g_assert_false (hz_egress_reply_confirms_upload (refused, strlen (refused), 4, sha));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/egress/client/endpoints", test_endpoints);
+  g_test_add_func ("/egress/client/round-replies", test_round_replies);
   g_test_add_func ("/egress/client/server-down", test_server_down);
   g_test_add_func ("/egress/client/hanging", test_hanging);
   g_test_add_func ("/egress/client/close-mid-upload", test_close_mid_upload);

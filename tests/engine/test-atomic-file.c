@@ -184,6 +184,28 @@ test_remove_pending (void)
   assert_dir_holds ((const char *[]) { NULL });
 }
 
+/* The up-front free-space check: a size no file system has free (16 EiB) is refused with
+ * G_FILE_ERROR_NOSPC naming the path, a byte fits, and a directory that does not exist
+ * gives no figure (the check passes; the write reports the error). */
+static void
+test_check_space (void)
+{
+  g_autofree char *path = g_build_filename (dir, "big.bin", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hz_atomic_file_check_space (path, 1, &error));
+  g_assert_no_error (error);
+  g_assert_false (hz_atomic_file_check_space (path, G_MAXUINT64, &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOSPC);
+  g_assert_nonnull (strstr (error->message, path));
+  g_assert_nonnull (strstr (error->message, "18446744073709551615 bytes"));
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_autofree char *nowhere = g_build_filename (dir, "no-such-dir", "x.bin", NULL);
+  g_assert_true (hz_atomic_file_check_space (nowhere, G_MAXUINT64, &error));
+  g_assert_no_error (error);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -195,6 +217,7 @@ main (int argc, char **argv)
   g_test_add_func ("/atomic-file/empty-name", test_empty_name);
   g_test_add_func ("/atomic-file/full-disk", test_full_disk);
   g_test_add_func ("/atomic-file/remove-pending", test_remove_pending);
+  g_test_add_func ("/atomic-file/check-space", test_check_space);
   int rc = g_test_run ();
   g_rmdir (dir);
   g_free (dir);

@@ -7,30 +7,9 @@
 #include <string.h>
 
 #include "hanzo/redact.h"
+#include "redact-check.h"
 
 static HzRedactor *redactor;
-
-/* Spans in bounds, on character boundaries, sorted, disjoint, code points consistent. */
-static void
-check_spans (const HzRedaction *res)
-{
-  g_assert_true (g_utf8_validate_len (res->text, res->len, NULL));
-  gsize prev = 0, cp = 0;
-  for (guint i = 0; i < res->n_spans; i++)
-    {
-      const HzSpan *s = &res->spans[i];
-      g_assert_true (s->start_byte >= prev && s->start_byte < s->end_byte && s->end_byte <= res->len);
-      /* on character boundaries: a boundary byte is never a UTF-8 continuation byte */
-      g_assert_true ((((guchar) res->text[s->start_byte]) & 0xC0) != 0x80);
-      g_assert_true (s->end_byte == res->len || (((guchar) res->text[s->end_byte]) & 0xC0) != 0x80);
-      cp += g_utf8_strlen (res->text + prev, s->start_byte - prev);
-      g_assert_cmpuint (cp, ==, s->start_cp);
-      cp += g_utf8_strlen (res->text + s->start_byte, s->end_byte - s->start_byte);
-      g_assert_cmpuint (cp, ==, s->end_cp);
-      g_assert_true (s->score > 0 && s->score <= 1);
-      prev = s->end_byte;
-    }
-}
 
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
@@ -59,7 +38,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   ensure_redactor ();   /* run-corpus.c does not call LLVMFuzzerInitialize */
   HzRedaction *res = hz_redactor_analyze (redactor, (const char *) data, size, HZ_REDACT_UTF8_REPLACE, NULL);
   g_assert_nonnull (res);
-  check_spans (res);
+  redact_check_spans (res);
   /* carrying a "known" surface into the text (the gate does this with its vault) keeps
    * the invariants: use the first word of the text */
   {
@@ -73,7 +52,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         char *w = g_strndup (res->text + a, b - a);
         hz_redaction_mark_known (res, w, HZ_ENTITY_PERSON);
         g_free (w);
-        check_spans (res);
+        redact_check_spans (res);
       }
   }
   for (int mode = HZ_SCRUB_MASK; mode <= HZ_SCRUB_PSEUDONYM; mode++)

@@ -1,6 +1,7 @@
 /* tests/fuzz/gen-fuzz-corpus.c — writes the seed inputs of the safetensors, lora-delta,
  * aggregator-http, tokenizer, hf-folder, learn-dataset, redact-records, config-files,
- * chat-template and adapter fuzz corpora (tests/fuzz/corpus/NAME/seed-*) with the project's own
+ * chat-template, adapter, gguf-lora, hf-index, checkpoint, egress-round and redact-model
+ * fuzz corpora (tests/fuzz/corpus/NAME/seed-*) with the project's own
  * writers, so that libFuzzer starts from valid files and mutates them. Each seed is a few
  * KiB at most. Not built by default: `ninja tests/fuzz/gen-fuzz-corpus`, then
  * `gen-fuzz-corpus tests/fuzz/corpus` (it writes into the NAME/ folders there). */
@@ -13,6 +14,10 @@
 #include "shapes.h"
 #include "quant.h"
 #include "safetensors.h"
+#include "adapter-io.h"
+#include "checkpoint.h"
+#include "optim.h"
+#include <glib/gstdio.h>
 
 static const char *root;
 
@@ -220,20 +225,66 @@ tokenizer_seeds (void)
     g_print ("no %s: seed-stories260K-vocab.gguf not written\n", stories);
 }
 
+/* The tensors of the tiny Hugging Face model of config fuzz_hf_config_json (arch) in
+ * safetensors writers: tensor i goes to ws[i % n_ws], at `dtype` (F32 or BF16), and when
+ * `weight_map` is given, "name": "shard_names[i % n_ws]" is appended to it (comma-separated). */
+static void
+hf_tensors (const char *arch, HzStDtype dtype, HzSafetensorsWriter **ws, guint n_ws,
+            const char *const *shard_names, GString *weight_map)
+{
+  const int64_t n_embd = 8, n_ff = 16, n_vocab = 8, hd = 4, n_head = 2, n_kv = 1;
+  float buf[8 * 16];
+  for (gsize i = 0; i < G_N_ELEMENTS (buf); i++)
+    buf[i] = 0.01f * (float) ((i * 7) % 13) - 0.05f;
+  struct { const char *name; int64_t d0, d1; } ts[] = {
+    { "model.embed_tokens.weight", n_vocab, n_embd },
+    { "model.norm.weight", n_embd, 0 },
+    { "model.layers.0.input_layernorm.weight", n_embd, 0 },
+    { "model.layers.0.post_attention_layernorm.weight", n_embd, 0 },
+    { "model.layers.0.self_attn.q_proj.weight", n_head * hd, n_embd },
+    { "model.layers.0.self_attn.k_proj.weight", n_kv * hd, n_embd },
+    { "model.layers.0.self_attn.v_proj.weight", n_kv * hd, n_embd },
+    { "model.layers.0.self_attn.o_proj.weight", n_embd, n_head * hd },
+    { "model.layers.0.mlp.gate_proj.weight", n_ff, n_embd },
+    { "model.layers.0.mlp.up_proj.weight", n_ff, n_embd },
+    { "model.layers.0.mlp.down_proj.weight", n_embd, n_ff },
+    { "model.layers.0.self_attn.q_proj.bias", n_head * hd, 0 },
+    { "model.layers.0.self_attn.q_norm.weight", hd, 0 },
+  };
+  const gsize es = hz_st_dtype_size (dtype);
+  guint k = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (ts); i++)
+    {
+      if ((strcmp (arch, "qwen2") != 0 && strstr (ts[i].name, ".bias")) ||
+          (strcmp (arch, "qwen3") != 0 && strstr (ts[i].name, "q_norm")))
+        continue;
+      const int64_t shape[2] = { ts[i].d0, ts[i].d1 };
+      const guint nd = ts[i].d1 ? 2 : 1;
+      const gsize nel = (gsize) (ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1));
+      g_assert_true (hz_safetensors_writer_add (ws[k % n_ws], ts[i].name, dtype, nd, shape, buf,
+                                                nel * es, NULL));
+      if (weight_map)
+        g_string_append_printf (weight_map, "%s\"%s\": \"%s\"", weight_map->len ? ", " : "",
+                                ts[i].name, shard_names[k % n_ws]);
+      k++;
+    }
+}
+
+/* Appends the bytes of `w`'s file to `b`. */
+static void
+append_safetensors (GByteArray *b, HzSafetensorsWriter *w)
+{
+  g_autoptr (GBytes) st = hz_safetensors_writer_to_bytes (w);
+  gsize n;
+  const guint8 *d = g_bytes_get_data (st, &n);
+  g_byte_array_append (b, d, n);
+}
+
 /* Hugging Face folders for fuzz-hf-folder.c: config.json NUL tokenizer.json NUL
  * tokenizer_config.json NUL model.safetensors, one tiny model per architecture. */
 static void
 hf_folder_seeds (void)
 {
-  static const char tokenizer[] =
-    "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"\xc4\xa0\":2,\"ab\":3,"
-    "\"\xc4\xa0" "ab\":4,\"c\":5},\"merges\":[\"a b\",\"\xc4\xa0 ab\"]},\"added_tokens\":"
-    "[{\"id\":6,\"content\":\"<|endoftext|>\",\"special\":true},{\"id\":7,\"content\":"
-    "\"<|im_end|>\",\"special\":true}]}";
-  static const char tcfg[] =
-    "{\"bos_token\":\"<|endoftext|>\",\"eos_token\":{\"content\":\"<|im_end|>\"},"
-    "\"add_bos_token\":false,\"chat_template\":\"{% for m in messages %}<|im_start|>{{ m['role'] }}"
-    "\\n{{ m['content'] }}<|im_end|>\\n{% endfor %}\"}";
   static const char *const archs[][2] = {
     { "llama", ",\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":8.0}" },
     { "qwen2", "" },
@@ -242,54 +293,54 @@ hf_folder_seeds (void)
   for (gsize a = 0; a < G_N_ELEMENTS (archs); a++)
     {
       const char *arch = archs[a][0];
-      const int64_t n_embd = 8, n_ff = 16, n_vocab = 8, hd = 4, n_head = 2, n_kv = 1;
-      g_autofree char *cfg = g_strdup_printf (
-        "{\"model_type\":\"%s\",\"hidden_size\":%d,\"intermediate_size\":%d,"
-        "\"num_hidden_layers\":1,\"num_attention_heads\":%d,\"num_key_value_heads\":%d,"
-        "\"max_position_embeddings\":64,\"rms_norm_eps\":1e-5,\"rope_theta\":10000.0,"
-        "\"vocab_size\":%d,\"tie_word_embeddings\":true%s}", arch, (int) n_embd, (int) n_ff,
-        (int) n_head, (int) n_kv, (int) n_vocab, archs[a][1]);
+      g_autofree char *cfg = fuzz_hf_config_json (arch, archs[a][1]);
       g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
-      float buf[8 * 16];
-      for (gsize i = 0; i < G_N_ELEMENTS (buf); i++)
-        buf[i] = 0.01f * (float) ((i * 7) % 13) - 0.05f;
-      struct { const char *name; int64_t d0, d1; } ts[] = {
-        { "model.embed_tokens.weight", n_vocab, n_embd },
-        { "model.norm.weight", n_embd, 0 },
-        { "model.layers.0.input_layernorm.weight", n_embd, 0 },
-        { "model.layers.0.post_attention_layernorm.weight", n_embd, 0 },
-        { "model.layers.0.self_attn.q_proj.weight", n_head * hd, n_embd },
-        { "model.layers.0.self_attn.k_proj.weight", n_kv * hd, n_embd },
-        { "model.layers.0.self_attn.v_proj.weight", n_kv * hd, n_embd },
-        { "model.layers.0.self_attn.o_proj.weight", n_embd, n_head * hd },
-        { "model.layers.0.mlp.gate_proj.weight", n_ff, n_embd },
-        { "model.layers.0.mlp.up_proj.weight", n_ff, n_embd },
-        { "model.layers.0.mlp.down_proj.weight", n_embd, n_ff },
-        { "model.layers.0.self_attn.q_proj.bias", n_head * hd, 0 },
-        { "model.layers.0.self_attn.q_norm.weight", hd, 0 },
-      };
-      for (gsize i = 0; i < G_N_ELEMENTS (ts); i++)
-        {
-          if ((strcmp (arch, "qwen2") != 0 && strstr (ts[i].name, ".bias")) ||
-              (strcmp (arch, "qwen3") != 0 && strstr (ts[i].name, "q_norm")))
-            continue;
-          const int64_t shape[2] = { ts[i].d0, ts[i].d1 };
-          const guint nd = ts[i].d1 ? 2 : 1;
-          const gsize nel = (gsize) (ts[i].d0 * (ts[i].d1 ? ts[i].d1 : 1));
-          g_assert_true (hz_safetensors_writer_add (w, ts[i].name, a == 1 ? HZ_ST_F32 : HZ_ST_BF16,
-                                                    nd, shape, buf, nel * (a == 1 ? 4 : 2), NULL));
-        }
-      g_autoptr (GBytes) st = hz_safetensors_writer_to_bytes (w);
+      hf_tensors (arch, a == 1 ? HZ_ST_F32 : HZ_ST_BF16, &w, 1, NULL, NULL);
       g_autoptr (GByteArray) in = g_byte_array_new ();
       g_byte_array_append (in, (const guint8 *) cfg, strlen (cfg) + 1);
-      g_byte_array_append (in, (const guint8 *) tokenizer, sizeof tokenizer);
-      g_byte_array_append (in, (const guint8 *) tcfg, sizeof tcfg);
-      gsize n;
-      const guint8 *d = g_bytes_get_data (st, &n);
-      g_byte_array_append (in, d, n);
+      /* each part with its NUL */
+      g_byte_array_append (in, (const guint8 *) fuzz_hf_tokenizer_json,
+                           strlen (fuzz_hf_tokenizer_json) + 1);
+      g_byte_array_append (in, (const guint8 *) fuzz_hf_tokenizer_config_json,
+                           strlen (fuzz_hf_tokenizer_config_json) + 1);
+      append_safetensors (in, w);
       g_autofree char *name = g_strdup_printf ("seed-%s", arch);
       write_seed ("hf-folder", name, in->data, in->len);
     }
+}
+
+/* Sharded folders for fuzz-hf-index.c (the qwen2 config of the target): index.json NUL
+ * uint32 LE length of shard 1, shard 1, shard 2, the tensors alternating between the shards, and one shard only
+ * (every tensor in shard 1, shard 2 absent); F32 and BF16. */
+static void
+hf_index_seeds (void)
+{
+  static const char *const shards[] = {
+    "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors",
+  };
+  for (guint n_ws = 1; n_ws <= 2; n_ws++)
+    for (int dt = 0; dt < 2; dt++)
+      {
+        HzSafetensorsWriter *ws[2] = { hz_safetensors_writer_new (), hz_safetensors_writer_new () };
+        g_autoptr (GString) map = g_string_new (NULL);
+        hf_tensors ("qwen2", dt ? HZ_ST_BF16 : HZ_ST_F32, ws, n_ws, shards, map);
+        g_autofree char *index = g_strdup_printf (
+          "{\"metadata\": {\"total_size\": 2048}, \"weight_map\": {%s}}", map->str);
+        g_autoptr (GByteArray) in = g_byte_array_new ();
+        g_byte_array_append (in, (const guint8 *) index, strlen (index) + 1);
+        const guint at = in->len;
+        g_byte_array_append (in, (const guint8 *) "\0\0\0\0", 4);   /* shard 1's length */
+        append_safetensors (in, ws[0]);
+        const guint32 n1 = GUINT32_TO_LE (in->len - at - 4);
+        memcpy (in->data + at, &n1, 4);
+        if (n_ws == 2)
+          append_safetensors (in, ws[1]);
+        g_autofree char *name = g_strdup_printf ("seed-%u-shard%s-%s", n_ws, n_ws > 1 ? "s" : "",
+                                                 dt ? "bf16" : "f32");
+        write_seed ("hf-index", name, in->data, in->len);
+        hz_safetensors_writer_free (ws[0]);
+        hz_safetensors_writer_free (ws[1]);
+      }
 }
 
 /* JSONL training data for fuzz-learn-dataset.c: every record shape of learner/dataset.h. */
@@ -369,10 +420,10 @@ chat_template_seeds (void)
   write_seed ("chat-template", "seed-bad-utf8", bad_utf8, sizeof bad_utf8 - 1);
 }
 
-/* adapter_config.json, NUL, adapter_model.safetensors (F32 or BF16) for the model shape of
- * fuzz-adapter.c, with the tensors hz_lora_alloc() lays out for that config. */
-static void
-adapter_seed (const char *name, const char *json, guint32 targets, int32_t r, HzStDtype dtype)
+/* Adapters of rank r on `targets` for the model shape of shapes.c, parameters
+ * 0.01 * ((i * 7) % 13) - 0.05. */
+static HzLora *
+seed_lora (guint32 targets, int32_t r)
 {
   const HzHparams hp = fuzz_adapter_hparams ();
   HzLoraConfig c;
@@ -380,10 +431,20 @@ adapter_seed (const char *name, const char *json, guint32 targets, int32_t r, Hz
   c.r = r;
   c.targets = targets;
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzLora) lora = hz_lora_alloc (&hp, &c, FALSE, &error);
+  HzLora *lora = hz_lora_alloc (&hp, &c, FALSE, &error);
   g_assert_no_error (error);
   for (gsize i = 0; i < lora->n_params; i++)
     lora->params[i] = 0.01f * (float) ((i * 7) % 13) - 0.05f;
+  return lora;
+}
+
+/* adapter_config.json, NUL, adapter_model.safetensors (F32 or BF16) for the model shape of
+ * fuzz-adapter.c, with the tensors hz_lora_alloc() lays out for that config. */
+static void
+adapter_seed (const char *name, const char *json, guint32 targets, int32_t r, HzStDtype dtype)
+{
+  const HzHparams hp = fuzz_adapter_hparams ();
+  g_autoptr (HzLora) lora = seed_lora (targets, r);
   g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
   for (int32_t l = 0; l < hp.n_layer; l++)
     for (int t = 0; t < HZ_LORA_N_TARGETS; t++)
@@ -432,6 +493,122 @@ adapter_seeds (void)
   write_seed ("adapter", "seed-json-only", json_only, sizeof json_only - 1);
 }
 
+/* GGUF LoRA adapters for fuzz-gguf-lora.c, written by the learner's writer
+ * (hz_lora_save_gguf) for the model shape of shapes.c: q and v at F32, every target at F16,
+ * and rank 1 on the FFN at BF16. */
+static void
+gguf_lora_seeds (void)
+{
+  static const struct { const char *name; guint32 targets; int32_t r; HzType type; } seeds[] = {
+    { "seed-qv-f32.gguf", HZ_LORA_BIT (HZ_LORA_Q) | HZ_LORA_BIT (HZ_LORA_V), 2, HZ_TYPE_F32 },
+    { "seed-all-f16.gguf", HZ_LORA_TARGETS_ALL, 2, HZ_TYPE_F16 },
+    { "seed-ffn-bf16.gguf", HZ_LORA_BIT (HZ_LORA_GATE) | HZ_LORA_BIT (HZ_LORA_UP) |
+                            HZ_LORA_BIT (HZ_LORA_DOWN), 1, HZ_TYPE_BF16 },
+  };
+  g_autofree char *tmp = g_dir_make_tmp ("hz-gen-gguf-lora-XXXXXX", NULL);
+  g_assert_nonnull (tmp);
+  g_autofree char *path = g_build_filename (tmp, "a.gguf", NULL);
+  for (gsize k = 0; k < G_N_ELEMENTS (seeds); k++)
+    {
+      g_autoptr (HzLora) lora = seed_lora (seeds[k].targets, seeds[k].r);
+      g_autoptr (GError) error = NULL;
+      g_assert_true (hz_lora_save_gguf (lora, path, seeds[k].type, &error));
+      g_assert_no_error (error);
+      g_autofree char *data = NULL;
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+      write_seed ("gguf-lora", seeds[k].name, data, len);
+      g_unlink (path);
+    }
+  g_rmdir (tmp);
+}
+
+/* The learner's checkpoint file (optimizer.bin) for fuzz-checkpoint.c, written by
+ * hz_checkpoint_save with the target's adapters and tag, after 0 and after 3 AdamW steps. */
+static void
+checkpoint_seeds (void)
+{
+  g_autofree char *tmp = g_dir_make_tmp ("hz-gen-ckpt-XXXXXX", NULL);
+  g_assert_nonnull (tmp);
+  g_autofree char *path = g_build_filename (tmp, "optimizer.bin", NULL);
+  for (int steps = 0; steps <= 3; steps += 3)
+    {
+      g_autoptr (HzLora) lora = seed_lora (FUZZ_CHECKPOINT_TARGETS, FUZZ_CHECKPOINT_RANK);
+      HzAdamWParams ap;
+      hz_adamw_params_init (&ap);
+      HzAdamW *opt = hz_adamw_new (lora->n_params, &ap);
+      g_autofree float *grads = g_new (float, lora->n_params);
+      for (gsize i = 0; i < lora->n_params; i++)
+        grads[i] = 0.1f * (float) ((i * 5) % 7) - 0.3f;
+      for (int s = 0; s < steps; s++)
+        hz_adamw_step (opt, lora->params, grads, 1e-3);
+      g_autoptr (GError) error = NULL;
+      g_assert_true (hz_checkpoint_save (tmp, lora, opt, FUZZ_CHECKPOINT_TAG, &error));
+      g_assert_no_error (error);
+      g_autofree char *data = NULL;
+      gsize len = 0;
+      g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+      g_autofree char *name = g_strdup_printf ("seed-step%d", steps);
+      write_seed ("checkpoint", name, data, len);
+      hz_adamw_free (opt);
+    }
+  hz_checkpoint_clear (tmp);
+}
+
+/* Replies of the aggregation server for fuzz-egress-round.c: the current round, an upload
+ * accepted and a duplicate, a refusal, and members of the wrong kind. */
+static void
+egress_round_seeds (void)
+{
+  static const char sha[] = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  g_autofree char *accepted = g_strdup_printf ("{\"status\": \"accepted\", \"round\": 3, "
+                                               "\"sha256\": \"%s\"}", sha);
+  g_autofree char *duplicate = g_strdup_printf ("{\"status\":\"duplicate\",\"round\":7,"
+                                                "\"sha256\":\"%s\",\"extra\":[1,{}]}", sha);
+  const char *const seeds[][2] = {
+    { "seed-current", "{\"round\": 3, \"state\": \"open\", \"clients\": 12}" },
+    { "seed-accepted", accepted },
+    { "seed-duplicate", duplicate },
+    { "seed-refused", "{\"error\": \"round 2 is closed\"}" },
+    { "seed-kinds", "{\"round\": {\"n\": 3}, \"status\": [\"accepted\"], \"sha256\": null}" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
+    write_seed ("egress-round", seeds[i][0], seeds[i][1], strlen (seeds[i][1]));
+}
+
+/* selector byte + model answer for fuzz-redact-model.c (the texts of shapes.c): JSON with
+ * right, wrong and no offsets, JSON wrapped in prose and a code fence, the line form, and
+ * labels it does not know. */
+static void
+redact_model_seeds (void)
+{
+  const struct { const char *name; guint8 text; const char *answer; } seeds[] = {
+    { "seed-json", 0, "[{\"label\": \"PERSON\", \"text\": \"Ann Lee\", \"start\": 0}, "
+                      "{\"label\": \"PERSON\", \"text\": \"Bo\", \"start\": 11}, "
+                      "{\"label\": \"LOCATION\", \"text\": \"Springfield\", \"start\": 99}, "
+                      "{\"label\": \"PERSON\", \"text\": \"J\u00fcrgen Gro\u00df\"}]" },
+    { "seed-prose", 0, "Here you go:\n```json\n[{\"type\": \"EMAIL_ADDRESS\", \"text\": "
+                       "\"ann@example.org\"}, {\"label\": \"STREET_ADDRESS\", \"text\": "
+                       "\"12 Elm Street\", \"start\": 18}]\n```\nDone." },
+    { "seed-lines", 0, "- PERSON: Ann Lee\n2. LOCATION: \"M\xc3\xbcnchen\"\n* PHONE: +1 555 0100\n"
+                       "DATE_TIME: 3 May 2021\nPERSON: Nobody Here\nnonsense" },
+    { "seed-cases", 1, "[{\"label\": \"PERSON\", \"text\": \"ann\", \"start\": 4}, "
+                       "{\"label\": \"PERSON\", \"text\": \"ANN\"}, {\"label\": \"PERSON\", "
+                       "\"text\": \"Ann\", \"start\": 1000}]" },
+    { "seed-bytes", 2, "PERSON: Bo\nLOCATION: \xe6\x9d\xb1\xe4\xba\xac\nPERSON: Lee" },
+    { "seed-junk", 3, "[{\"label\": \"SPACESHIP\", \"text\": \"Ann\"}, 42, \"PERSON\", "
+                      "{\"label\": 7, \"text\": [\"Bo\"]}, {\"label\": \"PERSON\", \"text\": \"nn Le\"}]" },
+    { "seed-empty", 0, "[]" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (seeds); i++)
+    {
+      g_autoptr (GByteArray) b = g_byte_array_new ();
+      g_byte_array_append (b, &seeds[i].text, 1);
+      g_byte_array_append (b, (const guint8 *) seeds[i].answer, strlen (seeds[i].answer));
+      write_seed ("redact-model", seeds[i].name, b->data, b->len);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -451,5 +628,10 @@ main (int argc, char **argv)
   config_files_seeds ();
   chat_template_seeds ();
   adapter_seeds ();
+  gguf_lora_seeds ();
+  hf_index_seeds ();
+  checkpoint_seeds ();
+  egress_round_seeds ();
+  redact_model_seeds ();
   return 0;
 }

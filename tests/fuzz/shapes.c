@@ -33,3 +33,25 @@ fuzz_adapter_hparams (void)
   hp.rope_mode = HZ_ROPE_NORM;
   return hp;
 }
+
+const char fuzz_hf_tokenizer_json[] =
+  "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"\xc4\xa0\":2,\"ab\":3,"
+  "\"\xc4\xa0" "ab\":4,\"c\":5},\"merges\":[\"a b\",\"\xc4\xa0 ab\"]},\"added_tokens\":"
+  "[{\"id\":6,\"content\":\"<|endoftext|>\",\"special\":true},{\"id\":7,\"content\":"
+  "\"<|im_end|>\",\"special\":true}]}";
+
+const char fuzz_hf_tokenizer_config_json[] =
+  "{\"bos_token\":\"<|endoftext|>\",\"eos_token\":{\"content\":\"<|im_end|>\"},"
+  "\"add_bos_token\":false,\"chat_template\":\"{% for m in messages %}<|im_start|>{{ m['role'] }}"
+  "\\n{{ m['content'] }}<|im_end|>\\n{% endfor %}\"}";
+
+char *
+fuzz_hf_config_json (const char *model_type, const char *extra)
+{
+  return g_strdup_printf (
+    "{\"model_type\":\"%s\",\"hidden_size\":8,\"intermediate_size\":16,"
+    "\"num_hidden_layers\":1,\"num_attention_heads\":2,\"num_key_value_heads\":1,"
+    "\"max_position_embeddings\":64,\"rms_norm_eps\":1e-5,\"rope_theta\":10000.0,"
+    "\"vocab_size\":8,\"tie_word_embeddings\":true%s}", model_type, extra);
+}
+

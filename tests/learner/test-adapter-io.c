@@ -1,10 +1,12 @@
 /* tests/learner/test-adapter-io.c — PEFT safetensors and GGUF LoRA round trips, the q/k
- * row permutation of llama, and refusal of adapters that do not fit. */
+ * row permutation of llama, refusal of adapters that do not fit, and the training
+ * checkpoint (adapters + AdamW state) restored or refused. */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
 #include "adapter-io.h"
+#include "checkpoint.h"
 #include "gguf.h"
 #include "ops.h"
 
@@ -362,11 +364,82 @@ test_gguf_round_trip (void)
   rm_rf (dir);
 }
 
+/* A checkpoint (learner/checkpoint.h) restores the parameters, moments and step it was
+ * saved with; another tag, a truncated file, a negative step, a NaN and a negative second
+ * moment are refused with the state left as it was. */
+static void
+test_checkpoint (void)
+{
+  const HzHparams hp = hparams (HZ_ARCH_QWEN2);
+  g_autoptr (HzLora) saved = random_lora (&hp, HZ_LORA_BIT (HZ_LORA_Q) | HZ_LORA_BIT (HZ_LORA_V),
+                                          FALSE);
+  HzAdamWParams ap;
+  hz_adamw_params_init (&ap);
+  g_autoptr (HzAdamW) opt = hz_adamw_new (saved->n_params, &ap);
+  g_autofree float *grads = g_new (float, saved->n_params);
+  for (gsize i = 0; i < saved->n_params; i++)
+    grads[i] = (float) ((i % 7) - 3) * 0.1f;
+  for (int s = 0; s < 3; s++)
+    hz_adamw_step (opt, saved->params, grads, 1e-3);
+  g_autofree char *dir = g_dir_make_tmp ("hz-ckpt-XXXXXX", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hz_checkpoint_save (dir, saved, opt, "job-1", &error));
+  g_assert_no_error (error);
+
+  g_autoptr (HzLora) lora = random_lora (&hp, HZ_LORA_BIT (HZ_LORA_Q) | HZ_LORA_BIT (HZ_LORA_V),
+                                         FALSE);
+  for (gsize i = 0; i < lora->n_params; i++)
+    lora->params[i] = 0;
+  g_autoptr (HzAdamW) back = hz_adamw_new (saved->n_params, &ap);
+  g_assert_false (hz_checkpoint_load (dir, lora, back, "job-2", &error));   /* another job */
+  g_assert_no_error (error);
+  g_assert_cmpint (back->step, ==, 0);
+  g_assert_true (hz_checkpoint_load (dir, lora, back, "job-1", &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (back->step, ==, 3);
+  g_assert_cmpmem (lora->params, 4 * lora->n_params, saved->params, 4 * saved->n_params);
+  g_assert_cmpmem (back->m, 4 * back->n, opt->m, 4 * opt->n);
+  g_assert_cmpmem (back->v, 4 * back->n, opt->v, 4 * opt->n);
+
+  /* damaged copies of the file, each refused with the state untouched */
+  g_autofree char *path = g_build_filename (dir, "optimizer.bin", NULL);
+  g_autofree char *good = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (path, &good, &len, NULL));
+  const gsize n = opt->n, v0 = 24 + 8 * n;   /* the first second moment */
+  for (int k = 0; k < 4; k++)
+    {
+      g_autofree char *bad = g_memdup2 (good, len);
+      gsize bad_len = len;
+      const float nan = NAN, neg = -1.0f;
+      const int64_t step = GINT64_TO_LE (-5);
+      if (k == 0)
+        bad_len = len - 1;                        /* truncated tag */
+      else if (k == 1)
+        memcpy (bad + 8, &step, 8);               /* negative step */
+      else if (k == 2)
+        memcpy (bad + 24, &nan, 4);               /* a NaN parameter */
+      else
+        memcpy (bad + v0, &neg, 4);               /* a negative second moment */
+      g_autoptr (HzAdamW) o = hz_adamw_new (n, &ap);
+      o->step = 77;
+      o->m[0] = 42;
+      const float p0 = lora->params[0];
+      g_assert_false (hz_checkpoint_load_from_data (bad, bad_len, lora, o, "job-1"));
+      g_assert_cmpint (o->step, ==, 77);
+      g_assert_cmpfloat (o->m[0], ==, 42);
+      g_assert_cmpfloat (lora->params[0], ==, p0);
+    }
+  hz_checkpoint_clear (dir);
+  g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/learner/adapter/init-and-scaling", test_init_and_scaling);
+  g_test_add_func ("/learner/adapter/checkpoint", test_checkpoint);
   g_test_add_func ("/learner/adapter/permutation-matches-rope", test_permutation_matches_rope);
   g_test_add_func ("/learner/adapter/peft-round-trip", test_peft_round_trip);
   g_test_add_func ("/learner/adapter/peft-qwen-and-errors", test_peft_qwen_not_permuted_and_config_errors);

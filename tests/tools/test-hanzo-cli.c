@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../hz-test-util.h"
+#include "membw.h"
 
 static char *tmp_dir;
 static char *missing;   /* a model path that does not exist */
@@ -438,6 +439,42 @@ test_chat_utf8_stdin (void)
   g_assert_nonnull (w);
   g_assert_nonnull (strstr (w + 1, "the line is not valid UTF-8"));   /* both lines */
   g_assert_cmpstr (r.out, !=, "");
+  run_clear (&r);
+}
+
+/* `hanzo bench` on stories260K (about 1 MiB of weights): where the last-level cache is
+ * known and larger, the tg row says "in cache" with a note instead of a share of the
+ * memory roofline (which such a model exceeds); where it is unknown, a percentage. */
+static void
+test_bench_in_cache (void)
+{
+  g_autofree char *stories = hz_test_shared_path ("models/stories260K.gguf");
+  if (stories == NULL)
+    {
+      g_test_skip ("../shared/models/stories260K.gguf is absent");
+      return;
+    }
+  GStatBuf st;
+  g_assert_cmpint (g_stat (stories, &st), ==, 0);
+  const guint64 llc = hz_last_level_cache_bytes ();
+  Run r = { 0 };
+  RUN (&r, "bench", "-m", stories, "-p", "0", "-n", "4", "-r", "1", "-t", "1",
+       "--bandwidth", "10");
+  g_assert_cmpint (r.status, ==, 0);
+  const char *row = strstr (r.out, " tg4 |");
+  g_assert_nonnull (row);
+  g_test_message ("last-level cache %" G_GUINT64_FORMAT " bytes; %s", llc, row);
+  if (llc >= (guint64) st.st_size)   /* the file holds every weight a token reads */
+    {
+      g_assert_nonnull (strstr (row, "| in cache |"));
+      g_assert_nonnull (strstr (r.out, "note: they fit in the last-level cache"));
+      g_assert_null (strstr (row, "%"));
+    }
+  else if (llc == 0)
+    {
+      g_assert_nonnull (strstr (row, " % |"));
+      g_assert_null (strstr (r.out, "in cache"));
+    }
   run_clear (&r);
 }
 
@@ -1045,6 +1082,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-cli/redact-bad-records", test_redact_bad_records);
   g_test_add_func ("/hanzo-cli/redact-json-stream", test_redact_json_stream);
   g_test_add_func ("/hanzo-cli/chat-utf8-stdin", test_chat_utf8_stdin);
+  g_test_add_func ("/hanzo-cli/bench-in-cache", test_bench_in_cache);
   g_test_add_func ("/hanzo-cli/help", test_help);
   g_test_add_func ("/hanzo-cli/output-errors", test_output_errors);
   g_test_add_func ("/hanzo-cli/learn-out-dir", test_learn_out_dir);

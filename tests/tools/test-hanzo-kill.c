@@ -1,7 +1,8 @@
 /* tests/tools/test-hanzo-kill.c — `hanzo synth` and `hanzo quantize` killed while they write
  * the output model (SIGKILL, SIGTERM, SIGINT as from Ctrl-C), and `hanzo synth` on a full
  * disk: the output path keeps its previous contents byte for byte and no partial or
- * temporary file (OUT.PID.XXXXXXXX) is left.
+ * temporary file (OUT.PID.XXXXXXXX) is left; `hanzo synth` refuses up front a model its
+ * disk has no room for.
  *
  * The kill is sent once the child holds a file descriptor into the test directory that is
  * not its input, i.e. while the output is being written (the GGUF writer's unnamed
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "../hz-test-util.h"
+#include "gguf.h"
 
 static char *tmp_dir;
 
@@ -273,6 +275,52 @@ test_synth_full_disk (void)
   g_unlink (out);
 }
 
+/* Not enough free space for the model (a custom shape of about 1 PB at F32): refused up
+ * front (within seconds, before any weight is generated) with the size it needs, exit
+ * status 1, the old output intact and nothing else left. */
+static void
+test_synth_no_space (void)
+{
+  g_autofree char *vocab = vocab_or_skip ();
+  if (!vocab)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzGguf) vg = hz_gguf_open (vocab, &error);
+  g_assert_no_error (error);
+  const int64_t ti = hz_gguf_find_key (vg, "tokenizer.ggml.tokens");
+  g_assert_cmpint (ti, >=, 0);
+  /* F32 tensor data of the shape below (every size a multiple of the 32-byte alignment):
+   * token_embd and output (V x E), output_norm (E), and per layer two norms (E), q/k/v/o
+   * (E x E: 64 heads of 1024) and gate/up/down (E x F) */
+  const guint64 V = hz_gguf_arr_n (vg, ti), E = 65536, F = 262144, L = 4096;
+  const guint64 need = 4 * (2 * V * E + E + L * (2 * E + 4 * E * E + 3 * E * F));
+  g_autofree char *need_s = g_strdup_printf ("(%" G_GUINT64_FORMAT " bytes)", need);
+
+  g_autofree char *out = g_build_filename (tmp_dir, "out.gguf", NULL);
+  g_autofree char *bin = hanzo_bin ();
+  g_assert_true (g_file_set_contents (out, old_body, -1, NULL));
+  g_autoptr (GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, bin,
+                                                "synth", "--shape",
+                                                "custom:dim=65536,layers=4096,heads=64,kv=64,ffn=262144",
+                                                "--type", "F32", "--vocab", vocab, "-o", out,
+                                                "-t", "1", NULL);
+  g_assert_no_error (error);
+  g_autofree char *err = NULL;
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, NULL, &err, &error));
+  g_assert_no_error (error);
+  g_test_message ("no space: %s", err);
+  g_assert_true (g_subprocess_get_if_exited (p));
+  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 1);
+  g_assert_nonnull (strstr (err, "not enough free disk space"));
+  g_assert_nonnull (strstr (err, need_s));
+  g_autofree char *now = NULL;
+  g_assert_true (g_file_get_contents (out, &now, NULL, NULL));
+  g_assert_cmpstr (now, ==, old_body);
+  assert_dir_holds ((const char *[]) { "out.gguf", NULL });
+  g_unlink (out);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -281,6 +329,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-kill/quantize", test_quantize_killed);
   g_test_add_func ("/hanzo-kill/synth-fallback", test_synth_killed_fallback);
   g_test_add_func ("/hanzo-kill/full-disk", test_synth_full_disk);
+  g_test_add_func ("/hanzo-kill/no-space", test_synth_no_space);
   tmp_dir = g_dir_make_tmp ("hz-kill-XXXXXX", NULL);
   g_assert_nonnull (tmp_dir);
   int rc = g_test_run ();
