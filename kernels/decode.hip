@@ -3,7 +3,8 @@
  * the next matvec), q/k bias + per-head norm + RoPE + KV-cache append, split-K flash
  * attention over the device KV cache (GQA), SwiGLU (+ quantization), the device-side
  * position counter of the decode graph, and for prefill (n tokens at once) the same ops on
- * n rows plus a causal tiled attention (hzk_attn_prefill). C ABI and shapes: kernels/hzk.h.
+ * n rows plus a causal tiled attention (hzk_attn_prefill: flash attention on tensor cores
+ * on NVIDIA sm_80+, an fp32 kernel elsewhere). C ABI and shapes: kernels/hzk.h.
  *
  * Every op reads the position from device memory (`pos`, an int32), so a decode step
  * captured once as a graph replays at any position. Formulas follow the CPU backend
@@ -16,6 +17,8 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define HZK_OP_THREADS 256
 #define HZK_SEG 32            /* reduction segment: 32 lanes on NVIDIA, wave32 and wave64 */
@@ -599,6 +602,324 @@ hzk_attn_prefill_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
     }
 }
 
+/* ---- causal attention of a batch on tensor cores (prefill, NVIDIA sm_80+) --------------
+ * Flash-attention-2 scheme (Dao 2023, "FlashAttention-2: Faster Attention with Better
+ * Parallelism and Work Partitioning", Algorithm 1): a block takes 64 queries of one q head (4
+ * warps × 16 rows); each warp keeps its Q rows as fp16 mma fragments in registers
+ * (pre-multiplied by scale·log2 e, so the softmax runs on exp2), the block stages K and V
+ * tiles of 64 keys in shared memory as fp16 (fetched with cp.async one tile ahead, in the
+ * cache's dtype, then converted into the padded fp16 tiles the warps read), and each
+ * warp computes S = Q·Kᵀ (mma.sync m16n8k16, fp32 accumulation), the online
+ * softmax of its rows in registers, and O += P·V with P re-packed from S's accumulator
+ * fragments as the A operand (no trip through shared memory). Causal: a block visits key
+ * tiles up to its last query's position only; a warp skips the tiles past its last row;
+ * masking runs only on the tiles that cross a row's position. The epilogue stages O / l
+ * in shared memory so that every row is written (and quantized to int8) by 32 lanes in
+ * the layout of the fp32 kernel. Register fragments follow the PTX ISA's tables for
+ * mma.m16n8k16 .f16 (g = lane / 4, c = lane % 4):
+ *   A (16×16, row):  a0 = (g, 2c..2c+1), a1 = (g+8, 2c..), a2 = (g, 2c+8..), a3 = (g+8, 2c+8..)
+ *   B (16×8, col):   b0 = (k 2c..2c+1, n g), b1 = (k 2c+8..2c+9, n g)
+ *   C (16×8, fp32):  c0, c1 = (g, 2c..2c+1), c2, c3 = (g+8, 2c..2c+1)
+ * ldmatrix.x4 (row-major tile in shared memory) yields B fragments of Kᵀ directly, and
+ * ldmatrix.x4.trans those of V. */
+#define HZK_FA_THREADS 128
+#define HZK_FA_BQ 64                      /* queries per block: 16 per warp */
+#define HZK_FA_BK 64                      /* keys per shared-memory tile */
+
+#if defined(HZK_CUDA)
+/** Shared bytes of the tensor-core kernel: K and V tiles [BK][D + 8] fp16 (rows padded by
+ *  16 bytes: the 8 row addresses of an ldmatrix hit distinct banks; the epilogue reuses
+ *  them as [BQ][D + 8] fp32, the same size), then the next K and V tiles in flight,
+ *  [BK][D] each in the cache's dtype (kv_bytes per element). */
+static __host__ __device__ constexpr size_t
+hzk_fa_shared (int d, int kv_bytes)
+{
+  return (size_t) 2 * HZK_FA_BK * (d + 8) * 2 + (size_t) 2 * HZK_FA_BK * d * kv_bytes;
+}
+
+static __device__ __forceinline__ uint32_t
+hzk_pack_half2 (float lo, float hi)
+{
+  __half2 h = __floats2half2_rn (lo, hi);           /* lo in the low 16 bits */
+  return *reinterpret_cast<uint32_t *> (&h);
+}
+
+/** D (fp32) += A·B, mma.sync m16n8k16 with fp16 A, B (fragments above). */
+static __device__ __forceinline__ void
+hzk_mma_f16_16816 (const uint32_t a[4], uint32_t b0, uint32_t b1, float c[4])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile ("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, "
+                "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/** Four 8×8 fp16 tiles from shared memory (lane l gives the address of row l % 8 of tile
+ *  l / 8); trans: each tile transposed. */
+template <bool TRANS>
+static __device__ __forceinline__ void
+hzk_ldmatrix_x4 (const __half *p, uint32_t r[4])
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t a = (uint32_t) __cvta_generic_to_shared (p);
+  if (TRANS)
+    asm volatile ("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+  else
+    asm volatile ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(a));
+#endif
+}
+
+/** 16-byte asynchronous copy global -> shared (cp.async.cg, sm_80+); valid == false
+ *  writes 16 zero bytes (src-size 0: src is not read). */
+static __device__ __forceinline__ void
+hzk_cp_async16 (void *dst, const void *src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
+  asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                "r"(valid ? 16 : 0));
+#endif
+}
+
+/** Waits for all of this thread's cp.async copies (a __syncthreads must follow before
+ *  other threads read them). */
+static __device__ __forceinline__ void
+hzk_cp_async_wait_all (void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile ("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
+#endif
+}
+
+/** Starts copying rows j0 .. j0 + BK − 1 of one KV head (element (j, d) at src[j·ld + d])
+ *  into st[BK][D] (the cache's dtype, unpadded); rows j >= n_keys are zero (a zero V row
+ *  times a zero weight stays zero). */
+template <typename KV, int D>
+static __device__ __forceinline__ void
+hzk_fa_fetch_tile (const KV *HZK_RESTRICT src, int64_t ld, int j0, int n_keys,
+                   KV *HZK_RESTRICT st)
+{
+  constexpr int E = 16 / sizeof (KV), C = D / E, N = HZK_FA_BK * C / HZK_FA_THREADS;
+#pragma unroll
+  for (int k = 0; k < N; k++)
+    {
+      const int i = threadIdx.x + k * HZK_FA_THREADS, j = j0 + i / C;
+      const bool ok = j < n_keys;
+      hzk_cp_async16 (st + (int64_t) E * i, src + (int64_t) (ok ? j : 0) * ld + E * (i % C), ok);
+    }
+}
+
+/** A fetched tile st[BK][D] -> sh[BK][D + 8] fp16 (rounded from an fp32 cache). */
+template <int D>
+static __device__ __forceinline__ void
+hzk_fa_convert_tile (const float *HZK_RESTRICT st, __half *HZK_RESTRICT sh)
+{
+  constexpr int C = D / 4, N = HZK_FA_BK * C / HZK_FA_THREADS;
+#pragma unroll
+  for (int k = 0; k < N; k++)
+    {
+      const int i = threadIdx.x + k * HZK_FA_THREADS;
+      const float4 v = *(const float4 *) (st + 4 * i);
+      *(uint2 *) (sh + (i / C) * (D + 8) + 4 * (i % C))
+          = make_uint2 (hzk_pack_half2 (v.x, v.y), hzk_pack_half2 (v.z, v.w));
+    }
+}
+
+template <int D>
+static __device__ __forceinline__ void
+hzk_fa_convert_tile (const __half *HZK_RESTRICT st, __half *HZK_RESTRICT sh)
+{
+  constexpr int C = D / 8, N = HZK_FA_BK * C / HZK_FA_THREADS;
+#pragma unroll
+  for (int k = 0; k < N; k++)
+    {
+      const int i = threadIdx.x + k * HZK_FA_THREADS;
+      *(uint4 *) (sh + (i / C) * (D + 8) + 8 * (i % C)) = *(const uint4 *) (st + 8 * i);
+    }
+}
+
+/** Block (x, h): queries t0 .. t0 + 63 (t0 = 64·(gridDim.x − 1 − x): the longest rows
+ *  start first) of q head h at positions *pos_p + t against keys 0 .. *pos_p + t of KV
+ *  head h / (n_head / n_head_kv); hdk = hdv = D (32, 64 or 128). out and the optional
+ *  int8 rows (aq/am, mode: hzk_quant32) as hzk_attn_prefill_kernel. */
+template <typename KV, int D>
+__global__ void __launch_bounds__ (HZK_FA_THREADS)
+hzk_attn_prefill_mma_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
+                             const KV *HZK_RESTRICT vc, const int *HZK_RESTRICT pos_p,
+                             int n_tok, int n_head, int n_head_kv, float scale,
+                             float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq,
+                             float2 *HZK_RESTRICT am, int mode)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int LD = D + 8, NT = HZK_FA_BK / 8, KD = D / 16;
+  extern __shared__ uint4 fa_sh4[];
+  __half *sk = (__half *) fa_sh4, *sv = sk + HZK_FA_BK * LD;
+  KV *stk = (KV *) (sv + HZK_FA_BK * LD), *stv = stk + HZK_FA_BK * D;
+  const int t0 = (gridDim.x - 1 - blockIdx.x) * HZK_FA_BQ, h = blockIdx.y;
+  const int kvh = h / (n_head / n_head_kv), pos0 = *pos_p;
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, c = lane % 4;
+  const int64_t dq = (int64_t) n_head * D, dkv = (int64_t) n_head_kv * D;
+  const int nq = min (HZK_FA_BQ, n_tok - t0), n_keys = pos0 + t0 + nq;
+  const int wr = t0 + 16 * w;                         /* the warp's first row (token) */
+  const bool w_live = wr < n_tok;
+  const int w_first = pos0 + wr, w_last = pos0 + min (wr + 15, n_tok - 1);  /* positions */
+  /* positions of rows g and g + 8 (padding rows take the last token's: never stored) */
+  const int p_r0 = pos0 + min (wr + g, n_tok - 1), p_r1 = pos0 + min (wr + g + 8, n_tok - 1);
+
+  /* Q fragments, scaled into the log2 domain */
+  uint32_t qf[KD][4];
+  const float qscale = scale * 1.44269504088896341f;
+#pragma unroll
+  for (int kk = 0; kk < KD; kk++)
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      {
+        const int row = wr + g + 8 * (i & 1), col = 16 * kk + 2 * c + 8 * (i >> 1);
+        float2 x = make_float2 (0.0f, 0.0f);
+        if (row < n_tok)
+          x = *(const float2 *) (q + (int64_t) row * dq + (int64_t) h * D + col);
+        qf[kk][i] = hzk_pack_half2 (x.x * qscale, x.y * qscale);
+      }
+
+  float o[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; n++)
+    o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m0 = -INFINITY, m1 = -INFINITY, l0 = 0.0f, l1 = 0.0f;  /* rows g, g + 8 */
+
+  /* software pipeline: tile j0 + BK is in flight (cp.async) while tile j0 is computed */
+  const KV *kh = kc + (int64_t) kvh * D, *vh = vc + (int64_t) kvh * D;
+  hzk_fa_fetch_tile<KV, D> (kh, dkv, 0, n_keys, stk);
+  hzk_fa_fetch_tile<KV, D> (vh, dkv, 0, n_keys, stv);
+  for (int j0 = 0; j0 < n_keys; j0 += HZK_FA_BK)
+    {
+      hzk_cp_async_wait_all ();
+      __syncthreads ();                 /* tile j0 fetched; the previous one is consumed */
+      hzk_fa_convert_tile<D> (stk, sk);
+      hzk_fa_convert_tile<D> (stv, sv);
+      __syncthreads ();                 /* sk, sv ready; the fetch buffers are free */
+      if (j0 + HZK_FA_BK < n_keys)
+        {
+          hzk_fa_fetch_tile<KV, D> (kh, dkv, j0 + HZK_FA_BK, n_keys, stk);
+          hzk_fa_fetch_tile<KV, D> (vh, dkv, j0 + HZK_FA_BK, n_keys, stv);
+        }
+      if (!w_live || j0 > w_last)                     /* uniform over the warp */
+        continue;
+      /* S = Q·Kᵀ: n-tile n = keys j0 + 8n .. + 7 */
+      float s[NT][4];
+#pragma unroll
+      for (int n = 0; n < NT; n++)
+        {
+          s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+          for (int kp = 0; kp < KD / 2; kp++)
+            {
+              uint32_t b[4];
+              hzk_ldmatrix_x4<false> (sk + (8 * n + (lane & 7)) * LD + 32 * kp + 8 * (lane >> 3), b);
+              hzk_mma_f16_16816 (qf[2 * kp], b[0], b[1], s[n]);
+              hzk_mma_f16_16816 (qf[2 * kp + 1], b[2], b[3], s[n]);
+            }
+        }
+      if (j0 + HZK_FA_BK - 1 > w_first)               /* a key past some row's position */
+        {
+#pragma unroll
+          for (int n = 0; n < NT; n++)
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+              if (j0 + 8 * n + 2 * c + (i & 1) > (i < 2 ? p_r0 : p_r1))
+                s[n][i] = -INFINITY;
+        }
+      /* online softmax; key 0 is in every row's first tile, so m stays finite after it */
+      float x0 = -INFINITY, x1 = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < NT; n++)
+        {
+          x0 = fmaxf (x0, fmaxf (s[n][0], s[n][1]));
+          x1 = fmaxf (x1, fmaxf (s[n][2], s[n][3]));
+        }
+      x0 = fmaxf (x0, __shfl_xor_sync (0xffffffffu, x0, 1));
+      x0 = fmaxf (x0, __shfl_xor_sync (0xffffffffu, x0, 2));
+      x1 = fmaxf (x1, __shfl_xor_sync (0xffffffffu, x1, 1));
+      x1 = fmaxf (x1, __shfl_xor_sync (0xffffffffu, x1, 2));
+      const float mn0 = fmaxf (m0, x0), mn1 = fmaxf (m1, x1);
+      const float cr0 = exp2f (m0 - mn0), cr1 = exp2f (m1 - mn1);
+      m0 = mn0;
+      m1 = mn1;
+      float ls0 = 0.0f, ls1 = 0.0f;
+#pragma unroll
+      for (int n = 0; n < NT; n++)
+        {
+          s[n][0] = exp2f (s[n][0] - mn0);
+          s[n][1] = exp2f (s[n][1] - mn0);
+          s[n][2] = exp2f (s[n][2] - mn1);
+          s[n][3] = exp2f (s[n][3] - mn1);
+          ls0 += s[n][0] + s[n][1];
+          ls1 += s[n][2] + s[n][3];
+        }
+      l0 = l0 * cr0 + ls0;                            /* this lane's share of the row sum */
+      l1 = l1 * cr1 + ls1;
+#pragma unroll
+      for (int n = 0; n < D / 8; n++)
+        {
+          o[n][0] *= cr0;
+          o[n][1] *= cr0;
+          o[n][2] *= cr1;
+          o[n][3] *= cr1;
+        }
+      /* O += P·V: keys 16 kc .. + 15 of the tile; P's A fragment is S's n-tiles 2kc, 2kc+1 */
+#pragma unroll
+      for (int kc2 = 0; kc2 < HZK_FA_BK / 16; kc2++)
+        {
+          const uint32_t a[4] = { hzk_pack_half2 (s[2 * kc2][0], s[2 * kc2][1]),
+                                  hzk_pack_half2 (s[2 * kc2][2], s[2 * kc2][3]),
+                                  hzk_pack_half2 (s[2 * kc2 + 1][0], s[2 * kc2 + 1][1]),
+                                  hzk_pack_half2 (s[2 * kc2 + 1][2], s[2 * kc2 + 1][3]) };
+#pragma unroll
+          for (int dn = 0; dn < D / 16; dn++)
+            {
+              uint32_t b[4];
+              hzk_ldmatrix_x4<true> (sv + (16 * kc2 + (lane & 7) + 8 * ((lane >> 3) & 1)) * LD
+                                        + 16 * dn + 8 * (lane >> 4), b);
+              hzk_mma_f16_16816 (a, b[0], b[1], o[2 * dn]);
+              hzk_mma_f16_16816 (a, b[2], b[3], o[2 * dn + 1]);
+            }
+        }
+    }
+
+  /* epilogue: O / l through shared memory [BQ][D + 8] fp32, then row by row */
+  l0 += __shfl_xor_sync (0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync (0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync (0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync (0xffffffffu, l1, 2);
+  const float i0 = l0 > 0.0f ? 1.0f / l0 : 0.0f, i1 = l1 > 0.0f ? 1.0f / l1 : 0.0f;
+  float *so = (float *) fa_sh4 + 16 * w * LD;
+  __syncthreads ();                                   /* every warp is done with sk, sv */
+#pragma unroll
+  for (int n = 0; n < D / 8; n++)
+    {
+      *(float2 *) (so + g * LD + 8 * n + 2 * c) = make_float2 (o[n][0] * i0, o[n][1] * i0);
+      *(float2 *) (so + (g + 8) * LD + 8 * n + 2 * c) = make_float2 (o[n][2] * i1, o[n][3] * i1);
+    }
+  __syncwarp ();
+  const int64_t dov = (int64_t) n_head * D;
+  for (int r = 0; r < 16 && wr + r < n_tok; r++)
+#pragma unroll
+    for (int d = lane; d < D; d += 32)
+      {
+        const float v = so[r * LD + d];
+        const int64_t idx = (int64_t) (wr + r) * dov + (int64_t) h * D + d;
+        out[idx] = v;
+        if (aq)
+          hzk_quant32 (v, idx, true, mode, aq, am);
+      }
+#endif
+}
+#endif /* HZK_CUDA */
+
 /* ---- SwiGLU ---------------------------------------------------------------------------- */
 /** Row blockIdx.y: out[row·n + i] = silu(gate[row·ld + i]) · up[row·ld + i]. */
 __global__ void __launch_bounds__ (HZK_OP_THREADS)
@@ -728,17 +1049,99 @@ hzk_attn_prefill_launch (const float *q, const void *k_cache, const void *v_cach
   return (int) hipGetLastError ();
 }
 
+#if defined(HZK_CUDA)
+/** The tensor-core kernel runs on a device of compute capability 8.0 or newer unless
+ *  HZ_GPU_ATTN=fp32 (read at each call, so that a test can compare both kernels). */
+static bool
+hzk_pa_use_mma (void)
+{
+  static int cc_ok = -1;
+  if (cc_ok < 0)
+    {
+      int dev = 0, major = 0;
+      cc_ok = cudaGetDevice (&dev) == cudaSuccess
+              && cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess
+              && major >= 8;
+    }
+  const char *e = getenv ("HZ_GPU_ATTN");
+  return cc_ok > 0 && !(e && strcmp (e, "fp32") == 0);
+}
+
+template <typename KV, int D>
+static void
+hzk_attn_prefill_mma_go (const float *q, const void *k_cache, const void *v_cache,
+                         const int *pos, int n_tok, int n_head, int n_head_kv, float scale,
+                         float *out, int8_t *aq, float2 *am, int mode, void *stream)
+{
+  const dim3 grid ((unsigned) ((n_tok + HZK_FA_BQ - 1) / HZK_FA_BQ), (unsigned) n_head);
+  const size_t shm = hzk_fa_shared (D, sizeof (KV));   /* 18 .. 100 KB */
+  if (cudaFuncSetAttribute (hzk_attn_prefill_mma_kernel<KV, D>,
+                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int) shm) != cudaSuccess)
+    return;                             /* the caller reads the error */
+  hzk_attn_prefill_mma_kernel<KV, D><<<grid, HZK_FA_THREADS, shm, S (stream)>>> (
+      q, (const KV *) k_cache, (const KV *) v_cache, pos, n_tok, n_head, n_head_kv, scale, out,
+      aq, am, mode);
+}
+
+/* The tensor-core kernel for head dims 32, 64, 128 (hdk == hdv) and 16-byte aligned
+ * operands; false: not taken (the caller runs the fp32 kernel). */
+template <typename KV>
+static bool
+hzk_attn_prefill_mma (const float *q, const void *k_cache, const void *v_cache, const int *pos,
+                      int n_tok, int n_head, int n_head_kv, int hd, float scale, float *out,
+                      int8_t *aq, float2 *am, int mode, void *stream)
+{
+  if (((uintptr_t) q | (uintptr_t) k_cache | (uintptr_t) v_cache) % 16 || !hzk_pa_use_mma ())
+    return false;
+  switch (hd)
+    {
+    case 32:
+      hzk_attn_prefill_mma_go<KV, 32> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, scale, out, aq, am, mode, stream);
+      return true;
+    case 64:
+      hzk_attn_prefill_mma_go<KV, 64> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, scale, out, aq, am, mode, stream);
+      return true;
+    case 128:
+      hzk_attn_prefill_mma_go<KV, 128> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, scale, out, aq, am, mode, stream);
+      return true;
+    default:
+      return false;
+    }
+}
+#endif
+
 extern "C" int
 hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
                   const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
-                  float scale, float *out, void *stream)
+                  float scale, float *out, void *act, int act_mode, void *stream)
 {
   if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_tok < 1 || n_head % n_head_kv)
     return (int) hipErrorInvalidValue;
-  return kv_f16 ? hzk_attn_prefill_launch<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
-                                                   n_head_kv, hdk, hdv, scale, out, stream)
-                : hzk_attn_prefill_launch<float> (q, k_cache, v_cache, pos, n_tok, n_head,
-                                                  n_head_kv, hdk, hdv, scale, out, stream);
+  const int64_t n_out = (int64_t) n_tok * n_head * hdv;
+  if (act && n_out % (act_mode == HZK_ACT_Q8_K ? 256 : 32))
+    return (int) hipErrorInvalidValue;
+#if defined(HZK_CUDA)
+  /* int8 rows fused into the epilogue: 32-blocks within one head's row (any D here) */
+  const bool fuse = act && act_mode != HZK_ACT_Q8_K;
+  int8_t *aq = fuse ? (int8_t *) act : NULL;
+  float2 *am = fuse ? (float2 *) hzk_act_m (act, n_out, 1) : NULL;
+  if (hdk == hdv
+      && (kv_f16 ? hzk_attn_prefill_mma<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
+                                                 n_head_kv, hdk, scale, out, aq, am, act_mode,
+                                                 stream)
+                 : hzk_attn_prefill_mma<float> (q, k_cache, v_cache, pos, n_tok, n_head,
+                                                n_head_kv, hdk, scale, out, aq, am, act_mode,
+                                                stream)))
+    {
+      const int rc = (int) hipGetLastError ();
+      return rc || !act || fuse ? rc : hzk_quantize_act_mode (out, n_out, act_mode, act, stream);
+    }
+#endif
+  const int rc = kv_f16 ? hzk_attn_prefill_launch<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
+                                                           n_head_kv, hdk, hdv, scale, out, stream)
+                        : hzk_attn_prefill_launch<float> (q, k_cache, v_cache, pos, n_tok, n_head,
+                                                          n_head_kv, hdk, hdv, scale, out, stream);
+  return rc || !act ? rc : hzk_quantize_act_mode (out, n_out, act_mode, act, stream);
 }
 
 extern "C" int

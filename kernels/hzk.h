@@ -129,14 +129,28 @@ int hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, i
                      int n_split, float *part, float *out, void *act, int act_mode,
                      void *stream);
 /** Causal attention of n_tok tokens at positions *pos .. *pos + n_tok − 1 (prefill; their
- *  K/V rows are in the caches already, hzk_qkv_rope with n_tok): for token t and q head h,
+ *  K/V rows are in the caches already, hzk_qkv_rope with n_tok; *pos > 0 continues a
+ *  cache: chunked prefill): for token t and q head h,
  *  out[t][h·hdv ..] = softmax(scale · q_{t,h}·K[0..*pos+t]^T) V[0..*pos+t], GQA as
- *  hzk_attn_decode; q [n_tok][n_head·hdk]. Tiles of 16 queries × 32 keys (8 keys when
- *  that would exceed 48 KB of shared memory) in shared memory, online softmax.
- *  hdk, hdv <= 256. */
+ *  hzk_attn_decode; q [n_tok][n_head·hdk]. act (nullable): also the int8 quantization of
+ *  out (n_tok·n_head·hdv elements as one row, the layout of hzk_quantize_act_mode, which
+ *  gives the same bytes) by act_mode; that length must be a multiple of 32 (256 for
+ *  Q8_K), else hipErrorInvalidValue. hdk, hdv <= 256.
+ *  Two kernels (kernels/decode.hip, docs/PERFORMANCE.md "GPU prefill attention"):
+ *  - NVIDIA compute capability >= 8.0, hdk == hdv in {32, 64, 128}, 16-byte aligned q
+ *    and caches: flash attention on tensor cores (mma.sync m16n8k16, fp16 operands — Q
+ *    scaled, K/V, softmax weights — with fp32 accumulation and softmax; 64 queries × 64
+ *    keys per tile, the next K/V tile fetched during the current one, causal tile
+ *    skipping), int8 rows fused into its epilogue (Q8_K by a
+ *    separate pass). Error vs the fp32 reference about 1e-3 relative (fp16 rounding of
+ *    the operands; tests/gpu/test-ops.c states the bound).
+ *  - Otherwise, and with HZ_GPU_ATTN=fp32 in the environment (read at each call): the
+ *    portable fp32 kernel (AMD and every head dim): tiles of 16 queries × 32 keys (8 keys
+ *    when that would exceed 48 KB of shared memory), online softmax, 1e-5 relative; the
+ *    int8 rows by a separate pass. */
 int hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
                       const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
-                      float scale, float *out, void *stream);
+                      float scale, float *out, void *act, int act_mode, void *stream);
 /** out = silu(gate) · up (n elements; silu(g) = g / (1 + e^-g)), optionally quantized. */
 int hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act,
                 int act_mode, void *stream);
@@ -292,21 +306,37 @@ typedef struct {
 } HzkTrainBatch;
 /** For z < batch (<= 65535): C_z = alpha·op(A_z)·op(B_z) + beta·C_z, C_z [M][N] (ldc),
  *  op(A)[m][k] = ta ? A[k·lda + m] : A[m·lda + k], op(B)[k][n] = tb ? B[n·ldb + k] :
- *  B[k·ldb + n]; fp32 FMA (64 × 64 tiles). beta == 0 does not read C. A single matrix
- *  with few output tiles and K >= 512 is split along K (atomic adds: the summation order,
- *  and so the last bits, may vary from run to run). */
+ *  B[k·ldb + n]; fp32 FMA (64 × 64 tiles; 256 × 16 when N <= 16, 16 × 256 when M <= 16: the
+ *  LoRA factors' products). beta == 0 does not read C. The C_z must be
+ *  distinct, except that bc.gdiv > 1 lets the z of a group share one C (the GQA key/value
+ *  gradients summed over their query heads; beta must then be 1). Products with too few
+ *  output tiles for the device and K >= 128 are split along K. Split and shared products
+ *  add their parts atomically: the summation order, and so the last bits, may vary from
+ *  run to run. `causal` (square attention matrices, M = T queries): 0 none; 1 only C[m][n]
+ *  with n <= m is wanted (tiles wholly above the diagonal are not written); 2 op(A)[m][k]
+ *  is zero for k > m (P·V, dS·K: those k are skipped); 3 op(A)[m][k] is zero for k < m
+ *  (P^T·dO, dS^T·Q). */
 int hzk_train_gemm (int ta, int tb, int M, int N, int K, float alpha, const float *A, int64_t lda,
                     HzkTrainBatch ba, const float *B, int64_t ldb, HzkTrainBatch bb, float beta,
-                    float *C, int64_t ldc, HzkTrainBatch bc, int batch, void *stream);
+                    float *C, int64_t ldc, HzkTrainBatch bc, int batch, int causal, void *stream);
 /** Products with a weight W (n_rows × K, split-block layout of device format `type`, as
  *  hz_gpu_tensor_upload keeps it): trans 0: y[t][r] (+)= Σ_k x[t][k]·W[r][k] (x
  *  [n_tok][K], y [n_tok][n_rows]); trans 1: y[t][k] (+)= Σ_r x[t][r]·W[r][k] (x
- *  [n_tok][n_rows], y [n_tok][K]); accumulate adds to y, else overwrites. Tiles of W are
+ *  [n_tok][n_rows], y [n_tok][K]); accumulate adds to y, else overwrites. xb (nullable,
+ *  trans 0 only) is x already rounded to bfloat16 by hzk_train_to_bf16: the tiles copy it
+ *  (the same values, half the bytes) instead of converting x. Tiles of W are
  *  decoded by the format's decoder (qdec.h) into shared memory as bfloat16 next to bf16
  *  activations, fp32 accumulation (tensor cores on NVIDIA sm_80+ unless
- *  HZ_GPU_TRAIN_MMA=0). Error (invalid value) for a format without a device decoder. */
+ *  HZ_GPU_TRAIN_MMA=0). When the tiles are too few for the device (a short batch, a
+ *  narrow W) the reduction is split over blocks whose partial sums are added atomically
+ *  (the last bits may vary from run to run). Error (invalid value) for a format without a
+ *  device decoder. */
 int hzk_train_qmm (uint32_t type, const void *w, int64_t n_rows, int64_t K, int trans,
-                   const float *x, int64_t n_tok, float *y, int accumulate, void *stream);
+                   const float *x, const void *xb, int64_t n_tok, float *y, int accumulate,
+                   void *stream);
+/** xb[i] = x[i] rounded to bfloat16 (nearest even; the bits as uint16) for n elements: the
+ *  activations of a forward hzk_train_qmm converted once (`xb`), instead of in every tile. */
+int hzk_train_to_bf16 (void *xb, const float *x, int64_t n, void *stream);
 /** Whether hzk_train_qmm takes device format `type`. */
 int hzk_train_qmm_available (uint32_t type);
 /** RMSNorm of `rows` rows of d: rstd[t] = 1/sqrt(mean x² + eps) (sum in double),
@@ -352,6 +382,11 @@ int hzk_train_adamw (float *p, const float *g, float *m, float *v, int64_t n, do
 int hzk_train_sumsq (const float *x, int64_t n, double *partial, void *stream);
 /** x *= s over n elements. */
 int hzk_train_scale (float *x, int64_t n, float s, void *stream);
+/** Page-lock `bytes` of host memory at p for faster copies (cudaHostRegister /
+ *  hipHostRegister) until hzk_train_host_unregister(p), which must come before the memory
+ *  is freed. A failure (e.g. not allowed) leaves p usable as ordinary memory. */
+int hzk_train_host_register (void *p, size_t bytes);
+int hzk_train_host_unregister (void *p);
 /** Device memory in use (total − free, all users of the device). */
 int hzk_train_mem_used (size_t *used);
 

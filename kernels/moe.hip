@@ -20,7 +20,8 @@
  *   hzk_moe_plan     prefill: the (token, slot) pairs sorted by expert (a counting sort on
  *                    the device), each expert's pairs split into tiles of 32 tokens.
  *   hzk_moe_matmul   prefill: every expert's rows through the prefill matmul's tile body
- *                    (qmmq_tile<W> / qmmf_tile<W>, kernels/qmmq-core.h) once per batch, one
+ *                    (qmmq_mma_tile<W, hzk_mmq_small> on tensor cores, else qmmq_tile_dp4a<W>;
+ *                    qmmf_tile<W> for float formats; kernels/qmmq-core.h) once per batch, one
  *                    launch for all experts (grid.y = tiles of the plan); gate|up read the
  *                    tokens' activation rows through the plan's row map, down reads the
  *                    sorted rows in place.
@@ -221,15 +222,18 @@ hzk_moe_plan_kernel (const int *HZK_RESTRICT ids, int n_pairs, int k, int n_expe
     }
 }
 
-/** Block (bx, tile): rows 64·bx.. of the tile's expert against its tokens. gather: token
- *  t of the expert reads activation row rows[first + t] (the tokens' own rows: gate|up),
- *  else row first + t (rows already in sorted order: down). Output row first + t of y. */
+/** Block (bx, tile): rows BM·bx.. of the tile's expert against its tokens (BM = 32 on
+ *  tensor cores, the hzk_mmq_small tile; 64 for dp4a and float formats). gather: token t
+ *  of the expert reads activation row rows[first + t] (the tokens' own rows: gate|up), else
+ *  row first + t (rows already in sorted order: down). Output row first + t of y. */
 template <int W, bool MMA>
-__global__ void __launch_bounds__ (HZK_MM_THREADS)
+__global__ void __launch_bounds__ (MMA ? hzk_mmq_small::threads : HZK_MM_THREADS,
+                                   MMA ? hzk_mmq_small::min_blocks : 1)
 hzk_moe_mm_kernel (const void *const *HZK_RESTRICT wp, int64_t n_rows, int64_t K,
                    const int *HZK_RESTRICT plan, const int *HZK_RESTRICT rows, int gather,
                    const int8_t *aq, const float2 *am, const float *x, float *y, int64_t ldy)
 {
+  static_assert (hzk_mmq_small::BN == HZK_MM_BN, "plan tiles are the tiles' token count");
   if ((int) blockIdx.y >= plan[0])
     return;                                /* the grid is sized for the worst case */
   const int4 ti = ((const int4 *) (plan + 4))[blockIdx.y];
@@ -239,8 +243,14 @@ hzk_moe_mm_kernel (const void *const *HZK_RESTRICT wp, int64_t n_rows, int64_t K
   y += (size_t) ti.y * ldy;
   if constexpr (qdw_traits<W>::is_float)
     qmmf_tile<W> (w, n_rows, K, ti.z, tr, x + a0, y, ldy, blockIdx.x, ti.w / HZK_MM_BN);
+  else if constexpr (MMA)
+    {
+      extern __shared__ int4 hzk_mm_smem[];
+      qmmq_mma_tile<W, hzk_mmq_small> (w, n_rows, K, ti.z, tr, aq + a0, am + a0 / 16, y, ldy,
+                                       blockIdx.x, ti.w / HZK_MM_BN, (uint8_t *) hzk_mm_smem);
+    }
   else
-    qmmq_tile<W, MMA> (w, n_rows, K, ti.z, tr, aq + a0, am + a0 / 16, y, ldy, blockIdx.x,
+    qmmq_tile_dp4a<W> (w, n_rows, K, ti.z, tr, aq + a0, am + a0 / 16, y, ldy, blockIdx.x,
                        ti.w / HZK_MM_BN);
 }
 
@@ -254,17 +264,27 @@ hzk_moe_matmul_launch (const void *const *w, int n_expert, int64_t n_rows, int64
     return (int) hipErrorInvalidValue;
   const int *pl = (const int *) plan;
   const int *rows = pl + hzk_moe_rows_off (n_pairs, n_expert);
-  const dim3 grid ((unsigned) ((n_rows + HZK_MM_BM - 1) / HZK_MM_BM),
-                   (unsigned) hzk_moe_max_tiles (n_pairs, n_expert));
+  const unsigned n_tiles = (unsigned) hzk_moe_max_tiles (n_pairs, n_expert);
   const float2 *m = (const float2 *) am;
 #if defined(HZK_CUDA)
-  if (!qdw_traits<W>::is_float && hzk_mm_use_mma ())
-    hzk_moe_mm_kernel<W, true><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
-        w, n_rows, K, pl, rows, gather, aq, m, x, y, ldy);
-  else
+  if constexpr (!qdw_traits<W>::is_float)
+    if (hzk_mm_use_mma ())
+      {
+        using S = hzk_mmq_small;
+        constexpr int bytes = qmmq_mma_smem_bytes<W, S> ();
+        static bool ready = false;
+        const int e = hzk_mm_prepare (hzk_moe_mm_kernel<W, true>, bytes, &ready);
+        if (e)
+          return e;
+        hzk_moe_mm_kernel<W, true><<<dim3 ((unsigned) ((n_rows + S::BM - 1) / S::BM), n_tiles),
+                                     S::threads, bytes, (hipStream_t) stream>>> (
+            w, n_rows, K, pl, rows, gather, aq, m, x, y, ldy);
+        return (int) hipGetLastError ();
+      }
 #endif
-    hzk_moe_mm_kernel<W, false><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
-        w, n_rows, K, pl, rows, gather, aq, m, x, y, ldy);
+  hzk_moe_mm_kernel<W, false><<<dim3 ((unsigned) ((n_rows + HZK_MM_BM - 1) / HZK_MM_BM), n_tiles),
+                                HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
+      w, n_rows, K, pl, rows, gather, aq, m, x, y, ldy);
   return (int) hipGetLastError ();
 }
 

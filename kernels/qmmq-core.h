@@ -1,5 +1,6 @@
-/* kernels/qmmq-core.h — the prefill matmul's bodies qmmq_tile<W, MMA> (integer formats) and
- * qmmf_tile<W> (float formats) with their kernels qmmq_core / qmmf_core, shared by
+/* kernels/qmmq-core.h — the prefill matmul's bodies qmmq_mma_tile<W, C> (integer formats,
+ * tensor cores), qmmq_tile_dp4a<W> (integer formats, dp4a / sdot4) and qmmf_tile<W> (float
+ * formats) with their kernels qmmq_mma_core / qmmq_core / qmmf_core, shared by
  * kernels/qmmq.hip (the dispatch table's matmul column) and kernels/moe.hip (grouped
  * expert products). The design is described at the top of kernels/qmmq.hip.
  */
@@ -29,7 +30,7 @@ static __device__ __forceinline__ void
 hzk_mma_s8_16816 (int a0, int a1, int b, int c[4])
 {
 #if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile ("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+  asm ("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
                 "{%7,%8,%9,%10};"
                 : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
                 : "r"(a0), "r"(a1), "r"(b), "r"(0), "r"(0), "r"(0), "r"(0));
@@ -45,7 +46,7 @@ static __device__ __forceinline__ void
 hzk_mma_s8_16832 (int a0, int a1, int a2, int a3, int b0, int b1, int c[4])
 {
 #if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile ("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+  asm ("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
                 "{%8,%9}, {%10,%11,%12,%13};"
                 : "=r"(c[0]), "=r"(c[1]), "=r"(c[2]), "=r"(c[3])
                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "r"(0), "r"(0), "r"(0),
@@ -55,15 +56,17 @@ hzk_mma_s8_16832 (int a0, int a1, int a2, int a3, int b0, int b1, int c[4])
 #endif
 }
 
-/** Tile (bx, by) of the product described above: rows 64·bx.., tokens 32·by.. of n_tok.
+/** The dp4a / sdot4 tile (AMD, NVIDIA before sm_80, HZ_GPU_MMQ=dp4a): tile (bx, by) of
+ *  the product, rows 64·bx.., tokens 32·by.. of n_tok; each thread 4 rows × 4 tokens.
  *  Token t's activations are row tok_row[t] of aq/am (tok_row NULL: row t), its output
- *  row t of y. The body of qmmq_core; kernels/moe.hip runs it on an expert's weights and
- *  the tokens routed to it. All HZK_MM_THREADS threads of the block must call it. */
-template <int W, bool MMA>
+ *  row t of y. kernels/moe.hip runs it on an expert's weights and the tokens routed to it.
+ *  All HZK_MM_THREADS threads of the block must call it. */
+template <int W>
 static __device__ __forceinline__ void
-qmmq_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
-           const int *HZK_RESTRICT tok_row, const int8_t *HZK_RESTRICT aq,
-           const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y, int64_t ldy, int64_t bx, int by)
+qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
+                const int *HZK_RESTRICT tok_row, const int8_t *HZK_RESTRICT aq,
+                const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y, int64_t ldy, int64_t bx,
+                int by)
 {
   using T = qdw_traits<W>;
   using D = qdec<W>;
@@ -71,9 +74,6 @@ qmmq_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
   constexpr int UT = HZK_MM_KT / T::unit_elems;        /* units per K tile */
   constexpr int BPT = HZK_MM_KT / T::blk_elems;        /* blocks per K tile */
   static_assert (HZK_MM_KT % T::blk_elems == 0, "a K tile holds whole blocks");
-  /* scales per 32 elements or coarser: two runs share (d, m), the tensor-core path takes
-   * them in one k32 product (Q6_K, Q2_K: per 16, k16 products) */
-  constexpr bool K32 = hzk_fmt<W>::block_elems / D::scale_slots >= 32;
 
   __shared__ int4 sw[HZK_MM_BM][HZK_MM_RUNS + 1];       /* v of run j of row r */
   __shared__ float2 sdm[HZK_MM_BM][HZK_MM_RUNS + 1];    /* (d, m) of run j of row r */
@@ -136,139 +136,392 @@ qmmq_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
           sam[t][j] = hzk_ld_cached (am + e / 16);
         }
       __syncthreads ();
-      if constexpr (MMA)
-        {
-          /* warp wp: rows 16·wp.. of the tile against the 32 tokens as 4 blocks of 8;
-           * thread (g, tig) holds rows g, g + 8 × tokens 2·tig, +1 of each block */
-          const int lane = tid % 32, wp = tid / 32, g = lane / 4, tig = lane % 4;
-          const int r0 = 16 * wp + g, r1 = r0 + 8;
-          if constexpr (K32)
-            {
-              /* runs 2i, 2i + 1 share (d, m) and d_a: one k32 product per pair */
-#pragma unroll 2
-              for (int j = 0; j < nr; j += 2)
-                {
-                  const int a0 = ((const int *) &sw[r0][j])[tig], a1 = ((const int *) &sw[r1][j])[tig];
-                  const int a2 = ((const int *) &sw[r0][j + 1])[tig];
-                  const int a3 = ((const int *) &sw[r1][j + 1])[tig];
-                  const float2 w0 = sdm[r0][j], w1 = sdm[r1][j];
-#pragma unroll
-                  for (int nb = 0; nb < 4; nb++)
-                    {
-                      const int t0 = 8 * nb + 2 * tig;
-                      const int b0 = ((const int *) &sa[8 * nb + g][j])[tig];
-                      const int b1 = ((const int *) &sa[8 * nb + g][j + 1])[tig];
-                      const float2 s0 = sam[t0][j], s1 = sam[t0 + 1][j];
-                      int c[4];
-                      hzk_mma_s8_16832 (a0, a1, a2, a3, b0, b1, c);
-                      float *a = acc[nb];
-                      a[0] = fmaf (w0.x * s0.x, (float) c[0], a[0]);
-                      a[1] = fmaf (w0.x * s1.x, (float) c[1], a[1]);
-                      a[2] = fmaf (w1.x * s0.x, (float) c[2], a[2]);
-                      a[3] = fmaf (w1.x * s1.x, (float) c[3], a[3]);
-                      if constexpr (!T::symmetric)
-                        {
-                          const float u0 = s0.y + sam[t0][j + 1].y, u1 = s1.y + sam[t0 + 1][j + 1].y;
-                          a[0] = fmaf (w0.y, u0, a[0]);
-                          a[1] = fmaf (w0.y, u1, a[1]);
-                          a[2] = fmaf (w1.y, u0, a[2]);
-                          a[3] = fmaf (w1.y, u1, a[3]);
-                        }
-                    }
-                }
-            }
-          else
-            {
-#pragma unroll 2
-              for (int j = 0; j < nr; j++)
-                {
-                  const int a0 = ((const int *) &sw[r0][j])[tig], a1 = ((const int *) &sw[r1][j])[tig];
-                  const float2 w0 = sdm[r0][j], w1 = sdm[r1][j];
-#pragma unroll
-                  for (int nb = 0; nb < 4; nb++)
-                    {
-                      const int t0 = 8 * nb + 2 * tig;
-                      const int b = ((const int *) &sa[8 * nb + g][j])[tig];
-                      const float2 s0 = sam[t0][j], s1 = sam[t0 + 1][j];
-                      int c[4];
-                      hzk_mma_s8_16816 (a0, a1, b, c);
-                      float *a = acc[nb];
-                      a[0] = fmaf (w0.x * s0.x, (float) c[0], a[0]);
-                      a[1] = fmaf (w0.x * s1.x, (float) c[1], a[1]);
-                      a[2] = fmaf (w1.x * s0.x, (float) c[2], a[2]);
-                      a[3] = fmaf (w1.x * s1.x, (float) c[3], a[3]);
-                      if constexpr (!T::symmetric)
-                        {
-                          a[0] = fmaf (w0.y, s0.y, a[0]);
-                          a[1] = fmaf (w0.y, s1.y, a[1]);
-                          a[2] = fmaf (w1.y, s0.y, a[2]);
-                          a[3] = fmaf (w1.y, s1.y, a[3]);
-                        }
-                    }
-                }
-            }
-        }
-      else
-        {
 #pragma unroll 4
-          for (int j = 0; j < nr; j++)
-            {
-              int4 wv[HZK_MM_TM];
-              float2 wdm[HZK_MM_TM];
-              for (int i = 0; i < HZK_MM_TM; i++)
-                {
-                  wv[i] = sw[tr + 16 * i][j];
-                  wdm[i] = sdm[tr + 16 * i][j];
-                }
-              for (int c = 0; c < HZK_MM_TN; c++)
-                {
-                  const int4 a = sa[tc + 8 * c][j];
-                  const float2 s = sam[tc + 8 * c][j];
-                  for (int i = 0; i < HZK_MM_TM; i++)
-                    {
-                      int sumi = hzk_dp4a (wv[i].x, a.x, 0);
-                      sumi = hzk_dp4a (wv[i].y, a.y, sumi);
-                      sumi = hzk_dp4a (wv[i].z, a.z, sumi);
-                      sumi = hzk_dp4a (wv[i].w, a.w, sumi);
-                      acc[i][c] = fmaf (wdm[i].x * s.x, (float) sumi, acc[i][c]);
-                      if constexpr (!T::symmetric)
-                        acc[i][c] = fmaf (wdm[i].y, s.y, acc[i][c]);
-                    }
-                }
-            }
-        }
-    }
-  if constexpr (MMA)
-    {
-      const int lane = tid % 32, wp = tid / 32, g = lane / 4, tig = lane % 4;
-      for (int nb = 0; nb < 4; nb++)
-        for (int i = 0; i < 4; i++)
-          {
-            const int t = tok0 + 8 * nb + 2 * tig + (i & 1);
-            const int64_t r = row0 + 16 * wp + g + 8 * (i >> 1);
-            if (t < n_tok && r < n_rows)
-              y[(size_t) t * ldy + r] = acc[nb][i];
-          }
-    }
-  else
-    {
-      for (int c = 0; c < HZK_MM_TN; c++)
+      for (int j = 0; j < nr; j++)
         {
-          const int t = tok0 + tc + 8 * c;
-          if (t >= n_tok)
-            continue;
+          int4 wv[HZK_MM_TM];
+          float2 wdm[HZK_MM_TM];
           for (int i = 0; i < HZK_MM_TM; i++)
             {
-              const int64_t r = row0 + tr + 16 * i;
-              if (r < n_rows)
-                y[(size_t) t * ldy + r] = acc[i][c];
+              wv[i] = sw[tr + 16 * i][j];
+              wdm[i] = sdm[tr + 16 * i][j];
             }
+          for (int c = 0; c < HZK_MM_TN; c++)
+            {
+              const int4 a = sa[tc + 8 * c][j];
+              const float2 s = sam[tc + 8 * c][j];
+              for (int i = 0; i < HZK_MM_TM; i++)
+                {
+                  int sumi = hzk_dp4a (wv[i].x, a.x, 0);
+                  sumi = hzk_dp4a (wv[i].y, a.y, sumi);
+                  sumi = hzk_dp4a (wv[i].z, a.z, sumi);
+                  sumi = hzk_dp4a (wv[i].w, a.w, sumi);
+                  acc[i][c] = fmaf (wdm[i].x * s.x, (float) sumi, acc[i][c]);
+                  if constexpr (!T::symmetric)
+                    acc[i][c] = fmaf (wdm[i].y, s.y, acc[i][c]);
+                }
+            }
+        }
+    }
+  for (int c = 0; c < HZK_MM_TN; c++)
+    {
+      const int t = tok0 + tc + 8 * c;
+      if (t >= n_tok)
+        continue;
+      for (int i = 0; i < HZK_MM_TM; i++)
+        {
+          const int64_t r = row0 + tr + 16 * i;
+          if (r < n_rows)
+            y[(size_t) t * ldy + r] = acc[i][c];
         }
     }
 }
 
+
+/* ---- integer formats, tensor cores (CUDA sm_80+) --------------------------------------- */
+/** ldmatrix .x4 (sm_80+): lane l gives the address of row l % 8 of 8×16-byte matrix l / 8;
+ *  r[i] receives, in lane l, bytes 4·(l % 4)..+3 of row l / 4 of matrix i. */
+static __device__ __forceinline__ void
+hzk_ldsm_x4 (const void *p, int r[4])
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = (unsigned) __cvta_generic_to_shared (p);
+  asm volatile ("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                : "r"(a));
+#else
+  r[0] = r[1] = r[2] = r[3] = 0;     /* never launched: hzk_mm_use_mma() is false there */
+#endif
+}
+
+/** As hzk_ldsm_x4 with two matrices (the addresses of lanes 0..15 are used). */
+static __device__ __forceinline__ void
+hzk_ldsm_x2 (const void *p, int r[2])
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned a = (unsigned) __cvta_generic_to_shared (p);
+  asm volatile ("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];"
+                : "=r"(r[0]), "=r"(r[1])
+                : "r"(a));
+#else
+  r[0] = r[1] = 0;
+#endif
+}
+
+/** Prefetch of the line holding p into L2 (no register holds the data). */
+static __device__ __forceinline__ void
+hzk_mm_prefetch_l2 (const void *p)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__)
+  asm volatile ("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void) p;
+#endif
+}
+
+/** float(c) for |c| < 2^22 (an int8 product sum: |Σ_32 v·q_a| <= 32·128·127) by one
+ *  integer add and one float subtract: 0x4B400000 is 1.5·2^23, whose ulp is 1, so c lands
+ *  in the mantissa. The int-to-float conversion runs at 16 per clock and SM on sm_80 and
+ *  sm_90 (CUDA C++ Programming Guide, arithmetic instruction throughput) against 128 fp32
+ *  adds; the tile converts four sums per product. */
+static __device__ __forceinline__ float
+hzk_i2f_small (int c)
+{
+  return __int_as_float (0x4B400000 + c) - 12582912.0f;
+}
+
+/** Block geometry of the tensor-core tile: BM rows × BN tokens per block, its warps laid
+ *  out WR (rows) × WC (tokens) × WK (K split: warp wk takes the wk-th slice of each K
+ *  tile's scale slots; the WK partial sums are added in shared memory at the end, in a
+ *  fixed order). Each warp holds (BM/WR) × (BN/WC) outputs as MT × NT mma tiles. K tiles
+ *  of KTM × 256 elements (more loads in flight per synchronisation). MINB
+ *  blocks per SM (launch bounds); PF: prefetch distance in K tiles (weights into L2, so
+ *  that a block has several tiles' loads in flight without holding them in registers). */
+template <int BM_, int BN_, int WR_, int WC_, int WK_, int KTM_, int MINB_, int PF_>
+struct hzk_mmq_cfg
+{
+  static constexpr int BM = BM_, BN = BN_, WR = WR_, WC = WC_, WK = WK_;
+  static constexpr int KT = KTM_ * HZK_MM_KT;   /* elements per K tile of the block */
+  static constexpr int PF = PF_;     /* the weights of K tile kt + PF are prefetched to L2 */
+  static constexpr int warps = WR * WC * WK, threads = 32 * warps, min_blocks = MINB_;
+  static constexpr int WM = BM / WR, WN = BN / WC, MT = WM / 16, NT = WN / 8;
+  static_assert (WM % 16 == 0 && WN % 32 == 0, "warp tile: 16-row m tiles, 4 n tiles of 8");
+};
+/** Prefill shapes: 128 rows × 64 tokens, 8 warps of 32 rows × 32 tokens (2 × 4 products
+ *  per k step, each A fragment used 4 times, each B fragment twice from registers). */
+using hzk_mmq_big = hzk_mmq_cfg<128, 64, 4, 2, 1, 1, 2, 1>;
+/** Few tokens (the serving step, MoE expert tiles): 32 rows × 32 tokens, 8 warps of
+ *  16 rows × 32 tokens, K tiles of 1024 elements split four ways (one 256-element slice
+ *  per warp) — 4 times the blocks of a 64-row tile, four slices' loads in flight per
+ *  synchronisation, and n tiles past the last token skipped. */
+using hzk_mmq_small = hzk_mmq_cfg<32, 32, 2, 1, 4, 4, 2, 1>;
+
+/** Shared-memory geometry of format W in a tile of K tiles of KT elements. Scales of
+ *  32 elements or more (K32): two runs share (d, m) and the activations' d_a, and one
+ *  m16n8k32 product takes both (Q6_K, Q2_K: per 16, m16n8k16). */
+template <int W, int KT>
+struct hzk_mmq_fmt
+{
+  static constexpr bool K32 = hzk_fmt<W>::block_elems / qdec<W>::scale_slots >= 32;
+  static constexpr int SE = K32 ? 32 : 16;           /* elements per scale slot */
+  static constexpr int RUNS = KT / 16;               /* 16-element runs per K tile */
+  static constexpr int NS = KT / SE;                 /* scale slots per K tile */
+  static constexpr int LD = (RUNS + 1) * 16;         /* bytes per shared row (padded: an
+                                                        odd number of 16-byte units) */
+};
+
+/** Dynamic shared memory of qmmq_mma_tile<W, C>: the decoded weights [BM][LD], the
+ *  activations [BN][LD], (d, m) [NS][BM] and (d_a, s_a) [NS][BN]. */
+template <int W, class C>
+static constexpr int
+qmmq_mma_smem_bytes (void)
+{
+  using F = hzk_mmq_fmt<W, C::KT>;
+  return (C::BM + C::BN) * F::LD + F::NS * (C::BM + C::BN) * 8;
+}
+
+/** Tensor-core tile (bx, by): rows BM·bx.., tokens BN·by.. of n_tok; tok_row, aq, am, y as
+ *  qmmq_tile_dp4a. smem: qmmq_mma_smem_bytes<W, C>() bytes (16-byte aligned). Per K tile of
+ *  C::KT elements all threads decode the block's rows with qdec<W> into shared memory
+ *  (runs of 16 int8 at their element position, rows padded by 16 bytes so that the
+ *  8 rows of an ldmatrix hit distinct banks; (d, m) once per scale slot) and copy the
+ *  tokens' int8 activations and (d_a, s_a) (s_a of a slot = the sum of its runs'); then
+ *  each warp, per scale slot of its K slice: A fragments of its MT m tiles and B fragments
+ *  of its NT n tiles by ldmatrix, MT × NT mma.sync, and
+ *      acc[r][t] += (d_r·d_a,t)·Σ v·q_a  (+ m_r·s_a,t). */
+template <int W, class C>
+static __device__ __forceinline__ void
+qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
+               const int *HZK_RESTRICT tok_row, const int8_t *HZK_RESTRICT aq,
+               const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y, int64_t ldy, int64_t bx,
+               int by, uint8_t *smem)
+{
+  using T = qdw_traits<W>;
+  using D = qdec<W>;
+  using F = hzk_mmq_fmt<W, C::KT>;
+  constexpr int CH = T::chunks, RUNS = D::runs, KT = C::KT, KR = F::RUNS;
+  constexpr int UT = KT / T::unit_elems;               /* units per K tile */
+  constexpr int BPT = KT / T::blk_elems;               /* blocks per K tile */
+  constexpr int BM = C::BM, BN = C::BN, MT = C::MT, NT = C::NT, NTH = C::threads;
+  constexpr int NS = F::NS, LD = F::LD, SPW = NS / C::WK;   /* slots per warp */
+  constexpr bool K32 = F::K32;
+  static_assert (KT % T::blk_elems == 0, "a K tile holds whole blocks");
+  static_assert (NS % C::WK == 0, "the K split divides the scale slots");
+
+  uint8_t *sw = smem;                                   /* [BM][LD] decoded runs */
+  uint8_t *sa = sw + BM * LD;                           /* [BN][LD] activations */
+  float2 *sdm = (float2 *) (sa + BN * LD);              /* [NS][BM] (d, m) */
+  float2 *sam = sdm + NS * BM;                          /* [NS][BN] (d_a, s_a) */
+
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wk = warp % C::WK, wc = (warp / C::WK) % C::WC, wr = warp / (C::WK * C::WC);
+  const int g = lane / 4, tig = lane % 4;
+  const int64_t row0 = bx * BM;
+  const int tok0 = by * BN;
+  const int64_t nu = K / T::unit_elems, nb = K / T::blk_elems;
+  const size_t row_bytes = (size_t) nu * T::unit_bytes;
+  const uint8_t *M = w + hzk_align256 ((size_t) n_rows * row_bytes);
+  const int64_t n_tiles = (K + KT - 1) / KT;
+  const int wrow = wr * C::WM, wtok = wc * C::WN;
+  /* n tiles of this warp holding a token < n_tok (the rest are skipped) */
+  const int ntv = min (NT, max (0, (n_tok - tok0 - wtok + 7) / 8));
+
+  /* ldmatrix lane addresses (byte offsets of slot 0). A (K32): matrices rows 0..7 and
+   * 8..15 of runs 2s, 2s + 1 -> a0..a3; (k16): rows 0..7, 8..15 of run s. B (K32): tokens
+   * 0..7 runs 2s, 2s + 1 then tokens 8..15 -> b of two n tiles; (k16): tokens 0..31 of
+   * run s -> b of four n tiles. */
+  const int a_off = (wrow + lane % 8 + 8 * ((lane / 8) & 1)) * LD + (K32 ? 16 * (lane / 16) : 0);
+  const int b_off = K32 ? (wtok + lane % 8 + 8 * (lane / 16)) * LD + 16 * ((lane / 8) & 1)
+                        : (wtok + lane) * LD;
+
+  float acc[MT][NT][4];
+#pragma unroll
+  for (int i = 0; i < MT; i++)
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+      for (int c = 0; c < 4; c++)
+        acc[i][j][c] = 0.0f;
+
+  for (int64_t kt = 0; kt < n_tiles; kt++)
+    {
+      const int64_t e0 = kt * KT;
+      const int nr = (int) min ((int64_t) KR, (K - e0) / 16);   /* valid runs */
+      const int nsv = K32 ? nr / 2 : nr;                                   /* valid slots */
+      __syncthreads ();          /* the previous tile is consumed */
+      /* weights: (row, unit) pairs, consecutive threads on consecutive units of a row */
+#pragma unroll 2
+      for (int p = tid; p < BM * UT; p += NTH)
+        {
+          const int rl = p / UT, ul = p % UT;
+          const int64_t u = kt * UT + ul;
+          if (u >= nu)
+            continue;
+          int64_t r = row0 + rl;
+          r = r < n_rows ? r : n_rows - 1;
+          const uint8_t *P = w + (size_t) r * row_bytes;
+          uint4 q[CH];
+#pragma unroll
+          for (int c = 0; c < CH; c++)
+            q[c] = *(const uint4 *) (P + ((size_t) c * nu + u) * 16);
+          const int64_t b = u / T::units_per_block;
+          const int ub = (int) (u % T::units_per_block);
+          if (u + C::PF * UT < nu)                   /* within the row */
+            {
+#pragma unroll
+              for (int c = 0; c < CH; c++)
+                hzk_mm_prefetch_l2 (P + ((size_t) c * nu + u + C::PF * UT) * 16);
+              if (ub == 0)
+                hzk_mm_prefetch_l2 (M + (size_t) (r * nb + b + C::PF * BPT) * T::meta_bytes);
+            }
+          int v[RUNS][4], off[RUNS];
+          float d[RUNS], m[RUNS];
+          D::decode (q, M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
+          const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
+#pragma unroll
+          for (int j = 0; j < RUNS; j++)
+            {
+              const int run = (eb + off[j]) / 16;
+              *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
+              if (!K32 || (run & 1) == 0)
+                sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
+            }
+        }
+      /* activations: (token, run) pairs, then (token, slot) scales */
+      for (int p = tid; p < BN * KR; p += NTH)
+        {
+          const int t = p / KR, j = p % KR;
+          if (j >= nr)
+            continue;
+          const int tg = min (tok0 + t, n_tok - 1);
+          const int64_t e = (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j;
+          *(int4 *) (sa + t * LD + j * 16) = hzk_ld_cached ((const int4 *) (aq + e));
+        }
+      for (int p = tid; p < BN * NS; p += NTH)
+        {
+          const int t = p / NS, s = p % NS;
+          if (s >= nsv)
+            continue;
+          const int tg = min (tok0 + t, n_tok - 1);
+          const int64_t e = ((int64_t) (tok_row ? tok_row[tg] : tg) * K + e0) / 16 + (K32 ? 2 : 1) * s;
+          float2 ds = hzk_ld_cached (am + e);
+          if constexpr (K32)
+            ds.y += hzk_ld_cached (am + e + 1).y;
+          sam[s * BN + t] = ds;
+        }
+      __syncthreads ();
+      if (ntv == 0)
+        continue;
+      const int s1 = min ((wk + 1) * SPW, nsv);
+#pragma unroll 2
+      for (int s = wk * SPW; s < s1; s++)
+        {
+          int a[MT][4], b[NT][2];
+#pragma unroll
+          for (int i = 0; i < MT; i++)
+            {
+              if constexpr (K32)
+                hzk_ldsm_x4 (sw + a_off + 16 * i * LD + 32 * s, a[i]);
+              else
+                hzk_ldsm_x2 (sw + a_off + 16 * i * LD + 16 * s, a[i]);
+            }
+          if constexpr (K32)
+            {
+#pragma unroll
+              for (int j = 0; j < NT; j += 2)
+                if (j < ntv)
+                  {
+                    int r[4];
+                    hzk_ldsm_x4 (sa + b_off + 8 * j * LD + 32 * s, r);
+                    b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+                  }
+            }
+          else
+            {
+#pragma unroll
+              for (int j = 0; j < NT; j += 4)
+                if (j < ntv)
+                  {
+                    int r[4];
+                    hzk_ldsm_x4 (sa + b_off + 8 * j * LD + 16 * s, r);
+                    b[j][0] = r[0], b[j + 1][0] = r[1], b[j + 2][0] = r[2], b[j + 3][0] = r[3];
+                  }
+            }
+          float2 wdm[MT][2];
+#pragma unroll
+          for (int i = 0; i < MT; i++)
+            {
+              wdm[i][0] = sdm[s * BM + wrow + 16 * i + g];
+              wdm[i][1] = sdm[s * BM + wrow + 16 * i + g + 8];
+            }
+#pragma unroll
+          for (int j = 0; j < NT; j++)
+            {
+              if (j >= ntv)
+                break;
+              const float4 ds = *(const float4 *) (sam + s * BN + wtok + 8 * j + 2 * tig);
+#pragma unroll
+              for (int i = 0; i < MT; i++)
+                {
+                  int c[4];
+                  if constexpr (K32)
+                    hzk_mma_s8_16832 (a[i][0], a[i][1], a[i][2], a[i][3], b[j][0], b[j][1], c);
+                  else
+                    hzk_mma_s8_16816 (a[i][0], a[i][1], b[j][0], c);
+                  float *o = acc[i][j];
+                  o[0] = fmaf (wdm[i][0].x * ds.x, hzk_i2f_small (c[0]), o[0]);
+                  o[1] = fmaf (wdm[i][0].x * ds.z, hzk_i2f_small (c[1]), o[1]);
+                  o[2] = fmaf (wdm[i][1].x * ds.x, hzk_i2f_small (c[2]), o[2]);
+                  o[3] = fmaf (wdm[i][1].x * ds.z, hzk_i2f_small (c[3]), o[3]);
+                  if constexpr (!T::symmetric)
+                    {
+                      o[0] = fmaf (wdm[i][0].y, ds.y, o[0]);
+                      o[1] = fmaf (wdm[i][0].y, ds.w, o[1]);
+                      o[2] = fmaf (wdm[i][1].y, ds.y, o[2]);
+                      o[3] = fmaf (wdm[i][1].y, ds.w, o[3]);
+                    }
+                }
+            }
+        }
+    }
+  if constexpr (C::WK > 1)
+    {
+      /* the K slices' partial sums: slice k adds into slice 0 in the order k = 1, 2, ... */
+      static_assert (C::WR * C::WC * MT * NT * 4 * 32 * 4 <= qmmq_mma_smem_bytes<W, C> (),
+                     "the reduction fits the tile's shared memory");
+      float *red = (float *) smem + ((wr * C::WC + wc) * MT * NT * 4) * 32 + lane;
+      for (int k = 1; k < C::WK; k++)
+        {
+          __syncthreads ();
+          if (wk == k)
+#pragma unroll
+            for (int i = 0; i < MT * NT * 4; i++)
+              red[32 * i] = (&acc[0][0][0])[i];
+          __syncthreads ();
+          if (wk == 0)
+#pragma unroll
+            for (int i = 0; i < MT * NT * 4; i++)
+              (&acc[0][0][0])[i] += red[32 * i];
+        }
+      if (wk != 0)
+        return;
+    }
+#pragma unroll
+  for (int i = 0; i < MT; i++)
+#pragma unroll
+    for (int j = 0; j < NT; j++)
+#pragma unroll
+      for (int c = 0; c < 4; c++)
+        {
+          const int t = tok0 + wtok + 8 * j + 2 * tig + (c & 1);
+          const int64_t r = row0 + wrow + 16 * i + g + 8 * (c >> 1);
+          if (t < n_tok && r < n_rows)
+            y[(size_t) t * ldy + r] = acc[i][j][c];
+        }
+}
+
 /* ---- float formats --------------------------------------------------------------------- */
-/** Tile (bx, by) of the float-format product; tok_row as qmmq_tile's (rows of x). */
+/** Tile (bx, by) of the float-format product; tok_row as qmmq_tile_dp4a's (rows of x). */
 template <int W>
 static __device__ __forceinline__ void
 qmmf_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
@@ -345,13 +598,26 @@ qmmf_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
     }
 }
 
-template <int W, bool MMA>
+template <int W>
 __global__ void __launch_bounds__ (HZK_MM_THREADS)
 qmmq_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
            const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y,
            int64_t ldy)
 {
-  qmmq_tile<W, MMA> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, blockIdx.x, blockIdx.y);
+  qmmq_tile_dp4a<W> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, blockIdx.x, blockIdx.y);
+}
+
+/** The tensor-core kernel: grid (row tiles, token tiles) of C, qmmq_mma_smem_bytes<W, C>()
+ *  bytes of dynamic shared memory (hzk_mm_prepare). */
+template <int W, class C>
+__global__ void __launch_bounds__ (C::threads, C::min_blocks)
+qmmq_mma_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
+               const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
+               float *HZK_RESTRICT y, int64_t ldy)
+{
+  extern __shared__ int4 hzk_mm_smem[];
+  qmmq_mma_tile<W, C> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, blockIdx.x, blockIdx.y,
+                       (uint8_t *) hzk_mm_smem);
 }
 
 template <int W>
@@ -381,5 +647,48 @@ hzk_mm_use_mma (void)
     }
   return use > 0;
 }
-#endif
 
+/** HZ_GPU_MMQ_TILE=big / small forces the tensor-core tile of hzk_matmul (tests and
+ *  benchmarks; default: chosen by shape): 1 big, 2 small, 0 by shape (asked once per
+ *  translation unit). */
+static int
+hzk_mm_tile_pref (void)
+{
+  static int pref = -1;
+  if (pref < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_TILE");
+      pref = !e ? 0 : strcmp (e, "big") == 0 ? 1 : strcmp (e, "small") == 0 ? 2 : 0;
+    }
+  return pref;
+}
+
+/** The device's multiprocessor count (asked once per translation unit; 1 on failure). */
+static int
+hzk_mm_sm_count (void)
+{
+  static int n = 0;
+  if (n < 1)
+    {
+      int dev = 0, c = 0;
+      n = cudaGetDevice (&dev) == cudaSuccess
+              && cudaDeviceGetAttribute (&c, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess
+              && c > 0 ? c : 1;
+    }
+  return n;
+}
+
+/** Allows kernel k its `bytes` of dynamic shared memory (above the 48 KiB default; once
+ *  per kernel: call it from a function template instantiated per kernel). Returns the
+ *  runtime's status. */
+template <typename K>
+static int
+hzk_mm_prepare (K kernel, int bytes, bool *done)
+{
+  if (*done || bytes <= 48 * 1024)
+    return 0;
+  const cudaError_t e = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  *done = e == cudaSuccess;
+  return (int) e;
+}
+#endif

@@ -12,41 +12,89 @@
  * n_tok rows in the CPU's Q8_0 / Q8_1 / Q8_K schemes), so prefill and decode dot the same
  * int8 values. Float formats read x [n_tok][K] fp32.
  *
- * Tiling (integer formats). A block of 128 threads computes a tile of BM = 64 rows ×
- * BN = 32 tokens, walking K in tiles of KT = 256 elements (one K-quant block, eight
- * legacy blocks). Per K tile: the 64 rows' units of the tile are loaded and decoded once
- * (qdec<W>::decode: runs of 16 int8 values v with a scale d and offset m, w = d·v + m)
- * into shared memory — 16 runs per row, stored at their element position — and the 32
- * tokens' int8 activations and (d_a, s_a) per 16 are copied next to them; then each
- * thread computes 4 rows × 4 tokens:
- *   acc[r][t] += (d_r·d_a,t) · Σ_16 v·q_a   (four dp4a / sdot4)   (+ m_r · s_a,t)
- * i.e. the decode matvec's arithmetic (kernels/qmatvec.hip) on a tile. Rows of a thread
- * are tid%16 + 16i, tokens tid/16 + 8j; shared rows are padded by 16 bytes so that the
- * 16-byte loads of 8 consecutive rows hit distinct banks. K tails (legacy formats with
- * K % 256 != 0) run only the tile's valid runs; row and token tails load clamped indices
- * and do not store.
- * Tensor cores (CUDA, compute capability >= 8.0; HZ_GPU_MMQ=dp4a turns them off): the same
- * shared tiles, the int8 products by mma.sync .s8 — warp w takes rows 16w..16w+15 against
- * the 32 tokens as four 16×8 products, and scales each int32 result as above
- * (d·d_a·Σ + m·s_a). Formats whose scales cover 32 elements or more (all but Q6_K and
+ * Decoding (integer formats, every tile kind). A block walks K in tiles of KT = 256
+ * elements (one K-quant block, eight legacy blocks; 1024 for the small tensor-core tile).
+ * Per K tile all its threads load and decode the block's rows' units once (qdec<W>::decode: runs of 16 int8 values v with a
+ * scale d and offset m, w = d·v + m) into shared memory — 16 runs per row, stored at their
+ * element position, rows padded by 16 bytes so that 8 consecutive rows hit distinct banks —
+ * and copy the tokens' int8 activations and (d_a, s_a) next to them; then
+ *   acc[r][t] += (d_r·d_a,t) · Σ v·q_a   (+ m_r · s_a,t)
+ * i.e. the decode matvec's arithmetic (kernels/qmatvec.hip) on a tile. K tails (legacy
+ * formats with K % 256 != 0) run only the tile's valid runs; row and token tails load
+ * clamped indices and do not store.
+ * Tensor cores (CUDA, compute capability >= 8.0; HZ_GPU_MMQ=dp4a turns them off):
+ * qmmq_mma_core<W, C>, the Σ v·q_a by mma.sync .s8 with the fragments read by ldmatrix
+ * from the padded rows. Formats whose scales cover 32 elements or more (all but Q6_K and
  * Q2_K) take two runs in one m16n8k32 product (the activations' d_a is per 32 or 256, so
- * it is shared too; the two runs' s_a add); Q6_K, Q2_K one m16n8k16 product per run. The
- * fragments are read straight from the padded rows (conflict-free). AMD (hipcc) and older
- * NVIDIA chips use the dp4a/sdot4 loop.
+ * it is shared too), with (d, m) and (d_a, s_a) stored once per 32-element slot (s_a of
+ * the two runs added at the copy); Q6_K, Q2_K one m16n8k16 product per run. Two block
+ * shapes (hzk_mmq_cfg):
+ *   big    128 rows × 64 tokens, 8 warps of 32 rows × 32 tokens (2 × 4 products per k
+ *          step: each A fragment used 4 times, each B fragment twice), 64–77 KB of
+ *          dynamic shared memory, 2 blocks per SM — prefill passes, when the grid has at
+ *          least one block per SM;
+ *   small  32 rows × 32 tokens, 8 warps of 16 rows × 32 tokens, K tiles of 1024
+ *          elements with one 256-element slice per warp (partial sums added in shared
+ *          memory at the end, fixed order), n tiles past the last token skipped, 82–99 KB
+ *          of dynamic shared memory, 2 blocks per SM — few tokens (the serving step of
+ *          9..32 rows), small grids, and the MoE expert tiles: 4× the blocks of a 64-row
+ *          tile, four 256-element tiles' loads in flight per synchronisation.
+ * Both prefetch the weights of the next K tile into L2 while decoding the current one
+ * (prefetch.global.L2: no registers). The int32 sums become floats by an integer add and
+ * a float subtract (hzk_i2f_small) instead of the slower conversion instruction.
+ * HZ_GPU_MMQ_TILE=big|small forces one (tests, benchmarks). Tried on an H200 at 512
+ * tokens and dropped: 64 × 64 blocks of 4 warps (the big tile's warp tile, 4 blocks per
+ * SM): 8–16 % slower than big; 128 × 128 blocks of 8 warps of 32 × 64 (half the decode
+ * work per product, 1 block per SM): 20–32 % slower (pp512 of a 7B Q4_0 5,841 against
+ * 8,028 tokens/s); big with K tiles of 512 (twice the loads per synchronisation, 1 block
+ * per SM): 10–22 % slower (6,445 tokens/s). Occupancy (2 blocks per SM) matters more than
+ * reuse here.
+ * dp4a / sdot4 (AMD under hipcc, NVIDIA before sm_80): qmmq_core<W>, 128 threads on
+ * BM = 64 rows × BN = 32 tokens, each thread 4 rows × 4 tokens (rows tid%16 + 16i,
+ * tokens tid/16 + 8j), four dp4a per run.
  * Float formats: the same tile over K tiles of 64 elements decoded to fp32 (decode_f),
  * x tiles in fp32, 4 × 4 FMA per thread and element.
  *
  * Tried and dropped: a register prefetch of tile kt + 1 during the compute of tile kt
- * (software pipeline) raised the register count to 130..220 and lost more to occupancy
- * than it hid (pp512 of a 7B Q4_0: 3,423 against 4,935 tokens/s on an H200).
- * Not yet: cp.async / TMA double buffering in shared memory, larger warp tiles, AMD matrix
- * cores. Reading reference (not
- * copied): ggml-cuda mmq.cuh, the PTX ISA's mma fragment layouts.
+ * (software pipeline, on the earlier 64 × 32 tensor-core tile) raised the register count
+ * to 130..220 and lost more to occupancy than it hid (pp512 of a 7B Q4_0: 3,423 against
+ * 4,935 tokens/s on an H200).
+ * Not yet: cp.async / TMA double buffering in shared memory, AMD matrix cores. Reading
+ * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
+ * layouts.
  */
 #include "qmmq-core.h"
 #include "hzk.h"
 
 /* ---- launchers, dispatch ---------------------------------------------------------------- */
+
+#if defined(HZK_CUDA)
+/** Opts qmmq_mma_core<W, C> in to its dynamic shared memory (once). */
+template <int W, class C>
+static int
+hzk_mma_prepare (void)
+{
+  static bool ready = false;
+  return hzk_mm_prepare (qmmq_mma_core<W, C>, qmmq_mma_smem_bytes<W, C> (), &ready);
+}
+
+/** qmmq_mma_core<W, C> over the whole product (grid of C's tiles). */
+template <int W, class C>
+static int
+hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_t *aq,
+                const void *am, float *y, int64_t ldy, void *stream)
+{
+  constexpr int bytes = qmmq_mma_smem_bytes<W, C> ();
+  const int e = hzk_mma_prepare<W, C> ();
+  if (e)
+    return e;
+  qmmq_mma_core<W, C><<<dim3 ((unsigned) ((n_rows + C::BM - 1) / C::BM),
+                              (unsigned) ((n_tok + C::BN - 1) / C::BN)),
+                        C::threads, bytes, (hipStream_t) stream>>> (
+      (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy);
+  return (int) hipGetLastError ();
+}
+#endif
 
 template <int W>
 static int
@@ -64,11 +112,28 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
     {
 #if defined(HZK_CUDA)
       if (hzk_mm_use_mma ())
-        qmmq_core<W, true><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
-            (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy);
+        {
+          /* the 128 × 64 tile where it fills the device, else 32 × 32 tiles */
+          using B = hzk_mmq_big;
+          using S = hzk_mmq_small;
+          const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
+          const int pref = hzk_mm_tile_pref ();
+          /* every tile's opt-in at the first product of W (a prefill, not a captured
+           * decode step: the attribute call is no stream operation) */
+          static bool first = true;
+          if (first)
+            {
+              first = false;
+              hzk_mma_prepare<W, B> ();
+              hzk_mma_prepare<W, S> ();
+            }
+          if (pref == 1 || (pref == 0 && n_tok > S::BN && bx * by >= hzk_mm_sm_count ()))
+            return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, stream);
+          return hzk_mma_launch<W, S> (w, n_rows, K, n_tok, aq, am, y, ldy, stream);
+        }
       else
 #endif
-        qmmq_core<W, false><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
+        qmmq_core<W><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
             (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy);
     }
   return (int) hipGetLastError ();

@@ -15,7 +15,11 @@
  *                                                              cores; 64 with FMA) × 64 rows,
  *                                                              walking K by 256
  *   backward (trans 1):  y[t][k]  (+)= Σ_r x[t][r] · W[r][k]   tile 64 tokens × 256 columns,
- *                                                              walking the rows by 32
+ *                                                              walking the rows by 64
+ * The forward reads x as bf16 converted once per product (hzk_train_to_bf16) when the caller
+ * gives that copy. When the tiles are too few for the device's waves (a short batch, a
+ * narrow W), the walk (K tiles forward, rows backward) is split over blocks whose partial
+ * sums are added atomically.
  * On NVIDIA sm_80+ the tile products run on tensor cores (WMMA bf16 16×16×16, fp32
  * accumulators; HZ_GPU_TRAIN_MMA=0 turns them off), elsewhere (AMD, older NVIDIA) by fp32
  * FMA from the same bf16 tiles. bf16 is the precision PyTorch trains a bf16 base in; the
@@ -47,7 +51,7 @@
 #define HZK_TQ_BM 64           /* forward: W rows per block */
 #define HZK_TQ_BN 64           /* tokens per block (backward; forward without tensor cores) */
 #define HZK_TQ_BN_MMA 128      /* tokens per block of the forward with tensor cores */
-#define HZK_TQ_BR 32           /* backward: W rows per step */
+#define HZK_TQ_BR 64           /* backward: W rows per step */
 #define HZK_TQ_LDX (HZK_TQ_BR + 8)
 #define HZK_TQ_THREADS 256
 
@@ -71,6 +75,28 @@ static __device__ __forceinline__ float
 hzk_bf2f (hzk_bf16 b)
 {
   return __uint_as_float ((uint32_t) b << 16);
+}
+
+/** Multiprocessors of the current device (asked once; 80 if the runtime does not say). */
+static int
+hzk_tr_n_sm (void)
+{
+  static int n = 0;
+  if (n == 0)
+    {
+      int dev = 0, v = 0;
+#if defined(HZK_CUDA)
+      if (cudaGetDevice (&dev) != cudaSuccess
+          || cudaDeviceGetAttribute (&v, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        v = 0;
+#else
+      if (hipGetDevice (&dev) != hipSuccess
+          || hipDeviceGetAttribute (&v, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess)
+        v = 0;
+#endif
+      n = v > 0 ? v : 80;
+    }
+  return n;
 }
 
 /* ---- W tile decode ------------------------------------------------------------------- */
@@ -167,7 +193,8 @@ hzk_tq_decode_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, in
 template <int W, bool MMA, int BN>
 __global__ void __launch_bounds__ (HZK_TQ_THREADS)
 hzk_tq_fwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const float *HZK_RESTRICT x,
-            int64_t n_tok, float *HZK_RESTRICT y, int accumulate)
+            const hzk_bf16 *HZK_RESTRICT xb, int64_t n_tok, float *HZK_RESTRICT y, int accumulate,
+            int kt_per)
 {
   extern __shared__ __align__ (16) unsigned char hzk_tq_smem[];
   hzk_bf16 *sw = (hzk_bf16 *) hzk_tq_smem;                    /* [BM][LD] */
@@ -179,6 +206,10 @@ hzk_tq_fwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
   static_assert (MMA || BN == 64, "the FMA path computes 64 tokens");
   constexpr int FT = BN / 64;           /* token fragments per warp (tensor cores) */
   const int64_t n_tiles = (K + HZK_TQ_KT - 1) / HZK_TQ_KT;
+  /* split K (gridDim.z > 1): this block's K tiles, its partial sum added atomically */
+  const int64_t kt_beg = (int64_t) blockIdx.z * kt_per;
+  const int64_t kt_end = min (n_tiles, kt_beg + kt_per);
+  const bool split = gridDim.z > 1;
 
 #if defined(HZK_TRAIN_WMMA_ARCH)
   using namespace nvcuda;
@@ -199,36 +230,56 @@ hzk_tq_fwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
     for (int j = 0; j < 4; j++)
       facc[i][j] = 0.0f;
 
-  for (int64_t kt = 0; kt < n_tiles; kt++)
+  for (int64_t kt = kt_beg; kt < kt_end; kt++)
     {
       const int64_t e0 = kt * HZK_TQ_KT;
       const int valid = (int) min ((int64_t) HZK_TQ_KT, K - e0);
       __syncthreads ();
       hzk_tq_decode_tile<W> (w, n_rows, K, row0, HZK_TQ_BM, kt, sw, HZK_TQ_LD);
-      for (int p = tid; p < BN * HZK_TQ_KT / 4; p += HZK_TQ_THREADS)
-        {
-          const int t = p / (HZK_TQ_KT / 4), k4 = (p % (HZK_TQ_KT / 4)) * 4;
-          const int64_t tg = tok0 + t;
-          float4 v = make_float4 (0.f, 0.f, 0.f, 0.f);
-          if (tg < n_tok)
-            {
-              const float *src = x + (size_t) tg * K + e0 + k4;
-              if (k4 + 3 < valid && ((K & 3) == 0))
-                v = *(const float4 *) src;
-              else
-                {
-                  v.x = k4 < valid ? src[0] : 0.f;
-                  v.y = k4 + 1 < valid ? src[1] : 0.f;
-                  v.z = k4 + 2 < valid ? src[2] : 0.f;
-                  v.w = k4 + 3 < valid ? src[3] : 0.f;
-                }
-            }
-          hzk_bf16 *d = sx + t * HZK_TQ_LD + k4;
-          d[0] = hzk_f2bf (v.x);
-          d[1] = hzk_f2bf (v.y);
-          d[2] = hzk_f2bf (v.z);
-          d[3] = hzk_f2bf (v.w);
-        }
+      if (xb && (K & 7) == 0)
+        /* x already in bf16 (hzk_train_to_bf16): 16-byte copies, half the bytes of fp32 */
+        for (int p = tid; p < BN * HZK_TQ_KT / 8; p += HZK_TQ_THREADS)
+          {
+            const int t = p / (HZK_TQ_KT / 8), k8 = (p % (HZK_TQ_KT / 8)) * 8;
+            const int64_t tg = tok0 + t;
+            uint4 v = make_uint4 (0u, 0u, 0u, 0u);
+            if (tg < n_tok && k8 < valid)          /* valid is a multiple of 8 here */
+              v = *(const uint4 *) (xb + (size_t) tg * K + e0 + k8);
+            *(uint4 *) (sx + t * HZK_TQ_LD + k8) = v;
+          }
+      else if (xb)
+        for (int p = tid; p < BN * HZK_TQ_KT; p += HZK_TQ_THREADS)
+          {
+            const int t = p / HZK_TQ_KT, k = p % HZK_TQ_KT;
+            const int64_t tg = tok0 + t;
+            sx[t * HZK_TQ_LD + k] = tg < n_tok && k < valid ? xb[(size_t) tg * K + e0 + k] : (hzk_bf16) 0;
+          }
+      else
+        /* fp32 x, converted tile by tile */
+        for (int p = tid; p < BN * HZK_TQ_KT / 4; p += HZK_TQ_THREADS)
+          {
+            const int t = p / (HZK_TQ_KT / 4), k4 = (p % (HZK_TQ_KT / 4)) * 4;
+            const int64_t tg = tok0 + t;
+            float4 v = make_float4 (0.f, 0.f, 0.f, 0.f);
+            if (tg < n_tok)
+              {
+                const float *src = x + (size_t) tg * K + e0 + k4;
+                if (k4 + 3 < valid && ((K & 3) == 0))
+                  v = *(const float4 *) src;
+                else
+                  {
+                    v.x = k4 < valid ? src[0] : 0.f;
+                    v.y = k4 + 1 < valid ? src[1] : 0.f;
+                    v.z = k4 + 2 < valid ? src[2] : 0.f;
+                    v.w = k4 + 3 < valid ? src[3] : 0.f;
+                  }
+              }
+            hzk_bf16 *d = sx + t * HZK_TQ_LD + k4;
+            d[0] = hzk_f2bf (v.x);
+            d[1] = hzk_f2bf (v.y);
+            d[2] = hzk_f2bf (v.z);
+            d[3] = hzk_f2bf (v.w);
+          }
       __syncthreads ();
 #if defined(HZK_TRAIN_WMMA_ARCH)
       if constexpr (MMA)
@@ -279,7 +330,10 @@ hzk_tq_fwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
               if (t < n_tok && r < n_rows)
                 {
                   float *o = y + (size_t) t * n_rows + r;
-                  *o = accumulate ? *o + st[e] : st[e];
+                  if (split)
+                    atomicAdd (o, st[e]);
+                  else
+                    *o = accumulate ? *o + st[e] : st[e];
                 }
             }
           __syncwarp ();
@@ -294,7 +348,10 @@ hzk_tq_fwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
         if (t < n_tok && r < n_rows)
           {
             float *o = y + (size_t) t * n_rows + r;
-            *o = accumulate ? *o + facc[i][j] : facc[i][j];
+            if (split)
+              atomicAdd (o, facc[i][j]);
+            else
+              *o = accumulate ? *o + facc[i][j] : facc[i][j];
           }
       }
 }
@@ -303,7 +360,7 @@ hzk_tq_fwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
 template <int W, bool MMA>
 __global__ void __launch_bounds__ (HZK_TQ_THREADS)
 hzk_tq_bwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const float *HZK_RESTRICT x,
-            int64_t n_tok, float *HZK_RESTRICT y, int accumulate)
+            int64_t n_tok, float *HZK_RESTRICT y, int accumulate, int64_t rows_per)
 {
   extern __shared__ __align__ (16) unsigned char hzk_tq_smem[];
   hzk_bf16 *sw = (hzk_bf16 *) hzk_tq_smem;                    /* [BR][LD] */
@@ -314,6 +371,11 @@ hzk_tq_bwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
   const int64_t e0 = kt * HZK_TQ_KT;
   const int valid = (int) min ((int64_t) HZK_TQ_KT, K - e0);
   const int64_t tok0 = (int64_t) blockIdx.y * HZK_TQ_BN;
+  /* split rows (gridDim.z > 1; rows_per a multiple of HZK_TQ_BR): this block's rows of W,
+   * its partial sum added atomically */
+  const int64_t r_beg = (int64_t) blockIdx.z * rows_per;
+  const int64_t r_end = min (n_rows, r_beg + rows_per);
+  const bool split = gridDim.z > 1;
 
 #if defined(HZK_TRAIN_WMMA_ARCH)
   using namespace nvcuda;
@@ -331,9 +393,9 @@ hzk_tq_bwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
       for (int j = 0; j < 4; j++)
         facc[i][j] = 0.0f;
 
-  for (int64_t r0 = 0; r0 < n_rows; r0 += HZK_TQ_BR)
+  for (int64_t r0 = r_beg; r0 < r_end; r0 += HZK_TQ_BR)
     {
-      const int nr = (int) min ((int64_t) HZK_TQ_BR, n_rows - r0);
+      const int nr = (int) min ((int64_t) HZK_TQ_BR, r_end - r0);
       __syncthreads ();
       hzk_tq_decode_tile<W> (w, n_rows, K, r0, HZK_TQ_BR, kt, sw, HZK_TQ_LD);
       for (int p = tid; p < HZK_TQ_BN * HZK_TQ_BR; p += HZK_TQ_THREADS)
@@ -390,7 +452,10 @@ hzk_tq_bwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
               if (t < n_tok && c < valid)
                 {
                   float *o = y + (size_t) t * K + e0 + c;
-                  *o = accumulate ? *o + st[e] : st[e];
+                  if (split)
+                    atomicAdd (o, st[e]);
+                  else
+                    *o = accumulate ? *o + st[e] : st[e];
                 }
             }
           __syncwarp ();
@@ -406,7 +471,10 @@ hzk_tq_bwd (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, const floa
           if (t < n_tok && c < valid)
             {
               float *o = y + (size_t) t * K + e0 + c;
-              *o = accumulate ? *o + facc[i][j] : facc[i][j];
+              if (split)
+                atomicAdd (o, facc[i][j]);
+              else
+                *o = accumulate ? *o + facc[i][j] : facc[i][j];
             }
         }
 }
@@ -458,12 +526,36 @@ hzk_tq_allow_smem (F *kernel, size_t bytes)
 #endif
 }
 
+/* How many parts (1 .. max_parts, at most 16) to split the reduction of `blocks` tiles
+ * into so that the blocks best fill whole waves of `wave` blocks; each further split must
+ * raise the fill by a tenth (the atomic adds cost something too). */
+static int64_t
+hzk_tq_parts (int64_t blocks, int64_t max_parts, int64_t wave)
+{
+  int64_t best = 1;
+  double best_fill = 0;
+  for (int64_t p = 1; p <= max_parts && p <= 16; p++)
+    {
+      const int64_t n = blocks * p, waves = (n + wave - 1) / wave;
+      const double fill = (double) n / (double) (waves * wave);
+      if (p == 1 || fill > best_fill + 0.1)
+        best = p, best_fill = fill;
+    }
+  return best;
+}
+
 template <int W, bool MMA>
 static int
-hzk_tq_launch (const void *w, int64_t n_rows, int64_t K, int trans, const float *x, int64_t n_tok,
-               float *y, int accumulate, void *stream)
+hzk_tq_launch (const void *w, int64_t n_rows, int64_t K, int trans, const float *x,
+               const void *xb, int64_t n_tok, float *y, int accumulate, void *stream)
 {
   const hipStream_t s = (hipStream_t) stream;
+  /* Too few tiles to fill the device's waves (small batches, narrow W): split the
+   * reduction over blocks (K tiles forward, rows of W backward) whose partial sums are added
+   * atomically into y, zeroed first unless accumulating. A wave is taken as two blocks per
+   * multiprocessor (the forward's ~110 KB of shared memory with tensor cores). */
+  const int64_t n_sm = hzk_tr_n_sm ();
+  int nsplit = 1;
   if (!trans)
     {
       constexpr int BN = MMA ? HZK_TQ_BN_MMA : HZK_TQ_BN;
@@ -471,10 +563,18 @@ hzk_tq_launch (const void *w, int64_t n_rows, int64_t K, int trans, const float 
       int err = hzk_tq_allow_smem (hzk_tq_fwd<W, MMA, BN>, smem);
       if (err)
         return err;
-      const dim3 grid ((unsigned) ((n_rows + HZK_TQ_BM - 1) / HZK_TQ_BM),
-                       (unsigned) ((n_tok + BN - 1) / BN));
+      const int64_t gx = (n_rows + HZK_TQ_BM - 1) / HZK_TQ_BM, gy = (n_tok + BN - 1) / BN;
+      const int64_t n_tiles = (K + HZK_TQ_KT - 1) / HZK_TQ_KT;
+      const int64_t parts = hzk_tq_parts (gx * gy, n_tiles, 2 * n_sm);
+      const int64_t kt_per = (n_tiles + parts - 1) / parts;
+      nsplit = (int) ((n_tiles + kt_per - 1) / kt_per);
+      if (nsplit > 1 && !accumulate
+          && (err = (int) hipMemsetAsync (y, 0, (size_t) n_tok * n_rows * sizeof (float), s)))
+        return err;
+      const dim3 grid ((unsigned) gx, (unsigned) gy, (unsigned) nsplit);
       hzk_tq_fwd<W, MMA, BN><<<grid, HZK_TQ_THREADS, smem, s>>> ((const uint8_t *) w, n_rows, K, x,
-                                                                  n_tok, y, accumulate);
+                                                                  (const hzk_bf16 *) xb, n_tok, y,
+                                                                  accumulate, (int) kt_per);
     }
   else
     {
@@ -482,26 +582,33 @@ hzk_tq_launch (const void *w, int64_t n_rows, int64_t K, int trans, const float 
       int err = hzk_tq_allow_smem (hzk_tq_bwd<W, MMA>, smem);
       if (err)
         return err;
-      const dim3 grid ((unsigned) ((K + HZK_TQ_KT - 1) / HZK_TQ_KT),
-                       (unsigned) ((n_tok + HZK_TQ_BN - 1) / HZK_TQ_BN));
+      const int64_t gx = (K + HZK_TQ_KT - 1) / HZK_TQ_KT, gy = (n_tok + HZK_TQ_BN - 1) / HZK_TQ_BN;
+      const int64_t n_steps = (n_rows + HZK_TQ_BR - 1) / HZK_TQ_BR;
+      const int64_t parts = hzk_tq_parts (gx * gy, n_steps, 2 * n_sm);
+      const int64_t rows_per = (n_steps + parts - 1) / parts * HZK_TQ_BR;
+      nsplit = (int) ((n_rows + rows_per - 1) / rows_per);
+      if (nsplit > 1 && !accumulate
+          && (err = (int) hipMemsetAsync (y, 0, (size_t) n_tok * K * sizeof (float), s)))
+        return err;
+      const dim3 grid ((unsigned) gx, (unsigned) gy, (unsigned) nsplit);
       hzk_tq_bwd<W, MMA><<<grid, HZK_TQ_THREADS, smem, s>>> ((const uint8_t *) w, n_rows, K, x,
-                                                              n_tok, y, accumulate);
+                                                              n_tok, y, accumulate, rows_per);
     }
   return (int) hipGetLastError ();
 }
 
 template <int W>
 static int
-hzk_tq_entry (const void *w, int64_t n_rows, int64_t K, int trans, const float *x, int64_t n_tok,
-              float *y, int accumulate, void *stream)
+hzk_tq_entry (const void *w, int64_t n_rows, int64_t K, int trans, const float *x,
+              const void *xb, int64_t n_tok, float *y, int accumulate, void *stream)
 {
   if constexpr (qdw_traits<W>::available)
     {
       if (K % (qdw_traits<W>::is_float ? qdw_traits<W>::unit_elems : qdw_traits<W>::blk_elems))
         return (int) hipErrorInvalidValue;
       if (hzk_tq_use_mma ())
-        return hzk_tq_launch<W, true> (w, n_rows, K, trans, x, n_tok, y, accumulate, stream);
-      return hzk_tq_launch<W, false> (w, n_rows, K, trans, x, n_tok, y, accumulate, stream);
+        return hzk_tq_launch<W, true> (w, n_rows, K, trans, x, xb, n_tok, y, accumulate, stream);
+      return hzk_tq_launch<W, false> (w, n_rows, K, trans, x, xb, n_tok, y, accumulate, stream);
     }
   else
     return (int) hipErrorInvalidValue;
@@ -509,14 +616,14 @@ hzk_tq_entry (const void *w, int64_t n_rows, int64_t K, int trans, const float *
 
 extern "C" int
 hzk_train_qmm (uint32_t type, const void *w, int64_t n_rows, int64_t K, int trans,
-               const float *x, int64_t n_tok, float *y, int accumulate, void *stream)
+               const float *x, const void *xb, int64_t n_tok, float *y, int accumulate, void *stream)
 {
   if (n_rows < 1 || K < 1 || n_tok < 1)
     return (int) hipErrorInvalidValue;
   switch (type)
     {
 #define HZ_QUANT(NAME, ...) \
-    case HZ_TYPE_##NAME: return hzk_tq_entry<HZ_TYPE_##NAME> (w, n_rows, K, trans, x, n_tok, y, accumulate, stream);
+    case HZ_TYPE_##NAME: return hzk_tq_entry<HZ_TYPE_##NAME> (w, n_rows, K, trans, x, xb, n_tok, y, accumulate, stream);
 #include "formats.def"
 #undef HZ_QUANT
     default: return (int) hipErrorInvalidValue;
@@ -536,8 +643,9 @@ hzk_train_qmm_available (uint32_t type)
 }
 
 /* ---- strided batched fp32 product ---------------------------------------------------- */
-#define HZK_TG_BM 64
-#define HZK_TG_BN 64
+/* Tiles of BM × BN outputs, 256 threads of 4 × 4, K steps of 16: 64 × 64, or 256 × 16 and
+ * 16 × 256 for the LoRA factors' products (N or M = r <= 16), which a square tile would
+ * leave three quarters empty. */
 #define HZK_TG_BK 16
 
 static __device__ __forceinline__ int64_t
@@ -546,79 +654,129 @@ hzk_tg_off (HzkTrainBatch b, int z)
   return (int64_t) (z / b.zdiv) * b.outer + (int64_t) ((z % b.zdiv) / b.gdiv) * b.inner;
 }
 
-/* C = alpha · op(A) op(B) + beta · C for matrix z = blockIdx.z / ksplit; 256 threads,
- * 4 × 4 each. ksplit > 1 (one matrix, few output tiles, long K: the LoRA factors' products
- * over all tokens): block share blockIdx.z % ksplit of K adds alpha·partial to C
- * atomically, C having been scaled by beta before the launch. */
+/* One K step's BM × 16 tile of op(A) and 16 × BN tile of op(B) into registers: thread tid
+ * takes elements p = tid + 256 i, consecutive threads along the contiguous dimension of
+ * each operand; 0 outside the matrix or at k >= kend. */
+template <int BM, int BN>
+static __device__ __forceinline__ void
+hzk_tg_load (int ta, int tb, int M, int N, const float *HZK_RESTRICT A, int64_t lda,
+             const float *HZK_RESTRICT B, int64_t ldb, int m0, int n0, int k0, int kend,
+             float ra[BM * HZK_TG_BK / 256], float rb[BN * HZK_TG_BK / 256])
+{
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < BM * HZK_TG_BK / 256; i++)
+    {
+      const int p = tid + 256 * i;
+      const int mm = ta ? p % BM : p / HZK_TG_BK, ka = ta ? p / BM : p % HZK_TG_BK;
+      const int m = m0 + mm, k = k0 + ka;
+      ra[i] = m < M && k < kend ? (ta ? A[(size_t) k * lda + m] : A[(size_t) m * lda + k]) : 0.0f;
+    }
+#pragma unroll
+  for (int i = 0; i < BN * HZK_TG_BK / 256; i++)
+    {
+      const int p = tid + 256 * i;
+      const int nn = tb ? p / HZK_TG_BK : p % BN, kb = tb ? p % HZK_TG_BK : p / BN;
+      const int n = n0 + nn, k = k0 + kb;
+      rb[i] = n < N && k < kend ? (tb ? B[(size_t) n * ldb + k] : B[(size_t) k * ldb + n]) : 0.0f;
+    }
+}
+
+/* The registers of hzk_tg_load into the shared tiles sa[k][m], sb[k][n]. */
+template <int BM, int BN>
+static __device__ __forceinline__ void
+hzk_tg_store (int ta, int tb, const float ra[BM * HZK_TG_BK / 256],
+              const float rb[BN * HZK_TG_BK / 256], float (*sa)[BM + 4], float (*sb)[BN + 4])
+{
+  const int tid = threadIdx.x;
+#pragma unroll
+  for (int i = 0; i < BM * HZK_TG_BK / 256; i++)
+    {
+      const int p = tid + 256 * i;
+      const int mm = ta ? p % BM : p / HZK_TG_BK, ka = ta ? p / BM : p % HZK_TG_BK;
+      sa[ka][mm] = ra[i];
+    }
+#pragma unroll
+  for (int i = 0; i < BN * HZK_TG_BK / 256; i++)
+    {
+      const int p = tid + 256 * i;
+      const int nn = tb ? p / HZK_TG_BK : p % BN, kb = tb ? p % HZK_TG_BK : p / BN;
+      sb[kb][nn] = rb[i];
+    }
+}
+
+/* C = alpha · op(A) op(B) + beta · C for matrix z = blockIdx.z / ksplit over one BM × BN
+ * tile; thread tid computes rows tm + (BM/4)·i and columns tn + (BN/4)·j (i, j < 4). The
+ * next K step's tiles are loaded into registers while the current one is multiplied (two
+ * shared buffers, one barrier a step). Blocks add alpha·partial to C atomically when
+ * ksplit > 1 (block share blockIdx.z % ksplit of K) or `atomic` (several z share one C),
+ * C having been scaled by beta before the launch. `causal` as hzk_train_gemm: 1 skips the
+ * output tiles above the diagonal, 2 / 3 the K range where op(A) is zero (k > m / k < m). */
+template <int BM, int BN>
 __global__ void __launch_bounds__ (256)
 hzk_tg_kernel (int ta, int tb, int M, int N, int K, float alpha, const float *HZK_RESTRICT A,
                int64_t lda, HzkTrainBatch ba, const float *HZK_RESTRICT B, int64_t ldb,
                HzkTrainBatch bb, float beta, float *HZK_RESTRICT C, int64_t ldc, HzkTrainBatch bc,
-               int ksplit, int kchunk)
+               int ksplit, int kchunk, int causal, int atomic)
 {
-  __shared__ float sa[HZK_TG_BK][HZK_TG_BM + 4];
-  __shared__ float sb[HZK_TG_BK][HZK_TG_BN + 4];
+  static_assert (BM * BN == 4096 && BM >= 16 && BN >= 16, "256 threads of 4 x 4");
+  constexpr int TN = BN / 4, TM = BM / 4;
+  __shared__ float sa[2][HZK_TG_BK][BM + 4];
+  __shared__ float sb[2][HZK_TG_BK][BN + 4];
   const int z = blockIdx.z / ksplit, ks = blockIdx.z % ksplit, tid = threadIdx.x;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  if (causal == 1 && n0 > m0 + BM - 1)
+    return;                                  /* every n > m: not wanted */
+  int kbeg = ks * kchunk, kend = min (K, kbeg + kchunk);
+  if (causal == 2)
+    kend = min (kend, m0 + BM);              /* op(A)[m][k] = 0 for k > m */
+  if (causal == 3)
+    kbeg = max (kbeg, m0);                   /* op(A)[m][k] = 0 for k < m */
+  const bool add = ksplit > 1 || atomic;
+  if (add && kbeg >= kend)
+    return;                                  /* nothing to add */
   A += hzk_tg_off (ba, z);
   B += hzk_tg_off (bb, z);
   C += hzk_tg_off (bc, z);
-  const int m0 = blockIdx.y * HZK_TG_BM, n0 = blockIdx.x * HZK_TG_BN;
-  const int tm = tid / 16, tn = tid % 16;
-  const int kbeg = ks * kchunk, kend = min (K, kbeg + kchunk);
+  const int tm = tid / TN, tn = tid % TN;
   float acc[4][4] = { { 0 } };
-  for (int k0 = kbeg; k0 < kend; k0 += HZK_TG_BK)
+  float ra[BM * HZK_TG_BK / 256], rb[BN * HZK_TG_BK / 256];
+  if (kbeg < kend)
     {
-      /* 64 × 16 of op(A) and 16 × 64 of op(B); consecutive threads along the contiguous
-       * dimension of each operand */
-      for (int p = tid; p < HZK_TG_BM * HZK_TG_BK; p += 256)
-        {
-          int mm, kk;
-          if (ta)
-            mm = p % HZK_TG_BM, kk = p / HZK_TG_BM;   /* A[k][m]: m contiguous */
-          else
-            kk = p % HZK_TG_BK, mm = p / HZK_TG_BK;   /* A[m][k]: k contiguous */
-          const int m = m0 + mm, k = k0 + kk;
-          float v = 0.0f;
-          if (m < M && k < kend)
-            v = ta ? A[(size_t) k * lda + m] : A[(size_t) m * lda + k];
-          sa[kk][mm] = v;
-        }
-      for (int p = tid; p < HZK_TG_BN * HZK_TG_BK; p += 256)
-        {
-          int nn, kk;
-          if (tb)
-            kk = p % HZK_TG_BK, nn = p / HZK_TG_BK;   /* B[n][k]: k contiguous */
-          else
-            nn = p % HZK_TG_BN, kk = p / HZK_TG_BN;   /* B[k][n]: n contiguous */
-          const int n = n0 + nn, k = k0 + kk;
-          float v = 0.0f;
-          if (n < N && k < kend)
-            v = tb ? B[(size_t) n * ldb + k] : B[(size_t) k * ldb + n];
-          sb[kk][nn] = v;
-        }
-      __syncthreads ();
+      hzk_tg_load<BM, BN> (ta, tb, M, N, A, lda, B, ldb, m0, n0, kbeg, kend, ra, rb);
+      hzk_tg_store<BM, BN> (ta, tb, ra, rb, sa[0], sb[0]);
+    }
+  __syncthreads ();
+  int buf = 0;
+  for (int k0 = kbeg; k0 < kend; k0 += HZK_TG_BK, buf ^= 1)
+    {
+      const bool more = k0 + HZK_TG_BK < kend;
+      if (more)
+        hzk_tg_load<BM, BN> (ta, tb, M, N, A, lda, B, ldb, m0, n0, k0 + HZK_TG_BK, kend, ra, rb);
 #pragma unroll
       for (int kk = 0; kk < HZK_TG_BK; kk++)
         {
           float av[4], bv[4];
           for (int i = 0; i < 4; i++)
-            av[i] = sa[kk][tm + 16 * i];
+            av[i] = sa[buf][kk][tm + TM * i];
           for (int j = 0; j < 4; j++)
-            bv[j] = sb[kk][tn + 16 * j];
+            bv[j] = sb[buf][kk][tn + TN * j];
           for (int i = 0; i < 4; i++)
             for (int j = 0; j < 4; j++)
               acc[i][j] = fmaf (av[i], bv[j], acc[i][j]);
         }
+      if (more)
+        hzk_tg_store<BM, BN> (ta, tb, ra, rb, sa[buf ^ 1], sb[buf ^ 1]);
       __syncthreads ();
     }
   for (int i = 0; i < 4; i++)
     for (int j = 0; j < 4; j++)
       {
-        const int m = m0 + tm + 16 * i, n = n0 + tn + 16 * j;
+        const int m = m0 + tm + TM * i, n = n0 + tn + TN * j;
         if (m < M && n < N)
           {
             float *o = C + (size_t) m * ldc + n;
-            if (ksplit > 1)
+            if (add)
               atomicAdd (o, alpha * acc[i][j]);
             else
               *o = beta == 0.0f ? alpha * acc[i][j] : fmaf (beta, *o, alpha * acc[i][j]);
@@ -626,45 +784,68 @@ hzk_tg_kernel (int ta, int tb, int M, int N, int K, float alpha, const float *HZ
       }
 }
 
-/* C[m][n] *= beta over M × N (ldc), before a split-K product (beta 0 writes 0) */
+/* C_z[m][n] *= beta over M × N (ldc) for z = blockIdx.y, before a split-K product (beta 0
+ * writes 0) */
 __global__ void
-hzk_tg_scale_c (float *C, int M, int N, int64_t ldc, float beta)
+hzk_tg_scale_c (float *C, int M, int N, int64_t ldc, HzkTrainBatch bc, float beta)
 {
   const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= (int64_t) M * N)
     return;
-  float *o = C + (i / N) * ldc + i % N;
+  float *o = C + hzk_tg_off (bc, (int) blockIdx.y) + (i / N) * ldc + i % N;
   *o = beta == 0.0f ? 0.0f : beta * *o;
+}
+
+template <int BM, int BN>
+static int
+hzk_tg_launch (int ta, int tb, int M, int N, int K, float alpha, const float *A, int64_t lda,
+               HzkTrainBatch ba, const float *B, int64_t ldb, HzkTrainBatch bb, float beta,
+               float *C, int64_t ldc, HzkTrainBatch bc, int batch, int causal, void *stream)
+{
+  const int gn = (N + BN - 1) / BN, gm = (M + BM - 1) / BM;
+  const int atomic = bc.gdiv > 1;
+  /* split K when the output tiles are too few to fill the device (about four blocks per
+   * multiprocessor wanted), in chunks of at least 64 */
+  const int64_t tiles = (int64_t) gn * gm * batch, want = 4 * (int64_t) hzk_tr_n_sm ();
+  int ksplit = 1, kchunk = K > 0 ? K : 1;
+  if (tiles < want && K >= 128)
+    {
+      const int64_t ks = want / tiles < K / 64 ? want / tiles : K / 64;
+      ksplit = (int) (ks < 65535 / batch ? ks : 65535 / batch);
+      ksplit = ksplit > 1 ? ksplit : 1;
+      kchunk = ((K + ksplit - 1) / ksplit + HZK_TG_BK - 1) / HZK_TG_BK * HZK_TG_BK;
+      ksplit = (K + kchunk - 1) / kchunk;
+    }
+  if ((ksplit > 1 || atomic) && beta != 1.0f)
+    {
+      const int64_t n = (int64_t) M * N;
+      const dim3 sgrid ((unsigned) ((n + 255) / 256), (unsigned) batch);
+      hzk_tg_scale_c<<<sgrid, 256, 0, (hipStream_t) stream>>> (C, M, N, ldc, bc, beta);
+    }
+  const dim3 grid ((unsigned) gn, (unsigned) gm, (unsigned) (batch * ksplit));
+  hzk_tg_kernel<BM, BN><<<grid, 256, 0, (hipStream_t) stream>>> (ta, tb, M, N, K, alpha, A, lda,
+                                                                 ba, B, ldb, bb, beta, C, ldc, bc,
+                                                                 ksplit, kchunk, causal, atomic);
+  return (int) hipGetLastError ();
 }
 
 extern "C" int
 hzk_train_gemm (int ta, int tb, int M, int N, int K, float alpha, const float *A, int64_t lda,
                 HzkTrainBatch ba, const float *B, int64_t ldb, HzkTrainBatch bb, float beta,
-                float *C, int64_t ldc, HzkTrainBatch bc, int batch, void *stream)
+                float *C, int64_t ldc, HzkTrainBatch bc, int batch, int causal, void *stream)
 {
   if (M < 1 || N < 1 || K < 0 || batch < 1 || ba.zdiv < 1 || bb.zdiv < 1 || bc.zdiv < 1
-      || ba.gdiv < 1 || bb.gdiv < 1 || bc.gdiv < 1 || batch > 65535)
+      || ba.gdiv < 1 || bb.gdiv < 1 || bc.gdiv < 1 || batch > 65535 || causal < 0 || causal > 3
+      || (bc.gdiv > 1 && beta != 1.0f))
     return (int) hipErrorInvalidValue;
-  const int gn = (N + HZK_TG_BN - 1) / HZK_TG_BN, gm = (M + HZK_TG_BM - 1) / HZK_TG_BM;
-  /* split K when one matrix gives too few blocks to fill the device (about 256 wanted),
-   * in chunks of at least 256 */
-  int ksplit = 1, kchunk = K;
-  if (batch == 1 && gn * gm < 128 && K >= 512)
-    {
-      ksplit = min (min (256 / (gn * gm), K / 256), 64);
-      ksplit = max (ksplit, 1);
-      kchunk = ((K + ksplit - 1) / ksplit + HZK_TG_BK - 1) / HZK_TG_BK * HZK_TG_BK;
-      ksplit = (K + kchunk - 1) / kchunk;
-    }
-  if (ksplit > 1 && beta != 1.0f)
-    {
-      const int64_t n = (int64_t) M * N;
-      hzk_tg_scale_c<<<(unsigned) ((n + 255) / 256), 256, 0, (hipStream_t) stream>>> (C, M, N, ldc, beta);
-    }
-  const dim3 grid ((unsigned) gn, (unsigned) gm, (unsigned) (batch * ksplit));
-  hzk_tg_kernel<<<grid, 256, 0, (hipStream_t) stream>>> (ta, tb, M, N, K, alpha, A, lda, ba, B,
-                                                         ldb, bb, beta, C, ldc, bc, ksplit, kchunk);
-  return (int) hipGetLastError ();
+  if (N <= 16 && M > 16)
+    return hzk_tg_launch<256, 16> (ta, tb, M, N, K, alpha, A, lda, ba, B, ldb, bb, beta, C, ldc,
+                                   bc, batch, causal, stream);
+  if (M <= 16 && N > 16)
+    return hzk_tg_launch<16, 256> (ta, tb, M, N, K, alpha, A, lda, ba, B, ldb, bb, beta, C, ldc,
+                                   bc, batch, causal, stream);
+  return hzk_tg_launch<64, 64> (ta, tb, M, N, K, alpha, A, lda, ba, B, ldb, bb, beta, C, ldc, bc,
+                                batch, causal, stream);
 }
 
 /* ---- row ops ------------------------------------------------------------------------- */
@@ -886,6 +1067,23 @@ hzk_tr_add_bias (float *y, const float *b, int64_t rows, int64_t n)
     y[i] += b[i % n];
 }
 
+__global__ void
+hzk_tr_to_bf16 (hzk_bf16 *xb, const float *x, int64_t n)
+{
+  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    xb[i] = hzk_f2bf (x[i]);
+}
+
+extern "C" int
+hzk_train_to_bf16 (void *xb, const float *x, int64_t n, void *stream)
+{
+  if (n < 1)
+    return (int) hipErrorInvalidValue;
+  hzk_tr_to_bf16<<<HZK_EW_GRID (n), 0, (hipStream_t) stream>>> ((hzk_bf16 *) xb, x, n);
+  return (int) hipGetLastError ();
+}
+
 extern "C" int
 hzk_train_swiglu_fwd (float *h, const float *g, const float *u, int64_t n, void *stream)
 {
@@ -1041,6 +1239,34 @@ hzk_train_scale (float *x, int64_t n, float s, void *stream)
     return (int) hipErrorInvalidValue;
   hzk_tr_scale<<<HZK_EW_GRID (n), 0, (hipStream_t) stream>>> (x, n, s);
   return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_train_host_register (void *p, size_t bytes)
+{
+  if (p == NULL || bytes == 0)
+    return (int) hipErrorInvalidValue;
+#if defined(HZK_CUDA)
+  const int err = (int) cudaHostRegister (p, bytes, cudaHostRegisterDefault);
+#else
+  const int err = (int) hipHostRegister (p, bytes, hipHostRegisterDefault);
+#endif
+  if (err)
+    (void) hipGetLastError ();      /* not sticky: clear it for the next launch's check */
+  return err;
+}
+
+extern "C" int
+hzk_train_host_unregister (void *p)
+{
+#if defined(HZK_CUDA)
+  const int err = (int) cudaHostUnregister (p);
+#else
+  const int err = (int) hipHostUnregister (p);
+#endif
+  if (err)
+    (void) hipGetLastError ();
+  return err;
 }
 
 extern "C" int

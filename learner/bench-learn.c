@@ -94,7 +94,7 @@ main (int argc, char **argv)
                      + (ru.ru_utime.tv_usec - r0.ru_utime.tv_usec) / 1e6
                      + (ru.ru_stime.tv_sec - r0.ru_stime.tv_sec)
                      + (ru.ru_stime.tv_usec - r0.ru_stime.tv_usec) / 1e6;
-  printf ("tokens_per_s=%.2f s_per_step=%.2f tokens_per_cpu_s=%.2f cpu_s_per_step=%.2f "
+  printf ("tokens_per_s=%.2f s_per_step=%.3f tokens_per_cpu_s=%.2f cpu_s_per_step=%.3f "
           "peak_rss_mib=%.0f lora_params=%zu seq=%d batch=%d rank=%d steps=%d threads=%u loss=%.4f "
           "device=%s gpu_mib=%.0f\n",
           (double) steps * batch * seq / secs, secs / steps, (double) steps * batch * seq / cpu,

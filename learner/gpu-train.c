@@ -7,11 +7,23 @@
 #include "hz-gpu.h"
 #include "hzk.h"
 
+/* The activations of one layer's forward that its backward reads (device buffers). */
+typedef struct {
+  float *h1, *rstd1, *q_pre, *k_pre, *rstd_q, *rstd_k, *q, *k, *vv, *P, *att, *x_mid, *h2,
+        *rstd2, *gate, *up, *act, *u[HZ_LORA_N_TARGETS];
+} LayerCache;
+
 /* Device weights of one layer. */
 typedef struct {
   HzGpuTensor *w[HZ_LORA_N_TARGETS];   /* q, k, v, o, gate, up, down (HzLoraTarget order) */
   float *attn_norm, *ffn_norm, *bq, *bk, *bv, *bo, *q_norm, *k_norm;
 } GpuLayer;
+
+/* Kinds of ops in the profile (HZ_GPU_TRAIN_PROFILE=1). */
+enum { PROF_BASE, PROF_BASE_BWD, PROF_LORA, PROF_ATTN, PROF_OTHER, PROF_N };
+static const char *const prof_names[PROF_N] = { "base products forward (W x, bf16 copies of x)",
+                                                "base products backward (W^T dy)",
+                                                "LoRA products", "attention", "other ops" };
 
 struct _HzGpuTrainer {
   const HzLlm  *llm;
@@ -28,38 +40,68 @@ struct _HzGpuTrainer {
   float        *cs;         /* RoPE tables [max_T][n_rot] */
   float        *params, *grads, *m, *v;
   int64_t       step;
-  /* activations: layer inputs, one layer's cache, the head */
-  float *xs, *h1, *rstd1, *q_pre, *k_pre, *rstd_q, *rstd_k, *q, *k, *vv, *P, *att, *x_mid,
-        *h2, *rstd2, *gate, *up, *act, *u[HZ_LORA_N_TARGETS];
+  /* activations: layer inputs; the caches of layers 0 .. n_keep−1, kept from the forward to
+   * the backward; one more cache (`work`) for the other layers, recomputed in the backward
+   * (it holds layer cached_layer); the head */
+  float *xs;
+  LayerCache *keep, work;
+  int   n_keep;
   float *hf, *rstd_f, *logits;
   double *loss, *partial;
   int32_t *tok, *tgt;
+  void  *xb;                /* bfloat16 copy of a forward product's input [R][max n_in] */
   /* backward scratch */
   float *dx, *dh, *d_att, *dq, *dk, *dv, *dq_pre, *dk_pre, *d_act, *d_gate, *d_up, *dS, *du;
   int   cached_layer;
+  void *pinned[2];          /* lora->params and lora->grads when page-locked (faster copies) */
   GPtrArray *bufs;          /* device buffers freed together */
   char *desc;
-  /* HZ_GPU_TRAIN_PROFILE=1: seconds per kind of op (the stream synchronised after each),
-   * logged when the trainer is freed */
+  /* HZ_GPU_TRAIN_PROFILE=1: device seconds per kind of op, from events recorded on the
+   * stream between the ops (read at the end of each call), logged when the trainer is freed */
   gboolean prof;
-  gint64   prof_t0;
-  double   prof_s[4];
+  GPtrArray *prof_ev;       /* events, reused from call to call */
+  GArray   *prof_cat;       /* int: the kind of the interval ending at event i */
+  guint     prof_n;         /* events recorded in this call */
+  double    prof_s[PROF_N];
 };
 
-enum { PROF_BASE, PROF_LORA, PROF_ATTN, PROF_OTHER };
-static const char *const prof_names[] = { "base products", "LoRA products", "attention", "other ops" };
-
-/* Attribute the time since the last mark to `cat` (profiling only). */
+/* Attribute the device time since the last mark of this call to `cat` (profiling only):
+ * an event recorded on the stream, the intervals summed by prof_collect. */
 static void
 prof_mark (HzGpuTrainer *t, int cat)
 {
   if (!t->prof)
     return;
-  hz_gpu_sync (t->gpu, NULL);
-  const gint64 now = g_get_monotonic_time ();
-  if (t->prof_t0)
-    t->prof_s[cat] += (now - t->prof_t0) / 1e6;
-  t->prof_t0 = now;
+  if (t->prof_n == t->prof_ev->len)
+    {
+      void *ev = NULL;
+      if (hzk_event_create (&ev) != 0)
+        {
+          t->prof = FALSE;
+          return;
+        }
+      g_ptr_array_add (t->prof_ev, ev);
+      g_array_set_size (t->prof_cat, t->prof_ev->len);
+    }
+  g_array_index (t->prof_cat, int, t->prof_n) = cat;
+  hzk_event_record (g_ptr_array_index (t->prof_ev, t->prof_n), t->stream);
+  t->prof_n++;
+}
+
+/* Add the intervals between this call's events to their kinds (waits for the last). */
+static void
+prof_collect (HzGpuTrainer *t)
+{
+  if (!t->prof)
+    return;
+  for (guint i = 1; i < t->prof_n; i++)
+    {
+      float ms = 0;
+      if (hzk_event_elapsed_ms (g_ptr_array_index (t->prof_ev, i - 1),
+                                g_ptr_array_index (t->prof_ev, i), &ms) == 0)
+        t->prof_s[g_array_index (t->prof_cat, int, i)] += ms / 1e3;
+    }
+  t->prof_n = 0;
 }
 
 gboolean
@@ -138,10 +180,18 @@ hz_gpu_trainer_free (HzGpuTrainer *t)
     return;
   if (t->gpu)
     hz_gpu_sync (t->gpu, NULL);
+  for (int i = 0; i < 2; i++)
+    if (t->pinned[i])
+      hzk_train_host_unregister (t->pinned[i]);
   if (t->prof)
-    g_message ("GPU training time: %s %.3f s, %s %.3f s, %s %.3f s, %s %.3f s", prof_names[0],
-               t->prof_s[0], prof_names[1], t->prof_s[1], prof_names[2], t->prof_s[2],
-               prof_names[3], t->prof_s[3]);
+    g_message ("GPU training time (device): %s %.3f s, %s %.3f s, %s %.3f s, %s %.3f s, %s %.3f s",
+               prof_names[0], t->prof_s[0], prof_names[1], t->prof_s[1], prof_names[2],
+               t->prof_s[2], prof_names[3], t->prof_s[3], prof_names[4], t->prof_s[4]);
+  if (t->prof_ev)
+    for (guint i = 0; i < t->prof_ev->len; i++)
+      hzk_event_destroy (g_ptr_array_index (t->prof_ev, i));
+  g_clear_pointer (&t->prof_ev, g_ptr_array_unref);
+  g_clear_pointer (&t->prof_cat, g_array_unref);
   if (t->layers)
     for (int il = 0; il < t->llm->hp.n_layer; il++)
       for (int j = 0; j < HZ_LORA_N_TARGETS; j++)
@@ -154,10 +204,77 @@ hz_gpu_trainer_free (HzGpuTrainer *t)
       hz_gpu_free (t->gpu, g_ptr_array_index (t->bufs, i));
   g_clear_pointer (&t->bufs, g_ptr_array_unref);
   g_free (t->layers);
+  g_free (t->keep);
   g_free (t->desc);
   if (t->gpu)
     hz_gpu_close (t->gpu);
   g_free (t);
+}
+
+/* The buffers of one layer cache for the trainer's maxima; with bytes != NULL only their
+ * size is added to *bytes (nothing allocated). */
+static gboolean
+cache_alloc (HzGpuTrainer *t, LayerCache *c, size_t *bytes, GError **error)
+{
+  const HzHparams *hp = &t->llm->hp;
+  const int64_t R = (int64_t) t->max_seqs * t->max_T, T = t->max_T, d = hp->n_embd, ff = hp->n_ff;
+  const int64_t nh = hp->n_head, nkv = hp->n_head_kv;
+  const int64_t dq = nh * hp->head_dim_k, dk = nkv * hp->head_dim_k;
+  const int64_t dv = nkv * hp->head_dim_v, dov = nh * hp->head_dim_v;
+  const int r = t->lora ? t->lora->config.r : 0;
+  const gboolean qk_norm = hp->n_layer > 0 && t->llm->layers[0].q_norm != NULL;
+  gboolean ok = TRUE;
+#define A(field, n) do { \
+    if (bytes) \
+      *bytes += (size_t) (n) * sizeof (float); \
+    else \
+      ok = ok && (c->field = dalloc (t, (size_t) (n) * sizeof (float), error)) != NULL; \
+  } while (0)
+  A (h1, R * d); A (rstd1, R);
+  if (qk_norm)
+    {
+      A (q_pre, R * dq); A (k_pre, R * dk); A (rstd_q, R * nh); A (rstd_k, R * nkv);
+    }
+  A (q, R * dq); A (k, R * dk); A (vv, R * dv);
+  A (P, (int64_t) t->max_seqs * nh * T * T);
+  A (att, R * dov); A (x_mid, R * d); A (h2, R * d); A (rstd2, R);
+  A (gate, R * ff); A (up, R * ff); A (act, R * ff);
+  for (int j = 0; j < HZ_LORA_N_TARGETS; j++)
+    if (t->lora && (t->lora->config.targets & HZ_LORA_BIT (j)))
+      A (u[j], R * r);
+#undef A
+  return ok;
+}
+
+/* Layers 0 .. n_keep−1 get caches of their own, so that the backward does not recompute
+ * their forward: as many as fit in HZ_GPU_TRAIN_KEEP_MIB (default 1536 MiB) and in half of
+ * the device memory still free, never the last layer (its forward is in `work` anyway).
+ * Without adapters (no backward) none. An allocation that fails only ends the keeping. */
+static void
+keep_caches (HzGpuTrainer *t)
+{
+  const int n_layer = t->llm->hp.n_layer;
+  if (t->lora == NULL || n_layer < 2)
+    return;
+  const char *env = g_getenv ("HZ_GPU_TRAIN_KEEP_MIB");
+  size_t budget = (size_t) (env ? g_ascii_strtoull (env, NULL, 10) : 1536) << 20;
+  size_t used = 0, total = 0;
+  if (hzk_train_mem_used (&used) == 0
+      && hzk_device_info (0, NULL, 0, &total, NULL, NULL) == 0 && total > used)
+    budget = MIN (budget, (total - used) / 2);
+  size_t per = 0;
+  cache_alloc (t, NULL, &per, NULL);
+  const int n = (int) MIN ((size_t) (n_layer - 1), per ? budget / per : 0);
+  if (n < 1)
+    return;
+  t->keep = g_new0 (LayerCache, n);
+  for (int il = 0; il < n; il++)
+    {
+      g_autoptr (GError) local = NULL;
+      if (!cache_alloc (t, &t->keep[il], NULL, &local))
+        break;
+      t->n_keep = il + 1;
+    }
 }
 
 HzGpuTrainer *
@@ -192,6 +309,8 @@ hz_gpu_trainer_new (const HzLlm *llm, const HzLora *lora, int max_seqs, int64_t 
   t->bufs = g_ptr_array_new ();
   t->desc = g_strdup (hz_gpu_describe (gpu));
   t->prof = g_strcmp0 (g_getenv ("HZ_GPU_TRAIN_PROFILE"), "1") == 0;
+  t->prof_ev = g_ptr_array_new ();
+  t->prof_cat = g_array_new (FALSE, TRUE, sizeof (int));
 
   const int64_t R = (int64_t) max_seqs * max_tokens, T = max_tokens, d = hp->n_embd;
   const int64_t ff = hp->n_ff, V = hp->n_vocab;
@@ -235,26 +354,19 @@ hz_gpu_trainer_new (const HzLlm *llm, const HzLora *lora, int max_seqs, int64_t 
 #define A(field, n) (ok = ok && ((t->field = dalloc (t, (size_t) (n) * F, error)) != NULL))
   A (params, np); A (grads, np); A (m, np); A (v, np);
   A (xs, (hp->n_layer + 1) * R * d);
-  A (h1, R * d); A (rstd1, R);
   if (qk_norm)
     {
-      A (q_pre, R * dq); A (k_pre, R * dk); A (rstd_q, R * hp->n_head); A (rstd_k, R * hp->n_head_kv);
       A (dq_pre, R * dq); A (dk_pre, R * dk);
     }
-  A (q, R * dq); A (k, R * dk); A (vv, R * dv);
-  A (P, (int64_t) max_seqs * hp->n_head * T * T);
   A (dS, (int64_t) max_seqs * hp->n_head * T * T);
-  A (att, R * dov); A (x_mid, R * d); A (h2, R * d); A (rstd2, R);
-  A (gate, R * ff); A (up, R * ff); A (act, R * ff);
-  for (int j = 0; j < HZ_LORA_N_TARGETS; j++)
-    if (lora && (lora->config.targets & HZ_LORA_BIT (j)))
-      A (u[j], R * r);
   if (lora)
     A (du, R * r);
   A (hf, R * d); A (rstd_f, R); A (logits, R * V);
   A (dx, R * d); A (dh, R * d); A (d_att, R * dov); A (dq, R * dq); A (dk, R * dk); A (dv, R * dv);
   A (d_act, R * ff); A (d_gate, R * ff); A (d_up, R * ff);
 #undef A
+  ok = ok && cache_alloc (t, &t->work, NULL, error)
+       && (t->xb = dalloc (t, (size_t) R * MAX (MAX (d, dov), ff) * sizeof (uint16_t), error));
   ok = ok && (t->loss = dalloc (t, R * sizeof (double), error))
        && (t->partial = dalloc (t, HZK_TRAIN_SUMSQ_BLOCKS * sizeof (double), error))
        && (t->tok = dalloc (t, R * sizeof (int32_t), error))
@@ -265,6 +377,13 @@ hz_gpu_trainer_new (const HzLlm *llm, const HzLora *lora, int max_seqs, int64_t 
       hz_gpu_trainer_free (t);
       return NULL;
     }
+  keep_caches (t);
+  /* the SFT trainer copies the adapters to the device and back around every step: from
+   * page-locked memory these copies run at the bus's speed (a failure only costs speed) */
+  float *host_arrays[2] = { lora ? lora->params : NULL, lora ? lora->grads : NULL };
+  for (int i = 0; i < 2; i++)
+    if (host_arrays[i] && np > 0 && hzk_train_host_register (host_arrays[i], np * F) == 0)
+      t->pinned[i] = host_arrays[i];
   return t;
 }
 
@@ -330,14 +449,14 @@ adapter (HzGpuTrainer *t, int il, HzLoraTarget tg, gboolean use)
 }
 
 static gboolean
-qmm (HzGpuTrainer *t, const HzGpuTensor *w, int trans, const float *x, float *y, int acc,
-     GError **error)
+qmm (HzGpuTrainer *t, const HzGpuTensor *w, int trans, const float *x, const void *xb, float *y,
+     int acc, GError **error)
 {
   prof_mark (t, PROF_OTHER);
   const gboolean ok = ck (hzk_train_qmm (hz_gpu_tensor_device_type (w), hz_gpu_tensor_data (w),
                                          hz_gpu_tensor_rows (w), hz_gpu_tensor_k (w), trans, x,
-                                         t->R, y, acc, t->stream), "training product", error);
-  prof_mark (t, PROF_BASE);
+                                         xb, t->R, y, acc, t->stream), "training product", error);
+  prof_mark (t, trans ? PROF_BASE_BWD : PROF_BASE);
   return ok;
 }
 
@@ -346,57 +465,77 @@ static gboolean
 gemm (HzGpuTrainer *t, int ta, int tb, int64_t M, int64_t N, int64_t K, float alpha,
       const float *A, int64_t lda, HzkTrainBatch ba, const float *B, int64_t ldb,
       HzkTrainBatch bb, float beta, float *C, int64_t ldc, HzkTrainBatch bc, int batch,
-      GError **error)
+      int causal, GError **error)
 {
   prof_mark (t, PROF_OTHER);
   const gboolean ok = ck (hzk_train_gemm (ta, tb, (int) M, (int) N, (int) K, alpha, A, lda, ba,
-                                          B, ldb, bb, beta, C, ldc, bc, batch, t->stream),
+                                          B, ldb, bb, beta, C, ldc, bc, batch, causal, t->stream),
                           "training gemm", error);
   prof_mark (t, batch > 1 ? PROF_ATTN : PROF_LORA);
   return ok;
 }
 
-/* y = x W^T + bias + s·(x A^T) B^T; u = x A^T cached. */
+/* t->xb = x [R][n] rounded to bfloat16 once for the forward products that read x (counted
+ * with the base products). */
 static gboolean
-lin_fwd (HzGpuTrainer *t, gboolean use_lora, int il, HzLoraTarget tg, const float *bias,
-         const float *x, float *y, GError **error)
+to_bf16 (HzGpuTrainer *t, const float *x, int64_t n, GError **error)
+{
+  prof_mark (t, PROF_OTHER);
+  const gboolean ok = ck (hzk_train_to_bf16 (t->xb, x, t->R * n, t->stream), "bf16 copy", error);
+  prof_mark (t, PROF_BASE);
+  return ok;
+}
+
+/* The cache that layer il's forward writes and its backward reads. */
+static LayerCache *
+layer_cache (HzGpuTrainer *t, int il)
+{
+  return il < t->n_keep ? &t->keep[il] : &t->work;
+}
+
+/* y = x W^T + bias + s·(x A^T) B^T; u = x A^T cached. new_x: x differs from the last
+ * product's (its bf16 copy t->xb is made first), else t->xb already holds it. */
+static gboolean
+lin_fwd (HzGpuTrainer *t, LayerCache *c, gboolean use_lora, int il, HzLoraTarget tg,
+         const float *bias, const float *x, gboolean new_x, float *y, GError **error)
 {
   const HzGpuTensor *W = t->layers[il].w[tg];
   const int64_t n_in = hz_gpu_tensor_k (W), n_out = hz_gpu_tensor_rows (W);
   Adapter a = adapter (t, il, tg, use_lora);
-  if (!qmm (t, W, 0, x, y, 0, error))
+  if ((new_x && !to_bf16 (t, x, n_in, error)) || !qmm (t, W, 0, x, t->xb, y, 0, error))
     return FALSE;
   if (bias && !ck (hzk_train_add_bias (y, bias, t->R, n_out, t->stream), "bias", error))
     return FALSE;
   if (!a.A)
     return TRUE;
-  return gemm (t, 0, 1, t->R, a.r, n_in, 1.0f, x, n_in, ONE, a.A, n_in, ONE, 0.0f, t->u[tg], a.r, ONE, 1, error)
-         && gemm (t, 0, 1, t->R, n_out, a.r, a.s, t->u[tg], a.r, ONE, a.B, a.r, ONE, 1.0f, y, n_out, ONE, 1, error);
+  return gemm (t, 0, 1, t->R, a.r, n_in, 1.0f, x, n_in, ONE, a.A, n_in, ONE, 0.0f, c->u[tg], a.r, ONE, 1, 0, error)
+         && gemm (t, 0, 1, t->R, n_out, a.r, a.s, c->u[tg], a.r, ONE, a.B, a.r, ONE, 1.0f, y, n_out, ONE, 1, 0, error);
 }
 
 /* dB += s dy^T u; du = s dy B; dA += du^T x; dx (nullable) += du A + dy W. */
 static gboolean
-lin_bwd (HzGpuTrainer *t, int il, HzLoraTarget tg, float *dx, const float *dy, const float *x,
-         GError **error)
+lin_bwd (HzGpuTrainer *t, LayerCache *c, int il, HzLoraTarget tg, float *dx, const float *dy,
+         const float *x, GError **error)
 {
   const HzGpuTensor *W = t->layers[il].w[tg];
   const int64_t n_in = hz_gpu_tensor_k (W), n_out = hz_gpu_tensor_rows (W);
   Adapter a = adapter (t, il, tg, TRUE);
   if (a.A)
     {
-      if (!gemm (t, 1, 0, n_out, a.r, t->R, a.s, dy, n_out, ONE, t->u[tg], a.r, ONE, 1.0f, a.dB, a.r, ONE, 1, error)
-          || !gemm (t, 0, 0, t->R, a.r, n_out, a.s, dy, n_out, ONE, a.B, a.r, ONE, 0.0f, t->du, a.r, ONE, 1, error)
-          || !gemm (t, 1, 0, a.r, n_in, t->R, 1.0f, t->du, a.r, ONE, x, n_in, ONE, 1.0f, a.dA, n_in, ONE, 1, error))
+      if (!gemm (t, 1, 0, n_out, a.r, t->R, a.s, dy, n_out, ONE, c->u[tg], a.r, ONE, 1.0f, a.dB, a.r, ONE, 1, 0, error)
+          || !gemm (t, 0, 0, t->R, a.r, n_out, a.s, dy, n_out, ONE, a.B, a.r, ONE, 0.0f, t->du, a.r, ONE, 1, 0, error)
+          || !gemm (t, 1, 0, a.r, n_in, t->R, 1.0f, t->du, a.r, ONE, x, n_in, ONE, 1.0f, a.dA, n_in, ONE, 1, 0, error))
         return FALSE;
-      if (dx && !gemm (t, 0, 0, t->R, n_in, a.r, 1.0f, t->du, a.r, ONE, a.A, n_in, ONE, 1.0f, dx, n_in, ONE, 1, error))
+      if (dx && !gemm (t, 0, 0, t->R, n_in, a.r, 1.0f, t->du, a.r, ONE, a.A, n_in, ONE, 1.0f, dx, n_in, ONE, 1, 0, error))
         return FALSE;
     }
-  return dx == NULL || qmm (t, W, 1, dy, dx, 1, error);
+  return dx == NULL || qmm (t, W, 1, dy, NULL, dx, 1, error);
 }
 
-/* Causal attention of the n_seq sequences: P = softmax(q k^T / sqrt(hdk)), att = P v. */
+/* Causal attention of the n_seq sequences: P = softmax(q k^T / sqrt(hdk)), att = P v (the
+ * products skip the tiles above the diagonal: hzk_train_gemm's causal modes). */
 static gboolean
-attn_fwd (HzGpuTrainer *t, GError **error)
+attn_fwd (HzGpuTrainer *t, LayerCache *c, GError **error)
 {
   const HzHparams *hp = &t->llm->hp;
   const int64_t T = t->T, nh = hp->n_head, grp = hp->n_head / hp->n_head_kv;
@@ -406,42 +545,34 @@ attn_fwd (HzGpuTrainer *t, GError **error)
   const HzkTrainBatch bq = { T * dq, hdk, (int) nh, 1 }, bk = { T * dk, hdk, (int) nh, (int) grp };
   const HzkTrainBatch bs = { T * T, 0, 1, 1 }, bv = { T * dv, hdv, (int) nh, (int) grp };
   const HzkTrainBatch bo = { T * dov, hdv, (int) nh, 1 };
-  return gemm (t, 0, 1, T, T, hdk, 1.0f, t->q, dq, bq, t->k, dk, bk, 0.0f, t->P, T, bs, nz, error)
-         && ck (hzk_train_softmax_causal (t->P, nz, (int) T, (float) (1.0 / sqrt ((double) hdk)), t->stream),
+  return gemm (t, 0, 1, T, T, hdk, 1.0f, c->q, dq, bq, c->k, dk, bk, 0.0f, c->P, T, bs, nz, 1, error)
+         && ck (hzk_train_softmax_causal (c->P, nz, (int) T, (float) (1.0 / sqrt ((double) hdk)), t->stream),
                 "softmax", error)
          && (prof_mark (t, PROF_ATTN), TRUE)
-         && gemm (t, 0, 0, T, hdv, T, 1.0f, t->P, T, bs, t->vv, dv, bv, 0.0f, t->att, dov, bo, nz, error);
+         && gemm (t, 0, 0, T, hdv, T, 1.0f, c->P, T, bs, c->vv, dv, bv, 0.0f, c->att, dov, bo, nz, 2, error);
 }
 
-/* dq, dk, dv += the gradients of attention from d_att (dq, dk, dv zeroed by the caller). */
+/* dq, dk, dv += the gradients of attention from d_att (dq, dk, dv zeroed by the caller). The
+ * key/value gradients of a GQA group are the sums over its query heads: one product over
+ * all query heads adding into the shared dk / dv. */
 static gboolean
-attn_bwd (HzGpuTrainer *t, GError **error)
+attn_bwd (HzGpuTrainer *t, LayerCache *c, GError **error)
 {
   const HzHparams *hp = &t->llm->hp;
   const int64_t T = t->T, nh = hp->n_head, nkv = hp->n_head_kv, grp = nh / nkv;
   const int64_t hdk = hp->head_dim_k, hdv = hp->head_dim_v;
   const int64_t dq = nh * hdk, dk = nkv * hdk, dv = nkv * hdv, dov = nh * hdv;
-  const int nz = (int) (t->n_seq * nh), nzkv = (int) (t->n_seq * nkv);
+  const int nz = (int) (t->n_seq * nh);
   const float scale = (float) (1.0 / sqrt ((double) hdk));
   const HzkTrainBatch bq = { T * dq, hdk, (int) nh, 1 }, bk = { T * dk, hdk, (int) nh, (int) grp };
   const HzkTrainBatch bs = { T * T, 0, 1, 1 }, bv = { T * dv, hdv, (int) nh, (int) grp };
   const HzkTrainBatch bo = { T * dov, hdv, (int) nh, 1 };
-  if (!gemm (t, 0, 1, T, T, hdv, 1.0f, t->d_att, dov, bo, t->vv, dv, bv, 0.0f, t->dS, T, bs, nz, error)
-      || !ck (hzk_train_softmax_bwd (t->dS, t->P, nz, (int) T, t->stream), "softmax backward", error)
-      || (prof_mark (t, PROF_ATTN), FALSE)
-      || !gemm (t, 0, 0, T, hdk, T, scale, t->dS, T, bs, t->k, dk, bk, 1.0f, t->dq, dq, bq, nz, error))
-    return FALSE;
-  /* per key/value head: the heads of its group one after the other (fixed order) */
-  const HzkTrainBatch sg = { nh * T * T, grp * T * T, (int) nkv, 1 };
-  const HzkTrainBatch qg = { T * dq, grp * hdk, (int) nkv, 1 }, og = { T * dov, grp * hdv, (int) nkv, 1 };
-  const HzkTrainBatch kk = { T * dk, hdk, (int) nkv, 1 }, vk = { T * dv, hdv, (int) nkv, 1 };
-  for (int64_t j = 0; j < grp; j++)
-    if (!gemm (t, 1, 0, T, hdk, T, scale, t->dS + j * T * T, T, sg, t->q + j * hdk, dq, qg, 1.0f,
-               t->dk, dk, kk, nzkv, error)
-        || !gemm (t, 1, 0, T, hdv, T, 1.0f, t->P + j * T * T, T, sg, t->d_att + j * hdv, dov, og,
-                  1.0f, t->dv, dv, vk, nzkv, error))
-      return FALSE;
-  return TRUE;
+  return gemm (t, 0, 1, T, T, hdv, 1.0f, t->d_att, dov, bo, c->vv, dv, bv, 0.0f, t->dS, T, bs, nz, 1, error)
+         && ck (hzk_train_softmax_bwd (t->dS, c->P, nz, (int) T, t->stream), "softmax backward", error)
+         && (prof_mark (t, PROF_ATTN), TRUE)
+         && gemm (t, 0, 0, T, hdk, T, scale, t->dS, T, bs, c->k, dk, bk, 1.0f, t->dq, dq, bq, nz, 2, error)
+         && gemm (t, 1, 0, T, hdk, T, scale, t->dS, T, bs, c->q, dq, bq, 1.0f, t->dk, dk, bk, nz, 3, error)
+         && gemm (t, 1, 0, T, hdv, T, 1.0f, c->P, T, bs, t->d_att, dov, bo, 1.0f, t->dv, dv, bv, nz, 3, error);
 }
 
 /* Forward of layer il into the cache and x_out; x_out == NULL (recomputation) skips the
@@ -452,38 +583,39 @@ layer_fwd (HzGpuTrainer *t, gboolean use_lora, int il, const float *x_in, float 
 {
   const HzHparams *hp = &t->llm->hp;
   const GpuLayer *G = &t->layers[il];
+  LayerCache *c = layer_cache (t, il);
   const int64_t R = t->R, d = hp->n_embd, ff = hp->n_ff;
   const int neox = hp->rope_mode == HZ_ROPE_NEOX;
   void *s = t->stream;
-  if (!ck (hzk_train_rmsnorm_fwd (t->h1, t->rstd1, x_in, G->attn_norm, R, (int) d, hp->norm_eps, s), "norm", error)
-      || !lin_fwd (t, use_lora, il, HZ_LORA_Q, G->bq, t->h1, G->q_norm ? t->q_pre : t->q, error)
-      || !lin_fwd (t, use_lora, il, HZ_LORA_K, G->bk, t->h1, G->k_norm ? t->k_pre : t->k, error)
-      || !lin_fwd (t, use_lora, il, HZ_LORA_V, G->bv, t->h1, t->vv, error))
+  if (!ck (hzk_train_rmsnorm_fwd (c->h1, c->rstd1, x_in, G->attn_norm, R, (int) d, hp->norm_eps, s), "norm", error)
+      || !lin_fwd (t, c, use_lora, il, HZ_LORA_Q, G->bq, c->h1, TRUE, G->q_norm ? c->q_pre : c->q, error)
+      || !lin_fwd (t, c, use_lora, il, HZ_LORA_K, G->bk, c->h1, FALSE, G->k_norm ? c->k_pre : c->k, error)
+      || !lin_fwd (t, c, use_lora, il, HZ_LORA_V, G->bv, c->h1, FALSE, c->vv, error))
     return FALSE;
-  if (G->q_norm && !ck (hzk_train_rmsnorm_fwd (t->q, t->rstd_q, t->q_pre, G->q_norm, R * hp->n_head,
+  if (G->q_norm && !ck (hzk_train_rmsnorm_fwd (c->q, c->rstd_q, c->q_pre, G->q_norm, R * hp->n_head,
                                                hp->head_dim_k, hp->norm_eps, s), "q norm", error))
     return FALSE;
-  if (G->k_norm && !ck (hzk_train_rmsnorm_fwd (t->k, t->rstd_k, t->k_pre, G->k_norm, R * hp->n_head_kv,
+  if (G->k_norm && !ck (hzk_train_rmsnorm_fwd (c->k, c->rstd_k, c->k_pre, G->k_norm, R * hp->n_head_kv,
                                                hp->head_dim_k, hp->norm_eps, s), "k norm", error))
     return FALSE;
-  if (!ck (hzk_train_rope (t->q, t->cs, R, (int) t->T, hp->n_head, hp->head_dim_k, hp->n_rot, neox, 0, s), "rope", error)
-      || !ck (hzk_train_rope (t->k, t->cs, R, (int) t->T, hp->n_head_kv, hp->head_dim_k, hp->n_rot, neox, 0, s), "rope", error)
-      || !attn_fwd (t, error)
-      || !lin_fwd (t, use_lora, il, HZ_LORA_O, G->bo, t->att, t->x_mid, error)
-      || !ck (hzk_train_axpy (t->x_mid, x_in, 1.0f, R * d, s), "residual", error)
-      || !ck (hzk_train_rmsnorm_fwd (t->h2, t->rstd2, t->x_mid, G->ffn_norm, R, (int) d, hp->norm_eps, s), "norm", error)
-      || !lin_fwd (t, use_lora, il, HZ_LORA_GATE, NULL, t->h2, t->gate, error)
-      || !lin_fwd (t, use_lora, il, HZ_LORA_UP, NULL, t->h2, t->up, error)
-      || !ck (hzk_train_swiglu_fwd (t->act, t->gate, t->up, R * ff, s), "swiglu", error))
+  if (!ck (hzk_train_rope (c->q, t->cs, R, (int) t->T, hp->n_head, hp->head_dim_k, hp->n_rot, neox, 0, s), "rope", error)
+      || !ck (hzk_train_rope (c->k, t->cs, R, (int) t->T, hp->n_head_kv, hp->head_dim_k, hp->n_rot, neox, 0, s), "rope", error)
+      || !attn_fwd (t, c, error)
+      || !lin_fwd (t, c, use_lora, il, HZ_LORA_O, G->bo, c->att, TRUE, c->x_mid, error)
+      || !ck (hzk_train_axpy (c->x_mid, x_in, 1.0f, R * d, s), "residual", error)
+      || !ck (hzk_train_rmsnorm_fwd (c->h2, c->rstd2, c->x_mid, G->ffn_norm, R, (int) d, hp->norm_eps, s), "norm", error)
+      || !lin_fwd (t, c, use_lora, il, HZ_LORA_GATE, NULL, c->h2, TRUE, c->gate, error)
+      || !lin_fwd (t, c, use_lora, il, HZ_LORA_UP, NULL, c->h2, FALSE, c->up, error)
+      || !ck (hzk_train_swiglu_fwd (c->act, c->gate, c->up, R * ff, s), "swiglu", error))
     return FALSE;
   if (x_out == NULL)
     {
       Adapter a = adapter (t, il, HZ_LORA_DOWN, use_lora);
-      return !a.A || gemm (t, 0, 1, R, a.r, ff, 1.0f, t->act, ff, ONE, a.A, ff, ONE, 0.0f,
-                           t->u[HZ_LORA_DOWN], a.r, ONE, 1, error);
+      return !a.A || gemm (t, 0, 1, R, a.r, ff, 1.0f, c->act, ff, ONE, a.A, ff, ONE, 0.0f,
+                           c->u[HZ_LORA_DOWN], a.r, ONE, 1, 0, error);
     }
-  return lin_fwd (t, use_lora, il, HZ_LORA_DOWN, NULL, t->act, x_out, error)
-         && ck (hzk_train_axpy (x_out, t->x_mid, 1.0f, R * d, s), "residual", error);
+  return lin_fwd (t, c, use_lora, il, HZ_LORA_DOWN, NULL, c->act, TRUE, x_out, error)
+         && ck (hzk_train_axpy (x_out, c->x_mid, 1.0f, R * d, s), "residual", error);
 }
 
 /* On entry t->dx = d loss / d x_out; on return d loss / d x_in (for il > 0). */
@@ -492,6 +624,7 @@ layer_bwd (HzGpuTrainer *t, int il, const float *x_in, GError **error)
 {
   const HzHparams *hp = &t->llm->hp;
   const GpuLayer *G = &t->layers[il];
+  LayerCache *c = layer_cache (t, il);
   const int64_t R = t->R, d = hp->n_embd, ff = hp->n_ff;
   const int64_t dq = (int64_t) hp->n_head * hp->head_dim_k;
   const int64_t dk = (int64_t) hp->n_head_kv * hp->head_dim_k;
@@ -503,22 +636,22 @@ layer_bwd (HzGpuTrainer *t, int il, const float *x_in, GError **error)
   const gboolean need_dx = il > 0;
 
   if (!ck (hzk_memset (t->d_act, 0, R * ff * F, s), "memset", error)
-      || !lin_bwd (t, il, HZ_LORA_DOWN, t->d_act, t->dx, t->act, error)
+      || !lin_bwd (t, c, il, HZ_LORA_DOWN, t->d_act, t->dx, c->act, error)
       || !ck (hzk_memset (t->d_gate, 0, R * ff * F, s), "memset", error)
       || !ck (hzk_memset (t->d_up, 0, R * ff * F, s), "memset", error)
-      || !ck (hzk_train_swiglu_bwd (t->d_gate, t->d_up, t->d_act, t->gate, t->up, R * ff, s), "swiglu", error)
+      || !ck (hzk_train_swiglu_bwd (t->d_gate, t->d_up, t->d_act, c->gate, c->up, R * ff, s), "swiglu", error)
       || !ck (hzk_memset (t->dh, 0, R * d * F, s), "memset", error)
-      || !lin_bwd (t, il, HZ_LORA_GATE, t->dh, t->d_gate, t->h2, error)
-      || !lin_bwd (t, il, HZ_LORA_UP, t->dh, t->d_up, t->h2, error)
-      || !ck (hzk_train_rmsnorm_bwd (t->dx, t->dh, t->x_mid, G->ffn_norm, t->rstd2, R, (int) d, s), "norm", error))
+      || !lin_bwd (t, c, il, HZ_LORA_GATE, t->dh, t->d_gate, c->h2, error)
+      || !lin_bwd (t, c, il, HZ_LORA_UP, t->dh, t->d_up, c->h2, error)
+      || !ck (hzk_train_rmsnorm_bwd (t->dx, t->dh, c->x_mid, G->ffn_norm, c->rstd2, R, (int) d, s), "norm", error))
     return FALSE;
   /* t->dx is now d loss / d x_mid */
   if (!ck (hzk_memset (t->d_att, 0, R * dov * F, s), "memset", error)
-      || !lin_bwd (t, il, HZ_LORA_O, t->d_att, t->dx, t->att, error)
+      || !lin_bwd (t, c, il, HZ_LORA_O, t->d_att, t->dx, c->att, error)
       || !ck (hzk_memset (t->dq, 0, R * dq * F, s), "memset", error)
       || !ck (hzk_memset (t->dk, 0, R * dk * F, s), "memset", error)
       || !ck (hzk_memset (t->dv, 0, R * dv * F, s), "memset", error)
-      || !attn_bwd (t, error)
+      || !attn_bwd (t, c, error)
       || !ck (hzk_train_rope (t->dq, t->cs, R, (int) t->T, hp->n_head, hp->head_dim_k, hp->n_rot, neox, 1, s), "rope", error)
       || !ck (hzk_train_rope (t->dk, t->cs, R, (int) t->T, hp->n_head_kv, hp->head_dim_k, hp->n_rot, neox, 1, s), "rope", error))
     return FALSE;
@@ -526,7 +659,7 @@ layer_bwd (HzGpuTrainer *t, int il, const float *x_in, GError **error)
   if (G->q_norm)
     {
       if (!ck (hzk_memset (t->dq_pre, 0, R * dq * F, s), "memset", error)
-          || !ck (hzk_train_rmsnorm_bwd (t->dq_pre, t->dq, t->q_pre, G->q_norm, t->rstd_q,
+          || !ck (hzk_train_rmsnorm_bwd (t->dq_pre, t->dq, c->q_pre, G->q_norm, c->rstd_q,
                                          R * hp->n_head, hp->head_dim_k, s), "q norm", error))
         return FALSE;
       dq_lin = t->dq_pre;
@@ -534,7 +667,7 @@ layer_bwd (HzGpuTrainer *t, int il, const float *x_in, GError **error)
   if (G->k_norm)
     {
       if (!ck (hzk_memset (t->dk_pre, 0, R * dk * F, s), "memset", error)
-          || !ck (hzk_train_rmsnorm_bwd (t->dk_pre, t->dk, t->k_pre, G->k_norm, t->rstd_k,
+          || !ck (hzk_train_rmsnorm_bwd (t->dk_pre, t->dk, c->k_pre, G->k_norm, c->rstd_k,
                                          R * hp->n_head_kv, hp->head_dim_k, s), "k norm", error))
         return FALSE;
       dk_lin = t->dk_pre;
@@ -542,12 +675,12 @@ layer_bwd (HzGpuTrainer *t, int il, const float *x_in, GError **error)
   float *dh = need_dx ? t->dh : NULL;
   if (need_dx && !ck (hzk_memset (t->dh, 0, R * d * F, s), "memset", error))
     return FALSE;
-  if (!lin_bwd (t, il, HZ_LORA_Q, dh, dq_lin, t->h1, error)
-      || !lin_bwd (t, il, HZ_LORA_K, dh, dk_lin, t->h1, error)
-      || !lin_bwd (t, il, HZ_LORA_V, dh, t->dv, t->h1, error))
+  if (!lin_bwd (t, c, il, HZ_LORA_Q, dh, dq_lin, c->h1, error)
+      || !lin_bwd (t, c, il, HZ_LORA_K, dh, dk_lin, c->h1, error)
+      || !lin_bwd (t, c, il, HZ_LORA_V, dh, t->dv, c->h1, error))
     return FALSE;
   return !need_dx
-         || ck (hzk_train_rmsnorm_bwd (t->dx, t->dh, x_in, G->attn_norm, t->rstd1, R, (int) d, s), "norm", error);
+         || ck (hzk_train_rmsnorm_bwd (t->dx, t->dh, x_in, G->attn_norm, c->rstd1, R, (int) d, s), "norm", error);
 }
 
 static gboolean
@@ -565,10 +698,9 @@ check_ids (const HzHparams *hp, const int32_t *tokens, const int32_t *targets, i
   return TRUE;
 }
 
-gboolean
-hz_gpu_trainer_sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *targets,
-                         int n_seq, int64_t T, double weight, gboolean backward,
-                         double *loss_sum, int64_t *n_valid, GError **error)
+static gboolean
+sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *targets, int n_seq, int64_t T,
+          double weight, gboolean backward, double *loss_sum, int64_t *n_valid, GError **error)
 {
   const HzLlm *llm = t->llm;
   const HzHparams *hp = &llm->hp;
@@ -598,10 +730,11 @@ hz_gpu_trainer_sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *
   for (int il = 0; il < hp->n_layer; il++)
     if (!layer_fwd (t, use_lora, il, t->xs + il * R * d, t->xs + (il + 1) * R * d, error))
       return FALSE;
-  t->cached_layer = hp->n_layer - 1;
+  t->cached_layer = hp->n_layer - 1;      /* the last layer's forward ran in `work` */
   if (!ck (hzk_train_rmsnorm_fwd (t->hf, t->rstd_f, t->xs + hp->n_layer * R * d, t->output_norm, R,
                                   (int) d, hp->norm_eps, s), "norm", error)
-      || !qmm (t, t->output, 0, t->hf, t->logits, 0, error)
+      || !to_bf16 (t, t->hf, d, error)
+      || !qmm (t, t->output, 0, t->hf, t->xb, t->logits, 0, error)
       || !ck (hzk_train_cross_entropy (t->logits, t->tgt, R, V, weight, t->loss, backward, s),
               "cross-entropy", error))
     return FALSE;
@@ -619,7 +752,7 @@ hz_gpu_trainer_sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *
     return TRUE;
 
   /* backward: logits' gradient (in t->logits) through the head, then the layers */
-  if (!qmm (t, t->output, 1, t->logits, t->dh, 0, error)
+  if (!qmm (t, t->output, 1, t->logits, NULL, t->dh, 0, error)
       || !ck (hzk_memset (t->dx, 0, R * d * sizeof (float), s), "memset", error)
       || !ck (hzk_train_rmsnorm_bwd (t->dx, t->dh, t->xs + hp->n_layer * R * d, t->output_norm,
                                      t->rstd_f, R, (int) d, s), "norm", error))
@@ -627,7 +760,7 @@ hz_gpu_trainer_sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *
   for (int il = hp->n_layer - 1; il >= 0; il--)
     {
       const float *x_in = t->xs + il * R * d;
-      if (t->cached_layer != il)
+      if (il >= t->n_keep && t->cached_layer != il)
         {
           if (!layer_fwd (t, TRUE, il, x_in, NULL, error))
             return FALSE;
@@ -637,6 +770,17 @@ hz_gpu_trainer_sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *
         return FALSE;
     }
   return hz_gpu_sync (t->gpu, error);
+}
+
+gboolean
+hz_gpu_trainer_sft_step (HzGpuTrainer *t, const int32_t *tokens, const int32_t *targets,
+                         int n_seq, int64_t T, double weight, gboolean backward,
+                         double *loss_sum, int64_t *n_valid, GError **error)
+{
+  const gboolean ok = sft_step (t, tokens, targets, n_seq, T, weight, backward, loss_sum,
+                                n_valid, error);
+  prof_collect (t);
+  return ok;
 }
 
 gboolean

@@ -9,19 +9,26 @@
  *    matrix product; attention per sequence), so a batch is one pass. Shorter sequences are
  *    padded by the caller with masked targets (a causal model's earlier positions do not see
  *    the padding, so the loss and gradients are those of the unpadded sequences);
- *  - activation recomputation always: only each layer's input [n_layer + 1][n_seq·T][n_embd]
- *    is kept, a layer's forward is recomputed during the backward (one layer's cache);
+ *  - activation recomputation within a memory budget: each layer's input [n_layer + 1]
+ *    [n_seq·T][n_embd] is kept, and the whole forward cache of as many layers as fit in
+ *    HZ_GPU_TRAIN_KEEP_MIB (default 1536 MiB, at most half the free device memory); the
+ *    other layers' forwards are recomputed during the backward (one more layer's cache);
  *  - the base products y = x W^T and dx = dy W read W in bfloat16 decoded tile by tile from
  *    the quantized tensor (fp32 accumulation), everything else is fp32: losses agree with
  *    the CPU trainer to about 1e-3 relative (tests/gpu/test-train.c asserts 1e-2).
  *
  * Memory (device), besides the weights (their GGUF size): about
  *   4·R·((n_layer + 1)·d + 12·d + 6·n_ff + 2·V) + 8·n_seq·n_head·T² + 16·n_params bytes,
- * R = n_seq·T rows, d = n_embd, V = n_vocab (logits and their gradient share a buffer).
+ * R = n_seq·T rows, d = n_embd, V = n_vocab (logits and their gradient share a buffer),
+ * plus 2·R·max(d, n_ff) bytes (the bf16 copy of a forward product's input), plus per kept
+ * layer about 4·R·(6·d + 3·n_ff + 7·r) + 4·n_seq·n_head·T² bytes (within the
+ * budget above; r = the LoRA rank).
  *
- * Environment: HZ_GPU_TRAIN_PROFILE=1 synchronises after every op and logs, when the
- * trainer is freed, the seconds spent in base products, LoRA products, attention and the
- * other ops (slower; for finding where a step's time goes).
+ * Environment: HZ_GPU_TRAIN_PROFILE=1 records an event on the stream between the ops and
+ * logs, when the trainer is freed, the device seconds spent in base products (forward and
+ * backward apart), LoRA products, attention and the other ops (for finding where a step's
+ * time goes; an idle gap before an op counts to that op's kind). HZ_GPU_TRAIN_KEEP_MIB: the
+ * budget for kept layer caches (above).
  * Thread safety: an HzGpuTrainer is used by one thread at a time.
  * Errors: GError in HZ_GPU_ERROR (engine/backend-hip/hz-gpu.h): NO_DEVICE when the build
  * has no GPU backend or the machine no device, UNSUPPORTED for a model the device path does
@@ -45,9 +52,10 @@ typedef struct _HzGpuTrainer HzGpuTrainer;
 gboolean hz_gpu_train_wanted (void);
 
 /** Upload the frozen `llm` (borrowed, must outlive the trainer) and room for up to
- *  max_seqs sequences of up to max_tokens tokens, adapters laid out as `lora` (borrowed;
- *  its shapes and scaling; NULL: no adapters, forward and loss only). Parameters start
- *  at zero: hz_gpu_trainer_set_params. Errors: see above. */
+ *  max_seqs sequences of up to max_tokens tokens, adapters laid out as `lora` (borrowed,
+ *  must outlive the trainer: its shapes and scaling, and its params and grads arrays are
+ *  page-locked while the trainer lives, for fast copies; NULL: no adapters, forward and
+ *  loss only). Parameters start at zero: hz_gpu_trainer_set_params. Errors: see above. */
 HzGpuTrainer *hz_gpu_trainer_new (const HzLlm *llm, const HzLora *lora, int max_seqs,
                                   int64_t max_tokens, GError **error);
 void          hz_gpu_trainer_free (HzGpuTrainer *t);

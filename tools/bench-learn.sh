@@ -24,7 +24,8 @@
 # The learner's CPU path (learner/ops-impl.c, learner/ops-gemm.c) runs on the engine's
 # thread pool (HZ_DEVICE=cpu for those rows); the GPU path is learner/gpu-train.c over
 # kernels/train.hip (its memory column is the device memory in use, the runtime's context
-# included). On a shared machine read tokens/CPU-s (this process's CPU time) next to the
+# included; HZ_GPU_TRAIN_KEEP_MIB sets how much device memory keeps layers' forward caches
+# instead of recomputing them, default 1536 MiB, see learner/gpu-train.h). On a shared machine read tokens/CPU-s (this process's CPU time) next to the
 # wall-clock tokens/s and the load.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)

@@ -980,10 +980,11 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
                 || !mark (f, P_ROPE)
                 || !rt (hzk_attn_prefill (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
                                           hp->n_head, hp->n_head_kv, hp->head_dim_k,
-                                          hp->head_dim_v, scale, f->patt, st), "attention",
-                        error))
-          || (act_o && !rt (hzk_quantize_act_mode (f->patt, dov * nt, m_o, act_o, st),
-                            "quantize", error))
+                                          hp->head_dim_v, scale, f->patt, act_o, m_o, st),
+                        "attention", error))
+          || (f->attn && act_o
+              && !rt (hzk_quantize_act_mode (f->patt, dov * nt, m_o, act_o, st), "quantize",
+                      error))
           || !mark (f, P_ATTN)
           || !run_mm (f, &L->wo, f->patt, act_o, nt, f->py, d, error) || !mark (f, P_WO)
           || !rt (hzk_rms_norm (f->px, f->py, L->bo, L->ffn_norm, d, nt, hp->norm_eps, f->ph,

@@ -12,8 +12,9 @@
  * Usage: bench-qmatvec [format,...]   (default q4_0,q8_0,q4_K,q6_K and the other native ones)
  *        bench-qmatvec --variants [format,...]   batch-1 GB/s of each launch geometry
  *                                                (hzk_matvec_variant) instead
- *        bench-qmatvec --mm [format,...]         the prefill matmul (qmmq) at the first
- *                                                three shapes x 512 tokens: ms, TOPS
+ *        bench-qmatvec --mm [format,...]         the prefill matmul (qmmq) at the 7B
+ *                                                prefill shapes x 512 tokens (ms, TOPS)
+ *                                                and x 16 tokens (us, TOPS, GB/s)
  */
 #include "hz-gpu.h"
 #include "gpu-test-util.h"
@@ -121,10 +122,49 @@ variants (HzGpu *gpu, double copy, const char *list)
   return 0;
 }
 
-/* --mm: the prefill matmul (hz_gpu_matmul_act: qmmq_core / qmmf_core) of each decode shape
- * against MM_TOK tokens, activations quantized once beforehand: ms per product (best of
- * 5 after a warm-up) and TOPS = 2·rows·K·tokens / s. */
+/* --mm: the prefill matmul (hz_gpu_matmul_act: the qmmq kernels) at the 7B prefill shapes
+ * (q|k|v, o, gate|up, down) against MM_TOK tokens, activations quantized once beforehand:
+ * ms per product (best of 5 after a warm-up) and TOPS = 2·rows·K·tokens / s; then against
+ * MM_FEW tokens (the serving step of 16 sequences): µs per product cycling through enough
+ * copies of the matrix to rotate through > 4x the L2 size (REPS products in one graph,
+ * best of 3 replays, as the matvec's columns), TOPS and GB/s of weight bytes. */
 #define MM_TOK 512
+#define MM_FEW 16
+static const Shape mm_shapes[] = { { 12288, 4096 }, { 4096, 4096 }, { 22016, 4096 }, { 4096, 11008 } };
+
+/* Seconds per product of n_tok tokens cycling through t[0..n), as time_variant. */
+static double
+time_matmul (HzGpu *gpu, HzGpuTensor **t, int n, const float *xd, const void *act, int n_tok,
+             float *yd)
+{
+  GError *error = NULL;
+  void *st = hz_gpu_stream (gpu), *graph = NULL, *e0 = NULL, *e1 = NULL;
+  const int64_t rows = hz_gpu_tensor_rows (t[0]);
+  if (!hz_gpu_matmul_act (gpu, t[0], xd, act, n_tok, yd, rows, &error) || !hz_gpu_sync (gpu, &error))
+    g_error ("matmul bench: %s", error->message);
+  g_assert_cmpint (hzk_graph_begin (st), ==, 0);
+  for (int i = 0; i < REPS; i++)
+    hz_gpu_matmul_act (gpu, t[i % n], xd, act, n_tok, yd, rows, NULL);
+  g_assert_cmpint (hzk_graph_end (st, &graph), ==, 0);
+  hzk_event_create (&e0);
+  hzk_event_create (&e1);
+  float best = 0;
+  for (int it = 0; it < 4; it++)
+    {
+      float ms = 0;
+      hzk_event_record (e0, st);
+      hzk_graph_launch (graph, st);
+      hzk_event_record (e1, st);
+      hzk_event_elapsed_ms (e0, e1, &ms);
+      if (it > 0 && (best == 0 || ms < best))
+        best = ms;
+    }
+  hzk_graph_destroy (graph);
+  hzk_event_destroy (e0);
+  hzk_event_destroy (e1);
+  return best * 1e-3 / REPS;
+}
+
 static int
 matmul_bench (HzGpu *gpu, const char *list)
 {
@@ -134,28 +174,36 @@ matmul_bench (HzGpu *gpu, const char *list)
   GRand *rng = g_rand_new_with_seed (7);
   hzk_event_create (&e0);
   hzk_event_create (&e1);
-  printf ("| format | rows x K x tokens | ms | TOPS |\n|---|---|---:|---:|\n");
+  printf ("| format | rows x K | %d tok ms | %d tok TOPS | %d tok us | %d tok TOPS | %d tok GB/s |\n"
+          "|---|---|---:|---:|---:|---:|---:|\n", MM_TOK, MM_TOK, MM_FEW, MM_FEW, MM_FEW);
   for (gchar **nm = names; *nm; nm++)
     {
       const HzQuantTraits *qt = hz_quant_traits_by_name (*nm);
       if (!qt || !qt->vec_dot)
         continue;
       uint8_t *pool = gtu_block_pool (qt, rng);
-      for (size_t si = 0; si < 3; si++)
+      for (size_t si = 0; si < G_N_ELEMENTS (mm_shapes); si++)
         {
-          const Shape s = shapes[si];
+          const Shape s = mm_shapes[si];
           uint8_t *w = gtu_matrix (qt, pool, s.rows, s.k);
-          HzGpuTensor *t = hz_gpu_tensor_upload (gpu, qt->type, s.rows, s.k, w, &error);
+          const size_t bytes = (size_t) s.rows * hz_quant_row_size (qt->type, s.k);
+          const int n = CLAMP ((int) ((4 * hz_gpu_l2_bytes (gpu)) / bytes) + 1, 2, 16);
+          HzGpuTensor **t = g_new0 (HzGpuTensor *, n);
+          for (int i = 0; i < n; i++)
+            if (!(t[i] = hz_gpu_tensor_upload (gpu, qt->type, s.rows, s.k, w, &error)))
+              g_error ("matmul bench: %s", error->message);
           float *x = g_malloc (sizeof (float) * MM_TOK * s.k);
           for (int64_t i = 0; i < MM_TOK * s.k; i++)
             x[i] = (float) gtu_normal (rng);
           float *xd = hz_gpu_alloc (gpu, sizeof (float) * MM_TOK * s.k, &error);
           float *yd = hz_gpu_alloc (gpu, sizeof (float) * MM_TOK * s.rows, &error);
           void *act = hz_gpu_alloc (gpu, hzk_act_bytes (s.k, MM_TOK), &error);
-          if (!t || !xd || !yd || !act
+          void *act16 = hz_gpu_alloc (gpu, hzk_act_bytes (s.k, MM_FEW), &error);
+          if (!xd || !yd || !act || !act16
               || !hz_gpu_upload (gpu, xd, x, sizeof (float) * MM_TOK * s.k, &error)
               || hzk_quantize_act (xd, s.k, MM_TOK, act, st)
-              || !hz_gpu_matmul_act (gpu, t, xd, act, MM_TOK, yd, s.rows, &error)
+              || hzk_quantize_act (xd, s.k, MM_FEW, act16, st)
+              || !hz_gpu_matmul_act (gpu, t[0], xd, act, MM_TOK, yd, s.rows, &error)
               || !hz_gpu_sync (gpu, &error))
             g_error ("matmul bench: %s", error ? error->message : "setup failed");
           float best = 0;
@@ -163,17 +211,23 @@ matmul_bench (HzGpu *gpu, const char *list)
             {
               float ms = 0;
               hzk_event_record (e0, st);
-              hz_gpu_matmul_act (gpu, t, xd, act, MM_TOK, yd, s.rows, &error);
+              hz_gpu_matmul_act (gpu, t[0], xd, act, MM_TOK, yd, s.rows, &error);
               hzk_event_record (e1, st);
               hzk_event_elapsed_ms (e0, e1, &ms);
               if (best == 0 || ms < best)
                 best = ms;
             }
-          printf ("| %s | %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT "x%d | %.3f | %.1f |\n", qt->name,
-                  s.rows, s.k, MM_TOK, best, 2.0 * s.rows * s.k * MM_TOK / (best * 1e-3) / 1e12);
+          const double few = time_matmul (gpu, t, n, xd, act16, MM_FEW, yd);
+          const double ops = 2.0 * s.rows * s.k;
+          printf ("| %s | %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " | %.3f | %.1f | %.1f | %.1f | %.0f |\n",
+                  qt->name, s.rows, s.k, best, ops * MM_TOK / (best * 1e-3) / 1e12, few * 1e6,
+                  ops * MM_FEW / few / 1e12, bytes / few / 1e9);
           fflush (stdout);
-          hz_gpu_tensor_free (t);
+          for (int i = 0; i < n; i++)
+            hz_gpu_tensor_free (t[i]);
+          g_free (t);
           hz_gpu_free (gpu, xd), hz_gpu_free (gpu, yd), hz_gpu_free (gpu, act);
+          hz_gpu_free (gpu, act16);
           g_free (x), g_free (w);
         }
       g_free (pool);

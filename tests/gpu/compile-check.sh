@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/gpu/compile-check.sh — CI compile check of the GPU kernels without a GPU
 # (meson test suite 'gpu-build'). Compiles every kernels/*.hip source:
-#   nvcc  -x cu for sm_90                  (CUDA toolkit: $CUDA_HOME or /usr/local/cuda)
+#   nvcc  -x cu for sm_90                  (CUDA toolkit: $CUDA_HOME or /usr/local/cuda; the
+#                                          build's --expt-relaxed-constexpr, kernels/meson.build)
 #   hipcc -x hip for gfx1030 and gfx90a    (Debian 12's hipcc 5.2: apt-get install hipcc)
 # both at once, into a temporary directory. A missing compiler is skipped with a message;
 # exit 77 (skip) when neither is present. About 40 s of CPU per compiler.
@@ -20,7 +21,7 @@ pids=""
 for f in "$src"/kernels/*.hip; do
   b=$(basename "$f" .hip)
   if [ -n "$nvcc" ] && [ -x "$nvcc" ]; then
-    ( "$nvcc" -x cu -std=c++17 -O3 -arch=sm_90 $inc -c "$f" -o "$tmp/$b.cuda.o" \
+    ( "$nvcc" -x cu -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr $inc -c "$f" -o "$tmp/$b.cuda.o" \
         > "$tmp/$b.cuda.log" 2>&1 && echo "ok: nvcc sm_90 $b.hip" \
         || { echo "FAIL: nvcc sm_90 $b.hip"; cat "$tmp/$b.cuda.log"; exit 1; } ) &
     pids="$pids $!"

@@ -31,7 +31,12 @@
  *   ids     the argmax of the GPU logits equals the CPU's at every step;
  *   logits  norm-wise relative error ||gpu − cpu|| / ||cpu||, worst step:
  *           float-weight models 1e-3 (measured 2e-6: only the summation order differs);
- *           quantized models 3e-2 (measured 6e-3 .. 2.1e-2 on stories-distill). The GPU
+ *           quantized models 5e-2 (measured 6e-3 .. 2.1e-2 on stories-distill with the
+ *           fp32 prefill attention and the first tensor-core qmmq tile; 4.1e-2 on
+ *           Q4_K_M since the prefill attention runs on fp16 tensor cores (2.4e-2 with
+ *           HZ_GPU_ATTN=fp32) and a 5-token prompt's matmul splits K across warps (2.7e-2
+ *           with HZ_GPU_MMQ_TILE=big): both only change rounding and summation order, the
+ *           ids stay identical; H200, 2026-11-30). The GPU
  *           quantizes the activations bit for bit as the CPU does (Q8_0 / Q8_1 / Q8_K,
  *           test-ops), but the int8 rounding amplifies any 1-ulp difference of a matvec
  *           (another summation order) into a one-step change of some q, whose effect
@@ -313,7 +318,7 @@ check_model (const char *path)
   const char *tn = llm->type_name;
   const guint conv = hz_gpu_forward_n_converted (gpu);
   const gboolean is_float = !g_strcmp0 (tn, "F32") || !g_strcmp0 (tn, "F16") || !g_strcmp0 (tn, "BF16");
-  const double tol = conv ? 5e-2 : is_float ? 1e-3 : 3e-2;
+  const double tol = is_float && !conv ? 1e-3 : 5e-2;
   /* every row of a prompt: the first positions too (BOS, one or two words), whose logits
    * carry the same absolute noise with less signal */
   const double rows_tol = is_float ? tol : MAX (tol, 5e-2);

@@ -20,8 +20,13 @@
  *                                     input (Q8_1's sum term too)
  *   argmax                            exact, ties to the lowest index
  *   position counter / token history  exact
- *   prefill attention (causal, batch of 9..77 tokens from position 0..100, GQA, fp32 and
- *                     fp16 caches, head dims 8..256) vs the CPU head per token: 1e-5
+ *   prefill attention (causal, batch of 1..512 tokens from position 0..700, GQA, fp32 and
+ *                     fp16 caches, head dims 8..256) vs the CPU head per token:
+ *                     tensor-core kernel (NVIDIA sm_80+, head dims 32, 64, 128; fp16
+ *                     operands with fp32 accumulation, both cache dtypes) 3e-3 (measured
+ *                     on the H200: docs/PERFORMANCE.md "GPU prefill attention");
+ *                     fp32 kernel (HZ_GPU_ATTN=fp32, AMD, other head dims) 1e-5;
+ *                     its int8 rows (fused or not) bit-identical to the standalone quantizer
  *   row-batched rms_norm / swiglu_rows (+ int8 rows) and qkv_rope over several tokens vs
  *                     one-row calls: bit-identical
  *   sampling (hzk_sample): 20000 draws per parameter set (top-k, top-p, min-p,
@@ -391,10 +396,38 @@ test_argmax (void)
 }
 
 /* ---- prefill: causal attention of a batch, ops on several rows -------------------------- */
+/* One hzk_attn_prefill call with int8 rows in `mode`; og = its output. The int8 rows must
+ * be the bytes of the standalone quantizer (hzk_quantize_act_mode) run on og. */
+static gboolean
+attn_prefill_run (const float *qd, const void *kd, const void *vd, gboolean f16, const int *posd,
+                  int n_tok, int nh, int nkv, int hd, float scale, int mode, float *og)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int64_t n = (int64_t) n_tok * nh * hd;
+  const size_t ab = hzk_act_bytes (n, 1);
+  float *od = gtu_up (gpu, NULL, 4 * n);
+  void *act = gtu_up (gpu, NULL, ab), *act2 = gtu_up (gpu, NULL, ab);
+  CHECK (hzk_attn_prefill (qd, kd, vd, f16, posd, n_tok, nh, nkv, hd, hd, scale, od, act, mode,
+                           st));
+  CHECK (hzk_quantize_act_mode (od, n, mode, act2, st));
+  uint8_t *a1 = g_malloc (ab), *a2 = g_malloc (ab);
+  gtu_down (gpu, og, od, 4 * n);
+  gtu_down (gpu, a1, act, ab);
+  gtu_down (gpu, a2, act2, ab);
+  const gboolean same = memcmp (a1, a2, ab) == 0;
+  hz_gpu_free (gpu, od), hz_gpu_free (gpu, act), hz_gpu_free (gpu, act2);
+  g_free (a1), g_free (a2);
+  return same;
+}
+
+/* Causal attention of n_tok tokens from position pos0 against the CPU head per token, on
+ * both kernels: the default one (tensor cores on NVIDIA sm_80+ for head dims 32, 64, 128:
+ * fp16 operands, bound 3e-3; else the fp32 kernel, 1e-5) and the fp32 fallback forced by
+ * HZ_GPU_ATTN=fp32 (1e-5). The int8 rows (Q8_0 or F32 scales) must equal the standalone
+ * quantizer's bytes on the same output. */
 static void
 test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f16)
 {
-  void *st = hz_gpu_stream (gpu);
   const int n_ctx = pos0 + n_tok + 3;
   const int64_t dk = (int64_t) nkv * hd, dq = (int64_t) nh * hd;
   float *k = gtu_randn (rng, n_ctx * dk, 1.0), *v = gtu_randn (rng, n_ctx * dk, 1.0), *q = gtu_randn (rng, n_tok * dq, 0.3);
@@ -414,12 +447,10 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
     }
   void *kd = gtu_up (gpu, f16 ? (void *) kh : (void *) k, el * n_ctx * dk);
   void *vd = gtu_up (gpu, f16 ? (void *) vh : (void *) v, el * n_ctx * dk);
-  float *qd = gtu_up (gpu, q, 4 * n_tok * dq), *od = gtu_up (gpu, NULL, 4 * n_tok * dq);
+  float *qd = gtu_up (gpu, q, 4 * n_tok * dq);
   int *posd = gtu_up (gpu, &pos0, sizeof pos0);
   const float scale = 1.0f / sqrtf ((float) hd);
-  CHECK (hzk_attn_prefill (qd, kd, vd, f16, posd, n_tok, nh, nkv, hd, hd, scale, od, st));
   float *og = g_new (float, n_tok * dq), *oc = g_new (float, n_tok * dq);
-  gtu_down (gpu, og, od, 4 * n_tok * dq);
   const int n_max = pos0 + n_tok;
   float *vt = g_new (float, (gsize) hd * n_max), *scores = g_new (float, n_max);
   for (int h = 0; h < nh; h++)
@@ -433,10 +464,25 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
                           pos0 + t + 1, pos0 + t + 1, hd, hd, scale, FALSE, scores,
                           oc + (gsize) t * dq + (gsize) h * hd);
     }
-  const double e = rel_err (og, oc, n_tok * dq);
-  gtu_report (&tap, e <= 1e-5, "prefill attention %d/%d heads, d %d, positions %d..%d, kv %s: %.2e (< 1e-5)",
-          nh, nkv, hd, pos0, pos0 + n_tok - 1, f16 ? "f16" : "f32", e);
-  void *bufs[] = { kd, vd, qd, od, posd };
+  for (int fp32 = 0; fp32 < 2; fp32++)
+    {
+      if (fp32)
+        g_setenv ("HZ_GPU_ATTN", "fp32", TRUE);
+      const gboolean tc = !fp32 && (hd == 32 || hd == 64 || hd == 128);
+      const double tol = tc ? 3e-3 : 1e-5;
+      const int mode = fp32 ? HZK_ACT_F32 : HZK_ACT_Q8_0;
+      const gboolean same = attn_prefill_run (qd, kd, vd, f16, posd, n_tok, nh, nkv, hd, scale,
+                                              mode, og);
+      if (fp32)
+        g_unsetenv ("HZ_GPU_ATTN");
+      const double e = rel_err (og, oc, n_tok * dq);
+      gtu_report (&tap, e <= tol && same,
+                  "prefill attention (%s) %d/%d heads, d %d, positions %d..%d, kv %s: %.2e "
+                  "(< %.0e), int8 rows %s the standalone quantizer's", fp32 ? "fp32" : "default",
+                  nh, nkv, hd, pos0, pos0 + n_tok - 1, f16 ? "f16" : "f32", e, tol,
+                  same ? "=" : "!=");
+    }
+  void *bufs[] = { kd, vd, qd, posd };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
     hz_gpu_free (gpu, bufs[i]);
   g_free (k), g_free (v), g_free (q), g_free (kh), g_free (vh), g_free (og), g_free (oc);
@@ -733,8 +779,14 @@ main (void)
   /* prefill */
   test_attention_prefill (32, 8, 128, 0, 77, FALSE);
   test_attention_prefill (32, 8, 128, 40, 33, TRUE);
-  test_attention_prefill (8, 4, 32, 5, 20, FALSE);
-  test_attention_prefill (8, 4, 8, 0, 9, FALSE);
+  test_attention_prefill (32, 8, 128, 300, 200, FALSE);  /* continues a cache, 4 q tiles */
+  test_attention_prefill (8, 8, 128, 0, 512, TRUE);      /* the pp512 shape, 8 heads */
+  test_attention_prefill (32, 8, 128, 700, 1, FALSE);    /* one token */
+  test_attention_prefill (16, 16, 64, 130, 150, TRUE);
+  test_attention_prefill (16, 4, 64, 0, 64, FALSE);
+  test_attention_prefill (8, 4, 32, 5, 20, FALSE);        /* stories-distill's heads */
+  test_attention_prefill (8, 4, 32, 0, 100, TRUE);
+  test_attention_prefill (8, 4, 8, 0, 9, FALSE);          /* fp32 kernel only */
   test_attention_prefill (16, 2, 256, 100, 17, FALSE);
   test_rows ();
   test_sample ();

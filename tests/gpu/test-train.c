@@ -8,11 +8,13 @@
  *   SwiGLU fwd / bwd                            1e-5 (expf)
  *   causal softmax fwd / bwd                    1e-5
  *   cross-entropy loss per row (masked rows 0)  1e-6; its gradient 1e-5
- *   strided batched fp32 product, all four transposes, GQA batch map
+ *   strided batched fp32 product, all four transposes, GQA batch map, split K, the
+ *   three tile shapes, the causal modes, GQA groups adding into one C
  *                                               1e-5
- *   quantized base products y = x W^T and dx = dy W for every format of the table (those
- *   without a device decoder through the F16 upload), ragged tiles (96 rows, 70 tokens,
- *   K 512 and F32 with K 172) vs hz_op_linear_fwd/bwd_f32
+ *   quantized base products y = x W^T (from fp32 x and from its bf16 copy) and dx = dy W
+ *   for every format of the table (those without a device decoder through the F16
+ *   upload), ragged tiles (96 rows, 70 tokens, K 512 and F32 with K 172) vs
+ *   hz_op_linear_fwd/bwd_f32
  *                                               1e-2 (W and x rounded to bfloat16 in the
  *                                               tiles, fp32 accumulation; measured ~3e-3)
  *   AdamW (torch formula, 3 steps, weight decay) vs hz_adamw_step
@@ -233,9 +235,13 @@ boff (HzkTrainBatch b, int z)
 }
 
 /* C_z = alpha op(A_z) op(B_z) + beta C_z for attention-shaped operands: z = s·nh + h over
- * n_seq sequences, A = q-like [n_seq·T][nh·hd] (per head), B = k-like with GQA heads. */
+ * n_seq sequences, A = q-like [n_seq·T][nh·hd] (per head), B = k-like with GQA heads.
+ * causal (M = K = T for 2 and 3, M = N for 1): op(A) is made zero where the mode says it
+ * is, and mode 1 compares only n <= m. share_c: the query heads of a GQA group add into
+ * one C (beta 1), as the key/value gradients do. */
 static void
-test_gemm (int ta, int tb, int M, int N, int K, int n_seq, int nh, int grp)
+test_gemm (int ta, int tb, int M, int N, int K, int n_seq, int nh, int grp, int causal,
+           gboolean share_c)
 {
   const int nz = n_seq * nh;
   /* A_z: op(A) is M×K; stored either [M][K] (ta 0) or [K][M] (ta 1) inside a row of heads */
@@ -245,11 +251,19 @@ test_gemm (int ta, int tb, int M, int N, int K, int n_seq, int nh, int grp)
   const int nkv = nh / grp;
   const int64_t ldb = (int64_t) nkv * brow;
   const HzkTrainBatch ba = { acol * lda, arow, nh, 1 }, bb = { bcol * ldb, brow, nh, grp };
-  const HzkTrainBatch bc = { (int64_t) M * N, 0, 1, 1 };
-  const int64_t na = n_seq * acol * lda, nb = n_seq * bcol * ldb, nc = (int64_t) nz * M * N;
+  const HzkTrainBatch bc = share_c ? (HzkTrainBatch) { (int64_t) nkv * M * N, (int64_t) M * N, nh, grp }
+                                   : (HzkTrainBatch) { (int64_t) M * N, 0, 1, 1 };
+  const int ncm = share_c ? n_seq * nkv : nz;             /* distinct C matrices */
+  const int64_t na = n_seq * acol * lda, nb = n_seq * bcol * ldb, nc = (int64_t) ncm * M * N;
   g_autofree float *A = randv (na, 1.0), *B = randv (nb, 1.0), *C = randv (nc, 1.0);
-  g_autofree float *ref = g_new (float, nc);
-  const float alpha = 0.7f, beta = 0.5f;
+  const float alpha = 0.7f, beta = share_c ? 1.0f : 0.5f;
+  if (causal >= 2)
+    for (int z = 0; z < nz; z++)
+      for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++)
+          if (causal == 2 ? k > m : k < m)
+            A[boff (ba, z) + (ta ? (int64_t) k * lda + m : (int64_t) m * lda + k)] = 0.0f;
+  g_autofree double *acc = g_new0 (double, nc);
   for (int z = 0; z < nz; z++)
     {
       const float *Az = A + boff (ba, z), *Bz = B + boff (bb, z);
@@ -260,16 +274,23 @@ test_gemm (int ta, int tb, int M, int N, int K, int n_seq, int nh, int grp)
             for (int k = 0; k < K; k++)
               s += (double) (ta ? Az[(int64_t) k * lda + m] : Az[(int64_t) m * lda + k])
                    * (tb ? Bz[(int64_t) n * ldb + k] : Bz[(int64_t) k * ldb + n]);
-            const int64_t c = boff (bc, z) + (int64_t) m * N + n;
-            ref[c] = (float) (alpha * s + beta * C[c]);
+            acc[boff (bc, z) + (int64_t) m * N + n] += s;
           }
     }
+  g_autofree float *ref = g_new (float, nc);
+  for (int64_t c = 0; c < nc; c++)
+    ref[c] = (float) (alpha * acc[c] + beta * C[c]);
   float *gA = dev (A, na), *gB = dev (B, nb), *gC = dev (C, nc);
   g_assert_cmpint (hzk_train_gemm (ta, tb, M, N, K, alpha, gA, lda, ba, gB, ldb, bb, beta, gC, N,
-                                   bc, nz, stream), ==, 0);
+                                   bc, nz, causal, stream), ==, 0);
   g_autofree float *h = host (gC, nc);
+  if (causal == 1)              /* above the diagonal: not wanted, may be left unwritten */
+    for (int64_t c = 0; c < nc; c++)
+      if ((c % N) > (c / N) % M)
+        h[c] = ref[c] = 0.0f;
   const double e = rel_err (h, ref, nc);
-  gtu_report (&tap, e < 1e-5, "gemm ta %d tb %d %dx%dx%d, %d matrices (GQA %d): %.1e", ta, tb, M, N, K, nz, grp, e);
+  gtu_report (&tap, e < 1e-5, "gemm ta %d tb %d %dx%dx%d, %d matrices (GQA %d%s), causal %d: %.1e",
+              ta, tb, M, N, K, nz, grp, share_c ? ", shared C" : "", causal, e);
   hz_gpu_free (gpu, gA), hz_gpu_free (gpu, gB), hz_gpu_free (gpu, gC);
 }
 
@@ -301,14 +322,22 @@ test_qmm (const HzQuantTraits *qt, int64_t n_out, int64_t K, int64_t T)
     ones[i] = 1.0f;
   float *gdx = dev (ones, T * K);
   const void *wd = hz_gpu_tensor_data (gw);
-  g_assert_cmpint (hzk_train_qmm (dt, wd, n_out, K, 0, gx, T, gy, 0, stream), ==, 0);
-  g_assert_cmpint (hzk_train_qmm (dt, wd, n_out, K, 1, gdy, T, gdx, 1, stream), ==, 0);
-  g_autofree float *hy = host (gy, T * n_out), *hdx = host (gdx, T * K);
+  /* the forward from fp32 x and from its bf16 copy (the trainer's way) */
+  void *gxb = hz_gpu_alloc (gpu, T * K * sizeof (uint16_t), NULL);
+  float *gy2 = dev (NULL, T * n_out);
+  g_assert_nonnull (gxb);
+  g_assert_cmpint (hzk_train_qmm (dt, wd, n_out, K, 0, gx, NULL, T, gy, 0, stream), ==, 0);
+  g_assert_cmpint (hzk_train_to_bf16 (gxb, gx, T * K, stream), ==, 0);
+  g_assert_cmpint (hzk_train_qmm (dt, wd, n_out, K, 0, gx, gxb, T, gy2, 0, stream), ==, 0);
+  g_assert_cmpint (hzk_train_qmm (dt, wd, n_out, K, 1, gdy, NULL, T, gdx, 1, stream), ==, 0);
+  g_autofree float *hy = host (gy, T * n_out), *hy2 = host (gy2, T * n_out), *hdx = host (gdx, T * K);
   const double e1 = rel_err (hy, y, T * n_out), e2 = rel_err (hdx, dx_acc, T * K);
-  gtu_report (&tap, e1 < 1e-2 && e2 < 1e-2, "qmm %s%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT
-          " tokens: y %.1e, dx (accumulated) %.1e", qt->name, dt != qt->type ? " (F16 upload)" : "",
-          n_out, K, T, e1, e2);
+  const double e3 = rel_err (hy2, y, T * n_out);
+  gtu_report (&tap, e1 < 1e-2 && e2 < 1e-2 && e3 < 1e-2, "qmm %s%s %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT
+          ", %" G_GINT64_FORMAT " tokens: y %.1e (from bf16 x %.1e), dx (accumulated) %.1e", qt->name,
+          dt != qt->type ? " (F16 upload)" : "", n_out, K, T, e1, e3, e2);
   hz_gpu_free (gpu, gx), hz_gpu_free (gpu, gdy), hz_gpu_free (gpu, gy), hz_gpu_free (gpu, gdx);
+  hz_gpu_free (gpu, gxb), hz_gpu_free (gpu, gy2);
   hz_gpu_tensor_free (gw);
 }
 
@@ -436,11 +465,23 @@ main (int argc, char **argv)
   test_cross_entropy (64, 512);
   for (int ta = 0; ta < 2; ta++)
     for (int tb = 0; tb < 2; tb++)
-      test_gemm (ta, tb, 70, 33, 45, 2, 4, 2);
-  test_gemm (0, 1, 129, 129, 64, 1, 8, 8);
-  test_gemm (1, 0, 16, 300, 200, 1, 1, 1);
-  test_gemm (1, 0, 16, 200, 3000, 1, 1, 1);    /* split K (LoRA dA over all tokens) */
-  test_gemm (0, 1, 700, 16, 2048, 1, 1, 1);    /* split K (LoRA u = x A^T) */
+      test_gemm (ta, tb, 70, 33, 45, 2, 4, 2, 0, FALSE);
+  test_gemm (0, 1, 129, 129, 64, 1, 8, 8, 0, FALSE);
+  test_gemm (1, 0, 16, 300, 200, 1, 1, 1, 0, FALSE);
+  test_gemm (1, 0, 16, 200, 3000, 1, 1, 1, 0, FALSE);    /* split K (LoRA dA over all tokens) */
+  test_gemm (0, 1, 700, 16, 2048, 1, 1, 1, 0, FALSE);    /* split K (LoRA u = x A^T) */
+  test_gemm (1, 0, 300, 16, 700, 1, 1, 1, 0, FALSE);     /* split K (LoRA dB = dy^T u) */
+  test_gemm (0, 0, 520, 12, 300, 1, 1, 1, 0, FALSE);     /* split K (LoRA du = dy B) */
+  test_gemm (0, 1, 40, 16, 50, 1, 1, 1, 0, FALSE);       /* 256 x 16 tile, one K step */
+  test_gemm (0, 0, 150, 40, 900, 2, 2, 1, 0, FALSE);     /* split K, several matrices */
+  /* attention as the trainer runs it: scores (1), P·V and dS·K (2), dS^T·Q and P^T·dO
+   * into the shared key/value gradients of GQA groups (3) */
+  test_gemm (0, 1, 130, 130, 64, 2, 4, 2, 1, FALSE);
+  test_gemm (0, 0, 130, 64, 130, 2, 4, 2, 2, FALSE);
+  test_gemm (0, 0, 300, 32, 300, 1, 2, 1, 2, FALSE);     /* causal and split K */
+  test_gemm (1, 0, 130, 64, 130, 2, 4, 2, 3, TRUE);
+  test_gemm (1, 0, 300, 32, 300, 1, 4, 4, 3, TRUE);
+  test_gemm (1, 0, 70, 33, 45, 2, 4, 2, 0, TRUE);
   for (uint32_t type = 0; type < 64; type++)
     {
       const HzQuantTraits *qt = hz_quant_traits (type);
