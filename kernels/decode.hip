@@ -1113,7 +1113,7 @@ hzk_attn_prefill_mma (const float *q, const void *k_cache, const void *v_cache, 
 extern "C" int
 hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
                   const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
-                  float scale, float *out, void *act, int act_mode, void *stream)
+                  float scale, float *out, void *act, int act_mode, int fp16_ok, void *stream)
 {
   if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_tok < 1 || n_head % n_head_kv)
     return (int) hipErrorInvalidValue;
@@ -1125,7 +1125,7 @@ hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int 
   const bool fuse = act && act_mode != HZK_ACT_Q8_K;
   int8_t *aq = fuse ? (int8_t *) act : NULL;
   float2 *am = fuse ? (float2 *) hzk_act_m (act, n_out, 1) : NULL;
-  if (hdk == hdv
+  if (fp16_ok && hdk == hdv
       && (kv_f16 ? hzk_attn_prefill_mma<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
                                                  n_head_kv, hdk, scale, out, aq, am, act_mode,
                                                  stream)

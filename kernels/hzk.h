@@ -147,10 +147,14 @@ int hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, i
  *  - Otherwise, and with HZ_GPU_ATTN=fp32 in the environment (read at each call): the
  *    portable fp32 kernel (AMD and every head dim): tiles of 16 queries × 32 keys (8 keys
  *    when that would exceed 48 KB of shared memory), online softmax, 1e-5 relative; the
- *    int8 rows by a separate pass. */
+ *    int8 rows by a separate pass.
+ *  fp16_ok = 0 keeps the fp32 kernel whatever the device (engine/backend-hip/forward-gpu.c
+ *  passes 0 when the output feeds a float-weight o-projection: models with F32/F16/BF16
+ *  weights keep fp32 precision end to end, within 1e-3 of the CPU's logits). */
 int hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
                       const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
-                      float scale, float *out, void *act, int act_mode, void *stream);
+                      float scale, float *out, void *act, int act_mode, int fp16_ok,
+                      void *stream);
 /** out = silu(gate) · up (n elements; silu(g) = g / (1 + e^-g)), optionally quantized. */
 int hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act,
                 int act_mode, void *stream);

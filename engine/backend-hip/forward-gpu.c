@@ -566,6 +566,18 @@ is_float_type (uint32_t device_type)
   return o && o->is_float;
 }
 
+/* Whether layer L's prefill attention may run on fp16 tensor cores (hzk_attn_prefill's
+ * fp16_ok): only when its output goes on to an integer-format o-projection, i.e. is
+ * rounded to int8 activations anyway (steps of 1/127 of a block's largest value, far
+ * coarser than fp16's 2^-11). Float-weight layers keep the fp32 kernel: fp16 attention
+ * moved the logits of F32 models from ~2e-6 to ~9e-4 of the CPU's (tiny-mixtral, H200,
+ * 2026-11-30), against the 1e-3 goal for float weights. */
+static int
+attn_fp16_ok (const GpuLayer *L)
+{
+  return !is_float_type (hz_gpu_tensor_device_type (L->wo.t[0]));
+}
+
 /* The quantized activations a matrix of device type `type` reads from x (`rows` rows of
  * n): `act` when it holds x in that type's mode (`have`), else `spare` after quantizing x
  * into it (float formats read x: act is passed through). */
@@ -980,7 +992,8 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
                 || !mark (f, P_ROPE)
                 || !rt (hzk_attn_prefill (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
                                           hp->n_head, hp->n_head_kv, hp->head_dim_k,
-                                          hp->head_dim_v, scale, f->patt, act_o, m_o, st),
+                                          hp->head_dim_v, scale, f->patt, act_o, m_o,
+                                          attn_fp16_ok (L), st),
                         "attention", error))
           || (f->attn && act_o
               && !rt (hzk_quantize_act_mode (f->patt, dov * nt, m_o, act_o, st), "quantize",

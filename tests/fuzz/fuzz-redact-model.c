@@ -21,10 +21,7 @@
 #include "hanzo/redact.h"
 #include "redact-check.h"
 
-int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-
-static HzRedactor *redactor;
 
 /* The texts (`len` bytes, NULs and invalid UTF-8 included); gen-fuzz-corpus.c's seeds
  * pick them by index. */
@@ -59,29 +56,19 @@ fixed_model (const char *prompt, gpointer user_data, GError **error)
   return g_strdup (a->answer);
 }
 
-/* Built once, before libFuzzer's per-input timeout starts (see fuzz-redact.c). */
+/* The target's redactor answers its model pass with fixed_model (the input's answer). */
 static void
-ensure_redactor (void)
+install_model (HzRedactor *redactor)
 {
-  if (!redactor)
-    {
-      redactor = hz_redactor_new (NULL);
-      g_assert_nonnull (redactor);
-      hz_redactor_set_model (redactor, fixed_model, &current, NULL);
-    }
+  hz_redactor_set_model (redactor, fixed_model, &current, NULL);
 }
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  ensure_redactor ();
-  return 0;
-}
+REDACT_FUZZ_INITIALIZE (install_model)
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  ensure_redactor ();   /* run-corpus.c does not call LLVMFuzzerInitialize */
+  HzRedactor *redactor = redact_fuzz_redactor (install_model);
   if (size == 0)
     return 0;
   const FuzzText *t = &texts[data[0] % G_N_ELEMENTS (texts)];

@@ -9,33 +9,14 @@
 #include "hanzo/redact.h"
 #include "redact-check.h"
 
-static HzRedactor *redactor;
-
-int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
-/* The redactor (gazetteers, rules) is built once, before libFuzzer starts its per-input
- * timeout: under ASan on a loaded machine the load alone took over the 10 s limit and was
- * reported as a timeout of the first input. */
-static void
-ensure_redactor (void)
-{
-  if (!redactor)
-    redactor = hz_redactor_new (NULL);
-  g_assert_nonnull (redactor);
-}
-
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  ensure_redactor ();
-  return 0;
-}
+REDACT_FUZZ_INITIALIZE (NULL)
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  ensure_redactor ();   /* run-corpus.c does not call LLVMFuzzerInitialize */
+  HzRedactor *redactor = redact_fuzz_redactor (NULL);
   HzRedaction *res = hz_redactor_analyze (redactor, (const char *) data, size, HZ_REDACT_UTF8_REPLACE, NULL);
   g_assert_nonnull (res);
   redact_check_spans (res);

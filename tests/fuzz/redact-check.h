@@ -1,5 +1,6 @@
 /* tests/fuzz/redact-check.h — the invariants of an HzRedaction that the redactor fuzz
- * targets (fuzz-redact.c, fuzz-redact-model.c) check (header-only). */
+ * targets (fuzz-redact.c, fuzz-redact-model.c) check, and the redactor they share the
+ * building of (header-only). */
 #pragma once
 
 #include <glib.h>
@@ -29,3 +30,34 @@ redact_check_spans (const HzRedaction *res)
       prev = s->end_byte;
     }
 }
+
+/** The redactor of a redactor fuzz target: built with hz_redactor_new (NULL) on the first
+ *  call, then `setup` (may be NULL) run on it, e.g. to install a model function; later
+ *  calls return the same one (never freed). One per target program; not thread-safe. */
+static inline HzRedactor *
+redact_fuzz_redactor (void (*setup) (HzRedactor *redactor))
+{
+  static HzRedactor *redactor;
+  if (!redactor)
+    {
+      redactor = hz_redactor_new (NULL);
+      g_assert_nonnull (redactor);
+      if (setup)
+        setup (redactor);
+    }
+  return redactor;
+}
+
+/* Defines libFuzzer's LLVMFuzzerInitialize to build the target's redactor
+ * (redact_fuzz_redactor (setup)) before libFuzzer starts its per-input timeout: under ASan
+ * on a loaded machine the load alone (gazetteers, rules) took over the 10 s limit and was
+ * reported as a timeout of the first input. LLVMFuzzerTestOneInput calls
+ * redact_fuzz_redactor (setup) again, as run-corpus.c does not call LLVMFuzzerInitialize. */
+#define REDACT_FUZZ_INITIALIZE(setup)                                                    \
+  int LLVMFuzzerInitialize (int *argc, char ***argv);                                    \
+  int                                                                                    \
+  LLVMFuzzerInitialize (int *argc, char ***argv)                                         \
+  {                                                                                      \
+    redact_fuzz_redactor (setup);                                                        \
+    return 0;                                                                            \
+  }

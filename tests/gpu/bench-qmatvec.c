@@ -27,21 +27,16 @@ typedef struct { int64_t rows, k; } Shape;
 static const Shape shapes[] = { { 4096, 4096 }, { 11008, 4096 }, { 4096, 11008 }, { 32000, 4096 } };
 #define REPS 200
 
-/* Seconds per batch-1 matvec of variant fn: REPS launches cycling through t, one graph,
- * best of 3 replays (as hz_gpu_bench_matvec). */
+/* Seconds per product: REPS calls of launch (ctx, i) for i = 0..REPS-1, each enqueuing one
+ * product on stream st, captured in one graph; the graph replayed 4 times and the best of
+ * the last 3 counted (as hz_gpu_bench_matvec). */
 static double
-time_variant (HzGpu *gpu, HzkMatvecFn fn, HzGpuTensor **t, int n, const void *act,
-              const float *xd, float *yd)
+time_graph (void *st, void (*launch) (void *ctx, int i), void *ctx)
 {
-  void *st = hz_gpu_stream (gpu), *graph = NULL, *e0 = NULL, *e1 = NULL;
-  const int64_t rows = hz_gpu_tensor_rows (t[0]), k = hz_gpu_tensor_k (t[0]);
-  const int8_t *aq = hzk_act_q (act, k, 1);
-  const void *am = hzk_act_m (act, k, 1);
-  if (fn (hz_gpu_tensor_data (t[0]), rows, k, aq, am, xd, yd, st) || hzk_stream_sync (st))
-    return -1;
+  void *graph = NULL, *e0 = NULL, *e1 = NULL;
   g_assert_cmpint (hzk_graph_begin (st), ==, 0);
   for (int i = 0; i < REPS; i++)
-    fn (hz_gpu_tensor_data (t[i % n]), rows, k, aq, am, xd, yd, st);
+    launch (ctx, i);
   g_assert_cmpint (hzk_graph_end (st, &graph), ==, 0);
   hzk_event_create (&e0);
   hzk_event_create (&e1);
@@ -60,6 +55,40 @@ time_variant (HzGpu *gpu, HzkMatvecFn fn, HzGpuTensor **t, int n, const void *ac
   hzk_event_destroy (e0);
   hzk_event_destroy (e1);
   return best * 1e-3 / REPS;
+}
+
+/* One batch-1 matvec of variant fn on the weight copy t[i % n]. */
+typedef struct {
+  HzkMatvecFn    fn;
+  HzGpuTensor  **t;
+  int            n;
+  int64_t        rows, k;
+  const int8_t  *aq;
+  const void    *am;
+  const float   *xd;
+  float         *yd;
+  void          *st;
+} VariantLaunch;
+
+static void
+variant_launch (void *ctx, int i)
+{
+  const VariantLaunch *v = ctx;
+  v->fn (hz_gpu_tensor_data (v->t[i % v->n]), v->rows, v->k, v->aq, v->am, v->xd, v->yd, v->st);
+}
+
+/* Seconds per batch-1 matvec of variant fn cycling through t[0..n) (time_graph), or -1
+ * when its first launch fails. */
+static double
+time_variant (HzGpu *gpu, HzkMatvecFn fn, HzGpuTensor **t, int n, const void *act,
+              const float *xd, float *yd)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int64_t rows = hz_gpu_tensor_rows (t[0]), k = hz_gpu_tensor_k (t[0]);
+  VariantLaunch v = { fn, t, n, rows, k, hzk_act_q (act, k, 1), hzk_act_m (act, k, 1), xd, yd, st };
+  if (fn (hz_gpu_tensor_data (t[0]), rows, k, v.aq, v.am, xd, yd, st) || hzk_stream_sync (st))
+    return -1;
+  return time_graph (st, variant_launch, &v);
 }
 
 static int
@@ -132,37 +161,36 @@ variants (HzGpu *gpu, double copy, const char *list)
 #define MM_FEW 16
 static const Shape mm_shapes[] = { { 12288, 4096 }, { 4096, 4096 }, { 22016, 4096 }, { 4096, 11008 } };
 
-/* Seconds per product of n_tok tokens cycling through t[0..n), as time_variant. */
+/* One product of n_tok tokens with the weight copy t[i % n]. */
+typedef struct {
+  HzGpu         *gpu;
+  HzGpuTensor  **t;
+  int            n;
+  const float   *xd;
+  const void    *act;
+  int            n_tok;
+  float         *yd;
+  int64_t        rows;
+} MatmulLaunch;
+
+static void
+matmul_launch (void *ctx, int i)
+{
+  const MatmulLaunch *m = ctx;
+  hz_gpu_matmul_act (m->gpu, m->t[i % m->n], m->xd, m->act, m->n_tok, m->yd, m->rows, NULL);
+}
+
+/* Seconds per product of n_tok tokens cycling through t[0..n) (time_graph). */
 static double
 time_matmul (HzGpu *gpu, HzGpuTensor **t, int n, const float *xd, const void *act, int n_tok,
              float *yd)
 {
   GError *error = NULL;
-  void *st = hz_gpu_stream (gpu), *graph = NULL, *e0 = NULL, *e1 = NULL;
   const int64_t rows = hz_gpu_tensor_rows (t[0]);
   if (!hz_gpu_matmul_act (gpu, t[0], xd, act, n_tok, yd, rows, &error) || !hz_gpu_sync (gpu, &error))
     g_error ("matmul bench: %s", error->message);
-  g_assert_cmpint (hzk_graph_begin (st), ==, 0);
-  for (int i = 0; i < REPS; i++)
-    hz_gpu_matmul_act (gpu, t[i % n], xd, act, n_tok, yd, rows, NULL);
-  g_assert_cmpint (hzk_graph_end (st, &graph), ==, 0);
-  hzk_event_create (&e0);
-  hzk_event_create (&e1);
-  float best = 0;
-  for (int it = 0; it < 4; it++)
-    {
-      float ms = 0;
-      hzk_event_record (e0, st);
-      hzk_graph_launch (graph, st);
-      hzk_event_record (e1, st);
-      hzk_event_elapsed_ms (e0, e1, &ms);
-      if (it > 0 && (best == 0 || ms < best))
-        best = ms;
-    }
-  hzk_graph_destroy (graph);
-  hzk_event_destroy (e0);
-  hzk_event_destroy (e1);
-  return best * 1e-3 / REPS;
+  MatmulLaunch m = { gpu, t, n, xd, act, n_tok, yd, rows };
+  return time_graph (hz_gpu_stream (gpu), matmul_launch, &m);
 }
 
 static int

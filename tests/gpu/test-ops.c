@@ -408,7 +408,7 @@ attn_prefill_run (const float *qd, const void *kd, const void *vd, gboolean f16,
   float *od = gtu_up (gpu, NULL, 4 * n);
   void *act = gtu_up (gpu, NULL, ab), *act2 = gtu_up (gpu, NULL, ab);
   CHECK (hzk_attn_prefill (qd, kd, vd, f16, posd, n_tok, nh, nkv, hd, hd, scale, od, act, mode,
-                           st));
+                           1, st));
   CHECK (hzk_quantize_act_mode (od, n, mode, act2, st));
   uint8_t *a1 = g_malloc (ab), *a2 = g_malloc (ab);
   gtu_down (gpu, og, od, 4 * n);

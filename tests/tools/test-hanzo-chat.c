@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../hz-test-util.h"
+#include "hanzo-cli-run.h"
 
 /* seconds any one wait may take before the test fails (the model answers in milliseconds) */
 #define WAIT_S 60
@@ -30,14 +31,6 @@ typedef struct {
   int          out, err; /* read ends of the child's stdout and stderr */
   GString     *out_text, *err_text;
 } Chat;
-
-static char *
-hanzo_bin (void)
-{
-  const char *build = g_getenv ("HZ_BUILD_DIR");
-  g_assert_nonnull (build);
-  return g_build_filename (build, "tools", "hanzo", NULL);
-}
 
 /* Starts `hanzo chat` on stories260K with replies long enough to fill the pipe (up to 3000
  * tokens, end-of-text ignored), or returns FALSE after g_test_skip. */
@@ -80,7 +73,7 @@ chat_start (Chat *c)
   g_subprocess_launcher_take_stdin_fd (l, slave);
   g_subprocess_launcher_take_stdout_fd (l, out[1]);
   g_subprocess_launcher_take_stderr_fd (l, err[1]);
-  g_autofree char *bin = hanzo_bin ();
+  g_autofree char *bin = hz_cli_bin ();
   g_autoptr (GError) error = NULL;
   c->proc = g_subprocess_launcher_spawn (l, &error, bin, "chat", "-m", model, "--threads", "1",
                                          "-c", "4096", "-n", "3000", "--ignore-eos",
@@ -91,17 +84,6 @@ chat_start (Chat *c)
   c->out_text = g_string_new (NULL);
   c->err_text = g_string_new (NULL);
   return TRUE;
-}
-
-static void
-chat_finish (Chat *c)
-{
-  close (c->master);
-  close (c->out);
-  close (c->err);
-  g_string_free (c->out_text, TRUE);
-  g_string_free (c->err_text, TRUE);
-  g_clear_object (&c->proc);
 }
 
 /* Reads what `fd` has into `into`, waiting up to WAIT_S; FALSE at end of file. */
@@ -188,80 +170,108 @@ chat_wait_exit (Chat *c)
   return g_subprocess_get_exit_status (c->proc);
 }
 
+/* Types `line` and waits until the reply to it is blocked in the middle (wait_reply_blocked). */
+static void
+reply_blocked (Chat *c, const char *line)
+{
+  type_line (c, line);
+  wait_reply_blocked (c);
+}
+
+/* Sends SIGINT to the child, as Ctrl-C at its terminal does. */
+static void
+interrupt (Chat *c)
+{
+  g_assert_cmpint (kill (atoi (g_subprocess_get_identifier (c->proc)), SIGINT), ==, 0);
+}
+
+/* Test fixture: a `hanzo chat` session at its first prompt, or c->proc NULL after g_test_skip
+ * (chat_start). */
+static void
+chat_setup (Chat *c, gconstpointer data)
+{
+  if (chat_start (c))
+    out_wait_for (c, "> ", 0);
+}
+
+static void
+chat_teardown (Chat *c, gconstpointer data)
+{
+  if (c->proc == NULL)
+    return;
+  close (c->master);
+  close (c->out);
+  close (c->err);
+  g_string_free (c->out_text, TRUE);
+  g_string_free (c->err_text, TRUE);
+  g_clear_object (&c->proc);
+}
+
 /* Ctrl-C mid-reply: the reply stops ("stop: cancelled"), the prompt comes back, the next
  * line is answered, and end of input ends the session with status 0. */
 static void
-test_sigint_stops_reply (void)
+test_sigint_stops_reply (Chat *c, gconstpointer data)
 {
-  Chat c = { 0 };
-  if (!chat_start (&c))
+  if (c->proc == NULL)
     return;
-  out_wait_for (&c, "> ", 0);
-  type_line (&c, "Once upon a time\n");
-  wait_reply_blocked (&c);
+  reply_blocked (c, "Once upon a time\n");
   const gsize reply_start = 2;
-  g_assert_cmpint (kill (atoi (g_subprocess_get_identifier (c.proc)), SIGINT), ==, 0);
+  interrupt (c);
   /* the prompt again, after the stopped reply */
-  const gsize prompt2 = out_wait_for (&c, "\n> ", reply_start);
-  err_wait_for (&c, "stop: cancelled]");
-  g_assert_nonnull (strstr (c.err_text->str, "stopping the reply"));
+  const gsize prompt2 = out_wait_for (c, "\n> ", reply_start);
+  err_wait_for (c, "stop: cancelled]");
+  g_assert_nonnull (strstr (c->err_text->str, "stopping the reply"));
   /* a reply of 3000 tokens is far longer than what came before the prompt: it was cut */
   g_test_message ("stopped reply: %" G_GSIZE_FORMAT " bytes", prompt2 - reply_start);
   g_assert_cmpuint (prompt2 - reply_start, >=, 4096 - 64);
 
   /* the session goes on: the next line gets a reply, then the prompt */
-  type_line (&c, "The cat\n");
-  out_wait_for (&c, "\n> ", prompt2 + 3);
-  type_line (&c, "\x04");   /* Ctrl-D: end of input */
-  g_assert_cmpint (chat_wait_exit (&c), ==, 0);
+  type_line (c, "The cat\n");
+  out_wait_for (c, "\n> ", prompt2 + 3);
+  type_line (c, "\x04");   /* Ctrl-D: end of input */
+  g_assert_cmpint (chat_wait_exit (c), ==, 0);
   /* only the first reply was stopped */
-  const char *first = strstr (c.err_text->str, "stop: cancelled]");
+  const char *first = strstr (c->err_text->str, "stop: cancelled]");
   g_assert_null (strstr (first + 1, "stop: cancelled]"));
-  chat_finish (&c);
 }
 
 /* Ctrl-C at the prompt ends the session: status 130, the process exits (not killed). */
 static void
-test_sigint_at_prompt (void)
+test_sigint_at_prompt (Chat *c, gconstpointer data)
 {
-  Chat c = { 0 };
-  if (!chat_start (&c))
+  if (c->proc == NULL)
     return;
-  out_wait_for (&c, "> ", 0);
-  g_assert_cmpint (kill (atoi (g_subprocess_get_identifier (c.proc)), SIGINT), ==, 0);
-  g_assert_cmpint (chat_wait_exit (&c), ==, 130);
-  g_assert_true (g_str_has_suffix (c.out_text->str, "> \n"));
-  chat_finish (&c);
+  interrupt (c);
+  g_assert_cmpint (chat_wait_exit (c), ==, 130);
+  g_assert_true (g_str_has_suffix (c->out_text->str, "> \n"));
 }
 
 /* Two Ctrl-C during one reply (the second before the reply has stopped, here while it is
  * blocked writing) end the session with status 130. */
 static void
-test_sigint_twice (void)
+test_sigint_twice (Chat *c, gconstpointer data)
 {
-  Chat c = { 0 };
-  if (!chat_start (&c))
+  if (c->proc == NULL)
     return;
-  out_wait_for (&c, "> ", 0);
-  type_line (&c, "Once upon a time\n");
-  wait_reply_blocked (&c);
-  const int pid = atoi (g_subprocess_get_identifier (c.proc));
-  g_assert_cmpint (kill (pid, SIGINT), ==, 0);
-  err_wait_for (&c, "stopping the reply");
-  g_assert_cmpint (kill (pid, SIGINT), ==, 0);
-  g_assert_cmpint (chat_wait_exit (&c), ==, 130);
-  g_assert_nonnull (strstr (c.err_text->str, "interrupted"));
+  reply_blocked (c, "Once upon a time\n");
+  interrupt (c);
+  err_wait_for (c, "stopping the reply");
+  interrupt (c);
+  g_assert_cmpint (chat_wait_exit (c), ==, 130);
+  g_assert_nonnull (strstr (c->err_text->str, "interrupted"));
   /* it quit inside the reply: no prompt came back */
-  g_assert_null (strstr (c.out_text->str, "\n> "));
-  chat_finish (&c);
+  g_assert_null (strstr (c->out_text->str, "\n> "));
 }
 
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/hanzo-chat/sigint-stops-reply", test_sigint_stops_reply);
-  g_test_add_func ("/hanzo-chat/sigint-at-prompt", test_sigint_at_prompt);
-  g_test_add_func ("/hanzo-chat/sigint-twice", test_sigint_twice);
+  g_test_add ("/hanzo-chat/sigint-stops-reply", Chat, NULL, chat_setup, test_sigint_stops_reply,
+              chat_teardown);
+  g_test_add ("/hanzo-chat/sigint-at-prompt", Chat, NULL, chat_setup, test_sigint_at_prompt,
+              chat_teardown);
+  g_test_add ("/hanzo-chat/sigint-twice", Chat, NULL, chat_setup, test_sigint_twice,
+              chat_teardown);
   return g_test_run ();
 }

@@ -20,6 +20,7 @@
 
 #include "../hz-test-util.h"
 #include "gguf.h"
+#include "hanzo-cli-run.h"
 
 static char *tmp_dir;
 
@@ -37,14 +38,6 @@ vocab_or_skip (void)
       return NULL;
     }
   return hz_test_shared_path ("models/stories260K.gguf");
-}
-
-static char *
-hanzo_bin (void)
-{
-  const char *build = g_getenv ("HZ_BUILD_DIR");
-  g_assert_nonnull (build);
-  return g_build_filename (build, "tools", "hanzo", NULL);
 }
 
 /* TRUE once process `pid` has a descriptor open on a file in tmp_dir other than `input`. */
@@ -89,7 +82,7 @@ static void
 kill_while_writing (int sig, const char *out, const char *input, GSpawnChildSetupFunc setup,
                     const char *const *args)
 {
-  g_autofree char *bin = hanzo_bin ();
+  g_autofree char *bin = hz_cli_bin ();
   g_autoptr (GPtrArray) argv = g_ptr_array_new ();
   g_autoptr (GError) error = NULL;
   g_ptr_array_add (argv, bin);
@@ -166,7 +159,7 @@ test_quantize_killed (void)
     return;
   g_autofree char *in = g_build_filename (tmp_dir, "in.gguf", NULL);
   g_autofree char *out = g_build_filename (tmp_dir, "out.gguf", NULL);
-  g_autofree char *bin = hanzo_bin ();
+  g_autofree char *bin = hz_cli_bin ();
   g_autoptr (GError) error = NULL;
   int status = -1;
   g_assert_true (g_spawn_sync (NULL, (char *[]) { bin, "synth", "--shape", SHAPE, "--type",
@@ -250,7 +243,7 @@ test_synth_full_disk (void)
   if (!vocab)
     return;
   g_autofree char *out = g_build_filename (tmp_dir, "out.gguf", NULL);
-  g_autofree char *bin = hanzo_bin ();
+  g_autofree char *bin = hz_cli_bin ();
   g_autoptr (GError) error = NULL;
   g_assert_true (g_file_set_contents (out, old_body, -1, NULL));
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
@@ -297,7 +290,7 @@ test_synth_no_space (void)
   g_autofree char *need_s = g_strdup_printf ("(%" G_GUINT64_FORMAT " bytes)", need);
 
   g_autofree char *out = g_build_filename (tmp_dir, "out.gguf", NULL);
-  g_autofree char *bin = hanzo_bin ();
+  g_autofree char *bin = hz_cli_bin ();
   g_assert_true (g_file_set_contents (out, old_body, -1, NULL));
   g_autoptr (GSubprocess) p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
                                                 G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, bin,
