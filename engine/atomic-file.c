@@ -301,9 +301,14 @@ hz_atomic_file_check_space (const char *path, guint64 n_bytes, GError **error)
   g_return_val_if_fail (path != NULL, FALSE);
   g_autofree char *dir = g_path_get_dirname (path);
   g_autoptr (GFile) f = g_file_new_for_path (dir);
-  g_autoptr (GFileInfo) info = g_file_query_filesystem_info (f, G_FILE_ATTRIBUTE_FILESYSTEM_FREE,
+  g_autoptr (GFileInfo) info = g_file_query_filesystem_info (f, G_FILE_ATTRIBUTE_FILESYSTEM_FREE ","
+                                                             G_FILE_ATTRIBUTE_FILESYSTEM_SIZE,
                                                              NULL, NULL);
-  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE))
+  /* pseudo file systems (/proc, /sys) report a size of 0: nothing to compare with, the
+   * write itself gives the real error */
+  if (info == NULL || !g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_FREE)
+      || (g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_FILESYSTEM_SIZE)
+          && g_file_info_get_attribute_uint64 (info, G_FILE_ATTRIBUTE_FILESYSTEM_SIZE) == 0))
     return TRUE;
   const guint64 free_bytes = g_file_info_get_attribute_uint64 (info,
                                                                G_FILE_ATTRIBUTE_FILESYSTEM_FREE);

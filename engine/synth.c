@@ -10,6 +10,9 @@
 #include "hanzo/engine.h"
 #include "quant.h"
 
+/* Most layers a custom shape may have (real models have a few hundred at most). */
+#define SYNTH_MAX_LAYERS 4096
+
 /* ---------------------------------------------------------------- shapes */
 
 static const HzSynthShape shapes[] = {
@@ -93,6 +96,10 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
     s.n_head_kv = s.n_head;
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_ff <= 0 || s.n_ctx <= 0)
     return bad (error, "custom shape '%s' needs dim, layers, heads and ffn > 0", spec);
+  /* the tensor list is built in memory before the size check: 2^24 layers would take
+   * ~20 GB of names and specs first (found by a new-user run) */
+  if (s.n_layer > SYNTH_MAX_LAYERS)
+    return bad (error, "custom shape '%s': at most " G_STRINGIFY (SYNTH_MAX_LAYERS) " layers", spec);
   if (s.n_head % s.n_head_kv != 0)
     return bad (error, "custom shape '%s': heads must be a multiple of kv", spec);
   if (s.head_dim == 0 && s.n_embd % s.n_head != 0)
@@ -548,7 +555,7 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
       if (!buf)
         {
           g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_FAILED,
-                       "synth: out of memory for tensor '%s'", s->name);
+                       "out of memory for tensor '%s'", s->name);
           ok = FALSE;
           break;
         }

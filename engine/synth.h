@@ -53,7 +53,8 @@ typedef struct {
  *  moe-30b-a3b (Qwen3-30B-A3B), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe) or
  *  "custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D][,ctx=N][,tied=0|1]
  *  [,rope_base=F][,eps=F][,experts=E,experts_used=K[,ffn_exp=F][,ffn_shexp=F]]".
- *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the bad field. */
+ *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the bad field (values above 2^24, more
+ *  than 4096 layers, heads not a multiple of kv, ...). */
 gboolean hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error);
 
 /** Names of the built-in shapes, NULL-terminated (static). */

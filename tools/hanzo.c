@@ -5,9 +5,11 @@
 #include <glib.h>
 #include <glib/gi18n.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include "atomic-file.h"
 #include "hanzo-cmd.h"
 
@@ -36,6 +38,18 @@ int
 main (int argc, char **argv)
 {
   setlocale (LC_ALL, "");
+  /* a closed standard descriptor would be taken by the next open (GLib's wakeup eventfd:
+   * `hanzo chat <&-` then waited on it forever): give each closed one /dev/null */
+  for (int fd = 0; fd <= 2; fd++)
+    if (fcntl (fd, F_GETFD) < 0 && errno == EBADF)
+      {
+        const int nfd = open ("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+        if (nfd >= 0 && nfd != fd)
+          {
+            dup2 (nfd, fd);
+            close (nfd);
+          }
+      }
   /* Ctrl-C or a kill while a model is written leaves no temporary file (atomic-file.h) */
   hz_atomic_file_install_signal_cleanup ();
   if (argc < 2)

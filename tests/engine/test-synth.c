@@ -492,6 +492,12 @@ test_shapes_and_errors (void)
   g_assert_false (hz_synth_shape_parse ("custom:dim=100,layers=2,heads=3,ffn=8", &s, &error));
   g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
+  g_assert_false (hz_synth_shape_parse ("custom:dim=64,layers=4097,heads=4,ffn=8", &s, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "at most 4096 layers"));
+  g_clear_error (&error);
+  g_assert_true (hz_synth_shape_parse ("custom:dim=64,layers=4096,heads=4,ffn=8", &s, &error));
+  g_assert_cmpint (s.n_layer, ==, 4096);
   g_assert_false (hz_synth_shape_parse ("custom:dim=128,layers=2,heads=4,bogus=1,ffn=8", &s, &error));
   g_assert_nonnull (strstr (error->message, "bogus"));
   g_clear_error (&error);

@@ -263,10 +263,44 @@ test_sigint_twice (Chat *c, gconstpointer data)
   g_assert_null (strstr (c->out_text->str, "\n> "));
 }
 
+static void
+close_stdin (gpointer user_data)
+{
+  close (STDIN_FILENO);
+}
+
+/* `hanzo chat <&-`: a closed stdin is end of input (exit 0 at once), not a wait on whatever
+ * descriptor took number 0 (GLib's wakeup eventfd did: it hung until killed). */
+static void
+test_stdin_closed (void)
+{
+  g_autofree char *model = hz_test_shared_path ("models/stories260K.gguf");
+  if (model == NULL)
+    {
+      g_test_skip ("../shared/models/stories260K.gguf is absent");
+      return;
+    }
+  g_autofree char *bin = hz_cli_bin ();
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE
+                                                                 | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_set_child_setup (l, close_stdin, NULL, NULL);
+  GError *error = NULL;
+  g_autoptr (GSubprocess) p = g_subprocess_launcher_spawn (l, &error, bin, "chat", "-m", model,
+                                                           "-n", "8", NULL);
+  g_assert_no_error (error);
+  /* a hang fails by the test's meson timeout */
+  g_autofree char *out = NULL, *err = NULL;
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, &out, &err, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (p));
+  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/hanzo-chat/stdin-closed", test_stdin_closed);
   g_test_add ("/hanzo-chat/sigint-stops-reply", Chat, NULL, chat_setup, test_sigint_stops_reply,
               chat_teardown);
   g_test_add ("/hanzo-chat/sigint-at-prompt", Chat, NULL, chat_setup, test_sigint_at_prompt,
