@@ -246,8 +246,10 @@ test_sigint_at_prompt (Chat *c, gconstpointer data)
   g_assert_true (g_str_has_suffix (c->out_text->str, "> \n"));
 }
 
-/* Two Ctrl-C during one reply (the second before the reply has stopped, here while it is
- * blocked writing) end the session with status 130. */
+/* Two Ctrl-C during one reply end the session with status 130: the second one quits at
+ * once while the reply has not stopped yet ("interrupted", no prompt again), or, when the
+ * reply already stopped in between (a race the test cannot exclude: seen once in a full
+ * run on a loaded machine), it is a Ctrl-C at the prompt (the prompt, then the end). */
 static void
 test_sigint_twice (Chat *c, gconstpointer data)
 {
@@ -258,9 +260,10 @@ test_sigint_twice (Chat *c, gconstpointer data)
   err_wait_for (c, "stopping the reply");
   interrupt (c);
   g_assert_cmpint (chat_wait_exit (c), ==, 130);
-  g_assert_nonnull (strstr (c->err_text->str, "interrupted"));
-  /* it quit inside the reply: no prompt came back */
-  g_assert_null (strstr (c->out_text->str, "\n> "));
+  if (strstr (c->err_text->str, "hanzo chat: interrupted") != NULL)
+    g_assert_null (strstr (c->out_text->str, "\n> "));   /* quit inside the reply */
+  else
+    g_assert_true (g_str_has_suffix (c->out_text->str, "> \n"));   /* quit at the prompt */
 }
 
 static void
