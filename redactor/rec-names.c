@@ -594,7 +594,45 @@ handle_or_tag (const HzScan *scan, const HzToken *t)
   /* the name may continue an earlier part of the handle ("@P_Rezzphere") */
   while (p > 0 && (hz_is_alnum_ascii (scan->text[p - 1]) || scan->text[p - 1] == '_'))
     p--;
-  return p > 0 && (scan->text[p - 1] == '@' || scan->text[p - 1] == '#');
+  if (p > 0 && (scan->text[p - 1] == '@' || scan->text[p - 1] == '#'))
+    return TRUE;
+  /* tokenized text: a lone "#" and one space before the name ("# StayTuned") */
+  return p == t->s && p >= 2 && scan->text[p - 1] == ' ' && scan->text[p - 2] == '#'
+         && (p == 2 || g_ascii_isspace (scan->text[p - 3]));
+}
+
+/* Token t starts the account name of an @-mention: "@name", or in tokenized text (CoNLL files
+ * joined by spaces, as the WNUT-17 test split writes tweets) a lone "@" and one space before it
+ * ("RT @ MissMcCleary :"). Returns the end byte of the account name (letters, digits and '_'
+ * for "@name"; the token for "@ name"), or 0. An account name identifies a person's account,
+ * so it is personal data whatever the name looks like. Not a mention: '@' after a letter,
+ * digit or dot (e-mail addresses, "x@y"), and in the spaced form a number or a lower-case
+ * English word ("@ 5pm", "meet @ home", where '@' is "at"). */
+static gsize
+mention_end (const HzScan *scan, const HzToken *t)
+{
+  const char *x = scan->text;
+  gsize s = t->s;
+  if (s >= 1 && x[s - 1] == '@')
+    {
+      if (s >= 2 && (hz_is_alnum_ascii (x[s - 2]) || x[s - 2] == '.' || x[s - 2] == '_' || (guchar) x[s - 2] >= 0x80))
+        return 0;
+      gsize e = s, letters = 0;
+      while (e < scan->len && (hz_is_alnum_ascii (x[e]) || x[e] == '_'))
+        letters += g_ascii_isalpha (x[e++]) != 0;
+      return letters ? e : 0;
+    }
+  if (s >= 2 && x[s - 1] == ' ' && x[s - 2] == '@' && (s == 2 || g_ascii_isspace (x[s - 3])))
+    {
+      if (!(t->flags & HZ_TOK_ALPHA) && !hz_is_alnum_ascii (x[s]))
+        return 0;
+      if (g_ascii_isdigit (x[s]))
+        return 0;
+      if ((t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN)))
+        return 0;
+      return t->e;
+    }
+  return 0;
 }
 
 /* Token t is a camel-case compound whose first part is an English or function word of three
@@ -1228,6 +1266,14 @@ hz_rec_names (HzScan *scan)
   while (i < n)
     {
       const HzToken *t = &scan->toks[i];
+      gsize me = scan->has['@'] && scan->r->enabled[HZ_ENTITY_PERSON] ? mention_end (scan, t) : 0;
+      if (me)
+        {
+          add (scan, t->s, me, HZ_ENTITY_PERSON, 0.7f, "mention");
+          while (i < n && scan->toks[i].s < me)
+            i++;
+          continue;
+        }
       if ((tags && handle_or_tag (scan, t)) || camel_compound (scan, t))
         {
           i++;

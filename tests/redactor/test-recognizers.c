@@ -155,10 +155,17 @@ static const Case cases[] = {
    * data): stage names with their prefix, also when the rest is an English word */
   { "that new Lil Torvo track is fire", { { "Lil Torvo", "PERSON" } } },
   { "tonight DJ Anchor plays at the club", { { "DJ Anchor", "PERSON" } } },
-  /* handles, hashtags and camel-case compounds are account and topic names, not people */
-  { "@RoyHenley thanks for the follow #MondayMotivation", { { NULL } } },
-  { "@P_Rezzphere uh ok", { { NULL } } },
+  /* an @-mention names a person's account: its name (without the '@') is PERSON, whatever it
+   * looks like, also in tokenized text ("@ name"); hashtags and camel-case compounds are topic
+   * names, not people; '@' as "at" and e-mail addresses are no mentions */
+  { "@RoyHenley thanks for the follow #MondayMotivation", { { "RoyHenley", "PERSON" } } },
+  { "@P_Rezzphere uh ok", { { "P_Rezzphere", "PERSON" } } },
+  { "RT @ MissVarlow : so true", { { "MissVarlow", "PERSON" } } },
+  { "@ qmechanic yeah , I waffled over this", { { "qmechanic", "PERSON" } } },
+  { "meet @ home @ 5 then", { { NULL } } },
   { "new vid # StayTuned lol", { { NULL } } },
+  { "new vid #StayTuned lol", { { NULL } } },
+  { "mail tovik@example.com now", { { "tovik@example.com", "EMAIL" } } },
   /* a lower-case given name + a frequent surname that is also a word; after a capitalised
    * given name such a word stays a word; "a"/"i" are no initials before a word */
   { "a huge fan of paul walker tbh", { { "paul walker", "PERSON" } } },
