@@ -2,12 +2,13 @@
 # cv-person-tagger.sh — out-of-sample PERSON scores of the developer files that the shipped
 # PERSON tagger is trained on (redactor/README.md, "PERSON tagger").
 #
-#   redactor/cv-person-tagger.sh BUILD_DIR EVAL_DIR TRAIN_DIR
+#   redactor/cv-person-tagger.sh BUILD_DIR EVAL_DIR TRAIN_DIR [TRAINER OPTION...]
 #
 # BUILD_DIR: a meson build of this project (redactor/train-person-tagger, tools/hanzo).
 # EVAL_DIR: ../shared/redactor-eval (wnut17_dev.jsonl, wikigold_first60.jsonl).
 # TRAIN_DIR: wnut17train.conll and the Broad Twitter Corpus sections a b e f g h .conll
 #   (sources in redactor/README.md).
+# TRAINER OPTION: passed to train-person-tagger (e.g. --prose-bias 12).
 #
 # Each developer file is cut into 4 contiguous parts (whole documents stay together, except
 # at the cuts). In fold k the tagger is trained, with the shipped command's settings, on the
@@ -16,11 +17,12 @@
 # folds and printed per file with precision, recall and F2. Takes about a minute.
 # Exit status: 0, or 2 on bad arguments or missing files.
 set -euo pipefail
-if [ $# -ne 3 ]; then
-  echo "usage: $0 BUILD_DIR EVAL_DIR TRAIN_DIR" >&2
+if [ $# -lt 3 ]; then
+  echo "usage: $0 BUILD_DIR EVAL_DIR TRAIN_DIR [TRAINER OPTION...]" >&2
   exit 2
 fi
 build=$1 evald=$2 traind=$3
+shift 3
 train=(wnut17train.conll a.conll b.conll e.conll f.conll g.conll h.conll)
 for f in "${train[@]}"; do
   [ -r "$traind/$f" ] || { echo "$0: $traind/$f: not readable" >&2; exit 2; }
@@ -41,7 +43,7 @@ for k in $(seq 0 $((folds - 1))); do
     sed "${a},${b}d" "$evald/$d.jsonl" > "$tmp/$d.rest$k.jsonl"
     rest+=("$tmp/$d.rest$k.jsonl")
   done
-  HZ_REDACT_PERSON_TAGGER=none "$build/redactor/train-person-tagger" -o "$tmp/fold$k.bin" \
+  HZ_REDACT_PERSON_TAGGER=none "$build/redactor/train-person-tagger" "$@" -o "$tmp/fold$k.bin" \
     "${train[@]/#/$traind/}" "${rest[@]}" > "$tmp/train$k.log"
   for d in "${devs[@]}"; do
     HZ_REDACT_PERSON_TAGGER="$tmp/fold$k.bin" "$build/tools/hanzo" redact --eval "$tmp/$d.part$k.jsonl" \

@@ -229,6 +229,10 @@ gboolean hz_names_firm_of_partners (const HzScan *scan, guint i);
  * organisation within the next few words ("Aisby is a village"): its subject is no person.
  * Pure. */
 gboolean hz_names_describes_thing (const HzScan *scan, guint i);
+/* rec-names.c: TRUE when token i is the label of a form field ("Phone:", "E-mail:", "Personal
+ * Info:"): a word of the English word list or the not-a-name list, not a given name or
+ * surname, right before a colon. It is no name and ends the name before it. Pure. */
+gboolean hz_names_field_label (const HzScan *scan, guint i);
 void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a local model */
 
 /* rec-date.c: length of a numeric calendar date (optionally with a time) at the start of

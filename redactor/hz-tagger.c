@@ -1013,6 +1013,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
       guint j = i + 1;
       while (j < n && tags[j] == HZ_TAG_I && joins_name (scan, scan->toks[j - 1].e, scan->toks[j].s))
         j++;
+      guint next = j; /* where the next run may start */
       /* a title is a cue, not part of the name, where the rules start the name after it
        * ("Dr. Kyle Kuefer"; "Lady Gaga" stays whole), and titles alone right before a name
        * are none ("Brigadier General | Ross G. Hoyt"; "the Pope" stays) */
@@ -1021,12 +1022,24 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                            : j < n && (tags[j] == HZ_TAG_B || marks[j].person == 1)))
         i++;
       if (i == j)
-        continue;
+        {
+          i = next;
+          continue;
+        }
       /* an abbreviated title alone ("from Mr. to nobody") is no name */
       if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
           && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')))
         {
-          i = j;
+          i = next;
+          continue;
+        }
+      /* a form field's label is no name, nor part of the name before it ("Personal Info:",
+       * "Name: Toshiko Varlund Phone: ...") */
+      while (j > i && hz_names_field_label (scan, j - 1))
+        j--;
+      if (i == j)
+        {
+          i = next;
           continue;
         }
       /* a firm or place, as the rules read one (rec-names.c): an organisation word inside
@@ -1039,7 +1052,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
         firm = (k > i && hz_tok_in (&scan->toks[k], HZ_W_ORG)) || hz_names_firm_of_partners (scan, k);
       if (firm)
         {
-          i = j;
+          i = next;
           continue;
         }
       float margin = 0;
@@ -1049,6 +1062,6 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
       float score = 0.5f + 0.5f * tanhf (MAX (margin, 0.0f) / 4.0f);
       hz_scan_add (scan, scan->toks[i].s, span_end (scan, &scan->toks[j - 1]), HZ_ENTITY_PERSON,
                    score, HZ_TIER_NAME, hz_tagger_rec);
-      i = j;
+      i = next;
     }
 }

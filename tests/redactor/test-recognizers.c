@@ -165,6 +165,14 @@ static const Case cases[] = {
   { "meet @ home @ 5 then", { { NULL } } },
   { "new vid # StayTuned lol", { { NULL } } },
   { "new vid #StayTuned lol", { { NULL } } },
+  /* a verb of people after an unknown capitalised word (verbs that follow names in the
+   * tagger's training data, and their other tense) */
+  { "In the final round Varsko testified before the committee.", { { "Varsko", "PERSON" } } },
+  /* labels of form fields are no names and end the name before them */
+  { "Name: Toshiko Varlund Phone: 0490 75 40 81",
+    { { "Toshiko Varlund", "PERSON" }, { "0490 75 40 81", "PHONE" } } },
+  { "Personal Info: Phone: 201-948-1927 E-mail: kvarl@example.com Website: https://www.example.org/",
+    { { "201-948-1927", "PHONE" }, { "kvarl@example.com", "EMAIL" }, { "https://www.example.org/", "URL" } } },
   { "mail tovik@example.com now", { { "tovik@example.com", "EMAIL" } } },
   /* a lower-case given name + a frequent surname that is also a word; after a capitalised
    * given name such a word stays a word; "a"/"i" are no initials before a word */
