@@ -25,10 +25,10 @@
  * default 4; 1: one held-out split, the residue K - 1), --case-augment N (add a lower-cased
  * and an upper-cased copy of every N-th record, default 4; 0: none), --scope 0|1 (texts the tagger
  * runs on, HzTaggerScope; default 0: every text, those outside the social genre of the
- * training data with --prose-bias X added to the O score, default 8; 1: chat-style and
- * social-media text only). The prose bias is not selected here (the training data are
- * tweets, so held-out tweets say nothing about prose); the default was chosen on the
- * developer set (see README.md). --bits B (hash buckets
+ * training data with --prose-bias X added to the O score, default 4; 1: chat-style and
+ * social-media text only). The prose bias is not selected here (the selection's held-out
+ * records are tweets, which say nothing about prose); the default was chosen by
+ * cv-person-tagger.sh on the developer files and Presidio (see README.md). --bits B (hash buckets
  * 2^B, default 16), --min-count C (buckets seen fewer than C times stay zero, default 2),
  * --seed S (default 17).
  */
@@ -401,7 +401,7 @@ grid_at (guint e, guint veto, gsize b, gsize m)
  * ones, see README.md) */
 static gboolean allow_veto = FALSE;
 /* --prose-bias */
-static double prose_bias = 8;
+static double prose_bias = 4;
 
 static HzTagger *
 train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_val, guint epochs,
