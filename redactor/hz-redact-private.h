@@ -233,6 +233,10 @@ gboolean hz_names_describes_thing (const HzScan *scan, guint i);
  * Info:"): a word of the English word list or the not-a-name list, not a given name or
  * surname, right before a colon. It is no name and ends the name before it. Pure. */
 gboolean hz_names_field_label (const HzScan *scan, guint i);
+/* rec-names.c: TRUE when token t comes right after an '@' ("@name", or "@ name" in tokenized
+ * text). Such tokens are the rules' to judge (recognizer "mention": an account name, or
+ * nothing where '@' is "at" or part of an e-mail address). Pure. */
+gboolean hz_names_after_at (const HzScan *scan, const HzToken *t);
 void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a local model */
 
 /* rec-date.c: length of a numeric calendar date (optionally with a time) at the start of

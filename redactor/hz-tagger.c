@@ -944,7 +944,8 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
   guint8 *back = wk->back, *tags = wk->tags, *forced = wk->forced;
 
   hz_tagger_marks (scan, marks);
-  if (hz_tagger_score (scan, tagger, marks, hz_tagger_o_bias_for (tagger, scan), emit, forced) == 0)
+  gboolean social = hz_tagger_text_is_social (scan);
+  if (hz_tagger_score (scan, tagger, marks, tagger->o_bias + (social ? 0.0f : tagger->prose_bias), emit, forced) == 0)
     return; /* all O: no name to add, nothing to veto */
   /* runs of tokens with features are decoded on their own: the others are O */
   hz_tagger_viterbi_runs (emit, forced, n, tagger->trans, back, tags);
@@ -1046,6 +1047,28 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
        * the run or right after it ("Russell Investments", "Aunt Bertha Inc"), a name of a firm
        * named after its partners ("at Whitfield, Okoro and Brandt"), or the subject of a
        * copula that names a kind of place or firm ("Grant is a small town"), is no person */
+      /* outside chat and social-media text, a name without a capital letter is one of the name
+       * lists' ("bruno mars"; not "maestro 0604...", "and essn 1234...") */
+      if (!social)
+        {
+          gboolean cap = FALSE, listed = FALSE;
+          for (guint k = i; k < j; k++)
+            {
+              cap |= (scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0;
+              listed |= (scan->toks[k].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
+            }
+          if (!cap && !listed)
+            {
+              i = next;
+              continue;
+            }
+        }
+      /* a run after an '@' is an account name or no name at all: the rules decide */
+      if (scan->has['@'] && hz_names_after_at (scan, &scan->toks[i]))
+        {
+          i = next;
+          continue;
+        }
       gboolean firm = j < n && ((hz_tok_in (&scan->toks[j], HZ_W_ORG) && joins_name (scan, scan->toks[j - 1].e, scan->toks[j].s))
                                 || hz_names_describes_thing (scan, j));
       for (guint k = i; k < j && !firm; k++)

@@ -624,13 +624,21 @@ hz_names_field_label (const HzScan *scan, guint i)
          && (t->cls & (HZ_WB (HZ_W_COMMON) | HZ_WB (HZ_W_NOT_NAME)));
 }
 
+gboolean
+hz_names_after_at (const HzScan *scan, const HzToken *t)
+{
+  const char *x = scan->text;
+  gsize s = t->s;
+  return (s >= 1 && x[s - 1] == '@') || (s >= 2 && x[s - 1] == ' ' && x[s - 2] == '@');
+}
+
 /* Token t starts the account name of an @-mention: "@name", or in tokenized text (CoNLL files
  * joined by spaces, as the WNUT-17 test split writes tweets) a lone "@" and one space before it
- * ("RT @ MissMcCleary :"). Returns the end byte of the account name (letters, digits and '_'
- * for "@name"; the token for "@ name"), or 0. An account name identifies a person's account,
+ * ("RT @ MissMcCleary :"). Returns the end byte of the account name (letters of any script,
+ * digits and '_'), or 0. An account name identifies a person's account,
  * so it is personal data whatever the name looks like. Not a mention: '@' after a letter,
- * digit or dot (e-mail addresses, "x@y"), and in the spaced form a number or a lower-case
- * English word ("@ 5pm", "meet @ home", where '@' is "at"). */
+ * digit or dot (e-mail addresses, "x@y"; tokenized "jo @ gmail . com"), and in the spaced
+ * form a number or a lower-case English word ("@ 5pm", "meet @ home", where '@' is "at"). */
 static gsize
 mention_end (const HzScan *scan, const HzToken *t)
 {
@@ -640,22 +648,51 @@ mention_end (const HzScan *scan, const HzToken *t)
     {
       if (s >= 2 && (hz_is_alnum_ascii (x[s - 2]) || x[s - 2] == '.' || x[s - 2] == '_' || (guchar) x[s - 2] >= 0x80))
         return 0;
-      gsize e = s, letters = 0;
-      while (e < scan->len && (hz_is_alnum_ascii (x[e]) || x[e] == '_'))
-        letters += g_ascii_isalpha (x[e++]) != 0;
-      return letters ? e : 0;
     }
-  if (s >= 2 && x[s - 1] == ' ' && x[s - 2] == '@' && (s == 2 || g_ascii_isspace (x[s - 3])))
+  else if (s >= 2 && x[s - 1] == ' ' && x[s - 2] == '@' && (s == 2 || g_ascii_isspace (x[s - 3])))
     {
-      if (!(t->flags & HZ_TOK_ALPHA) && !hz_is_alnum_ascii (x[s]))
-        return 0;
       if (g_ascii_isdigit (x[s]))
         return 0;
       if ((t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN)))
         return 0;
-      return t->e;
     }
-  return 0;
+  else
+    return 0;
+  /* the account name: ASCII letters, digits and '_', and letters of other scripts ("@José");
+   * not an apostrophe, hyphen or emoji after it ("@Sam's", "@Sam😀") */
+  gsize e = s;
+  gboolean letter = FALSE;
+  while (e < scan->len)
+    {
+      guchar c = (guchar) x[e];
+      if (c < 0x80)
+        {
+          if (!hz_is_alnum_ascii ((char) c) && c != '_')
+            break;
+          letter |= g_ascii_isalpha (c) != 0;
+          e++;
+          continue;
+        }
+      gunichar u = g_utf8_get_char_validated (x + e, (gssize) (scan->len - e));
+      if (u == (gunichar) -1 || u == (gunichar) -2 || !g_unichar_isalnum (u))
+        break;
+      letter |= g_unichar_isalpha (u);
+      e = g_utf8_next_char (x + e) - x;
+    }
+  if (!letter)
+    return 0;
+  /* a tokenized e-mail address ("jo @ gmail . com"): a lower-case domain ending follows */
+  gsize d = e + (e < scan->len && x[e] == ' ');
+  if (d < scan->len && x[d] == '.')
+    {
+      d += 1 + (d + 1 < scan->len && x[d + 1] == ' ');
+      gsize l = d;
+      while (l < scan->len && g_ascii_islower (x[l]))
+        l++;
+      if (l - d >= 2 && l - d <= 6 && (l == scan->len || g_ascii_isspace (x[l])))
+        return 0;
+    }
+  return e;
 }
 
 /* Token t is a camel-case compound whose first part is an English or function word of three

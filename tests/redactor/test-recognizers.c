@@ -163,6 +163,9 @@ static const Case cases[] = {
   { "RT @ MissVarlow : so true", { { "MissVarlow", "PERSON" } } },
   { "@ qmechanic yeah , I waffled over this", { { "qmechanic", "PERSON" } } },
   { "meet @ home @ 5 then", { { NULL } } },
+  { "thanks @José_M for the pics", { { "José_M", "PERSON" } } },
+  { "loved @Varnek's video 😀", { { "Varnek", "PERSON" } } },
+  { "please email ( jovarnek @ gmail . com ) to discuss", { { NULL } } },
   { "new vid # StayTuned lol", { { NULL } } },
   { "new vid #StayTuned lol", { { NULL } } },
   /* a verb of people after an unknown capitalised word (verbs that follow names in the
