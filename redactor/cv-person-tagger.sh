@@ -14,7 +14,7 @@
 # at the cuts). In fold k the tagger is trained, with the shipped command's settings, on the
 # training files plus parts other than k of both developer files, and the whole redactor is
 # scored on part k (hanzo redact --eval, PERSON, IoU >= 0.9). The counts are summed over the
-# folds and printed per file with precision, recall and F2. Takes about a minute.
+# folds and printed per file with precision, recall and F2. Takes 30-50 s.
 # Exit status: 0, or 2 on bad arguments or missing files.
 set -euo pipefail
 if [ $# -lt 3 ]; then

@@ -1027,6 +1027,14 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
           i = next;
           continue;
         }
+      /* a salutation's word is a cue, not (part of) a name ("Dear Grace", "Hi Mark") */
+      while (i + 1 < j && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE))
+        i++;
+      if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE) && !(scan->toks[i].cls & HZ_WB (HZ_W_GIVEN)))
+        {
+          i = next;
+          continue;
+        }
       /* an abbreviated title alone ("from Mr. to nobody") is no name */
       if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
           && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')))

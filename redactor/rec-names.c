@@ -637,8 +637,9 @@ hz_names_after_at (const HzScan *scan, const HzToken *t)
  * ("RT @ MissMcCleary :"). Returns the end byte of the account name (letters of any script,
  * digits and '_'), or 0. An account name identifies a person's account,
  * so it is personal data whatever the name looks like. Not a mention: '@' after a letter,
- * digit or dot (e-mail addresses, "x@y"; tokenized "jo @ gmail . com"), and in the spaced
- * form a number or a lower-case English word ("@ 5pm", "meet @ home", where '@' is "at"). */
+ * digit or dot (e-mail addresses, "x@y"; tokenized "jo @ gmail . com"), and where '@' is
+ * "at": a number, time or ordinal ("@ 5", "@5pm", "@2nd"), a lower-case English word ("meet @
+ * home", "@home", "@everyone"), and in the spaced form a place ("I live @ London"). */
 static gsize
 mention_end (const HzScan *scan, const HzToken *t)
 {
@@ -653,10 +654,16 @@ mention_end (const HzScan *scan, const HzToken *t)
     {
       if (g_ascii_isdigit (x[s]))
         return 0;
-      if ((t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN)))
+      /* "I live @ London": a place after a spaced '@' is the place recognizers' */
+      if (t->cls & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY)))
         return 0;
     }
   else
+    return 0;
+  /* '@' as "at": a lower-case English word ("meet @home") and group mentions ("@everyone",
+   * "@here", "@channel") */
+  if ((t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_GIVEN))
+      && (t->e >= scan->len || x[t->e] != '_'))
     return 0;
   /* the account name: ASCII letters, digits and '_', and letters of other scripts ("@José");
    * not an apostrophe, hyphen or emoji after it ("@Sam's", "@Sam😀") */
@@ -681,6 +688,15 @@ mention_end (const HzScan *scan, const HzToken *t)
     }
   if (!letter)
     return 0;
+  /* a time or an ordinal ("@5pm", "@2nd floor") */
+  if (g_ascii_isdigit (x[s]))
+    {
+      gsize k = s;
+      while (k < e && g_ascii_isdigit (x[k]))
+        k++;
+      if (e - k <= 2)
+        return 0;
+    }
   /* a tokenized e-mail address ("jo @ gmail . com"): a lower-case domain ending follows */
   gsize d = e + (e < scan->len && x[e] == ' ');
   if (d < scan->len && x[d] == '.')
@@ -843,6 +859,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                                              && !w[lo + 1].initial))
                                     || (x->given && lo + 1 == hi && hi == m && verb_after (scan, b))
                                     || (x->sur && m == 1 && !(scan->toks[a].flags & HZ_TOK_SENT))
+                                    /* a salutation's name ("Dear Grace,", "Hi Mark") */
+                                    || (x->given && lo + 1 == hi && lo > 0
+                                        && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE))
                                     || chat_given);
       if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;

@@ -166,6 +166,11 @@ static const Case cases[] = {
   { "thanks @José_M for the pics", { { "José_M", "PERSON" } } },
   { "loved @Varnek's video 😀", { { "Varnek", "PERSON" } } },
   { "please email ( jovarnek @ gmail . com ) to discuss", { { NULL } } },
+  { "see you @5pm on the @2nd floor, @everyone", { { NULL } } },
+  { "I live @ London now", { { "London", "LOCATION" } } },
+  /* a salutation's name that is also a word ("Dear Grace,", "Hi Mark") */
+  { "Dear Grace, thanks for the notes", { { "Grace", "PERSON" } } },
+  { "Hi Mark, see you at noon", { { "Mark", "PERSON" } } },
   { "new vid # StayTuned lol", { { NULL } } },
   { "new vid #StayTuned lol", { { NULL } } },
   /* a verb of people after an unknown capitalised word (verbs that follow names in the
