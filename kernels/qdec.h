@@ -531,3 +531,15 @@ template <int W> struct qdw_traits<W, true> : hzk_fmt<W>, hzk_geom<W> {
   static constexpr int unit_bytes = dec::unit_bytes, chunks = dec::unit_bytes / 16;
   static constexpr int units_per_block = hzk_geom<W>::blk_elems / hzk_geom<W>::unit_elems;
 };
+
+/** Loads unit u of one repacked weight row of format W into q. The device layout stores a
+ *  row of nu units chunk-major: 16-byte chunk c of unit u at row + (c·nu + u)·16, so that
+ *  consecutive threads reading consecutive units read consecutive addresses. */
+template <int W>
+static __device__ __forceinline__ void
+qdw_load_unit (const uint8_t *row, int64_t nu, int64_t u, uint4 (&q)[qdw_traits<W>::chunks])
+{
+#pragma unroll
+  for (int c = 0; c < qdw_traits<W>::chunks; c++)
+    q[c] = *(const uint4 *) (row + ((size_t) c * nu + u) * 16);
+}

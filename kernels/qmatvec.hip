@@ -129,8 +129,7 @@ hzk_embed_kernel (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
   const size_t row_bytes = (size_t) nu * T::unit_bytes;
   const uint8_t *P = w + (size_t) r * row_bytes;
   uint4 q[T::chunks];
-  for (int c = 0; c < T::chunks; c++)
-    q[c] = *(const uint4 *) (P + ((size_t) c * nu + u) * 16);
+  qdw_load_unit<W> (P, nu, u, q);
   if constexpr (T::is_float)
     {
       float wv[T::unit_elems];

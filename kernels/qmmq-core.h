@@ -61,6 +61,27 @@ hzk_mma_s8_16832 (int a0, int a1, int a2, int a3, int b0, int b1, int c[4])
  *  Token t's activations are row tok_row[t] of aq/am (tok_row NULL: row t), its output
  *  row t of y. kernels/moe.hip runs it on an expert's weights and the tokens routed to it.
  *  All HZK_MM_THREADS threads of the block must call it. */
+/** Stores one thread's accumulators of a tile of the SIMT kernels (qmmq_tile_dp4a,
+ *  qmmf_tile): acc[i][c] is row row0 + tr + 16·i, token tok0 + tc + 8·c of y (token-major,
+ *  ldy floats per token); rows >= n_rows and tokens >= n_tok are left out. */
+static __device__ __forceinline__ void
+hzk_mm_store_tile (const float (&acc)[HZK_MM_TM][HZK_MM_TN], float *HZK_RESTRICT y, int64_t ldy,
+                   int64_t row0, int tok0, int tr, int tc, int64_t n_rows, int n_tok)
+{
+  for (int c = 0; c < HZK_MM_TN; c++)
+    {
+      const int t = tok0 + tc + 8 * c;
+      if (t >= n_tok)
+        continue;
+      for (int i = 0; i < HZK_MM_TM; i++)
+        {
+          const int64_t r = row0 + tr + 16 * i;
+          if (r < n_rows)
+            y[(size_t) t * ldy + r] = acc[i][c];
+        }
+    }
+}
+
 template <int W>
 static __device__ __forceinline__ void
 qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
@@ -109,8 +130,7 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
           r = r < n_rows ? r : n_rows - 1;
           const uint8_t *P = w + (size_t) r * row_bytes;
           uint4 q[CH];
-          for (int c = 0; c < CH; c++)
-            q[c] = *(const uint4 *) (P + ((size_t) c * nu + u) * 16);
+          qdw_load_unit<W> (P, nu, u, q);
           const int64_t b = u / T::units_per_block;
           const int ub = (int) (u % T::units_per_block);
           int v[RUNS][4], off[RUNS];
@@ -163,18 +183,7 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
             }
         }
     }
-  for (int c = 0; c < HZK_MM_TN; c++)
-    {
-      const int t = tok0 + tc + 8 * c;
-      if (t >= n_tok)
-        continue;
-      for (int i = 0; i < HZK_MM_TM; i++)
-        {
-          const int64_t r = row0 + tr + 16 * i;
-          if (r < n_rows)
-            y[(size_t) t * ldy + r] = acc[i][c];
-        }
-    }
+  hzk_mm_store_tile (acc, y, ldy, row0, tok0, tr, tc, n_rows, n_tok);
 }
 
 
@@ -361,9 +370,7 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
           r = r < n_rows ? r : n_rows - 1;
           const uint8_t *P = w + (size_t) r * row_bytes;
           uint4 q[CH];
-#pragma unroll
-          for (int c = 0; c < CH; c++)
-            q[c] = *(const uint4 *) (P + ((size_t) c * nu + u) * 16);
+          qdw_load_unit<W> (P, nu, u, q);
           const int64_t b = u / T::units_per_block;
           const int ub = (int) (u % T::units_per_block);
           if (u + C::PF * UT < nu)                   /* within the row */
@@ -584,18 +591,7 @@ qmmf_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
               acc[i][c] = fmaf (wv[i], xv[c], acc[i][c]);
         }
     }
-  for (int c = 0; c < HZK_MM_TN; c++)
-    {
-      const int t = tok0 + tc + 8 * c;
-      if (t >= n_tok)
-        continue;
-      for (int i = 0; i < HZK_MM_TM; i++)
-        {
-          const int64_t r = row0 + tr + 16 * i;
-          if (r < n_rows)
-            y[(size_t) t * ldy + r] = acc[i][c];
-        }
-    }
+  hzk_mm_store_tile (acc, y, ldy, row0, tok0, tr, tc, n_rows, n_tok);
 }
 
 template <int W>

@@ -159,8 +159,7 @@ hzk_tq_decode_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, in
             }
           const uint8_t *P = w + (size_t) r * row_bytes;
           uint4 q[CH];
-          for (int c = 0; c < CH; c++)
-            q[c] = *(const uint4 *) (P + ((size_t) c * nu + u) * 16);
+          qdw_load_unit<W> (P, nu, u, q);
           const int64_t b = u / T::units_per_block;
           const int ub = (int) (u % T::units_per_block);
           int v[RUNS][4], off[RUNS];
