@@ -237,6 +237,8 @@ gboolean hz_names_field_label (const HzScan *scan, guint i);
  * text). Such tokens are the rules' to judge (recognizer "mention": an account name, or
  * nothing where '@' is "at" or part of an e-mail address). Pure. */
 gboolean hz_names_after_at (const HzScan *scan, const HzToken *t);
+/* rec-names.c: the recognizer name of @-mentions' account names (PERSON candidates). */
+#define HZ_REC_MENTION "mention"
 void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a local model */
 
 /* rec-date.c: length of a numeric calendar date (optionally with a time) at the start of

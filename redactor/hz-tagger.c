@@ -707,10 +707,16 @@ hz_tagger_in_scope (const HzTagger *tagger, const HzScan *scan)
   return tagger->scope == HZ_TAGGER_SCOPE_ALL || hz_tagger_text_is_social (scan);
 }
 
+static float
+o_bias_of (const HzTagger *tagger, gboolean social)
+{
+  return tagger->o_bias + (social ? 0.0f : tagger->prose_bias);
+}
+
 float
 hz_tagger_o_bias_for (const HzTagger *tagger, const HzScan *scan)
 {
-  return tagger->o_bias + (hz_tagger_text_is_social (scan) ? 0.0f : tagger->prose_bias);
+  return o_bias_of (tagger, hz_tagger_text_is_social (scan));
 }
 
 gboolean
@@ -931,6 +937,68 @@ hz_tagger_score (const HzScan *scan, const HzTagger *tagger, const HzTagMark *ma
   return n_feat;
 }
 
+/* Trims the tagger's B/I run [*i, *j) of tokens to the name it holds; FALSE when it holds
+ * none. `social`: hz_tagger_text_is_social() of the text. */
+static gboolean
+run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, guint n, gboolean social,
+             guint *pi, guint *pj)
+{
+  guint i = *pi, j = *pj;
+  /* a title is a cue, not part of the name, where the rules start the name after it
+   * ("Dr. Kyle Kuefer"; "Lady Gaga" stays whole), and titles alone right before a name
+   * are none ("Brigadier General | Ross G. Hoyt"; "the Pope" stays) */
+  while (i < j && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
+         && (i + 1 < j ? marks[i + 1].person == 1 || hz_tok_in (&scan->toks[i + 1], HZ_W_TITLE)
+                       : j < n && (tags[j] == HZ_TAG_B || marks[j].person == 1)))
+    i++;
+  if (i == j)
+    return FALSE;
+  /* a salutation's word is a cue, not (part of) a name ("Dear Grace", "Hi Mark") */
+  while (i + 1 < j && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE))
+    i++;
+  if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE) && !(scan->toks[i].cls & HZ_WB (HZ_W_GIVEN)))
+    return FALSE;
+  /* an abbreviated title alone ("from Mr. to nobody") is no name */
+  if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
+      && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')))
+    return FALSE;
+  /* a form field's label is no name, nor part of the name before it ("Personal Info:",
+   * "Name: Toshiko Varlund Phone: ...") */
+  while (j > i && hz_names_field_label (scan, j - 1))
+    j--;
+  if (i == j)
+    return FALSE;
+  /* outside chat and social-media text, a name without a capital letter is one of the name
+   * lists' ("bruno mars"; not "maestro 0604...", "and essn 1234...") */
+  if (!social)
+    {
+      gboolean cap = FALSE, listed = FALSE;
+      for (guint k = i; k < j; k++)
+        {
+          cap |= (scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0;
+          listed |= (scan->toks[k].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
+        }
+      if (!cap && !listed)
+        return FALSE;
+    }
+  /* a run after an '@' is an account name or no name at all: the rules decide */
+  if (scan->has['@'] && hz_names_after_at (scan, &scan->toks[i]))
+    return FALSE;
+  /* a firm or place, as the rules read one (rec-names.c): an organisation word inside
+   * the run or right after it ("Russell Investments", "Aunt Bertha Inc"), a name of a firm
+   * named after its partners ("at Whitfield, Okoro and Brandt"), or the subject of a
+   * copula that names a kind of place or firm ("Grant is a small town"), is no person */
+  gboolean firm = j < n && ((hz_tok_in (&scan->toks[j], HZ_W_ORG) && joins_name (scan, scan->toks[j - 1].e, scan->toks[j].s))
+                            || hz_names_describes_thing (scan, j));
+  for (guint k = i; k < j && !firm; k++)
+    firm = (k > i && hz_tok_in (&scan->toks[k], HZ_W_ORG)) || hz_names_firm_of_partners (scan, k);
+  if (firm)
+    return FALSE;
+  *pi = i;
+  *pj = j;
+  return TRUE;
+}
+
 void
 hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
 {
@@ -945,7 +1013,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
 
   hz_tagger_marks (scan, marks);
   gboolean social = hz_tagger_text_is_social (scan);
-  if (hz_tagger_score (scan, tagger, marks, tagger->o_bias + (social ? 0.0f : tagger->prose_bias), emit, forced) == 0)
+  if (hz_tagger_score (scan, tagger, marks, o_bias_of (tagger, social), emit, forced) == 0)
     return; /* all O: no name to add, nothing to veto */
   /* runs of tokens with features are decoded on their own: the others are O */
   hz_tagger_viterbi_runs (emit, forced, n, tagger->trans, back, tags);
@@ -1015,84 +1083,16 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
       while (j < n && tags[j] == HZ_TAG_I && joins_name (scan, scan->toks[j - 1].e, scan->toks[j].s))
         j++;
       guint next = j; /* where the next run may start */
-      /* a title is a cue, not part of the name, where the rules start the name after it
-       * ("Dr. Kyle Kuefer"; "Lady Gaga" stays whole), and titles alone right before a name
-       * are none ("Brigadier General | Ross G. Hoyt"; "the Pope" stays) */
-      while (i < j && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
-             && (i + 1 < j ? marks[i + 1].person == 1 || hz_tok_in (&scan->toks[i + 1], HZ_W_TITLE)
-                           : j < n && (tags[j] == HZ_TAG_B || marks[j].person == 1)))
-        i++;
-      if (i == j)
+      if (run_to_name (scan, marks, tags, n, social, &i, &j))
         {
-          i = next;
-          continue;
-        }
-      /* a salutation's word is a cue, not (part of) a name ("Dear Grace", "Hi Mark") */
-      while (i + 1 < j && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE))
-        i++;
-      if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE) && !(scan->toks[i].cls & HZ_WB (HZ_W_GIVEN)))
-        {
-          i = next;
-          continue;
-        }
-      /* an abbreviated title alone ("from Mr. to nobody") is no name */
-      if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
-          && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')))
-        {
-          i = next;
-          continue;
-        }
-      /* a form field's label is no name, nor part of the name before it ("Personal Info:",
-       * "Name: Toshiko Varlund Phone: ...") */
-      while (j > i && hz_names_field_label (scan, j - 1))
-        j--;
-      if (i == j)
-        {
-          i = next;
-          continue;
-        }
-      /* a firm or place, as the rules read one (rec-names.c): an organisation word inside
-       * the run or right after it ("Russell Investments", "Aunt Bertha Inc"), a name of a firm
-       * named after its partners ("at Whitfield, Okoro and Brandt"), or the subject of a
-       * copula that names a kind of place or firm ("Grant is a small town"), is no person */
-      /* outside chat and social-media text, a name without a capital letter is one of the name
-       * lists' ("bruno mars"; not "maestro 0604...", "and essn 1234...") */
-      if (!social)
-        {
-          gboolean cap = FALSE, listed = FALSE;
+          float margin = 0;
           for (guint k = i; k < j; k++)
-            {
-              cap |= (scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0;
-              listed |= (scan->toks[k].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
-            }
-          if (!cap && !listed)
-            {
-              i = next;
-              continue;
-            }
+            margin += emit[k * HZ_TAG_N + tags[k]] - emit[k * HZ_TAG_N + HZ_TAG_O];
+          margin /= (float) (j - i);
+          float score = 0.5f + 0.5f * tanhf (MAX (margin, 0.0f) / 4.0f);
+          hz_scan_add (scan, scan->toks[i].s, span_end (scan, &scan->toks[j - 1]), HZ_ENTITY_PERSON,
+                       score, HZ_TIER_NAME, hz_tagger_rec);
         }
-      /* a run after an '@' is an account name or no name at all: the rules decide */
-      if (scan->has['@'] && hz_names_after_at (scan, &scan->toks[i]))
-        {
-          i = next;
-          continue;
-        }
-      gboolean firm = j < n && ((hz_tok_in (&scan->toks[j], HZ_W_ORG) && joins_name (scan, scan->toks[j - 1].e, scan->toks[j].s))
-                                || hz_names_describes_thing (scan, j));
-      for (guint k = i; k < j && !firm; k++)
-        firm = (k > i && hz_tok_in (&scan->toks[k], HZ_W_ORG)) || hz_names_firm_of_partners (scan, k);
-      if (firm)
-        {
-          i = next;
-          continue;
-        }
-      float margin = 0;
-      for (guint k = i; k < j; k++)
-        margin += emit[k * HZ_TAG_N + tags[k]] - emit[k * HZ_TAG_N + HZ_TAG_O];
-      margin /= (float) (j - i);
-      float score = 0.5f + 0.5f * tanhf (MAX (margin, 0.0f) / 4.0f);
-      hz_scan_add (scan, scan->toks[i].s, span_end (scan, &scan->toks[j - 1]), HZ_ENTITY_PERSON,
-                   score, HZ_TIER_NAME, hz_tagger_rec);
       i = next;
     }
 }

@@ -1348,7 +1348,7 @@ hz_rec_names (HzScan *scan)
       gsize me = scan->has['@'] && scan->r->enabled[HZ_ENTITY_PERSON] ? mention_end (scan, t) : 0;
       if (me)
         {
-          add (scan, t->s, me, HZ_ENTITY_PERSON, 0.7f, "mention");
+          add (scan, t->s, me, HZ_ENTITY_PERSON, 0.7f, HZ_REC_MENTION);
           while (i < n && scan->toks[i].s < me)
             i++;
           continue;

@@ -69,7 +69,7 @@ extract_hook (HzScan *scan, gpointer data)
   for (guint k = 0; k < scan->cands->len; k++)
     {
       const HzCand *c = &g_array_index (scan->cands, HzCand, k);
-      if (c->type != HZ_ENTITY_PERSON || g_strcmp0 (c->rec, "mention") != 0)
+      if (c->type != HZ_ENTITY_PERSON || g_strcmp0 (c->rec, HZ_REC_MENTION) != 0)
         continue;
       gboolean overlap = FALSE;
       for (guint g = 0; g < s->gold->len && !overlap; g += 2)
@@ -357,7 +357,7 @@ score (const HzRedactor *r, GPtrArray *sents, const guint *idx, guint n_idx)
       HzRedaction *res = hz_redactor_analyze (r, s->text, s->len, HZ_REDACT_UTF8_REPLACE, NULL);
       guint pred = 0, hit = 0;
       for (guint k = 0; k < res->n_spans; k++)
-        if (res->spans[k].type == HZ_ENTITY_PERSON && g_strcmp0 (res->spans[k].recognizer, "mention") != 0
+        if (res->spans[k].type == HZ_ENTITY_PERSON && g_strcmp0 (res->spans[k].recognizer, HZ_REC_MENTION) != 0
             && !is_mention (s, res->spans[k].start_byte, res->spans[k].end_byte))
           {
             pred++;
