@@ -598,6 +598,15 @@ hz_names_describes_thing (const HzScan *scan, guint i)
   return FALSE;
 }
 
+/* Tokenized text (CoNLL tokens joined by spaces): the mark c ('@', '#') stands alone, as a
+ * token of its own, right before byte s, with one space between ("RT @ name", "# Tag"). */
+static inline gboolean
+lone_mark_before (const HzScan *scan, gsize s, char c)
+{
+  const char *x = scan->text;
+  return s >= 2 && x[s - 1] == ' ' && x[s - 2] == c && (s == 2 || g_ascii_isspace (x[s - 3]));
+}
+
 /* Token t is the name of a handle or hashtag ("@FunnyVines", "#ShareTheLove"): an account or
  * topic name, not a person's name in running text. */
 static gboolean
@@ -612,8 +621,7 @@ handle_or_tag (const HzScan *scan, const HzToken *t)
   if (p > 0 && (scan->text[p - 1] == '@' || scan->text[p - 1] == '#'))
     return TRUE;
   /* tokenized text: a lone "#" and one space before the name ("# StayTuned") */
-  return p == t->s && p >= 2 && scan->text[p - 1] == ' ' && scan->text[p - 2] == '#'
-         && (p == 2 || g_ascii_isspace (scan->text[p - 3]));
+  return p == t->s && lone_mark_before (scan, p, '#');
 }
 
 gboolean
@@ -650,7 +658,7 @@ mention_end (const HzScan *scan, const HzToken *t)
       if (s >= 2 && (hz_is_alnum_ascii (x[s - 2]) || x[s - 2] == '.' || x[s - 2] == '_' || (guchar) x[s - 2] >= 0x80))
         return 0;
     }
-  else if (s >= 2 && x[s - 1] == ' ' && x[s - 2] == '@' && (s == 2 || g_ascii_isspace (x[s - 3])))
+  else if (lone_mark_before (scan, s, '@'))
     {
       if (g_ascii_isdigit (x[s]))
         return 0;
