@@ -124,10 +124,10 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
          HZ_TAGGER_VERSION);
   if (n < HZ_TAGGER_HEADER)
     BAD ("file too short (%" G_GSIZE_FORMAT " bytes, the header alone is %u)", n, HZ_TAGGER_HEADER);
-  guint32 bits = rd32 (p + 12), scope = rd32 (p + 16), veto = rd32 (p + 20), n_rows = rd32 (p + 88);
+  guint32 bits = rd32 (p + 12), scope = rd32 (p + 16), veto = rd32 (p + 20), n_rows = rd32 (p + HZ_TAGGER_OFF_NROWS);
   if (bits < 8 || bits > 22)
     BAD ("bucket_bits %u out of range 8..22", bits);
-  if (scope > HZ_TAGGER_SCOPE_SOCIAL || veto > HZ_TAGGER_VETO_ALL)
+  if (scope > HZ_TAGGER_SCOPE_SOCIAL || veto > HZ_TAGGER_VETO_X)
     BAD ("unknown scope %u or veto %u", scope, veto);
   gsize nb = (gsize) 1 << bits;
   if (n_rows > nb)
@@ -144,14 +144,14 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
   float trans[(HZ_TAG_N + 1) * HZ_TAG_N];
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
     {
-      trans[k] = rdf (p + 40 + 4 * k);
+      trans[k] = rdf (p + HZ_TAGGER_OFF_TRANS + 4 * k);
       if (!isfinite (trans[k]) || fabsf (trans[k]) > 1e6f)
         BAD ("transition weight %d not a sane number", k);
     }
   const guint8 *pl = p + HZ_TAGGER_HEADER;
   guint8 sum[32];
   payload_sha256 (pl, payload, sum);
-  if (memcmp (sum, p + 92, 32) != 0)
+  if (memcmp (sum, p + HZ_TAGGER_OFF_SHA, 32) != 0)
     BAD ("payload checksum mismatch (corrupt file)");
   guint64 *used = g_new (guint64, nb / 64);
   for (gsize k = 0; k < nb / 64; k++)
@@ -203,7 +203,7 @@ quantise (float w, float scale)
 }
 
 /* Quantise the float weights: *scale, the used-bucket bitmap (2^bits / 64 words, owned by
- * the caller) and the rows of the used buckets (3 per row, bucket order, owned by the
+ * the caller) and the rows of the used buckets (HZ_TAG_N per row, bucket order, owned by the
  * caller); returns the number of rows. A bucket is used when one of its quantised weights
  * is not 0. */
 static guint32
@@ -280,8 +280,8 @@ hz_tagger_serialize (const HzTagger *t)
   wrf (p + 32, t->veto_margin);
   wrf (p + 36, t->prose_bias);
   for (int k = 0; k < (HZ_TAG_N + 1) * HZ_TAG_N; k++)
-    wrf (p + 40 + 4 * k, t->trans[k]);
-  wr32 (p + 88, n_rows);
+    wrf (p + HZ_TAGGER_OFF_TRANS + 4 * k, t->trans[k]);
+  wr32 (p + HZ_TAGGER_OFF_NROWS, n_rows);
   guint8 *pl = p + HZ_TAGGER_HEADER;
   for (gsize k = 0; k < nb / 64; k++)
     {
@@ -295,7 +295,7 @@ hz_tagger_serialize (const HzTagger *t)
       w[2 * k] = (guint8) u;
       w[2 * k + 1] = (guint8) (u >> 8);
     }
-  payload_sha256 (pl, bitmap + 2 * nw, p + 92);
+  payload_sha256 (pl, bitmap + 2 * nw, p + HZ_TAGGER_OFF_SHA);
   g_free (used);
   g_free (rows);
   return g_bytes_new_take (p, n);
@@ -859,7 +859,7 @@ score_body (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, 
       if (forced[i])
         {
           emit[i * HZ_TAG_N + 0] = o_bias + HZ_TAGGER_FORCE_O;
-          emit[i * HZ_TAG_N + 1] = emit[i * HZ_TAG_N + 2] = 0;
+          emit[i * HZ_TAG_N + 1] = emit[i * HZ_TAG_N + 2] = emit[i * HZ_TAG_N + 3] = 0;
           continue;
         }
       const guint32 *rw = rbuf[slot];
@@ -875,6 +875,7 @@ score_body (const HzScan *scan, const HzTagger *tagger, const HzTagMark *marks, 
       emit[i * HZ_TAG_N + 0] = o_bias + (float) sum[0] * tagger->scale;
       emit[i * HZ_TAG_N + 1] = (float) sum[1] * tagger->scale;
       emit[i * HZ_TAG_N + 2] = (float) sum[2] * tagger->scale;
+      emit[i * HZ_TAG_N + 3] = (float) sum[3] * tagger->scale;
     }
 }
 
@@ -1028,7 +1029,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
       /* tokens of kept names: each token at most twice (tagged, and in a kept candidate) */
       guint n_names = 0, *names = wk->names;
       for (guint i = 0; i < n; i++)
-        if (tags[i] != HZ_TAG_O)
+        if (tags[i] == HZ_TAG_B || tags[i] == HZ_TAG_I)
           names[n_names++] = i;
       for (int pass = 0; pass < 2; pass++)
         {
@@ -1036,32 +1037,40 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
           for (guint c = 0; c < scan->cands->len; c++)
             {
               HzCand *k = &g_array_index (scan->cands, HzCand, c);
-              gboolean repeat = k->rec && strcmp (k->rec, "name-repeat") == 0;
+              /* HZ_TAGGER_VETO_X reads the tags alone: a repeat is a name like any other */
+              gboolean repeat = tagger->veto != HZ_TAGGER_VETO_X && k->rec && strcmp (k->rec, "name-repeat") == 0;
               gboolean keep = TRUE;
               if (k->type == HZ_ENTITY_PERSON && k->tier == HZ_TIER_NAME && repeat == (pass == 1))
                 {
                   keep = FALSE;
                   guint i0 = hz_token_at_or_after (scan, k->s), i1 = i0;
                   float pref_o = 0; /* how much the tagger prefers O, summed over the tokens */
+                  float pref_x = 0; /* how much it prefers X to a name, likewise */
                   for (; i1 < n && scan->toks[i1].s < k->e; i1++)
                     {
                       const float *e = emit + i1 * HZ_TAG_N;
                       pref_o += e[HZ_TAG_O] - MAX (e[HZ_TAG_B], e[HZ_TAG_I]);
+                      pref_x += e[HZ_TAG_X] - MAX (e[HZ_TAG_B], e[HZ_TAG_I]);
                       if (repeat)
                         for (guint h = 0; h < n_names && !keep; h++)
                           keep = same_word (scan, &scan->toks[names[h]], &scan->toks[i1]);
                       else if (tagger->veto == HZ_TAGGER_VETO_O)
-                        keep |= tags[i1] != HZ_TAG_O;
+                        keep |= tags[i1] == HZ_TAG_B || tags[i1] == HZ_TAG_I;
+                      else if (tagger->veto == HZ_TAGGER_VETO_X)
+                        keep |= tags[i1] != HZ_TAG_X;
                       /* the training tweets are English: on names in other scripts and with
                        * diacritics ("Šárka Ottová") the tagger has too little evidence to
                        * overrule the rules */
                       keep |= !repeat && (scan->toks[i1].flags & HZ_TOK_NONASCII) != 0;
                     }
-                  if (!repeat && i1 > i0 && pref_o <= tagger->veto_margin * (float) (i1 - i0))
+                  if (!repeat && tagger->veto != HZ_TAGGER_VETO_X && i1 > i0
+                      && pref_o <= tagger->veto_margin * (float) (i1 - i0))
+                    keep = TRUE;
+                  if (tagger->veto == HZ_TAGGER_VETO_X && pref_x <= tagger->veto_margin * (float) (i1 - i0))
                     keep = TRUE;
                   if (keep && !repeat)
                     for (guint i = i0; i < n && scan->toks[i].s < k->e && n_names < 2 * n; i++)
-                      if (tags[i] == HZ_TAG_O)
+                      if (tags[i] != HZ_TAG_B && tags[i] != HZ_TAG_I)
                         names[n_names++] = i;
                 }
               if (keep)
@@ -1074,7 +1083,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
    * squashed into 0.5..1 */
   for (guint i = 0; i < n;)
     {
-      if (tags[i] == HZ_TAG_O)
+      if (tags[i] != HZ_TAG_B && tags[i] != HZ_TAG_I)
         {
           i++;
           continue;

@@ -31,23 +31,23 @@
  *                than this, on average over its tokens)
  *       36    4  f32 prose_bias (added to o_bias for texts outside the social genre; used
  *                with HZ_TAGGER_SCOPE_ALL)
- *       40   48  f32 trans[4][3]: row 0 = start of text, row 1 + p = after tag p
- *       88    4  u32 n_rows: buckets with a weight other than 0 (<= 2^bucket_bits)
- *       92   32  SHA-256 of the payload
- *      124       payload:
+ *       40   80  f32 trans[5][4]: row 0 = start of text, row 1 + p = after tag p
+ *      120    4  u32 n_rows: buckets with a weight other than 0 (<= 2^bucket_bits)
+ *      124   32  SHA-256 of the payload
+ *      156       payload:
  *                  used bitmap, 2^bucket_bits / 8 bytes: u64 words, bit (b % 64) of word
  *                    b / 64 set when bucket b has a row (n_rows bits set in all)
- *                  rows, 3 * 2 * n_rows bytes: int16 weights of the used buckets in bucket
- *                    order, one per tag (O, B, I); every other bucket weighs 0
+ *                  rows, 4 * 2 * n_rows bytes: int16 weights of the used buckets in bucket
+ *                    order, one per tag (O, B, I, X); every other bucket weighs 0
  *
- * Version 3 stores only the used buckets (the trainer leaves buckets seen fewer than
- * --min-count times at 0: ~58 % of them); the weights are the same int16 values as in the
- * dense version 2. Versions 1 and 2 (other layouts) are refused like any other version:
- * retrain with train-person-tagger.
+ * Version 4 adds the tag X (version 3 had O, B, I: trans[4][3], 3 weights per row) and
+ * stores, like version 3, only the used buckets (the trainer leaves buckets seen fewer than
+ * --min-count times at 0). Versions 1 to 3 (other layouts) are refused like any other
+ * version: retrain with train-person-tagger.
  *
  * At run time (hz_tagger_pack()) the bitmap becomes 64-bucket blocks (used bits + rank of
  * the block's first row, 16 bytes each, 16 KiB for 2^16 buckets) and the rows a table of
- * 1 + n_rows int16 quadruples (O, B, I, 0) whose row 0 is zeros (hz_tagger_row()): ~233 KiB
+ * 1 + n_rows int16 quadruples (O, B, I, X) whose row 0 is zeros (hz_tagger_row()): ~233 KiB
  * for the shipped weights, against 512 KiB for the dense table of version 2, so the weights
  * share the cache with the rules' lexicon. The buckets of the templates with few values are
  * also copied into a small direct table (~30 KiB), so that only the ~10 word features of a
@@ -61,13 +61,21 @@
 
 #include <gio/gio.h>
 
-enum { HZ_TAG_O = 0, HZ_TAG_B = 1, HZ_TAG_I = 2, HZ_TAG_N = 3 };
-/** Stride of a run-time weight row: O, B, I and a 0 (aligned 8-byte rows). */
+/* O: outside any name; B, I: first token of a person's name, and inside one; X: part of a
+ * named entity that is no person (a firm, place, band, work, product, ...). X is learnt from
+ * the training files' other entity labels so that the tagger has evidence *for* "not a
+ * person", which HZ_TAGGER_VETO_X reads. */
+enum { HZ_TAG_O = 0, HZ_TAG_B = 1, HZ_TAG_I = 2, HZ_TAG_X = 3, HZ_TAG_N = 4 };
+/** Stride of a run-time weight row: O, B, I, X (aligned 8-byte rows). */
 enum { HZ_TAG_ROW = 4 };
 
 #define HZ_TAGGER_MAGIC "HZPTAG01"
-#define HZ_TAGGER_VERSION 3u
-#define HZ_TAGGER_HEADER 124u
+#define HZ_TAGGER_VERSION 4u
+/** Byte offsets of the header fields after the transitions (layout above). */
+#define HZ_TAGGER_OFF_TRANS 40u
+#define HZ_TAGGER_OFF_NROWS (HZ_TAGGER_OFF_TRANS + 4u * (HZ_TAG_N + 1) * HZ_TAG_N)
+#define HZ_TAGGER_OFF_SHA (HZ_TAGGER_OFF_NROWS + 4u)
+#define HZ_TAGGER_HEADER (HZ_TAGGER_OFF_SHA + 32u)
 /** Most features of one token (hz_tagger_features() never writes more). */
 #define HZ_TAGGER_MAX_FEATS 48
 /** Built-in weights (GResource path). */
@@ -86,6 +94,8 @@ typedef enum {
                             * veto_margin on average) */
   HZ_TAGGER_VETO_ALL = 2,  /* dropped unless the tagger prefers O by at most veto_margin: the
                             * tagger's spans replace them */
+  HZ_TAGGER_VETO_X = 3,    /* dropped when the tagger tags all their tokens X (another kind of
+                            * named entity) */
 } HzTaggerVeto;
 
 /** Recognizer name of the tagger's spans. Adjacent tagger spans are not merged (a B tag
@@ -116,17 +126,17 @@ struct _HzTagger {
   float veto_margin;
   float prose_bias; /* added to o_bias outside the social genre (HZ_TAGGER_SCOPE_ALL) */
   float trans[(HZ_TAG_N + 1) * HZ_TAG_N];
-  /* float weights, 3 << bucket_bits, bucket * 3 + tag: a tagger being trained
+  /* float weights, HZ_TAG_N << bucket_bits, bucket * HZ_TAG_N + tag: a tagger being trained
    * (hz_tagger_new()); NULL in a loaded one */
   float *w;
   /* run-time tables (hz_tagger_pack(), or the weights file): blocks[2^bucket_bits / 64],
-   * rows[HZ_TAG_ROW * (1 + n_rows)] int16 (O, B, I, 0; row 0 zeros); weight = rows[..] * scale */
+   * rows[HZ_TAG_ROW * (1 + n_rows)] int16 (O, B, I, X; row 0 zeros); weight = rows[..] * scale */
   HzTagBlock *blocks;
   gint16 *rows;
   guint32 n_rows;
   float scale;
   /* the weights of the feature templates with few values (bias, shapes, case, classes,
-   * punctuation, position, rule marks), one int16 quadruple (O, B, I, 0) per template and
+   * punctuation, position, rule marks), one int16 quadruple (O, B, I, X) per template and
    * value, looked up directly instead of hashed (hz-tagger.c, "small templates") */
   gint16 *lut;
 };

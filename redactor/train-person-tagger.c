@@ -44,6 +44,7 @@ typedef struct {
   char *text;
   gsize len;
   GArray *gold;     /* pairs of gsize: PERSON byte spans */
+  GArray *other;    /* pairs of gsize: spans of the other named entities (tag X) */
   GArray *mentions; /* pairs of gsize: the @-mentions among them (relabelled, see extract_hook) */
   guint n;          /* tokens */
   guint32 *feats;   /* n * HZ_TAGGER_MAX_FEATS, unused entries G_MAXUINT32 */
@@ -91,6 +92,10 @@ extract_hook (HzScan *scan, gpointer data)
       for (guint k = nf; k < HZ_TAGGER_MAX_FEATS; k++)
         f[k] = G_MAXUINT32;
       const HzToken *t = &scan->toks[i];
+      /* X on the tokens with features (a token that is always O stays O: "Bank of America") */
+      for (guint g = 0; g < s->other->len && nf > 0; g += 2)
+        if (t->s >= g_array_index (s->other, gsize, g) && t->s < g_array_index (s->other, gsize, g + 1))
+          s->tags[i] = HZ_TAG_X;
       for (guint g = 0; g < s->gold->len; g += 2)
         {
           gsize gs = g_array_index (s->gold, gsize, g), ge = g_array_index (s->gold, gsize, g + 1);
@@ -108,8 +113,16 @@ sent_new (char *text)
   s->text = text;
   s->len = strlen (text);
   s->gold = g_array_new (FALSE, FALSE, sizeof (gsize));
+  s->other = g_array_new (FALSE, FALSE, sizeof (gsize));
   s->mentions = g_array_new (FALSE, FALSE, sizeof (gsize));
   return s;
+}
+
+static void
+span_append (GArray *spans, gsize a, gsize b)
+{
+  g_array_append_val (spans, a);
+  g_array_append_val (spans, b);
 }
 
 /* A person label of the CoNLL files used (WNUT-17 "person", Broad Twitter Corpus "PER"). */
@@ -134,8 +147,9 @@ read_conll (const char *path, GPtrArray *out, GError **error)
     return FALSE;
   g_auto (GStrv) lines = g_strsplit (data, "\n", -1);
   GString *text = g_string_new (NULL);
-  GArray *gold = g_array_new (FALSE, FALSE, sizeof (gsize));
+  GArray *gold = g_array_new (FALSE, FALSE, sizeof (gsize)), *other = g_array_new (FALSE, FALSE, sizeof (gsize));
   gssize open_at = -1; /* start of the PERSON entity being read */
+  gssize other_at = -1; /* start of the other entity being read */
   gboolean open_handle = FALSE, after_tag = FALSE;
   for (guint l = 0;; l++)
     {
@@ -148,16 +162,20 @@ read_conll (const char *path, GPtrArray *out, GError **error)
               g_array_append_val (gold, a);
               g_array_append_val (gold, b);
             }
-          open_at = -1;
+          if (other_at >= 0)
+            span_append (other, (gsize) other_at, text->len);
+          open_at = other_at = -1;
           after_tag = FALSE;
           if (text->len && g_utf8_validate (text->str, text->len, NULL))
             {
               Sent *s = sent_new (g_strdup (text->str));
               g_array_append_vals (s->gold, gold->data, gold->len);
+              g_array_append_vals (s->other, other->data, other->len);
               g_ptr_array_add (out, s);
             }
           g_string_truncate (text, 0);
           g_array_set_size (gold, 0);
+          g_array_set_size (other, 0);
           if (!line)
             break;
           continue;
@@ -172,7 +190,12 @@ read_conll (const char *path, GPtrArray *out, GError **error)
       if (!*tok)
         continue;
       gboolean b = g_str_has_prefix (tag, "B-"), i = g_str_has_prefix (tag, "I-");
-      gboolean per = (b || i) && is_person_label (tag + 2);
+      gboolean per = (b || i) && is_person_label (tag + 2), oth = (b || i) && !per;
+      if (other_at >= 0 && (!oth || b))
+        {
+          span_append (other, (gsize) other_at, text->len);
+          other_at = -1;
+        }
       if (open_at >= 0 && (!per || b))
         {
           if (!open_handle)
@@ -185,6 +208,8 @@ read_conll (const char *path, GPtrArray *out, GError **error)
         }
       if (text->len)
         g_string_append_c (text, ' ');
+      if (oth && other_at < 0)
+        other_at = (gssize) text->len;
       if (per && open_at < 0)
         {
           open_at = (gssize) text->len;
@@ -195,6 +220,7 @@ read_conll (const char *path, GPtrArray *out, GError **error)
     }
   g_string_free (text, TRUE);
   g_array_free (gold, TRUE);
+  g_array_free (other, TRUE);
   return TRUE;
 }
 
@@ -224,15 +250,11 @@ read_jsonl (const char *path, GPtrArray *out, GError **error)
       for (guint k = 0; sp && k < json_array_get_length (sp); k++)
         {
           JsonObject *x = json_array_get_object_element (sp, k);
-          if (g_strcmp0 (json_object_get_string_member_with_default (x, "label", ""), "PERSON") != 0)
-            continue;
+          gboolean per = g_strcmp0 (json_object_get_string_member_with_default (x, "label", ""), "PERSON") == 0;
           gsize a = (gsize) json_object_get_int_member (x, "start_byte");
           gsize b = (gsize) json_object_get_int_member (x, "end_byte");
           if (a < b && b <= s->len)
-            {
-              g_array_append_val (s->gold, a);
-              g_array_append_val (s->gold, b);
-            }
+            span_append (per ? s->gold : s->other, a, b);
         }
       g_ptr_array_add (out, s);
     }
@@ -383,7 +405,7 @@ typedef struct {
 static const float o_biases[] = { -32, -24, -16, -12, -8, -4, 0, 4, 8 };
 static const float veto_margins[] = { -1000, 0, 8, 16 };
 
-#define N_VETO (HZ_TAGGER_VETO_ALL + 1)
+#define N_VETO (HZ_TAGGER_VETO_X + 1)
 #define N_BIAS G_N_ELEMENTS (o_biases)
 #define N_MARGIN G_N_ELEMENTS (veto_margins)
 /* index into the selection grid of Counts: epoch (1-based), veto mode, O bias, veto margin */
@@ -442,9 +464,10 @@ train (GPtrArray *sents, guint *order, guint n_order, const guint *val, guint n_
       train_epoch (&p, sents, order, n_order, emit, forced, back, pred);
       if (!val)
         continue;
-      for (guint veto = 0; veto <= (allow_veto ? HZ_TAGGER_VETO_ALL : HZ_TAGGER_VETO_NONE); veto++)
+      for (guint veto = 0; veto <= (allow_veto ? HZ_TAGGER_VETO_X : HZ_TAGGER_VETO_NONE); veto++)
           for (gsize b = 0; b < G_N_ELEMENTS (o_biases); b++)
-            for (gsize m = 0; m < (veto ? G_N_ELEMENTS (veto_margins) : 1); m++)
+            /* the margin is read by HZ_TAGGER_VETO_O and _ALL only */
+            for (gsize m = 0; m < (veto == HZ_TAGGER_VETO_O || veto == HZ_TAGGER_VETO_ALL ? G_N_ELEMENTS (veto_margins) : 1); m++)
             {
               HzTagger *a = averaged (&p);
               a->scope = scope;
@@ -495,7 +518,7 @@ main (int argc, char **argv)
     { "fixed-epochs", 0, 0, G_OPTION_ARG_INT, &fixed_epochs, "without selection: epochs", "N" },
     { "scope", 0, 0, G_OPTION_ARG_INT, &scope, "0 all texts (default), 1 chat-style/social text only", "S" },
     { "prose-bias", 0, 0, G_OPTION_ARG_DOUBLE, &prose_bias, "O bias added outside the social genre (scope 0; default 8)", "X" },
-    { "veto", 0, 0, G_OPTION_ARG_INT, &veto, "without selection: 0 keep rule names, 1 drop those tagged O, 2 tagger replaces them", "V" },
+    { "veto", 0, 0, G_OPTION_ARG_INT, &veto, "without selection: 0 keep rule names, 1 drop those tagged O, 2 tagger replaces them, 3 drop those tagged X (another entity)", "V" },
     { "o-bias", 0, 0, G_OPTION_ARG_DOUBLE, &o_bias, "without selection: O bias", "X" },
     { "veto-margin", 0, 0, G_OPTION_ARG_DOUBLE, &veto_margin, "without selection: veto margin", "X" },
     { "allow-veto", 0, 0, G_OPTION_ARG_NONE, &allow_veto, "selection may choose a veto mode (default: the tagger only adds names)", NULL },
@@ -513,7 +536,7 @@ main (int argc, char **argv)
     }
   if (bits < 8 || bits > 22 || epochs < 1 || epochs > 100 || holdout < 0 || holdout == 1 || min_count < 1
       || folds < 1 || (holdout > 0 && folds > holdout) || case_augment < 0
-      || scope < 0 || scope > 1 || veto < 0 || veto > HZ_TAGGER_VETO_ALL || !isfinite (o_bias) || !isfinite (veto_margin)
+      || scope < 0 || scope > 1 || veto < 0 || veto > HZ_TAGGER_VETO_X || !isfinite (o_bias) || !isfinite (veto_margin)
       || !isfinite (prose_bias) || fabs (prose_bias) > 1e6)
     {
       fprintf (stderr, "train-person-tagger: option out of range\n");
@@ -549,6 +572,7 @@ main (int argc, char **argv)
         const Sent *o = g_ptr_array_index (sents, k);
         Sent *c = sent_new (up ? g_ascii_strup (o->text, (gssize) o->len) : g_ascii_strdown (o->text, (gssize) o->len));
         g_array_append_vals (c->gold, o->gold->data, o->gold->len);
+        g_array_append_vals (c->other, o->other->data, o->other->len);
         c->src = k;
         g_ptr_array_add (sents, c);
       }
