@@ -8,7 +8,7 @@
 # EVAL_DIR: ../shared/redactor-eval (wnut17_dev.jsonl, wikigold_first60.jsonl).
 # TRAIN_DIR: wnut17train.conll and the Broad Twitter Corpus sections a b e f g h .conll
 #   (sources in redactor/README.md).
-# TRAINER OPTION: passed to train-person-tagger (e.g. --prose-bias 12).
+# TRAINER OPTION: passed to train-person-tagger after the shipped settings (e.g. --prose-bias 12).
 #
 # Each developer file is cut into 4 contiguous parts (whole documents stay together, except
 # at the cuts). In fold k the tagger is trained, with the shipped command's settings, on the
@@ -31,6 +31,8 @@ devs=(wnut17_dev wikigold_first60)
 for d in "${devs[@]}"; do
   [ -r "$evald/$d.jsonl" ] || { echo "$0: $evald/$d.jsonl: not readable" >&2; exit 2; }
 done
+# the settings of the shipped weights (README.md, "Regenerate"); options given after them win
+shipped=(--holdout 0 --fixed-epochs 10 --o-bias -24 --veto 3 --veto-margin 100)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 folds=4
@@ -43,7 +45,7 @@ for k in $(seq 0 $((folds - 1))); do
     sed "${a},${b}d" "$evald/$d.jsonl" > "$tmp/$d.rest$k.jsonl"
     rest+=("$tmp/$d.rest$k.jsonl")
   done
-  HZ_REDACT_PERSON_TAGGER=none "$build/redactor/train-person-tagger" "$@" -o "$tmp/fold$k.bin" \
+  HZ_REDACT_PERSON_TAGGER=none "$build/redactor/train-person-tagger" "${shipped[@]}" "$@" -o "$tmp/fold$k.bin" \
     "${train[@]/#/$traind/}" "${rest[@]}" > "$tmp/train$k.log"
   for d in "${devs[@]}"; do
     HZ_REDACT_PERSON_TAGGER="$tmp/fold$k.bin" "$build/tools/hanzo" redact --eval "$tmp/$d.part$k.jsonl" \

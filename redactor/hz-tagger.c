@@ -938,6 +938,14 @@ hz_tagger_score (const HzScan *scan, const HzTagger *tagger, const HzTagMark *ma
   return n_feat;
 }
 
+/* a lower-case word of the English word list ("young", "later"; also where it is a surname
+ * too) that is no particle of names ("van", "de", "bin") */
+static gboolean
+lower_english_word (const HzToken *t)
+{
+  return (t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_NAME_CONN));
+}
+
 /* Trims the tagger's B/I run [*i, *j) of tokens to the name it holds; FALSE when it holds
  * none. `social`: hz_tagger_text_is_social() of the text. */
 static gboolean
@@ -981,6 +989,20 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
         }
       if (!cap && !listed)
         return FALSE;
+    }
+  /* in such text a lower-case English word at either end of a run with a capital is no part
+   * of the name ("took young Carter along", "Angela later married"); at the end, one that is
+   * also a given name or surname stays ("Donald trump") */
+  if (!social)
+    {
+      gboolean cap = FALSE;
+      for (guint k = i; k < j; k++)
+        cap |= (scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0;
+      while (cap && i < j && lower_english_word (&scan->toks[i]))
+        i++;
+      while (cap && j > i && lower_english_word (&scan->toks[j - 1])
+             && !(scan->toks[j - 1].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))))
+        j--;
     }
   /* a run after an '@' is an account name or no name at all: the rules decide */
   if (scan->has['@'] && hz_names_after_at (scan, &scan->toks[i]))

@@ -506,6 +506,13 @@ static const NameCase name_cases[] = {
   { "Personal Info: Phone: 201-948-1927 E-mail: kvarl@example.com", { NULL } },
   /* a name written with diacritics in chat text is kept (the tagger's data are English) */
   { "😀 Šárka Ottová: see you there", { "Šárka Ottová", NULL } },
+  /* places and teams that the rules take for names, read by the tagger as another kind of
+   * entity (tag X) and dropped (HZ_TAGGER_VETO_X); the people stay */
+  { "Brensbach is a municipality in Hesse, Germany.", { NULL } },
+  { "Maria Lopez played for the Boston Bruins.", { "Maria Lopez", NULL } },
+  { "She moved to Salem, Oregon with Tom Harris.", { "Tom Harris", NULL } },
+  /* in prose a lower-case English word at the edge of a tagger run is no part of the name */
+  { "He needed someone to watch his son, so he took young Carter along to the show.", { "Carter", NULL } },
 };
 
 static void
