@@ -233,6 +233,11 @@ gboolean hz_names_describes_thing (const HzScan *scan, guint i);
  * Info:"): a word of the English word list or the not-a-name list, not a given name or
  * surname, right before a colon. It is no name and ends the name before it. Pure. */
 gboolean hz_names_field_label (const HzScan *scan, guint i);
+/* rec-names.c: end byte of a person's name that ends at byte `e`: with the period of a
+ * generational suffix ("Clay Tice Jr.": "Jr", "Sr", "Jnr" or "Snr" as a word of its own right
+ * before a '.' at `e`; the abbreviation's period belongs to the name, as in CoNLL-style
+ * annotation), else `e`. Pure. */
+gsize hz_names_person_end (const HzScan *scan, gsize e);
 /* rec-names.c: TRUE when token t comes right after an '@' ("@name", or "@ name" in tokenized
  * text). Such tokens are the rules' to judge (recognizer "mention": an account name, or
  * nothing where '@' is "at" or part of an e-mail address). Pure. */

@@ -1121,7 +1121,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
             margin += emit[k * HZ_TAG_N + tags[k]] - emit[k * HZ_TAG_N + HZ_TAG_O];
           margin /= (float) (j - i);
           float score = 0.5f + 0.5f * tanhf (MAX (margin, 0.0f) / 4.0f);
-          hz_scan_add (scan, scan->toks[i].s, span_end (scan, &scan->toks[j - 1]), HZ_ENTITY_PERSON,
+          hz_scan_add (scan, scan->toks[i].s, hz_names_person_end (scan, span_end (scan, &scan->toks[j - 1])), HZ_ENTITY_PERSON,
                        score, HZ_TIER_NAME, hz_tagger_rec);
         }
       i = next;

@@ -374,10 +374,26 @@ place_match (const HzScan *scan, guint a, guint b)
   return 0;
 }
 
+gsize
+hz_names_person_end (const HzScan *scan, gsize e)
+{
+  static const char *const gen[] = { "jr", "sr", "jnr", "snr" };
+  const char *t = scan->text;
+  if (e >= scan->len || t[e] != '.')
+    return e;
+  for (gsize k = 0; k < G_N_ELEMENTS (gen); k++)
+    {
+      gsize n = strlen (gen[k]);
+      if (e >= n + 1 && g_ascii_strncasecmp (t + e - n, gen[k], n) == 0 && t[e - n - 1] == ' ')
+        return e + 1;
+    }
+  return e;
+}
+
 static void
 add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, const char *rec)
 {
-  hz_scan_add (scan, s, e, type, score, HZ_TIER_NAME, rec);
+  hz_scan_add (scan, s, type == HZ_ENTITY_PERSON ? hz_names_person_end (scan, e) : e, type, score, HZ_TIER_NAME, rec);
 }
 
 static gboolean

@@ -171,6 +171,9 @@ static const Case cases[] = {
   /* a salutation's name that is also a word ("Dear Grace,", "Hi Mark") */
   { "Dear Grace, thanks for the notes", { { "Grace", "PERSON" } } },
   { "Hi Mark, see you at noon", { { "Mark", "PERSON" } } },
+  /* the period of a generational suffix belongs to the name; a sentence's does not */
+  { "The award went to Martin Okafor Jr. in May", { { "Martin Okafor Jr.", "PERSON" } } },
+  { "I met Martin Okafor.", { { "Martin Okafor", "PERSON" } } },
   { "new vid # StayTuned lol", { { NULL } } },
   { "new vid #StayTuned lol", { { NULL } } },
   /* a verb of people after an unknown capitalised word (verbs that follow names in the
