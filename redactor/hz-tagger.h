@@ -1,7 +1,8 @@
 /* hz-tagger.h — the learned PERSON sequence tagger of libhzredact (internal).
  *
  * A first-order linear-chain model over the redactor's word tokens (hz_tokenize()) with the
- * tags O, B (first token of a name) and I (inside a name), trained as an averaged structured
+ * tags O, B (first token of a name), I (inside a name) and X (part of another kind of named
+ * entity: firm, place, work, ...; from the training files' other labels), trained as an averaged structured
  * perceptron (Collins 2002, "Discriminative training methods for hidden Markov models") and
  * decoded with Viterbi. Features (hz_tagger_features()) are hashed into 2^bucket_bits buckets
  * ("hashing trick", Weinberger et al. 2009); each bucket holds one weight per tag. They are

@@ -4,7 +4,8 @@
  *
  * TRAIN: CoNLL files (token and BIO tag per line, see read_conll()) or, for names ending in
  * `.jsonl`, records in the redactor-eval format (`text`, `spans` with `start_byte`,
- * `end_byte`, `label`); only PERSON spans are used (every other token is O). Each text is
+ * `end_byte`, `label`). PERSON entities (CoNLL "person"/"PER", JSONL "PERSON") give the tags
+ * B and I; every other entity gives X on its tokens that have features; the rest is O. Each text is
  * run through the tokenizer and the rule recognizers (hz_redactor_scan_rules()), whose
  * candidates become features, and the tagger is trained as an averaged structured
  * perceptron (Collins 2002) with Viterbi decoding, records shuffled each epoch (GRand, fixed
