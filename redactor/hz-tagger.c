@@ -938,6 +938,13 @@ hz_tagger_score (const HzScan *scan, const HzTagger *tagger, const HzTagMark *ma
   return n_feat;
 }
 
+/* B or I: a token of a person's name (O and X are not) */
+static inline gboolean
+is_name_tag (guint8 tag)
+{
+  return tag == HZ_TAG_B || tag == HZ_TAG_I;
+}
+
 /* a lower-case word of the English word list ("young", "later"; also where it is a surname
  * too) that is no particle of names ("van", "de", "bin") */
 static gboolean
@@ -1043,15 +1050,17 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
 
   /* veto: rule PERSON candidates of the name tier whose tokens are all O are dropped
    * (HZ_TAGGER_VETO_O), or all of them: the tagger's spans replace them (HZ_TAGGER_VETO_ALL;
-   * the rules' output is among its features). A repeat of a name ("... Faina D. Yefremova's
-   * Tales. Early Yefremova") stays when the name itself is tagged or kept; a name with a
-   * non-ASCII letter is never vetoed. */
+   * the rules' output is among its features); for both, a repeat of a name ("... Faina D.
+   * Yefremova's Tales. Early Yefremova") stays when the name itself is tagged or kept. With
+   * HZ_TAGGER_VETO_X those whose tokens are all X, with X preferred to a name by more than
+   * veto_margin on average, are dropped (another kind of entity: "in Hesse, Germany"),
+   * repeats alike. A name with a non-ASCII letter is never vetoed. */
   if (tagger->veto)
     {
       /* tokens of kept names: each token at most twice (tagged, and in a kept candidate) */
       guint n_names = 0, *names = wk->names;
       for (guint i = 0; i < n; i++)
-        if (tags[i] == HZ_TAG_B || tags[i] == HZ_TAG_I)
+        if (is_name_tag (tags[i]))
           names[n_names++] = i;
       for (int pass = 0; pass < 2; pass++)
         {
@@ -1077,7 +1086,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                         for (guint h = 0; h < n_names && !keep; h++)
                           keep = same_word (scan, &scan->toks[names[h]], &scan->toks[i1]);
                       else if (tagger->veto == HZ_TAGGER_VETO_O)
-                        keep |= tags[i1] == HZ_TAG_B || tags[i1] == HZ_TAG_I;
+                        keep |= is_name_tag (tags[i1]);
                       else if (tagger->veto == HZ_TAGGER_VETO_X)
                         keep |= tags[i1] != HZ_TAG_X;
                       /* the training tweets are English: on names in other scripts and with
@@ -1092,7 +1101,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                     keep = TRUE;
                   if (keep && !repeat)
                     for (guint i = i0; i < n && scan->toks[i].s < k->e && n_names < 2 * n; i++)
-                      if (tags[i] != HZ_TAG_B && tags[i] != HZ_TAG_I)
+                      if (!is_name_tag (tags[i]))
                         names[n_names++] = i;
                 }
               if (keep)
@@ -1105,7 +1114,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
    * squashed into 0.5..1 */
   for (guint i = 0; i < n;)
     {
-      if (tags[i] != HZ_TAG_B && tags[i] != HZ_TAG_I)
+      if (!is_name_tag (tags[i]))
         {
           i++;
           continue;

@@ -28,8 +28,9 @@
  *       20    4  u32 veto (HzTaggerVeto)
  *       24    4  f32 o_bias (added to the O score of every token when decoding)
  *       28    4  f32 scale (weight = int16 * scale)
- *       32    4  f32 veto_margin (a rule name is vetoed only when the tagger prefers O by more
- *                than this, on average over its tokens)
+ *       32    4  f32 veto_margin (a rule name is vetoed only when the tagger prefers O, or
+ *                with HZ_TAGGER_VETO_X the tag X, to a name by more than this, on average
+ *                over its tokens)
  *       36    4  f32 prose_bias (added to o_bias for texts outside the social genre; used
  *                with HZ_TAGGER_SCOPE_ALL)
  *       40   80  f32 trans[5][4]: row 0 = start of text, row 1 + p = after tag p
