@@ -32,7 +32,7 @@ for d in "${devs[@]}"; do
   [ -r "$evald/$d.jsonl" ] || { echo "$0: $evald/$d.jsonl: not readable" >&2; exit 2; }
 done
 # the settings of the shipped weights (README.md, "Regenerate"); options given after them win
-shipped=(--holdout 0 --fixed-epochs 10 --o-bias -24 --veto 3 --veto-margin 100)
+shipped=(--holdout 0 --fixed-epochs 10 --o-bias -24 --veto 3 --veto-margin 100 --seeds 5)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 folds=4
