@@ -1050,11 +1050,12 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
 
   /* veto: rule PERSON candidates of the name tier whose tokens are all O are dropped
    * (HZ_TAGGER_VETO_O), or all of them: the tagger's spans replace them (HZ_TAGGER_VETO_ALL;
-   * the rules' output is among its features); for both, a repeat of a name ("... Faina D.
-   * Yefremova's Tales. Early Yefremova") stays when the name itself is tagged or kept. With
-   * HZ_TAGGER_VETO_X those whose tokens are all X, with X preferred to a name by more than
-   * veto_margin on average, are dropped (another kind of entity: "in Hesse, Germany"),
-   * repeats alike. A name with a non-ASCII letter is never vetoed. */
+   * the rules' output is among its features). With HZ_TAGGER_VETO_X those whose tokens are
+   * all X, with X preferred to a name by more than veto_margin on average, are dropped
+   * (another kind of entity: "in Hesse, Germany"), except a listed given name that is no
+   * place with a capitalised word after it. In every mode a repeat of a name ("... Faina D. Yefremova's
+   * Tales. Early Yefremova") stays when the name itself is tagged or kept, and a name with a
+   * non-ASCII letter is never vetoed. */
   if (tagger->veto)
     {
       /* tokens of kept names: each token at most twice (tagged, and in a kept candidate) */
@@ -1068,8 +1069,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
           for (guint c = 0; c < scan->cands->len; c++)
             {
               HzCand *k = &g_array_index (scan->cands, HzCand, c);
-              /* HZ_TAGGER_VETO_X reads the tags alone: a repeat is a name like any other */
-              gboolean repeat = tagger->veto != HZ_TAGGER_VETO_X && k->rec && strcmp (k->rec, "name-repeat") == 0;
+              gboolean repeat = k->rec && strcmp (k->rec, "name-repeat") == 0;
               gboolean keep = TRUE;
               if (k->type == HZ_ENTITY_PERSON && k->tier == HZ_TIER_NAME && repeat == (pass == 1))
                 {
@@ -1098,6 +1098,14 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                       && pref_o <= tagger->veto_margin * (float) (i1 - i0))
                     keep = TRUE;
                   if (tagger->veto == HZ_TAGGER_VETO_X && pref_x <= tagger->veto_margin * (float) (i1 - i0))
+                    keep = TRUE;
+                  /* a listed given name that is no place, with a capitalised word after it, is
+                   * a person's name whatever the tagger reads ("Tamir Lindqvist"; not "Boston
+                   * Bruins") */
+                  if (tagger->veto == HZ_TAGGER_VETO_X && !repeat && i1 >= i0 + 2
+                      && hz_tok_in (&scan->toks[i0], HZ_W_GIVEN)
+                      && !(scan->toks[i0].cls & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY)))
+                      && (scan->toks[i0 + 1].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)))
                     keep = TRUE;
                   if (keep && !repeat)
                     for (guint i = i0; i < n && scan->toks[i].s < k->e && n_names < 2 * n; i++)

@@ -511,6 +511,11 @@ static const NameCase name_cases[] = {
   { "Brensbach is a municipality in Hesse, Germany.", { NULL } },
   { "Maria Lopez played for the Boston Bruins.", { "Maria Lopez", NULL } },
   { "She moved to Salem, Oregon with Tom Harris.", { "Tom Harris", NULL } },
+  /* ... but not a listed given name (no place) with a capitalised word after it, nor a
+   * repeat of a name that stays */
+  { "We hired Tamir Lindqvist as our new accountant.", { "Tamir Lindqvist", NULL } },
+  { "Marisol Quenby arrived late. Everyone waited for Quenby, and Quenby said sorry.",
+    { "Marisol Quenby", "Quenby", "Quenby", NULL } },
   /* in prose a lower-case English word at the edge of a tagger run is no part of the name */
   { "He needed someone to watch his son, so he took young Carter along to the show.", { "Carter", NULL } },
 };
