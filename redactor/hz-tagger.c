@@ -76,11 +76,15 @@ wrf (guint8 *p, float f)
   wr32 (p, u);
 }
 
+/* SHA-256 of a weights file's header fields before the checksum (bytes 0 ..
+ * HZ_TAGGER_OFF_SHA) and of its payload (n bytes from HZ_TAGGER_HEADER): a flipped bit in
+ * the biases, scale or transitions is found like one in the weights */
 static void
-payload_sha256 (const guint8 *payload, gsize n, guint8 out[32])
+file_sha256 (const guint8 *file, gsize n, guint8 out[32])
 {
   GChecksum *c = g_checksum_new (G_CHECKSUM_SHA256);
-  g_checksum_update (c, payload, n);
+  g_checksum_update (c, file, HZ_TAGGER_OFF_SHA);
+  g_checksum_update (c, file + HZ_TAGGER_HEADER, n);
   gsize len = 32;
   g_checksum_get_digest (c, out, &len);
   g_checksum_free (c);
@@ -150,9 +154,9 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
     }
   const guint8 *pl = p + HZ_TAGGER_HEADER;
   guint8 sum[32];
-  payload_sha256 (pl, payload, sum);
+  file_sha256 (p, payload, sum);
   if (memcmp (sum, p + HZ_TAGGER_OFF_SHA, 32) != 0)
-    BAD ("payload checksum mismatch (corrupt file)");
+    BAD ("checksum mismatch (corrupt file)");
   guint64 *used = g_new (guint64, nb / 64);
   for (gsize k = 0; k < nb / 64; k++)
     used[k] = rd64 (pl + 8 * k);
@@ -295,7 +299,7 @@ hz_tagger_serialize (const HzTagger *t)
       w[2 * k] = (guint8) u;
       w[2 * k + 1] = (guint8) (u >> 8);
     }
-  payload_sha256 (pl, bitmap + 2 * nw, p + HZ_TAGGER_OFF_SHA);
+  file_sha256 (p, bitmap + 2 * nw, p + HZ_TAGGER_OFF_SHA);
   g_free (used);
   g_free (rows);
   return g_bytes_new_take (p, n);
