@@ -172,6 +172,54 @@ unit_part (const HzScan *scan, guint k)
   return j;
 }
 
+/* The token's bytes match `pat`: 'A' an upper-case ASCII letter, '9' a digit, '?' either. */
+static gboolean
+tok_shape (const HzScan *scan, const HzToken *t, const char *pat)
+{
+  gsize n = strlen (pat);
+  if (t->e - t->s != n)
+    return FALSE;
+  for (gsize q = 0; q < n; q++)
+    {
+      char c = scan->text[t->s + q];
+      gboolean up = c >= 'A' && c <= 'Z', dig = hz_is_digit (c);
+      if ((pat[q] == 'A' && !up) || (pat[q] == '9' && !dig) || (pat[q] == '?' && !up && !dig))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* Postcode formats written with letters, starting at token k: the UK's (outward code A9, A99,
+ * AA9, AA99, A9A or AA9A, a space, inward code 9AA: "LS6 2QT", "SW1A 2AA"), Canada's (A9A
+ * 9A9, the letters D, F, I, O, Q, U never used: "K1A 0B6") and, with `dutch`, the
+ * Netherlands' (9999 AA, the first digit not 0, the letters not SA, SD or SS: "1012 PH").
+ * Formats: Royal Mail "Postcode Address File" programmers' guide; Canada Post "Addressing
+ * Guidelines"; PostNL. Returns the token after the postcode, or k when there is none. */
+static guint
+postcode_alnum (const HzScan *scan, guint k, gboolean dutch)
+{
+  if (k + 1 >= scan->n_toks || !same_line_gap (scan, scan->toks[k].e, scan->toks[k + 1].s, FALSE)
+      || scan->toks[k + 1].s != scan->toks[k].e + 1)
+    return k;
+  const HzToken *a = &scan->toks[k], *b = &scan->toks[k + 1];
+  const char *t = scan->text;
+  if (tok_shape (scan, b, "9AA")
+      && (tok_shape (scan, a, "A9") || tok_shape (scan, a, "A99") || tok_shape (scan, a, "AA9")
+          || tok_shape (scan, a, "AA99") || tok_shape (scan, a, "A9A") || tok_shape (scan, a, "AA9A")))
+    return k + 2;
+  if (tok_shape (scan, a, "A9A") && tok_shape (scan, b, "9A9"))
+    {
+      const char *no = "DFIOQU";
+      if (!strchr (no, t[a->s]) && !strchr (no, t[a->s + 2]) && !strchr (no, t[b->s + 1])
+          && t[a->s] != 'W' && t[a->s] != 'Z')
+        return k + 2;
+    }
+  if (dutch && tok_shape (scan, a, "9999") && t[a->s] != '0' && tok_shape (scan, b, "AA")
+      && !(t[b->s] == 'S' && (t[b->s + 1] == 'A' || t[b->s + 1] == 'D' || t[b->s + 1] == 'S')))
+    return k + 2;
+  return k;
+}
+
 /* One component of an address block after the street line. */
 typedef enum { PART_UNIT, PART_NUM, PART_NAN, PART_NAMES } PartKind;
 
@@ -235,6 +283,17 @@ extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
           k += 3;
           continue;
         }
+      guint pz = postcode_alnum (scan, k, TRUE);
+      if (pz > k)
+        {
+          pt->s = tk->s;
+          pt->e = scan->toks[pz - 1].e;
+          pt->kind = PART_NUM;
+          (*n_parts)++;
+          e = pt->e;
+          k = pz;
+          continue;
+        }
       if (is_num (scan, tk) && (tk->flags & HZ_TOK_DIGIT) && (tk->nchars >= 3 || (sep && tk->nchars == 2)))
         {
           pt->s = tk->s;
@@ -246,8 +305,9 @@ extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
           continue;
         }
       /* without a separator, only a place name that ends the line or sentence right after a
-       * unit ("Apt. 678 Velenje", "Suite 019 CHARLEROI Victoria?") */
-      gboolean after_unit = *n_parts > 0 && parts[*n_parts - 1].kind == PART_UNIT;
+       * unit or postcode ("Apt. 678 Velenje", "Suite 019 CHARLEROI Victoria?", "1012 PH
+       * Amsterdam.") */
+      gboolean after_unit = *n_parts > 0 && (parts[*n_parts - 1].kind == PART_UNIT || parts[*n_parts - 1].kind == PART_NUM);
       if (!sep && !after_unit)
         break;
       if (hz_token_is (scan, tk, "nan"))
@@ -297,7 +357,14 @@ extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
         }
       gsize ne = re;
       gsize zs = 0, ze = 0;
-      if (j2 < n && is_num (scan, &scan->toks[j2]) && same_line_gap (scan, re, scan->toks[j2].s, FALSE))
+      guint pz2 = j2 < n && same_line_gap (scan, re, scan->toks[j2].s, FALSE) ? postcode_alnum (scan, j2, FALSE) : j2;
+      if (pz2 > j2)
+        {
+          zs = scan->toks[j2].s; /* "Leeds LS6 2QT" */
+          re = ze = scan->toks[pz2 - 1].e;
+          j2 = pz2;
+        }
+      else if (j2 < n && is_num (scan, &scan->toks[j2]) && same_line_gap (scan, re, scan->toks[j2].s, FALSE))
         {
           zs = scan->toks[j2].s;
           re = ze = scan->toks[j2++].e;
@@ -592,6 +659,16 @@ hz_rec_address (HzScan *scan)
         }
       if (e == 0)
         {
+          /* a UK or Canadian postcode anywhere (their letter-digit pattern is specific); a
+           * Dutch one after a cue ("Postcode: SW1A 2AA", "postcode 1012 PH") */
+          guint pz = postcode_alnum (scan, i, hz_context_before (scan, i, 4, HZ_W_ZIP_CUE));
+          if (pz > i)
+            {
+              hz_scan_add (scan, tk->s, scan->toks[pz - 1].e, HZ_ENTITY_STREET_ADDRESS, 0.6f, HZ_TIER_CONTEXT,
+                           "postcode");
+              i = pz - 1;
+              continue;
+            }
           /* postcode after a cue: "my zip code is 880" */
           gboolean hyphened = FALSE; /* "75534-030" is one token */
           if (!(tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 5 && tk->nchars <= 11 && hz_is_digit (t[tk->s]))

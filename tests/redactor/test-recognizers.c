@@ -68,6 +68,14 @@ static const Case cases[] = {
     { { "615 Benedum Drive\nSuite 12\nSpringfield, IL 62704", "STREET_ADDRESS" },
       { "0490 39 07 81", "PHONE" } } },
   { "My zip code is 880", { { "880", "STREET_ADDRESS" } } },
+  /* postcodes written with letters: the UK's and Canada's anywhere, the Netherlands' in an
+   * address block or after a cue; a year before "BC" is none */
+  { "I live at 42 Fennimore Lane, Leeds LS6 2QT.", { { "42 Fennimore Lane, Leeds LS6 2QT", "STREET_ADDRESS" } } },
+  { "Postcode: SW1A 2AA", { { "SW1A 2AA", "STREET_ADDRESS" } } },
+  { "Send it to 24 Sussex Drive, Ottawa, ON K1A 0B6.", { { "24 Sussex Drive, Ottawa, ON K1A 0B6", "STREET_ADDRESS" } } },
+  { "Kalverstraat 92, 1012 PH Amsterdam.", { { "Kalverstraat 92, 1012 PH Amsterdam", "STREET_ADDRESS" } } },
+  { "our postcode is 1012 PH", { { "1012 PH", "STREET_ADDRESS" } } },
+  { "The A1 road is older than the M25 motorway", { { NULL } } },
   /* address blocks with an extra leading house number are reported as components
    * (fixed miss): number, street, unit, places, postcode */
   { "ship to 48213 Tammikatu 17\n Apt. 880\n Rovala\n\n Finland 44120",
