@@ -192,6 +192,23 @@ glue (const HzScan *scan, gsize a, gsize b)
 }
 
 
+/* Length of "am", "pm", "a.m." or "p.m." (any case) at byte `i` of the text, not followed
+ * by a letter or digit; 0 when there is none. */
+static gsize
+ampm_len (const HzScan *scan, gsize i)
+{
+  const char *t = scan->text;
+  gsize n = scan->len;
+  if (i + 2 > n || ((t[i] | 0x20) != 'a' && (t[i] | 0x20) != 'p'))
+    return 0;
+  gsize k = 0;
+  if ((t[i + 1] | 0x20) == 'm')
+    k = 2;
+  else if (i + 4 <= n && t[i + 1] == '.' && (t[i + 2] | 0x20) == 'm' && t[i + 3] == '.')
+    k = 4;
+  return k && !hz_alnum_at (t, n, i + k) ? k : 0;
+}
+
 static void
 add_date (HzScan *scan, gsize s, gsize e, float score, int tier, const char *rec)
 {
@@ -220,8 +237,16 @@ hz_rec_date (HzScan *scan)
               i = hz_token_at_or_after (scan, tk->s + n) - 1;
               continue;
             }
+          /* clock time written as one token: "5pm", "11AM" */
           if (!(tk->flags & HZ_TOK_DIGIT))
-            continue;
+            {
+              gsize d = 0;
+              while (d < 2 && tk->s + d < tk->e && hz_is_digit (t[tk->s + d]))
+                d++;
+              if (d > 0 && ampm_len (scan, tk->s + d) == tk->e - tk->s - d && !hz_alnum_before (t, tk->s))
+                add_date (scan, tk->s, tk->e, 0.6f, HZ_TIER_PATTERN, "time");
+              continue;
+            }
           /* day [of] Month [year] */
           gsize de;
           if (day_token (scan, tk, &de) && i + 1 < scan->n_toks)
@@ -231,9 +256,9 @@ hz_rec_date (HzScan *scan)
                 j++;
               if (month_index (scan, &scan->toks[j]) >= 0 && scan->toks[j].s - de <= 4)
                 {
+                  /* a '.' after the month is the sentence's ("before 14 May. His"), unless a
+                   * year follows ("3 Jan. 2020" is one span through the year) */
                   gsize e = scan->toks[j].e;
-                  if (e < scan->len && t[e] == '.')
-                    e++;
                   if (j + 1 < scan->n_toks && year_token (scan, &scan->toks[j + 1])
                       && glue (scan, scan->toks[j].e, scan->toks[j + 1].s))
                     e = scan->toks[++j].e;
@@ -242,22 +267,18 @@ hz_rec_date (HzScan *scan)
                   continue;
                 }
             }
-          /* clock time with am/pm: 10:30 pm, 3pm */
-          if (tk->e - tk->s <= 2 && i + 1 < scan->n_toks)
+          /* clock time with am/pm: "10:30 pm", "5:30pm", "5 p.m." */
+          if (tk->e - tk->s <= 2 && !hz_alnum_before (t, tk->s))
             {
-              guint j = i;
               gsize e = tk->e;
-              if (e + 1 < scan->len && t[e] == ':' && j + 1 < scan->n_toks && scan->toks[j + 1].s == e + 1
-                  && (scan->toks[j + 1].flags & HZ_TOK_DIGIT) && scan->toks[j + 1].e - scan->toks[j + 1].s == 2)
+              if (e + 3 <= scan->len && t[e] == ':' && hz_is_digit (t[e + 1]) && hz_is_digit (t[e + 2]))
+                e += 3;
+              gsize a = e < scan->len && t[e] == ' ' ? e + 1 : e;
+              gsize k = ampm_len (scan, a);
+              if (k > 0)
                 {
-                  j++;
-                  e = scan->toks[j].e;
-                }
-              if (j + 1 < scan->n_toks && scan->toks[j + 1].s - e <= 1
-                  && (hz_token_is (scan, &scan->toks[j + 1], "am") || hz_token_is (scan, &scan->toks[j + 1], "pm")))
-                {
-                  add_date (scan, tk->s, scan->toks[j + 1].e, 0.6f, HZ_TIER_PATTERN, "time");
-                  i = j + 1;
+                  add_date (scan, tk->s, a + k, 0.6f, HZ_TIER_PATTERN, "time");
+                  i = hz_token_at_or_after (scan, a + k) - 1;
                   continue;
                 }
             }

@@ -68,6 +68,11 @@ static const Case cases[] = {
     { { "615 Benedum Drive\nSuite 12\nSpringfield, IL 62704", "STREET_ADDRESS" },
       { "0490 39 07 81", "PHONE" } } },
   { "My zip code is 880", { { "880", "STREET_ADDRESS" } } },
+  /* clock times with am/pm in every spelling; a date's month keeps the sentence's full stop
+   * out unless a year follows */
+  { "see you at 5pm, or 5:30 p.m. at the latest", { { "5pm", "DATE_TIME" }, { "5:30 p.m.", "DATE_TIME" } } },
+  { "We met before 14 May. His car was red.", { { "14 May", "DATE_TIME" } } },
+  { "Due on 3 Jan. 2020 then", { { "3 Jan. 2020", "DATE_TIME" } } },
   /* postcodes written with letters: the UK's and Canada's anywhere, the Netherlands' in an
    * address block or after a cue; a year before "BC" is none */
   { "I live at 42 Fennimore Lane, Leeds LS6 2QT.", { { "42 Fennimore Lane, Leeds LS6 2QT", "STREET_ADDRESS" } } },
@@ -174,7 +179,7 @@ static const Case cases[] = {
   { "thanks @José_M for the pics", { { "José_M", "PERSON" } } },
   { "loved @Varnek's video 😀", { { "Varnek", "PERSON" } } },
   { "please email ( jovarnek @ gmail . com ) to discuss", { { NULL } } },
-  { "see you @5pm on the @2nd floor, @everyone", { { NULL } } },
+  { "see you @5pm on the @2nd floor, @everyone", { { "5pm", "DATE_TIME" } } },
   { "I live @ London now", { { "London", "LOCATION" } } },
   /* a salutation's name that is also a word ("Dear Grace,", "Hi Mark") */
   { "Dear Grace, thanks for the notes", { { "Grace", "PERSON" } } },
