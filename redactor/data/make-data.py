@@ -4,7 +4,9 @@
 Usage: make-data.py GAZETTEER_DIR WORDLIST ZONEINFO_DIR
   GAZETTEER_DIR  census1990.dist.{male,female}.first, census1990.dist.all.last, ssa_atleast100.txt
                  (public-domain US Census 1990 / SSA lists; see SOURCE.md)
-  WORDLIST       /usr/share/dict/american-english-small (Debian package wamerican-small, SCOWL)
+  WORDLIST       word lists separated by ':', their union is taken:
+                 /usr/share/dict/american-english-small:/usr/share/dict/british-english-small
+                 (Debian packages wamerican-small and wbritish-small, SCOWL size 35)
   ZONEINFO_DIR   /usr/share/zoneinfo (Debian package tzdata, public domain)
 Writes given-names.txt, surnames.txt, words-en.txt, places.txt, and the frequency tiers
 given-names-frequent.txt (census 1990 rank <= 1000 among male or female first names) and
@@ -34,10 +36,11 @@ given_freq |= set(census(os.path.join(gaz, 'census1990.dist.female.first'), 1000
 surnames_freq = set(census(os.path.join(gaz, 'census1990.dist.all.last'), 5000))
 
 words = set()
-for w in open(wordlist, encoding='utf-8'):
-    w = w.strip()
-    if w and w.islower() and "'" not in w:
-        words.add(w)
+for path in wordlist.split(':'):
+    for w in open(path, encoding='utf-8'):
+        w = w.strip()
+        if w and w.islower() and "'" not in w:
+            words.add(w)
 
 places = set()
 for l in open(os.path.join(zi, 'iso3166.tab'), encoding='utf-8'):
