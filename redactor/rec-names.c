@@ -1253,6 +1253,13 @@ first_word_hash (const HzScan *scan, gsize s, gsize n)
 /* Other occurrences, in any case, of the names found so far (whole words only), and the
  * surname of a full name on its own. One pass over the tokens: each token's hash is looked
  * up (binary search) among the hashes of the names' first words. */
+/* a LOCATION guessed from a cue alone ("to X", "in X"; recognizer "place-cue") */
+static gboolean
+is_cue_place (const HzCand *k)
+{
+  return k->type == HZ_ENTITY_LOCATION && k->rec && strcmp (k->rec, "place-cue") == 0;
+}
+
 static void
 propagate (HzScan *scan, guint first_cand)
 {
@@ -1303,12 +1310,21 @@ propagate (HzScan *scan, guint first_cand)
   guint8 cov_stack[1024];
   guint8 *cov = scan->n_toks + 1 <= sizeof cov_stack ? cov_stack : g_malloc (scan->n_toks + 1);
   memset (cov, 0, scan->n_toks + 1);
+  /* ... except a place guessed from its cue alone ("say hello to Quenby"): a repeat of a
+   * name found in the text is that person (the place guess is dropped below) */
+  gboolean guessed_place = FALSE;
   for (guint c = 0; c < scan->cands->len; c++)
     {
       const HzCand *k = &g_array_index (scan->cands, HzCand, c);
+      if (is_cue_place (k))
+        {
+          guessed_place = TRUE;
+          continue;
+        }
       for (guint ti = hz_token_at_or_after (scan, k->s); ti < scan->n_toks && scan->toks[ti].s < k->e; ti++)
         cov[ti] = 1;
     }
+  guint n_before = scan->cands->len;
   for (guint ti = 0; ti < scan->n_toks; ti++)
     {
       const HzToken *t = &scan->toks[ti];
@@ -1349,6 +1365,23 @@ propagate (HzScan *scan, guint first_cand)
     }
   if (cov != cov_stack)
     g_free (cov);
+  if (!guessed_place || scan->cands->len == n_before)
+    return;
+  /* drop the place guesses that a repeat now covers */
+  guint w = 0;
+  for (guint c = 0; c < scan->cands->len; c++)
+    {
+      HzCand k = g_array_index (scan->cands, HzCand, c);
+      gboolean covered = FALSE;
+      for (guint q = n_before; q < scan->cands->len && is_cue_place (&k) && !covered; q++)
+        {
+          const HzCand *r = &g_array_index (scan->cands, HzCand, q);
+          covered = r->s <= k.s && k.e <= r->e;
+        }
+      if (!covered)
+        g_array_index (scan->cands, HzCand, w++) = k;
+    }
+  g_array_set_size (scan->cands, w);
 }
 
 void

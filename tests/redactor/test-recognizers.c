@@ -184,6 +184,10 @@ static const Case cases[] = {
   /* a salutation's name that is also a word ("Dear Grace,", "Hi Mark") */
   { "Dear Grace, thanks for the notes", { { "Grace", "PERSON" } } },
   { "Hi Mark, see you at noon", { { "Mark", "PERSON" } } },
+  /* a repeat of a name found in the text is that person, not a place guessed from "to X" */
+  { "Marisol Quenby joined us. Say hello to Quenby when you see her.",
+    { { "Marisol Quenby", "PERSON" }, { "Quenby", "PERSON" } } },
+  { "I went to Quenby yesterday.", { { "Quenby", "LOCATION" } } },
   /* the period of a generational suffix belongs to the name; a sentence's does not */
   { "The award went to Martin Okafor Jr. in May", { { "Martin Okafor Jr.", "PERSON" } } },
   { "I met Martin Okafor.", { { "Martin Okafor", "PERSON" } } },
