@@ -198,10 +198,14 @@ tok_shape (const HzScan *scan, const HzToken *t, const char *pat)
 static guint
 postcode_alnum (const HzScan *scan, guint k, gboolean dutch)
 {
-  if (k + 1 >= scan->n_toks || !same_line_gap (scan, scan->toks[k].e, scan->toks[k + 1].s, FALSE)
-      || scan->toks[k + 1].s != scan->toks[k].e + 1)
+  if (k + 1 >= scan->n_toks)
     return k;
   const HzToken *a = &scan->toks[k], *b = &scan->toks[k + 1];
+  /* cheap rejects first: two short tokens one space apart, the second with a digit or
+   * upper-case letter first */
+  gsize an = a->e - a->s, bn = b->e - b->s;
+  if (an < 2 || an > 4 || bn < 2 || bn > 3 || b->s != a->e + 1 || scan->text[a->e] != ' ')
+    return k;
   const char *t = scan->text;
   if (tok_shape (scan, b, "9AA")
       && (tok_shape (scan, a, "A9") || tok_shape (scan, a, "A99") || tok_shape (scan, a, "AA9")
@@ -661,7 +665,9 @@ hz_rec_address (HzScan *scan)
         {
           /* a UK or Canadian postcode anywhere (their letter-digit pattern is specific); a
            * Dutch one after a cue ("Postcode: SW1A 2AA", "postcode 1012 PH") */
-          guint pz = postcode_alnum (scan, i, hz_context_before (scan, i, 4, HZ_W_ZIP_CUE));
+          guint pz = postcode_alnum (scan, i, FALSE);
+          if (pz == i && tok_shape (scan, tk, "9999") && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE))
+            pz = postcode_alnum (scan, i, TRUE);
           if (pz > i)
             {
               hz_scan_add (scan, tk->s, scan->toks[pz - 1].e, HZ_ENTITY_STREET_ADDRESS, 0.6f, HZ_TIER_CONTEXT,
