@@ -60,6 +60,14 @@ typedef struct {
   Sent *cur;
 } ExtractCtx;
 
+/* appends the byte span [a, b) to a GArray of gsize pairs */
+static void
+span_append (GArray *spans, gsize a, gsize b)
+{
+  g_array_append_val (spans, a);
+  g_array_append_val (spans, b);
+}
+
 static void
 extract_hook (HzScan *scan, gpointer data)
 {
@@ -80,10 +88,8 @@ extract_hook (HzScan *scan, gpointer data)
         overlap = g_array_index (s->gold, gsize, g) < c->e && c->s < g_array_index (s->gold, gsize, g + 1);
       if (!overlap)
         {
-          g_array_append_val (s->gold, c->s);
-          g_array_append_val (s->gold, c->e);
-          g_array_append_val (s->mentions, c->s);
-          g_array_append_val (s->mentions, c->e);
+          span_append (s->gold, c->s, c->e);
+          span_append (s->mentions, c->s, c->e);
         }
     }
   HzTagMark *marks = g_new (HzTagMark, MAX (s->n, 1));
@@ -121,13 +127,6 @@ sent_new (char *text)
   return s;
 }
 
-static void
-span_append (GArray *spans, gsize a, gsize b)
-{
-  g_array_append_val (spans, a);
-  g_array_append_val (spans, b);
-}
-
 /* A person label of the CoNLL files used (WNUT-17 "person", Broad Twitter Corpus "PER"). */
 static gboolean
 is_person_label (const char *x)
@@ -160,11 +159,7 @@ read_conll (const char *path, GPtrArray *out, GError **error)
       if (!line || !*line)
         {
           if (open_at >= 0 && !open_handle)
-            {
-              gsize a = (gsize) open_at, b = text->len;
-              g_array_append_val (gold, a);
-              g_array_append_val (gold, b);
-            }
+            span_append (gold, (gsize) open_at, text->len);
           if (other_at >= 0)
             span_append (other, (gsize) other_at, text->len);
           open_at = other_at = -1;
@@ -202,11 +197,7 @@ read_conll (const char *path, GPtrArray *out, GError **error)
       if (open_at >= 0 && (!per || b))
         {
           if (!open_handle)
-            {
-              gsize a = (gsize) open_at, e = text->len;
-              g_array_append_val (gold, a);
-              g_array_append_val (gold, e);
-            }
+            span_append (gold, (gsize) open_at, text->len);
           open_at = -1;
         }
       if (text->len)
@@ -280,7 +271,7 @@ decode (const HzTagger *t, const Sent *s, const guint8 *active, float *emit, gui
 {
   for (guint i = 0; i < s->n; i++)
     {
-      float sc[HZ_TAG_N] = { t->o_bias, 0, 0 };
+      float sc[HZ_TAG_N] = { t->o_bias }; /* O; B, I, X start at 0 */
       const guint32 *f = s->feats + (gsize) i * HZ_TAGGER_MAX_FEATS;
       forced[i] = f[0] == G_MAXUINT32;
       if (forced[i])
@@ -662,9 +653,9 @@ main (int argc, char **argv)
         t->trans[j] += u->trans[j];
       hz_tagger_free (u);
     }
-  for (gsize j = 0; n_seeds > 1 && j < (gsize) HZ_TAG_N << bits; j++)
-    t->w[j] /= (float) n_seeds;
-  for (int j = 0; n_seeds > 1 && j < (HZ_TAG_N + 1) * HZ_TAG_N; j++)
+  for (gsize j = 0; j < (gsize) HZ_TAG_N << bits; j++)
+    t->w[j] /= (float) n_seeds; /* exact for one seed */
+  for (int j = 0; j < (HZ_TAG_N + 1) * HZ_TAG_N; j++)
     t->trans[j] /= (float) n_seeds;
   t->scope = best.scope;
   t->veto = best.veto;
