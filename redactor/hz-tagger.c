@@ -76,15 +76,13 @@ wrf (guint8 *p, float f)
   wr32 (p, u);
 }
 
-/* SHA-256 of a weights file's header fields before the checksum (bytes 0 ..
- * HZ_TAGGER_OFF_SHA) and of its payload (n bytes from HZ_TAGGER_HEADER): a flipped bit in
- * the biases, scale or transitions is found like one in the weights */
-static void
-file_sha256 (const guint8 *file, gsize n, guint8 out[32])
+void
+hz_tagger_checksum (const guint8 *file, gsize size, guint8 out[32])
 {
+  g_return_if_fail (size >= HZ_TAGGER_HEADER);
   GChecksum *c = g_checksum_new (G_CHECKSUM_SHA256);
   g_checksum_update (c, file, HZ_TAGGER_OFF_SHA);
-  g_checksum_update (c, file + HZ_TAGGER_HEADER, n);
+  g_checksum_update (c, file + HZ_TAGGER_HEADER, size - HZ_TAGGER_HEADER);
   gsize len = 32;
   g_checksum_get_digest (c, out, &len);
   g_checksum_free (c);
@@ -154,7 +152,7 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
     }
   const guint8 *pl = p + HZ_TAGGER_HEADER;
   guint8 sum[32];
-  file_sha256 (p, payload, sum);
+  hz_tagger_checksum (p, n, sum);
   if (memcmp (sum, p + HZ_TAGGER_OFF_SHA, 32) != 0)
     BAD ("checksum mismatch (corrupt file)");
   guint64 *used = g_new (guint64, nb / 64);
@@ -299,7 +297,7 @@ hz_tagger_serialize (const HzTagger *t)
       w[2 * k] = (guint8) u;
       w[2 * k + 1] = (guint8) (u >> 8);
     }
-  file_sha256 (p, bitmap + 2 * nw, p + HZ_TAGGER_OFF_SHA);
+  hz_tagger_checksum (p, n, p + HZ_TAGGER_OFF_SHA);
   g_free (used);
   g_free (rows);
   return g_bytes_new_take (p, n);
@@ -988,8 +986,6 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
     j--;
   if (i == j)
     return FALSE;
-  /* outside chat and social-media text, a name without a capital letter is one of the name
-   * lists' ("bruno mars"; not "maestro 0604...", "and essn 1234...") */
   if (!social)
     {
       gboolean cap = FALSE, listed = FALSE;
@@ -998,17 +994,13 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
           cap |= (scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0;
           listed |= (scan->toks[k].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
         }
+      /* outside chat and social-media text, a name without a capital letter is one of the
+       * name lists' ("bruno mars"; not "maestro 0604...", "and essn 1234...") */
       if (!cap && !listed)
         return FALSE;
-    }
-  /* in such text a lower-case English word at either end of a run with a capital is no part
-   * of the name ("took young Carter along", "Angela later married"); at the end, one that is
-   * also a given name or surname stays ("Donald trump") */
-  if (!social)
-    {
-      gboolean cap = FALSE;
-      for (guint k = i; k < j; k++)
-        cap |= (scan->toks[k].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0;
+      /* and a lower-case English word at either end of a run with a capital is no part of
+       * the name ("took young Carter along", "Angela later married"); at the end, one that
+       * is also a given name or surname stays ("Donald trump") */
       while (cap && i < j && lower_english_word (&scan->toks[i]))
         i++;
       while (cap && j > i && lower_english_word (&scan->toks[j - 1])
@@ -1098,18 +1090,16 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                        * overrule the rules */
                       keep |= !repeat && (scan->toks[i1].flags & HZ_TOK_NONASCII) != 0;
                     }
-                  if (!repeat && tagger->veto != HZ_TAGGER_VETO_X && i1 > i0
-                      && pref_o <= tagger->veto_margin * (float) (i1 - i0))
-                    keep = TRUE;
-                  if (tagger->veto == HZ_TAGGER_VETO_X && pref_x <= tagger->veto_margin * (float) (i1 - i0))
-                    keep = TRUE;
-                  /* a listed given name that is no place, with a capitalised word after it, is
-                   * a person's name whatever the tagger reads ("Tamir Lindqvist"; not "Boston
-                   * Bruins") */
-                  if (tagger->veto == HZ_TAGGER_VETO_X && !repeat && i1 >= i0 + 2
-                      && hz_tok_in (&scan->toks[i0], HZ_W_GIVEN)
-                      && !(scan->toks[i0].cls & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY)))
-                      && (scan->toks[i0 + 1].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)))
+                  const float margin = tagger->veto_margin * (float) (i1 - i0);
+                  if (tagger->veto == HZ_TAGGER_VETO_X)
+                    /* kept where X is not preferred by the margin, and a listed given name
+                     * that is no place with a capitalised word after it is a person's name
+                     * whatever the tagger reads ("Tamir Lindqvist"; not "Boston Bruins") */
+                    keep |= pref_x <= margin
+                            || (!repeat && i1 >= i0 + 2 && hz_tok_in (&scan->toks[i0], HZ_W_GIVEN)
+                                && !(scan->toks[i0].cls & (HZ_WB (HZ_W_PLACE) | HZ_WB (HZ_W_CITY)))
+                                && (scan->toks[i0 + 1].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)));
+                  else if (!repeat && i1 > i0 && pref_o <= margin)
                     keep = TRUE;
                   if (keep && !repeat)
                     for (guint i = i0; i < n && scan->toks[i].s < k->e && n_names < 2 * n; i++)

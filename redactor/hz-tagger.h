@@ -149,6 +149,11 @@ HzTagger *hz_tagger_new (guint bucket_bits);
  *  range, exact size, finite floats, SHA-256 of the header fields and payload); on any mismatch returns NULL
  *  with G_IO_ERROR_INVALID_DATA and a message naming the problem. */
 HzTagger *hz_tagger_new_from_bytes (GBytes *bytes, GError **error);
+/** SHA-256 of a weights file of `size` bytes (>= HZ_TAGGER_HEADER; layout above): of its
+ *  header fields before the checksum (bytes 0 .. HZ_TAGGER_OFF_SHA) and of its payload, so
+ *  a flipped bit in the biases, scale or transitions is found like one in the weights. The
+ *  value stored at HZ_TAGGER_OFF_SHA. Pure. */
+void hz_tagger_checksum (const guint8 *file, gsize size, guint8 out[32]);
 /** Serialise (weights quantised to int16 with one scale; see the layout above). */
 GBytes *hz_tagger_serialize (const HzTagger *tagger);
 void hz_tagger_free (HzTagger *tagger);

@@ -42,14 +42,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
   gsize n = size - 1;
   guint8 *file = g_memdup2 (data + 1, n);
   if ((data[0] & 1) && n >= HZ_TAGGER_HEADER)
-    {
-      GChecksum *c = g_checksum_new (G_CHECKSUM_SHA256);
-      g_checksum_update (c, file, HZ_TAGGER_OFF_SHA);
-      g_checksum_update (c, file + HZ_TAGGER_HEADER, n - HZ_TAGGER_HEADER);
-      gsize len = 32;
-      g_checksum_get_digest (c, file + HZ_TAGGER_OFF_SHA, &len);
-      g_checksum_free (c);
-    }
+    hz_tagger_checksum (file, n, file + HZ_TAGGER_OFF_SHA);
   GBytes *bytes = g_bytes_new_take (file, n);
   GError *error = NULL;
   HzTagger *t = hz_tagger_new_from_bytes (bytes, &error);
