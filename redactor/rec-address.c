@@ -201,8 +201,7 @@ postcode_alnum (const HzScan *scan, guint k, gboolean dutch)
   if (k + 1 >= scan->n_toks)
     return k;
   const HzToken *a = &scan->toks[k], *b = &scan->toks[k + 1];
-  /* cheap rejects first: two short tokens one space apart, the second with a digit or
-   * upper-case letter first */
+  /* cheap rejects first: two tokens of 2-4 and 2-3 bytes, one space apart */
   gsize an = a->e - a->s, bn = b->e - b->s;
   if (an < 2 || an > 4 || bn < 2 || bn > 3 || b->s != a->e + 1 || scan->text[a->e] != ' ')
     return k;
@@ -311,8 +310,8 @@ extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
       /* without a separator, only a place name that ends the line or sentence right after a
        * unit or postcode ("Apt. 678 Velenje", "Suite 019 CHARLEROI Victoria?", "1012 PH
        * Amsterdam.") */
-      gboolean after_unit = *n_parts > 0 && (parts[*n_parts - 1].kind == PART_UNIT || parts[*n_parts - 1].kind == PART_NUM);
-      if (!sep && !after_unit)
+      gboolean after_unit_or_code = *n_parts > 0 && (parts[*n_parts - 1].kind == PART_UNIT || parts[*n_parts - 1].kind == PART_NUM);
+      if (!sep && !after_unit_or_code)
         break;
       if (hz_token_is (scan, tk, "nan"))
         {

@@ -1250,9 +1250,6 @@ first_word_hash (const HzScan *scan, gsize s, gsize n)
   return hz_lex_key (scan->text + s, w, buf, sizeof buf, &kn);
 }
 
-/* Other occurrences, in any case, of the names found so far (whole words only), and the
- * surname of a full name on its own. One pass over the tokens: each token's hash is looked
- * up (binary search) among the hashes of the names' first words. */
 /* a LOCATION guessed from a cue alone ("to X", "in X"; recognizer "place-cue") */
 static gboolean
 is_cue_place (const HzCand *k)
@@ -1260,6 +1257,9 @@ is_cue_place (const HzCand *k)
   return k->type == HZ_ENTITY_LOCATION && k->rec && strcmp (k->rec, "place-cue") == 0;
 }
 
+/* Other occurrences, in any case, of the names found so far (whole words only), and the
+ * surname of a full name on its own. One pass over the tokens: each token's hash is looked
+ * up (binary search) among the hashes of the names' first words. */
 static void
 propagate (HzScan *scan, guint first_cand)
 {
