@@ -955,6 +955,18 @@ lower_english_word (const HzToken *t)
   return (t->flags & HZ_TOK_LOWER) && (t->cls & HZ_WB (HZ_W_COMMON)) && !(t->cls & HZ_WB (HZ_W_NAME_CONN));
 }
 
+/* TRUE when token t has a letter: a name's tokens do ("078-05-1120" is none of a name) */
+static gboolean
+tok_has_letter (const HzScan *scan, const HzToken *t)
+{
+  if (t->flags & (HZ_TOK_ALPHA | HZ_TOK_CAP | HZ_TOK_UPPER | HZ_TOK_LOWER))
+    return TRUE;
+  for (const char *p = scan->text + t->s, *e = scan->text + t->e; p < e; p = g_utf8_next_char (p))
+    if ((guchar) *p < 0x80 ? hz_is_alpha_ascii (*p) : g_unichar_isalpha (g_utf8_get_char (p)))
+      return TRUE;
+  return FALSE;
+}
+
 /* Trims the tagger's B/I run [*i, *j) of tokens to the name it holds; FALSE when it holds
  * none. `social`: hz_tagger_text_is_social() of the text. */
 static gboolean
@@ -962,6 +974,15 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
              guint *pi, guint *pj)
 {
   guint i = *pi, j = *pj;
+  /* tokens without a letter at either end are no part of a name ("SSN 078-05-1120"),
+   * except a number of one or two digits opening a stage name ("50 Cent", "21 Savage") */
+  while (j > i && !tok_has_letter (scan, &scan->toks[j - 1]))
+    j--;
+  while (i < j && !tok_has_letter (scan, &scan->toks[i])
+         && !(i + 1 < j && (scan->toks[i].flags & HZ_TOK_DIGIT) && scan->toks[i].nchars <= 2))
+    i++;
+  if (i == j)
+    return FALSE;
   /* a title is a cue, not part of the name, where the rules start the name after it
    * ("Dr. Kyle Kuefer"; "Lady Gaga" stays whole), and titles alone right before a name
    * are none ("Brigadier General | Ross G. Hoyt"; "the Pope" stays) */

@@ -372,8 +372,8 @@ extend_block (const HzScan *scan, guint k, gsize e, Part *parts, guint *n_parts)
           zs = scan->toks[j2].s;
           re = ze = scan->toks[j2++].e;
         }
-      /* don't swallow the next sentence */
-      if (j2 < n && (scan->toks[j2].flags & HZ_TOK_LOWER) && same_line_gap (scan, re, scan->toks[j2].s, FALSE)
+      /* don't swallow the next sentence (a postcode ends the part: "NY 10118 please") */
+      if (!ze && j2 < n && (scan->toks[j2].flags & HZ_TOK_LOWER) && same_line_gap (scan, re, scan->toks[j2].s, FALSE)
           && !(scan->toks[j2].s > re && t[re] == ','))
         break;
       pt->s = tk->s;
@@ -401,6 +401,56 @@ first_token_end (const HzScan *scan, gsize s)
 {
   guint k = hz_token_at_or_after (scan, s);
   return k < scan->n_toks ? scan->toks[k].e : s + 1;
+}
+
+/* a USPS directional abbreviation in capitals: N, S, E, W, NE, NW, SE, SW (USPS
+ * Publication 28, appendix B) */
+static gboolean
+is_directional (const HzScan *scan, const HzToken *t)
+{
+  static const char *const dirs[] = { "N", "S", "E", "W", "NE", "NW", "SE", "SW", NULL };
+  if (!(t->flags & HZ_TOK_UPPER) || t->nchars > 2)
+    return FALSE;
+  for (const char *const *d = dirs; *d; d++)
+    if (t->e - t->s == strlen (*d) && memcmp (scan->text + t->s, *d, t->e - t->s) == 0)
+      return TRUE;
+  return FALSE;
+}
+
+/* A US state's USPS code and a ZIP code (5 digits, or ZIP+4 "62704-1234") at token k, after
+ * a capitalised word and a comma on the same line ("Springfield, IL 62704"). Returns the
+ * token after the ZIP code, or k when there is none. Codes: USPS Publication 28, appendix B. */
+static guint
+us_state_zip (const HzScan *scan, guint k)
+{
+  static const char states[] = "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS "
+                               "MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI "
+                               "WY PR GU VI AS MP";
+  const HzToken *st = &scan->toks[k];
+  if (k == 0 || k + 1 >= scan->n_toks || !(st->flags & HZ_TOK_UPPER) || !(st->flags & HZ_TOK_ALPHA)
+      || st->e - st->s != 2 || !is_name (&scan->toks[k - 1]))
+    return k;
+  const char *t = scan->text;
+  gboolean listed = FALSE;
+  for (const char *p = states; *p; p += p[2] ? 3 : 2)
+    listed |= p[0] == t[st->s] && p[1] == t[st->s + 1];
+  /* ", " before the code, one space after it */
+  gsize a = scan->toks[k - 1].e;
+  if (!listed || st->s != a + 2 || t[a] != ',' || t[a + 1] != ' ')
+    return k;
+  const HzToken *z = &scan->toks[k + 1];
+  if (z->s != st->e + 1 || t[st->e] != ' ')
+    return k;
+  gboolean zip5 = (z->flags & HZ_TOK_DIGIT) && z->nchars == 5;
+  gboolean zip9 = z->e - z->s == 10 && t[z->s + 5] == '-';
+  for (gsize q = z->s; zip9 && q < z->e; q++)
+    zip9 = q == z->s + 5 || hz_is_digit (t[q]);
+  if (!zip5 && !zip9)
+    return k;
+  /* "IL 62704" ends there ("IL 62704.5" is no ZIP code) */
+  if (z->e < scan->len && (hz_is_alnum_ascii (t[z->e]) || (t[z->e] == '.' && z->e + 1 < scan->len && hz_is_digit (t[z->e + 1]))))
+    return k;
+  return k + 2;
 }
 
 /* Shape of a street line found by street_core(). */
@@ -493,6 +543,15 @@ street_core (const HzScan *scan, guint i, guint *next, float *score, StreetShape
   gsize e = scan->toks[last_name].e;
   if (suffix && e < scan->len && t[e] == '.')
     e++;
+  /* a post-directional after the suffix, in USPS abbreviation ("1600 Pennsylvania Avenue NW") */
+  if (suffix && lead_nums && j < n && is_directional (scan, &scan->toks[j])
+      && e < scan->len && t[e] == ' ' && scan->toks[j].s == e + 1)
+    {
+      last_name = j++;
+      e = scan->toks[last_name].e;
+      if (e < scan->len && t[e] == '.')
+        e++;
+    }
   int trail_num = 0;
   if (j < n && is_num (scan, &scan->toks[j]) && same_line_gap (scan, scan->toks[last_name].e, scan->toks[j].s, FALSE))
     {
@@ -672,6 +731,23 @@ hz_rec_address (HzScan *scan)
               hz_scan_add (scan, tk->s, scan->toks[pz - 1].e, HZ_ENTITY_STREET_ADDRESS, 0.6f, HZ_TIER_CONTEXT,
                            "postcode");
               i = pz - 1;
+              continue;
+            }
+          /* a US state and ZIP code after a city: "Springfield, IL 62704(-1234)" */
+          guint zk = us_state_zip (scan, i);
+          if (zk > i)
+            {
+              guint c0 = i - 1;
+              while (c0 > 0 && i - c0 < 3 && same_line_gap (scan, scan->toks[c0 - 1].e, scan->toks[c0].s, FALSE)
+                     && is_name (&scan->toks[c0 - 1]) && !(scan->toks[c0].flags & HZ_TOK_SENT))
+                c0--;
+              hz_scan_add (scan, scan->toks[c0].s, scan->toks[i - 1].e, HZ_ENTITY_LOCATION, 0.7f, HZ_TIER_CONTEXT,
+                           "address-place");
+              hz_scan_add (scan, tk->s, tk->e, HZ_ENTITY_LOCATION, 0.7f, HZ_TIER_CONTEXT, "address-place");
+              /* the pattern tier: "49503-1234" is no phone number here */
+              hz_scan_add (scan, scan->toks[zk - 1].s, scan->toks[zk - 1].e, HZ_ENTITY_STREET_ADDRESS, 0.85f,
+                           HZ_TIER_PATTERN, "postcode");
+              i = zk - 1;
               continue;
             }
           /* postcode after a cue: "my zip code is 880" */

@@ -922,8 +922,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       gsize tl = t1->e - t1->s;
       const char *ts = scan->text + t1->s;
       gboolean named = (t1->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
-      /* an acronym in ordinary text ("ACLU", "DJ") */
-      if ((t1->flags & HZ_TOK_UPPER) && !shouting && t1->nchars <= 6 && !named)
+      /* an acronym in ordinary text ("ACLU", "DJ"); one of three letters or fewer even
+       * where it spells a name ("the MAC address", "SAM", "ED") */
+      if ((t1->flags & HZ_TOK_UPPER) && !shouting && (t1->nchars <= 3 || (t1->nchars <= 6 && !named)))
         lone_not_person = TRUE;
       /* "Rankin 's Mill", "Occam 's Razor": the possessive belongs to a longer name */
       if (possessive_after (scan, a + lo + 1) && a + lo + 2 < scan->n_toks

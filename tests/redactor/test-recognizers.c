@@ -42,6 +42,12 @@ static const Case cases[] = {
   /* SSN rules */
   { "Here's my SSN: 460-89-9847", { { "460-89-9847", "US_SSN" } } },
   { "ssn 666-12-3456 is not valid", { { NULL } } },
+  /* a voided number is no SSN, nor a name to the tagger (fixed false PERSON) */
+  { "Wrong IBAN DE89 3704 0044 0532 0130 01 here.\nSSN 078-05-1120 is famous; 000-12-3456 is invalid.",
+    { { NULL } } },
+  /* an acronym of up to three capitals is no name, even one that spells a name (fixed
+   * false PERSON) */
+  { "Send the MAC now, the SAM module failed", { { NULL } } },
   /* secrets */
   { "key sk-ant-abcdefghijklmnopqrstuvwxyz0123 leaked",
     { { "sk-ant-abcdefghijklmnopqrstuvwxyz0123", "SECRET" } } },
@@ -80,6 +86,15 @@ static const Case cases[] = {
   { "Send it to 24 Sussex Drive, Ottawa, ON K1A 0B6.", { { "24 Sussex Drive, Ottawa, ON K1A 0B6", "STREET_ADDRESS" } } },
   { "Kalverstraat 92, 1012 PH Amsterdam.", { { "Kalverstraat 92, 1012 PH Amsterdam", "STREET_ADDRESS" } } },
   { "our postcode is 1012 PH", { { "1012 PH", "STREET_ADDRESS" } } },
+  /* US addresses (fixed misses): a post-directional, a state and ZIP code after a city of
+   * two words, a ZIP+4 code (no phone number), a city, state and ZIP code without a street */
+  { "I live at 1600 Pennsylvania Avenue NW, Washington, DC 20500.",
+    { { "1600 Pennsylvania Avenue NW, Washington, DC 20500", "STREET_ADDRESS" } } },
+  { "Send it to 350 Fifth Avenue, New York, NY 10118 please",
+    { { "350 Fifth Avenue, New York, NY 10118", "STREET_ADDRESS" } } },
+  { "She moved to Grand Rapids, MI 49503-1234 last year.",
+    { { "Grand Rapids", "LOCATION" }, { "MI", "LOCATION" }, { "49503-1234", "STREET_ADDRESS" } } },
+  { "Springfield, IL 62704.5 and Tokyo, JP 12345", { { "Tokyo", "LOCATION" } } },
   { "The A1 road is older than the M25 motorway", { { NULL } } },
   /* address blocks with an extra leading house number are reported as components
    * (fixed miss): number, street, unit, places, postcode */
