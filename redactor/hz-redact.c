@@ -198,6 +198,56 @@ cand_start_cmp (gconstpointer a, gconstpointer b)
   return x->e < y->e ? -1 : x->e > y->e;
 }
 
+/* the length of the quotation mark at byte a (", ', and the typographic double and single
+ * quotes U+201C/U+201D, U+2018/U+2019), 0 if none */
+static gsize
+quote_at (const HzScan *scan, gsize a)
+{
+  const char *t = scan->text;
+  if (a < scan->len && (t[a] == '"' || t[a] == '\''))
+    return 1;
+  if (a + 2 < scan->len && (guchar) t[a] == 0xe2 && (guchar) t[a + 1] == 0x80
+      && ((guchar) t[a + 2] >= 0x98 && (guchar) t[a + 2] <= 0x9d))
+    return 3;
+  return 0;
+}
+
+/* TRUE when the bytes [a, c) between a name's parts hold a quoted nickname (whether or not
+ * it is a span of its own): optional space, an opening quote, one to three capitalised
+ * words, a closing quote, one space ("William | \"Buckshot\" | May", tokenized
+ * "Charalambos | \" Bambos \" | Xanthos"). */
+static gboolean
+nickname_between (const HzScan *scan, gsize a, gsize c)
+{
+  const char *t = scan->text;
+  if (c <= a || c - a > 48)
+    return FALSE;
+  gsize p = a, words = 0, q;
+  if (p < c && t[p] == ' ')
+    p++;
+  if (!(q = quote_at (scan, p)))
+    return FALSE;
+  p += q;
+  if (p < c && t[p] == ' ')
+    p++;
+  while (p < c && words < 3 && g_ascii_isupper (t[p]))
+    {
+      while (p < c && (g_ascii_isalpha (t[p]) || t[p] == '-' || t[p] == '.'))
+        p++;
+      words++;
+      if (p < c && t[p] == ' ' && p + 1 < c && g_ascii_isupper (t[p + 1]))
+        p++;
+    }
+  if (words == 0)
+    return FALSE;
+  if (p < c && t[p] == ' ')
+    p++;
+  if (!(q = quote_at (scan, p)))
+    return FALSE;
+  p += q;
+  return p < c && t[p] == ' ' && p + 1 == c;
+}
+
 /* Greedy selection in priority order; `taken` is a bitmap of the bytes already covered. */
 static GArray *
 resolve (HzScan *scan)
@@ -228,7 +278,9 @@ resolve (HzScan *scan)
   if (taken != stack_taken)
     g_free (taken);
   g_array_sort (out, cand_start_cmp);
-  /* merge adjacent pieces of one name ("Anna" + "Maria Lopez" split by two recognizers) */
+  /* merge adjacent pieces of one name ("Anna" + "Maria Lopez" split by two recognizers), and
+   * a name with a quoted nickname inside ("William \"Buckshot\" May"), whether or not the
+   * nickname was found on its own */
   guint w = 0;
   for (guint i = 0; i < out->len; i++)
     {
@@ -236,17 +288,41 @@ resolve (HzScan *scan)
       if (w > 0)
         {
           HzCand *p = &g_array_index (out, HzCand, w - 1);
-          if (p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON && k->rec != hz_tagger_rec
-              && (k->s == p->e || (k->s == p->e + 1 && scan->text[p->e] == ' ')))
+          if (p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON
+              && ((k->rec != hz_tagger_rec && (k->s == p->e || (k->s == p->e + 1 && scan->text[p->e] == ' ')))
+                  || nickname_between (scan, p->e, k->s)))
             {
               p->e = k->e;
               p->score = MAX (p->score, k->score);
+              continue;
+            }
+          HzCand *q = i + 1 < out->len ? &g_array_index (out, HzCand, i + 1) : NULL;
+          if (q && p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON && q->type == HZ_ENTITY_PERSON
+              && nickname_between (scan, p->e, q->s) && k->e <= q->s)
+            {
+              p->e = q->e;
+              p->score = MAX (p->score, MAX (k->score, q->score));
+              i++;
               continue;
             }
         }
       g_array_index (out, HzCand, w++) = *k;
     }
   g_array_set_size (out, w);
+  /* a name that ends in an initial keeps the initial's period ("signed by William L."; in
+   * tokenized text "William L .") */
+  for (guint i = 0; i < out->len; i++)
+    {
+      HzCand *k = &g_array_index (out, HzCand, i);
+      const char *t = scan->text;
+      if (k->type != HZ_ENTITY_PERSON || k->e - k->s < 3 || !g_ascii_isupper (t[k->e - 1]) || t[k->e - 2] != ' ')
+        continue;
+      gsize d = k->e < scan->len && t[k->e] == '.' ? k->e
+                : k->e + 1 < scan->len && t[k->e] == ' ' && t[k->e + 1] == '.' ? k->e + 1 : 0;
+      if (d && (d + 1 == scan->len || g_ascii_isspace (t[d + 1]))
+          && (i + 1 == out->len || g_array_index (out, HzCand, i + 1).s > d))
+        k->e = d + 1;
+    }
   return out;
 }
 

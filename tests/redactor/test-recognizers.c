@@ -205,6 +205,13 @@ static const Case cases[] = {
   { "I went to Quenby yesterday.", { { "Quenby", "LOCATION" } } },
   /* the period of a generational suffix belongs to the name; a sentence's does not */
   { "The award went to Martin Okafor Jr. in May", { { "Martin Okafor Jr.", "PERSON" } } },
+  /* a quoted nickname is part of the name, and an initial keeps its period (fixed misses) */
+  { "Wendell \"Buckshot\" Marrow was a pitcher.", { { "Wendell \"Buckshot\" Marrow", "PERSON" } } },
+  { "behind Dave Colclough and Orestis \" Bambos \" Xanthakis .",
+    { { "Dave Colclough", "PERSON" }, { "Orestis \" Bambos \" Xanthakis", "PERSON" } } },
+  { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson played",
+    { { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson", "PERSON" } } },
+  { "It was signed by Colonel Wilbur L.", { { "Wilbur L.", "PERSON" } } },
   { "I met Martin Okafor.", { { "Martin Okafor", "PERSON" } } },
   { "new vid # StayTuned lol", { { NULL } } },
   { "new vid #StayTuned lol", { { NULL } } },
