@@ -283,7 +283,8 @@ word_info (const HzScan *scan, const HzToken *t, Word *w)
     w->place = TRUE;
 }
 
-/* Only one space (or an initial's dot and a space) between tokens a and b. */
+/* Only one space (or the dot and space of an initial, or of "St.", "Mt.", "Ft." opening a
+ * place's name: "St. Louis") between tokens a and b. */
 static gboolean
 tight (const HzScan *scan, const HzToken *a, const HzToken *b)
 {
@@ -291,8 +292,9 @@ tight (const HzScan *scan, const HzToken *a, const HzToken *b)
   const char *t = scan->text;
   if (g == 1)
     return t[a->e] == ' ';
-  if (g == 2)
-    return t[a->e] == '.' && t[a->e + 1] == ' ' && a->e - a->s == 1;
+  if (g == 2 && t[a->e] == '.' && t[a->e + 1] == ' ')
+    return a->e - a->s == 1
+           || (a->e - a->s == 2 && (t[a->s] == 'S' || t[a->s] == 'M' || t[a->s] == 'F') && t[a->s + 1] == 't');
   return FALSE;
 }
 

@@ -212,6 +212,9 @@ static const Case cases[] = {
   { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson played",
     { { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson", "PERSON" } } },
   { "It was signed by Colonel Wilbur L.", { { "Wilbur L.", "PERSON" } } },
+  /* "St." opens a place's name, not a sentence (fixed false PERSON "Louis Eagles") */
+  { "He played for the St. Louis Eagles in 1933 .", { { "1933", "DATE_TIME" } } },
+  { "He moved to St. Petersburg last year.", { { "St. Petersburg", "LOCATION" } } },
   { "I met Martin Okafor.", { { "Martin Okafor", "PERSON" } } },
   { "new vid # StayTuned lol", { { NULL } } },
   { "new vid #StayTuned lol", { { NULL } } },
