@@ -221,6 +221,8 @@ hz_gazetteers_load (HzRedactor *r, GError **error)
   lex->build = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
   if (!lex_add_resource (lex, "given-names.txt", HZ_W_GIVEN, -1, error)
       || !lex_add_resource (lex, "surnames.txt", HZ_W_SURNAME, -1, error)
+      || !lex_add_resource (lex, "given-names-intl.txt", HZ_W_GIVEN, -1, error)
+      || !lex_add_resource (lex, "surnames-intl.txt", HZ_W_SURNAME, -1, error)
       || !lex_add_resource (lex, "given-names-frequent.txt", HZ_W_GIVEN_FREQ, -1, error)
       || !lex_add_resource (lex, "surnames-frequent.txt", HZ_W_SURNAME_FREQ, -1, error)
       || !lex_add_resource (lex, "words-en.txt", HZ_W_COMMON, -1, error)
