@@ -212,6 +212,8 @@ static const Case cases[] = {
   { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson played",
     { { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson", "PERSON" } } },
   { "It was signed by Colonel Wilbur L.", { { "Wilbur L.", "PERSON" } } },
+  /* names of other countries (international lists): given name + unknown surname */
+  { "He was married to Anastasiya Korolenko after the war.", { { "Anastasiya Korolenko", "PERSON" } } },
   /* "St." opens a place's name, not a sentence (fixed false PERSON "Louis Eagles") */
   { "He played for the St. Louis Eagles in 1933 .", { { "1933", "DATE_TIME" } } },
   { "He moved to St. Petersburg last year.", { { "St. Petersburg", "LOCATION" } } },
