@@ -216,6 +216,7 @@ void hz_rec_card (HzScan *scan);        /* rec-card.c */
 void hz_rec_iban (HzScan *scan);        /* rec-iban.c */
 void hz_rec_net (HzScan *scan);         /* rec-net.c: IPv4, IPv6, MAC */
 void hz_rec_ssn (HzScan *scan);         /* rec-ssn.c */
+void hz_rec_natid (HzScan *scan);       /* rec-natid.c: NATIONAL_ID (validated national ids) */
 void hz_rec_phone (HzScan *scan);       /* rec-phone.c */
 void hz_rec_secret (HzScan *scan);      /* rec-secret.c */
 void hz_rec_date (HzScan *scan);        /* rec-date.c */

@@ -20,6 +20,7 @@ static const char *const type_names[HZ_ENTITY_N_TYPES] = {
   [HZ_ENTITY_DATE_TIME] = "DATE_TIME",
   [HZ_ENTITY_US_SSN] = "US_SSN",
   [HZ_ENTITY_SECRET] = "SECRET",
+  [HZ_ENTITY_NATIONAL_ID] = "NATIONAL_ID",
 };
 
 const char *
@@ -405,6 +406,7 @@ run_rules (HzScan *scan)
   hz_rec_iban (scan);
   hz_rec_net (scan);
   hz_rec_ssn (scan);
+  hz_rec_natid (scan);
   hz_rec_phone (scan);
   hz_rec_secret (scan);
   hz_rec_date (scan);

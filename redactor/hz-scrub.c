@@ -2,7 +2,8 @@
  * consistent within one HzScrubber (one conversation). Pseudonyms use reserved ranges where
  * they exist (example.com/.org of RFC 2606, 192.0.2.0/24 of RFC 5737, 2001:db8::/32 of
  * RFC 3849, locally administered MAC addresses) and otherwise keep the shape of the
- * original (digits stay digits, separators and letter case stay). */
+ * original (digits stay digits, separators and letter case stay); fake national ids keep
+ * the shape and fail their check digit, so they are never a real person's number. */
 #include "hz-redact-private.h"
 
 #include <string.h>
@@ -147,6 +148,30 @@ fix_iban (GString *out, gsize from)
       }
 }
 
+/* Make the national id in out->str[from..] fail its format's check (hz_validate_national_id):
+ * from the last character backwards, try the other digits (or letters) in each place and
+ * keep the first that fails. A change of one character makes every check of rec-natid.c
+ * fail for most values (a check digit accepts one of ten), and the range checks (US ITIN
+ * groups, dates) fail for some value of an earlier place, so this ends with an invalid
+ * number of the same shape. */
+static void
+break_natid (GString *out, gsize from)
+{
+  for (gsize i = out->len; i-- > from && hz_validate_national_id (out->str + from, out->len - from);)
+    {
+      char c = out->str[i];
+      int span = hz_is_digit (c) ? 10 : g_ascii_isupper (c) || g_ascii_islower (c) ? 26 : 0;
+      char base = hz_is_digit (c) ? '0' : g_ascii_isupper (c) ? 'A' : 'a';
+      for (int k = 1; k < span; k++)
+        {
+          out->str[i] = base + (char) ((c - base + k) % span);
+          if (!hz_validate_national_id (out->str + from, out->len - from))
+            return;
+        }
+      out->str[i] = c;
+    }
+}
+
 static char *
 pseudonym (HzScrubber *self, HzEntityType type, const char *orig, gsize n, const char *key, guint num)
 {
@@ -199,6 +224,13 @@ pseudonym (HzScrubber *self, HzEntityType type, const char *orig, gsize n, const
       reshape (out, orig, n, &st, FALSE);
       if (type == HZ_ENTITY_US_SSN)
         out->str[0] = '9'; /* area 9xx is never issued as an SSN */
+      break;
+    case HZ_ENTITY_NATIONAL_ID:
+      /* same shape (separators kept, letters stay letters in their case, digits stay
+       * digits) but never a valid number of its format, so that a fake can never be a real
+       * person's number: its check digit (or range) is made to fail */
+      reshape (out, orig, n, &st, TRUE);
+      break_natid (out, 0);
       break;
     case HZ_ENTITY_LOCATION:
       g_string_append (out, fake_places[mix (&st) % G_N_ELEMENTS (fake_places)]);

@@ -10,7 +10,7 @@
 G_BEGIN_DECLS
 
 /** Labels of the eval taxonomy plus the redactor's extra ones, in table order. */
-#define HZ_EVAL_N_LABELS 15
+#define HZ_EVAL_N_LABELS 16
 extern const char *const hz_eval_labels[HZ_EVAL_N_LABELS];
 
 /** Whether label `l` (an index into hz_eval_labels) is personal data in itself

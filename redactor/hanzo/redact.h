@@ -16,8 +16,13 @@
 G_BEGIN_DECLS
 
 /** Entity types. The names returned by hz_entity_type_name() are the labels of the
- *  redactor-eval data format (`../shared/redactor-eval/README.md`), plus MAC_ADDRESS and
- *  SECRET which that taxonomy lacks. */
+ *  redactor-eval data format (`../shared/redactor-eval/README.md`), plus MAC_ADDRESS, SECRET
+ *  and NATIONAL_ID which that taxonomy lacks. Values are stable (stored in the vault): new
+ *  types are appended. NATIONAL_ID covers national identity numbers other than the US SSN
+ *  whose check digit or structure is validated (UK NHS and NINO, Canada SIN, US ITIN,
+ *  Netherlands BSN, German tax id, France NIR, Spain DNI/NIE, Italy codice fiscale, India
+ *  Aadhaar, Poland PESEL, Sweden personnummer, Finland HETU, Belgium national number,
+ *  Brazil CPF, Singapore NRIC/FIN; redactor/rec-natid.c, redactor/README.md). */
 typedef enum {
   HZ_ENTITY_NONE = 0,
   HZ_ENTITY_PERSON,
@@ -33,6 +38,7 @@ typedef enum {
   HZ_ENTITY_DATE_TIME,
   HZ_ENTITY_US_SSN,
   HZ_ENTITY_SECRET,
+  HZ_ENTITY_NATIONAL_ID,
   HZ_ENTITY_N_TYPES
 } HzEntityType;
 
@@ -220,6 +226,13 @@ gboolean hz_validate_iban (const char *s, gsize n);
 /** TRUE when area/group/serial follow the SSA rules: area not 000, 666 or 900-999, group not
  *  00, serial not 0000, and not one of the numbers the SSA voided after publication. */
 gboolean hz_validate_us_ssn (int area, int group, int serial);
+
+/** The recognizer name ("uk-nhs", "es-dni", ...; static) of the national identity number
+ *  format that all `n` bytes of `s` form, with its separators as the redactor accepts them
+ *  (e.g. "943 476 5919", "AB 12 34 56 C", "12345678Z"; letters upper case) and a valid
+ *  check digit or structure (redactor/rec-natid.c cites each format's specification), or
+ *  NULL. Context cues are not looked at. Pure; thread-safe. */
+const char *hz_validate_national_id (const char *s, gsize n);
 
 /** TRUE when `s` (`n` bytes, case-insensitive, without a trailing dot) is a top-level domain
  *  of the IANA root zone database (list compiled in; see redactor/data/SOURCE.md). */

@@ -98,6 +98,65 @@ test_bytes_outside_spans_kept (void)
   hz_redactor_free (r);
 }
 
+/* national ids: masks, numbered placeholders, and pseudonyms of the same shape that fail
+ * their format's check (never a real person's number) */
+static void
+test_national_id (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  g_autofree char *m = hz_redact_text (r, "NHS number 943 476 5919, DNI 12345678Z.", -1, HZ_SCRUB_MASK, NULL);
+  g_assert_cmpstr (m, ==, "NHS number [NATIONAL_ID], DNI [NATIONAL_ID].");
+
+  HzScrubber *num = hz_scrubber_new (HZ_SCRUB_NUMBERED, 0);
+  g_autofree char *a = scrub (r, num, "DNI 12345678Z, NIE X1234567L, again 12345678Z");
+  g_assert_cmpstr (a, ==, "DNI [NATIONAL_ID_1], NIE [NATIONAL_ID_2], again [NATIONAL_ID_1]");
+  g_assert_cmpstr (hz_scrubber_lookup (num, "[NATIONAL_ID_2]"), ==, "X1234567L");
+  hz_scrubber_free (num);
+
+  /* pseudonyms: the same shape (separators, letters, digits, case), never a valid number */
+  static const char *const ids[] = {
+    "943 476 5919", "AB 12 34 56 C", "912-70-1234", "12345678Z", "X1234567L", "RSSMRA85T10A562S",
+    "2345 6789 0124", "811218-9876", "131052-308T", "85.07.30-033.28", "529.982.247-25",
+    "S1234567D", "1 85 05 78 006 084 91", "2345.67.892", "86095742719", "44051401359",
+  };
+  static const char *const cue[] = {
+    "NHS ", "", "", "", "", "", "", "", "", "", "", "", "", "BSN ", "Steuer-ID ", "PESEL ",
+  };
+  for (guint64 seed = 0; seed < 8; seed++)
+    {
+      HzScrubber *ps = hz_scrubber_new (HZ_SCRUB_PSEUDONYM, seed);
+      for (gsize i = 0; i < G_N_ELEMENTS (ids); i++)
+        {
+          g_autofree char *text = g_strconcat (cue[i], ids[i], NULL);
+          g_assert_nonnull (hz_validate_national_id (ids[i], strlen (ids[i])));
+          g_autofree char *out = scrub (r, ps, text);
+          gsize cl = strlen (cue[i]), n = strlen (ids[i]);
+          g_assert_cmpuint (strlen (out), ==, cl + n);
+          g_assert_true (strncmp (out, cue[i], cl) == 0);
+          const char *fake = out + cl;
+          g_assert_cmpstr (fake, !=, ids[i]);
+          for (gsize k = 0; k < n; k++)
+            {
+              char o = ids[i][k], f = fake[k];
+              if (g_ascii_isdigit (o))
+                g_assert_true (g_ascii_isdigit (f));
+              else if (g_ascii_isupper (o))
+                g_assert_true (g_ascii_isupper (f));
+              else
+                g_assert_cmpint (f, ==, o);
+            }
+          if (hz_validate_national_id (fake, n))
+            g_error ("pseudonym %s of %s is a valid number", fake, ids[i]);
+          g_assert_cmpstr (hz_scrubber_lookup (ps, fake), ==, ids[i]);
+          /* consistent within the scrubber */
+          g_autofree char *again = scrub (r, ps, text);
+          g_assert_cmpstr (again, ==, out);
+        }
+      hz_scrubber_free (ps);
+    }
+  hz_redactor_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -106,5 +165,6 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/scrub/numbered", test_numbered);
   g_test_add_func ("/redact/scrub/pseudonym", test_pseudonym);
   g_test_add_func ("/redact/scrub/bytes-outside-spans", test_bytes_outside_spans_kept);
+  g_test_add_func ("/redact/scrub/national-id", test_national_id);
   return g_test_run ();
 }
