@@ -234,6 +234,11 @@ gboolean hz_names_describes_thing (const HzScan *scan, guint i);
  * Info:"): a word of the English word list or the not-a-name list, not a given name or
  * surname, right before a colon. It is no name and ends the name before it. Pure. */
 gboolean hz_names_field_label (const HzScan *scan, guint i);
+/* TRUE when an identifier found by an earlier recognizer (a validated or pattern candidate
+ * that is no name or place: NATIONAL_ID, US_SSN, PHONE, ...) starts right after byte e,
+ * past at most three spaces, ':' or '#': the word ending at e is its label ("Aadhaar 2345
+ * 6789 0124", "Steuer-ID: 86095742719"), not a name (rec-names.c). */
+gboolean hz_names_label_of_identifier (const HzScan *scan, gsize e);
 /* rec-names.c: end byte of a person's name that ends at byte `e`: with the period of a
  * generational suffix ("Clay Tice Jr.": "Jr", "Sr", "Jnr" or "Snr" as a word of its own right
  * before a '.' at `e`; the abbreviation's period belongs to the name, as in CoNLL-style

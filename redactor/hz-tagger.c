@@ -1028,6 +1028,11 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
              && !(scan->toks[j - 1].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))))
         j--;
     }
+  /* a word outside the name lists right before an identifier is its label ("Aadhaar:
+   * 2345 6789 0124") */
+  if (j == i + 1 && !(scan->toks[i].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME)))
+      && hz_names_label_of_identifier (scan, scan->toks[i].e))
+    return FALSE;
   /* a run after an '@' is an account name or no name at all: the rules decide */
   if (scan->has['@'] && hz_names_after_at (scan, &scan->toks[i]))
     return FALSE;

@@ -392,6 +392,23 @@ hz_names_person_end (const HzScan *scan, gsize e)
   return e;
 }
 
+gboolean
+hz_names_label_of_identifier (const HzScan *scan, gsize e)
+{
+  gsize p = e;
+  while (p < scan->len && p < e + 3 && (scan->text[p] == ' ' || scan->text[p] == ':' || scan->text[p] == '#'))
+    p++;
+  if (p == e && p < scan->len)
+    return FALSE;
+  for (guint c = 0; c < scan->cands->len; c++)
+    {
+      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
+      if (k->s == p && k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION)
+        return TRUE;
+    }
+  return FALSE;
+}
+
 static void
 add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, const char *rec)
 {
@@ -920,6 +937,10 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                             | HZ_WB (HZ_W_DOB_CUE) | HZ_WB (HZ_W_ADDR_CUE) | HZ_WB (HZ_W_MONTH)
                             | HZ_WB (HZ_W_WEEKDAY);
       if (t1->cls & field)
+        lone_not_person = TRUE;
+      /* a word outside the name lists right before an identifier is its label ("Aadhaar
+       * 2345 6789 0124", "Steuer-ID: 86095742719") */
+      if (!(t1->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) && hz_names_label_of_identifier (scan, word_end (scan, t1)))
         lone_not_person = TRUE;
       gsize tl = t1->e - t1->s;
       const char *ts = scan->text + t1->s;

@@ -45,6 +45,9 @@ static const Case cases[] = {
   /* a voided number is no SSN, nor a name to the tagger (fixed false PERSON) */
   { "Wrong IBAN DE89 3704 0044 0532 0130 01 here.\nSSN 078-05-1120 is famous; 000-12-3456 is invalid.",
     { { NULL } } },
+  /* the label of an identifier is no name, to the rules or the tagger (fixed false PERSON) */
+  { "Aadhaar: 2345 6789 0124 and Steuer-ID 86095742719",
+    { { "2345 6789 0124", "NATIONAL_ID" }, { "86095742719", "NATIONAL_ID" } } },
   /* an acronym of up to three capitals is no name, even one that spells a name (fixed
    * false PERSON) */
   { "Send the MAC now, the SAM module failed", { { NULL } } },
