@@ -200,6 +200,34 @@ static const char *const loc_cues[] = { "in", "from", "to", "near", "visit", "vi
                                         "towards", NULL };
 static const char *const loc_cues_weak[] = { "at", "via", "of", NULL };
 
+/* Verbs and nouns that take a person after "to" ("talked to X", "married to X", "a letter
+ * to X"): there "to" is no place cue */
+static const char *const to_person_words[] = {
+  "talk", "talks", "talked", "talking", "speak", "speaks", "spoke", "spoken", "speaking",
+  "said", "say", "says", "write", "writes", "wrote", "written", "writing", "reply", "replied",
+  "replies", "married", "marry", "engaged", "introduced", "introduce", "sent", "send", "sends",
+  "gave", "give", "gives", "given", "belongs", "belong", "belonged", "listen", "listened",
+  "listening", "reached", "explained", "complained", "apologized", "apologised", "reported",
+  "report", "letter", "note", "message", "email", "emailed", "texted", "wave", "waved",
+  "thanks", "thank", "according", "related", "sister", "brother", "son", "daughter", "wife",
+  "husband", "assistant", "deputy", "successor", "heir", "tribute", "dedicated", "addressed", "lent", "sold", "owe", "owed", "pass", "passed", "handed", "forwarded", NULL
+};
+
+/* Token i follows "to" after a word that takes a person there ("talked to | Jens Quenby") */
+static gboolean
+to_a_person (const HzScan *scan, guint i)
+{
+  if (i < 2 || !hz_token_is (scan, &scan->toks[i - 1], "to"))
+    return FALSE;
+  const HzToken *v = &scan->toks[i - 2];
+  if (!(v->flags & HZ_TOK_LOWER) || v->nchars > 11)
+    return FALSE;
+  for (const char *const *w = to_person_words; *w; w++)
+    if (hz_token_is (scan, v, *w))
+      return TRUE;
+  return FALSE;
+}
+
 /* Last words of a place name ("Mill Village", "Bashall Town", "Kent County") */
 static const char *const place_suffixes[] = { "village", "town", "city", "township", "borough",
                                               "county", "province", "district", "valley", "bay",
@@ -998,7 +1026,8 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
 
   /* a single unknown word right after "in", "near", ... is a place, not a person; after
    * "from", "to", "at" only a known place is */
-  gboolean loc_cue = !sent && hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE) && !title;
+  gboolean loc_cue = !sent && hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE) && !title
+                     && !to_a_person (scan, a + lo);
   gboolean weak_loc_cue = !sent && !title && (loc_cue || hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE_WEAK));
 
   /* "in Florence", "from Salem": a city name after a place cue */

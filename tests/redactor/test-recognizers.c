@@ -215,6 +215,9 @@ static const Case cases[] = {
   { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson played",
     { { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson", "PERSON" } } },
   { "It was signed by Colonel Wilbur L.", { { "Wilbur L.", "PERSON" } } },
+  /* "to" after a word that takes a person is no place cue (fixed false LOCATION) */
+  { "She was married to Orvald Brin for years", { { "Orvald Brin", "PERSON" } } },
+  { "He wrote a letter to Tamsin Ode last year", { { "Tamsin Ode", "PERSON" } } },
   /* names of other countries (international lists): given name + unknown surname */
   { "He was married to Anastasiya Korolenko after the war.", { { "Anastasiya Korolenko", "PERSON" } } },
   /* "St." opens a place's name, not a sentence (fixed false PERSON "Louis Eagles") */
