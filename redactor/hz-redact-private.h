@@ -119,6 +119,10 @@ typedef struct {
   HzToken *toks;
   guint n_toks;
   GArray *cands;   /* HzCand */
+  gsize *ident_starts;  /* sorted start bytes of the identifier candidates (validated or
+                         * pattern tier, no name or place) found before rec-names.c runs;
+                         * owned by the pipeline (hz-redact.c) */
+  guint n_ident_starts;
 } HzScan;
 
 /** TRUE when the text contains an ASCII digit (recognizers of numbers skip texts without). */
@@ -234,11 +238,16 @@ gboolean hz_names_describes_thing (const HzScan *scan, guint i);
  * Info:"): a word of the English word list or the not-a-name list, not a given name or
  * surname, right before a colon. It is no name and ends the name before it. Pure. */
 gboolean hz_names_field_label (const HzScan *scan, guint i);
-/* TRUE when an identifier found by an earlier recognizer (a validated or pattern candidate
- * that is no name or place: NATIONAL_ID, US_SSN, PHONE, ...) starts right after byte e,
- * past at most three spaces, ':' or '#': the word ending at e is its label ("Aadhaar 2345
- * 6789 0124", "Steuer-ID: 86095742719"), not a name (rec-names.c). */
-gboolean hz_names_label_of_identifier (const HzScan *scan, gsize e);
+/* TRUE when tokens [i, j) are all words of identifier cues (rec-natid.c's, "Aadhaar",
+ * "Steuer-ID", "Codice Fiscale", "HETU") and so a label, not a name: one that is also in
+ * the name lists ("Sin", "Nie") only right before an identifier found by an earlier
+ * recognizer (validated or pattern tier, no name or place; past at most three spaces, ':'
+ * or '#': "Sin Lee" stays a name, "SIN: 046 454 286" is a label). rec-names.c. */
+gboolean hz_names_identifier_label (const HzScan *scan, guint i, guint j);
+
+/* TRUE when token i is a word of one of rec-natid.c's cues ("aadhaar", "codice", "hetu"),
+ * in any case. rec-natid.c. */
+gboolean hz_natid_cue_word (const HzScan *scan, guint i);
 /* rec-names.c: end byte of a person's name that ends at byte `e`: with the period of a
  * generational suffix ("Clay Tice Jr.": "Jr", "Sr", "Jnr" or "Snr" as a word of its own right
  * before a '.' at `e`; the abbreviation's period belongs to the name, as in CoNLL-style

@@ -398,6 +398,43 @@ scratch_release (Scratch *sc)
 }
 
 /* the rule recognizers, in order (hz-redact-private.h lists them) */
+static int
+gsize_cmp (gconstpointer a, gconstpointer b)
+{
+  gsize x = *(const gsize *) a, y = *(const gsize *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* scan->ident_starts: the sorted start bytes of the identifiers found so far (validated or
+ * pattern tier, no name or place), for hz_names_identifier_label(); freed by scan_clear() */
+static void
+index_identifiers (HzScan *scan)
+{
+  guint n = 0;
+  for (guint c = 0; c < scan->cands->len; c++)
+    {
+      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
+      n += k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION;
+    }
+  scan->ident_starts = n ? g_new (gsize, n) : NULL;
+  scan->n_ident_starts = 0;
+  for (guint c = 0; c < scan->cands->len; c++)
+    {
+      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
+      if (k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION)
+        scan->ident_starts[scan->n_ident_starts++] = k->s;
+    }
+  if (n > 1)
+    qsort (scan->ident_starts, n, sizeof (gsize), gsize_cmp);
+}
+
+static void
+scan_clear (HzScan *scan)
+{
+  g_clear_pointer (&scan->ident_starts, g_free);
+  scan->n_ident_starts = 0;
+}
+
 static void
 run_rules (HzScan *scan)
 {
@@ -411,6 +448,7 @@ run_rules (HzScan *scan)
   hz_rec_secret (scan);
   hz_rec_date (scan);
   hz_rec_address (scan);
+  index_identifiers (scan);
   hz_rec_names (scan);
 }
 
@@ -432,6 +470,7 @@ hz_redactor_scan_rules (const HzRedactor *self, const char *text, gsize len, HzS
   scan.toks = scratch->toks;
   run_rules (&scan);
   hook (&scan, user_data);
+  scan_clear (&scan);
   scratch->cands = scan.cands;
   scratch_release (scratch);
 }
@@ -491,6 +530,7 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
   if ((flags & HZ_REDACT_MODEL) && self->model)
     hz_rec_model (&scan);
 
+  scan_clear (&scan);
   GArray *sel = resolve (&scan);
   res->n_spans = sel->len;
   res->spans = g_new0 (HzSpan, MAX (sel->len, 1));

@@ -148,16 +148,41 @@ fix_iban (GString *out, gsize from)
       }
 }
 
-/* Make the national id in out->str[from..] fail its format's check (hz_validate_national_id):
+/* TRUE when s[0..n) could be a real person's number: a valid national id of any format, or
+ * a valid US SSN written AAA-GG-SSSS, AAA GG SSSS or as 9 digits (a fake ITIN must not be a
+ * real SSN, nor a fake SSN a real ITIN) */
+static gboolean
+fake_is_real (const char *s, gsize n)
+{
+  if (hz_validate_national_id (s, n))
+    return TRUE;
+  char d[9];
+  gsize k = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      if (g_ascii_isdigit (s[i]) && k < 9)
+        d[k++] = s[i];
+      else if (!((s[i] == '-' || s[i] == ' ') && (i == 3 || i == 6)) || n != 11)
+        return FALSE;
+    }
+  if (k != 9 || (n != 9 && n != 11))
+    return FALSE;
+  return hz_validate_us_ssn ((d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0'), (d[3] - '0') * 10 + (d[4] - '0'),
+                             (d[5] - '0') * 1000 + (d[6] - '0') * 100 + (d[7] - '0') * 10 + (d[8] - '0'));
+}
+
+/* Make the national id in out->str[from..] fail its format's check (fake_is_real()):
  * from the last character backwards, try the other digits (or letters) in each place and
  * keep the first that fails. A change of one character makes every check of rec-natid.c
  * fail for most values (a check digit accepts one of ten), and the range checks (US ITIN
- * groups, dates) fail for some value of an earlier place, so this ends with an invalid
- * number of the same shape. */
+ * groups, dates) fail for some value of an earlier place. The one shape where no single
+ * change does it is the SSN's (a change of the area to 9xx makes an SSN an ITIN and back):
+ * there area 9xx with group 89, neither an SSN nor an ITIN (IRS ITIN groups 50-65, 70-88,
+ * 90-92, 94-99). So this ends with an invalid number of the same shape. */
 static void
 break_natid (GString *out, gsize from)
 {
-  for (gsize i = out->len; i-- > from && hz_validate_national_id (out->str + from, out->len - from);)
+  for (gsize i = out->len; i-- > from && fake_is_real (out->str + from, out->len - from);)
     {
       char c = out->str[i];
       int span = hz_is_digit (c) ? 10 : g_ascii_isupper (c) || g_ascii_islower (c) ? 26 : 0;
@@ -165,10 +190,17 @@ break_natid (GString *out, gsize from)
       for (int k = 1; k < span; k++)
         {
           out->str[i] = base + (char) ((c - base + k) % span);
-          if (!hz_validate_national_id (out->str + from, out->len - from))
+          if (!fake_is_real (out->str + from, out->len - from))
             return;
         }
       out->str[i] = c;
+    }
+  gsize n = out->len - from, g = n == 11 ? 4 : 3;
+  if ((n == 11 || n == 9) && fake_is_real (out->str + from, n))
+    {
+      out->str[from] = '9';
+      out->str[from + g] = '8';
+      out->str[from + g + 1] = '9';
     }
 }
 
@@ -223,7 +255,10 @@ pseudonym (HzScrubber *self, HzEntityType type, const char *orig, gsize n, const
     case HZ_ENTITY_US_SSN:
       reshape (out, orig, n, &st, FALSE);
       if (type == HZ_ENTITY_US_SSN)
-        out->str[0] = '9'; /* area 9xx is never issued as an SSN */
+        {
+          out->str[0] = '9'; /* area 9xx is never issued as an SSN */
+          break_natid (out, 0); /* and not a valid ITIN either (its group decides) */
+        }
       break;
     case HZ_ENTITY_NATIONAL_ID:
       /* same shape (separators kept, letters stay letters in their case, digits stay

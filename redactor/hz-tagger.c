@@ -430,7 +430,8 @@ byte_before (const HzScan *scan, gsize pos)
 }
 
 /* TRUE when the bytes between two tokens can sit inside one name: spaces, and a dot, hyphen
- * or apostrophe ("M . Night", "Jean-Luc", "O' Neil"); a comma, bracket, quote, '&' or
+ * or an apostrophe right after the first token ("M . Night", "Jean-Luc", "O' Neil"); a
+ * comma, bracket, quote (an apostrophe that opens one: "William 'Buckshot' May"), '&' or
  * sentence punctuation separates two names ("Levin , Hien") */
 static gboolean
 joins_name (const HzScan *scan, gsize a, gsize b)
@@ -438,7 +439,7 @@ joins_name (const HzScan *scan, gsize a, gsize b)
   for (gsize k = a; k < b; k++)
     {
       char c = scan->text[k];
-      if (c != ' ' && c != '.' && c != '-' && c != '\'')
+      if (c != ' ' && c != '.' && c != '-' && !(c == '\'' && k == a))
         return FALSE;
     }
   return TRUE;
@@ -1028,10 +1029,8 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
              && !(scan->toks[j - 1].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))))
         j--;
     }
-  /* a word outside the name lists right before an identifier is its label ("Aadhaar:
-   * 2345 6789 0124") */
-  if (j == i + 1 && !(scan->toks[i].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME)))
-      && hz_names_label_of_identifier (scan, scan->toks[i].e))
+  /* the label of an identifier ("Aadhaar: 2345 6789 0124", "HETU 131052-308T") */
+  if (hz_names_identifier_label (scan, i, j))
     return FALSE;
   /* a run after an '@' is an account name or no name at all: the rules decide */
   if (scan->has['@'] && hz_names_after_at (scan, &scan->toks[i]))

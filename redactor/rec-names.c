@@ -420,23 +420,6 @@ hz_names_person_end (const HzScan *scan, gsize e)
   return e;
 }
 
-gboolean
-hz_names_label_of_identifier (const HzScan *scan, gsize e)
-{
-  gsize p = e;
-  while (p < scan->len && p < e + 3 && (scan->text[p] == ' ' || scan->text[p] == ':' || scan->text[p] == '#'))
-    p++;
-  if (p == e && p < scan->len)
-    return FALSE;
-  for (guint c = 0; c < scan->cands->len; c++)
-    {
-      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
-      if (k->s == p && k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION)
-        return TRUE;
-    }
-  return FALSE;
-}
-
 static void
 add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, const char *rec)
 {
@@ -608,6 +591,53 @@ tok_among (const HzScan *scan, guint i, const char *const *words)
     if (hz_token_is (scan, &scan->toks[i], *w))
       return TRUE;
   return FALSE;
+}
+
+/* an identifier starts right after byte e, past at most three spaces, ':' or '#' (binary
+ * search of scan->ident_starts) */
+static gboolean
+identifier_after (const HzScan *scan, gsize e)
+{
+  gsize p = e;
+  while (p < scan->len && p < e + 3 && (scan->text[p] == ' ' || scan->text[p] == ':' || scan->text[p] == '#'))
+    p++;
+  if (p == e && p < scan->len)
+    return FALSE;
+  guint lo = 0, hi = scan->n_ident_starts;
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+      if (scan->ident_starts[mid] < p)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < scan->n_ident_starts && scan->ident_starts[lo] == p;
+}
+
+gboolean
+hz_names_identifier_label (const HzScan *scan, guint i, guint j)
+{
+  static const char *const between[] = { "is", "was", "number", "no", "nr", "num", NULL };
+  gboolean listed = FALSE;
+  for (guint k = i; k < j; k++)
+    {
+      if (!hz_natid_cue_word (scan, k))
+        return FALSE;
+      /* in capitals, as such labels are written ("HETU", "NINO"), even a word of the name
+       * lists is the label */
+      listed |= (scan->toks[k].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0
+                && !(scan->toks[k].flags & HZ_TOK_UPPER && scan->toks[k].nchars > 1);
+    }
+  if (i >= j)
+    return FALSE;
+  if (!listed)
+    return TRUE;
+  /* "Sin: 046 454 286", "Nino number 12..." */
+  guint k = j;
+  while (k < scan->n_toks && k < j + 2 && tok_among (scan, k, between))
+    k++;
+  return identifier_after (scan, word_end (scan, &scan->toks[k - 1]));
 }
 
 static gboolean
@@ -966,10 +996,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                             | HZ_WB (HZ_W_WEEKDAY);
       if (t1->cls & field)
         lone_not_person = TRUE;
-      /* a word outside the name lists right before an identifier is its label ("Aadhaar
-       * 2345 6789 0124", "Steuer-ID: 86095742719") */
-      if (!(t1->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) && hz_names_label_of_identifier (scan, word_end (scan, t1)))
-        lone_not_person = TRUE;
+
       gsize tl = t1->e - t1->s;
       const char *ts = scan->text + t1->s;
       gboolean named = (t1->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;
@@ -1000,6 +1027,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   for (guint k = lo; k < hi; k++)
     if (hz_tok_in (&scan->toks[a + k], HZ_W_NOT_NAME) && !title)
       return;
+  /* the label of an identifier ("Aadhaar: 2345 6789 0124", "Codice Fiscale RSSMRA...") */
+  if (!title && hz_names_identifier_label (scan, a + lo, a + hi))
+    return;
   Word *f = &w[lo], *l = &w[hi - 1];
   gsize s = f->s, e = l->e;
   gboolean sent = (scan->toks[a + lo].flags & HZ_TOK_SENT) != 0;

@@ -780,3 +780,24 @@ hz_validate_national_id (const char *s, gsize n)
       }
   return NULL;
 }
+
+gboolean
+hz_natid_cue_word (const HzScan *scan, guint i)
+{
+  const HzToken *tk = &scan->toks[i];
+  gsize tn = tk->e - tk->s;
+  if (!(tk->flags & (HZ_TOK_ALPHA | HZ_TOK_CAP | HZ_TOK_UPPER | HZ_TOK_LOWER)) || tn > 32)
+    return FALSE;
+  for (gsize f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (const char *const *c = formats[f].cues; *c; c++)
+      for (const char *w = *c; *w;)
+        {
+          const char *sp = strchr (w, ' ');
+          gsize wn = sp ? (gsize) (sp - w) : strlen (w);
+          /* a lower-case form of another byte length is never one of these words */
+          if (wn == tn && token_is_word (scan, tk, w, wn))
+            return TRUE;
+          w += wn + (sp ? 1 : 0);
+        }
+  return FALSE;
+}

@@ -608,8 +608,10 @@ hz_cmd_redact (int argc, char **argv)
   int model_tokens = G_MININT;   /* not given */
   g_auto (GStrv) eval = NULL;
   gboolean json = FALSE;
+  g_autofree char *seed_str = NULL;
   GOptionEntry entries[] = {
     { "mode", 'm', 0, G_OPTION_ARG_STRING, &mode_str, "Scrub mode: mask (default), numbered, pseudonym", "MODE" },
+    { "seed", 0, 0, G_OPTION_ARG_STRING, &seed_str, "With -m pseudonym: the same fakes for the same SEED (default: a random seed, other fakes on every run)", "SEED" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print the spans and the scrubbed text as JSON", NULL },
     { "jsonl", 0, 0, G_OPTION_ARG_FILENAME, &jsonl, "Read redactor-eval records, write them with predicted spans", "IN.jsonl" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the output (of any mode) to FILE instead of stdout; a regular file is replaced only when complete", "FILE" },
@@ -654,6 +656,22 @@ hz_cmd_redact (int argc, char **argv)
     }
   if (output && pred && g_strcmp0 (output, pred) == 0)
     return usage_error ("-o must not be the --pred file");
+  guint64 seed = 0;
+  if (seed_str)
+    {
+      if (jsonl || eval || g_strcmp0 (mode_str, "pseudonym") != 0)
+        return usage_error ("--seed is for -m pseudonym");
+      if (!g_ascii_string_to_unsigned (seed_str, 10, 0, G_MAXUINT64, &seed, &err))
+        {
+          fprintf (stderr, "hanzo redact: --seed: %s\n", err->message);
+          g_error_free (err);
+          return 2;
+        }
+    }
+  else
+    /* a fixed seed would give every user the same fakes, and a table from fakes back to
+     * low-entropy originals (a national id, a birth date) could be built from the binary */
+    seed = (guint64) g_random_int () << 32 | g_random_int ();
   HzScrubMode mode = HZ_SCRUB_MASK;
   if (mode_str)
     {
@@ -727,7 +745,7 @@ hz_cmd_redact (int argc, char **argv)
                  (gsize) (bad_at - text));
       HzRedaction *res = hz_redactor_analyze (r, text, -1, HZ_REDACT_UTF8_REPLACE | flags, &err);
       g_clear_pointer (&text, g_free);   /* res->text is the (repaired) copy */
-      HzScrubber *sc = hz_scrubber_new (mode, 0);
+      HzScrubber *sc = hz_scrubber_new (mode, seed);
       g_autofree char *scrubbed = hz_scrubber_scrub (sc, res);
       if (json)
         write_redaction_json (out.fp, res, scrubbed);

@@ -157,6 +157,34 @@ test_national_id (void)
   hz_redactor_free (r);
 }
 
+/* fake SSNs and ITINs (one shape, AAA-GG-SSSS) are neither: re-analysing the scrubbed text
+ * finds no US_SSN and no NATIONAL_ID (a fake ITIN made by changing one digit could be a
+ * real SSN, and a fake SSN with area 9xx a real ITIN) */
+static void
+test_ssn_itin_fakes (void)
+{
+  HzRedactor *r = hz_redactor_new (NULL);
+  static const char *const texts[] = {
+    "ITIN 978-94-5445", "itin 912-70-1234", "SSN 429-09-3944", "ssn 536-22-1234", "ITIN 900-70-0001",
+  };
+  for (guint64 seed = 0; seed < 64; seed++)
+    {
+      HzScrubber *ps = hz_scrubber_new (HZ_SCRUB_PSEUDONYM, seed);
+      for (gsize i = 0; i < G_N_ELEMENTS (texts); i++)
+        {
+          g_autofree char *out = scrub (r, ps, texts[i]);
+          g_assert_cmpuint (strlen (out), ==, strlen (texts[i]));
+          HzRedaction *res = hz_redactor_analyze (r, out, -1, 0, NULL);
+          if (res->n_spans > 0)
+            g_error ("the pseudonym of \"%s\" (seed %" G_GUINT64_FORMAT ") is a valid %s: %s", texts[i], seed,
+                     hz_entity_type_name (res->spans[0].type), out);
+          hz_redaction_free (res);
+        }
+      hz_scrubber_free (ps);
+    }
+  hz_redactor_free (r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -166,5 +194,6 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/scrub/pseudonym", test_pseudonym);
   g_test_add_func ("/redact/scrub/bytes-outside-spans", test_bytes_outside_spans_kept);
   g_test_add_func ("/redact/scrub/national-id", test_national_id);
+  g_test_add_func ("/redact/scrub/ssn-itin-fakes", test_ssn_itin_fakes);
   return g_test_run ();
 }
