@@ -45,9 +45,14 @@ static const Case cases[] = {
   /* a voided number is no SSN, nor a name to the tagger (fixed false PERSON) */
   { "Wrong IBAN DE89 3704 0044 0532 0130 01 here.\nSSN 078-05-1120 is famous; 000-12-3456 is invalid.",
     { { NULL } } },
-  /* the label of an identifier is no name, to the rules or the tagger (fixed false PERSON) */
+  /* the label of an identifier is no name, to the rules or the tagger (fixed false PERSON);
+   * labels are the national ids' cue words: a name before a phone number stays a name
+   * (fixed miss) */
   { "Aadhaar: 2345 6789 0124 and Steuer-ID 86095742719",
     { { "2345 6789 0124", "NATIONAL_ID" }, { "86095742719", "NATIONAL_ID" } } },
+  { "My HETU is 131052-308T, Codice Fiscale: RSSMRA85T10A562S",
+    { { "131052-308T", "NATIONAL_ID" }, { "RSSMRA85T10A562S", "NATIONAL_ID" } } },
+  { "Please call Zorbin 555-867-5309 tomorrow.", { { "Zorbin", "PERSON" }, { "555-867-5309", "PHONE" } } },
   /* an acronym of up to three capitals is no name, even one that spells a name (fixed
    * false PERSON) */
   { "Send the MAC now, the SAM module failed", { { NULL } } },
