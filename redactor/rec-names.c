@@ -183,7 +183,10 @@ static const char *const org_words[] = {
   "movement", "legion", "squadron", "fleet", "cup", "open", "grand", "prix", "marathon",
   "olympics", "games", "tournament", "expo", "conference", "summit", "commune", "suburb",
   "chain", "convention", "brand", "manufacturer", "retailer", "label", "genus", "species",
-  "municipality", NULL,
+  "municipality", "analytics", "consulting", "consultants", "logistics", "insurance", "bakery",
+  "foods", "brewing", "brewery", "pharma", "therapeutics", "biotech", "robotics", "energy",
+  "telecom", "communications", "properties", "realty", "investments", "advisors", "associates",
+  "architects", "engineering", "construction", "cafe", "restaurant", "bistro", "salon", NULL,
 };
 
 /* Calendar words are never names on their own ("before Friday"). */

@@ -220,6 +220,8 @@ static const Case cases[] = {
   { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson played",
     { { "Joe \xe2\x80\x9cShoeless\xe2\x80\x9d Jackson", "PERSON" } } },
   { "It was signed by Colonel Wilbur L.", { { "Wilbur L.", "PERSON" } } },
+  /* business words name firms (fixed false PERSON) */
+  { "Greenbridge Analytics hired Ilse Brandvik", { { "Ilse Brandvik", "PERSON" } } },
   /* "to" after a word that takes a person is no place cue (fixed false LOCATION) */
   { "She was married to Orvald Brin for years", { { "Orvald Brin", "PERSON" } } },
   { "He wrote a letter to Tamsin Ode last year", { { "Tamsin Ode", "PERSON" } } },
