@@ -781,23 +781,48 @@ hz_validate_national_id (const char *s, gsize n)
   return NULL;
 }
 
+static int
+u64_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The sorted hashes (hz_key_hash() of the lower-case word, as the tokenizer computes each
+ * token's) of every word of every cue of the table, built once. */
+static const guint64 *
+cue_word_hashes (guint *n_out)
+{
+  static guint64 *hashes;
+  static guint n;
+  if (g_once_init_enter (&hashes))
+    {
+      GArray *a = g_array_new (FALSE, FALSE, sizeof (guint64));
+      for (gsize f = 0; f < G_N_ELEMENTS (formats); f++)
+        for (const char *const *c = formats[f].cues; *c; c++)
+          for (const char *w = *c; *w;)
+            {
+              const char *sp = strchr (w, ' ');
+              gsize wn = sp ? (gsize) (sp - w) : strlen (w);
+              guint64 h = hz_key_hash (w, wn);
+              g_array_append_val (a, h);
+              w += wn + (sp ? 1 : 0);
+            }
+      g_array_sort (a, u64_cmp);
+      n = a->len;
+      g_once_init_leave (&hashes, (guint64 *) g_array_free (a, FALSE));
+    }
+  *n_out = n;
+  return hashes;
+}
+
 gboolean
 hz_natid_cue_word (const HzScan *scan, guint i)
 {
-  const HzToken *tk = &scan->toks[i];
-  gsize tn = tk->e - tk->s;
-  if (!(tk->flags & (HZ_TOK_ALPHA | HZ_TOK_CAP | HZ_TOK_UPPER | HZ_TOK_LOWER)) || tn > 32)
+  guint64 h = scan->toks[i].hash;
+  if (h == 0)
     return FALSE;
-  for (gsize f = 0; f < G_N_ELEMENTS (formats); f++)
-    for (const char *const *c = formats[f].cues; *c; c++)
-      for (const char *w = *c; *w;)
-        {
-          const char *sp = strchr (w, ' ');
-          gsize wn = sp ? (gsize) (sp - w) : strlen (w);
-          /* a lower-case form of another byte length is never one of these words */
-          if (wn == tn && token_is_word (scan, tk, w, wn))
-            return TRUE;
-          w += wn + (sp ? 1 : 0);
-        }
-  return FALSE;
+  guint n;
+  const guint64 *hs = cue_word_hashes (&n);
+  return bsearch (&h, hs, n, sizeof (guint64), u64_cmp) != NULL;
 }
