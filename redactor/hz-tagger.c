@@ -121,6 +121,9 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
   if (memcmp (p, HZ_TAGGER_MAGIC, 8) != 0)
     BAD ("not a weights file (bad magic)");
   guint32 version = rd32 (p + 8);
+  if (version > HZ_TAGGER_VERSION)
+    BAD ("format version %u, written by a newer build; this build reads version %u", version,
+         HZ_TAGGER_VERSION);
   if (version != HZ_TAGGER_VERSION)
     BAD ("format version %u, this build reads version %u (retrain with train-person-tagger)", version,
          HZ_TAGGER_VERSION);

@@ -320,6 +320,20 @@ test_hostile (void)
   do { memcpy (q, p, n); stmt; expect_bad (q, n, what); } while (0)
   MUTATE (q[0] = 'X', "magic");
   MUTATE (put32 (q + 8, HZ_TAGGER_VERSION + 1), "future version");
+  {
+    /* a newer file asks for a newer build, an older one for retraining */
+    memcpy (q, p, n);
+    put32 (q + 8, HZ_TAGGER_VERSION + 1);
+    g_autoptr (GBytes) b = g_bytes_new (q, n);
+    g_autoptr (GError) error = NULL;
+    g_assert_null (hz_tagger_new_from_bytes (b, &error));
+    g_assert_nonnull (strstr (error->message, "newer build"));
+    put32 (q + 8, HZ_TAGGER_VERSION - 1);
+    g_autoptr (GBytes) b2 = g_bytes_new (q, n);
+    g_clear_error (&error);
+    g_assert_null (hz_tagger_new_from_bytes (b2, &error));
+    g_assert_nonnull (strstr (error->message, "retrain"));
+  }
   MUTATE (put32 (q + 8, 1), "version 1 (other header layout)");
   MUTATE (put32 (q + 8, 2), "version 2 (dense payload)");
   MUTATE (put32 (q + 8, 3), "version 3 (three tags)");
