@@ -56,11 +56,6 @@ hzk_mma_s8_16832 (int a0, int a1, int a2, int a3, int b0, int b1, int c[4])
 #endif
 }
 
-/** The dp4a / sdot4 tile (AMD, NVIDIA before sm_80, HZ_GPU_MMQ=dp4a): tile (bx, by) of
- *  the product, rows 64·bx.., tokens 32·by.. of n_tok; each thread 4 rows × 4 tokens.
- *  Token t's activations are row tok_row[t] of aq/am (tok_row NULL: row t), its output
- *  row t of y. kernels/moe.hip runs it on an expert's weights and the tokens routed to it.
- *  All HZK_MM_THREADS threads of the block must call it. */
 /** Stores one thread's accumulators of a tile of the SIMT kernels (qmmq_tile_dp4a,
  *  qmmf_tile): acc[i][c] is row row0 + tr + 16·i, token tok0 + tc + 8·c of y (token-major,
  *  ldy floats per token); rows >= n_rows and tokens >= n_tok are left out. */
@@ -82,6 +77,11 @@ hzk_mm_store_tile (const float (&acc)[HZK_MM_TM][HZK_MM_TN], float *HZK_RESTRICT
     }
 }
 
+/** The dp4a / sdot4 tile (AMD, NVIDIA before sm_80, HZ_GPU_MMQ=dp4a): tile (bx, by) of
+ *  the product, rows 64·bx.., tokens 32·by.. of n_tok; each thread 4 rows × 4 tokens.
+ *  Token t's activations are row tok_row[t] of aq/am (tok_row NULL: row t), its output
+ *  row t of y. kernels/moe.hip runs it on an expert's weights and the tokens routed to it.
+ *  All HZK_MM_THREADS threads of the block must call it. */
 template <int W>
 static __device__ __forceinline__ void
 qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
