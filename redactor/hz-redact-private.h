@@ -119,11 +119,19 @@ typedef struct {
   HzToken *toks;
   guint n_toks;
   GArray *cands;   /* HzCand */
-  gsize *ident_starts;  /* sorted start bytes of the identifier candidates (validated or
+  guint64 *ident_starts;  /* sorted start bytes of the identifier candidates (validated or
                          * pattern tier, no name or place) found before rec-names.c runs;
                          * owned by the pipeline (hz-redact.c) */
   guint n_ident_starts;
 } HzScan;
+
+/** Orders two guint64 (qsort(), bsearch(), g_array_sort() comparator). */
+static inline int
+hz_u64_cmp (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
 
 /** TRUE when the text contains an ASCII digit (recognizers of numbers skip texts without). */
 static inline gboolean

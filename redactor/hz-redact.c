@@ -299,7 +299,7 @@ resolve (HzScan *scan)
             }
           HzCand *q = i + 1 < out->len ? &g_array_index (out, HzCand, i + 1) : NULL;
           if (q && p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON && q->type == HZ_ENTITY_PERSON
-              && nickname_between (scan, p->e, q->s) && k->e <= q->s)
+              && nickname_between (scan, p->e, q->s))
             {
               p->e = q->e;
               p->score = MAX (p->score, MAX (k->score, q->score));
@@ -397,26 +397,12 @@ scratch_release (Scratch *sc)
     }
 }
 
-/* the rule recognizers, in order (hz-redact-private.h lists them) */
-static int
-gsize_cmp (gconstpointer a, gconstpointer b)
-{
-  gsize x = *(const gsize *) a, y = *(const gsize *) b;
-  return x < y ? -1 : x > y;
-}
-
 /* scan->ident_starts: the sorted start bytes of the identifiers found so far (validated or
  * pattern tier, no name or place), for hz_names_identifier_label(); freed by scan_clear() */
 static void
 index_identifiers (HzScan *scan)
 {
-  guint n = 0;
-  for (guint c = 0; c < scan->cands->len; c++)
-    {
-      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
-      n += k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION;
-    }
-  scan->ident_starts = n ? g_new (gsize, n) : NULL;
+  scan->ident_starts = scan->cands->len ? g_new (guint64, scan->cands->len) : NULL;
   scan->n_ident_starts = 0;
   for (guint c = 0; c < scan->cands->len; c++)
     {
@@ -424,8 +410,8 @@ index_identifiers (HzScan *scan)
       if (k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION)
         scan->ident_starts[scan->n_ident_starts++] = k->s;
     }
-  if (n > 1)
-    qsort (scan->ident_starts, n, sizeof (gsize), gsize_cmp);
+  if (scan->n_ident_starts > 1)
+    qsort (scan->ident_starts, scan->n_ident_starts, sizeof (guint64), hz_u64_cmp);
 }
 
 static void
@@ -435,6 +421,7 @@ scan_clear (HzScan *scan)
   scan->n_ident_starts = 0;
 }
 
+/* the rule recognizers, in order (hz-redact-private.h lists them) */
 static void
 run_rules (HzScan *scan)
 {

@@ -156,17 +156,22 @@ fake_is_real (const char *s, gsize n)
 {
   if (hz_validate_national_id (s, n))
     return TRUE;
+  if (n != 9 && n != 11)
+    return FALSE;
   char d[9];
   gsize k = 0;
   for (gsize i = 0; i < n; i++)
     {
-      if (g_ascii_isdigit (s[i]) && k < 9)
+      if (n == 11 && (i == 3 || i == 6))
+        {
+          if (s[i] != '-' && s[i] != ' ')
+            return FALSE;
+        }
+      else if (g_ascii_isdigit (s[i]))
         d[k++] = s[i];
-      else if (!((s[i] == '-' || s[i] == ' ') && (i == 3 || i == 6)) || n != 11)
+      else
         return FALSE;
     }
-  if (k != 9 || (n != 9 && n != 11))
-    return FALSE;
   return hz_validate_us_ssn ((d[0] - '0') * 100 + (d[1] - '0') * 10 + (d[2] - '0'), (d[3] - '0') * 10 + (d[4] - '0'),
                              (d[5] - '0') * 1000 + (d[6] - '0') * 100 + (d[7] - '0') * 10 + (d[8] - '0'));
 }

@@ -172,7 +172,8 @@ unit_part (const HzScan *scan, guint k)
   return j;
 }
 
-/* The token's bytes match `pat`: 'A' an upper-case ASCII letter, '9' a digit, '?' either. */
+/* The token's bytes match `pat`: 'A' an upper-case ASCII letter, '9' a digit, '?' either,
+ * any other character itself. */
 static gboolean
 tok_shape (const HzScan *scan, const HzToken *t, const char *pat)
 {
@@ -183,7 +184,8 @@ tok_shape (const HzScan *scan, const HzToken *t, const char *pat)
     {
       char c = scan->text[t->s + q];
       gboolean up = c >= 'A' && c <= 'Z', dig = hz_is_digit (c);
-      if ((pat[q] == 'A' && !up) || (pat[q] == '9' && !dig) || (pat[q] == '?' && !up && !dig))
+      if ((pat[q] == 'A' && !up) || (pat[q] == '9' && !dig) || (pat[q] == '?' && !up && !dig)
+          || (pat[q] != 'A' && pat[q] != '9' && pat[q] != '?' && c != pat[q]))
         return FALSE;
     }
   return TRUE;
@@ -427,8 +429,7 @@ us_state_zip (const HzScan *scan, guint k)
                                "MO MT NE NV NH NJ NM NY NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI "
                                "WY PR GU VI AS MP";
   const HzToken *st = &scan->toks[k];
-  if (k == 0 || k + 1 >= scan->n_toks || !(st->flags & HZ_TOK_UPPER) || !(st->flags & HZ_TOK_ALPHA)
-      || st->e - st->s != 2 || !is_name (&scan->toks[k - 1]))
+  if (k == 0 || k + 1 >= scan->n_toks || !tok_shape (scan, st, "AA") || !is_name (&scan->toks[k - 1]))
     return k;
   const char *t = scan->text;
   gboolean listed = FALSE;
@@ -441,11 +442,7 @@ us_state_zip (const HzScan *scan, guint k)
   const HzToken *z = &scan->toks[k + 1];
   if (z->s != st->e + 1 || t[st->e] != ' ')
     return k;
-  gboolean zip5 = (z->flags & HZ_TOK_DIGIT) && z->nchars == 5;
-  gboolean zip9 = z->e - z->s == 10 && t[z->s + 5] == '-';
-  for (gsize q = z->s; zip9 && q < z->e; q++)
-    zip9 = q == z->s + 5 || hz_is_digit (t[q]);
-  if (!zip5 && !zip9)
+  if (!tok_shape (scan, z, "99999") && !tok_shape (scan, z, "99999-9999"))
     return k;
   /* "IL 62704" ends there ("IL 62704.5" is no ZIP code) */
   if (z->e < scan->len && (hz_is_alnum_ascii (t[z->e]) || (t[z->e] == '.' && z->e + 1 < scan->len && hz_is_digit (t[z->e + 1]))))

@@ -213,23 +213,9 @@ static const char *const to_person_words[] = {
   "listening", "reached", "explained", "complained", "apologized", "apologised", "reported",
   "report", "letter", "note", "message", "email", "emailed", "texted", "wave", "waved",
   "thanks", "thank", "according", "related", "sister", "brother", "son", "daughter", "wife",
-  "husband", "assistant", "deputy", "successor", "heir", "tribute", "dedicated", "addressed", "lent", "sold", "owe", "owed", "pass", "passed", "handed", "forwarded", NULL
+  "husband", "assistant", "deputy", "successor", "heir", "tribute", "dedicated", "addressed",
+  "lent", "sold", "owe", "owed", "pass", "passed", "handed", "forwarded", NULL
 };
-
-/* Token i follows "to" after a word that takes a person there ("talked to | Jens Quenby") */
-static gboolean
-to_a_person (const HzScan *scan, guint i)
-{
-  if (i < 2 || !hz_token_is (scan, &scan->toks[i - 1], "to"))
-    return FALSE;
-  const HzToken *v = &scan->toks[i - 2];
-  if (!(v->flags & HZ_TOK_LOWER) || v->nchars > 11)
-    return FALSE;
-  for (const char *const *w = to_person_words; *w; w++)
-    if (hz_token_is (scan, v, *w))
-      return TRUE;
-  return FALSE;
-}
 
 /* Last words of a place name ("Mill Village", "Bashall Town", "Kent County") */
 static const char *const place_suffixes[] = { "village", "town", "city", "township", "borough",
@@ -596,6 +582,15 @@ tok_among (const HzScan *scan, guint i, const char *const *words)
   return FALSE;
 }
 
+/* Token i follows "to" after a lower-case word that takes a person there ("talked to | Jens
+ * Quenby") */
+static gboolean
+to_a_person (const HzScan *scan, guint i)
+{
+  return i >= 2 && hz_token_is (scan, &scan->toks[i - 1], "to") && (scan->toks[i - 2].flags & HZ_TOK_LOWER)
+         && tok_among (scan, i - 2, to_person_words);
+}
+
 /* an identifier starts right after byte e, past at most three spaces, ':' or '#' (binary
  * search of scan->ident_starts) */
 static gboolean
@@ -604,24 +599,18 @@ identifier_after (const HzScan *scan, gsize e)
   gsize p = e;
   while (p < scan->len && p < e + 3 && (scan->text[p] == ' ' || scan->text[p] == ':' || scan->text[p] == '#'))
     p++;
-  if (p == e && p < scan->len)
+  if ((p == e && p < scan->len) || scan->n_ident_starts == 0)
     return FALSE;
-  guint lo = 0, hi = scan->n_ident_starts;
-  while (lo < hi)
-    {
-      guint mid = lo + (hi - lo) / 2;
-      if (scan->ident_starts[mid] < p)
-        lo = mid + 1;
-      else
-        hi = mid;
-    }
-  return lo < scan->n_ident_starts && scan->ident_starts[lo] == p;
+  guint64 key = p;
+  return bsearch (&key, scan->ident_starts, scan->n_ident_starts, sizeof (guint64), hz_u64_cmp) != NULL;
 }
 
 gboolean
 hz_names_identifier_label (const HzScan *scan, guint i, guint j)
 {
   static const char *const between[] = { "is", "was", "number", "no", "nr", "num", NULL };
+  if (i >= j)
+    return FALSE;
   gboolean listed = FALSE;
   for (guint k = i; k < j; k++)
     {
@@ -632,8 +621,6 @@ hz_names_identifier_label (const HzScan *scan, guint i, guint j)
       listed |= (scan->toks[k].cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0
                 && !(scan->toks[k].flags & HZ_TOK_UPPER && scan->toks[k].nchars > 1);
     }
-  if (i >= j)
-    return FALSE;
   if (!listed)
     return TRUE;
   /* "Sin: 046 454 286", "Nino number 12..." */
@@ -999,7 +986,6 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                             | HZ_WB (HZ_W_WEEKDAY);
       if (t1->cls & field)
         lone_not_person = TRUE;
-
       gsize tl = t1->e - t1->s;
       const char *ts = scan->text + t1->s;
       gboolean named = (t1->cls & (HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME))) != 0;

@@ -631,7 +631,7 @@ phone_or_card_cue_before (const HzScan *scan, guint ti)
         continue;
       gboolean gen = FALSE;
       for (gsize g = 0; g < G_N_ELEMENTS (generic) && !gen; g++)
-        gen = token_is_word (scan, tk, generic[g], strlen (generic[g]));
+        gen = hz_token_is (scan, tk, generic[g]);
       if (!gen)
         return TRUE;
     }
@@ -781,13 +781,6 @@ hz_validate_national_id (const char *s, gsize n)
   return NULL;
 }
 
-static int
-u64_cmp (gconstpointer a, gconstpointer b)
-{
-  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
-  return x < y ? -1 : x > y;
-}
-
 /* The sorted hashes (hz_key_hash() of the lower-case word, as the tokenizer computes each
  * token's) of every word of every cue of the table, built once. */
 static const guint64 *
@@ -808,7 +801,7 @@ cue_word_hashes (guint *n_out)
               g_array_append_val (a, h);
               w += wn + (sp ? 1 : 0);
             }
-      g_array_sort (a, u64_cmp);
+      g_array_sort (a, hz_u64_cmp);
       n = a->len;
       g_once_init_leave (&hashes, (guint64 *) g_array_free (a, FALSE));
     }
@@ -824,5 +817,5 @@ hz_natid_cue_word (const HzScan *scan, guint i)
     return FALSE;
   guint n;
   const guint64 *hs = cue_word_hashes (&n);
-  return bsearch (&h, hs, n, sizeof (guint64), u64_cmp) != NULL;
+  return bsearch (&h, hs, n, sizeof (guint64), hz_u64_cmp) != NULL;
 }
