@@ -1079,7 +1079,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
    * (another kind of entity: "in Hesse, Germany"), except a listed given name that is no
    * place with a capitalised word after it. In every mode a repeat of a name ("... Faina D. Yefremova's
    * Tales. Early Yefremova") stays when the name itself is tagged or kept, and a name with a
-   * non-ASCII letter is never vetoed. */
+   * non-ASCII letter or a title before it ("Miss Ramos") is never vetoed. */
   if (tagger->veto)
     {
       /* tokens of kept names: each token at most twice (tagged, and in a kept candidate) */
@@ -1118,6 +1118,9 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                        * overrule the rules */
                       keep |= !repeat && (scan->toks[i1].flags & HZ_TOK_NONASCII) != 0;
                     }
+                  /* a name after a title ("Miss Ramos", "Dr. Okafor") is a person's */
+                  keep |= !repeat && i0 > 0 && i0 < n && hz_tok_in (&scan->toks[i0 - 1], HZ_W_TITLE)
+                          && scan->toks[i0].s - scan->toks[i0 - 1].e <= 2;
                   const float margin = tagger->veto_margin * (float) (i1 - i0);
                   if (tagger->veto == HZ_TAGGER_VETO_X)
                     /* kept where X is not preferred by the margin, and a listed given name

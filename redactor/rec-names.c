@@ -64,7 +64,9 @@ static const char *const not_names[] = {
   "yep", "nope", "lmfao", "rofl", "bruh", "bro", "dude", "poor", "love", "awesome", "cool",
   "super", "mega", "epic", "big", "vs", "feat", "ft",
   /* roles of chat transcripts ("Bot: What's your name?") */
-  "bot", "chatbot", "assistant", "system", NULL,
+  "bot", "chatbot", "assistant", "system",
+  /* legal forms of firms, never a name on their own ("CBS , Inc.") */
+  "inc", "ltd", "llc", "plc", "gmbh", "pty", "corp", NULL,
 };
 
 /* Words that start the name of a team, facility or administrative unit ("FC Basel",
@@ -217,6 +219,52 @@ static const char *const to_person_words[] = {
   "lent", "sold", "owe", "owed", "pass", "passed", "handed", "forwarded", NULL
 };
 
+/* Nouns that name a place with "of" ("the town of Bridgton", "the county seat of Paxton",
+ * "the region of Baranja"): the name after "of" is that place. Compared one by one (rare
+ * check). */
+static const char *const place_of_nouns[] = {
+  "town", "city", "village", "hamlet", "township", "borough", "parish", "municipality", "commune",
+  "county", "seat", "suburb", "province", "region", "state", "district", "capital", "port",
+  "island", "isle", "kingdom", "republic", "duchy", "principality", "canton", "prefecture", NULL
+};
+
+/* Nouns of a thing or a group that its name follows ("the band Deadsy", "their song Hunter",
+ * "the ship Mary Rose"): after a determiner, such a noun makes the name no person's.
+ * Compared one by one (rare check). */
+static const char *const thing_nouns[] = {
+  "band", "group", "album", "song", "single", "film", "movie", "novel", "book", "magazine",
+  "newspaper", "journal", "ship", "vessel", "company", "firm", "label", "brand", "show",
+  "series", "game", "team", "club", "station", "channel", "airline", "restaurant", "hotel",
+  "website", "app", "anthem", "opera", "musical", "poem", "painting", "episode", "festival",
+  "tour", "car", "model", "engine", "horse", NULL
+};
+
+/* Participles said of firms, buildings and places after a copula ("Caloi was founded",
+ * "Nyrstar was listed"), never of a person. Compared one by one (rare check). */
+static const char *const thing_participles[] = {
+  "founded", "established", "incorporated", "acquired", "headquartered", "listed", "merged",
+  "formed", "manufactured", "built", "constructed", "demolished", "located", "situated", NULL
+};
+
+/* Words after an elliptical possessive, which names a shop or firm ("Ivey 's and Hudson
+ * Belk", "Dillard 's was added", "became Macy 's in 2006"). Compared one by one (rare
+ * check). */
+static const char *const after_elliptical_possessive[] = {
+  "and", "or", "in", "at", "was", "is", "became", "has", "had", "as", "on", "with", "which",
+  "where", "to", "for", NULL
+};
+
+/* Street-type abbreviations that end a street's name even after a given name ("Collins
+ * Ave", "Grant Blvd"). Compared one by one (rare check). */
+static const char *const street_abbrevs[] = { "ave", "blvd", "rd", "st", "ln", "hwy", "pkwy", NULL };
+
+/* Words that stay lower case inside a title ("Buddha for Mary", "Rock am Ring"). Compared
+ * one by one (rare check). */
+static const char *const title_function_words[] = {
+  "a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "and", "or", "with", "from",
+  "de", "la", "le", "da", "di", "del", "am", "im", "von", "is", "s", NULL
+};
+
 /* Last words of a place name ("Mill Village", "Bashall Town", "Kent County") */
 static const char *const place_suffixes[] = { "village", "town", "city", "township", "borough",
                                               "county", "province", "district", "valley", "bay",
@@ -274,32 +322,6 @@ word_end (const HzScan *scan, const HzToken *t)
   return e;
 }
 
-static void
-word_info (const HzScan *scan, const HzToken *t, Word *w)
-{
-  const HzRedactor *r = scan->r;
-  w->s = t->s;
-  w->e = word_end (scan, t);
-  gsize n = w->e - w->s;
-  w->initial = t->nchars == 1 && (t->flags & HZ_TOK_UPPER);
-  w->conn = hz_tok_in (t, HZ_W_NAME_CONN) && (t->flags & HZ_TOK_LOWER);
-  w->cap = (t->flags & HZ_TOK_ALPHA) && (t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
-  guint64 cls = w->e == t->e ? t->cls : hz_lex_lookup (&r->lex, scan->text + w->s, n);
-  w->given = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN));
-  w->sur = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME));
-  w->given_freq = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN_FREQ));
-  w->sur_freq = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME_FREQ));
-  /* a single capital letter is an initial ("John A. Leiva"), not the word "a" or "m" */
-  w->common = !w->initial && ((cls & HZ_WB (HZ_W_COMMON)) != 0 || (t->flags & HZ_TOK_ELONG));
-  /* a place or city that is also a person's name ("Casey", "Jordan", "Mason") counts as a
-   * place only after a cue such as "in" (judge_run) */
-  w->city = (cls & (HZ_WB (HZ_W_CITY) | HZ_WB (HZ_W_PLACE))) != 0;
-  w->place = (cls & HZ_WB (HZ_W_PLACE)) != 0 && !(scan->informal && w->given);
-  w->city_only = w->city && !(cls & HZ_WB (HZ_W_PLACE));
-  if (w->city && !w->given && !w->sur && !w->common)
-    w->place = TRUE;
-}
-
 /* Only one space (or the dot and space of an initial, or of "St.", "Mt.", "Ft." opening a
  * place's name: "St. Louis") between tokens a and b. */
 static gboolean
@@ -313,6 +335,42 @@ tight (const HzScan *scan, const HzToken *a, const HzToken *b)
     return a->e - a->s == 1
            || (a->e - a->s == 2 && (t[a->s] == 'S' || t[a->s] == 'M' || t[a->s] == 'F') && t[a->s + 1] == 't');
   return FALSE;
+}
+
+static gboolean
+is_cap_word (const HzToken *t)
+{
+  return (t->flags & HZ_TOK_ALPHA) && (t->flags & HZ_TOK_CAP);
+}
+
+static void
+word_info (const HzScan *scan, const HzToken *t, Word *w)
+{
+  const HzRedactor *r = scan->r;
+  w->s = t->s;
+  w->e = word_end (scan, t);
+  gsize n = w->e - w->s;
+  /* "A" and "I" without a period and not after a capitalised word are the article and the
+   * pronoun ("A Storm to Come", "cause I Haite"), not initials ("John A Smith") */
+  w->initial = t->nchars == 1 && (t->flags & HZ_TOK_UPPER)
+               && !((scan->text[t->s] == 'A' || scan->text[t->s] == 'I') && (t->e >= scan->len || scan->text[t->e] != '.')
+                    && ((t->flags & HZ_TOK_SENT) || t == scan->toks || !is_cap_word (t - 1) || !tight (scan, t - 1, t)));
+  w->conn = hz_tok_in (t, HZ_W_NAME_CONN) && (t->flags & HZ_TOK_LOWER);
+  w->cap = (t->flags & HZ_TOK_ALPHA) && (t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
+  guint64 cls = w->e == t->e ? t->cls : hz_lex_lookup (&r->lex, scan->text + w->s, n);
+  w->given = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN));
+  w->sur = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME));
+  w->given_freq = n >= 2 && (cls & HZ_WB (HZ_W_GIVEN_FREQ));
+  w->sur_freq = n >= 2 && (cls & HZ_WB (HZ_W_SURNAME_FREQ));
+  /* a single capital letter is an initial ("John A. Leiva"), not the word "a" or "m" */
+  w->common = !w->initial && ((cls & HZ_WB (HZ_W_COMMON)) != 0 || (t->flags & HZ_TOK_ELONG) || t->nchars == 1);
+  /* a place or city that is also a person's name ("Casey", "Jordan", "Mason") counts as a
+   * place only after a cue such as "in" (judge_run) */
+  w->city = (cls & (HZ_WB (HZ_W_CITY) | HZ_WB (HZ_W_PLACE))) != 0;
+  w->place = (cls & HZ_WB (HZ_W_PLACE)) != 0 && !(scan->informal && w->given);
+  w->city_only = w->city && !(cls & HZ_WB (HZ_W_PLACE));
+  if (w->city && !w->given && !w->sur && !w->common)
+    w->place = TRUE;
 }
 
 /* Chat-style text: a sentence that starts in lower case, a lower-case "i", an elongated
@@ -378,12 +436,14 @@ place_match (const HzScan *scan, guint a, guint b)
       gsize s = scan->toks[a].s, e = word_end (scan, &scan->toks[k - 1]);
       if (e - s > 60)
         continue;
-      if (k == a + 1 && e == scan->toks[a].e)
+      if (k == a + 1)
         {
+          /* one word, also with a possessive ("Mary's" is no town of that name) */
           const HzToken *t = &scan->toks[a];
+          guint64 cls = e == t->e ? t->cls : hz_lex_lookup (&scan->r->lex, scan->text + s, e - s);
           guint64 named = HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME);
-          if ((hz_tok_in (t, HZ_W_PLACE) && !(scan->informal && (t->cls & HZ_WB (HZ_W_GIVEN))))
-              || (hz_tok_in (t, HZ_W_CITY) && !(t->cls & (named | HZ_WB (HZ_W_COMMON)))))
+          if (((cls & HZ_WB (HZ_W_PLACE)) && !(scan->informal && (cls & HZ_WB (HZ_W_GIVEN))))
+              || ((cls & HZ_WB (HZ_W_CITY)) && !(cls & (named | HZ_WB (HZ_W_COMMON)))))
             return 1;
           continue;
         }
@@ -427,12 +487,6 @@ has_suffix_len (const char *s, gsize n, const char *suffix)
 {
   gsize k = strlen (suffix);
   return n >= k && memcmp (s + n - k, suffix, k) == 0;
-}
-
-static gboolean
-is_cap_word (const HzToken *t)
-{
-  return (t->flags & HZ_TOK_ALPHA) && (t->flags & HZ_TOK_CAP);
 }
 
 /* A strong cue ("named", "hi", "dear", "Mr") among the two tokens before token i. */
@@ -667,6 +721,9 @@ hz_names_describes_thing (const HzScan *scan, guint i)
 {
   if (i >= scan->n_toks || !hz_tok_in (&scan->toks[i], HZ_W_COPULA))
     return FALSE;
+  /* "Caloi was founded", "Bilka is headquartered": said of firms and buildings */
+  if (i + 1 < scan->n_toks && (scan->toks[i + 1].flags & HZ_TOK_LOWER) && tok_among (scan, i + 1, thing_participles))
+    return TRUE;
   for (guint k = i + 1; k < scan->n_toks && k <= i + 6; k++)
     {
       const HzToken *t = &scan->toks[k];
@@ -859,6 +916,183 @@ stage_name_end (const HzScan *scan, guint i)
   return j > i + 1 ? j : i;
 }
 
+/* Between tokens i and i + 1 there are only spaces and one character of `marks` (a list's
+ * separator: "Walsall , Melbourne", "Salem, New Jersey"). */
+static gboolean
+sep_between (const HzScan *scan, guint i, const char *marks)
+{
+  if (i + 1 >= scan->n_toks)
+    return FALSE;
+  guint n = 0;
+  for (gsize p = scan->toks[i].e; p < scan->toks[i + 1].s; p++)
+    {
+      char c = scan->text[p];
+      if (c == ' ')
+        continue;
+      if (c == '\0' || !strchr (marks, c) || ++n > 1)
+        return FALSE;
+    }
+  return n == 1;
+}
+
+/* Token i is a capitalised known place: in the place list, or in the city list and no
+ * person's name. */
+static gboolean
+known_place_tok (const HzScan *scan, guint i)
+{
+  const HzToken *t = &scan->toks[i];
+  const guint64 nm = HZ_WB (HZ_W_GIVEN) | HZ_WB (HZ_W_SURNAME);
+  return is_cap_word (t)
+         && ((t->cls & HZ_WB (HZ_W_PLACE)) || ((t->cls & HZ_WB (HZ_W_CITY)) && !(t->cls & nm)));
+}
+
+/* Token i is "and" or "or". */
+static gboolean
+tok_and_or (const HzScan *scan, guint i)
+{
+  return i < scan->n_toks && (hz_token_is (scan, &scan->toks[i], "and") || hz_token_is (scan, &scan->toks[i], "or"));
+}
+
+/* The run [i, j) is an item of a list of places: the item before or after it, joined by a
+ * comma, '&', '/', "and" or "or", is a known place ("Walsall , Melbourne , Luton and
+ * London"). */
+static gboolean
+in_place_list (const HzScan *scan, guint i, guint j)
+{
+  return (i >= 1 && sep_between (scan, i - 1, ",&/") && known_place_tok (scan, i - 1))
+         || (i >= 2 && tok_and_or (scan, i - 1) && known_place_tok (scan, i - 2))
+         || (j < scan->n_toks && sep_between (scan, j - 1, ",&/") && known_place_tok (scan, j))
+         || (j + 1 < scan->n_toks && tok_and_or (scan, j) && known_place_tok (scan, j + 1));
+}
+
+/* A comma and a state, province or country of the place list right after token j - 1,
+ * ending there: the run before it is a place ("Paxton , Illinois", "Hesse, Germany"; not
+ * "Paxton, Illinois State University"). */
+static gboolean
+region_after (const HzScan *scan, guint j)
+{
+  if (j == 0 || j >= scan->n_toks || !sep_between (scan, j - 1, ",") || !is_cap_word (&scan->toks[j]))
+    return FALSE;
+  guint k = place_match (scan, j, MIN (scan->n_toks, j + 4));
+  if (k == 0)
+    return FALSE;
+  gsize s = scan->toks[j].s, e = word_end (scan, &scan->toks[j + k - 1]);
+  if (!(hz_lex_lookup (&scan->r->lex, scan->text + s, e - s) & HZ_WB (HZ_W_PLACE)))
+    return FALSE;
+  guint z = j + k;
+  return z >= scan->n_toks || !tight (scan, &scan->toks[z - 1], &scan->toks[z])
+         || !(scan->toks[z].flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
+}
+
+/* The run starting at token a follows "<noun> of" where the noun names a kind of place
+ * ("the town of Bridgton", "county seat of Paxton"). */
+static gboolean
+place_of_before (const HzScan *scan, guint a)
+{
+  return a >= 2 && hz_token_is (scan, &scan->toks[a - 1], "of") && (scan->toks[a - 2].flags & HZ_TOK_LOWER)
+         && tok_among (scan, a - 2, place_of_nouns);
+}
+
+/* The run starting at token a follows a noun of a thing or group after a determiner, with
+ * at most one word between ("the band Deadsy", "the rock band Korn", "their song Hunter"). */
+static gboolean
+thing_noun_before (const HzScan *scan, guint a)
+{
+  if (a < 2 || !(scan->toks[a - 1].flags & HZ_TOK_LOWER) || !tok_among (scan, a - 1, thing_nouns)
+      || !tight (scan, &scan->toks[a - 1], &scan->toks[a]))
+    return FALSE;
+  return tok_in (scan, a - 2, HZ_W_DETERMINER)
+         || (a >= 3 && (scan->toks[a - 2].flags & HZ_TOK_LOWER) && tok_in (scan, a - 3, HZ_W_DETERMINER));
+}
+
+/* Bytes [p, q) hold spaces and one quotation mark ('"', U+201C or U+201D) as their last
+ * (`last`) or first (!`last`) character that is no space. */
+static gboolean
+quote_in_gap (const char *x, gsize p, gsize q, gboolean last)
+{
+  while (p < q && x[p] == ' ')
+    p++;
+  while (q > p && x[q - 1] == ' ')
+    q--;
+  if (p == q)
+    return FALSE;
+  if (last)
+    return x[q - 1] == '"'
+           || (q - p >= 3 && (guchar) x[q - 3] == 0xE2 && (guchar) x[q - 2] == 0x80 && ((guchar) x[q - 1] == 0x9C || (guchar) x[q - 1] == 0x9D));
+  return x[p] == '"'
+         || (q - p >= 3 && (guchar) x[p] == 0xE2 && (guchar) x[p + 1] == 0x80 && ((guchar) x[p + 2] == 0x9C || (guchar) x[p + 2] == 0x9D));
+}
+
+/* Token k can be a word of a title: capitalised, a number, or a lower-case function word. */
+static gboolean
+title_word (const HzScan *scan, guint k)
+{
+  const HzToken *t = &scan->toks[k];
+  return (t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) || !(t->flags & HZ_TOK_ALPHA)
+         || ((t->flags & HZ_TOK_LOWER) && tok_among (scan, k, title_function_words));
+}
+
+/* The gap between tokens k and k + 1 stays inside a title: spaces, apostrophes, hyphens
+ * ("Occam 's Razor", "Pac- Man"). */
+static gboolean
+title_gap (const HzScan *scan, guint k)
+{
+  for (gsize p = scan->toks[k].e; p < scan->toks[k + 1].s; p++)
+    if (!strchr (" '-", scan->text[p]) || scan->text[p] == '\0')
+      return FALSE;
+  return TRUE;
+}
+
+/* The run [a, b) lies inside a quotation that reads as a title ("Fallen", "Buddha for
+ * Mary", "O Hymno da Carta", “Tube Snake Boogie”): at most 8 words, the first capitalised
+ * and each other one capitalised, a number or a lower-case function word. It names a work,
+ * not a person, unless the quotation is the run alone and `lone_name` (a quoted given name
+ * that is no English word: "Anna"). */
+static gboolean
+in_quoted_title (const HzScan *scan, guint a, guint b, gboolean lone_name)
+{
+  enum { MAX_TITLE_WORDS = 8 };
+  const char *x = scan->text;
+  guint i = a;
+  while (!quote_in_gap (x, i > 0 ? scan->toks[i - 1].e : 0, scan->toks[i].s, TRUE))
+    {
+      if (i == 0 || b - i >= MAX_TITLE_WORDS || !title_gap (scan, i - 1) || !title_word (scan, i - 1))
+        return FALSE;
+      i--;
+    }
+  guint j = b;
+  while (!quote_in_gap (x, scan->toks[j - 1].e, j < scan->n_toks ? scan->toks[j].s : scan->len, FALSE))
+    {
+      if (j >= scan->n_toks || j - i >= MAX_TITLE_WORDS || !title_gap (scan, j - 1) || !title_word (scan, j))
+        return FALSE;
+      j++;
+    }
+  return (scan->toks[i].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0 && !(lone_name && i == a && j == b);
+}
+
+/* The possessive that ends token j - 1 ("Macy's") or is token j ("Macy 's", tokenised
+ * text) stands without its noun: punctuation, the end of the text or a function word
+ * follows ("with Ivey 's and Hudson Belk", "Dillard 's was added"). Such a name is a shop's
+ * or firm's. */
+static gboolean
+elliptical_possessive (const HzScan *scan, guint j)
+{
+  guint k;
+  if (word_end (scan, &scan->toks[j - 1]) != scan->toks[j - 1].e)
+    k = j;
+  else if (possessive_after (scan, j))
+    k = j + 1;
+  else
+    return FALSE;
+  gsize p = scan->toks[k - 1].e;
+  while (p < scan->len && scan->text[p] == ' ')
+    p++;
+  if (p >= scan->len || strchr (",.;:!?)", scan->text[p]))
+    return scan->text[p] != '\0';
+  return k < scan->n_toks && scan->toks[k].s == p && (scan->toks[k].flags & HZ_TOK_LOWER)
+         && tok_among (scan, k, after_elliptical_possessive);
+}
+
 /* Decide what the capitalised run of tokens [a, b) is. */
 static void
 judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
@@ -894,7 +1128,8 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
    * landform is a place, unless it is a given name + surname ("Anna Hill") */
   if (m >= 2 && !title && (scan->toks[b - 1].flags & HZ_TOK_CAP)
       && (hz_tok_in (&scan->toks[b - 1], HZ_W_ST_SUFFIX) || hz_tok_in (&scan->toks[b - 1], HZ_W_PLACE_SUFFIX))
-      && !(w[0].given && w[m - 1].sur) && !hz_tok_in (&scan->toks[a], HZ_W_NOT_NAME))
+      && !(w[0].given && w[m - 1].sur && !tok_among (scan, b - 1, street_abbrevs))
+      && !hz_tok_in (&scan->toks[a], HZ_W_NOT_NAME))
     {
       guint k0 = 0;
       while (k0 + 1 < m && w[k0].common && !w[k0].place)
@@ -997,6 +1232,15 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       if (possessive_after (scan, a + lo + 1) && a + lo + 2 < scan->n_toks
           && (scan->toks[a + lo + 2].flags & HZ_TOK_CAP))
         lone_not_person = TRUE;
+      /* "with Ivey 's and Hudson Belk", "became Macy 's in 2006": a shop or firm */
+      if (!w[lo].given && a + lo + 1 == b && elliptical_possessive (scan, b))
+        lone_not_person = TRUE;
+      /* "Battle of Fredericksburg", "Hall of Fame", "Best of 2007": an English word before
+       * "of" and a name or number opens a longer proper name */
+      if (w[lo].common && a + lo + 2 < scan->n_toks && a + lo + 1 == b
+          && hz_token_is (scan, &scan->toks[b], "of")
+          && (is_cap_word (&scan->toks[b + 1]) || (scan->toks[b + 1].flags & HZ_TOK_DIGIT)))
+        lone_not_person = TRUE;
       /* "the Longhorns", "the Triffids": a plural after "the" names a team or group */
       if (a + lo > 0 && hz_token_is (scan, &scan->toks[a + lo - 1], "the") && tl > 3 && ts[tl - 1] == 's')
         lone_not_person = TRUE;
@@ -1019,6 +1263,12 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   /* the label of an identifier ("Aadhaar: 2345 6789 0124", "Codice Fiscale RSSMRA...") */
   if (!title && hz_names_identifier_label (scan, a + lo, a + hi))
     return;
+  /* the name of a work or a group: "the band Deadsy", "their song Hunter", a quoted title
+   * ("Fallen", "Buddha for Mary"; a quoted given name that is no English word stays a
+   * name) */
+  if (!title && ((lo == 0 && thing_noun_before (scan, a))
+                 || in_quoted_title (scan, a, b, m == 1 && w[0].given && !w[0].common)))
+    return;
   Word *f = &w[lo], *l = &w[hi - 1];
   gsize s = f->s, e = l->e;
   gboolean sent = (scan->toks[a + lo].flags & HZ_TOK_SENT) != 0;
@@ -1035,6 +1285,16 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   if (pm == n && !title && !(cue && f->given && n == 1 && !f->place))
     {
       add (scan, s, e, HZ_ENTITY_LOCATION, 0.75f, "place-gazetteer");
+      return;
+    }
+  /* a place by its context: "the town of Bridgton", "Paxton , Illinois", "Walsall ,
+   * Melbourne , Luton and London" (not a full name: "Ann Paxton, Illinois") */
+  if (!title && n <= 4 && !(n >= 2 && f->given)
+      && ((lo == 0 && place_of_before (scan, a)) || (hi == m && region_after (scan, b))
+          || (n == 1 && (f->city || (!f->given && !f->sur && !f->common && (scan->toks[a + lo].flags & HZ_TOK_CAP)))
+              && in_place_list (scan, a + lo, a + hi))))
+    {
+      add (scan, s, e, HZ_ENTITY_LOCATION, 0.6f, "place-context");
       return;
     }
   if (org)

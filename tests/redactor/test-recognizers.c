@@ -265,6 +265,34 @@ static const Case cases[] = {
    * thing */
   { "wow emma and zeynie are so funny", { { "emma", "PERSON" }, { "zeynie", "PERSON" } } },
   { "i love my Zentrox videos", { { NULL } } },
+  /* a place by its context: "<kind of place> of X", "X, <state or country>", an item of a
+   * list of places (fixed false PERSON) */
+  { "In 1926 the town of Vardley began to restore it.", { { "1926", "DATE_TIME" }, { "Vardley", "LOCATION" } } },
+  { "It is in the county seat of Paxton , Illinois .", { { "Paxton", "LOCATION" }, { "Illinois", "LOCATION" } } },
+  { "It lies in Hesse, Germany.", { { "Hesse", "LOCATION" }, { "Germany", "LOCATION" } } },
+  { "He won in Walsall , Melbourne , Luton and London .",
+    { { "Walsall", "LOCATION" }, { "Melbourne", "LOCATION" }, { "Luton", "LOCATION" }, { "London", "LOCATION" } } },
+  { "I met Maria Lopez, Texas ranger.", { { "Maria Lopez", "PERSON" }, { "Texas", "LOCATION" } } },
+  { "She lived on Collins Ave in Miami Beach.", { { "Collins Ave", "STREET_ADDRESS" }, { "Miami Beach", "LOCATION" } } },
+  /* the name of a work or group: after "the band", "their song"; a quoted title; a quoted
+   * given name alone stays a name (fixed false PERSON) */
+  { "It was about the band Dravsy and their fans.", { { NULL } } },
+  { "the demo versions of \"Buddha for Mary\" and \" Fallen \" leaked", { { NULL } } },
+  { "They sang \xe2\x80\x9cTube Snake Boogie\xe2\x80\x9d again.", { { NULL } } },
+  { "She said \"Anna\" twice.", { { "Anna", "PERSON" } } },
+  /* said of firms: founded, an elliptical possessive, a legal form alone; a word before
+   * "of" and a name; "A" and "I" as article and pronoun, not initials (fixed false PERSON) */
+  { "Carvoli was founded by Italian immigrants.", { { NULL } } },
+  { "Thalhimer's became Hecht's in 1992.", { { "1992", "DATE_TIME" } } },
+  { "a network operated by CBS , Inc. , for the arts", { { NULL } } },
+  { "It fought in the 2nd Battle of Fredericksburg .", { { "Fredericksburg", "LOCATION" } } },
+  { "A Storm to Come is the debut album of the band", { { NULL } } },
+  { "dislike cause I Haite it", { { NULL } } },
+  { "John A Smith met Anna I Kova.", { { "John A Smith", "PERSON" }, { "Anna I Kova", "PERSON" } } },
+  /* a possessive given name is no town of that name (fixed false LOCATION) */
+  { "We went to Mary's.", { { "Mary", "PERSON" } } },
+  /* a name after a title is never vetoed by the tagger (fixed miss) */
+  { "For my take on Miss Ramos, see my blog.", { { "Ramos", "PERSON" } } },
 };
 
 static void
