@@ -103,6 +103,7 @@ struct _HzRedactor {
   HzLexicon lex;
   HzModelFunc model;            /* optional model-based pass (rec-model.c) */
   struct _HzTagger *tagger;     /* learned PERSON tagger (hz-tagger.c), NULL: rules only */
+  struct _HzTagger *tagger_prose; /* the tagger of encyclopedic prose, NULL: `tagger` for every text */
   gpointer model_data;
   gint model_failed_said;        /* atomic: a failed model pass was reported once */
   GDestroyNotify model_destroy;
@@ -156,6 +157,9 @@ void hz_redactor_scan_rules (const HzRedactor *self, const char *text, gsize len
                              HzScanHook hook, gpointer user_data);
 /** Give the redactor `tagger` (owned; NULL: rules only), replacing any previous one. */
 void hz_redactor_take_tagger (HzRedactor *self, struct _HzTagger *tagger);
+/** Give the redactor the tagger of encyclopedic prose (owned; NULL: none), replacing any
+ *  previous one. */
+void hz_redactor_take_prose_tagger (HzRedactor *self, struct _HzTagger *tagger);
 
 /* hz-text.c — tokens and context */
 /** Tokenize `text` and classify every token (flags, lexicon class bits, hash) into the

@@ -65,24 +65,64 @@ hz_redactor_new (GError **error)
     }
   /* the learned PERSON tagger: built in, or HZ_REDACT_PERSON_TAGGER (a file, or "none");
    * a tagger that cannot be loaded leaves the rules alone, with a warning */
+  /* and the tagger of encyclopedic prose: built in, or HZ_REDACT_PROSE_TAGGER (a file, or
+   * "none": the tagger above for every text) */
   const char *env = g_getenv ("HZ_REDACT_PERSON_TAGGER");
+  const char *penv = g_getenv ("HZ_REDACT_PROSE_TAGGER");
   if (!env || g_strcmp0 (env, "none") != 0)
     {
       g_autoptr (GError) terr = NULL;
       if (!hz_redactor_load_person_tagger (r, env && *env ? env : NULL, &terr))
         g_warning ("redactor: PERSON tagger not loaded, using the rules alone: %s", terr->message);
+      else if ((!penv || g_strcmp0 (penv, "none") != 0)
+               && !hz_redactor_load_prose_tagger (r, penv && *penv ? penv : NULL, &terr))
+        g_warning ("redactor: prose PERSON tagger not loaded, using the other tagger for prose: %s", terr->message);
     }
   return r;
+}
+
+static void
+take_tagger (HzTagger **slot, HzTagger *tagger)
+{
+  if (tagger && !tagger->rows)
+    hz_tagger_pack (tagger);
+  hz_tagger_free (*slot);
+  *slot = tagger;
 }
 
 void
 hz_redactor_take_tagger (HzRedactor *self, HzTagger *tagger)
 {
   g_return_if_fail (self != NULL);
-  if (tagger && !tagger->rows)
-    hz_tagger_pack (tagger);
-  hz_tagger_free (self->tagger);
-  self->tagger = tagger;
+  take_tagger (&self->tagger, tagger);
+}
+
+void
+hz_redactor_take_prose_tagger (HzRedactor *self, HzTagger *tagger)
+{
+  g_return_if_fail (self != NULL);
+  take_tagger (&self->tagger_prose, tagger);
+}
+
+/* Read a weights file (`path`, or the GResource `resource`); NULL with `error` set. */
+static HzTagger *
+read_tagger (const char *path, const char *resource, GError **error)
+{
+  g_autoptr (GBytes) bytes = NULL;
+  if (path)
+    {
+      char *data = NULL;
+      gsize n = 0;
+      if (!g_file_get_contents (path, &data, &n, error))
+        return NULL;
+      bytes = g_bytes_new_take (data, n);
+    }
+  else if (!(bytes = g_resources_lookup_data (resource, G_RESOURCE_LOOKUP_FLAGS_NONE, error)))
+    return NULL;
+  HzTagger *t = hz_tagger_new_from_bytes (bytes, error);
+  if (!t && path && error && *error)
+    g_prefix_error (error, "%s: ", path);
+  return t;
 }
 
 gboolean
@@ -90,32 +130,26 @@ hz_redactor_load_person_tagger (HzRedactor *self, const char *path, GError **err
 {
   g_return_val_if_fail (self != NULL, FALSE);
   hz_redactor_take_tagger (self, NULL);
-  g_autoptr (GBytes) bytes = NULL;
-  if (path)
-    {
-      char *data = NULL;
-      gsize n = 0;
-      if (!g_file_get_contents (path, &data, &n, error))
-        return FALSE;
-      bytes = g_bytes_new_take (data, n);
-    }
-  else if (!(bytes = g_resources_lookup_data (HZ_TAGGER_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, error)))
-    return FALSE;
-  HzTagger *t = hz_tagger_new_from_bytes (bytes, error);
-  if (!t)
-    {
-      if (path && error && *error)
-        g_prefix_error (error, "%s: ", path);
-      return FALSE;
-    }
+  HzTagger *t = read_tagger (path, HZ_TAGGER_RESOURCE, error);
   hz_redactor_take_tagger (self, t);
-  return TRUE;
+  return t != NULL;
+}
+
+gboolean
+hz_redactor_load_prose_tagger (HzRedactor *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (self != NULL, FALSE);
+  hz_redactor_take_prose_tagger (self, NULL);
+  HzTagger *t = read_tagger (path, HZ_TAGGER_PROSE_RESOURCE, error);
+  hz_redactor_take_prose_tagger (self, t);
+  return t != NULL;
 }
 
 void
 hz_redactor_clear_person_tagger (HzRedactor *self)
 {
   hz_redactor_take_tagger (self, NULL);
+  hz_redactor_take_prose_tagger (self, NULL);
 }
 
 gboolean
@@ -133,6 +167,7 @@ hz_redactor_free (HzRedactor *self)
   if (self->model_destroy)
     self->model_destroy (self->model_data);
   hz_tagger_free (self->tagger);
+  hz_tagger_free (self->tagger_prose);
   hz_gazetteers_free (self);
   g_free (self);
 }
@@ -513,7 +548,7 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
 
   run_rules (&scan);
   if (self->tagger)
-    hz_rec_tagger (&scan, self->tagger);
+    hz_rec_tagger (&scan, self->tagger_prose && hz_tagger_text_is_encyclopedic (&scan) ? self->tagger_prose : self->tagger);
   if ((flags & HZ_REDACT_MODEL) && self->model)
     hz_rec_model (&scan);
 

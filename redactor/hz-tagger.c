@@ -432,17 +432,22 @@ byte_before (const HzScan *scan, gsize pos)
   return c;
 }
 
-/* TRUE when the bytes between two tokens can sit inside one name: spaces, and a dot, hyphen
- * or an apostrophe right after the first token ("M . Night", "Jean-Luc", "O' Neil"); a
- * comma, bracket, quote (an apostrophe that opens one: "William 'Buckshot' May"), '&' or
- * sentence punctuation separates two names ("Levin , Hien") */
+/* TRUE when the bytes between two tokens can sit inside one name: spaces, a hyphen, an
+ * apostrophe right after the first token ("Jean-Luc", "O' Neil"), and a dot after a token of
+ * one or two letters, an initial ("M . Night", "Thomas D . Green"); a comma, bracket, quote
+ * (an apostrophe that opens one: "William 'Buckshot' May"), '&' or sentence punctuation
+ * separates two names ("Levin , Hien", "hurt Cindy . Hope she") */
 static gboolean
 joins_name (const HzScan *scan, gsize a, gsize b)
 {
+  gsize w = a; /* start of the word that ends at a */
+  while (w > 0 && w + 3 > a && g_ascii_isalnum (scan->text[w - 1]))
+    w--;
+  gboolean initial = a - w <= 2 && (w == 0 || !g_ascii_isalnum (scan->text[w - 1]));
   for (gsize k = a; k < b; k++)
     {
       char c = scan->text[k];
-      if (c != ' ' && c != '.' && c != '-' && !(c == '\'' && k == a))
+      if (c != ' ' && c != '-' && !(c == '\'' && k == a) && !(c == '.' && initial))
         return FALSE;
     }
   return TRUE;
@@ -753,6 +758,36 @@ hz_tagger_text_is_social (const HzScan *scan)
         }
     }
   return alpha >= HEADLINE_MIN_WORDS && caps * 10 >= alpha * HEADLINE_CAPS_TENTHS;
+}
+
+/* Words of a text that speaks to or of its reader or writer: encyclopedic prose has none */
+static const char *const personal_words[] = { "i", "you", "my", "your", "we", "me", "u", "lol", NULL };
+enum { ENCYCLOPEDIC_MIN_TOKENS = 10 };
+
+gboolean
+hz_tagger_text_is_encyclopedic (const HzScan *scan)
+{
+  if (scan->n_toks < ENCYCLOPEDIC_MIN_TOKENS || scan->has['@'] || scan->has['#'] || hz_tagger_text_is_social (scan))
+    return FALSE;
+  gsize a = 0, b = scan->len;
+  while (a < b && g_ascii_isspace (scan->text[a]))
+    a++;
+  while (b > a && g_ascii_isspace (scan->text[b - 1]))
+    b--;
+  if (a == b || !strchr (".!?\")", scan->text[b - 1]) || scan->toks[0].s != a
+      || !(scan->toks[0].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)))
+    return FALSE;
+  for (guint i = 0; i < scan->n_toks; i++)
+    {
+      const HzToken *t = &scan->toks[i];
+      if ((t->flags & HZ_TOK_ELONG) || ((t->flags & HZ_TOK_SENT) && (t->flags & HZ_TOK_LOWER) && (t->flags & HZ_TOK_ALPHA)))
+        return FALSE;
+      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA))
+        for (const char *const *w = personal_words; *w; w++)
+          if (hz_token_is (scan, t, *w))
+            return FALSE;
+    }
+  return TRUE;
 }
 
 /* end of a name span: a possessive "'s" stays outside */

@@ -81,6 +81,10 @@ enum { HZ_TAG_ROW = 4 };
 #define HZ_TAGGER_MAX_FEATS 48
 /** Built-in weights (GResource path). */
 #define HZ_TAGGER_RESOURCE "/ai/hanzo/redact/data/person-tagger.bin"
+/** Built-in weights of the prose tagger, used for texts that read as encyclopedic prose
+ *  (hz_tagger_text_is_encyclopedic()): the same training data plus Wikipedia sentences of
+ *  CrossNER (redactor/README.md, "PERSON tagger"). Same format. */
+#define HZ_TAGGER_PROSE_RESOURCE "/ai/hanzo/redact/data/person-tagger-prose.bin"
 
 /** Which texts the tagger runs on. */
 typedef enum {
@@ -232,6 +236,13 @@ void hz_tagger_viterbi_runs (const float *emit, const guint8 *forced, guint n, c
  *  of >= 4 words after the first capitalised). rec-names.c must have run (it sets
  *  scan->informal). Pure function of the scan. */
 gboolean hz_tagger_text_is_social (const HzScan *scan);
+/** TRUE when the text reads as encyclopedic prose, the genre of the prose tagger
+ *  (HZ_TAGGER_PROSE_RESOURCE): outside the social genre (hz_tagger_text_is_social()), no
+ *  '@' or '#', at least 10 word tokens, starting with a capitalised word and ending with
+ *  '.', '!', '?', '"' or ')', every sentence starting in upper case, no elongated word and
+ *  no word that speaks to or of the reader or writer ("I", "you", "my", "we", "me", ...).
+ *  rec-names.c must have run. Pure function of the scan. */
+gboolean hz_tagger_text_is_encyclopedic (const HzScan *scan);
 /** TRUE when the tagger runs on the scan: every text for HZ_TAGGER_SCOPE_ALL,
  *  hz_tagger_text_is_social() texts for HZ_TAGGER_SCOPE_SOCIAL. */
 gboolean hz_tagger_in_scope (const HzTagger *tagger, const HzScan *scan);

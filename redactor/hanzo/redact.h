@@ -109,7 +109,21 @@ void hz_redactor_set_min_score (HzRedactor *self, float min_score);
  *  Same thread-safety as the setters above. */
 gboolean hz_redactor_load_person_tagger (HzRedactor *self, const char *path, GError **error);
 
-/** Drop the PERSON tagger: names come from the rules alone. Same thread-safety as above. */
+/** The PERSON tagger of encyclopedic prose: texts that read like an encyclopedia's (no chat
+ *  or social-media signs, no "I"/"you"/"my", whole capitalised sentences; redactor/README.md)
+ *  are tagged with a second model, trained on the same data plus Wikipedia sentences
+ *  (CrossNER), when the redactor has one and a PERSON tagger at all. hz_redactor_new()
+ *  loads the built-in prose weights along with the PERSON tagger; the environment variable
+ *  HZ_REDACT_PROSE_TAGGER overrides them with a weights file, or `none` for the PERSON
+ *  tagger on every text.
+ *
+ *  Load the weights file at `path` (NULL: the built-in prose weights). Errors as for
+ *  hz_redactor_load_person_tagger(); on error the redactor has no prose tagger and tags
+ *  prose with the PERSON tagger. Same thread-safety as the setters above. */
+gboolean hz_redactor_load_prose_tagger (HzRedactor *self, const char *path, GError **error);
+
+/** Drop the PERSON tagger and the prose tagger: names come from the rules alone. Same
+ *  thread-safety as above. */
 void hz_redactor_clear_person_tagger (HzRedactor *self);
 
 /** TRUE when a PERSON tagger is in use. */

@@ -14,6 +14,8 @@
 /* SHA-256 of the shipped redactor/data/person-tagger.bin; update it (and redactor/README.md)
  * when the weights are regenerated. */
 #define SHIPPED_SHA256 "cb2aa1cf2bac3b449ee77d8edd5b984fa30b7749682a148dcedd3d0cb1c368cd"
+/* ... and of redactor/data/person-tagger-prose.bin, the tagger of encyclopedic prose */
+#define SHIPPED_PROSE_SHA256 "38dc5a0b4043d6ac1d7a14f406ac82480f39a166f38ac9bb0d86d3d4a9e77d58"
 
 static void
 test_viterbi_toy (void)
@@ -271,6 +273,97 @@ test_shipped_weights (void)
   g_assert_no_error (error);
   g_assert_true (hz_redactor_has_person_tagger (r));
   hz_redactor_free (r);
+}
+
+/* The prose tagger: its shipped file, the texts it is used for, and how it is loaded. */
+static void
+genre_hook (HzScan *scan, gpointer data)
+{
+  *(gboolean *) data = hz_tagger_text_is_encyclopedic (scan);
+}
+
+static gboolean
+encyclopedic (const HzRedactor *r, const char *text)
+{
+  gboolean e = FALSE;
+  hz_redactor_scan_rules (r, text, strlen (text), genre_hook, &e);
+  return e;
+}
+
+static void
+test_prose_tagger (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GBytes) b = g_resources_lookup_data (HZ_TAGGER_PROSE_RESOURCE, G_RESOURCE_LOOKUP_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  g_autofree char *sum = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, b);
+  g_assert_cmpstr (sum, ==, SHIPPED_PROSE_SHA256);
+  HzTagger *t = hz_tagger_new_from_bytes (b, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (t->veto, ==, HZ_TAGGER_VETO_X);
+  hz_tagger_free (t);
+
+  HzRedactor *r = hz_redactor_new (&error);
+  g_assert_no_error (error);
+  /* encyclopedic prose: whole capitalised sentences, no chat signs, no "I"/"you"/"my" */
+  g_assert_true (encyclopedic (r, "Dorvan Pelk was a Canadian ice hockey player who played "
+                                  "for the Ottawa Senators from 1912 to 1915."));
+  g_assert_true (encyclopedic (r, "The village lies on the river . Its church was built in 1420 ."));
+  /* not: too short, chat-style, a handle, first or second person, a lower-case sentence */
+  g_assert_false (encyclopedic (r, "Dorvan Pelk played hockey."));
+  g_assert_false (encyclopedic (r, "lol Dorvan Pelk was sooo good in that game last night , "
+                                   "best player ever ."));
+  g_assert_false (encyclopedic (r, "Dorvan Pelk was a Canadian ice hockey player who played "
+                                   "for @Senators from 1912 to 1915."));
+  g_assert_false (encyclopedic (r, "I think Dorvan Pelk was a Canadian ice hockey player who "
+                                   "played for the Ottawa Senators."));
+  g_assert_false (encyclopedic (r, "Dorvan Pelk was a Canadian ice hockey player. he played "
+                                   "for the Ottawa Senators from 1912 to 1915."));
+  g_assert_false (encyclopedic (r, "Dorvan Pelk was a Canadian ice hockey player who played "
+                                   "for the Ottawa Senators from 1912 to 1915 and"));
+
+  /* the prose tagger is what tags such a text: without it, with the PERSON tagger only,
+   * and with no taggers at all, the results may differ but the API says which is loaded */
+  const char *text = "Dorvan Pelk was a Canadian ice hockey player who played for the Ottawa "
+                     "Senators from 1912 to 1915.";
+  HzRedaction *with = hz_redactor_analyze (r, text, -1, 0, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (with->n_spans, >=, 1);
+  g_assert_cmpstr (hz_entity_type_name (with->spans[0].type), ==, "PERSON");
+  g_assert_cmpuint (with->spans[0].start_byte, ==, 0);
+  g_assert_cmpuint (with->spans[0].end_byte, ==, strlen ("Dorvan Pelk"));
+  hz_redaction_free (with);
+  /* a missing file leaves no prose tagger (the PERSON tagger stays), a good one loads */
+  g_assert_false (hz_redactor_load_prose_tagger (r, "/nonexistent/prose.bin", &error));
+  g_assert_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT);
+  g_clear_error (&error);
+  g_assert_true (hz_redactor_has_person_tagger (r));
+  g_assert_null (r->tagger_prose);
+  g_assert_true (hz_redactor_load_prose_tagger (r, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (r->tagger_prose);
+  /* clearing drops both */
+  hz_redactor_clear_person_tagger (r);
+  g_assert_false (hz_redactor_has_person_tagger (r));
+  g_assert_null (r->tagger_prose);
+  hz_redactor_free (r);
+
+  /* HZ_REDACT_PROSE_TAGGER=none: the PERSON tagger alone; HZ_REDACT_PERSON_TAGGER=none:
+   * neither */
+  g_setenv ("HZ_REDACT_PROSE_TAGGER", "none", TRUE);
+  r = hz_redactor_new (&error);
+  g_assert_no_error (error);
+  g_assert_true (hz_redactor_has_person_tagger (r));
+  g_assert_null (r->tagger_prose);
+  hz_redactor_free (r);
+  g_unsetenv ("HZ_REDACT_PROSE_TAGGER");
+  g_setenv ("HZ_REDACT_PERSON_TAGGER", "none", TRUE);
+  r = hz_redactor_new (&error);
+  g_assert_no_error (error);
+  g_assert_false (hz_redactor_has_person_tagger (r));
+  g_assert_null (r->tagger_prose);
+  hz_redactor_free (r);
+  g_unsetenv ("HZ_REDACT_PERSON_TAGGER");
 }
 
 /* Every way a weights file can be broken fails with G_IO_ERROR_INVALID_DATA. */
@@ -598,6 +691,7 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/tagger/score-fast", test_score_fast);
   g_test_add_func ("/redact/tagger/roundtrip", test_roundtrip);
   g_test_add_func ("/redact/tagger/shipped-weights", test_shipped_weights);
+  g_test_add_func ("/redact/tagger/prose-tagger", test_prose_tagger);
   g_test_add_func ("/redact/tagger/hostile-file", test_hostile);
   g_test_add_func ("/redact/tagger/features", test_features);
   g_test_add_func ("/redact/tagger/name-cases", test_name_cases);
