@@ -125,24 +125,27 @@ read_tagger (const char *path, const char *resource, GError **error)
   return t;
 }
 
+/* Replace *slot by the tagger read from `path` (or `resource`); on error *slot is NULL. */
+static gboolean
+load_tagger (HzTagger **slot, const char *path, const char *resource, GError **error)
+{
+  take_tagger (slot, NULL);
+  take_tagger (slot, read_tagger (path, resource, error));
+  return *slot != NULL;
+}
+
 gboolean
 hz_redactor_load_person_tagger (HzRedactor *self, const char *path, GError **error)
 {
   g_return_val_if_fail (self != NULL, FALSE);
-  hz_redactor_take_tagger (self, NULL);
-  HzTagger *t = read_tagger (path, HZ_TAGGER_RESOURCE, error);
-  hz_redactor_take_tagger (self, t);
-  return t != NULL;
+  return load_tagger (&self->tagger, path, HZ_TAGGER_RESOURCE, error);
 }
 
 gboolean
 hz_redactor_load_prose_tagger (HzRedactor *self, const char *path, GError **error)
 {
   g_return_val_if_fail (self != NULL, FALSE);
-  hz_redactor_take_prose_tagger (self, NULL);
-  HzTagger *t = read_tagger (path, HZ_TAGGER_PROSE_RESOURCE, error);
-  hz_redactor_take_prose_tagger (self, t);
-  return t != NULL;
+  return load_tagger (&self->tagger_prose, path, HZ_TAGGER_PROSE_RESOURCE, error);
 }
 
 void

@@ -636,13 +636,14 @@ tok_among (const HzScan *scan, guint i, const char *const *words)
   return FALSE;
 }
 
-/* Token i follows "to" after a lower-case word that takes a person there ("talked to | Jens
- * Quenby") */
+/* Token i follows the word `prep` after a lower-case word of `words`: "to" after a word that
+ * takes a person there ("talked to | Jens Quenby"), "of" after a kind of place ("the town of
+ * | Bridgton", "county seat of | Paxton") */
 static gboolean
-to_a_person (const HzScan *scan, guint i)
+after_prep_of (const HzScan *scan, guint i, const char *prep, const char *const *words)
 {
-  return i >= 2 && hz_token_is (scan, &scan->toks[i - 1], "to") && (scan->toks[i - 2].flags & HZ_TOK_LOWER)
-         && tok_among (scan, i - 2, to_person_words);
+  return i >= 2 && hz_token_is (scan, &scan->toks[i - 1], prep) && (scan->toks[i - 2].flags & HZ_TOK_LOWER)
+         && tok_among (scan, i - 2, words);
 }
 
 /* an identifier starts right after byte e, past at most three spaces, ':' or '#' (binary
@@ -984,15 +985,6 @@ region_after (const HzScan *scan, guint j)
          || !(scan->toks[z].flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
 }
 
-/* The run starting at token a follows "<noun> of" where the noun names a kind of place
- * ("the town of Bridgton", "county seat of Paxton"). */
-static gboolean
-place_of_before (const HzScan *scan, guint a)
-{
-  return a >= 2 && hz_token_is (scan, &scan->toks[a - 1], "of") && (scan->toks[a - 2].flags & HZ_TOK_LOWER)
-         && tok_among (scan, a - 2, place_of_nouns);
-}
-
 /* The run starting at token a follows a noun of a thing or group after a determiner, with
  * at most one word between ("the band Deadsy", "the rock band Korn", "their song Hunter"). */
 static gboolean
@@ -1290,7 +1282,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   /* a place by its context: "the town of Bridgton", "Paxton , Illinois", "Walsall ,
    * Melbourne , Luton and London" (not a full name: "Ann Paxton, Illinois") */
   if (!title && n <= 4 && !(n >= 2 && f->given)
-      && ((lo == 0 && place_of_before (scan, a)) || (hi == m && region_after (scan, b))
+      && ((lo == 0 && after_prep_of (scan, a, "of", place_of_nouns)) || (hi == m && region_after (scan, b))
           || (n == 1 && (f->city || (!f->given && !f->sur && !f->common && (scan->toks[a + lo].flags & HZ_TOK_CAP)))
               && in_place_list (scan, a + lo, a + hi))))
     {
@@ -1306,7 +1298,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   /* a single unknown word right after "in", "near", ... is a place, not a person; after
    * "from", "to", "at" only a known place is */
   gboolean loc_cue = !sent && hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE) && !title
-                     && !to_a_person (scan, a + lo);
+                     && !after_prep_of (scan, a + lo, "to", to_person_words);
   gboolean weak_loc_cue = !sent && !title && (loc_cue || hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE_WEAK));
 
   /* "in Florence", "from Salem": a city name after a place cue */

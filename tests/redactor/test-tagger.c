@@ -350,20 +350,20 @@ test_prose_tagger (void)
 
   /* HZ_REDACT_PROSE_TAGGER=none: the PERSON tagger alone; HZ_REDACT_PERSON_TAGGER=none:
    * neither */
-  g_setenv ("HZ_REDACT_PROSE_TAGGER", "none", TRUE);
-  r = hz_redactor_new (&error);
-  g_assert_no_error (error);
-  g_assert_true (hz_redactor_has_person_tagger (r));
-  g_assert_null (r->tagger_prose);
-  hz_redactor_free (r);
-  g_unsetenv ("HZ_REDACT_PROSE_TAGGER");
-  g_setenv ("HZ_REDACT_PERSON_TAGGER", "none", TRUE);
-  r = hz_redactor_new (&error);
-  g_assert_no_error (error);
-  g_assert_false (hz_redactor_has_person_tagger (r));
-  g_assert_null (r->tagger_prose);
-  hz_redactor_free (r);
-  g_unsetenv ("HZ_REDACT_PERSON_TAGGER");
+  static const struct {
+    const char *var;
+    gboolean person;
+  } envs[] = { { "HZ_REDACT_PROSE_TAGGER", TRUE }, { "HZ_REDACT_PERSON_TAGGER", FALSE } };
+  for (guint k = 0; k < G_N_ELEMENTS (envs); k++)
+    {
+      g_setenv (envs[k].var, "none", TRUE);
+      r = hz_redactor_new (&error);
+      g_assert_no_error (error);
+      g_assert_true (hz_redactor_has_person_tagger (r) == envs[k].person);
+      g_assert_null (r->tagger_prose);
+      hz_redactor_free (r);
+      g_unsetenv (envs[k].var);
+    }
 }
 
 /* Every way a weights file can be broken fails with G_IO_ERROR_INVALID_DATA. */
