@@ -782,7 +782,7 @@ hz_tagger_text_is_encyclopedic (const HzScan *scan)
       const HzToken *t = &scan->toks[i];
       if ((t->flags & HZ_TOK_ELONG) || ((t->flags & HZ_TOK_SENT) && (t->flags & HZ_TOK_LOWER) && (t->flags & HZ_TOK_ALPHA)))
         return FALSE;
-      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA))
+      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA) && strchr ("iIyYmMwWuUlL", scan->text[t->s]))
         for (const char *const *w = personal_words; *w; w++)
           if (hz_token_is (scan, t, *w))
             return FALSE;

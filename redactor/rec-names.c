@@ -990,11 +990,11 @@ region_after (const HzScan *scan, guint j)
 static gboolean
 thing_noun_before (const HzScan *scan, guint a)
 {
-  if (a < 2 || !(scan->toks[a - 1].flags & HZ_TOK_LOWER) || !tok_among (scan, a - 1, thing_nouns)
-      || !tight (scan, &scan->toks[a - 1], &scan->toks[a]))
+  if (a < 2 || !(scan->toks[a - 1].flags & HZ_TOK_LOWER) || !tight (scan, &scan->toks[a - 1], &scan->toks[a]))
     return FALSE;
-  return tok_in (scan, a - 2, HZ_W_DETERMINER)
-         || (a >= 3 && (scan->toks[a - 2].flags & HZ_TOK_LOWER) && tok_in (scan, a - 3, HZ_W_DETERMINER));
+  return (tok_in (scan, a - 2, HZ_W_DETERMINER)
+          || (a >= 3 && (scan->toks[a - 2].flags & HZ_TOK_LOWER) && tok_in (scan, a - 3, HZ_W_DETERMINER)))
+         && tok_among (scan, a - 1, thing_nouns);
 }
 
 /* Bytes [p, q) hold spaces and one quotation mark ('"', U+201C or U+201D) as their last
@@ -1044,6 +1044,8 @@ static gboolean
 in_quoted_title (const HzScan *scan, guint a, guint b, gboolean lone_name)
 {
   enum { MAX_TITLE_WORDS = 8 };
+  if (!scan->has['"'] && !scan->has[0xE2])
+    return FALSE; /* no quotation mark in the text */
   const char *x = scan->text;
   guint i = a;
   while (!quote_in_gap (x, i > 0 ? scan->toks[i - 1].e : 0, scan->toks[i].s, TRUE))
