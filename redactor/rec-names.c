@@ -1384,8 +1384,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
            && (scan->toks[a + lo].flags & HZ_TOK_CAP))
     score = 0.4f;
   else if (m == 1 && f->sur && f->common && !sent && !f->place && !shouting && !the_before
-           && !weak_loc_cue && (scan->toks[a + lo].flags & HZ_TOK_CAP))
-    score = 0.35f; /* a surname that is also a word, capitalised inside a sentence ("said Baker") */
+           && !weak_loc_cue && (scan->toks[a + lo].flags & HZ_TOK_CAP) && !informal)
+    score = 0.35f; /* a surname that is also a word, capitalised inside a sentence ("said Baker");
+                    * not in chat text, which capitalises words at will ("watched it all Day") */
   if (cue && score > 0)
     score = MIN (1.0f, score + 0.15f);
   if (score > 0 && hi + a < scan->n_toks && hz_tok_in (&scan->toks[a + hi], HZ_W_VERB_AFTER))

@@ -291,6 +291,10 @@ static const Case cases[] = {
   { "John A Smith met Anna I Kova.", { { "John A Smith", "PERSON" }, { "Anna I Kova", "PERSON" } } },
   /* a possessive given name is no town of that name (fixed false LOCATION) */
   { "We went to Mary's.", { { "Mary", "PERSON" } } },
+  /* chat text capitalises words at will: a surname that is also an English word is no name
+   * there without a cue (fixed false PERSON); in prose it stays ("said Baker") */
+  { "so i watched it all Day lol", { { NULL } } },
+  { "damn we finally get a Black hero lol", { { NULL } } },
   /* a name after a title is never vetoed by the tagger (fixed miss) */
   { "For my take on Miss Ramos, see my blog.", { { "Ramos", "PERSON" } } },
 };
