@@ -69,12 +69,12 @@ hz_redactor_new (GError **error)
    * "none": the tagger above for every text) */
   const char *env = g_getenv ("HZ_REDACT_PERSON_TAGGER");
   const char *penv = g_getenv ("HZ_REDACT_PROSE_TAGGER");
-  if (!env || g_strcmp0 (env, "none") != 0)
+  if (!env || g_ascii_strcasecmp (env, "none") != 0)
     {
       g_autoptr (GError) terr = NULL;
       if (!hz_redactor_load_person_tagger (r, env && *env ? env : NULL, &terr))
         g_warning ("redactor: PERSON tagger not loaded, using the rules alone: %s", terr->message);
-      else if ((!penv || g_strcmp0 (penv, "none") != 0)
+      else if ((!penv || g_ascii_strcasecmp (penv, "none") != 0)
                && !hz_redactor_load_prose_tagger (r, penv && *penv ? penv : NULL, &terr))
         g_warning ("redactor: prose PERSON tagger not loaded, using the other tagger for prose: %s", terr->message);
     }

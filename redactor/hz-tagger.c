@@ -122,8 +122,8 @@ hz_tagger_new_from_bytes (GBytes *bytes, GError **error)
     BAD ("not a weights file (bad magic)");
   guint32 version = rd32 (p + 8);
   if (version > HZ_TAGGER_VERSION)
-    BAD ("format version %u, written by a newer build; this build reads version %u", version,
-         HZ_TAGGER_VERSION);
+    BAD ("format version %u, written by a newer build (or a damaged file); this build reads version %u",
+         version, HZ_TAGGER_VERSION);
   if (version != HZ_TAGGER_VERSION)
     BAD ("format version %u, this build reads version %u (retrain with train-person-tagger)", version,
          HZ_TAGGER_VERSION);
@@ -1036,9 +1036,11 @@ run_to_name (const HzScan *scan, const HzTagMark *marks, const guint8 *tags, gui
     i++;
   if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_STRONG_CUE) && !(scan->toks[i].cls & HZ_WB (HZ_W_GIVEN)))
     return FALSE;
-  /* an abbreviated title alone ("from Mr. to nobody") is no name */
+  /* an abbreviated title alone ("from Mr. to nobody"), or a title alone after another
+   * ("Mr. President") is no name */
   if (j == i + 1 && hz_tok_in (&scan->toks[i], HZ_W_TITLE)
-      && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')))
+      && (scan->toks[i].nchars <= 3 || (scan->toks[i].e < scan->len && scan->text[scan->toks[i].e] == '.')
+          || (i > 0 && hz_tok_in (&scan->toks[i - 1], HZ_W_TITLE))))
     return FALSE;
   /* a form field's label is no name, nor part of the name before it ("Personal Info:",
    * "Name: Toshiko Varlund Phone: ...") */

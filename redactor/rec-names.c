@@ -516,14 +516,15 @@ coordinated (const HzScan *scan, guint i)
 }
 
 /* Token i is one of the three names of "A, B and C" (single capitalised words) that follows
- * a preposition or verb taking a company ("from", "at", "for", "joined", "by"): a firm named
- * after its partners ("from Hawkins, Richardson and Santana"). A list after ":" or without
- * such a word ("our founders: Kónya, Becker and Vasquez") stays a list of people. */
+ * a preposition or verb taking a company ("from", "at", "for", "joined", "by") or "the", or
+ * that an organisation word follows: a firm named after its partners ("from Hawkins,
+ * Richardson and Santana", "The Clark, Romero and Hall Orchestra"). A list after ":" or
+ * without such a word ("our founders: Kónya, Becker and Vasquez") stays a list of people. */
 gboolean
 hz_names_firm_of_partners (const HzScan *scan, guint i)
 {
   static const char *const before[] = { "from", "at", "for", "joined", "by", "with", "of",
-                                         "to", "join", NULL };
+                                         "to", "join", "the", NULL };
   for (guint k0 = (i >= 4 ? i - 4 : 0); k0 <= i; k0++)
     {
       if (k0 + 3 >= scan->n_toks)
@@ -531,7 +532,12 @@ hz_names_firm_of_partners (const HzScan *scan, guint i)
       const HzToken *A = &scan->toks[k0], *B = &scan->toks[k0 + 1], *C = &scan->toks[k0 + 3];
       if (!is_cap_word (A) || !is_cap_word (B) || !is_cap_word (C)
           || !hz_token_is (scan, &scan->toks[k0 + 2], "and") || scan->text[A->e] != ','
-          || (i != k0 && i != k0 + 1 && i != k0 + 3) || k0 == 0)
+          || (i != k0 && i != k0 + 1 && i != k0 + 3))
+        continue;
+      if (k0 + 4 < scan->n_toks && hz_tok_in (&scan->toks[k0 + 4], HZ_W_ORG)
+          && (scan->toks[k0 + 4].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) && tight (scan, C, &scan->toks[k0 + 4]))
+        return TRUE;
+      if (k0 == 0)
         continue;
       for (const char *const *w = before; *w; w++)
         if (hz_token_is (scan, &scan->toks[k0 - 1], *w))
@@ -1039,7 +1045,7 @@ title_gap (const HzScan *scan, guint k)
  * Mary", "O Hymno da Carta", “Tube Snake Boogie”): at most 8 words, the first capitalised
  * and each other one capitalised, a number or a lower-case function word. It names a work,
  * not a person, unless the quotation is the run alone and `lone_name` (a quoted given name
- * that is no English word: "Anna"). */
+ * or surname that is no English word: "Anna", "Kessler"). */
 static gboolean
 in_quoted_title (const HzScan *scan, guint a, guint b, gboolean lone_name)
 {
@@ -1146,6 +1152,13 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     org = hz_tok_in (&scan->toks[a + k], HZ_W_ORG) && k > 0;
   if (b < scan->n_toks && hz_tok_in (&scan->toks[b], HZ_W_ORG) && tight (scan, &scan->toks[b - 1], &scan->toks[b]))
     org = TRUE;
+  /* ... except after a title ("Dr. Helen Lake"), and a given name + a surname that is such a
+   * word ("James Park", "Oscar Street") where no place cue comes before ("on Grace Street")
+   * and no organisation word after ("James Park Hotel") */
+  else if (org && (title || (m == 2 && w[0].given && w[1].sur && !hz_context_before (scan, a, 1, HZ_W_LOC_CUE)
+                             && !hz_context_before (scan, a, 1, HZ_W_LOC_CUE_WEAK)
+                             && !(a > 0 && hz_token_is (scan, &scan->toks[a - 1], "on")))))
+    org = FALSE;
   gboolean the_before = a > 0 && hz_token_is (scan, &scan->toks[a - 1], "the");
 
   /* a single word opening a sentence is followed by what follows the subject of a sentence
@@ -1257,11 +1270,12 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   /* the label of an identifier ("Aadhaar: 2345 6789 0124", "Codice Fiscale RSSMRA...") */
   if (!title && hz_names_identifier_label (scan, a + lo, a + hi))
     return;
-  /* the name of a work or a group: "the band Deadsy", "their song Hunter", a quoted title
-   * ("Fallen", "Buddha for Mary"; a quoted given name that is no English word stays a
-   * name) */
-  if (!title && ((lo == 0 && thing_noun_before (scan, a))
-                 || in_quoted_title (scan, a, b, m == 1 && w[0].given && !w[0].common)))
+  /* the name of a work or a group: "the band Deadsy", "their song Hunter" (not before a
+   * verb of people or a full name: "the group Ilse Marquardt founded"), a quoted title
+   * ("Fallen", "Buddha for Mary"; a quoted given name or surname that is no English word
+   * stays a name: "Kessler") */
+  if (!title && ((lo == 0 && thing_noun_before (scan, a) && !verb_after (scan, b) && !(m >= 2 && w[0].given))
+                 || in_quoted_title (scan, a, b, m == 1 && (w[0].given || w[0].sur) && !w[0].common)))
     return;
   Word *f = &w[lo], *l = &w[hi - 1];
   gsize s = f->s, e = l->e;
@@ -1281,10 +1295,11 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       add (scan, s, e, HZ_ENTITY_LOCATION, 0.75f, "place-gazetteer");
       return;
     }
-  /* a place by its context: "the town of Bridgton", "Paxton , Illinois", "Walsall ,
-   * Melbourne , Luton and London" (not a full name: "Ann Paxton, Illinois") */
+  /* a place by its context: "the town of Bridgton", "Paxton , Illinois" (one word that is no
+   * given name: not "Rajesh Kumar, India"), "Walsall , Melbourne , Luton and London" */
   if (!title && n <= 4 && !(n >= 2 && f->given)
-      && ((lo == 0 && after_prep_of (scan, a, "of", place_of_nouns)) || (hi == m && region_after (scan, b))
+      && ((lo == 0 && after_prep_of (scan, a, "of", place_of_nouns))
+          || (n == 1 && !f->given && hi == m && region_after (scan, b))
           || (n == 1 && (f->city || (!f->given && !f->sur && !f->common && (scan->toks[a + lo].flags & HZ_TOK_CAP)))
               && in_place_list (scan, a + lo, a + hi))))
     {
@@ -1294,7 +1309,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   if (org)
     return;
   /* "from Hawkins, Richardson and Santana": a firm named after its partners */
-  if (n == 1 && hz_names_firm_of_partners (scan, a))
+  if (n == 1 && hz_names_firm_of_partners (scan, a + lo))
     return;
 
   /* a single unknown word right after "in", "near", ... is a place, not a person; after

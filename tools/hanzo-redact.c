@@ -625,7 +625,10 @@ hz_cmd_redact (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   g_option_context_set_description (ctx,
     "Modes: TEXT (or stdin) is scrubbed (--mode, --json); --jsonl IN writes records with "
-    "predicted spans; --eval FILE prints scores. Options of another mode are refused.");
+    "predicted spans; --eval FILE prints scores. Options of another mode are refused.\n"
+    "Environment: HZ_REDACT_PERSON_TAGGER=FILE|none (the learned PERSON tagger's weights, or "
+    "the rules alone), HZ_REDACT_PROSE_TAGGER=FILE|none (the tagger of encyclopedic prose, or "
+    "the PERSON tagger for every text); a file that cannot be loaded gives a warning.");
   GError *err = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &err))
     {

@@ -295,6 +295,17 @@ static const Case cases[] = {
    * there without a cue (fixed false PERSON); in prose it stays ("said Baker") */
   { "so i watched it all Day lol", { { NULL } } },
   { "damn we finally get a Black hero lol", { { NULL } } },
+  /* a firm named after its partners, after "the" or before an organisation word (fixed
+   * false PERSON); a list of people stays one */
+  { "The Clark, Romero and Hall Orchestra was founded in 1973.", { { "1973", "DATE_TIME" } } },
+  { "Our founders: Kovner, Betzel and Varga.", { { "Kovner", "PERSON" }, { "Betzel", "PERSON" }, { "Varga", "PERSON" } } },
+  /* a new user's report: a full name before ", <country>", after "the group" with a verb
+   * after it, a quoted surname, a surname that is a street or landform word (fixed misses) */
+  { "Contact Rajesh Kumar, India office", { { "Rajesh Kumar", "PERSON" }, { "India", "LOCATION" } } },
+  { "The group Ilse Marquardt founded in Berlin still plays.", { { "Ilse Marquardt", "PERSON" }, { "Berlin", "LOCATION" } } },
+  { "The defendant called himself \"Kessler\" at the trial.", { { "Kessler", "PERSON" } } },
+  { "Please call James Park tomorrow about the contract.", { { "James Park", "PERSON" } } },
+  { "Dr. Helen Lake reviewed the scans.", { { "Helen Lake", "PERSON" } } },
   /* a name after a title is never vetoed by the tagger (fixed miss) */
   { "For my take on Miss Ramos, see my blog.", { { "Ramos", "PERSON" } } },
 };
