@@ -286,11 +286,31 @@ pseudonym (HzScrubber *self, HzEntityType type, const char *orig, gsize n, const
   return g_string_free (out, FALSE);
 }
 
+/* Key of the mapping of `orig` (n bytes) as `type`: the type's name, 0x1F, and the surface
+ * in lower case; an identifier written with other separators is the same identifier, so
+ * for card, phone, IBAN, SSN, national id and MAC address numbers only the letters and
+ * digits count ("86 095 742 719" = "86095742719", "4111-1111-..." = "4111 1111 ..."). */
+static char *
+mapping_key (HzEntityType type, const char *orig, gsize n)
+{
+  g_autofree char *low = hz_lower_dup (orig, n);
+  gboolean ident = type == HZ_ENTITY_CREDIT_CARD || type == HZ_ENTITY_PHONE || type == HZ_ENTITY_IBAN
+                   || type == HZ_ENTITY_US_SSN || type == HZ_ENTITY_NATIONAL_ID || type == HZ_ENTITY_MAC_ADDRESS;
+  if (ident)
+    {
+      gsize w = 0;
+      for (gsize i = 0; low[i]; i++)
+        if (g_ascii_isalnum (low[i]) || low[i] == '+')
+          low[w++] = low[i];
+      low[w] = '\0';
+    }
+  return g_strdup_printf ("%s\x1f%s", hz_entity_type_name (type), low);
+}
+
 static const char *
 replacement_for (HzScrubber *self, HzEntityType type, const char *orig, gsize n)
 {
-  g_autofree char *low = hz_lower_dup (orig, n);
-  g_autofree char *key = g_strdup_printf ("%s\x1f%s", hz_entity_type_name (type), low);
+  g_autofree char *key = mapping_key (type, orig, n);
   const char *hit = g_hash_table_lookup (self->forward, key);
   if (hit)
     return hit;
@@ -358,8 +378,7 @@ hz_scrubber_add_mapping (HzScrubber *self, HzEntityType type, const char *origin
     return FALSE;
   if (g_hash_table_contains (self->reverse, replacement))
     return FALSE;
-  g_autofree char *low = hz_lower_dup (original, strlen (original));
-  char *key = g_strdup_printf ("%s\x1f%s", hz_entity_type_name (type), low);
+  char *key = mapping_key (type, original, strlen (original));
   if (g_hash_table_contains (self->forward, key))
     {
       g_free (key);

@@ -34,6 +34,11 @@ test_numbered (void)
   g_assert_cmpstr (hz_scrubber_lookup (sc, "[PERSON_2]"), ==, "Otto Brenner");
   g_assert_cmpstr (hz_scrubber_lookup (sc, "[EMAIL_1]"), ==, "bob@example.com");
   g_assert_null (hz_scrubber_lookup (sc, "[PERSON_9]"));
+  /* an identifier written with other separators keeps its placeholder; another one gets
+   * the next number */
+  g_autofree char *c = scrub (r, sc, "card 4111 1111 1111 1111, again 4111-1111-1111-1111, "
+                                     "then 5555 5555 5555 4444");
+  g_assert_cmpstr (c, ==, "card [CREDIT_CARD_1], again [CREDIT_CARD_1], then [CREDIT_CARD_2]");
   hz_scrubber_free (sc);
   hz_redactor_free (r);
 }
