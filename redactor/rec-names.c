@@ -1150,7 +1150,9 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   gboolean org = FALSE;
   for (guint k = 0; k < m && !org; k++)
     org = hz_tok_in (&scan->toks[a + k], HZ_W_ORG) && k > 0;
-  if (b < scan->n_toks && hz_tok_in (&scan->toks[b], HZ_W_ORG) && tight (scan, &scan->toks[b - 1], &scan->toks[b]))
+  /* (not a lower-case word after a possessive: "Mary's house", "Belgrano's army") */
+  if (b < scan->n_toks && hz_tok_in (&scan->toks[b], HZ_W_ORG) && tight (scan, &scan->toks[b - 1], &scan->toks[b])
+      && !((scan->toks[b].flags & HZ_TOK_LOWER) && word_end (scan, &scan->toks[b - 1]) != scan->toks[b - 1].e))
     org = TRUE;
   /* ... except after a title ("Dr. Helen Lake"), and a given name + a surname that is such a
    * word ("James Park", "Oscar Street") where no place cue comes before ("on Grace Street")
@@ -1192,9 +1194,10 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                                              && !w[lo + 1].initial))
                                     || (x->given && lo + 1 == hi && hi == m && verb_after (scan, b))
                                     || (x->sur && m == 1 && !(scan->toks[a].flags & HZ_TOK_SENT))
-                                    /* a salutation's name ("Dear Grace,", "Hi Mark") */
-                                    || (x->given && lo + 1 == hi && lo > 0
-                                        && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE))
+                                    /* a salutation's name ("Dear Grace,", "Hi Mark", "hi Sunny,") */
+                                    || (x->given && lo + 1 == hi
+                                        && (lo > 0 ? hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)
+                                                   : a > 0 && hz_tok_in (&scan->toks[a - 1], HZ_W_STRONG_CUE)))
                                     || chat_given);
       if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;
@@ -1205,14 +1208,19 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
       cue = cue || (lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_NAME_CUE));
     }
   while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given) && !chat_given
-                      && !(hi - lo == 1 && hi == m && w[lo].given && verb_after (scan, b)))
+                      && !(hi - lo == 1 && hi == m && w[lo].given && verb_after (scan, b))
+                      && !(hi - lo == 1 && w[lo].given && a + lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)))
                      || w[hi - 1].conn
                      || (w[hi - 1].initial && hi - lo > 1 && hi == m)))
     hi--;
   if (lo >= hi)
     return;
   guint n = hi - lo;
-  if (n_is_calendar (scan, a + lo, a + hi) && !title)
+  /* a month or weekday, unless it is addressed after a salutation ("Dear May,", "Hi June!") */
+  gboolean addressed = n == 1 && a + lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)
+                       && w[lo].given && scan->toks[a + lo].e < scan->len
+                       && (scan->text[scan->toks[a + lo].e] == ',' || scan->text[scan->toks[a + lo].e] == '!');
+  if (n_is_calendar (scan, a + lo, a + hi) && !title && !addressed)
     return;
   /* a lone title, nationality or interjection is not a name */
   if (n == 1 && (hz_tok_in (&scan->toks[a + lo], HZ_W_TITLE) || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME)))
@@ -1226,7 +1234,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                             | HZ_WB (HZ_W_CRED_KEY) | HZ_WB (HZ_W_ZIP_CUE) | HZ_WB (HZ_W_UNIT)
                             | HZ_WB (HZ_W_DOB_CUE) | HZ_WB (HZ_W_ADDR_CUE) | HZ_WB (HZ_W_MONTH)
                             | HZ_WB (HZ_W_WEEKDAY);
-      if (t1->cls & field)
+      if ((t1->cls & field) && !addressed)
         lone_not_person = TRUE;
       gsize tl = t1->e - t1->s;
       const char *ts = scan->text + t1->s;
