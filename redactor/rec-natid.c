@@ -579,14 +579,14 @@ whole (const char *t, gsize len, gsize i, gsize e, char sep)
   return TRUE;
 }
 
-/* Token `tk` is the word w[0..wn) (lower case, UTF-8), whole and ignoring case. */
+/* Token `tk` is the word w[0..wn) (lower case, UTF-8), whole and ignoring case; a token of
+ * other scripts is compared by the tokenizer's hash of its lower case (hz_lex_key()). */
 static gboolean
 token_is_word (const HzScan *scan, const HzToken *tk, const char *w, gsize wn)
 {
   if (!(tk->flags & HZ_TOK_NONASCII))
     return tk->e - tk->s == wn && g_ascii_strncasecmp (scan->text + tk->s, w, wn) == 0;
-  g_autofree char *low = g_utf8_strdown (scan->text + tk->s, tk->e - tk->s);
-  return strlen (low) == wn && memcmp (low, w, wn) == 0;
+  return tk->hash != 0 && tk->hash == hz_key_hash (w, wn);
 }
 
 /* One of the row's cues ends among the `window` tokens before token `ti`: each word of a
@@ -664,8 +664,14 @@ by_lead_add (gsize lead, gsize f, gsize s)
   by_lead[lead][n_by_lead[lead]++] = (guint8) (f << 3 | s);
 }
 
+/* The sorted hashes (hz_key_hash() of the lower-case word, as the tokenizer computes each
+ * token's) of every word of every cue of the table. */
+static guint64 *cue_hashes;
+static guint n_cue_hashes;
+
+/* Build by_lead and cue_hashes, once. */
 static void
-by_lead_init (void)
+tables_init (void)
 {
   static gsize once = 0;
   if (g_once_init_enter (&once))
@@ -683,6 +689,20 @@ by_lead_init (void)
             else
               by_lead_add (strspn (sh, "9AX"), f, s);
           }
+      GArray *a = g_array_new (FALSE, FALSE, sizeof (guint64));
+      for (gsize f = 0; f < G_N_ELEMENTS (formats); f++)
+        for (const char *const *c = formats[f].cues; *c; c++)
+          for (const char *w = *c; *w;)
+            {
+              const char *sp = strchr (w, ' ');
+              gsize wn = sp ? (gsize) (sp - w) : strlen (w);
+              guint64 h = hz_key_hash (w, wn);
+              g_array_append_val (a, h);
+              w += wn + (sp ? 1 : 0);
+            }
+      g_array_sort (a, hz_u64_cmp);
+      n_cue_hashes = a->len;
+      cue_hashes = (guint64 *) g_array_free (a, FALSE);
       g_once_init_leave (&once, 1);
     }
 }
@@ -747,7 +767,7 @@ hz_rec_natid (HzScan *scan)
   if (!scan->r->enabled[HZ_ENTITY_NATIONAL_ID] || !hz_scan_has_digits (scan))
     return;
   const char *t = scan->text;
-  by_lead_init ();
+  tables_init ();
   /* a national id is whole tokens: it starts at a token start with a digit or an upper-case
    * letter (every shape does); a token of letters only can only be a NINO prefix ("AB 12 34
    * 56 C") */
@@ -781,41 +801,12 @@ hz_validate_national_id (const char *s, gsize n)
   return NULL;
 }
 
-/* The sorted hashes (hz_key_hash() of the lower-case word, as the tokenizer computes each
- * token's) of every word of every cue of the table, built once. */
-static const guint64 *
-cue_word_hashes (guint *n_out)
-{
-  static guint64 *hashes;
-  static guint n;
-  if (g_once_init_enter (&hashes))
-    {
-      GArray *a = g_array_new (FALSE, FALSE, sizeof (guint64));
-      for (gsize f = 0; f < G_N_ELEMENTS (formats); f++)
-        for (const char *const *c = formats[f].cues; *c; c++)
-          for (const char *w = *c; *w;)
-            {
-              const char *sp = strchr (w, ' ');
-              gsize wn = sp ? (gsize) (sp - w) : strlen (w);
-              guint64 h = hz_key_hash (w, wn);
-              g_array_append_val (a, h);
-              w += wn + (sp ? 1 : 0);
-            }
-      g_array_sort (a, hz_u64_cmp);
-      n = a->len;
-      g_once_init_leave (&hashes, (guint64 *) g_array_free (a, FALSE));
-    }
-  *n_out = n;
-  return hashes;
-}
-
 gboolean
 hz_natid_cue_word (const HzScan *scan, guint i)
 {
   guint64 h = scan->toks[i].hash;
   if (h == 0)
     return FALSE;
-  guint n;
-  const guint64 *hs = cue_word_hashes (&n);
-  return bsearch (&h, hs, n, sizeof (guint64), hz_u64_cmp) != NULL;
+  tables_init ();
+  return bsearch (&h, cue_hashes, n_cue_hashes, sizeof (guint64), hz_u64_cmp) != NULL;
 }
