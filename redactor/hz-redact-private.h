@@ -246,6 +246,9 @@ gboolean hz_names_firm_of_partners (const HzScan *scan, guint i);
  * organisation within the next few words ("Aisby is a village"): its subject is no person.
  * Pure. */
 gboolean hz_names_describes_thing (const HzScan *scan, guint i);
+/** Token i follows "to" after a lower-case word that takes a person there ("talked to |
+ *  Jens Quenby", "a letter to | Tamsin Ode"): what follows is a person, not a place. */
+gboolean hz_names_to_person (const HzScan *scan, guint i);
 /* rec-names.c: TRUE when token i is the label of a form field ("Phone:", "E-mail:", "Personal
  * Info:"): a word of the English word list or the not-a-name list, not a given name or
  * surname, right before a colon. It is no name and ends the name before it. Pure. */

@@ -289,22 +289,29 @@ pseudonym (HzScrubber *self, HzEntityType type, const char *orig, gsize n, const
 /* Key of the mapping of `orig` (n bytes) as `type`: the type's name, 0x1F, and the surface
  * in lower case; an identifier written with other separators is the same identifier, so
  * for card, phone, IBAN, SSN, national id and MAC address numbers only the letters and
- * digits count ("86 095 742 719" = "86095742719", "4111-1111-..." = "4111 1111 ..."). */
+ * digits count ("86 095 742 719" = "86095742719", "4111-1111-..." = "4111 1111 ..."), and
+ * a phone number's international prefix "+" or "00" does not, nor the country code 1 of an
+ * 11-digit North American number ("+1 (212) 555-0143" = "212-555-0143"; ITU-T E.164). */
 static char *
 mapping_key (HzEntityType type, const char *orig, gsize n)
 {
   g_autofree char *low = hz_lower_dup (orig, n);
   gboolean ident = type == HZ_ENTITY_CREDIT_CARD || type == HZ_ENTITY_PHONE || type == HZ_ENTITY_IBAN
                    || type == HZ_ENTITY_US_SSN || type == HZ_ENTITY_NATIONAL_ID || type == HZ_ENTITY_MAC_ADDRESS;
+  const char *k = low;
   if (ident)
     {
       gsize w = 0;
       for (gsize i = 0; low[i]; i++)
-        if (g_ascii_isalnum (low[i]) || low[i] == '+')
+        if (g_ascii_isalnum (low[i]))
           low[w++] = low[i];
       low[w] = '\0';
+      if (type == HZ_ENTITY_PHONE && w > 2 && low[0] == '0' && low[1] == '0')
+        k += 2, w -= 2;
+      if (type == HZ_ENTITY_PHONE && w == 11 && k[0] == '1')
+        k++;
     }
-  return g_strdup_printf ("%s\x1f%s", hz_entity_type_name (type), low);
+  return g_strdup_printf ("%s\x1f%s", hz_entity_type_name (type), k);
 }
 
 static const char *

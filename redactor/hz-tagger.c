@@ -790,6 +790,19 @@ hz_tagger_text_is_encyclopedic (const HzScan *scan)
   return TRUE;
 }
 
+/* Salutations before a name ("Dear", "Hi"): the name after one is a person's */
+static const char *const salutations[] = { "dear", "hi", "hey", "hello", NULL };
+
+/* Token i is one of `words` (lower-case ASCII). */
+static gboolean
+tok_among_words (const HzScan *scan, guint i, const char *const *words)
+{
+  for (const char *const *w = words; *w; w++)
+    if (hz_token_is (scan, &scan->toks[i], *w))
+      return TRUE;
+  return FALSE;
+}
+
 /* end of a name span: a possessive "'s" stays outside */
 static gsize
 span_end (const HzScan *scan, const HzToken *t)
@@ -1155,9 +1168,17 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                        * overrule the rules */
                       keep |= !repeat && (scan->toks[i1].flags & HZ_TOK_NONASCII) != 0;
                     }
-                  /* a name after a title ("Miss Ramos", "Dr. Okafor") is a person's */
-                  keep |= !repeat && i0 > 0 && i0 < n && hz_tok_in (&scan->toks[i0 - 1], HZ_W_TITLE)
-                          && scan->toks[i0].s - scan->toks[i0 - 1].e <= 2;
+                  /* a name after a title, a salutation or "to" after a word that takes a
+                   * person ("Miss Ramos", "Dr. Okafor", "hi Sunny,", "a letter to Tamsin
+                   * Ode"), and a listed given name owning something ("at Mary's house",
+                   * "to Kelsey's party") are a person's */
+                  keep |= !repeat && hz_names_to_person (scan, i0);
+                  keep |= !repeat && i0 > 0 && i0 < n && scan->toks[i0].s - scan->toks[i0 - 1].e <= 2
+                          && (hz_tok_in (&scan->toks[i0 - 1], HZ_W_TITLE) || tok_among_words (scan, i0 - 1, salutations));
+                  keep |= !repeat && i0 < n && k->e > scan->toks[i0].s && k->e + 2 <= scan->len
+                          && scan->text[k->e] == '\'' && (scan->text[k->e + 1] == 's' || scan->text[k->e + 1] == 'S')
+                          && (hz_lex_lookup (&scan->r->lex, scan->text + scan->toks[i0].s, MIN (scan->toks[i0].e, k->e) - scan->toks[i0].s)
+                              & HZ_WB (HZ_W_GIVEN));
                   const float margin = tagger->veto_margin * (float) (i1 - i0);
                   if (tagger->veto == HZ_TAGGER_VETO_X)
                     /* kept where X is not preferred by the margin, and a listed given name

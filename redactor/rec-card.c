@@ -1,5 +1,5 @@
 /* rec-card.c — CREDIT_CARD: 12-19 digits, contiguous or in groups separated by one space or
- * hyphen, accepted only with a known issuer range and a valid Luhn digit
+ * hyphen (or a dot between groups of four), accepted only with a known issuer range and a valid Luhn digit
  * (hz_validate_card_digits). Epoch timestamps and other Luhn-valid numbers outside the
  * issuer ranges are therefore rejected. */
 #include "hz-redact-private.h"
@@ -34,7 +34,9 @@ hz_rec_card (HzScan *scan)
             break;
           if (nd >= 12 && !hz_alnum_at (t, len, p) && hz_validate_card_digits (digits, nd))
             best_e = p;
-          if (p + 1 < len && (t[p] == ' ' || t[p] == '-') && hz_is_digit (t[p + 1])
+          /* one separator throughout: a space or hyphen, or a dot between groups of four
+           * ("4111.1111.1111.1111") */
+          if (p + 1 < len && (t[p] == ' ' || t[p] == '-' || (t[p] == '.' && gl == 4)) && hz_is_digit (t[p + 1])
               && (sep == 0 || sep == t[p]) && gl >= 3)
             {
               sep = t[p];

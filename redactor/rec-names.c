@@ -652,6 +652,12 @@ after_prep_of (const HzScan *scan, guint i, const char *prep, const char *const 
          && tok_among (scan, i - 2, words);
 }
 
+gboolean
+hz_names_to_person (const HzScan *scan, guint i)
+{
+  return after_prep_of (scan, i, "to", to_person_words);
+}
+
 /* an identifier starts right after byte e, past at most three spaces, ':' or '#' (binary
  * search of scan->ident_starts) */
 static gboolean
@@ -1323,7 +1329,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   /* a single unknown word right after "in", "near", ... is a place, not a person; after
    * "from", "to", "at" only a known place is */
   gboolean loc_cue = !sent && hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE) && !title
-                     && !after_prep_of (scan, a + lo, "to", to_person_words);
+                     && !hz_names_to_person (scan, a + lo);
   gboolean weak_loc_cue = !sent && !title && (loc_cue || hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE_WEAK));
 
   /* "in Florence", "from Salem": a city name after a place cue */
@@ -1579,7 +1585,19 @@ typedef struct {
   gsize s, n;
   float score;
   gboolean word_only;
+  /* a name that is also an English word or a month, found capitalised ("Dear May,",
+   * "Thanks Will"): only its capitalised repeats inside a sentence and not after a place
+   * or time preposition count ("you may leave", "Will you come?", "in May" are words) */
+  gboolean cased;
 } Repeat;
+
+/* The name's token t is also a word or a month and is written capitalised. */
+static gboolean
+word_like_name (const HzToken *t)
+{
+  return (t->cls & (HZ_WB (HZ_W_COMMON) | HZ_WB (HZ_W_MONTH) | HZ_WB (HZ_W_WEEKDAY) | HZ_WB (HZ_W_CALENDAR)))
+         && (t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER));
+}
 
 static int
 repeat_cmp (gconstpointer a, gconstpointer b)
@@ -1636,17 +1654,18 @@ propagate (HzScan *scan, guint first_cand)
       if (dup)
         continue;
       seen[n_seen++] = full;
-      Repeat r = { first_word_hash (scan, k.s, k.e - k.s), k.s, k.e - k.s, k.score * 0.9f, FALSE };
+      guint a = hz_token_at_or_after (scan, k.s), b = hz_token_at_or_after (scan, k.e);
+      Repeat r = { first_word_hash (scan, k.s, k.e - k.s), k.s, k.e - k.s, k.score * 0.9f, FALSE,
+                   b == a + 1 && word_like_name (&scan->toks[a]) };
       if (r.h)
         pats[n_pats++] = r;
-      guint a = hz_token_at_or_after (scan, k.s), b = hz_token_at_or_after (scan, k.e);
       if (b - a >= 2)
         {
           const HzToken *last = &scan->toks[b - 1];
           gsize ln = word_end (scan, last) - last->s;
           if (ln < 3 || (hz_lex_lookup (&scan->r->lex, scan->text + last->s, ln) & HZ_WB (HZ_W_COMMON)))
             continue;
-          Repeat sr = { first_word_hash (scan, last->s, ln), last->s, ln, k.score * 0.8f, TRUE };
+          Repeat sr = { first_word_hash (scan, last->s, ln), last->s, ln, k.score * 0.8f, TRUE, FALSE };
           if (sr.h)
             pats[n_pats++] = sr;
         }
@@ -1709,6 +1728,11 @@ propagate (HzScan *scan, guint first_cand)
             continue;
           if (r->word_only ? we - t->s != n
                            : (hz_alnum_at (scan->text, scan->len, t->s + n) && scan->text[t->s + n] != '\''))
+            continue;
+          if (r->cased && (!(t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) || (t->flags & HZ_TOK_SENT)
+                           || (ti > 0 && (hz_tok_in (&scan->toks[ti - 1], HZ_W_LOC_CUE)
+                                          || hz_tok_in (&scan->toks[ti - 1], HZ_W_LOC_CUE_WEAK)
+                                          || hz_token_is (scan, &scan->toks[ti - 1], "on")))))
             continue;
           hz_scan_add (scan, t->s, t->s + n, HZ_ENTITY_PERSON, r->score, HZ_TIER_NAME, "name-repeat");
         }

@@ -147,7 +147,10 @@ find_mac (HzScan *scan)
           if (ok)
             e = i + 14;
         }
-      if (e && !hz_alnum_at (t, len, e) && !(e < len && (t[e] == ':' || t[e] == '-')))
+      /* and not part of a longer dotted number ("4111.1111.1111.1111" is a card) */
+      if (e && !hz_alnum_at (t, len, e) && !(e < len && (t[e] == ':' || t[e] == '-'))
+          && !(e + 1 < len && t[e] == '.' && hz_is_alnum_ascii (t[e + 1]))
+          && !(i >= 2 && t[i - 1] == '.' && hz_is_alnum_ascii (t[i - 2])))
         {
           hz_scan_add (scan, i, e, HZ_ENTITY_MAC_ADDRESS, 0.9f, HZ_TIER_VALIDATED, "mac");
           k = hz_token_at_or_after (scan, e) - 1;

@@ -311,6 +311,16 @@ static const Case cases[] = {
   { "hi Sunny, how are you", { { "Sunny", "PERSON" } } },
   { "Dear May, thanks for the flowers.", { { "May", "PERSON" } } },
   { "See you in May, then.", { { NULL } } },
+  /* a card written with dots is a card, not a dotted MAC address and a leaked group (fixed
+   * wrong type) */
+  { "Card 4111.1111.1111.1111 expires soon", { { "4111.1111.1111.1111", "CREDIT_CARD" } } },
+  /* a salutation's name and a listed given name owning something are never vetoed by the
+   * tagger; a repeat of a name that is also a word or a month must be capitalised inside a
+   * sentence and not after "in" (fixed misses and false PERSON) */
+  { "hi Sunny, are we still on for tonight?", { { "Sunny", "PERSON" } } },
+  { "We had dinner at Kelsey's house.", { { "Kelsey", "PERSON" } } },
+  { "Thanks Will, I will call you. Will you come?", { { "Will", "PERSON" } } },
+  { "Dear May, you may leave early. See you in May.", { { "May", "PERSON" } } },
   /* a name after a title is never vetoed by the tagger (fixed miss) */
   { "For my take on Miss Ramos, see my blog.", { { "Ramos", "PERSON" } } },
 };

@@ -39,6 +39,9 @@ test_numbered (void)
   g_autofree char *c = scrub (r, sc, "card 4111 1111 1111 1111, again 4111-1111-1111-1111, "
                                      "then 5555 5555 5555 4444");
   g_assert_cmpstr (c, ==, "card [CREDIT_CARD_1], again [CREDIT_CARD_1], then [CREDIT_CARD_2]");
+  /* a phone number with and without its international prefix */
+  g_autofree char *d = scrub (r, sc, "Call +1 (212) 555-0143 or 212-555-0143, not 212-555-0199.");
+  g_assert_cmpstr (d, ==, "Call [PHONE_1] or [PHONE_1], not [PHONE_2].");
   hz_scrubber_free (sc);
   hz_redactor_free (r);
 }
