@@ -1181,6 +1181,15 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
    * kept for scoring below */
   gboolean chat_given = m == 1 && w[0].given_freq && w[0].common && !shouting && (first->flags & HZ_TOK_CAP)
                         && ((informal || scan->unfinished) || ((first->flags & HZ_TOK_SENT) && subject));
+  /* a listed given name owning something named by a lower-case word ("at Peter's house",
+   * "Peter 's car"), even one that is also a word (not "Grant 's Overland Campaign", nor
+   * "at Miller's, the bar") */
+  guint owned = w[0].e != scan->toks[a].e ? b : possessive_after (scan, b) ? b + 1 : 0;
+  gboolean possessed = m == 1 && w[0].given && !w[0].place && owned && owned < scan->n_toks
+                       && (scan->toks[owned].flags & HZ_TOK_LOWER) && (scan->toks[owned].flags & HZ_TOK_ALPHA)
+                       && tight (scan, &scan->toks[owned - 1], &scan->toks[owned])
+                       && !(hz_lex_lookup (&scan->r->lex, scan->text + w[0].s, w[0].e - w[0].s)
+                            & (HZ_WB (HZ_W_MONTH) | HZ_WB (HZ_W_WEEKDAY) | HZ_WB (HZ_W_CALENDAR)));
   /* trim ordinary capitalised words at the start ("Hello", "When", "Directed") */
   guint lo = 0, hi = m;
   /* leading titles and ranks are cues, not part of the name ("Brigadier General Ross Hoyt") */
@@ -1204,7 +1213,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                                     || (x->given && lo + 1 == hi
                                         && (lo > 0 ? hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)
                                                    : a > 0 && hz_tok_in (&scan->toks[a - 1], HZ_W_STRONG_CUE)))
-                                    || chat_given);
+                                    || chat_given || possessed);
       if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;
       if (keep)
@@ -1215,7 +1224,8 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     }
   while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given) && !chat_given
                       && !(hi - lo == 1 && hi == m && w[lo].given && verb_after (scan, b))
-                      && !(hi - lo == 1 && w[lo].given && a + lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)))
+                      && !(hi - lo == 1 && w[lo].given && a + lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE))
+                      && !possessed)
                      || w[hi - 1].conn
                      || (w[hi - 1].initial && hi - lo > 1 && hi == m)))
     hi--;
@@ -1381,8 +1391,8 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     score = sent ? 0.5f : 0.6f;
   else if (n == 1 && cue && !f->common && !shouting && !(loc_cue && !f->given && !f->sur))
     score = 0.5f;
-  else if (n == 1 && f->given && f->common && !f->place && strong_cue_before (scan, a + lo))
-    score = 0.5f; /* "named him Frank", "Hi Will" */
+  else if (n == 1 && f->given && f->common && !f->place && (strong_cue_before (scan, a + lo) || possessed))
+    score = 0.5f; /* "named him Frank", "Hi Will", "at Peter's house" */
   else if (n == 1 && f->given && f->common && !f->place && !shouting && verb_after (scan, a + hi))
     score = 0.5f; /* "Lily met", "Mark said": a given name that is also a word, before a verb of people */
   else if (n == 1 && !f->common && !f->place && !shouting && (f->sur || unknown) && !loc_cue

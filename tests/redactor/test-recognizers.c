@@ -319,6 +319,8 @@ static const Case cases[] = {
    * sentence and not after "in" (fixed misses and false PERSON) */
   { "hi Sunny, are we still on for tonight?", { { "Sunny", "PERSON" } } },
   { "We had dinner at Kelsey's house.", { { "Kelsey", "PERSON" } } },
+  { "We had dinner at Peter's house.", { { "Peter", "PERSON" } } },
+  { "May's sales were up.", { { NULL } } },
   { "Thanks Will, I will call you. Will you come?", { { "Will", "PERSON" } } },
   { "Dear May, you may leave early. See you in May.", { { "May", "PERSON" } } },
   /* a name after a title is never vetoed by the tagger (fixed miss) */
