@@ -178,6 +178,9 @@ gboolean hz_context_after (const HzScan *scan, guint ti, guint window, int bit);
 static inline gboolean hz_tok_in (const HzToken *t, int bit) { return (t->cls & HZ_WB (bit)) != 0; }
 /** Whole-word, ASCII-case-insensitive comparison of token `t` with `w` (lower-case). */
 gboolean hz_token_is (const HzScan *scan, const HzToken *t, const char *w);
+/** Token t is one of the NULL-terminated `words` (lower-case ASCII; hz_token_is() each).
+ *  Compares strings: for rare checks only. */
+gboolean hz_token_among (const HzScan *scan, const HzToken *t, const char *const *words);
 /** Lower-cased copy of bytes [s, e). */
 char *hz_lower_dup (const char *s, gsize n);
 /** Look `s`[0..n) up case-insensitively in a lower-case set. */

@@ -782,26 +782,15 @@ hz_tagger_text_is_encyclopedic (const HzScan *scan)
       const HzToken *t = &scan->toks[i];
       if ((t->flags & HZ_TOK_ELONG) || ((t->flags & HZ_TOK_SENT) && (t->flags & HZ_TOK_LOWER) && (t->flags & HZ_TOK_ALPHA)))
         return FALSE;
-      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA) && strchr ("iIyYmMwWuUlL", scan->text[t->s]))
-        for (const char *const *w = personal_words; *w; w++)
-          if (hz_token_is (scan, t, *w))
-            return FALSE;
+      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA) && strchr ("iIyYmMwWuUlL", scan->text[t->s])
+          && hz_token_among (scan, t, personal_words))
+        return FALSE;
     }
   return TRUE;
 }
 
 /* Salutations before a name ("Dear", "Hi"): the name after one is a person's */
 static const char *const salutations[] = { "dear", "hi", "hey", "hello", NULL };
-
-/* Token i is one of `words` (lower-case ASCII). */
-static gboolean
-tok_among_words (const HzScan *scan, guint i, const char *const *words)
-{
-  for (const char *const *w = words; *w; w++)
-    if (hz_token_is (scan, &scan->toks[i], *w))
-      return TRUE;
-  return FALSE;
-}
 
 /* end of a name span: a possessive "'s" stays outside */
 static gsize
@@ -1174,7 +1163,7 @@ hz_rec_tagger (HzScan *scan, const HzTagger *tagger)
                    * "to Kelsey's party") are a person's */
                   keep |= !repeat && hz_names_to_person (scan, i0);
                   keep |= !repeat && i0 > 0 && i0 < n && scan->toks[i0].s - scan->toks[i0 - 1].e <= 2
-                          && (hz_tok_in (&scan->toks[i0 - 1], HZ_W_TITLE) || tok_among_words (scan, i0 - 1, salutations));
+                          && (hz_tok_in (&scan->toks[i0 - 1], HZ_W_TITLE) || hz_token_among (scan, &scan->toks[i0 - 1], salutations));
                   keep |= !repeat && i0 < n && k->e > scan->toks[i0].s && k->e + 2 <= scan->len
                           && scan->text[k->e] == '\'' && (scan->text[k->e + 1] == 's' || scan->text[k->e + 1] == 'S')
                           && (hz_lex_lookup (&scan->r->lex, scan->text + scan->toks[i0].s, MIN (scan->toks[i0].e, k->e) - scan->toks[i0].s)

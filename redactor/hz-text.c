@@ -278,6 +278,15 @@ hz_token_is (const HzScan *scan, const HzToken *t, const char *w)
 }
 
 gboolean
+hz_token_among (const HzScan *scan, const HzToken *t, const char *const *words)
+{
+  for (const char *const *w = words; *w; w++)
+    if (hz_token_is (scan, t, *w))
+      return TRUE;
+  return FALSE;
+}
+
+gboolean
 hz_context_before (const HzScan *scan, guint ti, guint window, int bit)
 {
   guint64 m = HZ_WB (bit);

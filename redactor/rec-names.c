@@ -539,9 +539,8 @@ hz_names_firm_of_partners (const HzScan *scan, guint i)
         return TRUE;
       if (k0 == 0)
         continue;
-      for (const char *const *w = before; *w; w++)
-        if (hz_token_is (scan, &scan->toks[k0 - 1], *w))
-          return TRUE;
+      if (hz_token_among (scan, &scan->toks[k0 - 1], before))
+        return TRUE;
     }
   return FALSE;
 }
@@ -634,12 +633,7 @@ tok_in (const HzScan *scan, guint i, int bit)
 static gboolean
 tok_among (const HzScan *scan, guint i, const char *const *words)
 {
-  if (i >= scan->n_toks)
-    return FALSE;
-  for (const char *const *w = words; *w; w++)
-    if (hz_token_is (scan, &scan->toks[i], *w))
-      return TRUE;
-  return FALSE;
+  return i < scan->n_toks && hz_token_among (scan, &scan->toks[i], words);
 }
 
 /* Token i follows the word `prep` after a lower-case word of `words`: "to" after a word that

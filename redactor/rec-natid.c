@@ -621,7 +621,7 @@ cue_before (const HzScan *scan, guint ti, const char *const *cues)
 static gboolean
 phone_or_card_cue_before (const HzScan *scan, guint ti)
 {
-  static const char *const generic[] = { "number", "numbers", "no", "nr" };
+  static const char *const generic[] = { "number", "numbers", "no", "nr", NULL };
   for (guint k = ti > 4 ? ti - 4 : 0; k < ti; k++)
     {
       const HzToken *tk = &scan->toks[k];
@@ -629,10 +629,7 @@ phone_or_card_cue_before (const HzScan *scan, guint ti)
         return TRUE;
       if (!hz_tok_in (tk, HZ_W_PHONE_CUE))
         continue;
-      gboolean gen = FALSE;
-      for (gsize g = 0; g < G_N_ELEMENTS (generic) && !gen; g++)
-        gen = hz_token_is (scan, tk, generic[g]);
-      if (!gen)
+      if (!hz_token_among (scan, tk, generic))
         return TRUE;
     }
   return FALSE;

@@ -49,9 +49,8 @@ other_number_cue (const HzScan *scan, guint ti)
   if (hz_context_before (scan, ti, 4, HZ_W_ZIP_CUE))
     return TRUE;
   for (guint k = ti >= 4 ? ti - 4 : 0; k < ti; k++)
-    for (const char *const *w = docs; *w; w++)
-      if (hz_token_is (scan, &scan->toks[k], *w))
-        return TRUE;
+    if (hz_token_among (scan, &scan->toks[k], docs))
+      return TRUE;
   return FALSE;
 }
 
