@@ -181,6 +181,10 @@ gboolean hz_token_is (const HzScan *scan, const HzToken *t, const char *w);
 /** Token t is one of the NULL-terminated `words` (lower-case ASCII; hz_token_is() each).
  *  Compares strings: for rare checks only. */
 gboolean hz_token_among (const HzScan *scan, const HzToken *t, const char *const *words);
+/** Length in bytes of the quotation mark at byte `a` of text[0..len): '"' and the
+ *  typographic double quotes U+201C/U+201D always, and with `singles` also '\'' and
+ *  U+2018..U+201B; 0 if none. */
+gsize hz_quote_at (const char *text, gsize len, gsize a, gboolean singles);
 /** Lower-cased copy of bytes [s, e). */
 char *hz_lower_dup (const char *s, gsize n);
 /** Look `s`[0..n) up case-insensitively in a lower-case set. */

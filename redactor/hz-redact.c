@@ -237,20 +237,6 @@ cand_start_cmp (gconstpointer a, gconstpointer b)
   return x->e < y->e ? -1 : x->e > y->e;
 }
 
-/* the length of the quotation mark at byte a (", ', and the typographic double and single
- * quotes U+201C/U+201D, U+2018/U+2019), 0 if none */
-static gsize
-quote_at (const HzScan *scan, gsize a)
-{
-  const char *t = scan->text;
-  if (a < scan->len && (t[a] == '"' || t[a] == '\''))
-    return 1;
-  if (a + 2 < scan->len && (guchar) t[a] == 0xe2 && (guchar) t[a + 1] == 0x80
-      && ((guchar) t[a + 2] >= 0x98 && (guchar) t[a + 2] <= 0x9d))
-    return 3;
-  return 0;
-}
-
 /* TRUE when the bytes [a, c) between a name's parts hold a quoted nickname (whether or not
  * it is a span of its own): optional space, an opening quote, one to three capitalised
  * words, a closing quote, one space ("William | \"Buckshot\" | May", tokenized
@@ -264,7 +250,7 @@ nickname_between (const HzScan *scan, gsize a, gsize c)
   gsize p = a, words = 0, q;
   if (p < c && t[p] == ' ')
     p++;
-  if (!(q = quote_at (scan, p)))
+  if (!(q = hz_quote_at (scan->text, scan->len, p, TRUE)))
     return FALSE;
   p += q;
   if (p < c && t[p] == ' ')
@@ -281,7 +267,7 @@ nickname_between (const HzScan *scan, gsize a, gsize c)
     return FALSE;
   if (p < c && t[p] == ' ')
     p++;
-  if (!(q = quote_at (scan, p)))
+  if (!(q = hz_quote_at (scan->text, scan->len, p, TRUE)))
     return FALSE;
   p += q;
   return p < c && t[p] == ' ' && p + 1 == c;

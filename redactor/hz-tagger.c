@@ -764,6 +764,18 @@ hz_tagger_text_is_social (const HzScan *scan)
 static const char *const personal_words[] = { "i", "you", "my", "your", "we", "me", "u", "lol", NULL };
 enum { ENCYCLOPEDIC_MIN_TOKENS = 10 };
 
+/* c (any case) is the first letter of one of personal_words: a cheap test before comparing
+ * the words */
+static gboolean
+starts_personal_word (char c)
+{
+  c = g_ascii_tolower (c);
+  for (const char *const *w = personal_words; *w; w++)
+    if (**w == c)
+      return TRUE;
+  return FALSE;
+}
+
 gboolean
 hz_tagger_text_is_encyclopedic (const HzScan *scan)
 {
@@ -782,7 +794,7 @@ hz_tagger_text_is_encyclopedic (const HzScan *scan)
       const HzToken *t = &scan->toks[i];
       if ((t->flags & HZ_TOK_ELONG) || ((t->flags & HZ_TOK_SENT) && (t->flags & HZ_TOK_LOWER) && (t->flags & HZ_TOK_ALPHA)))
         return FALSE;
-      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA) && strchr ("iIyYmMwWuUlL", scan->text[t->s])
+      if (t->nchars <= 4 && (t->flags & HZ_TOK_ALPHA) && starts_personal_word (scan->text[t->s])
           && hz_token_among (scan, t, personal_words))
         return FALSE;
     }

@@ -286,6 +286,20 @@ hz_token_among (const HzScan *scan, const HzToken *t, const char *const *words)
   return FALSE;
 }
 
+gsize
+hz_quote_at (const char *t, gsize len, gsize a, gboolean singles)
+{
+  if (a < len && (t[a] == '"' || (singles && t[a] == '\'')))
+    return 1;
+  if (a + 2 < len && (guchar) t[a] == 0xE2 && (guchar) t[a + 1] == 0x80)
+    {
+      guchar c = (guchar) t[a + 2];
+      if (c == 0x9C || c == 0x9D || (singles && c >= 0x98 && c <= 0x9D))
+        return 3;
+    }
+  return 0;
+}
+
 gboolean
 hz_context_before (const HzScan *scan, guint ti, guint window, int bit)
 {

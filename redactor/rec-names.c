@@ -489,6 +489,14 @@ has_suffix_len (const char *s, gsize n, const char *suffix)
   return n >= k && memcmp (s + n - k, suffix, k) == 0;
 }
 
+/* Token i comes right after a strong cue, as a salutation's name does ("Dear | Grace", "hi
+ * | Sunny"). */
+static gboolean
+salutation_before (const HzScan *scan, guint i)
+{
+  return i > 0 && hz_tok_in (&scan->toks[i - 1], HZ_W_STRONG_CUE);
+}
+
 /* A strong cue ("named", "hi", "dear", "Mr") among the two tokens before token i. */
 static gboolean
 strong_cue_before (const HzScan *scan, guint i)
@@ -1015,10 +1023,8 @@ quote_in_gap (const char *x, gsize p, gsize q, gboolean last)
   if (p == q)
     return FALSE;
   if (last)
-    return x[q - 1] == '"'
-           || (q - p >= 3 && (guchar) x[q - 3] == 0xE2 && (guchar) x[q - 2] == 0x80 && ((guchar) x[q - 1] == 0x9C || (guchar) x[q - 1] == 0x9D));
-  return x[p] == '"'
-         || (q - p >= 3 && (guchar) x[p] == 0xE2 && (guchar) x[p + 1] == 0x80 && ((guchar) x[p + 2] == 0x9C || (guchar) x[p + 2] == 0x9D));
+    return hz_quote_at (x, q, q - 1, FALSE) == 1 || (q - p >= 3 && hz_quote_at (x, q, q - 3, FALSE) == 3);
+  return hz_quote_at (x, q, p, FALSE) != 0;
 }
 
 /* Token k can be a word of a title: capitalised, a number, or a lower-case function word. */
@@ -1070,6 +1076,16 @@ in_quoted_title (const HzScan *scan, guint a, guint b, gboolean lone_name)
   return (scan->toks[i].flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) != 0 && !(lone_name && i == a && j == b);
 }
 
+/* The token after the possessive that ends token j - 1 ("Macy's": j) or is token j ("Macy
+ * 's", tokenised text: j + 1); 0 when there is none. */
+static guint
+after_possessive (const HzScan *scan, guint j)
+{
+  if (word_end (scan, &scan->toks[j - 1]) != scan->toks[j - 1].e)
+    return j;
+  return possessive_after (scan, j) ? j + 1 : 0;
+}
+
 /* The possessive that ends token j - 1 ("Macy's") or is token j ("Macy 's", tokenised
  * text) stands without its noun: punctuation, the end of the text or a function word
  * follows ("with Ivey 's and Hudson Belk", "Dillard 's was added"). Such a name is a shop's
@@ -1077,12 +1093,8 @@ in_quoted_title (const HzScan *scan, guint a, guint b, gboolean lone_name)
 static gboolean
 elliptical_possessive (const HzScan *scan, guint j)
 {
-  guint k;
-  if (word_end (scan, &scan->toks[j - 1]) != scan->toks[j - 1].e)
-    k = j;
-  else if (possessive_after (scan, j))
-    k = j + 1;
-  else
+  guint k = after_possessive (scan, j);
+  if (!k)
     return FALSE;
   gsize p = scan->toks[k - 1].e;
   while (p < scan->len && scan->text[p] == ' ')
@@ -1178,7 +1190,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
   /* a listed given name owning something named by a lower-case word ("at Peter's house",
    * "Peter 's car"), even one that is also a word (not "Grant 's Overland Campaign", nor
    * "at Miller's, the bar") */
-  guint owned = w[0].e != scan->toks[a].e ? b : possessive_after (scan, b) ? b + 1 : 0;
+  guint owned = m == 1 ? after_possessive (scan, b) : 0;
   gboolean possessed = m == 1 && w[0].given && !w[0].place && owned && owned < scan->n_toks
                        && (scan->toks[owned].flags & HZ_TOK_LOWER) && (scan->toks[owned].flags & HZ_TOK_ALPHA)
                        && tight (scan, &scan->toks[owned - 1], &scan->toks[owned])
@@ -1204,9 +1216,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
                                     || (x->given && lo + 1 == hi && hi == m && verb_after (scan, b))
                                     || (x->sur && m == 1 && !(scan->toks[a].flags & HZ_TOK_SENT))
                                     /* a salutation's name ("Dear Grace,", "Hi Mark", "hi Sunny,") */
-                                    || (x->given && lo + 1 == hi
-                                        && (lo > 0 ? hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)
-                                                   : a > 0 && hz_tok_in (&scan->toks[a - 1], HZ_W_STRONG_CUE)))
+                                    || (x->given && lo + 1 == hi && salutation_before (scan, a + lo))
                                     || chat_given || possessed);
       if (x->conn || hz_tok_in (&scan->toks[a + lo], HZ_W_NOT_NAME))
         keep = FALSE;
@@ -1218,7 +1228,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     }
   while (hi > lo && ((w[hi - 1].common && !w[hi - 1].sur && !(hi - lo >= 2 && w[lo].given) && !chat_given
                       && !(hi - lo == 1 && hi == m && w[lo].given && verb_after (scan, b))
-                      && !(hi - lo == 1 && w[lo].given && a + lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE))
+                      && !(hi - lo == 1 && w[lo].given && salutation_before (scan, a + lo))
                       && !possessed)
                      || w[hi - 1].conn
                      || (w[hi - 1].initial && hi - lo > 1 && hi == m)))
@@ -1227,8 +1237,7 @@ judge_run (HzScan *scan, guint a, guint b, gboolean shouting, gboolean informal)
     return;
   guint n = hi - lo;
   /* a month or weekday, unless it is addressed after a salutation ("Dear May,", "Hi June!") */
-  gboolean addressed = n == 1 && a + lo > 0 && hz_tok_in (&scan->toks[a + lo - 1], HZ_W_STRONG_CUE)
-                       && w[lo].given && scan->toks[a + lo].e < scan->len
+  gboolean addressed = n == 1 && salutation_before (scan, a + lo) && w[lo].given && scan->toks[a + lo].e < scan->len
                        && (scan->text[scan->toks[a + lo].e] == ',' || scan->text[scan->toks[a + lo].e] == '!');
   if (n_is_calendar (scan, a + lo, a + hi) && !title && !addressed)
     return;
