@@ -4,8 +4,9 @@
  * and check the conversation is listed with its messages intact; with a slowed-down worker,
  * the partial reply is in the store while it streams and Stop (win.stop, Esc) ends it
  * early, keeping its text and its token count (also in the saves while it streams);
- * closing the window mid-reply keeps both; switching quickly between conversations (clicks, read in the
- * background) ends on the last one chosen, never on an earlier, slower read.
+ * closing the window mid-reply keeps both; switching quickly between conversations
+ * (clicks, read in the background) ends on the last one chosen, never on an earlier,
+ * slower read.
  * Screenshots go to <build>/tests/ui/artifacts/.
  */
 #include <hanzo/engine.h>
