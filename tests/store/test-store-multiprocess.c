@@ -292,18 +292,6 @@ test_sqlite3_shell (void)
 
 /* ------------------------------------------------------------------ hanzo-learner */
 
-static gboolean
-learner_on_bus (GDBusConnection *c)
-{
-  g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "org.freedesktop.DBus",
-    "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-    g_variant_new ("(s)", "ai.hanzo.Learner"), G_VARIANT_TYPE ("(b)"), 0, 1000, NULL, NULL);
-  gboolean up = FALSE;
-  if (r)
-    g_variant_get (r, "(b)", &up);
-  return up;
-}
-
 /* Finished learner runs, read with the shell (-1 when the read failed). */
 static gint64
 finished_runs (Watch *w)
@@ -317,50 +305,19 @@ test_learner_job (void)
 {
   if (!have_shell ())
     return;
-  if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") == NULL)
-    {
-      g_test_skip ("no session bus (run under dbus-run-session)");
-      return;
-    }
-  g_autofree char *model = hz_test_shared_path ("models/stories260K.gguf");
+  g_autofree char *model = learner_test_service_model ();
   if (model == NULL)
     return;
   g_autofree char *root = g_dir_make_tmp ("hz-multiprocess-XXXXXX", NULL);
-  g_autofree char *data = g_build_filename (root, "data", NULL);
-  g_autofree char *config = g_build_filename (root, "config", NULL);
-  g_autofree char *cfgdir = g_build_filename (config, "hanzo", NULL);
-  g_autofree char *dbdir = g_build_filename (data, "hanzo", NULL);
-  g_assert_cmpint (g_mkdir_with_parents (cfgdir, 0700), ==, 0);
-  g_assert_cmpint (g_mkdir_with_parents (dbdir, 0700), ==, 0);
-  g_autofree char *db = g_build_filename (dbdir, "hanzo.db", NULL);
-  learner_test_fill_store (db, "Bob");   /* rated replies to train on */
-  /* a night window that excludes now: only LearnNow starts the job */
-  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
-  const int m = g_date_time_get_hour (now) * 60 + g_date_time_get_minute (now);
-  const int ws = (m + 120) % 1440, we = (m + 180) % 1440;
-  g_autofree char *ini = g_strdup_printf (
-    "[learner]\nmodel=%s\nwindow=%02d:%02d-%02d:%02d\nsteps=8\nbatch=4\nlr=5e-3\n"
-    "max_tokens=64\ncheckpoint_every=4\ntick_seconds=1\nheldout=0.25\nkeep=2\n",
-    model, ws / 60, ws % 60, we / 60, we % 60);
-  g_autofree char *ini_path = g_build_filename (cfgdir, "learner.ini", NULL);
-  g_assert_true (g_file_set_contents (ini_path, ini, -1, NULL));
-
+  learner_test_home (root, model, 8, 4);   /* rated replies to train on, LearnNow only */
   Watch w = { 0 };
   watch_start (&w, root, 10);
 
   g_autofree char *exe = build_path ("learner/hanzo-learner");
-  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
-  g_subprocess_launcher_setenv (l, "XDG_DATA_HOME", data, TRUE);
-  g_subprocess_launcher_setenv (l, "XDG_CONFIG_HOME", config, TRUE);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) learner = g_subprocess_launcher_spawn (l, &error, exe,
-                                                                 "--gapplication-service", NULL);
-  g_assert_no_error (error);
   g_autoptr (GDBusConnection) c = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
   g_assert_no_error (error);
-  for (int i = 0; i < 200 && !learner_on_bus (c); i++)
-    watch_once (&w);
-  g_assert_true (learner_on_bus (c));
+  g_autoptr (GSubprocess) learner = learner_test_spawn_service (root, exe, c);
   g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "ai.hanzo.Learner",
     "/ai/hanzo/Learner", "ai.hanzo.Learner", "LearnNow", NULL, NULL, G_DBUS_CALL_FLAGS_NONE,
     20000, NULL, &error);

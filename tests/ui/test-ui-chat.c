@@ -265,6 +265,22 @@ on_token_count (HzEngineWorker *worker, guint request, const char *text, guint n
   *last = n_generated;
 }
 
+/* Once the model is ready: a new chat, PROMPT sent, the reply's token count followed in
+ * `n_generated`; returns (the handler to disconnect) once the reply shows text. */
+static gulong
+send_in_new_chat (HzApplication *app, HzWindow *window, guint *n_generated)
+{
+  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat", NULL));
+  g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 0);
+  gulong h = g_signal_connect (hz_application_get_worker (app), "token",
+                               G_CALLBACK (on_token_count), n_generated);
+  type_and_send (window, PROMPT);
+  g_assert_true (hz_window_is_generating (window));
+  g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
+  return h;
+}
+
 static void
 script_stop (HzApplication *app, HzWindow *window, gpointer data)
 {
@@ -272,15 +288,7 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
   g_autoptr(GError) error = NULL;
   guint n_generated = 0;
 
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat", NULL));
-  g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 0);
-
-  gulong h = g_signal_connect (hz_application_get_worker (app), "token",
-                               G_CALLBACK (on_token_count), &n_generated);
-  type_and_send (window, PROMPT);
-  g_assert_true (hz_window_is_generating (window));
-  g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
+  gulong h = send_in_new_chat (app, window, &n_generated);
   g_autoptr(HzMessageItem) reply = message_at (window, 1);
 
   /* While it streams, the partial reply reaches the store at least once a second. */
@@ -363,12 +371,7 @@ script_close (HzApplication *app, HzWindow *window, gpointer data)
   g_autoptr(GError) error = NULL;
   guint n_generated = 0;
 
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat", NULL));
-  gulong h = g_signal_connect (hz_application_get_worker (app), "token",
-                               G_CALLBACK (on_token_count), &n_generated);
-  type_and_send (window, PROMPT);
-  g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
+  gulong h = send_in_new_chat (app, window, &n_generated);
   hz_ui_spin (0.3);   /* less than the periodic save: the close itself must save */
   g_assert_true (hz_window_is_generating (window));
   g_autoptr(HzMessageItem) reply = message_at (window, 1);
