@@ -44,6 +44,8 @@ typedef struct {
   GPtrArray      *active;      /* GCancellable* of queued/running generations */
   GString        *pending;     /* streamed text not yet delivered */
   guint           pending_id;  /* request the pending text belongs to */
+  guint           pending_n;   /* tokens generated so far by that request (all of them,
+                                  also those whose text is still held back) */
   gboolean        flush_queued;
   gulong          token_delay_us;  /* HZ_WORKER_TOKEN_DELAY_US: simulate a slow model */
 } Shared;
@@ -143,11 +145,12 @@ static void
 flush_pending (HzEngineWorker *self, Shared *s)
 {
   g_autofree char *text = NULL;
-  guint id;
+  guint id, n_generated;
 
   g_mutex_lock (&s->lock);
   s->flush_queued = FALSE;
   id = s->pending_id;
+  n_generated = s->pending_n;
   if (s->pending->len > 0)
     {
       text = g_strndup (s->pending->str, s->pending->len);
@@ -156,7 +159,7 @@ flush_pending (HzEngineWorker *self, Shared *s)
   g_mutex_unlock (&s->lock);
 
   if (text != NULL && self != NULL)
-    g_signal_emit (self, signals[SIG_TOKEN], 0, id, text);
+    g_signal_emit (self, signals[SIG_TOKEN], 0, id, text, n_generated);
 }
 
 static gboolean
@@ -245,6 +248,7 @@ event_new (EventKind kind, guint id)
 typedef struct {
   Shared *shared;
   guint   id;
+  guint   n_generated;   /* tokens generated so far */
 } TokenCtx;
 
 static gboolean
@@ -254,14 +258,17 @@ on_token (HzToken token, const char *text, gpointer user_data)
   Shared *s = tc->shared;
   gboolean queue_flush = FALSE;
 
-  if (text == NULL || *text == '\0')
-    return TRUE;
-
+  tc->n_generated++;
   g_mutex_lock (&s->lock);
   s->pending_id = tc->id;
-  g_string_append (s->pending, text);
-  if (!s->flush_queued)
-    s->flush_queued = queue_flush = TRUE;
+  s->pending_n = tc->n_generated;
+  /* a token without text yet (held back) is counted with the next text delivered */
+  if (text != NULL && *text != '\0')
+    {
+      g_string_append (s->pending, text);
+      if (!s->flush_queued)
+        s->flush_queued = queue_flush = TRUE;
+    }
   g_mutex_unlock (&s->lock);
 
   if (queue_flush)
@@ -322,7 +329,7 @@ run_generate (Shared *s, HzContext *ctx, Request *r)
 
   gsize n_prompt = 0;
   g_autofree HzToken *prompt = build_prompt (hz_context_model (ctx), r, &n_prompt);
-  TokenCtx tc = { s, r->id };
+  TokenCtx tc = { s, r->id, 0 };
   g_autofree char *text = NULL;
 
   if (g_cancellable_is_cancelled (r->cancellable))
@@ -996,7 +1003,7 @@ hz_engine_worker_class_init (HzEngineWorkerClass *klass)
                   NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_UINT);
   signals[SIG_TOKEN] =
     g_signal_new ("token", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
-                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_STRING);
+                  NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT);
   signals[SIG_FINISHED] =
     g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING,

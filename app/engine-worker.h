@@ -16,9 +16,14 @@
  *   model-error  (path, GError)        a model could not be loaded (no model is loaded now)
  *   context-changed (n_ctx)            the context was remade with another size
  *                                      (hz_engine_worker_set_context_length())
- *   token        (request, text)       new reply text: everything generated since the last
- *                                      emission (may be several tokens, never splits a
- *                                      UTF-8 character); emitted before "finished"
+ *   token        (request, text, n_generated)  new reply text: everything generated since
+ *                                      the last emission (may be several tokens, never
+ *                                      splits a UTF-8 character); n_generated (guint): how
+ *                                      many tokens the request had generated when this
+ *                                      text was taken (a token whose text is still held
+ *                                      back, part of a character or of a possible stop
+ *                                      string, may be counted before its text comes);
+ *                                      emitted before "finished"
  *   finished     (request, text, stats) the reply is complete (also after a cancel, with
  *                                      the partial text); stats: const HzGenerateStats *,
  *                                      valid during the emission only

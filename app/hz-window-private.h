@@ -102,6 +102,7 @@ struct _HzWindow {
   HzMessageItem *reply_item;
   gint64         reply_message_id;
   gboolean       reply_dirty;     /* text not yet saved */
+  gint64         reply_n_tokens;  /* tokens generated so far (the last "token" signal) */
   guint          save_timeout_id;
   gboolean       learner_held;    /* hz_learner_hold() called for this reply */
 

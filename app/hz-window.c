@@ -9,8 +9,9 @@
  *
  * Flow of one reply: start_reply() saves an empty, incomplete assistant message under the
  * user message it answers, shows it, and queues the generation on the engine worker.
- * "token" signals append to the item; a timer writes the text to the store every
- * SAVE_INTERVAL_MS while it grows (a crash loses under a second of text); "finished"
+ * "token" signals append to the item; a timer writes the text and the number of tokens
+ * generated so far to the store every SAVE_INTERVAL_MS while it grows (a crash loses
+ * under a second of text); closing the window mid-reply saves both too; "finished"
  * writes the final text and stats and marks it complete; "error" keeps whatever text
  * arrived (or drops the empty reply) and shows a dialog. Everything here runs on the main
  * thread; the store calls are short single-row writes (WAL).
@@ -819,6 +820,7 @@ start_reply (HzWindow *self, gint64 parent_id)
   tree_choose (self, parent_id, reply_id);
   self->reply_item = g_object_ref (reply);
   self->reply_dirty = FALSE;
+  self->reply_n_tokens = 0;
   self->save_timeout_id = g_timeout_add (SAVE_INTERVAL_MS, save_reply_timeout, self);
   self->stick_to_bottom = TRUE;
   sync_messages (self);
@@ -897,7 +899,9 @@ send_message (HzWindow *self)
   start_reply (self, user_id);
 }
 
-/* Write the reply's text so far to the store. */
+/* Write the reply's text so far to the store, with `n_tokens` generated tokens (its count so
+ * far while it streams or when it is cut short, so that a crash or a closed window leaves
+ * the real count, not 0). */
 static void
 save_reply (HzWindow *self, gint64 n_tokens, double ttft_s, double tokens_per_s)
 {
@@ -918,7 +922,7 @@ save_reply_timeout (gpointer data)
   HzWindow *self = data;
 
   if (self->reply_dirty)
-    save_reply (self, -1, NAN, NAN);
+    save_reply (self, self->reply_n_tokens, NAN, NAN);
   return G_SOURCE_CONTINUE;
 }
 
@@ -999,11 +1003,13 @@ reset_announcement (HzWindow *self)
 }
 
 static void
-on_worker_token (HzEngineWorker *worker, guint request, const char *text, HzWindow *self)
+on_worker_token (HzEngineWorker *worker, guint request, const char *text, guint n_generated,
+                 HzWindow *self)
 {
   if (request != self->request_id || self->reply_item == NULL)
     return;
   hz_message_item_append_text (self->reply_item, text);
+  self->reply_n_tokens = n_generated;
   self->reply_dirty = TRUE;
 }
 
@@ -1055,7 +1061,7 @@ on_worker_error (HzEngineWorker *worker, guint request, GError *error, HzWindow 
 
   gboolean has_text = *hz_message_item_get_text (self->reply_item) != '\0';
   if (has_text)
-    save_reply (self, -1, NAN, NAN);
+    save_reply (self, self->reply_n_tokens, NAN, NAN);
   end_reply (self, has_text);
 
   if (g_error_matches (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL))
@@ -1756,7 +1762,7 @@ hz_window_dispose (GObject *object)
   /* A reply cut short by closing the window keeps its text (saved, marked complete). */
   if (self->reply_item != NULL)
     {
-      save_reply (self, -1, NAN, NAN);
+      save_reply (self, self->reply_n_tokens, NAN, NAN);
       end_reply (self, *hz_message_item_get_text (self->reply_item) != '\0');
     }
   if (self->app != NULL && self->learner_failed_id != 0)

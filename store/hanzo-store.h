@@ -10,7 +10,11 @@
  *   threads is fine). Any number of HzStore instances may be open on the same file from
  *   different threads or processes (the app, hanzo-learner): WAL lets readers run while one
  *   writer writes, and writers wait up to HZ_STORE_BUSY_TIMEOUT_MS for each other before
- *   failing with HZ_STORE_ERROR_BUSY.
+ *   failing with HZ_STORE_ERROR_BUSY. An open HzStore keeps SQLite's locks on the file for
+ *   as long as it is open, whatever else this or another process opens or closes (other
+ *   processes never checkpoint away or delete its -wal and -shm); code outside the store
+ *   must not open the database files itself while a store may be open (store-private.h,
+ *   "One descriptor per database file"; stat() and the like are fine).
  *
  * Units
  *   Times are Unix times in microseconds (gint64, g_get_real_time()) and are named *_us;

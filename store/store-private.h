@@ -1,6 +1,26 @@
 /* store-private.h — internals shared by the store modules (store.c, schema.c, privacy.c,
  * redactions.c, learner-runs.c, feedback.c; helpers in store-util.c) and the store tests.
- * Not installed, not for use outside store/ and tests/store/. */
+ * Not installed, not for use outside store/ and tests/store/.
+ *
+ * One descriptor per database file (issue 20). SQLite's locks on the database and its
+ * -shm file are POSIX advisory locks, which belong to the process, and closing ANY
+ * descriptor of a file drops every such lock the process holds on it (SQLite, "How To
+ * Corrupt An SQLite Database File", section 2.2). Without its locks a live connection is
+ * invisible to other processes: the sqlite3 shell or hanzo-learner, closing what it takes
+ * for the last connection, checkpoints and deletes -wal and -shm under it, or resets the
+ * -shm it has mapped (SIGBUS); commits made after that are lost. Another connection of this
+ * process may hold those locks at any time (the app's redact worker, its search reader),
+ * so no code may open() / fopen() / g_file_*() / mmap the database, -wal, -shm or -journal
+ * file while SQLite may have it open, not even to read a header or fchmod it:
+ *   - read the file through SQLite (hz_store_open() reads the header with
+ *     SQLITE_FCNTL_FILE_POINTER and the file's own xRead);
+ *   - work by name where no descriptor is involved (stat, lstat, fchmodat, link, unlink);
+ *   - a descriptor of a file that is not yet the database is fine (create_private_db_file()
+ *     closes its temporary file before linking it into place).
+ * Several HzStore on one file in one process are fine: SQLite shares one lock state per
+ * file among its connections and defers closing a descriptor while others hold locks.
+ * Guarded by /store/robust/second-connection-keeps-locks (in-process, /proc/locks) and
+ * tests/store/test-store-multiprocess.c (other processes reading and writing, SIGKILL). */
 #pragma once
 
 #include <sqlite3.h>

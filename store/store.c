@@ -277,38 +277,38 @@ hz_store_default_path (void)
   return g_build_filename (g_get_user_data_dir (), "hanzo", "hanzo.db", NULL);
 }
 
-/* Refuse, without touching it, an existing non-empty file that is not SQLite. */
+/* Refuse, before SQLite reads the file (a "hot journal" next to it would be rolled back
+ * into it), an existing non-empty file that is not SQLite. The 16 bytes of the header are
+ * read with SQLite's own descriptor of the file (SQLITE_FCNTL_FILE_POINTER, xRead), never
+ * with one of our own: see "One descriptor per database file" in store-private.h. */
 static gboolean
-check_sqlite_header (const char *path, GError **error)
+check_sqlite_header (HzStore *store, GError **error)
 {
   static const char magic[16] = "SQLite format 3";  /* includes the final NUL */
   char head[16];
-  int fd = g_open (path, O_RDONLY | O_CLOEXEC, 0);
-  if (fd < 0)
-    {
-      int e = errno;
-      if (e == ENOENT)
-        return TRUE;
-      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO,
-                   "cannot open %s: %s", path, g_strerror (e));
-      return FALSE;
-    }
-  ssize_t n = read (fd, head, sizeof head);
-  int e = errno;
-  close (fd);
-  if (n < 0)
-    {
-      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO,
-                   "cannot read %s: %s", path, g_strerror (e));
-      return FALSE;
-    }
-  if (n == 0)
+  sqlite3_file *file = NULL;
+  sqlite3_int64 size = 0;
+  int rc = sqlite3_file_control (store->db, "main", SQLITE_FCNTL_FILE_POINTER, &file);
+  if (rc == SQLITE_OK && (file == NULL || file->pMethods == NULL))
+    rc = SQLITE_CANTOPEN;
+  if (rc == SQLITE_OK)
+    rc = file->pMethods->xFileSize (file, &size);
+  if (rc == SQLITE_OK && size == 0)
     return TRUE;  /* empty file: initialised as a new database */
-  if (n < (ssize_t) sizeof head || memcmp (head, magic, sizeof magic) != 0)
+  if (rc == SQLITE_OK)
+    rc = file->pMethods->xRead (file, head, sizeof head, 0);
+  if (rc == SQLITE_IOERR_SHORT_READ ||
+      (rc == SQLITE_OK && memcmp (head, magic, sizeof magic) != 0))
     {
       g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_CORRUPT,
                    "%s is not a Hanzo database (not an SQLite file); it was left untouched",
-                   path);
+                   store->path);
+      return FALSE;
+    }
+  if (rc != SQLITE_OK)
+    {
+      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO, "cannot read %s: %s",
+                   store->path, sqlite3_errstr (rc));
       return FALSE;
     }
   return TRUE;
@@ -408,29 +408,45 @@ configure (HzStore *store, GError **error)
 /* The database and its -wal and -shm files hold the conversations and the redaction vault:
  * owner-only (0600), like the 0700 folder. SQLite creates a new database with
  * SQLITE_DEFAULT_FILE_PERMISSIONS (0644 less the umask) and gives the -wal and -shm files
- * the database file's mode (os_unix.c, findCreateFileMode), so a missing database is
- * created empty (an empty file is a new SQLite database) with 0600 before sqlite3_open_v2. */
+ * the database file's mode (os_unix.c, findCreateFileMode), so a missing database is made
+ * empty (an empty file is a new SQLite database) with 0600 before sqlite3_open_v2: as a
+ * temporary file next to it, closed, then hard-linked to `path` (link() fails with EEXIST
+ * when it exists, so a concurrent opener's file is never replaced) and unlinked. The
+ * descriptor is closed before the file has its name, so no connection of this process can
+ * hold a lock on it then (see store-private.h). Where hard links are not supported SQLite
+ * creates the file and secure_db_files() sets its mode by name. */
 static gboolean
 create_private_db_file (const char *path, GError **error)
 {
-  int fd = open (path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd >= 0)
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return TRUE;   /* existing: secure_db_files() */
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *tmpl = g_strdup_printf ("%s/.%s.new-XXXXXX", dir, base);
+  int fd = g_mkstemp_full (tmpl, O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
     {
-      close (fd);
-      return TRUE;
+      int e = errno;
+      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO, "cannot create %s: %s", path,
+                   g_strerror (e));
+      return FALSE;
     }
-  if (errno == EEXIST)
-    return TRUE;   /* existing (or made by a concurrent opener): secure_db_files() */
-  int e = errno;
+  close (fd);
+  int rc = link (tmpl, path), e = errno;
+  g_unlink (tmpl);
+  if (rc == 0 || e == EEXIST || e == EPERM || e == EOPNOTSUPP || e == ENOSYS)
+    return TRUE;   /* made, made by a concurrent opener, or no hard links here */
   g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO, "cannot create %s: %s", path,
                g_strerror (e));
   return FALSE;
 }
 
-/* Files made before the fix, or by an older version (0644): clears the group and other
- * bits of the database, -wal and -shm when they are regular files of ours. Only called
- * once the file is known to be a Hanzo database. Failing chmod is not an error (a file
- * of another owner, a read-only mount): the store works as before. */
+/* Files made by an older version (0644), or by SQLite where hard links are not supported:
+ * clears the group and other bits of the database, -wal and -shm when they are regular
+ * files of ours. Only called once the file is known to be a Hanzo database. By name
+ * (lstat, then fchmodat without following a symbolic link), never through a descriptor of
+ * our own (store-private.h). Failing chmod is not an error (a file of another owner, a
+ * read-only mount): the store works as before. */
 static void
 secure_db_files (const char *path)
 {
@@ -438,14 +454,10 @@ secure_db_files (const char *path)
   for (gsize i = 0; i < G_N_ELEMENTS (suffixes); i++)
     {
       g_autofree char *f = g_strconcat (path, suffixes[i], NULL);
-      int fd = open (f, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-      if (fd < 0)
-        continue;
-      struct stat st;
-      if (fstat (fd, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid ()
+      GStatBuf st;
+      if (g_lstat (f, &st) == 0 && S_ISREG (st.st_mode) && st.st_uid == geteuid ()
           && (st.st_mode & 077) != 0)
-        fchmod (fd, st.st_mode & 0700);
-      close (fd);
+        fchmodat (AT_FDCWD, f, st.st_mode & 0700, AT_SYMLINK_NOFOLLOW);
     }
 }
 
@@ -471,8 +483,7 @@ hz_store_open (const char *path, GError **error)
                    "cannot create the directory %s: %s", dir, g_strerror (e));
       return NULL;
     }
-  if (!check_sqlite_header (store->path, error) ||
-      !create_private_db_file (store->path, error))
+  if (!create_private_db_file (store->path, error))
     return NULL;
 
   int rc = sqlite3_open_v2 (store->path, &store->db,
@@ -487,13 +498,13 @@ hz_store_open (const char *path, GError **error)
   sqlite3_extended_result_codes (store->db, 1);
   sqlite3_busy_timeout (store->db, HZ_STORE_BUSY_TIMEOUT_MS);
 
-  if (!check_identity (store, error))
+  /* (sqlite3_open_v2 opened the file without reading it; the first read is check_identity's) */
+  if (!check_sqlite_header (store, error) || !check_identity (store, error))
     return NULL;
-  secure_db_files (store->path);
+  secure_db_files (store->path);   /* -wal and -shm made later get the database's mode */
   if (!configure (store, error) ||
       !hz_schema_migrate (store, error))
     return NULL;
-  secure_db_files (store->path);   /* the -wal made by switching a new file to WAL */
   return g_steal_pointer (&store);
 }
 

@@ -1,11 +1,13 @@
 /* tests/learner/learner-test-store.h — a store with 24 rated, redacted conversations in
- * one user's style (header-only; shared by test-daemon and test-federation). */
+ * one user's style, and a home for the hanzo-learner service around it (header-only;
+ * shared by test-daemon, test-federation and tests/store/test-store-multiprocess). */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 #include "hanzo-store.h"
 #include "hanzo-store-feedback.h"
 #include "hanzo-store-redactions.h"
+#include "hz-test-util.h"
 
 /** Fill the store at `path` (created if needed): prompts "One day <Name> went to the park
  *  with Alice." (redacted to [PERSON_1]) and thumbs-up replies " <Name> said hi. Bye for
@@ -39,4 +41,72 @@ learner_test_fill_store (const char *path, const char *sign)
       g_assert_true (hz_store_set_feedback (s, a, 1, &error));
       g_assert_no_error (error);
     }
+}
+
+/** What the service tests need: a session bus (run under dbus-run-session) and
+ *  stories260K from ../shared. Returns the model's path (g_free), or NULL after marking
+ *  the test skipped with the reason. */
+static inline char *
+learner_test_service_model (void)
+{
+  if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") == NULL)
+    {
+      g_test_skip ("no session bus (run under dbus-run-session)");
+      return NULL;
+    }
+  return hz_test_shared_path ("models/stories260K.gguf");
+}
+
+/** A home for hanzo-learner under `root`: `root`/data/hanzo/hanzo.db filled by
+ *  learner_test_fill_store() ("Bob"), and `root`/config/hanzo/learner.ini for `model` with
+ *  `steps` training steps, a checkpoint every `checkpoint_every`, and a night window that
+ *  excludes now (starts in two hours), so that only LearnNow starts a job. */
+static inline void
+learner_test_home (const char *root, const char *model, guint steps, guint checkpoint_every)
+{
+  g_autofree char *cfgdir = g_build_filename (root, "config", "hanzo", NULL);
+  g_autofree char *dbdir = g_build_filename (root, "data", "hanzo", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (cfgdir, 0700), ==, 0);
+  g_assert_cmpint (g_mkdir_with_parents (dbdir, 0700), ==, 0);
+  g_autofree char *db = g_build_filename (dbdir, "hanzo.db", NULL);
+  learner_test_fill_store (db, "Bob");
+  g_autoptr (GDateTime) now = g_date_time_new_now_local ();
+  const int m = g_date_time_get_hour (now) * 60 + g_date_time_get_minute (now);
+  const int ws = (m + 120) % 1440, we = (m + 180) % 1440;
+  g_autofree char *ini = g_strdup_printf (
+    "[learner]\nmodel=%s\nwindow=%02d:%02d-%02d:%02d\nsteps=%u\nbatch=4\nlr=5e-3\n"
+    "max_tokens=64\ncheckpoint_every=%u\ntick_seconds=1\nheldout=0.25\nkeep=2\n",
+    model, ws / 60, ws % 60, we / 60, we % 60, steps, checkpoint_every);
+  g_autofree char *ini_path = g_build_filename (cfgdir, "learner.ini", NULL);
+  g_assert_true (g_file_set_contents (ini_path, ini, -1, NULL));
+}
+
+/** Start hanzo-learner (`exe`) as a D-Bus service on the session bus with the home of
+ *  learner_test_home (`root`), and wait up to 10 s for its name ai.hanzo.Learner (asserts
+ *  that it came). `c`: the session bus. */
+static inline GSubprocess *
+learner_test_spawn_service (const char *root, const char *exe, GDBusConnection *c)
+{
+  g_autofree char *data = g_build_filename (root, "data", NULL);
+  g_autofree char *config = g_build_filename (root, "config", NULL);
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
+  g_subprocess_launcher_setenv (l, "XDG_DATA_HOME", data, TRUE);
+  g_subprocess_launcher_setenv (l, "XDG_CONFIG_HOME", config, TRUE);
+  g_autoptr (GError) error = NULL;
+  GSubprocess *proc = g_subprocess_launcher_spawn (l, &error, exe, "--gapplication-service",
+                                                   NULL);
+  g_assert_no_error (error);
+  gboolean up = FALSE;
+  for (int i = 0; i < 200 && !up; i++)
+    {
+      g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "org.freedesktop.DBus",
+        "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
+        g_variant_new ("(s)", "ai.hanzo.Learner"), G_VARIANT_TYPE ("(b)"), 0, 1000, NULL, NULL);
+      if (r)
+        g_variant_get (r, "(b)", &up);
+      if (!up)
+        g_usleep (50000);
+    }
+  g_assert_true (up);
+  return proc;
 }

@@ -126,59 +126,23 @@ wait_state (GDBusConnection *c, const char *want, double timeout_s)
 static void
 test_dbus_round_trip (void)
 {
-  if (g_getenv ("DBUS_SESSION_BUS_ADDRESS") == NULL)
-    {
-      g_test_skip ("no session bus (run under dbus-run-session)");
-      return;
-    }
-  g_autofree char *model = hz_test_shared_path ("models/stories260K.gguf");
+  g_autofree char *model = learner_test_service_model ();
   if (model == NULL)
     return;
   const char *build = g_getenv ("HZ_BUILD_DIR");
   g_autofree char *exe = g_build_filename (build ? build : ".", "learner", "hanzo-learner", NULL);
   g_assert_true (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE));
   g_autofree char *root = g_dir_make_tmp ("hz-learnerd-XXXXXX", NULL);
-  g_autofree char *data = g_build_filename (root, "data", NULL);
-  g_autofree char *config = g_build_filename (root, "config", NULL);
-  g_autofree char *cfgdir = g_build_filename (config, "hanzo", NULL);
-  g_autofree char *dbdir = g_build_filename (data, "hanzo", NULL);
-  g_mkdir_with_parents (cfgdir, 0700);
-  g_mkdir_with_parents (dbdir, 0700);
+  learner_test_home (root, model, 150, 10);
+  g_autofree char *dbdir = g_build_filename (root, "data", "hanzo", NULL);
   g_autofree char *db = g_build_filename (dbdir, "hanzo.db", NULL);
-  learner_test_fill_store (db, "Bob");
-  /* a night window that excludes now: only LearnNow may start a job */
+  g_autofree char *ini_path = g_build_filename (root, "config", "hanzo", "learner.ini", NULL);
   g_autoptr (GDateTime) now = g_date_time_new_now_local ();
-  const int m = g_date_time_get_hour (now) * 60 + g_date_time_get_minute (now);
-  const int ws = (m + 120) % 1440, we = (m + 180) % 1440;
-  g_autofree char *ini = g_strdup_printf (
-    "[learner]\nmodel=%s\nwindow=%02d:%02d-%02d:%02d\nsteps=150\nbatch=4\nlr=5e-3\n"
-    "max_tokens=64\ncheckpoint_every=10\ntick_seconds=1\nheldout=0.25\nkeep=2\n",
-    model, ws / 60, ws % 60, we / 60, we % 60);
-  g_autofree char *ini_path = g_build_filename (cfgdir, "learner.ini", NULL);
-  g_assert_true (g_file_set_contents (ini_path, ini, -1, NULL));
 
-  g_autoptr (GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
-  g_subprocess_launcher_setenv (launcher, "XDG_DATA_HOME", data, TRUE);
-  g_subprocess_launcher_setenv (launcher, "XDG_CONFIG_HOME", config, TRUE);
   g_autoptr (GError) error = NULL;
-  g_autoptr (GSubprocess) proc = g_subprocess_launcher_spawn (launcher, &error, exe,
-                                                              "--gapplication-service", NULL);
-  g_assert_no_error (error);
   g_autoptr (GDBusConnection) c = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
   g_assert_no_error (error);
-  /* wait for the service's name */
-  gboolean up = FALSE;
-  for (int i = 0; i < 200 && !up; i++)
-    {
-      g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "org.freedesktop.DBus",
-        "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-        g_variant_new ("(s)", "ai.hanzo.Learner"), G_VARIANT_TYPE ("(b)"), 0, 1000, NULL, NULL);
-      if (r)
-        g_variant_get (r, "(b)", &up);
-      if (!up)
-        g_usleep (50000);
-    }
-  g_assert_true (up);
+  g_autoptr (GSubprocess) proc = learner_test_spawn_service (root, exe, c);
   g_assert_true (wait_state (c, "waiting", 5));
   g_autoptr (GVariant) next = get_prop (c, "NextRun");
   g_assert_cmpint (g_variant_get_int64 (next), >, g_date_time_to_unix (now));

@@ -1,6 +1,7 @@
 /* store-test-util.h — helpers shared by the store test programs (header-only). */
 #pragma once
 #include <glib.h>
+#include <glib/gstdio.h>
 #include "store-private.h"
 
 /* A path inside this test's isolated data dir (G_TEST_OPTION_ISOLATE_DIRS removes it). */
@@ -57,4 +58,38 @@ st_assert_integrity (HzStore *store)
                          NULL, NULL, &err);
   g_assert_cmpstr (err, ==, NULL);
   g_assert_cmpint (rc, ==, SQLITE_OK);
+}
+
+/* The inode number of `path` (which must exist). */
+static inline guint64
+st_inode (const char *path)
+{
+  GStatBuf st;
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  return st.st_ino;
+}
+
+/* Whether /proc/locks lists a POSIX lock held (not one waited for) by process `pid` (as
+ * text) on the file with inode `ino`. Its lines read "N: POSIX  ADVISORY  READ PID
+ * MAJ:MIN:INODE START END"; a waiter's has "->" after "N:" (Linux, fs/locks.c). */
+static inline gboolean
+st_pid_holds_lock (const char *pid, guint64 ino)
+{
+  g_autofree char *text = NULL;
+  g_assert_true (g_file_get_contents ("/proc/locks", &text, NULL, NULL));
+  g_auto (GStrv) lines = g_strsplit (text, "\n", -1);
+  g_autofree char *suffix = g_strdup_printf (":%" G_GUINT64_FORMAT, ino);
+  for (guint i = 0; lines[i]; i++)
+    {
+      g_auto (GStrv) f = g_strsplit_set (lines[i], " ", -1);
+      const char *tok[8];
+      guint n = 0;
+      for (guint k = 0; f[k] && n < G_N_ELEMENTS (tok); k++)
+        if (*f[k])
+          tok[n++] = f[k];
+      if (n >= 6 && g_str_equal (tok[1], "POSIX") && g_str_equal (tok[4], pid)
+          && g_str_has_suffix (tok[5], suffix))
+        return TRUE;
+    }
+  return FALSE;
 }

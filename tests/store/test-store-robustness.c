@@ -1,5 +1,6 @@
 /* test-store-robustness.c — libhzstore under bad files, newer schemas, old schemas, a
- * writer killed mid-transaction, concurrent handles and a full disk. */
+ * writer killed mid-transaction, concurrent handles, a full disk, and more connections in
+ * one process keeping SQLite's locks. */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
@@ -559,6 +560,58 @@ test_disk_full (void)
   st_assert_integrity (store);
 }
 
+/* ------------------------------------------------------------ one descriptor per file */
+
+/* Issue 20: opening more HzStores on a file this process already has open (the app's
+ * redact worker and search reader do) keeps the POSIX locks SQLite holds on the database
+ * and its -shm file. Closing any descriptor of a file drops all of the process's locks
+ * on it, and without them another process's last close checkpoints and deletes -wal and
+ * -shm under the live connection (tests/store/test-store-multiprocess.c shows the data
+ * loss). The second opens also check the header and set the mode of files with group and
+ * other bits (made 0644 here, as by an older version) while the first is open. */
+static void
+test_second_connection_keeps_locks (void)
+{
+  g_autofree char *path = st_tmp_path ("locks.db");
+  g_autofree char *wal = g_strconcat (path, "-wal", NULL);
+  g_autofree char *shm = g_strconcat (path, "-shm", NULL);
+  g_autofree char *pid = g_strdup_printf ("%d", (int) getpid ());
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzStore) first = st_open (path);
+  g_assert_cmpint (hz_store_create_conversation (first, "first", NULL, NULL, &error), >, 0);
+  const guint64 db_ino = st_inode (path), shm_ino = st_inode (shm);
+  g_assert_true (st_pid_holds_lock (pid, db_ino));
+  g_assert_true (st_pid_holds_lock (pid, shm_ino));
+  for (const char *const *f = (const char *const[]) { path, wal, shm, NULL }; *f; f++)
+    g_assert_cmpint (g_chmod (*f, 0644), ==, 0);
+
+  for (int i = 0; i < 3; i++)
+    {
+      g_autoptr (HzStore) other = st_open (path);
+      g_assert_true (st_pid_holds_lock (pid, db_ino));
+      g_assert_true (st_pid_holds_lock (pid, shm_ino));
+      g_assert_cmpint (hz_store_create_conversation (other, "other", NULL, NULL, &error), >, 0);
+      g_assert_no_error (error);
+    }
+  g_assert_true (st_pid_holds_lock (pid, db_ino));
+  g_assert_true (st_pid_holds_lock (pid, shm_ino));
+  for (const char *const *f = (const char *const[]) { path, wal, shm, NULL }; *f; f++)
+    {
+      GStatBuf sb;
+      g_assert_cmpint (g_stat (*f, &sb), ==, 0);
+      g_assert_cmpint (sb.st_mode & 0777, ==, 0600);
+    }
+  /* a file that is not SQLite, refused while the first store is open */
+  g_autofree char *junk = st_tmp_path ("junk.db");
+  g_assert_true (g_file_set_contents (junk, "not a database at all, longer than 16 bytes",
+                                      -1, NULL));
+  g_assert_null (hz_store_open (junk, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_CORRUPT);
+  g_clear_error (&error);
+  g_assert_true (st_pid_holds_lock (pid, db_ino));
+  g_assert_cmpint (st_query_int (first, "SELECT count(*) FROM conversations"), ==, 4);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -571,5 +624,7 @@ main (int argc, char **argv)
   g_test_add_func ("/store/robust/first-open-race", test_first_open_race);
   g_test_add_func ("/store/robust/concurrent-handles", test_concurrent_handles);
   g_test_add_func ("/store/robust/disk-full", test_disk_full);
+  g_test_add_func ("/store/robust/second-connection-keeps-locks",
+                   test_second_connection_keeps_locks);
   return g_test_run ();
 }

@@ -17,6 +17,8 @@ typedef struct {
   char    *final_text;
   HzStopReason stop_reason;
   guint    last_request;
+  guint    n_generated;        /* of the last "token" signal of the current request */
+  guint    stats_n_generated;  /* of the last "finished" */
   GError  *error;
 } Events;
 
@@ -43,11 +45,13 @@ on_model_error (HzEngineWorker *w, const char *path, GError *error, Events *ev)
 }
 
 static void
-on_token (HzEngineWorker *w, guint request, const char *text, Events *ev)
+on_token (HzEngineWorker *w, guint request, const char *text, guint n_generated, Events *ev)
 {
   check_thread (ev);
   g_assert_cmpuint (request, ==, ev->last_request);
   g_assert_true (g_utf8_validate (text, -1, NULL));
+  g_assert_cmpuint (n_generated, >, ev->n_generated);   /* new text: new tokens */
+  ev->n_generated = n_generated;
   ev->n_tokens++;
   g_string_append (ev->streamed, text);
 }
@@ -61,6 +65,8 @@ on_finished (HzEngineWorker *w, guint request, const char *text, gpointer stats,
   g_free (ev->final_text);
   ev->final_text = g_strdup (text);
   ev->stop_reason = ((const HzGenerateStats *) stats)->stop_reason;
+  ev->stats_n_generated = ((const HzGenerateStats *) stats)->n_generated;
+  g_assert_cmpuint (ev->n_generated, <=, ev->stats_n_generated);
 }
 
 static void
@@ -114,6 +120,7 @@ generate (HzEngineWorker *w, Events *ev, const char *prompt)
   hz_generate_params_init (&params);
   params.n_predict = 64;
   g_string_truncate (ev->streamed, 0);
+  ev->n_generated = 0;
   ev->last_request = hz_engine_worker_generate (w, &msg, 1, &params);
   g_assert_cmpuint (ev->last_request, >, 0);
   return ev->last_request;
@@ -189,6 +196,10 @@ test_generate_cancel_context_full (void)
   g_assert_cmpstr (ev.streamed->str, ==, ev.final_text);
   g_assert_cmpstr (ev.final_text, ==, expected);
   g_assert_cmpint (ev.stop_reason, !=, HZ_STOP_CANCELLED);
+  /* "token" counts the tokens so far: by the end all but at most the last (an end of
+   * generation token has no text, so no emission of its own) */
+  g_assert_cmpuint (ev.n_generated + 1, >=, ev.stats_n_generated);
+  g_assert_cmpuint (ev.n_generated, >=, ev.n_tokens);
 
   /* Cancel right away: finished, with a (possibly empty) prefix of the reply. */
   generate (w, &ev, "Once upon a time");

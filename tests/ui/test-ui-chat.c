@@ -3,8 +3,10 @@
  * produces directly for the same prompt and settings; restart the app on the same data
  * and check the conversation is listed with its messages intact; with a slowed-down worker,
  * the partial reply is in the store while it streams and Stop (win.stop, Esc) ends it
- * early, keeping its text; switching quickly between conversations (clicks, read in the
- * background) ends on the last one chosen, never on an earlier, slower read.
+ * early, keeping its text and its token count (also in the saves while it streams);
+ * closing the window mid-reply keeps both; switching quickly between conversations
+ * (clicks, read in the background) ends on the last one chosen, never on an earlier,
+ * slower read.
  * Screenshots go to <build>/tests/ui/artifacts/.
  */
 #include <hanzo/engine.h>
@@ -95,7 +97,8 @@ typedef struct {
 } Chat;
 
 static void
-on_token (HzEngineWorker *worker, guint request, const char *text, Chat *chat)
+on_token (HzEngineWorker *worker, guint request, const char *text, guint n_generated,
+          Chat *chat)
 {
   chat->n_token_signals++;
   g_string_append (chat->streamed, text);
@@ -254,19 +257,38 @@ check_messages_of (HzApplication *app, HzWindow *window, gint64 conv, guint n)
     }
 }
 
+/* The token count of the last "token" signal (engine-worker.h) of the reply streaming. */
+static void
+on_token_count (HzEngineWorker *worker, guint request, const char *text, guint n_generated,
+                guint *last)
+{
+  *last = n_generated;
+}
+
+/* Once the model is ready: a new chat, PROMPT sent, the reply's token count followed in
+ * `n_generated`; returns (the handler to disconnect) once the reply shows text. */
+static gulong
+send_in_new_chat (HzApplication *app, HzWindow *window, guint *n_generated)
+{
+  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat", NULL));
+  g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 0);
+  gulong h = g_signal_connect (hz_application_get_worker (app), "token",
+                               G_CALLBACK (on_token_count), n_generated);
+  type_and_send (window, PROMPT);
+  g_assert_true (hz_window_is_generating (window));
+  g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
+  return h;
+}
+
 static void
 script_stop (HzApplication *app, HzWindow *window, gpointer data)
 {
   const char *expected = data;
   g_autoptr(GError) error = NULL;
+  guint n_generated = 0;
 
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat", NULL));
-  g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 0);
-
-  type_and_send (window, PROMPT);
-  g_assert_true (hz_window_is_generating (window));
-  g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
+  gulong h = send_in_new_chat (app, window, &n_generated);
   g_autoptr(HzMessageItem) reply = message_at (window, 1);
 
   /* While it streams, the partial reply reaches the store at least once a second. */
@@ -279,6 +301,11 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_cmpstr (partial->content, !=, "");
   g_assert_true (g_str_has_prefix (hz_message_item_get_text (reply), partial->content));
   g_assert_true (g_str_has_prefix (expected, partial->content));
+  /* ... with the tokens generated so far (a crash now leaves the real count, not 0) */
+  g_test_message ("saved while streaming: %" G_GINT64_FORMAT " tokens (%u streamed by now)",
+                  partial->n_tokens, n_generated);
+  g_assert_cmpint (partial->n_tokens, >, 0);
+  g_assert_cmpint (partial->n_tokens, <=, n_generated);
 
   g_autofree char *shot = hz_ui_screenshot (GTK_WIDGET (window), "chat-streaming");
 
@@ -299,6 +326,8 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_no_error (error);
   g_assert_cmpstr (m->content, ==, text);
   g_assert_true (m->complete);
+  g_assert_cmpint (m->n_tokens, >=, n_generated);
+  g_signal_handler_disconnect (hz_application_get_worker (app), h);
 
   /* And the app still answers afterwards, in the same conversation. */
   type_and_send (window, PROMPT);
@@ -331,6 +360,40 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_cmpstr (hz_message_item_get_text (end), ==, expected);
 }
 
+/* ------------------------------------------------------------------ run 4: close */
+
+/* Closing the window mid-reply keeps the text shown and the number of tokens it took
+ * (issue 20: it was saved as 0). */
+static void
+script_close (HzApplication *app, HzWindow *window, gpointer data)
+{
+  const char *expected = data;
+  g_autoptr(GError) error = NULL;
+  guint n_generated = 0;
+
+  gulong h = send_in_new_chat (app, window, &n_generated);
+  hz_ui_spin (0.3);   /* less than the periodic save: the close itself must save */
+  g_assert_true (hz_window_is_generating (window));
+  g_autoptr(HzMessageItem) reply = message_at (window, 1);
+  const gint64 id = hz_message_item_get_id (reply);
+  g_autofree char *shown = g_strdup (hz_message_item_get_text (reply));
+  const guint streamed = n_generated;
+
+  gtk_window_destroy (GTK_WINDOW (window));
+  g_signal_handler_disconnect (hz_application_get_worker (app), h);
+
+  g_autoptr(HzMessage) m = hz_store_get_message (hz_application_get_store (app), id, &error);
+  g_assert_no_error (error);
+  g_test_message ("closed mid-reply: %" G_GINT64_FORMAT " tokens saved, %u streamed",
+                  m->n_tokens, streamed);
+  g_assert_true (m->complete);
+  g_assert_cmpstr (m->content, ==, shown);
+  g_assert_true (g_str_has_prefix (expected, m->content));
+  g_assert_cmpuint (strlen (m->content), <, strlen (expected));
+  g_assert_cmpint (m->n_tokens, >, 0);
+  g_assert_cmpint (m->n_tokens, ==, streamed);
+}
+
 /* ------------------------------------------------------------------ tests */
 
 static void
@@ -351,6 +414,8 @@ test_chat_and_restart (void)
   hz_ui_run_app (NULL, script_restart, expected);
 
   hz_ui_run_app (NULL, script_stop, expected);
+
+  hz_ui_run_app (NULL, script_close, expected);
   g_clear_pointer (&model_path, g_free);
 }
 
