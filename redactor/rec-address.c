@@ -747,7 +747,8 @@ hz_rec_address (HzScan *scan)
               i = zk - 1;
               continue;
             }
-          /* postcode after a cue: "my zip code is 880" */
+          /* postcode after a cue: "my zip code is 880"; not a form's number after it ("ZIP
+           * code OMB No. 1545-0008") */
           gboolean hyphened = FALSE; /* "75534-030" is one token */
           if (!(tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 5 && tk->nchars <= 11 && hz_is_digit (t[tk->s]))
             {
@@ -757,7 +758,7 @@ hz_rec_address (HzScan *scan)
               hyphened = hy == 1 && other == 0 && t[tk->e - 1] != '-';
             }
           if (((tk->flags & HZ_TOK_DIGIT) || hyphened) && tk->nchars >= 3 && tk->nchars <= 11
-              && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE))
+              && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE) && !hz_form_number_before (scan, i))
             {
               /* "75534-030", "394 13": a second digit group joined by a hyphen or space */
               gsize ze = tk->e;
