@@ -43,15 +43,18 @@ static const char *const version_fillers[] = { "number", "no", "nr", "is", "was"
 /* "No." and its kin before a form or control number. */
 static const char *const number_words[] = { "no", "nr", "number", "num", NULL };
 
-/* Names of forms and documents before "No.": "Form No.", "OMB Control No.". */
+/* Names of forms, products and the agencies that number forms, before "No.": "Form No.",
+ * "OMB Control No.", "Part No.". A list, not any acronym: the acronyms before "No." are
+ * more often a person's identifiers ("NHS No.", "ID No.", "IC No.", "DL No.", "PAN No.") or
+ * a phone's label ("HP No."), and a document's number may be a passport's. */
 static const char *const form_words[] = {
-  "form", "omb", "control", "approval", "model", "part", "catalog", "catalogue", "cat",
-  "publication", "pub", "document", "doc", "forms", NULL,
+  "form", "forms", "control", "approval", "model", "part", "catalog", "catalogue", "cat",
+  "publication", "pub",
+  /* US federal agencies whose forms carry a number ("OMB No." is on every federal form) and
+   * standards bodies */
+  "omb", "irs", "fcc", "faa", "fda", "epa", "hud", "uscis", "gsa", "opm", "dhs", "dol", "cms",
+  "nist", "iso", "iec", "ansi", "ieee", "astm", "din", NULL,
 };
-
-/* Acronyms before "No." that label a phone number (Malaysian "HP No.", "RES No."), not a
- * form. */
-static const char *const phone_acronyms[] = { "hp", "hse", "res", "off", "wk", "hm", "tlf", "tfn", NULL };
 
 /* Index of the token that ends at byte `g`, or G_MAXUINT. `before` is the index of the first
  * token starting at or after the number. */
@@ -156,15 +159,21 @@ hz_form_number_before (const HzScan *scan, guint ti)
   for (gsize q = name->e; q < no->s; q++)
     if (t[q] != ' ')
       return FALSE;
-  if (hz_token_among (scan, name, form_words))
-    return TRUE;
-  /* an agency's acronym ("OMB", "IRS", "FCC"): 2-5 capitals that are no English word and
-   * no phone, card or SSN label ("TEL No.", "HP No.", "SSN No.") */
-  return (name->flags & HZ_TOK_UPPER) && (name->flags & HZ_TOK_ALPHA) && name->nchars >= 2
-         && name->nchars <= 5
-         && !(name->cls & (HZ_WB (HZ_W_COMMON) | HZ_WB (HZ_W_PHONE_CUE) | HZ_WB (HZ_W_CARD_CUE)
-                           | HZ_WB (HZ_W_SSN_CUE)))
-         && !hz_token_among (scan, name, phone_acronyms);
+  if (!hz_token_among (scan, name, form_words))
+    return FALSE;
+  /* the number is digits-hyphen-digits ("1545-0008"), one token */
+  if (ti >= scan->n_toks)
+    return FALSE;
+  const HzToken *num = &scan->toks[ti];
+  int hyphens = 0;
+  for (gsize q = num->s; q < num->e; q++)
+    {
+      if (t[q] == '-')
+        hyphens++;
+      else if (!hz_is_digit (t[q]))
+        return FALSE;
+    }
+  return hyphens == 1 && hz_is_digit (t[num->s]) && hz_is_digit (t[num->e - 1]);
 }
 
 gboolean

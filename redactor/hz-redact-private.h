@@ -298,10 +298,11 @@ gboolean hz_number_is_version (const HzScan *scan, gsize s);
 /** TRUE when one of the two tokens before byte `s` (within 32 bytes) is a word of networking
  *  ("ip", "ipv6", "address", "host", "gateway", "dns", "ping6", ...). */
 gboolean hz_number_after_net_word (const HzScan *scan, gsize s);
-/** TRUE when token `ti` follows "No."/"Nr."/"Number" (past at most 3 bytes of ' ', '.', ':',
- *  '#') after the name of a form or document ("Form", "Control", "Model", "Part") or an
- *  agency's acronym (2-5 capitals outside the English word list and the phone, card and SSN
- *  labels): "OMB No. 1545-0008", "OMB Control No. 1545-0074" are form numbers. */
+/** TRUE when token `ti` is digits-hyphen-digits and follows "No."/"Nr."/"Number" (past at
+ *  most 3 bytes of ' ', '.', ':', '#') after the name of a form or product ("Form",
+ *  "Control", "Model", "Part") or of an agency that numbers forms ("OMB", "IRS", "FCC",
+ *  "ISO", ...; a fixed list: other acronyms before "No." often label a person's identifier,
+ *  "NHS No.", "ID No."): "OMB No. 1545-0008", "OMB Control No. 1545-0074" are form numbers. */
 gboolean hz_form_number_before (const HzScan *scan, guint ti);
 /** TRUE when one of the 3 tokens before token `ti` is "ISBN", "ISBN-10", "ISBN13", ... */
 gboolean hz_isbn_cue_before (const HzScan *scan, guint ti);

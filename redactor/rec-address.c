@@ -463,8 +463,14 @@ street_core (const HzScan *scan, guint i, guint *next, float *score, StreetShape
   guint n = scan->n_toks, k = i;
   const char *t = scan->text;
   int lead_nums = 0;
+  /* a part of a decimal or dotted number ("Mozilla/5.0 Chrome 120", "Python 3.11.4 Main
+   * Street") is no house number (here, nor as the second of two below) */
+  gsize s0 = scan->toks[i].s;
+  if (s0 >= 2 && t[s0 - 1] == '.' && hz_is_digit (t[s0 - 2]) && is_num (scan, &scan->toks[i]))
+    return 0;
   while (k < n && lead_nums < 2 && is_num (scan, &scan->toks[k])
-         && (k == i || same_line_gap (scan, scan->toks[k - 1].e, scan->toks[k].s, FALSE)))
+         && (k == i || (same_line_gap (scan, scan->toks[k - 1].e, scan->toks[k].s, FALSE)
+                        && !(scan->toks[k].s == scan->toks[k - 1].e + 1 && t[scan->toks[k - 1].e] == '.'))))
     {
       lead_nums++;
       k++;
