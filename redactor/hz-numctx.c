@@ -176,18 +176,28 @@ hz_form_number_before (const HzScan *scan, guint ti)
   return hyphens == 1 && hz_is_digit (t[num->s]) && hz_is_digit (t[num->e - 1]);
 }
 
+/* "ISBN", "ISBN-13", "ISBN10", "isbn-10" */
+static gboolean
+isbn_word (const HzScan *scan, const HzToken *w)
+{
+  const char *p = scan->text + w->s;
+  gsize n = w->e - w->s;
+  return n >= 4 && g_ascii_strncasecmp (p, "isbn", 4) == 0
+         && (n == 4 || ((n == 6 || n == 7) && (p[4] == '-' || hz_is_digit (p[4]))));
+}
+
 gboolean
 hz_isbn_cue_before (const HzScan *scan, guint ti)
 {
-  for (guint k = 1; k <= 3 && k <= ti; k++)
-    {
-      const HzToken *w = &scan->toks[ti - k];
-      const char *p = scan->text + w->s;
-      gsize n = w->e - w->s;
-      /* "ISBN", "ISBN-13", "ISBN10", "isbn-10" */
-      if (n >= 4 && g_ascii_strncasecmp (p, "isbn", 4) == 0
-          && (n == 4 || ((n == 6 || n == 7) && (p[4] == '-' || hz_is_digit (p[4])))))
-        return TRUE;
-    }
-  return FALSE;
+  if (ti == 0 || ti > scan->n_toks)
+    return FALSE;
+  gsize s = ti < scan->n_toks ? scan->toks[ti].s : scan->len;
+  const HzToken *w = &scan->toks[ti - 1];
+  if (s - w->e > 3 || memchr (scan->text + w->e, '\n', s - w->e))
+    return FALSE;
+  if (isbn_word (scan, w))
+    return TRUE;
+  /* "ISBN no. 978-...", "the ISBN is 978-..." */
+  return ti >= 2 && hz_token_among (scan, w, version_fillers) && w->s - scan->toks[ti - 2].e <= 2
+         && isbn_word (scan, &scan->toks[ti - 2]);
 }

@@ -304,7 +304,8 @@ gboolean hz_number_after_net_word (const HzScan *scan, gsize s);
  *  "ISO", ...; a fixed list: other acronyms before "No." often label a person's identifier,
  *  "NHS No.", "ID No."): "OMB No. 1545-0008", "OMB Control No. 1545-0074" are form numbers. */
 gboolean hz_form_number_before (const HzScan *scan, guint ti);
-/** TRUE when one of the 3 tokens before token `ti` is "ISBN", "ISBN-10", "ISBN13", ... */
+/** TRUE when token `ti` comes right after "ISBN", "ISBN-10", "ISBN13", ... (past at most 3
+ *  bytes on the same line, or one filler: "ISBN no.", "ISBN is"). */
 gboolean hz_isbn_cue_before (const HzScan *scan, guint ti);
 
 /* hz-validate.c (internal helpers) */

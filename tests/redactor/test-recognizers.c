@@ -361,6 +361,7 @@ static const Case cases[] = {
   { "HP No. 012-345 6789", { { "012-345 6789", "PHONE" } } },
   { "ID No. 415-5550132", { { "415-5550132", "PHONE" } } },
   { "call 978-030-640-6157", { { "978-030-640-6157", "PHONE" } } },
+  { "ISBN 978-0-306-40615-8, call 555-123-4567", { { "555-123-4567", "PHONE" } } },
   { "call me at +1 415 555 0132", { { "+1 415 555 0132", "PHONE" } } },
   { "I live at 1600 Amphitheatre Parkway, Mountain View, CA 94043.",
     { { "1600 Amphitheatre Parkway, Mountain View, CA 94043", "STREET_ADDRESS" } } },
