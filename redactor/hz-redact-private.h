@@ -287,6 +287,27 @@ void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a loca
  * s[0..n), 0 if there is none. Used by the phone recognizer to avoid dates. */
 gsize hz_date_prefix_len (const char *s, gsize n);
 
+/* hz-numctx.c — contexts that make a number no personal data (all pure; thread-safe) */
+/** TRUE when the number starting at byte `s` is a version, release or section number by its
+ *  context: right after a version or section word or a software name, past blanks and at
+ *  most one of ':', '=', '.', '#', '(' ("version 10.7.31.9", "kernel: 6.1.0.21", "ver.
+ *  1.2.3.4", "Chrome 120.0.6099.109"; one filler between: "version number 1.2.3.4"), after
+ *  '§', or after a product token's '/' ("Chrome/120.0.6099.109"; not a path or URL, not
+ *  "ip/10.0.0.1"). Same line only. */
+gboolean hz_number_is_version (const HzScan *scan, gsize s);
+/** TRUE when one of the two tokens before byte `s` (within 32 bytes) is a word of networking
+ *  ("ip", "ipv6", "address", "host", "gateway", "dns", "ping6", ...). */
+gboolean hz_number_after_net_word (const HzScan *scan, gsize s);
+/** TRUE when token `ti` is digits-hyphen-digits and follows "No."/"Nr."/"Number" (past at
+ *  most 3 bytes of ' ', '.', ':', '#') after the name of a form or product ("Form",
+ *  "Control", "Model", "Part") or of an agency that numbers forms ("OMB", "IRS", "FCC",
+ *  "ISO", ...; a fixed list: other acronyms before "No." often label a person's identifier,
+ *  "NHS No.", "ID No."): "OMB No. 1545-0008", "OMB Control No. 1545-0074" are form numbers. */
+gboolean hz_form_number_before (const HzScan *scan, guint ti);
+/** TRUE when token `ti` comes right after "ISBN", "ISBN-10", "ISBN13", ... (past at most 3
+ *  bytes on the same line, or one filler: "ISBN no.", "ISBN is"). */
+gboolean hz_isbn_cue_before (const HzScan *scan, guint ti);
+
 /* hz-validate.c (internal helpers) */
 int hz_iban_country_length (const char *cc);
 gboolean hz_parse_ipv4 (const char *s, gsize n, guint8 out[4]);

@@ -303,3 +303,35 @@ hz_parse_ipv4 (const char *s, gsize n, guint8 out[4])
 {
   return parse_ipv4 (s, n, out);
 }
+
+gboolean
+hz_validate_isbn (const char *s, gsize n)
+{
+  int d[13], nd = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      char c = s[i];
+      if (hz_is_digit (c) && nd < 13)
+        d[nd++] = c - '0';
+      else if ((c == 'X' || c == 'x') && i + 1 == n && nd == 9)
+        d[nd++] = 10;
+      else if ((c == '-' || c == ' ') && i > 0 && i + 1 < n && hz_is_digit (s[i - 1]))
+        continue;
+      else
+        return FALSE;
+    }
+  int sum = 0;
+  if (nd == 10)
+    {
+      /* ISBN-10 (ISO 2108:1978): sum of (10 - k) * d[k] == 0 mod 11, X = 10 */
+      for (int k = 0; k < 10; k++)
+        sum += (10 - k) * d[k];
+      return sum % 11 == 0;
+    }
+  if (nd != 13 || d[0] != 9 || d[1] != 7 || (d[2] != 8 && d[2] != 9))
+    return FALSE;
+  /* ISBN-13 (ISO 2108:2005, the EAN-13 check): weights 1, 3, 1, 3, ... == 0 mod 10 */
+  for (int k = 0; k < 13; k++)
+    sum += (k % 2 ? 3 : 1) * d[k];
+  return sum % 10 == 0;
+}

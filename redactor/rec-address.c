@@ -463,8 +463,14 @@ street_core (const HzScan *scan, guint i, guint *next, float *score, StreetShape
   guint n = scan->n_toks, k = i;
   const char *t = scan->text;
   int lead_nums = 0;
+  /* a part of a decimal or dotted number ("Mozilla/5.0 Chrome 120", "Python 3.11.4 Main
+   * Street") is no house number (here, nor as the second of two below) */
+  gsize s0 = scan->toks[i].s;
+  if (s0 >= 2 && t[s0 - 1] == '.' && hz_is_digit (t[s0 - 2]) && is_num (scan, &scan->toks[i]))
+    return 0;
   while (k < n && lead_nums < 2 && is_num (scan, &scan->toks[k])
-         && (k == i || same_line_gap (scan, scan->toks[k - 1].e, scan->toks[k].s, FALSE)))
+         && (k == i || (same_line_gap (scan, scan->toks[k - 1].e, scan->toks[k].s, FALSE)
+                        && !(scan->toks[k].s == scan->toks[k - 1].e + 1 && t[scan->toks[k - 1].e] == '.'))))
     {
       lead_nums++;
       k++;
@@ -747,7 +753,8 @@ hz_rec_address (HzScan *scan)
               i = zk - 1;
               continue;
             }
-          /* postcode after a cue: "my zip code is 880" */
+          /* postcode after a cue: "my zip code is 880"; not a form's number after it ("ZIP
+           * code OMB No. 1545-0008") */
           gboolean hyphened = FALSE; /* "75534-030" is one token */
           if (!(tk->flags & HZ_TOK_DIGIT) && tk->nchars >= 5 && tk->nchars <= 11 && hz_is_digit (t[tk->s]))
             {
@@ -757,7 +764,7 @@ hz_rec_address (HzScan *scan)
               hyphened = hy == 1 && other == 0 && t[tk->e - 1] != '-';
             }
           if (((tk->flags & HZ_TOK_DIGIT) || hyphened) && tk->nchars >= 3 && tk->nchars <= 11
-              && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE))
+              && hz_context_before (scan, i, 4, HZ_W_ZIP_CUE) && !hz_form_number_before (scan, i))
             {
               /* "75534-030", "394 13": a second digit group joined by a hyphen or space */
               gsize ze = tk->e;

@@ -63,7 +63,8 @@ find_ipv4 (HzScan *scan)
           continue;
         }
       guint8 v4[4];
-      if (hz_parse_ipv4 (t + i, p - i, v4))
+      /* a version or section number ("kernel 6.1.0.21", "section 14.9.1.2") is no address */
+      if (hz_parse_ipv4 (t + i, p - i, v4) && !(q == tk->s && hz_number_is_version (scan, i)))
         {
           gsize e = cidr_suffix (t, len, p, 32);
           hz_scan_add (scan, i, e, HZ_ENTITY_IP_ADDRESS, 0.95f, HZ_TIER_VALIDATED, "ipv4");
@@ -71,6 +72,39 @@ find_ipv4 (HzScan *scan)
       i = p;
       k = hz_token_at_or_after (scan, i) - 1; /* tokens of the address are done */
     }
+}
+
+/* A short compressed form in [s, e) that reads as code, not as an address: at most two
+ * groups around "::" and either no decimal digit ("a::b", "dead::beef": a C++ or Rust
+ * scope), a call or template after it ("add::bad(x)", "cafe::face<T>"), or a slice of an
+ * indexed expression ("arr[::2]", "a[1::3]"). Real short addresses have a digit ("::1",
+ * "fe80::1", "2001:db8::"), and after a word of networking ("IPv6 address dead::beef") any
+ * form is one. */
+static gboolean
+code_not_ipv6 (const HzScan *scan, gsize s, gsize e)
+{
+  const char *t = scan->text;
+  int groups = 0;
+  gboolean digit = FALSE, gap = FALSE;
+  for (gsize p = s; p < e; p++)
+    {
+      if (t[p] == ':')
+        {
+          gap = gap || (p + 1 < e && t[p + 1] == ':');
+          continue;
+        }
+      if (t[p] == '.')
+        return FALSE; /* embedded IPv4: an address */
+      digit = digit || hz_is_digit (t[p]);
+      groups += p == s || t[p - 1] == ':';
+    }
+  if (!gap || groups > 2)
+    return FALSE;
+  char before = s >= 2 ? t[s - 2] : ' ';
+  gboolean slice = s >= 2 && t[s - 1] == '[' && e < scan->len && t[e] == ']'
+                   && (hz_is_alnum_ascii (before) || before == '_' || before == ')' || before == ']');
+  gboolean call = e < scan->len && (t[e] == '(' || t[e] == '<');
+  return (!digit || slice || call) && !hz_number_after_net_word (scan, s);
 }
 
 static void
@@ -98,7 +132,7 @@ find_ipv6 (HzScan *scan)
       gsize e = p;
       while (e > i && (t[e - 1] == '.' || (t[e - 1] == ':' && !(e - i >= 2 && t[e - 2] == ':'))))
         e--;
-      if (hz_parse_ipv6 (t + i, e - i, NULL))
+      if (hz_parse_ipv6 (t + i, e - i, NULL) && !code_not_ipv6 (scan, i, e))
         {
           gsize ce = cidr_suffix (t, len, e, 128);
           hz_scan_add (scan, i, ce, HZ_ENTITY_IP_ADDRESS, 0.95f, HZ_TIER_VALIDATED, "ipv6");

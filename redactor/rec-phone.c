@@ -37,7 +37,35 @@ typedef struct {
   gboolean plus;
   char sep;       /* first separator seen */
   gboolean mixed; /* several separator kinds (parens excluded) */
+  gboolean inner_single; /* a group of one digit after the first (versions: "120.0.6099.109") */
 } Shape;
+
+/* An ISBN at bytes [s, *e) (token ti): after an "ISBN" cue whatever its digits, or, without
+ * a phone cue before it, a valid ISBN-13 (978/979 prefix and check digit) or a valid ISBN-10
+ * written in four groups whose last is its check character ("0-306-40615-2",
+ * "0-8044-2957-X"), a shape no phone number has. A check character 'X' after the digits is
+ * taken into *e. */
+static gboolean
+isbn_at (const HzScan *scan, guint ti, gsize s, gboolean phone_cue, gsize *e)
+{
+  const char *t = scan->text;
+  gsize end = *e;
+  if (end + 1 < scan->len && (t[end] == '-' || t[end] == ' ') && (t[end + 1] == 'X' || t[end + 1] == 'x')
+      && !hz_alnum_at (t, scan->len, end + 2))
+    end += 2;
+  int digits = 0, groups = 1;
+  for (gsize q = s; q < end; q++)
+    {
+      digits += hz_is_digit (t[q]);
+      groups += t[q] == '-' || t[q] == ' ';
+    }
+  gboolean isbn = hz_isbn_cue_before (scan, ti)
+                  || (!phone_cue && hz_validate_isbn (t + s, end - s)
+                      && (digits == 13 || (groups == 4 && (t[end - 2] == '-' || t[end - 2] == ' '))));
+  if (isbn)
+    *e = end;
+  return isbn;
+}
 
 /* A field cue for another kind of number among the 4 tokens before token ti: a postcode
  * ("ZIP: 75534-030") or a document number ("driver's license number is 6940579"). */
@@ -114,6 +142,7 @@ hz_rec_phone (HzScan *scan)
           if (sh.groups == 1)
             sh.first_group = gl;
           sh.max_group = MAX (sh.max_group, gl);
+          sh.inner_single = sh.inner_single || (gl == 1 && sh.groups > 1);
           last_digit_end = p;
           if (p + 1 < len && (t[p] == ' ' || t[p] == '-' || t[p] == '.')
               && (hz_is_digit (t[p + 1]) || t[p + 1] == '('))
@@ -173,8 +202,13 @@ hz_rec_phone (HzScan *scan)
       float score = 0;
       if (hz_date_prefix_len (t + i, e - i) > 0 && !sh.plus)
         score = 0;
-      else if (!sh.plus && !sh.parens && other_number_cue (scan, ti))
+      else if (!sh.plus && !sh.parens && (other_number_cue (scan, ti) || hz_form_number_before (scan, ti)))
+        score = 0; /* a postcode, a document's or a form's number ("OMB No. 1545-0008") */
+      else if (!sh.plus && !sh.parens && isbn_at (scan, ti, i, ctx, &e))
         score = 0;
+      else if (sh.sep == '.' && !sh.mixed && !sh.plus && !sh.parens
+               && (sh.inner_single || hz_number_is_version (scan, i)))
+        score = 0; /* a version: "Chrome 120.0.6099.109", "4.19.0.1234" */
       else if (sh.sep == '.' && !sh.mixed && sh.groups == 4 && sh.max_group <= 3 && !sh.plus)
         score = 0; /* dotted quad: an IPv4 address (or an invalid one), not a phone */
       else if (sh.plus && sh.digits >= 8)

@@ -252,6 +252,12 @@ const char *hz_validate_national_id (const char *s, gsize n);
  *  of the IANA root zone database (list compiled in; see redactor/data/SOURCE.md). */
 gboolean hz_validate_tld (const char *s, gsize n);
 
+/** TRUE when `s` (`n` bytes) is an ISBN: 10 digits, the last one maybe 'X', with a valid
+ *  ISBN-10 check (ISO 2108: sum of (10 - k) * digit_k == 0 mod 11), or 13 digits starting
+ *  978 or 979 with a valid EAN-13 check; single hyphens or spaces may separate digits
+ *  ("978-0-306-40615-7", "0-8044-2957-X"). Pure; thread-safe. */
+gboolean hz_validate_isbn (const char *s, gsize n);
+
 /** Parse an IPv6 address (RFC 4291 section 2.2 text forms: full, `::`-compressed, embedded
  *  dotted IPv4) from exactly `n` bytes of `s`. Fills `out` (16 bytes) when non-NULL. */
 gboolean hz_parse_ipv6 (const char *s, gsize n, guint8 *out);

@@ -1,4 +1,4 @@
-/* Validators: Luhn + issuer ranges, IBAN, SSN rules, TLDs, IPv6 text forms. */
+/* Validators: Luhn + issuer ranges, IBAN, SSN rules, TLDs, IPv6 text forms, ISBNs. */
 #include <string.h>
 #include "hanzo/redact.h"
 
@@ -77,6 +77,29 @@ test_ipv6 (void)
   g_assert_false (hz_parse_ipv6 ("12345::", 7, NULL));
 }
 
+#define ISBN(s) hz_validate_isbn (s, strlen (s))
+
+static void
+test_isbn (void)
+{
+  g_assert_true (ISBN ("978-0-306-40615-7"));   /* ISO 2108's example, ISBN-13 */
+  g_assert_true (ISBN ("9780306406157"));
+  g_assert_true (ISBN ("978 0 306 40615 7"));
+  g_assert_true (ISBN ("0-306-40615-2"));       /* the same book, ISBN-10 */
+  g_assert_true (ISBN ("0-8044-2957-X"));       /* check character X (10) */
+  g_assert_true (ISBN ("080442957x"));
+  g_assert_true (ISBN ("979-10-90636-07-1"));   /* a 979 prefix */
+  g_assert_false (ISBN ("978-0-306-40615-8"));  /* bad check digit */
+  g_assert_false (ISBN ("0-306-40615-3"));
+  g_assert_false (ISBN ("977-0-306-40615-7"));  /* 977 is ISSN, not ISBN */
+  g_assert_false (ISBN ("X-306-40615-2"));      /* X only as the check character */
+  g_assert_false (ISBN ("978-0-306-40615-71")); /* 14 digits */
+  g_assert_false (ISBN ("0--306-40615-2"));     /* two separators in a row */
+  g_assert_false (ISBN ("-0306406152"));
+  g_assert_false (ISBN ("0306406152-"));
+  g_assert_false (ISBN (""));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -86,5 +109,6 @@ main (int argc, char **argv)
   g_test_add_func ("/redact/validate/ssn", test_ssn);
   g_test_add_func ("/redact/validate/tld", test_tld);
   g_test_add_func ("/redact/validate/ipv6", test_ipv6);
+  g_test_add_func ("/redact/validate/isbn", test_isbn);
   return g_test_run ();
 }
