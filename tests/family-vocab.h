@@ -149,6 +149,104 @@ hz_family_model_write (const HzFamily *f, const char *dir, guint n_ctx)
   return path;
 }
 
+/* The id of control text `ctrl` (one token when parsed as special). */
+static inline HzToken
+hz_family_control_id (HzModel *m, const char *ctrl)
+{
+  gsize n = 0;
+  g_autofree HzToken *ids = hz_model_tokenize (m, ctrl, -1, FALSE, TRUE, &n);
+  g_assert_cmpuint (n, ==, 1);
+  return ids[0];
+}
+
+static inline gboolean
+hz_family_is_control (HzModel *m, const HzFamily *f, HzToken id)
+{
+  for (guint i = 0; f->controls[i]; i++)
+    if (hz_family_control_id (m, f->controls[i]) == id)
+      return TRUE;
+  return FALSE;
+}
+
+/* The ids a prompt must get, from the public tokenizer only: BOS (with add_bos), then the
+ * markup pieces cut at the family's control texts (each its one token; the white space
+ * after those in f->rstrip dropped, as llama.cpp's rstrip) and every stretch of text
+ * between them, content included, tokenized with parse_special = FALSE. *n_controls: the
+ * control tokens among them. */
+static inline GArray *
+hz_family_oracle (HzModel *m, const HzFamily *f, const HzPrompt *p, gboolean add_bos,
+                  guint *n_controls)
+{
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_autoptr (GString) run = g_string_new (NULL);
+  gboolean strip = FALSE;
+  *n_controls = 0;
+  if (add_bos && hz_model_bos (m) >= 0)
+    {
+      gsize nb = 0;
+      g_autofree HzToken *b = hz_model_tokenize (m, "", 0, TRUE, FALSE, &nb);
+      g_array_append_vals (ids, b, nb);
+      for (gsize i = 0; i < nb; i++)
+        *n_controls += hz_family_is_control (m, f, b[i]);   /* "<s>" is one of Mistral's */
+    }
+  for (guint i = 0; i < hz_prompt_n_pieces (p); i++)
+    {
+      HzPromptPiece pc = hz_prompt_get_piece (p, i);
+      gsize at = 0;
+      while (at < pc.len)
+        {
+          /* the longest control text starting at `at`, in markup only */
+          const char *hit = NULL;
+          for (guint c = 0; pc.markup && f->controls[c]; c++)
+            {
+              gsize cl = strlen (f->controls[c]);
+              if (cl <= pc.len - at && memcmp (pc.text + at, f->controls[c], cl) == 0 &&
+                  (hit == NULL || cl > strlen (hit)))
+                hit = f->controls[c];
+            }
+          if (hit == NULL)
+            {
+              const char ch = pc.text[at++];
+              if (strip && (ch == ' ' || (ch >= '\t' && ch <= '\r')))
+                continue;   /* eaten by the control token before (llama.cpp's rstrip) */
+              strip = FALSE;
+              g_string_append_c (run, ch);
+              continue;
+            }
+          if (run->len > 0)
+            {
+              gsize nt = 0;
+              g_autofree HzToken *t = hz_model_tokenize (m, run->str, run->len, FALSE, FALSE, &nt);
+              g_array_append_vals (ids, t, nt);
+              g_string_truncate (run, 0);
+            }
+          HzToken id = hz_family_control_id (m, hit);
+          g_array_append_val (ids, id);
+          (*n_controls)++;
+          at += strlen (hit);
+          strip = FALSE;
+          for (guint c = 0; f->rstrip[c]; c++)
+            strip |= strcmp (f->rstrip[c], hit) == 0;
+        }
+    }
+  if (run->len > 0)
+    {
+      gsize nt = 0;
+      g_autofree HzToken *t = hz_model_tokenize (m, run->str, run->len, FALSE, FALSE, &nt);
+      g_array_append_vals (ids, t, nt);
+    }
+  return ids;
+}
+
+static inline guint
+hz_family_count_controls (HzModel *m, const HzFamily *f, const HzToken *ids, gsize n)
+{
+  guint k = 0;
+  for (gsize i = 0; i < n; i++)
+    k += hz_family_is_control (m, f, ids[i]);
+  return k;
+}
+
 /* The family named `name`. */
 static inline const HzFamily *
 hz_family_get (const char *name)

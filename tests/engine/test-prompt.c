@@ -34,100 +34,6 @@ family_vocab_load (const HzFamily *f)
   return m;
 }
 
-/* The id of control text `ctrl` (one token when parsed as special). */
-static HzToken
-control_id (HzModel *m, const char *ctrl)
-{
-  gsize n = 0;
-  g_autofree HzToken *ids = hz_model_tokenize (m, ctrl, -1, FALSE, TRUE, &n);
-  g_assert_cmpuint (n, ==, 1);
-  return ids[0];
-}
-
-static gboolean
-is_control (HzModel *m, const HzFamily *f, HzToken id)
-{
-  for (guint i = 0; f->controls[i]; i++)
-    if (control_id (m, f->controls[i]) == id)
-      return TRUE;
-  return FALSE;
-}
-
-/* The oracle (see the top of the file): BOS, then text runs tokenized with
- * parse_special = FALSE and the control texts of the markup as their ids. */
-static GArray *
-oracle_tokens (HzModel *m, const HzFamily *f, const HzPrompt *p, guint *n_controls)
-{
-  GArray *ids = g_array_new (FALSE, FALSE, sizeof (HzToken));
-  g_autoptr (GString) run = g_string_new (NULL);
-  gboolean strip = FALSE;
-  *n_controls = 0;
-  if (hz_model_bos (m) >= 0)
-    {
-      gsize nb = 0;
-      g_autofree HzToken *b = hz_model_tokenize (m, "", 0, TRUE, FALSE, &nb);
-      g_array_append_vals (ids, b, nb);
-      for (gsize i = 0; i < nb; i++)
-        *n_controls += is_control (m, f, b[i]);   /* "<s>" is one of Mistral's */
-    }
-  for (guint i = 0; i < hz_prompt_n_pieces (p); i++)
-    {
-      HzPromptPiece pc = hz_prompt_get_piece (p, i);
-      gsize at = 0;
-      while (at < pc.len)
-        {
-          /* the longest control text starting at `at`, in markup only */
-          const char *hit = NULL;
-          for (guint c = 0; pc.markup && f->controls[c]; c++)
-            {
-              gsize cl = strlen (f->controls[c]);
-              if (cl <= pc.len - at && memcmp (pc.text + at, f->controls[c], cl) == 0 &&
-                  (hit == NULL || cl > strlen (hit)))
-                hit = f->controls[c];
-            }
-          if (hit == NULL)
-            {
-              const char ch = pc.text[at++];
-              if (strip && (ch == ' ' || (ch >= '\t' && ch <= '\r')))
-                continue;   /* eaten by the control token before (llama.cpp's rstrip) */
-              strip = FALSE;
-              g_string_append_c (run, ch);
-              continue;
-            }
-          if (run->len > 0)
-            {
-              gsize nt = 0;
-              g_autofree HzToken *t = hz_model_tokenize (m, run->str, run->len, FALSE, FALSE, &nt);
-              g_array_append_vals (ids, t, nt);
-              g_string_truncate (run, 0);
-            }
-          HzToken id = control_id (m, hit);
-          g_array_append_val (ids, id);
-          (*n_controls)++;
-          at += strlen (hit);
-          strip = FALSE;
-          for (guint c = 0; f->rstrip[c]; c++)
-            strip |= strcmp (f->rstrip[c], hit) == 0;
-        }
-    }
-  if (run->len > 0)
-    {
-      gsize nt = 0;
-      g_autofree HzToken *t = hz_model_tokenize (m, run->str, run->len, FALSE, FALSE, &nt);
-      g_array_append_vals (ids, t, nt);
-    }
-  return ids;
-}
-
-static guint
-count_controls (HzModel *m, const HzFamily *f, const HzToken *ids, gsize n)
-{
-  guint k = 0;
-  for (gsize i = 0; i < n; i++)
-    k += is_control (m, f, ids[i]);
-  return k;
-}
-
 /* Messages of a conversation in which every user turn is `typed`. */
 static void
 conversation (HzChatMessage msgs[6], const char *typed)
@@ -155,7 +61,7 @@ test_typed (gconstpointer data)
   gsize n = 0;
   g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &n);
   guint n_markup_controls = 0;
-  g_autoptr (GArray) want = oracle_tokens (m, f, p, &n_markup_controls);
+  g_autoptr (GArray) want = hz_family_oracle (m, f, p, TRUE, &n_markup_controls);
   g_assert_cmpuint (n, ==, want->len);
   g_assert_cmpmem (ids, n * sizeof *ids, want->data, want->len * sizeof (HzToken));
 
@@ -163,7 +69,7 @@ test_typed (gconstpointer data)
   g_autoptr (HzPrompt) pp = hz_chat_template_render (f->tmpl, plain, 6, TRUE);
   gsize np = 0;
   g_autofree HzToken *pids = hz_model_tokenize_prompt (m, pp, TRUE, &np);
-  const guint got = count_controls (m, f, ids, n), harmless = count_controls (m, f, pids, np);
+  const guint got = hz_family_count_controls (m, f, ids, n), harmless = hz_family_count_controls (m, f, pids, np);
   g_assert_cmpuint (got, ==, n_markup_controls);
   g_assert_cmpuint (got, ==, harmless);
 
@@ -171,7 +77,7 @@ test_typed (gconstpointer data)
   g_autofree char *text = hz_chat_template_apply (f->tmpl, msgs, 6, TRUE);
   gsize no = 0;
   g_autofree HzToken *old = hz_model_tokenize (m, text, -1, TRUE, TRUE, &no);
-  const guint forged = count_controls (m, f, old, no);
+  const guint forged = hz_family_count_controls (m, f, old, no);
   g_test_message ("%s: %zu prompt tokens, %u control tokens (the markup's); parsing the text "
                   "whole gave %zu tokens, %u control tokens", f->name, n, got, no, forged);
   g_assert_cmpuint (forged, >, got);
@@ -201,7 +107,7 @@ test_sixty (void)
                   "parsed whole: %zu", n, ne, nt, no);
   g_assert_cmpuint (no, ==, ne + 60);
   g_assert_cmpuint (n, ==, ne + nt);
-  g_assert_cmpuint (count_controls (m, f, ids, n), ==, count_controls (m, f, eids, ne));
+  g_assert_cmpuint (hz_family_count_controls (m, f, ids, n), ==, hz_family_count_controls (m, f, eids, ne));
 }
 
 /* Without control text in the contents, the pieces give the ids the text parsed whole
@@ -349,7 +255,7 @@ test_double_bos (void)
   g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &n);
   const HzToken bos = hz_model_bos (m);
   g_assert_cmpint (ids[0], ==, bos);
-  g_assert_cmpint (ids[1], ==, control_id (m, "[INST]"));
+  g_assert_cmpint (ids[1], ==, hz_family_control_id (m, "[INST]"));
   guint k = 0;
   for (gsize i = 0; i < n; i++)
     k += ids[i] == bos;
