@@ -137,6 +137,8 @@ hz_family_model_write (const HzFamily *f, const char *dir, guint n_ctx)
                                             "ctx=%u,tied=1", n_ctx);
   g_assert_true (hz_synth_shape_parse (shape, &p.shape, &error));
   g_assert_no_error (error);
+  g_strlcpy (p.shape.name, f->name, sizeof p.shape.name);   /* general.name "synth-phi3-F32":
+                                                            * the tokenizer's Phi-3 rules */
   p.ftype = HZ_FTYPE_ALL_F32;
   p.matrix_type = -1;
   p.seed = 20;
