@@ -10,7 +10,8 @@
  *  - each reply stopped at its 24-token limit is marked as cut, in the store too: after a
  *    restart the marks and the one notice come back;
  *  - a single message longer than the context is the one error, and the dialog says so;
- *    the next message is answered.
+ *    the next message is answered (with a reply limit longer than the context: it ends
+ *    when the context is full, and is not marked as cut).
  * Screenshots go to <build>/tests/ui/artifacts/.
  */
 #include <hanzo/engine.h>
@@ -211,7 +212,10 @@ script_restart (HzApplication *app, HzWindow *window, gpointer data)
   g_autofree char *shot = hz_ui_screenshot (dialog, "context-message-too-long");
   gtk_window_close (GTK_WINDOW (dialog));
 
-  /* and the next message is answered */
+  /* and the next message is answered; with a reply limit longer than the context the
+   * reply ends when the context is full, which is not a cut */
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  g_settings_set_int (settings, "max-tokens", 10 * N_CTX);
   guint before = g_list_model_get_n_items (hz_window_get_messages (window));
   type_and_send (window, "And one more short question?");
   g_assert_true (hz_ui_wait_for (reply_done, window, 120));
@@ -221,6 +225,11 @@ script_restart (HzApplication *app, HzWindow *window, gpointer data)
                                                          after - 1);
   g_assert_cmpint (hz_message_item_get_role (last), ==, HZ_ROLE_ASSISTANT);
   g_assert_cmpstr (hz_message_item_get_text (last), !=, "");
+  g_test_message ("last reply: %s", hz_message_item_get_details (last));
+  g_assert_false (hz_message_item_get_cut (last));
+  g_assert_null (strstr (hz_message_item_get_details (last), CUT));
+  g_assert_nonnull (strstr (hz_message_item_get_details (last), "context full"));
+  g_settings_set_int (settings, "max-tokens", MAX_TOKENS);
 }
 
 static void
