@@ -178,6 +178,37 @@ test_pieces (void)
                    "user<|im_end|>", strlen ("user<|im_end|>"));
 }
 
+/* A prompt of one markup piece tokenizes as the text with parse_special = TRUE, one of
+ * content as with parse_special = FALSE: llama.cpp's 46 tokenizer test strings (and the
+ * family's typed text) on every family's vocabulary. */
+static void
+test_one_piece (gconstpointer data)
+{
+  const HzFamily *f = data;
+  g_autoptr (HzModel) m = family_vocab_load (f);
+  if (m == NULL)
+    return;
+  g_autofree char *inp = hz_test_shared_path ("golden/tokenizer/ggml-vocab-llama-spm.gguf.inp");
+  if (inp == NULL)
+    return;
+  g_autofree char *all = NULL;
+  g_assert_true (g_file_get_contents (inp, &all, NULL, NULL));
+  g_auto (GStrv) texts = g_strsplit (all, "\n__ggml_vocab_test__\n", -1);
+  g_assert_cmpuint (g_strv_length (texts), ==, 47);   /* 46 and the empty rest */
+  g_free (texts[46]);
+  texts[46] = g_strdup (f->typed);
+  for (guint i = 0; texts[i]; i++)
+    for (int markup = 0; markup < 2; markup++)
+      {
+        g_autoptr (HzPrompt) p = hz_prompt_new ();
+        hz_prompt_append (p, texts[i], -1, markup);
+        gsize n = 0, nt = 0;
+        g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &n);
+        g_autofree HzToken *tids = hz_model_tokenize (m, texts[i], -1, TRUE, markup, &nt);
+        g_assert_cmpmem (ids, n * sizeof *ids, tids, nt * sizeof *tids);
+      }
+}
+
 /* A vocabulary listing a turn marker as a user-defined token (not control): its text in
  * the markup is the token, typed in a message it is not. */
 static void
@@ -422,6 +453,8 @@ main (int argc, char **argv)
       g_autofree char *b = g_strdup_printf ("/prompt/same-as-text/%s", hz_families[i].name);
       g_test_add_data_func (a, &hz_families[i], test_typed);
       g_test_add_data_func (b, &hz_families[i], test_same_as_text);
+      g_autofree char *c = g_strdup_printf ("/prompt/one-piece/%s", hz_families[i].name);
+      g_test_add_data_func (c, &hz_families[i], test_one_piece);
     }
   g_test_add_func ("/prompt/sixty-im-end", test_sixty);
   g_test_add_func ("/prompt/user-defined", test_user_defined);
