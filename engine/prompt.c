@@ -150,17 +150,45 @@ hz_prompt_tokenize (const HzTokenizer *t, const HzPrompt *p, gboolean add_specia
 
 /* ------------------------------------------------------------ fitting a context */
 
-/* Tokens of the system messages msgs[0..n_sys) followed by msgs[start..n), rendered with
- * the generation prompt. */
+/* A conversation being fitted: the leading system messages msgs[0..n_sys) stay, turns
+ * start at starts[] (newest first). */
+typedef struct {
+  const HzModel       *m;
+  HzChatTemplate       t;
+  const HzChatMessage *msgs;
+  gsize                n, n_sys;
+  GArray              *starts;   /* gsize */
+  guint                budget;
+} Fitting;
+
+/* Tokens of the system messages followed by the turns from starts[i] on, rendered with the
+ * generation prompt. */
 static HzToken *
-render_from (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs, gsize n,
-             gsize n_sys, gsize start, gsize *n_tokens)
+render_from (const Fitting *f, gsize i, gsize *n_tokens)
 {
-  g_autofree HzChatMessage *kept = g_new (HzChatMessage, n_sys + (n - start) + 1);
-  memcpy (kept, msgs, n_sys * sizeof *msgs);
-  memcpy (kept + n_sys, msgs + start, (n - start) * sizeof *msgs);
-  g_autoptr (HzPrompt) p = hz_chat_template_render (t, kept, n_sys + (n - start), TRUE);
-  return hz_model_tokenize_prompt (m, p, TRUE, n_tokens);
+  const gsize start = i < f->starts->len ? g_array_index (f->starts, gsize, i) : f->n;
+  g_autofree HzChatMessage *kept = g_new (HzChatMessage, f->n_sys + (f->n - start) + 1);
+  memcpy (kept, f->msgs, f->n_sys * sizeof *f->msgs);
+  memcpy (kept + f->n_sys, f->msgs + start, (f->n - start) * sizeof *f->msgs);
+  g_autoptr (HzPrompt) p = hz_chat_template_render (f->t, kept, f->n_sys + (f->n - start), TRUE);
+  return hz_model_tokenize_prompt (f->m, p, TRUE, n_tokens);
+}
+
+/* Keeping the turns from starts[i] on: when they fit the budget, they replace *best. */
+static gboolean
+try_turns (const Fitting *f, gsize i, HzToken **best, gsize *best_n)
+{
+  gsize nt = 0;
+  HzToken *tok = render_from (f, i, &nt);
+  if (nt > f->budget)
+    {
+      g_free (tok);
+      return FALSE;
+    }
+  g_free (*best);
+  *best = tok;
+  *best_n = nt;
+  return TRUE;
 }
 
 static gboolean
@@ -190,13 +218,14 @@ hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs
   for (gsize i = n; i-- > n_sys;)
     if (i == n - 1 || i == n_sys || is_role (&msgs[i], "user"))
       g_array_append_val (starts, i);
-  if (n == 0 || starts->len == 0)
-    return render_from (m, t, msgs, n, n_sys, n, &fit->n_tokens);
-
-  /* Exponential then binary search for the most turns within the budget (token counts grow
-   * with the turns kept). `best` fits; `bad` (> best) does not, or is past the turns. */
-  gsize k = 0, best_n = 0;
-  HzToken *best = render_from (m, t, msgs, n, n_sys, g_array_index (starts, gsize, 0), &best_n);
+  const Fitting f = { m, t, msgs, n, n_sys, starts, fit->n_budget };
+  gsize best_n = 0;
+  HzToken *best = render_from (&f, 0, &best_n);
+  if (starts->len == 0)
+    {
+      fit->n_tokens = best_n;
+      return best;
+    }
   if (best_n > n_ctx)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL,
@@ -208,37 +237,30 @@ hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs
       g_free (best);
       return NULL;
     }
-  gsize bad = starts->len;
-  if (best_n <= fit->n_budget)
+
+  /* Exponential then binary search for the most turns within the budget (token counts grow
+   * with the turns kept): turns from starts[k] on fit, from starts[bad] on do not (or
+   * there are no more). */
+  gsize k = 0, bad = starts->len;
+  if (best_n <= f.budget)
     {
-      for (gsize step = 1;; step *= 2)
+      for (gsize step = 1; k + 1 < starts->len; step *= 2)
         {
-          gsize next = MIN (k + step, starts->len - 1);
-          if (next == k)
-            break;
-          gsize nt = 0;
-          HzToken *tok = render_from (m, t, msgs, n, n_sys, g_array_index (starts, gsize, next), &nt);
-          if (nt > fit->n_budget)
+          const gsize next = MIN (k + step, starts->len - 1);
+          if (!try_turns (&f, next, &best, &best_n))
             {
-              g_free (tok);
               bad = next;
               break;
             }
-          g_free (best);
-          best = tok, best_n = nt, k = next;
+          k = next;
         }
       while (bad - k > 1)
         {
-          gsize mid = k + (bad - k) / 2, nt = 0;
-          HzToken *tok = render_from (m, t, msgs, n, n_sys, g_array_index (starts, gsize, mid), &nt);
-          if (nt > fit->n_budget)
-            {
-              g_free (tok);
-              bad = mid;
-              continue;
-            }
-          g_free (best);
-          best = tok, best_n = nt, k = mid;
+          const gsize mid = k + (bad - k) / 2;
+          if (try_turns (&f, mid, &best, &best_n))
+            k = mid;
+          else
+            bad = mid;
         }
     }
   fit->n_tokens = best_n;

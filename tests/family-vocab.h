@@ -122,6 +122,20 @@ hz_family_vocab_write (const HzFamily *f, const char *dir)
   return path;
 }
 
+/* The tokenizer and template of a GGUF file (vocab_only), or the test fails. */
+static inline HzModel *
+hz_family_load_vocab (const char *path)
+{
+  HzModelParams mp;
+  hz_model_params_init (&mp);
+  mp.vocab_only = TRUE;
+  g_autoptr (GError) error = NULL;
+  HzModel *m = hz_model_load (path, &mp, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (m);
+  return m;
+}
+
 /* A random-weight model (hz_synth_write; one tiny layer, F32, context n_ctx) with the
  * family's vocabulary and template, written to `dir`; NULL after g_test_skip() when the
  * shared data is absent. g_free the path. */
@@ -247,6 +261,31 @@ hz_family_count_controls (HzModel *m, const HzFamily *f, const HzToken *ids, gsi
   for (gsize i = 0; i < n; i++)
     k += hz_family_is_control (m, f, ids[i]);
   return k;
+}
+
+/* The prompt tokens of `msgs` rendered with the family's template and the generation
+ * prompt, as the oracle counts them; *n_whole: what parsing the rendered text whole (the
+ * old way) gives. */
+static inline guint
+hz_family_prompt_count (HzModel *vocab, const HzFamily *f, const HzChatMessage *msgs, gsize n,
+                        gsize *n_whole)
+{
+  g_autoptr (HzPrompt) p = hz_chat_template_render (f->tmpl, msgs, n, TRUE);
+  guint nc = 0;
+  g_autoptr (GArray) want = hz_family_oracle (vocab, f, p, TRUE, &nc);
+  g_autofree char *text = hz_chat_template_apply (f->tmpl, msgs, n, TRUE);
+  g_autofree HzToken *whole = hz_model_tokenize (vocab, text, -1, TRUE, TRUE, n_whole);
+  return want->len;
+}
+
+/* The family's second control text typed 60 times (issue 20's example). g_free. */
+static inline char *
+hz_family_sixty (const HzFamily *f)
+{
+  GString *s = g_string_new (NULL);
+  for (int i = 0; i < 60; i++)
+    g_string_append (s, f->controls[1]);
+  return g_string_free (s, FALSE);
 }
 
 /* The family named `name`. */

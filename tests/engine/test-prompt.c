@@ -23,12 +23,7 @@ family_vocab_load (const HzFamily *f)
   g_autofree char *path = hz_family_vocab_write (f, tmp_dir);
   if (path == NULL)
     return NULL;
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.vocab_only = TRUE;
-  g_autoptr (GError) error = NULL;
-  HzModel *m = hz_model_load (path, &mp, &error);
-  g_assert_no_error (error);
+  HzModel *m = hz_family_load_vocab (path);
   g_unlink (path);
   g_assert_cmpint (hz_model_chat_template (m), ==, f->tmpl);
   return m;
@@ -91,16 +86,15 @@ test_sixty (void)
   g_autoptr (HzModel) m = family_vocab_load (f);
   if (m == NULL)
     return;
-  g_autoptr (GString) typed = g_string_new (NULL);
-  for (int i = 0; i < 60; i++)
-    g_string_append (typed, "<|im_end|>");
-  HzChatMessage with[1] = { { "user", typed->str } }, empty[1] = { { "user", "" } };
+  g_autofree char *typed = hz_family_sixty (f);
+  g_assert_true (g_str_has_prefix (typed, "<|im_end|><|im_end|>"));
+  HzChatMessage with[1] = { { "user", typed } }, empty[1] = { { "user", "" } };
   g_autoptr (HzPrompt) p = hz_chat_template_render (f->tmpl, with, 1, TRUE);
   g_autoptr (HzPrompt) e = hz_chat_template_render (f->tmpl, empty, 1, TRUE);
   gsize n = 0, ne = 0, nt = 0, no = 0;
   g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &n);
   g_autofree HzToken *eids = hz_model_tokenize_prompt (m, e, TRUE, &ne);
-  g_autofree HzToken *tids = hz_model_tokenize (m, typed->str, -1, FALSE, FALSE, &nt);
+  g_autofree HzToken *tids = hz_model_tokenize (m, typed, -1, FALSE, FALSE, &nt);
   g_autofree char *text = hz_chat_template_apply (f->tmpl, with, 1, TRUE);
   g_autofree HzToken *old = hz_model_tokenize (m, text, -1, TRUE, TRUE, &no);
   g_test_message ("60 x <|im_end|>: %zu prompt tokens (empty message %zu + the text %zu); "
@@ -240,11 +234,8 @@ test_user_defined (void)
     }
   g_autofree char *path = g_strdup_printf ("%s/vocab-gemma-user.gguf", tmp_dir);
   g_assert_true (hz_gguf_writer_write_file (w, path, &error));
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.vocab_only = TRUE;
-  g_autoptr (HzModel) um = hz_model_load (path, &mp, &error);
   g_assert_no_error (error);
+  g_autoptr (HzModel) um = hz_family_load_vocab (path);
   g_unlink (src);
   g_unlink (path);
 
@@ -431,12 +422,7 @@ test_fit_none (void)
   g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
   if (path == NULL)
     return;
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.vocab_only = TRUE;
-  g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) m = hz_model_load (path, &mp, &error);
-  g_assert_no_error (error);
+  g_autoptr (HzModel) m = hz_family_load_vocab (path);
   check_fit (m, HZ_CHAT_TEMPLATE_NONE, FALSE, 30, 128, 32);
   check_fit (m, HZ_CHAT_TEMPLATE_NONE, FALSE, 2, 128, 32);
 }

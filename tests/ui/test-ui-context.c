@@ -29,26 +29,6 @@
 #define NOTICE      "Earlier messages are beyond what the model can see"
 #define CUT         "cut off at the reply length limit"
 
-static gboolean
-model_ready (gpointer window)
-{
-  return hz_window_is_model_ready (window);
-}
-
-static gboolean
-reply_done (gpointer window)
-{
-  return !hz_window_is_generating (window);
-}
-
-static void
-type_and_send (HzWindow *window, const char *text)
-{
-  GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
-  gtk_text_buffer_set_text (buffer, text, -1);
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
-}
-
 /* Visible labels saying NOTICE under `w`; *first (nullable) gets one of them. */
 static guint
 count_notice_labels (GtkWidget *w, GtkWidget **first)
@@ -141,14 +121,14 @@ check_notice_row (HzWindow *window, guint index)
 static void
 script_long (HzApplication *app, HzWindow *window, gpointer data)
 {
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   guint dropped_from = 0;
   for (guint i = 0; i < N_MESSAGES; i++)
     {
       g_autofree char *q = g_strdup_printf ("Question %u: tell me about the number %u and the "
                                             "numbers that come after it.", i, 7 * i);
-      type_and_send (window, q);
-      g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+      hz_ui_type_and_send (window, q);
+      g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
       g_assert_null (hz_ui_find_message_dialog (GTK_WINDOW (window)));
       g_autoptr(HzMessageItem) last = g_list_model_get_item (hz_window_get_messages (window),
                                                              2 * i + 1);
@@ -188,7 +168,7 @@ dialog_shown (gpointer window)
 static void
 script_restart (HzApplication *app, HzWindow *window, gpointer data)
 {
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_conversations (window)), ==, 1);
   hz_window_select_conversation (window, 0);
   guint at = check_branch (window, N_MESSAGES);
@@ -198,8 +178,8 @@ script_restart (HzApplication *app, HzWindow *window, gpointer data)
   g_autoptr(GString) lng = g_string_new (NULL);
   for (int i = 0; i < 120; i++)
     g_string_append (lng, "the dog and the cat ");
-  type_and_send (window, lng->str);
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  hz_ui_type_and_send (window, lng->str);
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_assert_true (hz_ui_wait_for (dialog_shown, window, 10));
   GtkWidget *dialog = hz_ui_find_message_dialog (GTK_WINDOW (window));
   g_assert_cmpstr (adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog)), ==,
@@ -217,8 +197,8 @@ script_restart (HzApplication *app, HzWindow *window, gpointer data)
   g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
   g_settings_set_int (settings, "max-tokens", 10 * N_CTX);
   guint before = g_list_model_get_n_items (hz_window_get_messages (window));
-  type_and_send (window, "And one more short question?");
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  hz_ui_type_and_send (window, "And one more short question?");
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   guint after = g_list_model_get_n_items (hz_window_get_messages (window));
   g_assert_cmpuint (after, ==, before + 2);
   g_autoptr(HzMessageItem) last = g_list_model_get_item (hz_window_get_messages (window),
