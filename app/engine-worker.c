@@ -69,7 +69,8 @@ struct _HzEngineWorker {
 G_DEFINE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, G_TYPE_OBJECT)
 
 enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR,
-       SIG_CONTEXT_CHANGED, SIG_TITLE, SIG_ADAPTER_CHANGED, SIG_ADAPTER_ERROR, N_SIGNALS };
+       SIG_CONTEXT_CHANGED, SIG_TITLE, SIG_ADAPTER_CHANGED, SIG_ADAPTER_ERROR, SIG_TRIMMED,
+       N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 enum { PROP_0, PROP_MEMORY_BUDGET };
@@ -114,7 +115,7 @@ request_free (Request *r)
 /* ------------------------------------------------------- delivery to the main context */
 
 typedef enum { EV_MODEL_LOADED, EV_MODEL_ERROR, EV_CONTEXT_CHANGED, EV_FLUSH, EV_FINISHED, EV_ERROR,
-               EV_TITLE, EV_ADAPTER_CHANGED, EV_ADAPTER_ERROR } EventKind;
+               EV_TITLE, EV_ADAPTER_CHANGED, EV_ADAPTER_ERROR, EV_TRIMMED } EventKind;
 
 typedef struct {
   Shared         *shared;
@@ -125,6 +126,7 @@ typedef struct {
   char           *text;
   GError         *error;
   guint           n_ctx;
+  guint           n_dropped;   /* EV_TRIMMED */
   HzGenerateStats stats;
 } Event;
 
@@ -214,6 +216,9 @@ dispatch_event (gpointer data)
     case EV_ADAPTER_ERROR:
       g_signal_emit (self, signals[SIG_ADAPTER_ERROR], 0, ev->path, ev->error);
       break;
+    case EV_TRIMMED:
+      g_signal_emit (self, signals[SIG_TRIMMED], 0, ev->id, ev->n_dropped);
+      break;
     }
   return G_SOURCE_REMOVE;
 }
@@ -278,37 +283,26 @@ on_token (HzToken token, const char *text, gpointer user_data)
   return TRUE;
 }
 
-/* Tokens of the prompt for `r` (g_free), following the model's chat template if any. */
+/* Tokens of the prompt for `r` (g_free) in a context of n_ctx tokens that keeps `reserve`
+ * for the reply: the model's chat template over the newest whole turns that fit
+ * (hz_model_fit_chat: what users wrote is never control tokens); base models without a
+ * template complete the user's last message. NULL with HZ_ENGINE_ERROR_CONTEXT_FULL when
+ * the last message alone does not fit. */
 static HzToken *
-build_prompt (HzModel *model, Request *r, gsize *n_tokens)
+build_prompt (HzModel *model, Request *r, guint n_ctx, guint reserve, HzChatFit *fit,
+              GError **error)
 {
   HzChatTemplate tmpl = hz_model_chat_template (model);
-  HzToken *tokens;
-
-  if (tmpl == HZ_CHAT_TEMPLATE_NONE)
-    {
-      /* Base model: plain completion of the user's last message. */
-      const char *last = r->contents->len ? r->contents->pdata[r->contents->len - 1] : "";
-      return hz_model_tokenize (model, last, -1, TRUE, FALSE, n_tokens);
-    }
-
-  g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, r->contents->len);
-  for (guint i = 0; i < r->contents->len; i++)
+  const guint n = r->contents->len;
+  g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, n + 1);
+  for (guint i = 0; i < n; i++)
     {
       msgs[i].role = r->roles->pdata[i];
       msgs[i].content = r->contents->pdata[i];
     }
-  g_autofree char *text = hz_chat_template_apply (tmpl, msgs, r->contents->len, TRUE);
-  tokens = hz_model_tokenize (model, text, -1, TRUE, TRUE, n_tokens);
-
-  /* Templates that spell out the BOS text get it twice (added + parsed): keep one. */
-  HzToken bos = hz_model_bos (model);
-  if (*n_tokens >= 2 && bos >= 0 && tokens[0] == bos && tokens[1] == bos)
-    {
-      memmove (tokens, tokens + 1, (*n_tokens - 1) * sizeof (HzToken));
-      (*n_tokens)--;
-    }
-  return tokens;
+  if (tmpl == HZ_CHAT_TEMPLATE_NONE && n > 0)
+    return hz_model_fit_chat (model, tmpl, msgs + n - 1, 1, n_ctx, reserve, fit, error);
+  return hz_model_fit_chat (model, tmpl, msgs, n, n_ctx, reserve, fit, error);
 }
 
 static void
@@ -327,8 +321,24 @@ run_generate (Shared *s, HzContext *ctx, Request *r)
       return;
     }
 
-  gsize n_prompt = 0;
-  g_autofree HzToken *prompt = build_prompt (hz_context_model (ctx), r, &n_prompt);
+  HzChatFit fit;
+  const guint reserve = r->params.n_predict >= 0 ? (guint) r->params.n_predict : G_MAXUINT;
+  g_autofree HzToken *prompt = build_prompt (hz_context_model (ctx), r, hz_context_n_ctx (ctx),
+                                             reserve, &fit, &error);
+  if (prompt == NULL)
+    {
+      ev = event_new (EV_ERROR, r->id);
+      ev->error = g_steal_pointer (&error);
+      post_event (s, ev);
+      return;
+    }
+  const gsize n_prompt = fit.n_tokens;
+  if (fit.n_dropped > 0)
+    {
+      ev = event_new (EV_TRIMMED, r->id);
+      ev->n_dropped = (guint) MIN (fit.n_dropped, G_MAXUINT);
+      post_event (s, ev);
+    }
   TokenCtx tc = { s, r->id, 0 };
   g_autofree char *text = NULL;
 
@@ -411,9 +421,11 @@ run_title (HzModel *model, Shared *s, Request *r)
   g_ptr_array_add (roles, (gpointer) "user");
   g_ptr_array_add (contents, r->contents->pdata[r->contents->len - 1]);
   Request q = { .roles = roles, .contents = contents };
-  gsize n_prompt = 0;
-  g_autofree HzToken *prompt = build_prompt (model, &q, &n_prompt);
-  if (n_prompt + TITLE_MAX_TOKENS > hz_context_n_ctx (title_ctx))
+  HzChatFit fit;
+  g_autofree HzToken *prompt = build_prompt (model, &q, hz_context_n_ctx (title_ctx),
+                                             TITLE_MAX_TOKENS, &fit, NULL);
+  const gsize n_prompt = fit.n_tokens;
+  if (prompt == NULL || n_prompt + TITLE_MAX_TOKENS > hz_context_n_ctx (title_ctx))
     return NULL;
   HzGenerateParams params;
   hz_generate_params_init (&params);  /* greedy */
@@ -1020,6 +1032,9 @@ hz_engine_worker_class_init (HzEngineWorkerClass *klass)
   signals[SIG_ADAPTER_ERROR] =
     g_signal_new ("adapter-error", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_ERROR);
+  signals[SIG_TRIMMED] =
+    g_signal_new ("trimmed", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_UINT);
 }
 
 static void

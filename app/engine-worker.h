@@ -27,8 +27,15 @@
  *   finished     (request, text, stats) the reply is complete (also after a cancel, with
  *                                      the partial text); stats: const HzGenerateStats *,
  *                                      valid during the emission only
- *   error        (request, GError)     generation failed (e.g. HZ_ENGINE_ERROR_CONTEXT_FULL
- *                                      when the prompt does not fit); no "finished" follows
+ *   trimmed      (request, n_dropped)  the conversation is longer than the context: the
+ *                                      reply is written from the system prompt and the
+ *                                      newest whole turns that fit, the n_dropped oldest
+ *                                      messages after the system prompt left out; emitted
+ *                                      before the first "token", only when n_dropped > 0
+ *   error        (request, GError)     generation failed (HZ_ENGINE_ERROR_CONTEXT_FULL when
+ *                                      the last message alone does not fit the context, the
+ *                                      message says how many tokens it has); no "finished"
+ *                                      follows
  *   title        (request, text)       answer to hz_engine_worker_generate_title(): the
  *                                      model's raw text, or NULL when there is none (base
  *                                      model without a chat template, no model, interrupted)
@@ -110,9 +117,13 @@ void hz_engine_worker_load_model_full (HzEngineWorker *self, const char *path, g
  * @params: sampling and length (stop_strings are copied)
  *
  * Queue the generation of the assistant's reply. Models with a chat template get the
- * whole conversation rendered with it; base models without one (e.g. stories260K) get a
- * plain completion of the last message's text. Emits "token" signals and then "finished",
- * or "error". Main thread; returns at once.
+ * conversation rendered with it, as much as fits: the system prompt and the newest whole
+ * turns, with room left for the reply (params->n_predict, at most half the context;
+ * hz_model_fit_chat(), "trimmed" says how many messages were left out); what the
+ * messages say is tokenized as text, only the template's markup becomes control tokens.
+ * Base models without a template (e.g. stories260K) get a plain completion of the last
+ * message's text. Emits "token" signals and then "finished", or "error". Main thread;
+ * returns at once.
  *
  * Returns: the request id (> 0) that the signals carry
  */

@@ -18,12 +18,15 @@ struct _HzMessageItem {
   double   tokens_per_s;
   guint    ctx_used;
   guint    n_ctx;
+  gint64   n_unseen;
+  gboolean cut;
+  gboolean context_notice;
 };
 
 G_DEFINE_FINAL_TYPE (HzMessageItem, hz_message_item, G_TYPE_OBJECT)
 
 enum { PROP_0, PROP_TEXT, PROP_ROLE, PROP_STREAMING, PROP_DETAILS, PROP_ALTERNATIVES,
-       PROP_RATING, PROP_CONTEXT, N_PROPS };
+       PROP_RATING, PROP_CONTEXT, PROP_CONTEXT_NOTICE, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 HzMessageItem *
@@ -202,6 +205,52 @@ hz_message_item_set_context (HzMessageItem *self, guint used, guint n_ctx)
   g_object_notify_by_pspec (G_OBJECT (self), props[PROP_CONTEXT]);
 }
 
+gint64
+hz_message_item_get_n_unseen (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), 0);
+  return self->n_unseen;
+}
+
+void
+hz_message_item_set_n_unseen (HzMessageItem *self, gint64 n_unseen)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  self->n_unseen = MAX (n_unseen, 0);
+}
+
+gboolean
+hz_message_item_get_cut (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), FALSE);
+  return self->cut;
+}
+
+void
+hz_message_item_set_cut (HzMessageItem *self, gboolean cut)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  self->cut = !!cut;
+}
+
+gboolean
+hz_message_item_get_context_notice (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), FALSE);
+  return self->context_notice;
+}
+
+void
+hz_message_item_set_context_notice (HzMessageItem *self, gboolean notice)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  notice = !!notice;
+  if (self->context_notice == notice)
+    return;
+  self->context_notice = notice;
+  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_CONTEXT_NOTICE]);
+}
+
 static void
 hz_message_item_get_property (GObject *object, guint prop_id, GValue *value,
                               GParamSpec *pspec)
@@ -230,6 +279,9 @@ hz_message_item_get_property (GObject *object, guint prop_id, GValue *value,
       break;
     case PROP_CONTEXT:
       g_value_set_uint (value, self->ctx_used);
+      break;
+    case PROP_CONTEXT_NOTICE:
+      g_value_set_boolean (value, self->context_notice);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -273,6 +325,9 @@ hz_message_item_class_init (HzMessageItemClass *klass)
   props[PROP_CONTEXT] = g_param_spec_uint ("context", NULL, NULL, 0, G_MAXUINT, 0,
                                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
                                            G_PARAM_STATIC_STRINGS);
+  props[PROP_CONTEXT_NOTICE] = g_param_spec_boolean ("context-notice", NULL, NULL, FALSE,
+                                                     G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                                     G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, props);
 }
 

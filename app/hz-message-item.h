@@ -64,4 +64,18 @@ guint       hz_message_item_get_context (HzMessageItem *self, guint *n_ctx);
 /** Set the context use; notifies "context". */
 void        hz_message_item_set_context (HzMessageItem *self, guint used, guint n_ctx);
 
+/** Earlier messages of the branch the model did not see when it wrote this reply (left
+ *  out to fit its context; 0: it saw them all). Plain data, not notified. */
+gint64      hz_message_item_get_n_unseen (HzMessageItem *self);
+void        hz_message_item_set_n_unseen (HzMessageItem *self, gint64 n_unseen);
+/** Whether the reply stopped at its token limit (shown as cut in "details"). Plain data. */
+gboolean    hz_message_item_get_cut (HzMessageItem *self);
+void        hz_message_item_set_cut (HzMessageItem *self, gboolean cut);
+/** Whether the row says, above this message, that earlier messages are beyond what the
+ *  model can see ("context-notice" property): set on the first reply of the shown branch
+ *  written without them, so the conversation says it once. */
+gboolean    hz_message_item_get_context_notice (HzMessageItem *self);
+/** Set "context-notice"; notifies it. */
+void        hz_message_item_set_context_notice (HzMessageItem *self, gboolean notice);
+
 G_END_DECLS

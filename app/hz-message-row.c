@@ -15,7 +15,9 @@
 
 struct _HzMessageRow {
   GtkWidget       parent_instance;
+  GtkWidget      *column;        /* the notice above the bubble */
   GtkWidget      *bubble;
+  GtkLabel       *notice_label;
   GtkLabel       *role_label;
   GtkSpinner     *spinner;
   GtkLabel       *text_label;
@@ -128,6 +130,8 @@ sync_from_item (HzMessageRow *self)
   gtk_spinner_set_spinning (self->spinner, streaming);
   sync_accessible (self);
 
+  gtk_widget_set_visible (GTK_WIDGET (self->notice_label),
+                          hz_message_item_get_context_notice (item));
   gtk_label_set_text (self->details_label, details ? details : "");
   gtk_widget_set_visible (GTK_WIDGET (self->details_label), details != NULL && *details);
 
@@ -340,6 +344,8 @@ estimate (HzMessageRow *self, int for_width, int *min_width, int *nat_width, int
   *min_width += ROW_MARGIN_X;
   *nat_width += ROW_MARGIN_X;
   *height += ROW_MARGIN_Y + ROW_CHROME_Y;
+  if (hz_message_item_get_context_notice (self->item))
+    *height += ROW_MARGIN_Y / 2 + lh;   /* the notice line above the bubble */
 }
 
 /* (with the template built, its layout manager measures and allocates instead) */
@@ -413,7 +419,9 @@ hz_message_row_class_init (HzMessageRowClass *klass)
   gtk_widget_class_set_template_from_resource (widget_class,
                                                "/ai/hanzo/Desktop/hz-message-row.ui");
 #define CHILD(name) gtk_widget_class_bind_template_child (widget_class, HzMessageRow, name)
+  CHILD (column);
   CHILD (bubble);
+  CHILD (notice_label);
   CHILD (role_label);
   CHILD (spinner);
   CHILD (text_label);

@@ -56,7 +56,7 @@ struct _HzWindow {
   HzStore        *store;
   HzEngineWorker *worker;
   GSettings      *settings;
-  gulong          worker_handlers[9];
+  gulong          worker_handlers[10];
   char           *adapter_error_path; /* the adapter whose failure was last told (toast) */
   gboolean        syncing_model;     /* the model drop-down follows the worker */
   GHashTable     *title_requests;    /* worker title request id -> gint64* conversation */

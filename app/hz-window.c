@@ -20,6 +20,7 @@
 
 #include <glib/gi18n.h>
 #include <hanzo-store-feedback.h>
+#include <hanzo-store-limits.h>
 #include <math.h>
 
 #include "hz-learner-bar.h"
@@ -69,6 +70,22 @@ stats_details (gint64 n_tokens, double tokens_per_s)
     return g_strdup_printf (ngettext ("%d token · %.1f tokens/s", "%d tokens · %.1f tokens/s", n),
                             n, tokens_per_s);
   return g_strdup_printf (ngettext ("%d token", "%d tokens", n), n);
+}
+
+/* The line under a reply: its stats; "Interrupted" when it was never completed (the app
+ * died mid-reply); marked as cut when it stopped at its token limit (issue 20). */
+static char *
+reply_details (gint64 n_tokens, double tokens_per_s, gboolean complete, gboolean cut)
+{
+  if (!complete)
+    return g_strdup (_("Interrupted"));
+  g_autofree char *stats = stats_details (n_tokens, tokens_per_s);
+  if (!cut)
+    return g_steal_pointer (&stats);
+  if (stats == NULL)
+    return g_strdup (_("Cut off at the reply length limit"));
+  /* TRANSLATORS: appended to "12 tokens · 30.0 tokens/s" */
+  return g_strdup_printf (_("%s · cut off at the reply length limit"), stats);
 }
 
 static gint64 *
@@ -182,6 +199,15 @@ tree_path (HzWindow *self)
       hz_message_item_set_alternative (item, index, kids->len);
       g_ptr_array_add (path, item);
       parent = hz_message_item_get_id (item);
+    }
+  /* the conversation says once that earlier messages are beyond what the model sees:
+   * above the branch's first reply written without them */
+  gboolean said = FALSE;
+  for (guint i = 0; i < path->len; i++)
+    {
+      gboolean here = !said && hz_message_item_get_n_unseen (path->pdata[i]) > 0;
+      hz_message_item_set_context_notice (path->pdata[i], here);
+      said |= here;
     }
   return path;
 }
@@ -349,8 +375,9 @@ hz_window_update_state (HzWindow *self)
 
 /* ------------------------------------------------------------------ showing a conversation */
 
+/* `limits`: message id -> HzMessageLimits* (nullable). */
 static HzMessageItem *
-item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings)
+item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings, GHashTable *limits)
 {
   if (self->reply_item != NULL && m->id == self->reply_message_id)
     return g_object_ref (self->reply_item);  /* still streaming: keep following it */
@@ -359,9 +386,13 @@ item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings)
   hz_message_item_set_parent_id (item, m->parent_id);
   if (m->role == HZ_ROLE_ASSISTANT)
     {
-      g_autofree char *details = stats_details (m->n_tokens, m->tokens_per_s);
+      const HzMessageLimits *l = limits ? g_hash_table_lookup (limits, &m->id) : NULL;
+      g_autofree char *details = reply_details (m->n_tokens, m->tokens_per_s, m->complete,
+                                                l && l->cut);
       hz_message_item_set_stats (item, m->n_tokens, m->tokens_per_s);
-      hz_message_item_set_details (item, m->complete ? details : _("Interrupted"));
+      hz_message_item_set_cut (item, l && l->cut);
+      hz_message_item_set_n_unseen (item, l ? l->n_unseen : 0);
+      hz_message_item_set_details (item, details);
       if (ratings != NULL)
         hz_message_item_set_rating (item, GPOINTER_TO_INT (g_hash_table_lookup (ratings, &m->id)));
     }
@@ -399,6 +430,7 @@ set_editing (HzWindow *self, gint64 message_id)
 typedef struct {
   GPtrArray *messages;   /* HzMessage* */
   GPtrArray *feedback;   /* HzMessageFeedback*, or NULL (ratings could not be read) */
+  GPtrArray *limits;     /* HzMessageLimits*, or NULL (could not be read) */
 } LoadedMessages;
 
 static void
@@ -406,6 +438,7 @@ loaded_messages_free (LoadedMessages *loaded)
 {
   g_clear_pointer (&loaded->messages, g_ptr_array_unref);
   g_clear_pointer (&loaded->feedback, g_ptr_array_unref);
+  g_clear_pointer (&loaded->limits, g_ptr_array_unref);
   g_free (loaded);
 }
 
@@ -420,6 +453,7 @@ read_messages (HzStore *store, gint64 conversation_id, GError **error)
   if (loaded->messages == NULL)
     return NULL;
   loaded->feedback = hz_store_list_feedback (store, conversation_id, 0, NULL);
+  loaded->limits = hz_store_list_message_limits (store, conversation_id, NULL);
   return g_steal_pointer (&loaded);
 }
 
@@ -434,9 +468,16 @@ tree_add_loaded (HzWindow *self, LoadedMessages *loaded)
       HzMessageFeedback *f = loaded->feedback->pdata[i];
       g_hash_table_insert (ratings, id_key (f->message_id), GINT_TO_POINTER (f->rating));
     }
+  g_autoptr(GHashTable) limits = g_hash_table_new (g_int64_hash, g_int64_equal);
+  for (guint i = 0; loaded->limits && i < loaded->limits->len; i++)
+    {
+      HzMessageLimits *l = loaded->limits->pdata[i];
+      g_hash_table_insert (limits, &l->message_id, l);
+    }
   for (guint i = 0; i < loaded->messages->len; i++)
     {
-      g_autoptr(HzMessageItem) item = item_for_message (self, loaded->messages->pdata[i], ratings);
+      g_autoptr(HzMessageItem) item = item_for_message (self, loaded->messages->pdata[i], ratings,
+                                                        limits);
       tree_add (self, item);
     }
 }
@@ -1002,6 +1043,31 @@ reset_announcement (HzWindow *self)
 #endif
 }
 
+/* Store how the reply was limited (cut, earlier messages unseen), when it was. */
+static void
+save_reply_limits (HzWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  const gboolean cut = hz_message_item_get_cut (self->reply_item);
+  const gint64 n_unseen = hz_message_item_get_n_unseen (self->reply_item);
+
+  if (self->store == NULL || self->reply_message_id == 0 || (!cut && n_unseen == 0))
+    return;
+  if (!hz_store_set_message_limits (self->store, self->reply_message_id, cut, n_unseen, &error))
+    hz_window_report_store_error (self, error);
+}
+
+/* The conversation outgrew the context: the reply is written without the oldest messages
+ * (the first such reply of the branch gets the notice). */
+static void
+on_worker_trimmed (HzEngineWorker *worker, guint request, guint n_dropped, HzWindow *self)
+{
+  if (request != self->request_id || self->reply_item == NULL)
+    return;
+  hz_message_item_set_n_unseen (self->reply_item, n_dropped);
+  g_ptr_array_unref (tree_path (self));   /* places the notice */
+}
+
 static void
 on_worker_token (HzEngineWorker *worker, guint request, const char *text, guint n_generated,
                  HzWindow *self)
@@ -1031,13 +1097,15 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
   hz_message_item_set_stats (self->reply_item, stats->n_generated, tps);
   hz_message_item_set_context (self->reply_item, stats->n_prompt + stats->n_generated,
                                hz_engine_worker_get_context_length (worker));
+  const gboolean cut = stats->stop_reason == HZ_STOP_LENGTH;
+  hz_message_item_set_cut (self->reply_item, cut);
   if (stats->stop_reason == HZ_STOP_CANCELLED)
     {
       hz_message_item_set_details (self->reply_item, _("Stopped"));
     }
   else
     {
-      g_autofree char *details = stats_details (stats->n_generated, tps);
+      g_autofree char *details = reply_details (stats->n_generated, tps, TRUE, cut);
       if (stats->stop_reason == HZ_STOP_CONTEXT_FULL)
         {
           /* TRANSLATORS: appended to "12 tokens · 30.0 tokens/s" */
@@ -1048,6 +1116,7 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
         hz_message_item_set_details (self->reply_item, details);
     }
   save_reply (self, stats->n_generated, stats->n_generated ? stats->ttft_seconds : -1, tps);
+  save_reply_limits (self);
   end_reply (self, *text != '\0');  /* stopped before the first word: nothing to keep */
 
   announce_reply (self, text);
@@ -1066,8 +1135,11 @@ on_worker_error (HzEngineWorker *worker, guint request, GError *error, HzWindow 
 
   if (g_error_matches (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL))
     {
+      /* only a single message longer than the context gets here: earlier messages are
+       * left out as needed (hz_engine_worker_generate) */
       g_autofree char *body = g_strdup_printf (
-        _("This model cannot read that much text at once (its context is too short).\n\n%s"),
+        _("This message alone is longer than the model can read at once (its context). "
+          "Shorten it or split it into several messages.\n\n%s"),
         error->message);
       hz_window_show_error (self, _("Message Too Long"), body);
     }
@@ -1601,6 +1673,8 @@ attach_to_app (HzWindow *self, HzApplication *app)
                                                G_CALLBACK (hz_window_on_worker_title), self);
   self->worker_handlers[8] = g_signal_connect (self->worker, "adapter-error",
                                                G_CALLBACK (on_worker_adapter_error), self);
+  self->worker_handlers[9] = g_signal_connect (self->worker, "trimmed",
+                                               G_CALLBACK (on_worker_trimmed), self);
 
   g_settings_bind (self->settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);

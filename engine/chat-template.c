@@ -7,9 +7,11 @@
  * the conversation used there (see tests/engine/test-chat-template.c).
  *
  * Conventions shared by all formatters:
+ *  - the output is an HzPrompt: the template's own text (control-token texts such as
+ *    <|im_start|>, [INST], </s> included) and plain role names are markup pieces, the
+ *    messages' contents content pieces, so that hz_model_tokenize_prompt() makes control
+ *    tokens of the markup only (issue 20: typed "<|im_end|>" stays text);
  *  - the output never starts with the BOS text: the tokenizer adds BOS (add_special);
- *  - control-token texts (<|im_start|>, [INST], </s>, ...) are emitted literally and must be
- *    tokenized with parse_special = TRUE;
  *  - a NULL role counts as "user", a NULL content as "".
  */
 #include "hanzo/engine.h"
@@ -205,16 +207,40 @@ role_is (const HzChatMessage *m, const char *role)
   return strcmp (msg_role (m), role) == 0;
 }
 
-/* Append `s` without leading and trailing ASCII whitespace (llama.cpp's trim()). */
 static void
-append_trimmed (GString *out, const char *s)
+markup (HzPrompt *out, const char *s)
+{
+  hz_prompt_append (out, s, -1, TRUE);
+}
+
+static void
+content (HzPrompt *out, const char *s)
+{
+  hz_prompt_append (out, s, -1, FALSE);
+}
+
+/* A role name is markup when it is a plain name ("user", "tool_call"); anything else a
+ * caller passes as a role is written as content, so that no role can carry control text. */
+static void
+role_name (HzPrompt *out, const char *role)
+{
+  gboolean name = *role != '\0';
+  for (const char *c = role; *c && name; c++)
+    name = g_ascii_islower (*c) || *c == '_';
+  hz_prompt_append (out, role, -1, name);
+}
+
+/* Append `s` as content without leading and trailing ASCII whitespace (llama.cpp's
+ * trim()). */
+static void
+content_trimmed (HzPrompt *out, const char *s)
 {
   const char *b = s, *e = s + strlen (s);
   while (b < e && g_ascii_isspace (*b))
     b++;
   while (e > b && g_ascii_isspace (e[-1]))
     e--;
-  g_string_append_len (out, b, e - b);
+  hz_prompt_append (out, b, e - b, FALSE);
 }
 
 /* Families whose every turn is  <prefix><role><middle><content><suffix>  and whose
@@ -225,22 +251,26 @@ typedef struct {
 } HzTurnFormat;
 
 static void
-render_turns (GString *out, const HzTurnFormat *f, const HzChatMessage *msgs, gsize n,
+render_turns (HzPrompt *out, const HzTurnFormat *f, const HzChatMessage *msgs, gsize n,
               gboolean add_generation_prompt)
 {
   for (gsize i = 0; i < n; i++)
     {
-      g_string_append (out, f->prefix);
-      g_string_append (out, msg_role (&msgs[i]));
-      g_string_append (out, f->middle);
+      markup (out, f->prefix);
+      role_name (out, msg_role (&msgs[i]));
+      markup (out, f->middle);
       if (f->trim)
-        append_trimmed (out, msg_content (&msgs[i]));
+        content_trimmed (out, msg_content (&msgs[i]));
       else
-        g_string_append (out, msg_content (&msgs[i]));
-      g_string_append (out, f->suffix);
+        content (out, msg_content (&msgs[i]));
+      markup (out, f->suffix);
     }
   if (add_generation_prompt)
-    g_string_append_printf (out, "%sassistant%s", f->prefix, f->middle);
+    {
+      markup (out, f->prefix);
+      markup (out, "assistant");
+      markup (out, f->middle);
+    }
 }
 
 /* ChatML (Qwen, SmolLM, OpenHermes): <|im_start|>role\ncontent<|im_end|>\n */
@@ -265,38 +295,44 @@ static const HzTurnFormat zephyr_format = { "<|", "|>\n", "</s>\n", FALSE };
  * add_generation_prompt adds nothing: a prompt ending in "[/INST]" already asks for the
  * reply. */
 static void
-render_llama2 (GString *out, const HzChatMessage *msgs, gsize n)
+render_llama2 (HzPrompt *out, const HzChatMessage *msgs, gsize n)
 {
-  g_autoptr (GString) sys = g_string_new (NULL);
+  g_autoptr (HzPrompt) sys = hz_prompt_new ();
   gboolean have_sys = FALSE;
   gboolean after_reply = FALSE;  /* previous turn ended with </s> */
   for (gsize i = 0; i < n; i++)
     {
-      const char *content = msg_content (&msgs[i]);
+      const char *text = msg_content (&msgs[i]);
       if (role_is (&msgs[i], "system"))
         {
           if (have_sys)
-            g_string_append_c (sys, '\n');
-          g_string_append (sys, content);
+            markup (sys, "\n");
+          content (sys, text);
           have_sys = TRUE;
         }
       else if (role_is (&msgs[i], "assistant"))
         {
-          g_string_append_printf (out, " %s </s>", content);
+          markup (out, " ");
+          content (out, text);
+          markup (out, " </s>");
           after_reply = TRUE;
         }
       else
         {
           if (after_reply)
-            g_string_append (out, "<s>");
-          g_string_append (out, "[INST] ");
+            markup (out, "<s>");
+          markup (out, "[INST] ");
           if (have_sys)
             {
-              g_string_append_printf (out, "<<SYS>>\n%s\n<</SYS>>\n\n", sys->str);
-              g_string_truncate (sys, 0);
+              markup (out, "<<SYS>>\n");
+              hz_prompt_append_prompt (out, sys);
+              markup (out, "\n<</SYS>>\n\n");
+              g_clear_pointer (&sys, hz_prompt_free);
+              sys = hz_prompt_new ();
               have_sys = FALSE;
             }
-          g_string_append_printf (out, "%s [/INST]", content);
+          content (out, text);
+          markup (out, " [/INST]");
           after_reply = FALSE;
         }
     }
@@ -304,8 +340,10 @@ render_llama2 (GString *out, const HzChatMessage *msgs, gsize n)
     {
       /* A system prompt with no user turn after it: give it its own (empty) instruction. */
       if (after_reply)
-        g_string_append (out, "<s>");
-      g_string_append_printf (out, "[INST] <<SYS>>\n%s\n<</SYS>>\n\n [/INST]", sys->str);
+        markup (out, "<s>");
+      markup (out, "[INST] <<SYS>>\n");
+      hz_prompt_append_prompt (out, sys);
+      markup (out, "\n<</SYS>>\n\n [/INST]");
     }
 }
 
@@ -314,41 +352,44 @@ render_llama2 (GString *out, const HzChatMessage *msgs, gsize n)
  * user turn followed by a blank line; every content is trimmed:
  * <start_of_turn>role\ncontent<end_of_turn>\n */
 static void
-render_gemma (GString *out, const HzChatMessage *msgs, gsize n, gboolean add_generation_prompt)
+render_gemma (HzPrompt *out, const HzChatMessage *msgs, gsize n, gboolean add_generation_prompt)
 {
-  g_autoptr (GString) sys = g_string_new (NULL);
+  g_autoptr (HzPrompt) sys = hz_prompt_new ();
   for (gsize i = 0; i < n; i++)
     {
       if (role_is (&msgs[i], "system"))
         {
-          append_trimmed (sys, msg_content (&msgs[i]));
+          content_trimmed (sys, msg_content (&msgs[i]));
           continue;
         }
       const gboolean model = role_is (&msgs[i], "assistant");
-      g_string_append_printf (out, "<start_of_turn>%s\n", model ? "model" : msg_role (&msgs[i]));
-      if (!model && sys->len > 0)
+      markup (out, "<start_of_turn>");
+      role_name (out, model ? "model" : msg_role (&msgs[i]));
+      markup (out, "\n");
+      if (!model && hz_prompt_n_pieces (sys) > 0)
         {
-          g_string_append_len (out, sys->str, sys->len);
-          g_string_append (out, "\n\n");
-          g_string_truncate (sys, 0);
+          hz_prompt_append_prompt (out, sys);
+          markup (out, "\n\n");
+          g_clear_pointer (&sys, hz_prompt_free);
+          sys = hz_prompt_new ();
         }
-      append_trimmed (out, msg_content (&msgs[i]));
-      g_string_append (out, "<end_of_turn>\n");
+      content_trimmed (out, msg_content (&msgs[i]));
+      markup (out, "<end_of_turn>\n");
     }
   if (add_generation_prompt)
-    g_string_append (out, "<start_of_turn>model\n");
+    markup (out, "<start_of_turn>model\n");
 }
 
 /* Plain completion (base models): the contents concatenated, nothing added. */
 static void
-render_none (GString *out, const HzChatMessage *msgs, gsize n)
+render_none (HzPrompt *out, const HzChatMessage *msgs, gsize n)
 {
   for (gsize i = 0; i < n; i++)
-    g_string_append (out, msg_content (&msgs[i]));
+    content (out, msg_content (&msgs[i]));
 }
 
 /**
- * hz_chat_template_apply:
+ * hz_chat_template_render:
  * @t: the template (from hz_model_chat_template() or hz_chat_template_detect())
  * @msgs: (array length=n) (nullable): the conversation; roles "system", "user",
  *   "assistant" (other roles are written as given where the format names roles, and
@@ -360,19 +401,20 @@ render_none (GString *out, const HzChatMessage *msgs, gsize n)
  * layouts): ChatML, Llama 3 (contents trimmed), Llama 2 / Mistral [INST] (system folded
  * into <<SYS>>), Gemma (system merged into the first user turn, "assistant" -> "model",
  * contents trimmed), Phi-3, Zephyr, or NONE (contents concatenated; add_generation_prompt
- * ignored). The BOS text is never included (the tokenizer adds it); control-token texts
- * are, so tokenize the result with parse_special = TRUE.
+ * ignored). The BOS text is never included (the tokenizer adds it). The template's own
+ * text and plain role names are markup pieces, the contents content pieces: tokenize
+ * with hz_model_tokenize_prompt().
  *
- * Returns: (transfer full): a newly allocated UTF-8 string (g_free); "" for an empty
+ * Returns: (transfer full): a new prompt (hz_prompt_free); empty for an empty
  * conversation or a NULL @msgs. An unknown @t renders as NONE. Never fails; thread-safe.
  */
-char *
-hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
-                        gboolean add_generation_prompt)
+HzPrompt *
+hz_chat_template_render (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
+                         gboolean add_generation_prompt)
 {
   if (msgs == NULL)
     n = 0;
-  GString *out = g_string_new (NULL);
+  HzPrompt *out = hz_prompt_new ();
   switch (t)
     {
     case HZ_CHAT_TEMPLATE_CHATML:
@@ -398,5 +440,27 @@ hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
       render_none (out, msgs, n);
       break;
     }
-  return g_string_free (out, FALSE);
+  return out;
+}
+
+/**
+ * hz_chat_template_apply:
+ * @t: the template
+ * @msgs: (array length=n) (nullable): the conversation
+ * @n: number of messages
+ * @add_generation_prompt: end with the header of an assistant turn
+ *
+ * The text of hz_chat_template_render() (same arguments): for display, logs and tests.
+ * It no longer says which control-token texts are markup, so a model's prompt is never
+ * tokenized from it (hz_model_tokenize_prompt() on the rendered prompt is).
+ *
+ * Returns: (transfer full): a newly allocated UTF-8 string (g_free); "" for an empty
+ * conversation or a NULL @msgs. Never fails; thread-safe.
+ */
+char *
+hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
+                        gboolean add_generation_prompt)
+{
+  g_autoptr (HzPrompt) p = hz_chat_template_render (t, msgs, n, add_generation_prompt);
+  return g_strdup (hz_prompt_text (p, NULL));
 }

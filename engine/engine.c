@@ -15,6 +15,7 @@
 #include "sampler.h"
 #include "stop-scan.h"
 #include "tokenizer.h"
+#include "prompt.h"
 
 G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
 
@@ -227,6 +228,14 @@ hz_model_tokenize (const HzModel *m, const char *text, gssize len, gboolean add_
                    gboolean parse_special, gsize *n_tokens)
 {
   return hz_tokenizer_encode (m->tok, text, len, add_special, parse_special, n_tokens);
+}
+
+HzToken *
+hz_model_tokenize_prompt (const HzModel *m, const HzPrompt *p, gboolean add_special,
+                          gsize *n_tokens)
+{
+  g_return_val_if_fail (m != NULL, NULL);
+  return hz_prompt_tokenize (m->tok, p, add_special, n_tokens);
 }
 
 char *

@@ -29,9 +29,62 @@ c_isspace (char c)
   return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
-/* Split the raw fragments of `in` around occurrences of token `id`, into `out`. */
+/* Where control tokens may be recognised (hz_tokenizer_encode_spans): NULL spans = the
+ * whole text (parse_special = TRUE) or nowhere (FALSE), as llama.cpp decides it per call. */
+typedef struct {
+  const char       *text;
+  const HzTextSpan *markup;    /* sorted, disjoint; NULL: no restriction by place */
+  gsize             n_markup;
+} Markup;
+
+/* TRUE when [off, off + len) lies wholly inside one markup span. */
+static gboolean
+markup_covers (const Markup *mk, gsize off, gsize len)
+{
+  gsize lo = 0, hi = mk->n_markup;
+  while (lo < hi)   /* first span ending after off */
+    {
+      gsize mid = lo + (hi - lo) / 2;
+      if (mk->markup[mid].off + mk->markup[mid].len <= off)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo < mk->n_markup && mk->markup[lo].off <= off &&
+         off + len <= mk->markup[lo].off + mk->markup[lo].len;
+}
+
+/* TRUE when the text `tok` occurs inside a markup span. */
+static gboolean
+markup_contains (const Markup *mk, const char *tok, gsize tlen)
+{
+  for (gsize i = 0; i < mk->n_markup; i++)
+    if (mk->markup[i].len >= tlen &&
+        memmem (mk->text + mk->markup[i].off, mk->markup[i].len, tok, tlen) != NULL)
+      return TRUE;
+  return FALSE;
+}
+
+/* Whether an occurrence of special token `id` at [off, off + tlen) may become that token.
+ * With markup spans: a control (or unknown) token only inside the markup; a user-defined
+ * token anywhere, unless the markup itself uses its text (then it is the template's
+ * marker, e.g. a turn delimiter a vocabulary lists as user-defined, and only the markup's
+ * occurrences count). */
+static gboolean
+markup_allows (const HzTokenizer *t, const Markup *mk, int32_t id, gsize off, gsize tlen)
+{
+  if (mk == NULL || mk->markup == NULL || markup_covers (mk, off, tlen))
+    return TRUE;
+  if (t->attrs[id] & (HZ_TOKEN_CONTROL | HZ_TOKEN_UNKNOWN))
+    return FALSE;
+  return !markup_contains (mk, t->texts[id], tlen);
+}
+
+/* Split the raw fragments of `in` around the occurrences of token `id` that `mk` allows,
+ * into `out`. */
 static void
-partition_one (const HzTokenizer *t, int32_t id, const char *text, GArray *in, GArray *out)
+partition_one (const HzTokenizer *t, int32_t id, const char *text, const Markup *mk,
+               GArray *in, GArray *out)
 {
   const char *tok = t->texts[id];
   gsize tlen = t->lens[id];
@@ -41,6 +94,7 @@ partition_one (const HzTokenizer *t, int32_t id, const char *text, GArray *in, G
     {
       Fragment f = g_array_index (in, Fragment, i);
       gsize off = f.off, len = f.len;
+      gsize from = off;   /* where the next search starts (after refused occurrences) */
 
       if (f.token >= 0)
         {
@@ -49,7 +103,8 @@ partition_one (const HzTokenizer *t, int32_t id, const char *text, GArray *in, G
         }
       for (;;)
         {
-          const char *m = len >= tlen ? memmem (text + off, len, tok, tlen) : NULL;
+          const gsize end = off + len;
+          const char *m = end - from >= tlen ? memmem (text + from, end - from, tok, tlen) : NULL;
           gsize moff, left_len, r_off, r_len;
           Fragment special = { id, 0, 0 };
 
@@ -63,6 +118,11 @@ partition_one (const HzTokenizer *t, int32_t id, const char *text, GArray *in, G
               break;
             }
           moff = (gsize) (m - text);
+          if (!markup_allows (t, mk, id, moff, tlen))
+            {
+              from = moff + 1;   /* stays text: look further on */
+              continue;
+            }
           left_len = moff - off;
           if (attr & HZ_TOKEN_ATTR_LSTRIP)
             while (left_len > 0 && c_isspace (text[off + left_len - 1]))
@@ -78,14 +138,17 @@ partition_one (const HzTokenizer *t, int32_t id, const char *text, GArray *in, G
           if (attr & HZ_TOKEN_ATTR_RSTRIP)
             while (r_len > 0 && c_isspace (text[r_off]))
               r_off++, r_len--;
-          off = r_off;
+          off = from = r_off;
           len = r_len;
         }
     }
 }
 
+/* Fragments of `text`: special tokens (user-defined ones always, control/unknown ones
+ * when parse_special; with markup spans in `mk`, as markup_allows() says) and raw text. */
 static GArray *
-partition (const HzTokenizer *t, const char *text, gsize len, gboolean parse_special)
+partition (const HzTokenizer *t, const char *text, gsize len, gboolean parse_special,
+           const Markup *mk)
 {
   GArray *cur = g_array_new (FALSE, FALSE, sizeof (Fragment));
   GArray *next = g_array_new (FALSE, FALSE, sizeof (Fragment));
@@ -101,7 +164,7 @@ partition (const HzTokenizer *t, const char *text, gsize len, gboolean parse_spe
       if (!parse_special && (t->attrs[id] & (HZ_TOKEN_CONTROL | HZ_TOKEN_UNKNOWN)))
         continue;
       g_array_set_size (next, 0);
-      partition_one (t, id, text, cur, next);
+      partition_one (t, id, text, mk, cur, next);
       tmp = cur, cur = next, next = tmp;
     }
   g_array_free (next, TRUE);
@@ -404,11 +467,10 @@ bpe_fragment (const HzTokenizer *t, Session *s, const char *text, gsize len, GAr
 
 /* ---- entry point ---- */
 
-void
-hz_tokenizer_encode_into (const HzTokenizer *t, const char *text, gsize len,
-                          gboolean add_special, gboolean parse_special, GArray *out)
+static void
+encode_fragments (const HzTokenizer *t, const char *text, GArray *frags, gboolean add_special,
+                  GArray *out)
 {
-  g_autoptr(GArray) frags = partition (t, text, len, parse_special);
   Session s;
   gboolean prev_special = TRUE;   /* SPM: prefix a space to the first fragment */
 
@@ -435,4 +497,28 @@ hz_tokenizer_encode_into (const HzTokenizer *t, const char *text, gsize len,
   if (add_special && t->add_eos && t->eos >= 0)
     push_token (out, t->eos);
   session_clear (&s);
+}
+
+void
+hz_tokenizer_encode_into (const HzTokenizer *t, const char *text, gsize len,
+                          gboolean add_special, gboolean parse_special, GArray *out)
+{
+  g_autoptr(GArray) frags = partition (t, text, len, parse_special, NULL);
+  encode_fragments (t, text, frags, add_special, out);
+}
+
+/* Documented in tokenizer.h. */
+HzToken *
+hz_tokenizer_encode_spans (const HzTokenizer *t, const char *text, gsize len,
+                           const HzTextSpan *markup, gsize n_markup, gboolean add_special,
+                           gsize *n_out)
+{
+  g_return_val_if_fail (t != NULL && n_out != NULL && (text != NULL || len == 0), NULL);
+  static const HzTextSpan none = { 0, 0 };
+  const Markup mk = { text ? text : "", n_markup ? markup : &none, n_markup };
+  GArray *out = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_autoptr(GArray) frags = partition (t, mk.text, len, TRUE, &mk);
+  encode_fragments (t, mk.text, frags, add_special, out);
+  *n_out = out->len;
+  return (HzToken *) (void *) g_array_free (out, FALSE);
 }

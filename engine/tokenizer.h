@@ -68,6 +68,25 @@ HzToken  hz_tokenizer_find (const HzTokenizer *t, const char *text);
 HzToken *hz_tokenizer_encode (const HzTokenizer *t, const char *text, gssize len,
                               gboolean add_special, gboolean parse_special, gsize *n_out);
 
+/** A byte range [off, off + len) of a text. */
+typedef struct {
+  gsize off, len;
+} HzTextSpan;
+
+/** Tokenize `len` bytes of UTF-8 in which only the `n_markup` byte ranges `markup` (sorted,
+ *  disjoint, inside the text) are a chat template's own text: a control (or unknown)
+ *  token's text becomes that token only where it lies wholly inside one of them; a
+ *  user-defined token's text becomes the token anywhere, unless that text occurs inside
+ *  the markup (then, as a template marker, only there). The rest of the text is tokenized
+ *  as with parse_special = FALSE. Text fragments are cut only at the special tokens
+ *  found, never at a span's edge, so a prompt whose content holds no control text gets
+ *  exactly the ids hz_tokenizer_encode(parse_special = TRUE) gives its concatenation.
+ *  `add_special` as for hz_tokenizer_encode(). Returns a newly allocated array (g_free),
+ *  its length in *n_out. Never fails. */
+HzToken *hz_tokenizer_encode_spans (const HzTokenizer *t, const char *text, gsize len,
+                                    const HzTextSpan *markup, gsize n_markup,
+                                    gboolean add_special, gsize *n_out);
+
 /** Bytes of one token's piece, as llama_token_to_piece(lstrip=0): SPM "▁" -> " ", byte
  *  tokens -> the byte, BPE byte-level decoding; control tokens give "" unless `special`.
  *  Writes at most `size` bytes and returns the full length (may exceed size). */

@@ -355,7 +355,10 @@ hz_learn_tokenized_free (HzLearnTokenized *t)
   g_free (t);
 }
 
-static char *
+/* The context (and the reply, when given) in the model's template, as markup and content
+ * pieces: what users and the model wrote is tokenized as text (issue 20), so a typed
+ * "<|im_end|>" cannot forge a turn the nightly run would learn. */
+static HzPrompt *
 render (HzModel *model, const GPtrArray *ctx, const char *reply, gboolean gen_prompt)
 {
   const guint n = ctx->len + (reply ? 1 : 0);
@@ -364,32 +367,42 @@ render (HzModel *model, const GPtrArray *ctx, const char *reply, gboolean gen_pr
     msgs[i] = *(const HzChatMessage *) ctx->pdata[i];
   if (reply)
     msgs[ctx->len] = (HzChatMessage) { "assistant", reply };
-  return hz_chat_template_apply (hz_model_chat_template (model), msgs, n, gen_prompt);
+  return hz_chat_template_render (hz_model_chat_template (model), msgs, n, gen_prompt);
 }
 
 int32_t *
 hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n, char **text)
 {
-  g_autofree char *prompt = render (model, context, NULL, TRUE);
+  g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE);
   gsize nt = 0;
-  int32_t *toks = hz_model_tokenize (model, prompt, -1, TRUE, TRUE, &nt);
+  int32_t *toks = hz_model_tokenize_prompt (model, prompt, TRUE, &nt);
   *n = (int64_t) nt;
   if (text)
-    *text = g_steal_pointer (&prompt);
+    *text = g_strdup (hz_prompt_text (prompt, NULL));
   return toks;
 }
 
 /* Tokens of a reply in `context`: the rest of the full rendering after the prompt
- * rendering (template end-of-turn included); plain text + EOS without a template. */
+ * rendering (template end-of-turn included, pieces keeping their kinds); plain text + EOS
+ * without a template. */
 static int32_t *
 reply_tokens (HzModel *model, const GPtrArray *context, const char *reply, int64_t *n)
 {
-  g_autofree char *prompt = render (model, context, NULL, TRUE);
-  g_autofree char *full = render (model, context, reply, FALSE);
+  g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE);
+  g_autoptr (HzPrompt) full = render (model, context, reply, FALSE);
   const gboolean none = hz_model_chat_template (model) == HZ_CHAT_TEMPLATE_NONE;
-  const char *rest = !none && g_str_has_prefix (full, prompt) ? full + strlen (prompt) : reply;
+  gsize plen = 0;
+  const char *ptext = hz_prompt_text (prompt, &plen);
+  g_autoptr (HzPrompt) rest = NULL;
+  if (!none && g_str_has_prefix (hz_prompt_text (full, NULL), ptext))
+    rest = hz_prompt_tail (full, plen);
+  else
+    {
+      rest = hz_prompt_new ();
+      hz_prompt_append (rest, reply, -1, FALSE);
+    }
   gsize nt = 0;
-  g_autofree int32_t *toks = hz_model_tokenize (model, rest, -1, FALSE, TRUE, &nt);
+  g_autofree int32_t *toks = hz_model_tokenize_prompt (model, rest, FALSE, &nt);
   const int32_t eos = hz_model_eos (model);
   const gboolean add_eos = none && eos >= 0;
   int32_t *out = g_new (int32_t, nt + 1);

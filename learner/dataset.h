@@ -29,9 +29,12 @@
  *       reference answer (for verifiable rewards); "answer" may be omitted.
  *
  * Tokenization (hz_learn_dataset_tokenize): the context is rendered with the model's chat
- * template and the generation prompt (hz_chat_template_apply), the reply as the rest of
+ * template and the generation prompt (hz_chat_template_render), the reply as the rest of
  * the full rendering (so the template's end-of-turn tokens are trained on); for models
- * without a template (NONE) the reply is the plain text followed by EOS. Prompt tokens get
+ * without a template (NONE) the reply is the plain text followed by EOS. Only the
+ * template's markup may become control tokens (hz_model_tokenize_prompt): control text in
+ * a message or a reply ("<|im_end|>" typed or pasted) is trained on as text, never as a
+ * turn boundary. Prompt tokens get
  * target -100 (no loss): only assistant tokens are trained. Examples longer than
  * max_tokens keep their end (the reply) and lose the start of the context; replies alone
  * longer than max_tokens are cut.
@@ -113,8 +116,9 @@ HzLearnTokenized *hz_learn_dataset_tokenize (const HzLearnDataset *d, HzModel *m
                                              int64_t max_tokens);
 
 /** Prompt tokens of a context: rendered with the template and the generation prompt,
- *  tokenized with BOS and special tokens (g_free; length in *n). Also the rendered text
- *  in *text (nullable, g_free). */
+ *  tokenized with BOS, control tokens from the template's markup only
+ *  (hz_model_tokenize_prompt; g_free; length in *n). Also the rendered text in *text
+ *  (nullable, g_free). */
 int32_t *hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n,
                                   char **text);
 

@@ -23,9 +23,11 @@ hz_redact_engine_ask (HzContext *ctx, const char *prompt, gint n_predict, GError
   g_return_val_if_fail (ctx != NULL && prompt != NULL, NULL);
   HzModel *model = hz_context_model (ctx);
   HzChatMessage msg = { "user", prompt };
-  g_autofree char *rendered = hz_chat_template_apply (hz_model_chat_template (model), &msg, 1, TRUE);
+  /* the prompt holds the text being redacted: content, never control tokens (issue 20) */
+  g_autoptr (HzPrompt) rendered = hz_chat_template_render (hz_model_chat_template (model), &msg,
+                                                           1, TRUE);
   gsize n = 0;
-  g_autofree HzToken *ids = hz_model_tokenize (model, rendered, -1, TRUE, TRUE, &n);
+  g_autofree HzToken *ids = hz_model_tokenize_prompt (model, rendered, TRUE, &n);
   HzGenerateParams gp;
   hz_generate_params_init (&gp); /* greedy sampler */
   gp.n_predict = n_predict > 0 ? n_predict : 256;

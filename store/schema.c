@@ -172,6 +172,21 @@ static const char migration_6[] =
   ");"
   "CREATE INDEX IF NOT EXISTS learner_runs_by_start ON learner_runs (started_us, id);";
 
+/* v7: how a reply was limited (issue 20; accessors in reply-limits.c, see
+ * hanzo-store-limits.h): a row per reply that stopped at its token limit (cut) or was
+ * written without seeing the oldest messages of its branch (n_unseen). A table of its own,
+ * as message_feedback, so that files taken back to an older user_version by hand (tests
+ * do) migrate again. */
+static const char migration_7[] =
+  "CREATE TABLE IF NOT EXISTS message_limits ("
+  "  message_id      INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,"
+  "  conversation_id INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,"
+  "  cut             INTEGER NOT NULL DEFAULT 0 CHECK (cut IN (0, 1)),"
+  "  n_unseen        INTEGER NOT NULL DEFAULT 0 CHECK (n_unseen >= 0)"
+  ");"
+  "CREATE INDEX IF NOT EXISTS message_limits_by_conversation"
+  "  ON message_limits (conversation_id, message_id);";
+
 /* migrations[i] takes user_version i to i + 1. */
 static const char *const migrations[] = {
   migration_1,
@@ -180,6 +195,7 @@ static const char *const migrations[] = {
   migration_4,
   migration_5,
   migration_6,
+  migration_7,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == HZ_STORE_SCHEMA_VERSION);

@@ -1,20 +1,28 @@
 /* tools/hanzo-chat.c — `hanzo chat`: interactive conversation on stdin/stdout.
  *
- *   hanzo chat -m MODEL [--system TEXT] [-n N] [--temp T ...] [--threads N] [--ctx-size N]
+ *   hanzo chat -m MODEL [--system TEXT] [--stats] [-n N] [--temp T ...] [--threads N]
+ *              [--ctx-size N]
  *
- * Each line read from stdin is a user message. The whole conversation is rendered with the
- * model's chat template (hz_model_chat_template / hz_chat_template_apply) and generated
- * from; the KV cache keeps the common prefix, so only the new turn is evaluated. Models
- * without a template (base models such as stories260K) run as plain completion: the lines
- * and replies are concatenated. Lines "/reset" (forget the conversation) and "/exit" are
- * commands. The reply streams as it is generated; statistics go to stderr.
+ * Each line read from stdin is a user message. The conversation is rendered with the
+ * model's chat template (hz_chat_template_render: what was typed is content, never control
+ * tokens) and generated from; the KV cache keeps the common prefix, so only the new turn is
+ * evaluated. Models without a template (base models such as stories260K) run as plain
+ * completion: the lines and replies are concatenated. When the conversation outgrows the
+ * context, the system prompt and the newest whole turns that fit are kept, leaving room
+ * for the reply (-n, at most half the context; hz_model_fit_chat), and stderr says once
+ * that earlier messages are beyond what the model sees; every line is answered. Only a
+ * line longer than the context on its own is refused (stderr says so; it is left out of the
+ * conversation and the next line is answered). Lines "/reset" (forget the conversation)
+ * and "/exit" are commands. The reply streams as it is generated; statistics go to stderr
+ * (at a terminal, or with --stats).
  *
  * Ctrl-C (SIGINT), as in llama.cpp's interactive mode: during a reply it stops the reply
  * (within one token, or during the prompt's evaluation) and the prompt comes back; what was
  * generated so far stays in the conversation. A second Ctrl-C before the reply has stopped,
  * or a Ctrl-C while waiting for a line, ends the session (exit status 130 = 128 + SIGINT,
  * as a shell reports a process interrupted by Ctrl-C).
- * Exit status: 0 at end of input (or /exit), 1 runtime error, 2 usage error, 130 Ctrl-C.
+ * Exit status: 0 at end of input (or /exit), 1 runtime error or a line too long for the
+ * context (after the other lines were answered), 2 usage error, 130 Ctrl-C.
  */
 #include <gio/gio.h>
 #include <gio/gunixinputstream.h>
@@ -159,8 +167,21 @@ conv_pop (Conversation *c)
   g_ptr_array_set_size (c->contents, c->contents->len - 1);
 }
 
-static char *
-conv_render (const Conversation *c, HzChatTemplate tmpl)
+/* Forget the conversation (keeping the system prompt). */
+static void
+conv_reset (Conversation *c, const char *system, HzChatTemplate tmpl)
+{
+  g_ptr_array_set_size (c->roles, 0);
+  g_ptr_array_set_size (c->contents, 0);
+  if (system && tmpl != HZ_CHAT_TEMPLATE_NONE)
+    conv_add (c, "system", system);
+}
+
+/* The prompt for the conversation's last line: the newest turns that fit the context with
+ * room for the reply (hz_model_fit_chat). */
+static HzToken *
+conv_fit (const Conversation *c, HzModel *model, HzChatTemplate tmpl, HzContext *ctx,
+          const HzGenerateParams *gp, HzChatFit *fit, GError **error)
 {
   g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, c->roles->len + 1);
   for (guint i = 0; i < c->roles->len; i++)
@@ -168,7 +189,9 @@ conv_render (const Conversation *c, HzChatTemplate tmpl)
       msgs[i].role = c->roles->pdata[i];
       msgs[i].content = c->contents->pdata[i];
     }
-  return hz_chat_template_apply (tmpl, msgs, c->roles->len, TRUE);
+  const guint reserve = gp->n_predict >= 0 ? (guint) gp->n_predict : G_MAXUINT;
+  return hz_model_fit_chat (model, tmpl, msgs, c->roles->len, hz_context_n_ctx (ctx), reserve,
+                            fit, error);
 }
 
 int
@@ -176,11 +199,14 @@ hz_cmd_chat (int argc, char **argv)
 {
   HzGenOpts o;
   g_autofree char *system = NULL;
+  gboolean stats = FALSE;
   g_autoptr (GError) error = NULL;
 
   hz_gen_opts_init (&o, 512);
   const GOptionEntry entries[] = {
     { "system", 0, 0, G_OPTION_ARG_FILENAME, &system, "System prompt (UTF-8)", "TEXT" },
+    { "stats", 0, 0, G_OPTION_ARG_NONE, &stats,
+      "After every reply, its statistics on stderr (also when stdin is not a terminal)", NULL },
     { NULL }
   };
   g_autoptr (GOptionContext) octx = g_option_context_new ("— chat with a model on stdin/stdout");
@@ -213,8 +239,9 @@ hz_cmd_chat (int argc, char **argv)
   const HzChatTemplate tmpl = hz_model_chat_template (model);
   const gboolean interactive = isatty (STDIN_FILENO);
   Conversation conv = { g_ptr_array_new (), g_ptr_array_new_with_free_func (g_free) };
-  if (system && tmpl != HZ_CHAT_TEMPLATE_NONE)
-    conv_add (&conv, "system", system);
+  conv_reset (&conv, system, tmpl);
+  gboolean told_dropped = FALSE;   /* the notice about earlier messages, once */
+  gboolean refused = FALSE;        /* a line was too long for the context */
   if (interactive)
     fprintf (stderr, "hanzo chat: %s, template %s, context %u tokens. "
                      "/reset clears, Ctrl+C stops a reply, /exit or Ctrl+D quits.\n",
@@ -257,10 +284,8 @@ hz_cmd_chat (int argc, char **argv)
         break;
       if (strcmp (line, "/reset") == 0)
         {
-          g_ptr_array_set_size (conv.roles, 0);
-          g_ptr_array_set_size (conv.contents, 0);
-          if (system && tmpl != HZ_CHAT_TEMPLATE_NONE)
-            conv_add (&conv, "system", system);
+          conv_reset (&conv, system, tmpl);
+          told_dropped = FALSE;
           continue;
         }
       if (len == 0)
@@ -271,9 +296,25 @@ hz_cmd_chat (int argc, char **argv)
       g_autofree char *valid = hz_cli_utf8_repair ("chat", "the line", line, len, &valid_len);
 
       conv_add (&conv, "user", valid ? valid : line);
-      g_autofree char *rendered = conv_render (&conv, tmpl);
-      gsize n = 0;
-      g_autofree HzToken *ids = hz_model_tokenize (model, rendered, -1, TRUE, TRUE, &n);
+      HzChatFit fit;
+      g_autofree HzToken *ids = conv_fit (&conv, model, tmpl, ctx, &gp, &fit, &error);
+      if (ids == NULL)
+        {
+          /* this line alone does not fit: say so, leave it out, answer the next one */
+          fprintf (stderr, "hanzo chat: %s; the line was not answered\n", error->message);
+          g_clear_error (&error);
+          conv_pop (&conv);
+          refused = TRUE;
+          continue;
+        }
+      if (fit.n_dropped > 0 && !told_dropped)
+        {
+          fprintf (stderr, "hanzo chat: earlier messages are beyond what the model can see "
+                           "(its context holds %u tokens); the newest turns that fit are kept\n",
+                   hz_context_n_ctx (ctx));
+          told_dropped = TRUE;
+        }
+      const gsize n = fit.n_tokens;
       HzGenerateStats st;
       g_autoptr (GCancellable) stop = g_cancellable_new ();
       interrupt_set_reply (&ci, stop);
@@ -293,19 +334,8 @@ hz_cmd_chat (int argc, char **argv)
       if (reply == NULL)
         {
           fprintf (stderr, "hanzo chat: %s\n", error->message);
-          if (!g_error_matches (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL))
-            {
-              status = 1;
-              break;
-            }
-          /* the conversation outgrew the context: say so and start afresh */
-          fprintf (stderr, "hanzo chat: the conversation was reset\n");
-          g_clear_error (&error);
-          g_ptr_array_set_size (conv.roles, 0);
-          g_ptr_array_set_size (conv.contents, 0);
-          if (system && tmpl != HZ_CHAT_TEMPLATE_NONE)
-            conv_add (&conv, "system", system);
-          continue;
+          status = 1;
+          break;
         }
       /* a reply stopped by Ctrl-C keeps what was shown; one stopped before any text
        * takes its question back with it */
@@ -313,13 +343,14 @@ hz_cmd_chat (int argc, char **argv)
         conv_pop (&conv);
       else
         conv_add (&conv, "assistant", reply);
-      if (interactive || st.stop_reason == HZ_STOP_CANCELLED)
-        fprintf (stderr, "[%u tokens, %.1f t/s, stop: %s]\n", st.n_generated,
-                 st.gen_seconds > 0 ? st.n_generated / st.gen_seconds : 0.0,
+      if (interactive || stats || st.stop_reason == HZ_STOP_CANCELLED)
+        fprintf (stderr, "[prompt %u tokens, %" G_GSIZE_FORMAT " earlier messages left out; "
+                         "%u tokens, %.1f t/s, stop: %s]\n", st.n_prompt, fit.n_dropped,
+                 st.n_generated, st.gen_seconds > 0 ? st.n_generated / st.gen_seconds : 0.0,
                  hz_stop_reason_name (st.stop_reason));
     }
   interrupt_stop (&ci);
   g_ptr_array_unref (conv.roles);
   g_ptr_array_unref (conv.contents);
-  return status;
+  return status == 0 && refused ? 1 : status;
 }

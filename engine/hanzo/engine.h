@@ -127,11 +127,100 @@ HzChatTemplate hz_model_chat_template (const HzModel *m);
 const char    *hz_chat_template_name (HzChatTemplate t);
 /** Detect from a Jinja template string (may be NULL) and a model name (may be NULL). */
 HzChatTemplate hz_chat_template_detect (const char *jinja, const char *model_name);
+
+/* ------------------------------------------------------------------ prompts */
+
+/** A prompt as the pieces it was written from: each piece is either the chat template's
+ *  own markup (turn headers, separators, "<|im_start|>", "[INST]", ...) or content (what a
+ *  user, a document or a tool wrote, and the model's earlier replies). Only markup may
+ *  become control tokens (hz_model_tokenize_prompt()); content is always tokenized as
+ *  text, so typed "<|im_end|>" cannot end a turn or forge another one. Every prompt
+ *  builder makes one of these: the built-in templates (hz_chat_template_render()), and any
+ *  other renderer appends its output with hz_prompt_append(), tagged the same way.
+ *  Adjacent appends of the same kind form one piece. Plain data; one thread at a time. */
+typedef struct _HzPrompt HzPrompt;
+
+/** One piece: `len` bytes of UTF-8 at `text` (not NUL-terminated; points into the
+ *  prompt, valid until it changes) and whether it is template markup. */
+typedef struct {
+  const char *text;
+  gsize       len;
+  gboolean    markup;
+} HzPromptPiece;
+
+/** A new, empty prompt. Free with hz_prompt_free(). */
+HzPrompt *hz_prompt_new (void);
+void      hz_prompt_free (HzPrompt *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzPrompt, hz_prompt_free)
+/** Append `len` bytes of `text` (len < 0: NUL-terminated; NULL or empty: nothing) as
+ *  markup (TRUE) or content (FALSE). */
+void      hz_prompt_append (HzPrompt *p, const char *text, gssize len, gboolean markup);
+/** Append every piece of `other`, as tagged there. */
+void      hz_prompt_append_prompt (HzPrompt *p, const HzPrompt *other);
+/** The whole text (the pieces concatenated; NUL-terminated, owned by `p`, valid until it
+ *  changes) and its length in *len (nullable). */
+const char *hz_prompt_text (const HzPrompt *p, gsize *len);
+guint     hz_prompt_n_pieces (const HzPrompt *p);
+/** Piece i (< hz_prompt_n_pieces()), in order. */
+HzPromptPiece hz_prompt_get_piece (const HzPrompt *p, guint i);
+/** A new prompt holding what follows byte `offset` of `p`'s text (a piece that straddles
+ *  `offset` is cut there and keeps its kind); an offset past the end gives an empty one.
+ *  Used to tokenize the reply part of a rendered conversation apart from its prompt. */
+HzPrompt *hz_prompt_tail (const HzPrompt *p, gsize offset);
+
+/** Tokenize a prompt: control-token texts (e.g. "<|im_end|>", "<|start_header_id|>",
+ *  "[INST]" where the vocabulary has them as control tokens) become those tokens only
+ *  inside markup pieces; content is tokenized as hz_model_tokenize(parse_special = FALSE)
+ *  would (user-defined tokens included, except those whose text the markup uses, which
+ *  become tokens only in the markup). Pieces are not tokenized apart: the text between two
+ *  special tokens is one fragment, as in hz_model_tokenize(), so a prompt without
+ *  control text in its content gets the ids hz_model_tokenize(text, parse_special = TRUE)
+ *  gives. add_special adds BOS/EOS as the model's GGUF says; a BOS the markup spells out
+ *  right after the added one is dropped (one BOS). Returns a newly allocated array
+ *  (g_free), length in *n_tokens. Never fails. Thread-safe (the model is immutable). */
+HzToken *hz_model_tokenize_prompt (const HzModel *m, const HzPrompt *p, gboolean add_special,
+                                   gsize *n_tokens);
+
 /** Render messages as the model expects; add_generation_prompt appends the assistant
- *  header. The result contains control-token texts: tokenize with parse_special=TRUE.
- *  Returns a newly allocated string. */
+ *  header. Returns the text only (hz_chat_template_render() keeps what is markup): do
+ *  not tokenize it with parse_special = TRUE, which would turn control text inside the
+ *  messages into control tokens. Returns a newly allocated string. */
 char *hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
                               gboolean add_generation_prompt);
+/** As hz_chat_template_apply(), as a prompt whose pieces say what is markup: the
+ *  template's own text and the role names (a role that is not a plain lower-case ASCII
+ *  name is content) are markup, the messages' contents are content. Tokenize it with
+ *  hz_model_tokenize_prompt(). Never fails; thread-safe. */
+HzPrompt *hz_chat_template_render (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
+                                   gboolean add_generation_prompt);
+
+/** What hz_model_fit_chat() kept. */
+typedef struct {
+  gsize n_tokens;    /* length of the prompt returned */
+  gsize n_dropped;   /* messages left out: the oldest ones after the leading system
+                      * messages; 0 when the whole conversation fits */
+  guint n_budget;    /* tokens the kept messages could use: n_ctx minus the reserve */
+} HzChatFit;
+
+/** The prompt for answering a conversation in a context of n_ctx tokens: the leading
+ *  system messages and the newest whole turns (a turn starts at a user message) that fit,
+ *  rendered with template `t` and the generation prompt and tokenized with
+ *  hz_model_tokenize_prompt() (BOS added). The kept part must leave n_reserve tokens for
+ *  the reply, a reserve capped at n_ctx / 2 (pass the reply's token limit; G_MAXUINT
+ *  when it has none). The last message (the one to answer) is always kept: when it
+ *  and the system messages need more than n_ctx - reserve, it is kept alone with them, and
+ *  the reply gets what room is left. Each candidate is rendered and tokenized whole (no
+ *  estimates): the search tries 1, 2, 4, ... newest turns, then halves the interval, so a
+ *  long history costs about twice the tokenization of what fits, times log2 of the turns.
+ *  Returns the tokens (g_free) and fills *fit (nullable), or NULL with
+ *  HZ_ENGINE_ERROR_CONTEXT_FULL when even the last message with the system messages does
+ *  not fit n_ctx; the message then says how many tokens it has and how many the context
+ *  holds. With prefix reuse (hz_context_generate()): a conversation that fits keeps its
+ *  prefix from turn to turn; once turns are dropped, the prefix up to the first kept turn
+ *  changes and that turn onwards is evaluated again. Thread-safe. */
+HzToken *hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs,
+                            gsize n, guint n_ctx, guint n_reserve, HzChatFit *fit,
+                            GError **error);
 
 /* ---------------------------------------------------------------- sampler */
 

@@ -5,7 +5,10 @@
  * the input's bytes (invalid UTF-8 and control bytes included).
  *
  * Invariants: detection returns a known template with a name; apply returns a string that
- * contains the user's content (trimmed) and, with add_generation_prompt, is longer. */
+ * contains the user's content (trimmed) and, with add_generation_prompt, is longer; the
+ * prompt pieces (hz_chat_template_render) concatenate to that string, alternate between
+ * markup and content, and the user's content lies inside one content piece (issue 20: what
+ * a user typed is never markup). */
 #include <glib.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -51,6 +54,24 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
       CHECK (a != NULL && b != NULL);
       CHECK (strstr (a, core) != NULL);
       CHECK (strlen (b) >= strlen (a));
+
+      g_autoptr (HzPrompt) p = hz_chat_template_render ((HzChatTemplate) k, msgs,
+                                                        G_N_ELEMENTS (msgs), FALSE);
+      gsize len = 0;
+      CHECK (strcmp (hz_prompt_text (p, &len), a) == 0 && len == strlen (a));
+      gboolean inside = *core == '\0';
+      for (guint i = 0; i < hz_prompt_n_pieces (p); i++)
+        {
+          HzPromptPiece pc = hz_prompt_get_piece (p, i);
+          CHECK (pc.len > 0);
+          CHECK (i == 0 || pc.markup != hz_prompt_get_piece (p, i - 1).markup);
+          if (!pc.markup && !inside)
+            {
+              g_autofree char *piece = g_strndup (pc.text, pc.len);
+              inside = strstr (piece, core) != NULL;
+            }
+        }
+      CHECK (inside);
     }
   return 0;
 }

@@ -8,7 +8,9 @@
  *
  * Invariants: a refused vocabulary carries an error message; every id produced is inside
  * the vocabulary; special ids are -1 or inside it; a piece's length does not depend on the
- * buffer given for it. Any violation aborts. */
+ * buffer given for it; markup spans (hz_tokenizer_encode_spans) covering the whole text
+ * give the ids of parse_special = TRUE, no spans those of parse_special = FALSE, and spans
+ * cut anywhere give ids inside the vocabulary. Any violation aborts. */
 #include <glib.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +47,19 @@ round_trip (const HzTokenizer *t, const char *text, gssize len)
       for (gsize i = 0; i < n; i++)
         CHECK (hz_detokenizer_push (d, ids[i]) != NULL);
       CHECK (hz_detokenizer_flush (d) != NULL);
+
+      /* the same through markup spans: all markup = parse_special, none = plain text */
+      const gsize tl = len < 0 ? strlen (text) : (gsize) len;
+      const HzTextSpan all = { 0, tl };
+      gsize ns = 0;
+      g_autofree HzToken *sp = hz_tokenizer_encode_spans (t, text, tl, mode ? &all : NULL,
+                                                          mode ? 1 : 0, mode, &ns);
+      CHECK (ns == n && memcmp (sp, ids, n * sizeof *ids) == 0);
+      /* a span over the middle third */
+      const HzTextSpan mid = { tl / 3, tl / 3 };
+      g_autofree HzToken *sm = hz_tokenizer_encode_spans (t, text, tl, &mid, 1, mode, &ns);
+      for (gsize i = 0; i < ns; i++)
+        CHECK (sm[i] >= 0 && sm[i] < n_vocab);
     }
 }
 

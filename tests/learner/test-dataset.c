@@ -2,16 +2,20 @@
  * (rated and user-written replies, contexts through parent chains, feedback groups),
  * privacy invariant 2 (raw message text is never read: an SQLite authorizer denies
  * messages.content while the learner reads), the held-out split, and tokenization with
- * the loss on reply tokens only (stories260K from ../shared; skipped when absent). */
+ * the loss on reply tokens only (stories260K from ../shared; skipped when absent); control
+ * text typed into a context or a reply is trained on as text, for the chat families of
+ * tests/family-vocab.h (issue 20). */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <json-glib/json-glib.h>
 #include "dataset.h"
 #include "hanzo-store-feedback.h"
 #include "hanzo-store-learner.h"
 #include "hanzo-store-redactions.h"
 #include "store-private.h"
 #include "hz-test-util.h"
+#include "family-vocab.h"
 
 static char *
 write_tmp (const char *name, const char *text)
@@ -236,6 +240,109 @@ test_tokenize_masks_prompt (void)
   g_assert_cmpint (cut->n_target_tokens, ==, (int64_t) nr + 1);
 }
 
+
+/* A record whose user turn and reply type the family's control texts (a user who wrote
+ * or edited the reply): the example's input holds only the markup's control tokens, the
+ * prompt and the reply are the oracle's tokens (tests/family-vocab.h) of the context's
+ * rendering and of the rest of the full rendering, and the loss covers exactly the
+ * reply's tokens. The same in a feedback group (GRPO). */
+static void
+test_tokenize_typed_controls (gconstpointer data)
+{
+  const HzFamily *f = data;
+  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
+  g_autofree char *vocab = hz_family_vocab_write (f, dir);
+  if (vocab == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
+  g_unlink (vocab);
+  g_rmdir (dir);
+
+  /* {"messages": [system, user, assistant]} and {"prompt", "chosen", "rejected"} */
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "messages");
+  json_builder_begin_array (b);
+  const char *roles[] = { "system", "user", "assistant" };
+  const char *texts[] = { "Be brief.", f->typed, f->typed };
+  for (int i = 0; i < 3; i++)
+    {
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "role");
+      json_builder_add_string_value (b, roles[i]);
+      json_builder_set_member_name (b, "content");
+      json_builder_add_string_value (b, texts[i]);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) messages = json_builder_get_root (b);
+  json_builder_reset (b);
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "prompt");
+  json_builder_add_string_value (b, "Pick");
+  json_builder_set_member_name (b, "chosen");
+  json_builder_add_string_value (b, f->typed);
+  json_builder_set_member_name (b, "rejected");
+  json_builder_add_string_value (b, "no");
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) pair = json_builder_get_root (b);
+  g_autofree char *l1 = json_to_string (messages, FALSE), *l2 = json_to_string (pair, FALSE);
+  g_autofree char *all = g_strdup_printf ("%s\n%s\n", l1, l2);
+  g_autofree char *path = write_tmp ("typed.jsonl", all);
+  g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
+  g_assert_true (hz_learn_dataset_load_jsonl (d, path, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (d->records->len, >=, 1);
+  const HzLearnRecord *rec = d->records->pdata[0];
+
+  /* the oracle's prompt and reply */
+  const HzChatMessage ctx[] = { { "system", "Be brief." }, { "user", f->typed } };
+  const HzChatMessage full[] = { ctx[0], ctx[1], { "assistant", f->typed } };
+  g_autoptr (HzPrompt) pp = hz_chat_template_render (f->tmpl, ctx, 2, TRUE);
+  g_autoptr (HzPrompt) fp = hz_chat_template_render (f->tmpl, full, 3, FALSE);
+  gsize plen = 0;
+  const char *ptext = hz_prompt_text (pp, &plen);
+  g_assert_true (g_str_has_prefix (hz_prompt_text (fp, NULL), ptext));
+  g_autoptr (HzPrompt) rest = hz_prompt_tail (fp, plen);
+  guint pc = 0, rc = 0;
+  g_autoptr (GArray) want_p = hz_family_oracle (model, f, pp, TRUE, &pc);
+  g_autoptr (GArray) want_r = hz_family_oracle (model, f, rest, FALSE, &rc);
+
+  g_autoptr (HzLearnTokenized) t = hz_learn_dataset_tokenize (d, model, 4096);
+  g_assert_cmpuint (t->examples->len, ==, 1);
+  const HzSftExample *e = &g_array_index (t->examples, HzSftExample, 0);
+  const int64_t np = want_p->len, nr = want_r->len;
+  g_assert_cmpint (e->n, ==, np + nr - 1);
+  g_assert_cmpint (t->n_target_tokens, ==, nr);
+  g_assert_cmpmem (e->tokens, np * sizeof (int32_t), want_p->data, np * sizeof (int32_t));
+  for (int64_t k = 0; k < e->n; k++)
+    {
+      g_assert_cmpint (e->targets[k] >= 0, ==, k >= np - 1);   /* the loss mask */
+      if (k >= np - 1)
+        g_assert_cmpint (e->targets[k], ==, g_array_index (want_r, int32_t, k - (np - 1)));
+      if (k >= np)
+        g_assert_cmpint (e->tokens[k], ==, g_array_index (want_r, int32_t, k - np));
+    }
+  /* control tokens: the markup's only (the reply's last one, its end of turn, is a
+   * target and not an input) */
+  const guint in_controls = hz_family_count_controls (model, f, e->tokens, e->n);
+  const guint last_is_control = hz_family_is_control (model, f, g_array_index (want_r, int32_t, nr - 1));
+  g_assert_cmpuint (in_controls, ==, pc + rc - last_is_control);
+  g_test_message ("%s: %" G_GINT64_FORMAT " prompt + %" G_GINT64_FORMAT " reply tokens, %u "
+                  "control tokens in the prompt, %u in the reply (the template's)", f->name,
+                  np, nr, pc, rc);
+
+  /* the context of a feedback group is the same prompt */
+  g_autoptr (GPtrArray) groups = hz_learn_dataset_feedback_groups (d, model, 4096);
+  int64_t ngp = 0;
+  g_autofree int32_t *gprompt = hz_learn_context_tokens (model, rec->context, &ngp, NULL);
+  g_assert_cmpint (ngp, ==, np);
+  g_assert_cmpmem (gprompt, ngp * sizeof (int32_t), want_p->data, np * sizeof (int32_t));
+  g_assert_cmpuint (groups->len, ==, 1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -244,5 +351,11 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/dataset/store-privacy", test_store_privacy);
   g_test_add_func ("/learner/dataset/split", test_split);
   g_test_add_func ("/learner/dataset/tokenize-masks-prompt", test_tokenize_masks_prompt);
+  for (guint i = 0; i < G_N_ELEMENTS (hz_families); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/learner/dataset/typed-controls/%s",
+                                               hz_families[i].name);
+      g_test_add_data_func (name, &hz_families[i], test_tokenize_typed_controls);
+    }
   return g_test_run ();
 }

@@ -2,12 +2,16 @@
  * context, streamed text equals the final text and the engine's own output, cancel,
  * errors (bad file, no model, prompt longer than the context), shutdown mid-reply;
  * switching models through the registry (a model still loaded comes back without a load;
- * a budget for one model unloads the other), title requests after every reply.
+ * a budget for one model unloads the other), title requests after every reply; control
+ * text typed into a message is text for every chat family of tests/family-vocab.h, and
+ * a conversation longer than the context is answered from its newest turns ("trimmed")
+ * (issue 20).
  */
 #include <glib/gstdio.h>
 #include <hanzo/engine.h>
 
 #include "engine-worker.h"
+#include "family-vocab.h"
 #include "hz-test-util.h"
 
 typedef struct {
@@ -16,6 +20,10 @@ typedef struct {
   GString *streamed;
   char    *final_text;
   HzStopReason stop_reason;
+  guint    n_prompt;       /* of the last finished reply */
+  guint    n_trimmed, n_dropped;   /* "trimmed" signals, the last one's count */
+  gboolean trimmed_before_token;   /* every "trimmed" came before its reply's tokens */
+  guint    tokens_of_request;      /* tokens since the last request began */
   guint    last_request;
   guint    n_generated;        /* of the last "token" signal of the current request */
   guint    stats_n_generated;  /* of the last "finished" */
@@ -53,6 +61,7 @@ on_token (HzEngineWorker *w, guint request, const char *text, guint n_generated,
   g_assert_cmpuint (n_generated, >, ev->n_generated);   /* new text: new tokens */
   ev->n_generated = n_generated;
   ev->n_tokens++;
+  ev->tokens_of_request++;
   g_string_append (ev->streamed, text);
 }
 
@@ -67,6 +76,17 @@ on_finished (HzEngineWorker *w, guint request, const char *text, gpointer stats,
   ev->stop_reason = ((const HzGenerateStats *) stats)->stop_reason;
   ev->stats_n_generated = ((const HzGenerateStats *) stats)->n_generated;
   g_assert_cmpuint (ev->n_generated, <=, ev->stats_n_generated);
+  ev->n_prompt = ((const HzGenerateStats *) stats)->n_prompt;
+}
+
+static void
+on_trimmed (HzEngineWorker *w, guint request, guint n_dropped, Events *ev)
+{
+  check_thread (ev);
+  g_assert_cmpuint (request, ==, ev->last_request);
+  ev->n_trimmed++;
+  ev->n_dropped = n_dropped;
+  ev->trimmed_before_token = ev->tokens_of_request == 0;
 }
 
 static void
@@ -90,6 +110,7 @@ new_worker (Events *ev)
   g_signal_connect (w, "token", G_CALLBACK (on_token), ev);
   g_signal_connect (w, "finished", G_CALLBACK (on_finished), ev);
   g_signal_connect (w, "error", G_CALLBACK (on_error), ev);
+  g_signal_connect (w, "trimmed", G_CALLBACK (on_trimmed), ev);
   return w;
 }
 
@@ -328,6 +349,123 @@ test_registry_and_titles (void)
   g_rmdir (dir);
 }
 
+/* Ask for a reply to `msgs` (n_predict tokens) and wait for "finished" or "error". */
+static void
+generate_msgs (HzEngineWorker *w, Events *ev, const HzChatMessage *msgs, gsize n, int n_predict)
+{
+  HzGenerateParams params;
+  hz_generate_params_init (&params);
+  params.n_predict = n_predict;
+  g_string_truncate (ev->streamed, 0);
+  ev->tokens_of_request = 0;
+  guint done = ev->n_finished + ev->n_errors;
+  ev->last_request = hz_engine_worker_generate (w, msgs, n, &params);
+  g_assert_cmpuint (ev->last_request, >, 0);
+  gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+  while (ev->n_finished + ev->n_errors == done)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, TRUE);
+    }
+}
+
+/* Control text typed into a message reaches the model as text: the prompt the worker
+ * evaluates has the family oracle's token count (tests/family-vocab.h), not the count of
+ * the rendered text parsed whole. */
+static void
+test_typed_controls (gconstpointer data)
+{
+  const HzFamily *f = data;
+  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  g_autofree char *path = hz_family_model_write (f, dir, 1024);
+  if (path == NULL)
+    return;
+  g_autoptr(HzModel) vocab = hz_family_load_vocab (path);
+
+  Events ev = { 0 };
+  g_autoptr(HzEngineWorker) w = new_worker (&ev);
+  hz_engine_worker_load_model (w, path);
+  wait_until (&ev.n_loaded, 1);
+  g_autofree char *sixty = hz_family_sixty (f);
+  const char *typed[] = { f->typed, sixty };
+  for (guint i = 0; i < G_N_ELEMENTS (typed); i++)
+    {
+      const HzChatMessage msgs[] = { { "system", "Be brief." }, { "user", typed[i] } };
+      generate_msgs (w, &ev, msgs, 2, 2);
+      g_assert_no_error (ev.error);
+      gsize n_whole = 0;
+      const guint want = hz_family_prompt_count (vocab, f, msgs, 2, &n_whole);
+      g_test_message ("%s: %u prompt tokens (oracle %u); parsed whole %zu", f->name,
+                      ev.n_prompt, want, n_whole);
+      g_assert_cmpuint (ev.n_prompt, ==, want);
+      g_assert_cmpuint (n_whole, <, want);
+    }
+  g_assert_cmpuint (ev.n_trimmed, ==, 0);
+  g_clear_object (&w);
+  events_clear (&ev);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+/* A conversation three times the context (ChatML, 256 tokens): answered from the system
+ * prompt and the newest turns, "trimmed" first; a message longer than the context alone
+ * is the one error, and says so. */
+static void
+test_long_conversation (void)
+{
+  const HzFamily *f = hz_family_get ("chatml");
+  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  g_autofree char *path = hz_family_model_write (f, dir, 256);
+  if (path == NULL)
+    return;
+  Events ev = { 0 };
+  g_autoptr(HzEngineWorker) w = new_worker (&ev);
+  hz_engine_worker_load_model (w, path);
+  wait_until (&ev.n_loaded, 1);
+  g_assert_cmpuint (hz_engine_worker_get_context_length (w), ==, 256);
+
+  g_autoptr(GPtrArray) texts = g_ptr_array_new_with_free_func (g_free);
+  g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, 64);
+  gsize n = 0;
+  msgs[n++] = (HzChatMessage) { "system", "You are a helpful assistant." };
+  for (guint i = 0; i < 30; i++)
+    {
+      char *q = g_strdup_printf ("Question %u: what comes after %u?", i, 7 * i);
+      g_ptr_array_add (texts, q);
+      msgs[n++] = (HzChatMessage) { "user", q };
+      if (i < 29)
+        msgs[n++] = (HzChatMessage) { "assistant", "It is the next number." };
+    }
+  generate_msgs (w, &ev, msgs, n, 16);
+  g_assert_no_error (ev.error);
+  g_assert_cmpuint (ev.n_trimmed, ==, 1);
+  g_assert_true (ev.trimmed_before_token);
+  g_assert_cmpuint (ev.n_dropped, >, 0);
+  g_assert_cmpuint (ev.n_dropped % 2, ==, 0);   /* whole turns */
+  g_assert_cmpuint (ev.n_prompt, <=, 256 - 16);
+  g_test_message ("%zu messages in a context of 256: %u left out, prompt %u tokens", n,
+                  ev.n_dropped, ev.n_prompt);
+
+  /* a short conversation is not trimmed */
+  const HzChatMessage one[] = { msgs[0], msgs[1] };
+  generate_msgs (w, &ev, one, 2, 16);
+  g_assert_cmpuint (ev.n_trimmed, ==, 1);
+
+  /* one message longer than the context: the error says so */
+  g_autoptr(GString) lng = g_string_new (NULL);
+  for (int i = 0; i < 200; i++)
+    g_string_append (lng, "the dog and the cat ");
+  const HzChatMessage big[] = { msgs[0], msgs[1], msgs[2], { "user", lng->str } };
+  generate_msgs (w, &ev, big, 4, 16);
+  g_assert_error (ev.error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL);
+  g_assert_nonnull (strstr (ev.error->message, "the message is too long"));
+  g_test_message ("%s", ev.error->message);
+  g_clear_object (&w);
+  events_clear (&ev);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -338,5 +476,12 @@ main (int argc, char *argv[])
   g_test_add_func ("/app/engine-worker/generate-cancel-context-full",
                    test_generate_cancel_context_full);
   g_test_add_func ("/app/engine-worker/registry-and-titles", test_registry_and_titles);
+  for (guint i = 0; i < G_N_ELEMENTS (hz_families); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/app/engine-worker/typed-controls/%s",
+                                               hz_families[i].name);
+      g_test_add_data_func (name, &hz_families[i], test_typed_controls);
+    }
+  g_test_add_func ("/app/engine-worker/long-conversation", test_long_conversation);
   return g_test_run ();
 }

@@ -13,18 +13,6 @@
 #include "ui-test-util.h"
 
 static gboolean
-model_ready (gpointer window)
-{
-  return hz_window_is_model_ready (window);
-}
-
-static gboolean
-reply_done (gpointer window)
-{
-  return !hz_window_is_generating (window);
-}
-
-static gboolean
 reply_has_text (gpointer window)
 {
   GListModel *msgs = hz_window_get_messages (window);
@@ -80,14 +68,14 @@ script_actions (HzApplication *app, HzWindow *window, gpointer data)
   g_autoptr(GError) error = NULL;
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
 
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
 
   /* Send, then stop while it streams: the partial text stays. */
   gtk_text_buffer_set_text (buffer, "Once upon a time", -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
   g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop", NULL));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 5));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 5));
   g_assert_cmpuint (n_messages (window), ==, 2);
   g_autoptr(HzMessageItem) user = message_at (window, 0);
   g_autoptr(HzMessageItem) first = message_at (window, 1);
@@ -99,7 +87,7 @@ script_actions (HzApplication *app, HzWindow *window, gpointer data)
   /* Regenerate (what Ctrl+R does): a second answer, the first kept as an alternative. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.regenerate", NULL));
   g_assert_true (hz_window_is_generating (window));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_assert_cmpuint (n_messages (window), ==, 2);
   g_autoptr(HzMessageItem) second = message_at (window, 1);
   g_assert_true (second != first);
@@ -161,7 +149,7 @@ script_actions (HzApplication *app, HzWindow *window, gpointer data)
   gtk_text_buffer_set_text (buffer, "Once upon a time there was a dog", -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
   g_assert_cmpint (hz_window_get_editing (window), ==, 0);
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_assert_cmpuint (n_messages (window), ==, 2);
   g_autoptr(HzMessageItem) edited = message_at (window, 0);
   g_assert_cmpstr (hz_message_item_get_text (edited), ==, "Once upon a time there was a dog");

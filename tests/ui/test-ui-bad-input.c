@@ -47,18 +47,6 @@ expect_dialog (HzWindow *window, const char *heading, const char *body_part, con
   g_assert_null (hz_ui_find_message_dialog (GTK_WINDOW (window)));
 }
 
-static gboolean
-model_ready (gpointer window)
-{
-  return hz_window_is_model_ready (window);
-}
-
-static gboolean
-reply_done (gpointer window)
-{
-  return !hz_window_is_generating (window);
-}
-
 static char *
 remembered_model (void)
 {
@@ -192,11 +180,11 @@ script_too_long (HzApplication *app, HzWindow *window, gpointer data)
   for (int i = 0; i < 400; i++)
     g_string_append (text, "the little dog ran to the big tree and ");
 
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
   gtk_text_buffer_set_text (buffer, text->str, -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 60));
   expect_dialog (window, "Message Too Long", "context", "prompt-too-long-dialog");
 
   /* The user's message is kept (shown and stored); no empty reply is left behind. */
@@ -213,7 +201,7 @@ script_too_long (HzApplication *app, HzWindow *window, gpointer data)
   /* The app still answers a short message. */
   gtk_text_buffer_set_text (buffer, "Once upon a time", -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 3);
   g_autoptr(HzMessageItem) reply = g_list_model_get_item (hz_window_get_messages (window), 2);
   g_assert_cmpstr (hz_message_item_get_text (reply), !=, "");

@@ -22,18 +22,6 @@ static char *model_path;
 
 /* ------------------------------------------------------------------ helpers */
 
-static gboolean
-model_ready (gpointer window)
-{
-  return hz_window_is_model_ready (window);
-}
-
-static gboolean
-reply_done (gpointer window)
-{
-  return !hz_window_is_generating (window);
-}
-
 static void
 set_greedy_settings (void)
 {
@@ -75,14 +63,6 @@ engine_reply (void)
   return text;
 }
 
-static void
-type_and_send (HzWindow *window, const char *text)
-{
-  GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
-  gtk_text_buffer_set_text (buffer, text, -1);
-  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
-}
-
 static HzMessageItem *
 message_at (HzWindow *window, guint i)
 {
@@ -110,14 +90,14 @@ script_chat (HzApplication *app, HzWindow *window, gpointer data)
   Chat chat = { 0, g_string_new (NULL) };
   const char *expected = data;
 
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_conversations (window)), ==, 0);
 
   gulong h = g_signal_connect (hz_application_get_worker (app), "token",
                                G_CALLBACK (on_token), &chat);
-  type_and_send (window, PROMPT);
+  hz_ui_type_and_send (window, PROMPT);
   g_assert_true (hz_window_is_generating (window));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_signal_handler_disconnect (hz_application_get_worker (app), h);
 
   /* The composer was cleared, the chat shows the exchange, the reply streamed in. */
@@ -165,7 +145,7 @@ script_restart (HzApplication *app, HzWindow *window, gpointer data)
   const char *expected = data;
 
   /* The model comes back from GSettings (no --model this time). */
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   g_assert_nonnull (hz_engine_worker_get_model_path (hz_application_get_worker (app)));
   g_assert_true (g_str_has_suffix (hz_engine_worker_get_model_path (hz_application_get_worker (app)),
                                    "stories260K.gguf"));
@@ -270,12 +250,12 @@ on_token_count (HzEngineWorker *worker, guint request, const char *text, guint n
 static gulong
 send_in_new_chat (HzApplication *app, HzWindow *window, guint *n_generated)
 {
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.new-chat", NULL));
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 0);
   gulong h = g_signal_connect (hz_application_get_worker (app), "token",
                                G_CALLBACK (on_token_count), n_generated);
-  type_and_send (window, PROMPT);
+  hz_ui_type_and_send (window, PROMPT);
   g_assert_true (hz_window_is_generating (window));
   g_assert_true (hz_ui_wait_for (reply_has_text, window, 60));
   return h;
@@ -311,7 +291,7 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
 
   /* Stop (what Esc does): the reply ends within a token and keeps its text. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.stop", NULL));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 5));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 5));
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_conversations (window)), ==, 2);
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 2);
   const char *text = hz_message_item_get_text (reply);
@@ -330,8 +310,8 @@ script_stop (HzApplication *app, HzWindow *window, gpointer data)
   g_signal_handler_disconnect (hz_application_get_worker (app), h);
 
   /* And the app still answers afterwards, in the same conversation. */
-  type_and_send (window, PROMPT);
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  hz_ui_type_and_send (window, PROMPT);
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 4);
   g_autoptr(HzMessageItem) last = message_at (window, 3);
   g_assert_cmpstr (hz_message_item_get_text (last), ==, expected);

@@ -55,12 +55,6 @@ never_off (gpointer ctx)
 }
 
 static gboolean
-model_ready (gpointer window)
-{
-  return hz_window_is_model_ready (window);
-}
-
-static gboolean
 paused (gpointer ctx)
 {
   return fake_learner_count (((Ctx *) ctx)->learner, "Pause") == 1;
@@ -102,7 +96,7 @@ script_learner (HzApplication *app, HzWindow *window, gpointer data)
   /* A generation is bracketed by Pause and Resume. */
   if (c->model != NULL)
     {
-      g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+      g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
       GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
       gtk_text_buffer_set_text (buffer, "Once upon a time", -1);
       g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));

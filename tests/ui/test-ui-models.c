@@ -412,12 +412,6 @@ check_model_settings (HzApplication *app, HzWindow *window, HzModelEntry *a, HzM
   g_assert_true (hz_ui_wait_for (context_is, &dflt, 60));
 }
 
-static gboolean
-reply_done (gpointer window)
-{
-  return !hz_window_is_generating (window);
-}
-
 typedef struct {
   gboolean answered;
   char    *raw;
@@ -631,7 +625,7 @@ script_models (HzApplication *app, HzWindow *window, gpointer data)
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
   gtk_text_buffer_set_text (buffer, "tell me a story about a cat", -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_assert_true (hz_ui_wait_for (title_answered, &tw, 120));
   g_signal_handler_disconnect (worker, h);
   hz_ui_spin (0.3);

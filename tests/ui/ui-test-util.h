@@ -150,6 +150,29 @@ hz_ui_run_app (const char *const *args, HzUiScript script, gpointer data)
   g_assert_true (run.ran);
 }
 
+/** Conditions for hz_ui_wait_for() on a window: a model is loaded and ready; no reply is
+ *  being generated. */
+static inline gboolean
+hz_ui_model_ready (gpointer window)
+{
+  return hz_window_is_model_ready (window);
+}
+
+static inline gboolean
+hz_ui_reply_done (gpointer window)
+{
+  return !hz_window_is_generating (window);
+}
+
+/** Type `text` into the composer and send it (win.send). */
+static inline void
+hz_ui_type_and_send (HzWindow *window, const char *text)
+{
+  GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
+  gtk_text_buffer_set_text (buffer, text, -1);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
+}
+
 /** Render `widget` to `<build>/tests/ui/artifacts/<name>.png` and print the path.
  *  Returns the path (g_free). */
 static inline char *

@@ -1,0 +1,269 @@
+/* engine/prompt.c — prompts as markup and content pieces, their tokenization, and fitting
+ * a conversation into a context (hanzo/engine.h, "prompts").
+ *
+ * Issue 20: the whole rendered conversation used to be tokenized with parse_special = TRUE,
+ * so "<|im_end|>" typed by a user became a control token and could forge turns. An
+ * HzPrompt keeps what its renderer said is markup; hz_model_tokenize_prompt() hands the
+ * markup's byte ranges to the tokenizer (hz_tokenizer_encode_spans), which recognises
+ * control tokens only there. The text is still tokenized in one pass, so fragment
+ * boundaries (SentencePiece's space prefix, BPE words) are those of the plain text.
+ */
+#include "prompt.h"
+
+#include <string.h>
+
+struct _HzPrompt {
+  GString *text;
+  GArray  *pieces;   /* Piece, in order, adjacent ones of different kinds */
+};
+
+typedef struct {
+  gsize    off, len;
+  gboolean markup;
+} Piece;
+
+HzPrompt *
+hz_prompt_new (void)
+{
+  HzPrompt *p = g_new (HzPrompt, 1);
+  p->text = g_string_new (NULL);
+  p->pieces = g_array_new (FALSE, FALSE, sizeof (Piece));
+  return p;
+}
+
+void
+hz_prompt_free (HzPrompt *p)
+{
+  if (p == NULL)
+    return;
+  g_string_free (p->text, TRUE);
+  g_array_unref (p->pieces);
+  g_free (p);
+}
+
+void
+hz_prompt_append (HzPrompt *p, const char *text, gssize len, gboolean markup)
+{
+  g_return_if_fail (p != NULL);
+  if (text == NULL)
+    return;
+  if (len < 0)
+    len = (gssize) strlen (text);
+  if (len == 0)
+    return;
+  markup = !!markup;
+  Piece *last = p->pieces->len ? &g_array_index (p->pieces, Piece, p->pieces->len - 1) : NULL;
+  if (last != NULL && last->markup == markup)
+    last->len += (gsize) len;
+  else
+    {
+      Piece piece = { p->text->len, (gsize) len, markup };
+      g_array_append_val (p->pieces, piece);
+    }
+  g_string_append_len (p->text, text, len);
+}
+
+void
+hz_prompt_append_prompt (HzPrompt *p, const HzPrompt *other)
+{
+  g_return_if_fail (p != NULL && other != NULL && p != other);
+  for (guint i = 0; i < other->pieces->len; i++)
+    {
+      const Piece *q = &g_array_index (other->pieces, Piece, i);
+      hz_prompt_append (p, other->text->str + q->off, (gssize) q->len, q->markup);
+    }
+}
+
+const char *
+hz_prompt_text (const HzPrompt *p, gsize *len)
+{
+  g_return_val_if_fail (p != NULL, NULL);
+  if (len)
+    *len = p->text->len;
+  return p->text->str;
+}
+
+guint
+hz_prompt_n_pieces (const HzPrompt *p)
+{
+  g_return_val_if_fail (p != NULL, 0);
+  return p->pieces->len;
+}
+
+HzPromptPiece
+hz_prompt_get_piece (const HzPrompt *p, guint i)
+{
+  HzPromptPiece out = { "", 0, FALSE };
+  g_return_val_if_fail (p != NULL && i < p->pieces->len, out);
+  const Piece *q = &g_array_index (p->pieces, Piece, i);
+  out.text = p->text->str + q->off;
+  out.len = q->len;
+  out.markup = q->markup;
+  return out;
+}
+
+HzPrompt *
+hz_prompt_tail (const HzPrompt *p, gsize offset)
+{
+  g_return_val_if_fail (p != NULL, NULL);
+  HzPrompt *out = hz_prompt_new ();
+  for (guint i = 0; i < p->pieces->len; i++)
+    {
+      const Piece *q = &g_array_index (p->pieces, Piece, i);
+      const gsize end = q->off + q->len;
+      if (end <= offset)
+        continue;
+      const gsize from = MAX (q->off, offset);
+      hz_prompt_append (out, p->text->str + from, (gssize) (end - from), q->markup);
+    }
+  return out;
+}
+
+HzToken *
+hz_prompt_tokenize (const HzTokenizer *t, const HzPrompt *p, gboolean add_special,
+                    gsize *n_tokens)
+{
+  g_return_val_if_fail (t != NULL && p != NULL && n_tokens != NULL, NULL);
+  g_autoptr (GArray) spans = g_array_new (FALSE, FALSE, sizeof (HzTextSpan));
+  for (guint i = 0; i < p->pieces->len; i++)
+    {
+      const Piece *q = &g_array_index (p->pieces, Piece, i);
+      if (q->markup)
+        {
+          HzTextSpan s = { q->off, q->len };
+          g_array_append_val (spans, s);
+        }
+    }
+  HzToken *tokens = hz_tokenizer_encode_spans (t, p->text->str, p->text->len,
+                                               (const HzTextSpan *) (void *) spans->data,
+                                               spans->len, add_special, n_tokens);
+  /* A template that spells out the BOS text (a Jinja "{{ bos_token }}") gets it twice,
+   * added and parsed: keep one, as llama.cpp warns and servers do. */
+  const HzToken bos = hz_tokenizer_bos (t);
+  if (add_special && *n_tokens >= 2 && bos >= 0 && tokens[0] == bos && tokens[1] == bos)
+    {
+      memmove (tokens, tokens + 1, (*n_tokens - 1) * sizeof (HzToken));
+      (*n_tokens)--;
+    }
+  return tokens;
+}
+
+/* ------------------------------------------------------------ fitting a context */
+
+/* A conversation being fitted: the leading system messages msgs[0..n_sys) stay, turns
+ * start at starts[] (newest first). */
+typedef struct {
+  const HzModel       *m;
+  HzChatTemplate       t;
+  const HzChatMessage *msgs;
+  gsize                n, n_sys;
+  GArray              *starts;   /* gsize */
+  guint                budget;
+} Fitting;
+
+/* Tokens of the system messages followed by the turns from starts[i] on, rendered with the
+ * generation prompt. */
+static HzToken *
+render_from (const Fitting *f, gsize i, gsize *n_tokens)
+{
+  const gsize start = i < f->starts->len ? g_array_index (f->starts, gsize, i) : f->n;
+  g_autofree HzChatMessage *kept = g_new (HzChatMessage, f->n_sys + (f->n - start) + 1);
+  memcpy (kept, f->msgs, f->n_sys * sizeof *f->msgs);
+  memcpy (kept + f->n_sys, f->msgs + start, (f->n - start) * sizeof *f->msgs);
+  g_autoptr (HzPrompt) p = hz_chat_template_render (f->t, kept, f->n_sys + (f->n - start), TRUE);
+  return hz_model_tokenize_prompt (f->m, p, TRUE, n_tokens);
+}
+
+/* Keeping the turns from starts[i] on: when they fit the budget, they replace *best. */
+static gboolean
+try_turns (const Fitting *f, gsize i, HzToken **best, gsize *best_n)
+{
+  gsize nt = 0;
+  HzToken *tok = render_from (f, i, &nt);
+  if (nt > f->budget)
+    {
+      g_free (tok);
+      return FALSE;
+    }
+  g_free (*best);
+  *best = tok;
+  *best_n = nt;
+  return TRUE;
+}
+
+static gboolean
+is_role (const HzChatMessage *msg, const char *role)
+{
+  return g_strcmp0 (msg->role ? msg->role : "user", role) == 0;
+}
+
+HzToken *
+hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs, gsize n,
+                   guint n_ctx, guint n_reserve, HzChatFit *fit, GError **error)
+{
+  g_return_val_if_fail (m != NULL && (msgs != NULL || n == 0), NULL);
+  HzChatFit dummy;
+  if (fit == NULL)
+    fit = &dummy;
+  memset (fit, 0, sizeof *fit);
+  fit->n_budget = n_ctx - MIN (n_reserve, n_ctx / 2);
+
+  /* the leading system messages stay; turns start at user messages after them (the
+   * first message after them and the last message are starts whatever their roles):
+   * starts[0] is the newest */
+  gsize n_sys = 0;
+  while (n_sys + 1 < n && is_role (&msgs[n_sys], "system"))
+    n_sys++;
+  g_autoptr (GArray) starts = g_array_new (FALSE, FALSE, sizeof (gsize));
+  for (gsize i = n; i-- > n_sys;)
+    if (i == n - 1 || i == n_sys || is_role (&msgs[i], "user"))
+      g_array_append_val (starts, i);
+  const Fitting f = { m, t, msgs, n, n_sys, starts, fit->n_budget };
+  gsize best_n = 0;
+  HzToken *best = render_from (&f, 0, &best_n);
+  if (starts->len == 0)
+    {
+      fit->n_tokens = best_n;
+      return best;
+    }
+  if (best_n > n_ctx)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL,
+                   n_sys > 0 ? "the message is too long: with the system prompt it takes %"
+                               G_GSIZE_FORMAT " tokens, and the model's context holds %u"
+                             : "the message is too long: it takes %" G_GSIZE_FORMAT
+                               " tokens, and the model's context holds %u",
+                   best_n, n_ctx);
+      g_free (best);
+      return NULL;
+    }
+
+  /* Exponential then binary search for the most turns within the budget (token counts grow
+   * with the turns kept): turns from starts[k] on fit, from starts[bad] on do not (or
+   * there are no more). */
+  gsize k = 0, bad = starts->len;
+  if (best_n <= f.budget)
+    {
+      for (gsize step = 1; k + 1 < starts->len; step *= 2)
+        {
+          const gsize next = MIN (k + step, starts->len - 1);
+          if (!try_turns (&f, next, &best, &best_n))
+            {
+              bad = next;
+              break;
+            }
+          k = next;
+        }
+      while (bad - k > 1)
+        {
+          const gsize mid = k + (bad - k) / 2;
+          if (try_turns (&f, mid, &best, &best_n))
+            k = mid;
+          else
+            bad = mid;
+        }
+    }
+  fit->n_tokens = best_n;
+  fit->n_dropped = g_array_index (starts, gsize, k) - n_sys;
+  return best;
+}

@@ -1,0 +1,144 @@
+/* tests/tools/test-hanzo-chat-prompt.c — the prompts `hanzo chat` builds (issue 20):
+ *  - control text typed on a line is text: for each chat family of tests/family-vocab.h
+ *    (a random-weight model with the family's real vocabulary and template), the prompt
+ *    token count --stats reports equals the family oracle's for the same turn, and is not
+ *    what parsing the rendered text whole gives;
+ *  - piped, with many more turns than the context holds (stories260K, -c 128), every
+ *    line is answered, the notice about earlier messages comes once, nothing is reset;
+ *  - a line longer than the context alone is refused with a message that says so, the
+ *    next line is still answered, and the exit status is 1. */
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <string.h>
+
+#include "../family-vocab.h"
+#include "hanzo-cli-run.h"
+
+static char *tmp_dir;
+
+/* Occurrences of `needle` in `s`. */
+static guint
+count (const char *s, const char *needle)
+{
+  guint n = 0;
+  for (const char *p = strstr (s, needle); p; p = strstr (p + 1, needle))
+    n++;
+  return n;
+}
+
+/* The prompt sizes of the "[prompt N tokens" statistics lines, in order. */
+static GArray *
+prompt_sizes (const char *err)
+{
+  GArray *a = g_array_new (FALSE, FALSE, sizeof (guint));
+  for (const char *p = strstr (err, "[prompt "); p; p = strstr (p + 1, "[prompt "))
+    {
+      guint v = (guint) g_ascii_strtoull (p + strlen ("[prompt "), NULL, 10);
+      g_array_append_val (a, v);
+    }
+  return a;
+}
+
+static void
+test_typed (gconstpointer data)
+{
+  const HzFamily *f = data;
+  g_autofree char *model = hz_family_model_write (f, tmp_dir, 2048);
+  if (model == NULL)
+    return;
+  g_autoptr (HzModel) vocab = hz_family_load_vocab (model);
+  g_assert_cmpint (hz_model_chat_template (vocab), ==, f->tmpl);
+
+  /* each line a conversation of its own (/reset), with a system prompt */
+  g_autofree char *sixty = hz_family_sixty (f);
+  g_autofree char *typed = g_strdelimit (g_strdup (f->typed), "\n", ' ');   /* one line */
+  const char *lines[] = { "Hello there", typed, sixty };
+  g_autoptr (GString) input = g_string_new (NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (lines); i++)
+    g_string_append_printf (input, "%s%s\n", i ? "/reset\n" : "", lines[i]);
+  g_auto (HzCliRun) r = { 0 };
+  hz_cli_run (&r, input->str, input->len, (const char *const[]) {
+                "chat", "-m", model, "--system", "Be brief.", "-n", "2", "--stats",
+                "--threads", "1", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_autoptr (GArray) got = prompt_sizes (r.err);
+  g_assert_cmpuint (got->len, ==, G_N_ELEMENTS (lines));
+  for (guint i = 0; i < G_N_ELEMENTS (lines); i++)
+    {
+      const HzChatMessage msgs[] = { { "system", "Be brief." }, { "user", lines[i] } };
+      gsize n_whole = 0;
+      const guint want = hz_family_prompt_count (vocab, f, msgs, 2, &n_whole);
+      g_test_message ("%s line %u: %u prompt tokens (oracle %u); parsed whole %zu", f->name, i,
+                      g_array_index (got, guint, i), want, n_whole);
+      g_assert_cmpuint (g_array_index (got, guint, i), ==, want);
+      if (i > 0)
+        g_assert_cmpuint (n_whole, !=, want);   /* the old way was another prompt */
+    }
+  g_unlink (model);
+}
+
+static void
+test_long_piped (void)
+{
+  g_autofree char *model = hz_test_shared_path ("models/stories260K.gguf");
+  if (model == NULL)
+    return;
+  g_autoptr (GString) input = g_string_new (NULL);
+  const guint n_lines = 30;
+  for (guint i = 0; i < n_lines; i++)
+    g_string_append_printf (input, "Question %u: where did the little cat go today?\n", i);
+  g_auto (HzCliRun) r = { 0 };
+  hz_cli_run (&r, input->str, input->len, (const char *const[]) {
+                "chat", "-m", model, "-c", "128", "-n", "24", "--seed", "1", "--stats",
+                "--threads", "1", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_autoptr (GArray) sizes = prompt_sizes (r.err);
+  g_assert_cmpuint (sizes->len, ==, n_lines);   /* every line answered */
+  g_assert_cmpuint (count (r.err, "earlier messages are beyond what the model can see"), ==, 1);
+  g_assert_null (strstr (r.err, "reset"));
+  g_assert_cmpuint (count (r.err, "stop: length]"), ==, n_lines);
+  for (guint i = 0; i < sizes->len; i++)
+    g_assert_cmpuint (g_array_index (sizes, guint, i), <=, 128 - 24);
+  g_test_message ("%u lines of about 14 tokens, 24-token replies, context 128: %u answered, "
+                  "last prompt %u tokens", n_lines, sizes->len,
+                  g_array_index (sizes, guint, sizes->len - 1));
+}
+
+static void
+test_line_too_long (void)
+{
+  g_autofree char *model = hz_test_shared_path ("models/stories260K.gguf");
+  if (model == NULL)
+    return;
+  g_autoptr (GString) input = g_string_new ("Once upon a time\n");
+  for (int i = 0; i < 100; i++)
+    g_string_append (input, "the big dog ran ");
+  g_string_append (input, "\nThe cat sat\n");
+  g_auto (HzCliRun) r = { 0 };
+  hz_cli_run (&r, input->str, input->len, (const char *const[]) {
+                "chat", "-m", model, "-c", "128", "-n", "8", "--seed", "1", "--stats",
+                "--threads", "1", NULL });
+  g_test_message ("%s", r.err);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_cmpuint (count (r.err, "[prompt "), ==, 2);   /* the first and the last line */
+  g_assert_cmpuint (count (r.err, "the message is too long"), ==, 1);
+  g_assert_nonnull (strstr (r.err, "the model's context holds 128; the line was not answered"));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  tmp_dir = g_dir_make_tmp ("hz-test-chat-prompt-XXXXXX", NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (hz_families); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("/hanzo-chat-prompt/typed/%s", hz_families[i].name);
+      g_test_add_data_func (name, &hz_families[i], test_typed);
+    }
+  g_test_add_func ("/hanzo-chat-prompt/long-piped", test_long_piped);
+  g_test_add_func ("/hanzo-chat-prompt/line-too-long", test_line_too_long);
+  int rc = g_test_run ();
+  g_rmdir (tmp_dir);
+  g_free (tmp_dir);
+  return rc;
+}
