@@ -95,7 +95,6 @@ struct _HzWindow {
   double      last_scroll;     /* the message list's last scroll position */
 
   ModelState model_state;
-  char      *model_error;
 
   /* the reply being generated */
   guint          request_id;      /* 0 = none */

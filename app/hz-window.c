@@ -313,8 +313,10 @@ hz_window_update_state (HzWindow *self)
       adw_status_page_set_description (self->status_page, model_name);
       break;
     case MODEL_FAILED:
+      /* the reason is in the dialog on top (on_worker_model_error): said once */
       adw_status_page_set_title (self->status_page, _("Model Could Not Be Loaded"));
-      adw_status_page_set_description (self->status_page, self->model_error);
+      adw_status_page_set_description (self->status_page,
+        _("Open another model file (GGUF) to start chatting."));
       break;
     case MODEL_READY:
       {
@@ -1259,7 +1261,6 @@ on_worker_model_loaded (HzEngineWorker *worker, const char *path, const char *na
   if (g_strcmp0 (path, hz_engine_worker_get_model_path (worker)) != 0)
     return;  /* superseded by a later request */
   self->model_state = MODEL_READY;
-  g_clear_pointer (&self->model_error, g_free);
   hz_window_models_sync (self);
   hz_window_update_state (self);
 }
@@ -1271,8 +1272,6 @@ on_worker_model_error (HzEngineWorker *worker, const char *path, GError *error,
   if (g_strcmp0 (path, hz_engine_worker_get_model_path (worker)) != 0)
     return;
   self->model_state = MODEL_FAILED;
-  g_free (self->model_error);
-  self->model_error = g_strdup (error->message);
   hz_window_update_state (self);
 
   g_autofree char *base = g_path_get_basename (path);
@@ -1779,7 +1778,6 @@ hz_window_finalize (GObject *object)
 {
   HzWindow *self = HZ_WINDOW (object);
 
-  g_free (self->model_error);
   g_free (self->system_prompt);
   g_free (self->adapter_error_path);
   G_OBJECT_CLASS (hz_window_parent_class)->finalize (object);

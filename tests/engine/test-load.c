@@ -435,7 +435,7 @@ test_errors (void)
   static const struct { uint32_t type; int64_t ne0; guint len; const char *needle; } bad[] = {
     { 63, 32, 256, "unknown ggml type 63" },
     { HZ_TYPE_Q4_0, 48, 256, "not a multiple" },
-    { HZ_TYPE_F32, 32, 100, "extends past end of file" },
+    { HZ_TYPE_F32, 32, 100, "The file is incomplete: it ends after " },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
     {

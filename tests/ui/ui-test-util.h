@@ -203,6 +203,46 @@ hz_ui_find_toplevel (GType type, GtkWindow *window)
   return NULL;
 }
 
+/** How many visible toplevels of `type` are transient for `window`. */
+static inline guint
+hz_ui_count_toplevels (GType type, GtkWindow *window)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();  /* transfer none */
+  guint n = g_list_model_get_n_items (toplevels), count = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+      count += G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)) &&
+               gtk_window_get_transient_for (w) == window;
+    }
+  return count;
+}
+
+static inline void
+hz_ui_collect_text_into (GtkWidget *w, GString *out)
+{
+  if (ADW_IS_PREFERENCES_ROW (w))
+    g_string_append_printf (out, "%s\n", adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)));
+  if (ADW_IS_ACTION_ROW (w) && adw_action_row_get_subtitle (ADW_ACTION_ROW (w)))
+    g_string_append_printf (out, "%s\n", adw_action_row_get_subtitle (ADW_ACTION_ROW (w)));
+  if (ADW_IS_EXPANDER_ROW (w) && adw_expander_row_get_subtitle (ADW_EXPANDER_ROW (w)))
+    g_string_append_printf (out, "%s\n", adw_expander_row_get_subtitle (ADW_EXPANDER_ROW (w)));
+  if (GTK_IS_LABEL (w))
+    g_string_append_printf (out, "%s\n", gtk_label_get_label (GTK_LABEL (w)));
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    hz_ui_collect_text_into (c, out);
+}
+
+/** All the text under `root` (row titles and subtitles, labels), one item a line, hidden
+ *  widgets included (g_free). */
+static inline char *
+hz_ui_collect_text (GtkWidget *root)
+{
+  GString *s = g_string_new (NULL);
+  hz_ui_collect_text_into (root, s);
+  return g_string_free (s, FALSE);
+}
+
 /** The visible AdwMessageDialog transient for `window`, or NULL. */
 static inline GtkWidget *
 hz_ui_find_message_dialog (GtkWindow *window)
