@@ -352,6 +352,18 @@ check_supported (const HzModelInfo *info, GError **error)
 
 /* ---- import (thread) ---- */
 
+/* Return the HzModelInfo of `path` from `task` (its error when the header is unusable). */
+static void
+task_return_info (GTask *task, const char *path)
+{
+  GError *error = NULL;
+  HzModelInfo *info = hz_model_info_read (path, &error);
+  if (info == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, info, (GDestroyNotify) hz_model_info_free);
+}
+
 typedef struct {
   char    *source;
   char    *dir;
@@ -421,11 +433,7 @@ import_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
       g_task_return_error (task, error);
       return;
     }
-  HzModelInfo *copied = hz_model_info_read (dest, &error);
-  if (copied == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, copied, (GDestroyNotify) hz_model_info_free);
+  task_return_info (task, dest);
 }
 
 void
@@ -778,12 +786,7 @@ hz_model_library_record_speed (HzModelLibrary *self, const char *path, double to
 static void
 lookup_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
-  GError *error = NULL;
-  HzModelInfo *info = hz_model_info_read (task_data, &error);
-  if (info == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, info, (GDestroyNotify) hz_model_info_free);
+  task_return_info (task, task_data);
 }
 
 void

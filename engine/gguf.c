@@ -195,20 +195,24 @@ where_str (const Where *w)
   return g_string_free (s, FALSE);
 }
 
+/* "LEAD[WHERE: ]MESSAGE" as an HZ_GGUF_ERROR of `code`. */
+static void G_GNUC_PRINTF (5, 0)
+set_error_va (GError **error, HzGgufError code, const char *lead, const Where *w,
+              const char *fmt, va_list ap)
+{
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  g_autofree char *where = w ? where_str (w) : NULL;
+  g_set_error (error, HZ_GGUF_ERROR, code, "%s%s%s%s", lead, where ? where : "",
+               where ? ": " : "", msg);
+}
+
 static void G_GNUC_PRINTF (4, 5)
 set_error (GError **error, HzGgufError code, const Where *w, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  set_error_va (error, code, "", w, fmt, ap);
   va_end (ap);
-  if (w)
-    {
-      g_autofree char *where = where_str (w);
-      g_set_error (error, HZ_GGUF_ERROR, code, "%s: %s", where, msg);
-    }
-  else
-    g_set_error_literal (error, HZ_GGUF_ERROR, code, msg);
 }
 
 /* HZ_GGUF_ERROR_TRUNCATED: "The file is incomplete: it ends after SIZE bytes, in WHERE:
@@ -216,14 +220,13 @@ set_error (GError **error, HzGgufError code, const Where *w, const char *fmt, ..
 static void G_GNUC_PRINTF (4, 5)
 set_truncated (GError **error, uint64_t size, const Where *w, const char *fmt, ...)
 {
+  g_autofree char *lead = g_strdup_printf ("The file is incomplete: it ends after %"
+                                           G_GUINT64_FORMAT " bytes%s", size,
+                                           w ? ", in " : ": ");
   va_list ap;
   va_start (ap, fmt);
-  g_autofree char *detail = g_strdup_vprintf (fmt, ap);
+  set_error_va (error, HZ_GGUF_ERROR_TRUNCATED, lead, w, fmt, ap);
   va_end (ap);
-  g_autofree char *where = w ? where_str (w) : NULL;
-  g_set_error (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_TRUNCATED,
-               "The file is incomplete: it ends after %" G_GUINT64_FORMAT " bytes%s%s: %s",
-               size, where ? ", in " : "", where ? where : "", detail);
 }
 
 /* ------------------------------------------------------------------------------------ */
