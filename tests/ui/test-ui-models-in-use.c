@@ -32,18 +32,6 @@ model_path (void)
 }
 
 static gboolean
-model_ready (gpointer window)
-{
-  return hz_window_is_model_ready (window);
-}
-
-static gboolean
-reply_done (gpointer window)
-{
-  return !hz_window_is_generating (window);
-}
-
-static gboolean
 manager_idle (gpointer manager)
 {
   return !hz_model_manager_is_busy (manager);
@@ -60,20 +48,12 @@ find_rows (GtkWidget *w, const char *title, GPtrArray *out)
     find_rows (c, title, out);
 }
 
-/* The action row under `w` whose title starts with `prefix`, or NULL. */
-static GtkWidget *
-find_action_row (GtkWidget *w, const char *prefix)
+/* hz_ui_find_widget() match: an action row whose title starts with `prefix`. */
+static gboolean
+is_row_titled (GtkWidget *w, gconstpointer prefix)
 {
-  if (ADW_IS_ACTION_ROW (w) &&
-      g_str_has_prefix (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)), prefix))
-    return w;
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_action_row (c, prefix);
-      if (found)
-        return found;
-    }
-  return NULL;
+  return ADW_IS_ACTION_ROW (w) &&
+         g_str_has_prefix (adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)), prefix);
 }
 
 /* Whether `w` is drawn and lies inside `window` (so inside its scrolled viewport, which
@@ -106,11 +86,11 @@ speed_after (const char *text, const char *after)
 static void
 script_shown (HzApplication *app, HzWindow *window, gpointer data)
 {
-  g_assert_true (hz_ui_wait_for (model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
   gtk_text_buffer_set_text (buffer, "Once upon a time", -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
-  g_assert_true (hz_ui_wait_for (reply_done, window, 120));
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
   g_autoptr(HzMessageItem) reply = g_list_model_get_item (hz_window_get_messages (window), 1);
   double app_speed = -1;
   gint64 n = hz_message_item_get_n_tokens (reply, &app_speed);
@@ -139,9 +119,9 @@ script_shown (HzApplication *app, HzWindow *window, gpointer data)
   /* its speeds: measured, and predictions from the per-token time the reply implied */
   adw_expander_row_set_expanded (ADW_EXPANDER_ROW (row), TRUE);
   hz_ui_spin (0.5);
-  GtkWidget *speed_row = find_action_row (row, "Reply speed");
-  GtkWidget *stored = find_action_row (row, "Q8_0 (as stored)");
-  GtkWidget *q4 = find_action_row (row, "Q4_0");
+  GtkWidget *speed_row = hz_ui_find_widget (row, is_row_titled, "Reply speed");
+  GtkWidget *stored = hz_ui_find_widget (row, is_row_titled, "Q8_0 (as stored)");
+  GtkWidget *q4 = hz_ui_find_widget (row, is_row_titled, "Q4_0");
   g_assert_nonnull (speed_row);
   g_assert_nonnull (stored);
   g_assert_nonnull (q4);

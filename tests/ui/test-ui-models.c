@@ -593,7 +593,9 @@ script_models (HzApplication *app, HzWindow *window, gpointer data)
                                                   "s", &label));
   g_assert_nonnull (strstr (label, ".gguf)"));
   g_assert_nonnull (strstr (label, "Q8__0"));  /* underscores escaped (no mnemonic) */
-  g_autofree char *button_label = g_strdup (gtk_menu_button_get_label (GTK_MENU_BUTTON (button)));
+  GtkWidget *label_widget = find_widget_of_type (button, GTK_TYPE_LABEL);   /* ellipsized */
+  g_assert_nonnull (label_widget);
+  g_autofree char *button_label = g_strdup (gtk_label_get_text (GTK_LABEL (label_widget)));
   g_assert_nonnull (strstr (button_label, "model-a.gguf"));
   gtk_menu_button_popup (GTK_MENU_BUTTON (button));
   hz_ui_spin (0.5);

@@ -150,6 +150,49 @@ hz_ui_run_app (const char *const *args, HzUiScript script, gpointer data)
   g_assert_true (run.ran);
 }
 
+/** Run the app with `--model` and the shared model `rel` (e.g. "models/stories260K.gguf"),
+ *  as hz_ui_run_app(); skips the test (g_test_skip) when the shared data lacks it. */
+static inline void
+hz_ui_run_with_shared_model (const char *rel, HzUiScript script, gpointer data)
+{
+  g_autofree char *path = hz_test_shared_path (rel);
+  if (path == NULL)
+    return;
+  const char *args[] = { "--model", path, NULL };
+  hz_ui_run_app (args, script, data);
+}
+
+/** hz_ui_wait_for() conditions on an HzWindow: its model is loaded; no reply is being
+ *  generated. */
+static inline gboolean
+hz_ui_model_ready (gpointer window)
+{
+  return hz_window_is_model_ready (window);
+}
+
+static inline gboolean
+hz_ui_reply_done (gpointer window)
+{
+  return !hz_window_is_generating (window);
+}
+
+/** The first widget under `root` (itself included, depth first) for which
+ *  match(widget, data) holds, or NULL. */
+static inline GtkWidget *
+hz_ui_find_widget (GtkWidget *root, gboolean (*match) (GtkWidget *, gconstpointer),
+                   gconstpointer data)
+{
+  if (match (root, data))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = hz_ui_find_widget (c, match, data);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 /** Render `widget` to `<build>/tests/ui/artifacts/<name>.png` and print the path.
  *  Returns the path (g_free). */
 static inline char *
