@@ -120,6 +120,18 @@ may_talk (const char *name, gboolean system)
          || name_matches (name, "org.freedesktop.portal.*");
 }
 
+/* The closing quote of the C string or character literal that starts at `p` (or the end
+ * of the text when it is not closed). */
+static const char *
+literal_end (const char *p)
+{
+  const char q = *p;
+  for (p++; *p && *p != q; p++)
+    if (*p == '\\' && p[1])
+      p++;
+  return p;
+}
+
 /* The text with comments blanked (strings and line structure kept). */
 static char *
 strip_comments (const char *text)
@@ -129,11 +141,7 @@ strip_comments (const char *text)
     {
       if (*p == '"' || *p == '\'')
         {
-          const char q = *p;
-          for (p++; *p && *p != q; p++)
-            if (*p == '\\' && p[1])
-              p++;
-          if (!*p)
+          if (!*(p = (char *) literal_end (p)))
             break;
         }
       else if (p[0] == '/' && p[1] == '*')
@@ -164,11 +172,7 @@ split_args (const char *open)
     {
       if (*p == '"' || *p == '\'')
         {
-          const char q = *p;
-          for (p++; *p && *p != q; p++)
-            if (*p == '\\' && p[1])
-              p++;
-          if (!*p)
+          if (!*(p = literal_end (p)))
             break;
         }
       else if (*p == '(' || *p == '[' || *p == '{')
