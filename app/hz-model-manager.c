@@ -233,6 +233,35 @@ speed_texts (HzModelEntry *entry, const HzQuantOption *cur, const HzSpeedModel *
       bw, per_token);
 }
 
+/* The "Use" row of the model at `path`: default, guard, delete; or, for a model opened from
+ * elsewhere, import (then the rest applies). */
+static GtkWidget *
+use_row (const char *path, gboolean in_library, gboolean is_default, gboolean is_guard)
+{
+  GtkWidget *actions = adw_action_row_new ();
+  AdwActionRow *a = ADW_ACTION_ROW (actions);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (actions), _("Use"));
+  if (!in_library)
+    {
+      adw_action_row_set_subtitle (a, _("Opened from its own file, not kept in Hanzo’s folder"));
+      adw_action_row_add_suffix (a, action_button (_("_Import"), "models.import-path",
+                                                   g_variant_new_string (path)));
+      return actions;
+    }
+  GtkWidget *def = action_button (_("Set as _Default"), "models.set-default",
+                                  g_variant_new_string (path));
+  gtk_widget_set_sensitive (def, !is_default);
+  adw_action_row_add_suffix (a, def);
+  adw_action_row_add_suffix (a, action_button (is_guard ? _("Clear _Guard") : _("Use as _Guard"),
+                                               "models.set-guard",
+                                               g_variant_new_string (is_guard ? "" : path)));
+  GtkWidget *del = action_button (_("_Delete"), "models.delete", g_variant_new_string (path));
+  gtk_widget_add_css_class (del, "destructive-action");
+  adw_action_row_add_suffix (a, del);
+  return actions;
+}
+
 static GtkWidget *
 create_row (gpointer item, gpointer data)
 {
@@ -331,32 +360,8 @@ create_row (gpointer item, gpointer data)
       adw_expander_row_add_row (row, r);
     }
 
-  /* what to do with it */
-  GtkWidget *actions = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (actions), _("Use"));
-  if (!in_library)
-    {
-      /* opened from elsewhere: bring it into the folder (then the rest applies) */
-      adw_action_row_set_subtitle (ADW_ACTION_ROW (actions),
-                                   _("Opened from its own file, not kept in Hanzo’s folder"));
-      adw_action_row_add_suffix (ADW_ACTION_ROW (actions),
-        action_button (_("_Import"), "models.import-path", g_variant_new_string (path)));
-      adw_expander_row_add_row (row, actions);
-      goto done;
-    }
-  GtkWidget *def = action_button (_("Set as _Default"), "models.set-default",
-                                  g_variant_new_string (path));
-  gtk_widget_set_sensitive (def, !is_default);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (actions), def);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (actions),
-    action_button (is_guard ? _("Clear _Guard") : _("Use as _Guard"), "models.set-guard",
-                   g_variant_new_string (is_guard ? "" : path)));
-  GtkWidget *del = action_button (_("_Delete"), "models.delete", g_variant_new_string (path));
-  gtk_widget_add_css_class (del, "destructive-action");
-  adw_action_row_add_suffix (ADW_ACTION_ROW (actions), del);
-  adw_expander_row_add_row (row, actions);
+  adw_expander_row_add_row (row, use_row (path, in_library, is_default, is_guard));
 
-done:
   adw_expander_row_set_expanded (row, g_hash_table_contains (self->expanded, path));
   g_signal_connect (row, "notify::expanded", G_CALLBACK (on_row_expanded), self);
   g_signal_connect_object (entry, "notify::measured-tokens-per-s",
