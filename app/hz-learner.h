@@ -1,6 +1,7 @@
 /* hz-learner.h — HzLearner: the app's view of the hanzo-learner daemon (D-Bus name
- * ai.hanzo.Learner, object /ai/hanzo/Learner, interface ai.hanzo.Learner, see
- * learner/ai.hanzo.Learner.xml).
+ * ai.hanzo.Desktop.Learner, object /ai/hanzo/Desktop/Learner, interface
+ * ai.hanzo.Desktop.Learner, see learner/ai.hanzo.Desktop.Learner.xml; the name is under the
+ * app's id so that the Flatpak sandbox lets the daemon own it).
  *
  * Watches the name on the session bus (g_bus_watch_name, auto-starting the daemon through
  * its D-Bus service file when one is installed) and mirrors its State, Progress, NextRun,
@@ -26,9 +27,9 @@
 
 G_BEGIN_DECLS
 
-#define HZ_LEARNER_BUS_NAME    "ai.hanzo.Learner"
-#define HZ_LEARNER_OBJECT_PATH "/ai/hanzo/Learner"
-#define HZ_LEARNER_INTERFACE   "ai.hanzo.Learner"
+#define HZ_LEARNER_BUS_NAME    "ai.hanzo.Desktop.Learner"
+#define HZ_LEARNER_OBJECT_PATH "/ai/hanzo/Desktop/Learner"
+#define HZ_LEARNER_INTERFACE   "ai.hanzo.Desktop.Learner"
 
 #define HZ_TYPE_LEARNER (hz_learner_get_type ())
 G_DECLARE_FINAL_TYPE (HzLearner, hz_learner, HZ, LEARNER, GObject)

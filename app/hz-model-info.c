@@ -86,9 +86,15 @@ hz_model_info_read (const char *path, GError **error)
         g_set_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_NOT_GGUF,
                      _("“%s” is not a GGUF model file. Hanzo runs models in the GGUF format "
                        "(files ending in .gguf, as published for llama.cpp)."), base);
+      else if (gerr->code == HZ_GGUF_ERROR_TRUNCATED)
+        /* TRANSLATORS: %s: a file name, then the engine's explanation, in English, which
+         * starts "The file is incomplete: it ends after N bytes" */
+        g_set_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_DAMAGED,
+                     _("“%s” cannot be used. %s. Download or copy it again."), base,
+                     gerr->message);
       else
         g_set_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_DAMAGED,
-                     _("“%s” is a damaged or incomplete GGUF file: %s"), base, gerr->message);
+                     _("“%s” is a damaged GGUF file: %s"), base, gerr->message);
       return NULL;
     }
 
@@ -184,6 +190,14 @@ hz_model_info_unsupported_reason (const HzModelInfo *info)
   return NULL;
 }
 
+gboolean
+hz_model_info_same_shape (const HzModelInfo *a, const HzModelInfo *b)
+{
+  return g_strcmp0 (a->arch, b->arch) == 0 && a->n_layer == b->n_layer &&
+         a->n_head == b->n_head && a->n_head_kv == b->n_head_kv &&
+         a->n_expert == b->n_expert && a->n_params == b->n_params;
+}
+
 guint64
 hz_memory_needed (guint64 weight_bytes)
 {
@@ -223,10 +237,28 @@ mix_bytes (const HzModelInfo *info, const HzFtypeInfo *ft, guint64 *weights, gui
     }
 }
 
-GArray *
-hz_model_info_quant_options (const HzModelInfo *info, double bandwidth, guint64 memory,
-                             double target_tokens_per_s)
+double
+hz_speed_predict (const HzSpeedModel *speed, guint64 active_bytes)
 {
+  if (!(speed->bandwidth > 0) || active_bytes == 0)
+    return 0;
+  return 1.0 / (MAX (speed->overhead_s, 0.0) + (double) active_bytes / speed->bandwidth);
+}
+
+double
+hz_speed_overhead_from_measurement (guint64 active_bytes, double bandwidth,
+                                    double measured_tokens_per_s)
+{
+  if (!(measured_tokens_per_s > 0) || !(bandwidth > 0))
+    return 0;
+  return MAX (1.0 / measured_tokens_per_s - (double) active_bytes / bandwidth, 0.0);
+}
+
+GArray *
+hz_model_info_quant_options (const HzModelInfo *info, const HzSpeedModel *speed,
+                             guint64 memory, double target_tokens_per_s)
+{
+  const double bandwidth = speed->bandwidth;
   GArray *opts = g_array_new (FALSE, TRUE, sizeof (HzQuantOption));
   HzQuantOption cur = { "", info->weight_bytes, info->active_bytes, 0, FALSE, FALSE, TRUE };
 
@@ -247,7 +279,7 @@ hz_model_info_quant_options (const HzModelInfo *info, double bandwidth, guint64 
   for (guint i = 0; i < opts->len; i++)
     {
       HzQuantOption *o = &g_array_index (opts, HzQuantOption, i);
-      o->tokens_per_s = bandwidth > 0 && o->active_bytes > 0 ? bandwidth / o->active_bytes : 0;
+      o->tokens_per_s = hz_speed_predict (speed, o->active_bytes);
       o->fits = memory == 0 || hz_memory_needed (o->weight_bytes) <= memory;
       if (!o->fits)
         continue;

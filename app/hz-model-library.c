@@ -126,7 +126,8 @@ struct _HzModelLibrary {
   GObject       parent_instance;
   char         *dir;
   GListStore   *models;         /* HzModelEntry, by name */
-  GKeyFile     *measurements;   /* [file name] tokens-per-s */
+  GHashTable   *outside;        /* canonical path -> HzModelEntry of a file outside dir */
+  GKeyFile     *measurements;   /* [measurement_key()] tokens-per-s */
   gboolean      loaded;
   GCancellable *cancellable;    /* of the folder reads and saves */
 };
@@ -145,11 +146,27 @@ compare_entries (gconstpointer a, gconstpointer b, gpointer data)
   return c != 0 ? c : g_strcmp0 (ia->path, ib->path);
 }
 
+/* The group of measurements.ini for the model at `path`: its file name when it is in the
+ * folder, else "outside-" and the SHA-1 of its canonical path (a path may hold characters
+ * that a key file's group name cannot). g_free. */
+static char *
+measurement_key (const char *dir, const char *path)
+{
+  g_autofree char *parent = g_path_get_dirname (path);
+  g_autofree char *parent_canon = g_canonicalize_filename (parent, NULL);
+  g_autofree char *dir_canon = g_canonicalize_filename (dir, NULL);
+  if (g_str_equal (parent_canon, dir_canon))
+    return g_path_get_basename (path);
+  g_autofree char *canon = g_canonicalize_filename (path, NULL);
+  g_autofree char *sum = g_compute_checksum_for_string (G_CHECKSUM_SHA1, canon, -1);
+  return g_strconcat ("outside-", sum, NULL);
+}
+
 static void
 apply_measurement (HzModelLibrary *self, HzModelEntry *entry)
 {
-  g_autofree char *base = g_path_get_basename (entry->info->path);
-  double v = g_key_file_get_double (self->measurements, base, "tokens-per-s", NULL);
+  g_autofree char *key = measurement_key (self->dir, entry->info->path);
+  double v = g_key_file_get_double (self->measurements, key, "tokens-per-s", NULL);
   entry_set_measured (entry, v > 0 ? v : 0);
 }
 
@@ -219,6 +236,11 @@ scan_done (GObject *source, GAsyncResult *result, gpointer data)
   g_list_store_remove_all (self->models);
   for (guint i = 0; i < r->infos->len; i++)
     g_object_unref (add_info (self, g_steal_pointer (&r->infos->pdata[i])));
+  GHashTableIter iter;
+  gpointer entry;
+  g_hash_table_iter_init (&iter, self->outside);
+  while (g_hash_table_iter_next (&iter, NULL, &entry))
+    apply_measurement (self, entry);
   g_ptr_array_set_free_func (r->infos, NULL);
   scan_result_free (r);
   if (!self->loaded)
@@ -330,6 +352,18 @@ check_supported (const HzModelInfo *info, GError **error)
 
 /* ---- import (thread) ---- */
 
+/* Return the HzModelInfo of `path` from `task` (its error when the header is unusable). */
+static void
+task_return_info (GTask *task, const char *path)
+{
+  GError *error = NULL;
+  HzModelInfo *info = hz_model_info_read (path, &error);
+  if (info == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, info, (GDestroyNotify) hz_model_info_free);
+}
+
 typedef struct {
   char    *source;
   char    *dir;
@@ -399,11 +433,7 @@ import_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *c
       g_task_return_error (task, error);
       return;
     }
-  HzModelInfo *copied = hz_model_info_read (dest, &error);
-  if (copied == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, copied, (GDestroyNotify) hz_model_info_free);
+  task_return_info (task, dest);
 }
 
 void
@@ -669,6 +699,17 @@ hz_model_library_quantize_finish (HzModelLibrary *self, GAsyncResult *result, GE
 
 /* ---- delete, measurements ---- */
 
+/* GCompareDataFunc over HzModelEntry** by the overhead their measurement implies. */
+static int
+compare_overheads (gconstpointer a, gconstpointer b, gpointer data)
+{
+  const double bandwidth = *(const double *) data;
+  const HzModelEntry *ea = *(HzModelEntry *const *) a, *eb = *(HzModelEntry *const *) b;
+  double oa = hz_speed_overhead_from_measurement (ea->info->active_bytes, bandwidth, ea->measured);
+  double ob = hz_speed_overhead_from_measurement (eb->info->active_bytes, bandwidth, eb->measured);
+  return (oa > ob) - (oa < ob);
+}
+
 gboolean
 hz_model_library_delete (HzModelLibrary *self, HzModelEntry *entry, GError **error)
 {
@@ -690,8 +731,8 @@ hz_model_library_delete (HzModelLibrary *self, HzModelEntry *entry, GError **err
       g_propagate_error (error, g_steal_pointer (&local));
       return FALSE;
     }
-  g_autofree char *base = g_path_get_basename (entry->info->path);
-  g_key_file_remove_group (self->measurements, base, NULL);
+  g_autofree char *key = measurement_key (self->dir, entry->info->path);
+  g_key_file_remove_group (self->measurements, key, NULL);
   g_list_store_remove (self->models, pos);
   return TRUE;
 }
@@ -710,16 +751,27 @@ hz_model_library_record_speed (HzModelLibrary *self, const char *path, double to
                                gint64 n_tokens)
 {
   g_return_if_fail (HZ_IS_MODEL_LIBRARY (self));
-  HzModelEntry *entry = hz_model_library_find (self, path);
 
-  if (entry == NULL || n_tokens < MIN_MEASURED_TOKENS || !(tokens_per_s > 0))
+  if (path == NULL || *path == '\0' || n_tokens < MIN_MEASURED_TOKENS || !(tokens_per_s > 0))
     return;
-  double v = entry->measured > 0 ? entry->measured + (tokens_per_s - entry->measured) / 8
-                                 : tokens_per_s;
-  entry_set_measured (entry, v);
+  g_autofree char *key = measurement_key (self->dir, path);
+  double old = g_key_file_get_double (self->measurements, key, "tokens-per-s", NULL);
+  double v = old > 0 ? old + (tokens_per_s - old) / 8 : tokens_per_s;
+  g_key_file_set_double (self->measurements, key, "tokens-per-s", v);
+  HzModelEntry *entry = hz_model_library_find (self, path);
+  if (entry == NULL)
+    {
+      g_autofree char *canon = g_canonicalize_filename (path, NULL);
+      entry = g_hash_table_lookup (self->outside, canon);
+    }
+  if (entry != NULL)
+    entry_set_measured (entry, v);
 
-  g_autofree char *base = g_path_get_basename (entry->info->path);
-  g_key_file_set_double (self->measurements, base, "tokens-per-s", v);
+  if (g_mkdir_with_parents (self->dir, 0700) != 0)
+    {
+      g_warning ("models: cannot save the measurements: %s: %s", self->dir, g_strerror (errno));
+      return;
+    }
   gsize len;
   g_autofree char *data = g_key_file_to_data (self->measurements, &len, NULL);
   g_autoptr(GBytes) bytes = g_bytes_new_take (g_steal_pointer (&data), len);
@@ -727,6 +779,108 @@ hz_model_library_record_speed (HzModelLibrary *self, const char *path, double to
   g_autoptr(GFile) file = g_file_new_for_path (mpath);
   g_file_replace_contents_bytes_async (file, bytes, NULL, FALSE, G_FILE_CREATE_PRIVATE,
                                        self->cancellable, save_done, NULL);
+}
+
+/* ---- any model file, in the folder or not ---- */
+
+static void
+lookup_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  task_return_info (task, task_data);
+}
+
+void
+hz_model_library_lookup_async (HzModelLibrary *self, const char *path,
+                               GCancellable *cancellable, GAsyncReadyCallback callback,
+                               gpointer data)
+{
+  g_return_if_fail (HZ_IS_MODEL_LIBRARY (self));
+  g_return_if_fail (path != NULL);
+
+  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, data);
+  g_task_set_source_tag (task, hz_model_library_lookup_async);
+  g_autofree char *canon = g_canonicalize_filename (path, NULL);
+  HzModelEntry *known = hz_model_library_find (self, path);
+  if (known == NULL)
+    known = g_hash_table_lookup (self->outside, canon);
+  if (known != NULL)
+    {
+      g_task_return_pointer (task, g_object_ref (known), g_object_unref);
+      return;
+    }
+  g_task_set_task_data (task, g_steal_pointer (&canon), g_free);
+  g_task_run_in_thread (task, lookup_thread);
+}
+
+HzModelEntry *
+hz_model_library_lookup_finish (HzModelLibrary *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  GTask *task = G_TASK (result);
+  const char *canon = g_task_get_task_data (task);
+  if (canon == NULL)
+    return g_task_propagate_pointer (task, error);  /* known already */
+  HzModelInfo *info = g_task_propagate_pointer (task, error);
+  if (info == NULL)
+    return NULL;
+  /* meanwhile imported, or looked up twice: keep the first entry */
+  HzModelEntry *known = hz_model_library_find (self, canon);
+  if (known == NULL)
+    known = g_hash_table_lookup (self->outside, canon);
+  if (known != NULL)
+    {
+      hz_model_info_free (info);
+      return g_object_ref (known);
+    }
+  HzModelEntry *entry = hz_model_entry_new (info);
+  apply_measurement (self, entry);
+  g_hash_table_insert (self->outside, g_strdup (canon), g_object_ref (entry));
+  return entry;
+}
+
+gboolean
+hz_model_library_speed_model (HzModelLibrary *self, HzModelEntry *entry, double bandwidth,
+                              HzSpeedModel *speed, HzModelEntry **from)
+{
+  g_return_val_if_fail (HZ_IS_MODEL_LIBRARY (self), FALSE);
+  g_return_val_if_fail (HZ_IS_MODEL_ENTRY (entry), FALSE);
+
+  speed->bandwidth = bandwidth;
+  speed->overhead_s = 0;
+  if (from != NULL)
+    *from = NULL;
+  if (!(bandwidth > 0))
+    return FALSE;
+  HzModelEntry *source = entry->measured > 0 ? entry : NULL;
+  if (source == NULL)
+    {
+      /* the measured file of the same shape whose overhead is the median */
+      g_autoptr(GPtrArray) measured = g_ptr_array_new ();
+      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->models));
+      for (guint i = 0; i < n; i++)
+        {
+          HzModelEntry *e = g_list_model_get_item (G_LIST_MODEL (self->models), i);
+          if (e->measured > 0 && hz_model_info_same_shape (e->info, entry->info))
+            g_ptr_array_add (measured, e);
+          g_object_unref (e);  /* the store keeps its reference */
+        }
+      GHashTableIter iter;
+      gpointer e;
+      g_hash_table_iter_init (&iter, self->outside);
+      while (g_hash_table_iter_next (&iter, NULL, &e))
+        if (HZ_MODEL_ENTRY (e)->measured > 0 &&
+            hz_model_info_same_shape (HZ_MODEL_ENTRY (e)->info, entry->info))
+          g_ptr_array_add (measured, e);
+      if (measured->len == 0)
+        return FALSE;
+      g_ptr_array_sort_with_data (measured, compare_overheads, &bandwidth);
+      source = measured->pdata[measured->len / 2];
+    }
+  speed->overhead_s = hz_speed_overhead_from_measurement (source->info->active_bytes, bandwidth,
+                                                          source->measured);
+  if (from != NULL)
+    *from = source;
+  return TRUE;
 }
 
 /* ------------------------------------------------------------------ GObject */
@@ -762,6 +916,7 @@ hz_model_library_finalize (GObject *object)
 
   g_free (self->dir);
   g_clear_object (&self->models);
+  g_clear_pointer (&self->outside, g_hash_table_unref);
   g_clear_object (&self->cancellable);
   g_key_file_unref (self->measurements);
   G_OBJECT_CLASS (hz_model_library_parent_class)->finalize (object);
@@ -785,6 +940,7 @@ static void
 hz_model_library_init (HzModelLibrary *self)
 {
   self->models = g_list_store_new (HZ_TYPE_MODEL_ENTRY);
+  self->outside = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
   self->measurements = g_key_file_new ();
   self->cancellable = g_cancellable_new ();
 }

@@ -8,8 +8,10 @@
  * (hz_quantize_file: the same per-tensor choices and bytes as load-time ISQ and
  * llama-quantize). Both run in a GTask worker thread and
  * add the new entry on the main thread when they finish. Measured decode speeds (tokens/s
- * of the replies, see hz_model_library_record_speed) are kept per file name in
- * `measurements.ini` in the folder.
+ * of the replies, see hz_model_library_record_speed) are kept in `measurements.ini` in the
+ * folder: per file name, and for a model opened from elsewhere (`--model`, the remembered
+ * model) per SHA-1 of its path. Such a model also gets an HzModelEntry, outside the list
+ * (hz_model_library_lookup_async), so that the model manager can show the model in use.
  *
  * Errors: HZ_MODEL_INFO_ERROR (hz-model-info.h) for unusable files, HZ_MODEL_LIBRARY_ERROR
  * below, G_IO_ERROR for the file system (G_IO_ERROR_CANCELLED when cancelled).
@@ -91,9 +93,30 @@ gboolean        hz_model_library_delete (HzModelLibrary *self, HzModelEntry *ent
                                          GError **error);
 
 /** Add a decode speed measured with the model at `path` (a reply of n_tokens tokens);
- *  replies shorter than 8 tokens are ignored. Models outside the library are ignored.
- *  The stored value is the mean over the last measurements (weight 1/8 for a new one). */
+ *  replies shorter than 8 tokens are ignored. Models outside the folder are measured too
+ *  (their entry, when looked up, shows it). The stored value is the mean over the last
+ *  measurements (weight 1/8 for a new one). */
 void            hz_model_library_record_speed (HzModelLibrary *self, const char *path,
                                                double tokens_per_s, gint64 n_tokens);
+
+/** The entry for the GGUF file at `path`: the library's when it is in the list, else one
+ *  made for it (its header read in a thread, then kept, with its measured speed) and not
+ *  added to the list. Errors: those of hz_model_info_read(). */
+void            hz_model_library_lookup_async (HzModelLibrary *self, const char *path,
+                                               GCancellable *cancellable,
+                                               GAsyncReadyCallback callback, gpointer data);
+/** Returns: (transfer full): the entry, or NULL with the error. */
+HzModelEntry   *hz_model_library_lookup_finish (HzModelLibrary *self, GAsyncResult *result,
+                                                GError **error);
+
+/** The speed model (hz-model-info.h) for predicting `entry`'s formats at `bandwidth`
+ *  bytes/s: its per-token overhead comes from `entry`'s own measured speed, else from the
+ *  measured file of the same shape (hz_model_info_same_shape: in the list or looked up)
+ *  whose measurement implies the median overhead. Returns TRUE and sets `*from` (transfer
+ *  none; may be NULL) to that file when a measurement was used; FALSE (overhead 0: an
+ *  upper bound) when none exists or the bandwidth is not positive. */
+gboolean        hz_model_library_speed_model (HzModelLibrary *self, HzModelEntry *entry,
+                                              double bandwidth, HzSpeedModel *speed,
+                                              HzModelEntry **from);
 
 G_END_DECLS

@@ -1,8 +1,13 @@
 /* hz-model-manager.c — HzModelManager (see hz-model-manager.h).
  *
  * The rows are rebuilt (in an idle, coalesced) whenever something they show changes: the
- * list, a setting (default, guard, bandwidth, speed target) or a measured speed; which rows
- * are expanded is kept across rebuilds. Long work (import, quantize, bandwidth) runs in
+ * list, a setting (default, guard, bandwidth, speed target), a measured speed or the model
+ * in use; which rows are expanded is kept across rebuilds. The model the engine worker has
+ * loaded is shown first ("In Use"), also when it was opened from elsewhere (--model, the
+ * remembered model) and is not in the list (hz_model_library_lookup_async), so that the
+ * window never says there is no model while one is chatting. Predicted speeds follow
+ * hz-model-info.h's t = t0 + bytes / B, with t0 from the measured replies
+ * (hz_model_library_speed_model); each row's tooltip says how its figure was computed. Long work (import, quantize, bandwidth) runs in
  * GTask threads; Cancel stops it. A quantization shows the engine's progress (the share
  * of the source's tensor bytes done, as a fraction and a percentage); an import, whose
  * copy reports nothing, pulses the bar.
@@ -32,6 +37,8 @@ struct _HzModelManager {
   GtkSwitch       *link_switch;
   GtkStack        *list_stack;
   GtkListBox      *models_list;
+  GtkWidget       *in_use_group;
+  GtkListBox      *in_use_list;
 
   HzApplication   *app;
   HzModelLibrary  *library;
@@ -44,6 +51,8 @@ struct _HzModelManager {
   guint            pulse_id;
   GSList          *import_queue;   /* GFile* waiting to be imported */
   GCancellable    *measuring;      /* the running bandwidth measurement, or NULL */
+  HzModelEntry    *in_use;         /* the model the engine worker has loaded, or NULL */
+  GCancellable    *lookup;         /* the running look-up of the model in use, or NULL */
 };
 
 G_DEFINE_FINAL_TYPE (HzModelManager, hz_model_manager, ADW_TYPE_WINDOW)
@@ -171,6 +180,88 @@ on_entry_changed (HzModelEntry *entry, GParamSpec *pspec, GtkWidget *row)
     schedule_rebuild (HZ_MODEL_MANAGER (root));
 }
 
+/* Whether `path` is the model the engine worker has loaded. */
+static gboolean
+is_in_use (HzModelManager *self, const char *path)
+{
+  HzEngineWorker *worker = hz_application_get_worker (self->app);
+  const char *loaded = worker ? hz_engine_worker_get_model_path (worker) : NULL;
+  if (loaded == NULL || path == NULL || !hz_engine_worker_is_model_loaded (worker))
+    return FALSE;
+  g_autofree char *a = g_canonicalize_filename (loaded, NULL);
+  g_autofree char *b = g_canonicalize_filename (path, NULL);
+  return g_str_equal (a, b);
+}
+
+/* The "Reply speed" row's text and tooltip (g_free) for `cur`, the file as it is. */
+static void
+speed_texts (HzModelEntry *entry, const HzQuantOption *cur, const HzSpeedModel *speed,
+             HzModelEntry *from, char **text, char **tooltip)
+{
+  const HzModelInfo *info = hz_model_entry_get_info (entry);
+  double measured = hz_model_entry_get_measured_tokens_per_s (entry);
+  g_autofree char *per_token = g_format_size (info->active_bytes);
+  g_autofree char *bw = g_format_size ((guint64) speed->bandwidth);
+  g_autofree char *pred = cur->tokens_per_s > 0 ? format_speed (cur->tokens_per_s) : NULL;
+
+  *tooltip = NULL;
+  if (measured > 0)
+    {
+      g_autofree char *meas = format_speed (measured);
+      *text = g_strdup_printf (_("Measured %s (mean of its replies)"), meas);
+    }
+  else if (pred != NULL && from != NULL)
+    *text = g_strdup_printf (_("About %s, estimated from the replies of “%s”"), pred,
+                             hz_model_entry_get_name (from));
+  else if (pred != NULL)
+    *text = g_strdup_printf (_("At most %s until a reply is measured"), pred);
+  else
+    {
+      *text = g_strdup (_("Unknown until the memory read speed is measured"));
+      return;
+    }
+  if (from != NULL)
+    *tooltip = g_strdup_printf (
+      _("Estimated as 1 ÷ (t₀ + bytes per token ÷ memory read speed): t₀ = %.2f ms, the time "
+        "of a token besides reading the weights, from the replies of “%s”; %s per token at "
+        "%s per second."),
+      speed->overhead_s * 1e3, hz_model_entry_get_name (from), per_token, bw);
+  else
+    *tooltip = g_strdup_printf (
+      _("Memory read speed ÷ bytes per token (%s per second ÷ %s): an upper bound, since each "
+        "token also takes some fixed time, which the first measured reply tells."),
+      bw, per_token);
+}
+
+/* The "Use" row of the model at `path`: default, guard, delete; or, for a model opened from
+ * elsewhere, import (then the rest applies). */
+static GtkWidget *
+use_row (const char *path, gboolean in_library, gboolean is_default, gboolean is_guard)
+{
+  GtkWidget *actions = adw_action_row_new ();
+  AdwActionRow *a = ADW_ACTION_ROW (actions);
+
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (actions), _("Use"));
+  if (!in_library)
+    {
+      adw_action_row_set_subtitle (a, _("Opened from its own file, not kept in Hanzo’s folder"));
+      adw_action_row_add_suffix (a, action_button (_("_Import"), "models.import-path",
+                                                   g_variant_new_string (path)));
+      return actions;
+    }
+  GtkWidget *def = action_button (_("Set as _Default"), "models.set-default",
+                                  g_variant_new_string (path));
+  gtk_widget_set_sensitive (def, !is_default);
+  adw_action_row_add_suffix (a, def);
+  adw_action_row_add_suffix (a, action_button (is_guard ? _("Clear _Guard") : _("Use as _Guard"),
+                                               "models.set-guard",
+                                               g_variant_new_string (is_guard ? "" : path)));
+  GtkWidget *del = action_button (_("_Delete"), "models.delete", g_variant_new_string (path));
+  gtk_widget_add_css_class (del, "destructive-action");
+  adw_action_row_add_suffix (a, del);
+  return actions;
+}
+
 static GtkWidget *
 create_row (gpointer item, gpointer data)
 {
@@ -182,10 +273,14 @@ create_row (gpointer item, gpointer data)
   g_autofree char *guard_path = g_settings_get_string (self->settings, "guard-model-path");
   gboolean is_default = g_strcmp0 (default_path, path) == 0;
   gboolean is_guard = g_strcmp0 (guard_path, path) == 0;
+  gboolean in_library = hz_model_library_find (self->library, path) == entry;
   double bw = bandwidth (self);
   guint64 avail = hz_memory_available ();
   double target = g_settings_get_double (self->settings, "speed-target");
-  g_autoptr(GArray) opts = hz_model_info_quant_options (info, bw, avail, target);
+  HzSpeedModel speed;
+  HzModelEntry *from = NULL;
+  hz_model_library_speed_model (self->library, entry, bw, &speed, &from);
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, &speed, avail, target);
   HzQuantOption *cur = &g_array_index (opts, HzQuantOption, 0);
   g_autofree char *size = g_format_size (info->file_size);
   g_autofree char *params = format_count (info->n_params);
@@ -199,7 +294,11 @@ create_row (gpointer item, gpointer data)
                                                size, params);
   adw_expander_row_set_subtitle (row, subtitle);
   g_object_set_data_full (G_OBJECT (row), "hz-path", g_strdup (path), g_free);
-  gtk_widget_set_name (GTK_WIDGET (row), "model-row");
+  gtk_widget_set_name (GTK_WIDGET (row), in_library ? "model-row" : "model-row-outside");
+  if (is_in_use (self, path))
+    expander_add_suffix (row, tag_label (_("In Use")));
+  if (!in_library)
+    expander_add_suffix (row, tag_label (_("Not Imported")));
   if (is_default)
     expander_add_suffix (row, tag_label (_("Default")));
   if (is_guard)
@@ -223,19 +322,12 @@ create_row (gpointer item, gpointer data)
     : g_strdup_printf (_("Too large: needs about %s, only %s available"), need, have);
   adw_expander_row_add_row (row, info_row (_("Memory"), memory));
 
-  double measured = hz_model_entry_get_measured_tokens_per_s (entry);
-  g_autofree char *pred = cur->tokens_per_s > 0 ? format_speed (cur->tokens_per_s) : NULL;
-  g_autofree char *meas = measured > 0 ? format_speed (measured) : NULL;
-  g_autofree char *speed = NULL;
-  if (pred && meas)
-    speed = g_strdup_printf (_("Predicted %s · measured %s"), pred, meas);
-  else if (pred)
-    speed = g_strdup_printf (_("Predicted %s · not measured yet"), pred);
-  else if (meas)
-    speed = g_strdup_printf (_("Measured %s"), meas);
-  else
-    speed = g_strdup (_("Unknown until the memory read speed is measured"));
-  adw_expander_row_add_row (row, info_row (_("Reply speed"), speed));
+  g_autofree char *speed_text = NULL, *speed_tooltip = NULL;
+  speed_texts (entry, cur, &speed, from, &speed_text, &speed_tooltip);
+  GtkWidget *speed_row = info_row (_("Reply speed"), speed_text);
+  gtk_widget_set_name (speed_row, "reply-speed");
+  gtk_widget_set_tooltip_text (speed_row, speed_tooltip);
+  adw_expander_row_add_row (row, speed_row);
 
   /* one row per storage format */
   for (guint i = 0; i < opts->len; i++)
@@ -248,13 +340,17 @@ create_row (gpointer item, gpointer data)
       g_autofree char *tps = o->tokens_per_s > 0 ? format_speed (o->tokens_per_s) : NULL;
       GString *sub = g_string_new (NULL);
       g_string_printf (sub, _("%s in memory"), mem);
-      if (tps != NULL)
+      if (tps != NULL && from != NULL)
         /* TRANSLATORS: appended to "1.2 GB in memory" */
         g_string_append_printf (sub, _(" · about %s"), tps);
+      else if (tps != NULL)
+        /* TRANSLATORS: appended to "1.2 GB in memory"; an upper bound of the speed */
+        g_string_append_printf (sub, _(" · at most %s"), tps);
       if (!o->fits)
         g_string_append (sub, _(" · does not fit"));
       GtkWidget *r = info_row (title, sub->str);
       g_string_free (sub, TRUE);
+      gtk_widget_set_tooltip_text (r, speed_tooltip);
       if (o->recommended)
         adw_action_row_add_suffix (ADW_ACTION_ROW (r), tag_label (_("Recommended")));
       if (!o->is_current)
@@ -264,20 +360,7 @@ create_row (gpointer item, gpointer data)
       adw_expander_row_add_row (row, r);
     }
 
-  /* what to do with it */
-  GtkWidget *actions = adw_action_row_new ();
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (actions), _("Use"));
-  GtkWidget *def = action_button (_("Set as _Default"), "models.set-default",
-                                  g_variant_new_string (path));
-  gtk_widget_set_sensitive (def, !is_default);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (actions), def);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (actions),
-    action_button (is_guard ? _("Clear _Guard") : _("Use as _Guard"), "models.set-guard",
-                   g_variant_new_string (is_guard ? "" : path)));
-  GtkWidget *del = action_button (_("_Delete"), "models.delete", g_variant_new_string (path));
-  gtk_widget_add_css_class (del, "destructive-action");
-  adw_action_row_add_suffix (ADW_ACTION_ROW (actions), del);
-  adw_expander_row_add_row (row, actions);
+  adw_expander_row_add_row (row, use_row (path, in_library, is_default, is_guard));
 
   adw_expander_row_set_expanded (row, g_hash_table_contains (self->expanded, path));
   g_signal_connect (row, "notify::expanded", G_CALLBACK (on_row_expanded), self);
@@ -318,6 +401,11 @@ rebuild (gpointer data)
 
   self->rebuild_id = 0;
   update_machine (self);
+  for (GtkWidget *c; (c = gtk_widget_get_first_child (GTK_WIDGET (self->in_use_list))); )
+    gtk_list_box_remove (self->in_use_list, c);
+  if (self->in_use != NULL)
+    gtk_list_box_append (self->in_use_list, create_row (self->in_use, self));
+  gtk_widget_set_visible (self->in_use_group, self->in_use != NULL);
   gtk_list_box_bind_model (self->models_list, models, create_row, self, NULL);
   gtk_stack_set_visible_child_name (self->list_stack,
                                     g_list_model_get_n_items (models) ? "list" : "empty");
@@ -498,8 +586,10 @@ after_import (HzModelManager *self, HzModelEntry *entry)
 {
   const HzModelInfo *info = hz_model_entry_get_info (entry);
   guint64 avail = hz_memory_available ();
+  HzSpeedModel speed;
+  hz_model_library_speed_model (self->library, entry, bandwidth (self), &speed, NULL);
   g_autoptr(GArray) opts =
-    hz_model_info_quant_options (info, bandwidth (self), avail,
+    hz_model_info_quant_options (info, &speed, avail,
                                  g_settings_get_double (self->settings, "speed-target"));
   const HzQuantOption *cur = &g_array_index (opts, HzQuantOption, 0);
   const HzQuantOption *rec = recommended (opts);
@@ -731,6 +821,57 @@ action_measure (GtkWidget *widget, const char *name, GVariant *param)
   start_measuring (HZ_MODEL_MANAGER (widget));
 }
 
+/* ------------------------------------------------------------------ the model in use */
+
+static void
+in_use_found (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr(HzModelManager) self = data;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(HzModelEntry) entry = hz_model_library_lookup_finish (HZ_MODEL_LIBRARY (source),
+                                                                  result, &error);
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || self->library == NULL)
+    return;
+  g_clear_object (&self->lookup);
+  if (entry == NULL)
+    g_warning ("models: cannot read the model in use: %s", error->message);
+  else if (is_in_use (self, hz_model_entry_get_path (entry)))
+    {
+      g_set_object (&self->in_use, entry);
+      schedule_rebuild (self);
+    }
+}
+
+/* The worker loaded a model (or failed to): show it, or nothing, under "In Use". */
+static void
+follow_model_in_use (HzModelManager *self)
+{
+  HzEngineWorker *worker = hz_application_get_worker (self->app);
+  const char *path = hz_engine_worker_get_model_path (worker);
+
+  if (self->lookup != NULL)
+    g_cancellable_cancel (self->lookup);
+  g_clear_object (&self->lookup);
+  if (self->in_use != NULL && is_in_use (self, hz_model_entry_get_path (self->in_use)))
+    return;
+  g_clear_object (&self->in_use);
+  schedule_rebuild (self);
+  if (path == NULL || !hz_engine_worker_is_model_loaded (worker))
+    return;
+  self->lookup = g_cancellable_new ();
+  hz_model_library_lookup_async (self->library, path, self->lookup, in_use_found,
+                                 g_object_ref (self));
+}
+
+static void
+action_import_path (GtkWidget *widget, const char *name, GVariant *param)
+{
+  HzModelManager *self = HZ_MODEL_MANAGER (widget);
+  g_autoptr(GFile) file = g_file_new_for_path (g_variant_get_string (param, NULL));
+  GSList list = { file, NULL };
+  hz_model_manager_import_files (self, &list);
+}
+
 /* ------------------------------------------------------------------ per-model actions */
 
 static HzModelEntry *
@@ -858,6 +999,12 @@ hz_model_manager_new (HzApplication *app, GtkWindow *parent)
   self->items_changed_id = g_signal_connect_swapped (hz_model_library_get_models (self->library),
                                                      "items-changed",
                                                      G_CALLBACK (schedule_rebuild), self);
+  HzEngineWorker *worker = hz_application_get_worker (app);
+  g_signal_connect_object (worker, "model-loaded", G_CALLBACK (follow_model_in_use), self,
+                           G_CONNECT_SWAPPED);
+  g_signal_connect_object (worker, "model-error", G_CALLBACK (follow_model_in_use), self,
+                           G_CONNECT_SWAPPED);
+  follow_model_in_use (self);
   rebuild (self);
   if (bandwidth (self) <= 0)
     start_measuring (self);  /* once per computer: the value is kept in GSettings */
@@ -878,6 +1025,13 @@ hz_model_manager_get_list (HzModelManager *self)
   return self->models_list;
 }
 
+GtkListBox *
+hz_model_manager_get_in_use_list (HzModelManager *self)
+{
+  g_return_val_if_fail (HZ_IS_MODEL_MANAGER (self), NULL);
+  return self->in_use_list;
+}
+
 /* ------------------------------------------------------------------ GObject */
 
 static void
@@ -889,6 +1043,10 @@ hz_model_manager_dispose (GObject *object)
     g_cancellable_cancel (self->job);
   if (self->measuring != NULL)
     g_cancellable_cancel (self->measuring);
+  if (self->lookup != NULL)
+    g_cancellable_cancel (self->lookup);
+  g_clear_object (&self->lookup);
+  g_clear_object (&self->in_use);
   g_slist_free_full (g_steal_pointer (&self->import_queue), g_object_unref);
   g_clear_handle_id (&self->rebuild_id, g_source_remove);
   g_clear_handle_id (&self->pulse_id, g_source_remove);
@@ -935,6 +1093,8 @@ hz_model_manager_class_init (HzModelManagerClass *klass)
   CHILD (link_switch);
   CHILD (list_stack);
   CHILD (models_list);
+  CHILD (in_use_group);
+  CHILD (in_use_list);
 #undef CHILD
 
   gtk_widget_class_install_action (widget_class, "models.import", NULL, action_import);
@@ -944,6 +1104,7 @@ hz_model_manager_class_init (HzModelManagerClass *klass)
   gtk_widget_class_install_action (widget_class, "models.set-guard", "s", action_set_guard);
   gtk_widget_class_install_action (widget_class, "models.delete", "s", action_delete);
   gtk_widget_class_install_action (widget_class, "models.quantize", "(ss)", action_quantize);
+  gtk_widget_class_install_action (widget_class, "models.import-path", "s", action_import_path);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK,
                                        "models.import", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);

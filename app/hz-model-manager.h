@@ -1,11 +1,13 @@
 /* hz-model-manager.h — HzModelManager: the window that manages the models (import by file
  * dialog or drag and drop, facts read from the GGUF header, memory fit, predicted and
- * measured speed per storage format, quantize, delete, default and guard model).
+ * measured speed per storage format, quantize, delete, default and guard model), with the
+ * model in use at the top, whether it is in the library or was opened from elsewhere.
  *
  * Actions (group "models"): models.import (file dialog), models.cancel (the running import
  * or quantization), models.measure (memory read speed again), models.set-default (s: path;
  * also opens it for chatting), models.set-guard (s: path; "" clears the slot),
- * models.delete (s: path; asks first), models.quantize ((ss): path, file type).
+ * models.delete (s: path; asks first), models.quantize ((ss): path, file type),
+ * models.import-path (s: path; imports the model in use when it was opened from elsewhere).
  * Settings (ai.hanzo.Desktop): model-path (default), guard-model-path, speed-target,
  * memory-bandwidth (measured once, when the window first opens), quantize-on-import,
  * import-as-link.
@@ -41,5 +43,9 @@ double          hz_model_manager_get_progress (HzModelManager *self, const char 
 
 /** The list of models (one AdwExpanderRow per model, for tests and accessibility). */
 GtkListBox     *hz_model_manager_get_list (HzModelManager *self);
+
+/** The list above it that shows the model in use (one AdwExpanderRow, or none while no
+ *  model is loaded); it comes first in the window, so it shows without scrolling. */
+GtkListBox     *hz_model_manager_get_in_use_list (HzModelManager *self);
 
 G_END_DECLS

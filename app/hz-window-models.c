@@ -2,7 +2,10 @@
  * struct is in hz-window-private.h).
  *
  * Switcher: a menu button in the chat header lists the models of the application's
- * HzModelLibrary as radio items of the stateful action chat.model (s: path). Choosing
+ * HzModelLibrary as radio items of the stateful action chat.model (s: path), then Open
+ * Model… and Manage Models…; its label (the model in use) is ellipsized, and on a folded
+ * (narrow) window it stands in for the header's open button, so that the window fits the
+ * width the metainfo promises. Choosing
  * one asks the engine worker to switch (through its model registry: a model used earlier
  * and still loaded comes back without loading); the action's state follows the worker,
  * so the check mark always shows the model in use, also when it was opened otherwise.
@@ -77,9 +80,19 @@ rebuild_menu (HzWindow *self)
     }
   g_menu_append_section (self->model_menu, NULL, G_MENU_MODEL (list));
   g_autoptr(GMenu) manage = g_menu_new ();
+  g_menu_append (manage, _("_Open Model…"), "win.open-model");
   g_menu_append (manage, _("_Manage Models…"), "app.models");
   g_menu_append_section (self->model_menu, NULL, G_MENU_MODEL (manage));
   gtk_widget_set_visible (GTK_WIDGET (self->model_button), n > 0);
+  hz_window_models_update_header (self);
+}
+
+void
+hz_window_models_update_header (HzWindow *self)
+{
+  gtk_widget_set_visible (GTK_WIDGET (self->open_model_button),
+                          !hz_window_is_folded (self) ||
+                          !gtk_widget_get_visible (GTK_WIDGET (self->model_button)));
 }
 
 void
@@ -92,7 +105,7 @@ hz_window_models_sync (HzWindow *self)
                          : path ? g_path_get_basename (path) : g_strdup (_("No Model"));
 
   g_simple_action_set_state (self->model_action, g_variant_new_string (path ? path : ""));
-  gtk_menu_button_set_label (self->model_button, label);
+  gtk_label_set_text (self->model_label, label);
 }
 
 static void

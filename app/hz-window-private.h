@@ -44,6 +44,8 @@ struct _HzWindow {
   AdwToastOverlay   *toast_overlay;
   GtkRevealer       *edit_revealer;
   GtkMenuButton     *model_button;     /* the model switcher */
+  GtkLabel          *model_label;      /* its label: the model in use, ellipsized */
+  GtkWidget         *open_model_button;
   GMenu             *model_menu;
   GSimpleAction     *model_action;     /* chat.model (s): the model of the chat, by path */
   gulong             library_changed_id;
@@ -95,7 +97,6 @@ struct _HzWindow {
   double      last_scroll;     /* the message list's last scroll position */
 
   ModelState model_state;
-  char      *model_error;
 
   /* the reply being generated */
   guint          request_id;      /* 0 = none */
@@ -124,6 +125,9 @@ gboolean hz_window_generating (HzWindow *self);
 void     hz_window_models_attach (HzWindow *self);
 void     hz_window_models_dispose (HzWindow *self);
 void     hz_window_models_sync (HzWindow *self);
+/* The chat header's "open model" button shows only while the window is not folded or the
+ * model menu (which then offers Open Model…) is hidden: a narrow window keeps its width. */
+void     hz_window_models_update_header (HzWindow *self);
 void     hz_window_request_title (HzWindow *self, gint64 conversation_id, const char *expected,
                                   const char *user, const char *assistant);
 void     hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,

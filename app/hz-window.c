@@ -22,6 +22,7 @@
 #include <hanzo-store-feedback.h>
 #include <hanzo-store-limits.h>
 #include <math.h>
+#include <string.h>
 
 #include "hz-learner-bar.h"
 #include "hz-markdown.h"
@@ -340,8 +341,10 @@ hz_window_update_state (HzWindow *self)
       adw_status_page_set_description (self->status_page, model_name);
       break;
     case MODEL_FAILED:
+      /* the reason is in the dialog on top (on_worker_model_error): said once */
       adw_status_page_set_title (self->status_page, _("Model Could Not Be Loaded"));
-      adw_status_page_set_description (self->status_page, self->model_error);
+      adw_status_page_set_description (self->status_page,
+        _("Open another model file (GGUF) to start chatting."));
       break;
     case MODEL_READY:
       {
@@ -352,8 +355,12 @@ hz_window_update_state (HzWindow *self)
       }
       break;
     }
-  gtk_stack_set_visible_child_name (self->content_stack,
-                                    has_messages || loading ? "chat" : "status");
+  /* the messages appear at once: a cross-fade would draw the empty state's picture over
+   * the first message and the first streamed tokens; back to the status page it may fade */
+  if (has_messages || loading)
+    gtk_stack_set_visible_child_full (self->content_stack, "chat", GTK_STACK_TRANSITION_TYPE_NONE);
+  else
+    gtk_stack_set_visible_child_name (self->content_stack, "status");
 
   /* Composer: Send while idle (needs a model), Stop while generating. */
   gtk_stack_set_visible_child_name (self->action_stack, busy ? "stop" : "send");
@@ -766,6 +773,19 @@ hz_window_start_new_chat (HzWindow *self)
 
 /* ------------------------------------------------------------------ generating */
 
+/* `text` without its leading blank lines and its trailing white space, in place; the first
+ * line keeps its indentation (a pasted code block keeps its shape). Returns `text`. */
+static char *
+trim_message (char *text)
+{
+  char *line = text;
+  for (char *p = text; *p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'; p++)
+    if (*p == '\n')
+      line = p + 1;
+  memmove (text, line, strlen (line) + 1);
+  return g_strchomp (text);
+}
+
 static char *
 composer_take_text (HzWindow *self)
 {
@@ -774,7 +794,7 @@ composer_take_text (HzWindow *self)
 
   gtk_text_buffer_get_bounds (buffer, &start, &end);
   g_autofree char *text = gtk_text_buffer_get_text (buffer, &start, &end, FALSE);
-  g_strstrip (text);
+  trim_message (text);
   if (*text == '\0')
     return NULL;
   reset_announcement (self);
@@ -1337,7 +1357,6 @@ on_worker_model_loaded (HzEngineWorker *worker, const char *path, const char *na
   if (g_strcmp0 (path, hz_engine_worker_get_model_path (worker)) != 0)
     return;  /* superseded by a later request */
   self->model_state = MODEL_READY;
-  g_clear_pointer (&self->model_error, g_free);
   hz_window_models_sync (self);
   hz_window_update_state (self);
 }
@@ -1349,8 +1368,6 @@ on_worker_model_error (HzEngineWorker *worker, const char *path, GError *error,
   if (g_strcmp0 (path, hz_engine_worker_get_model_path (worker)) != 0)
     return;
   self->model_state = MODEL_FAILED;
-  g_free (self->model_error);
-  self->model_error = g_strdup (error->message);
   hz_window_update_state (self);
 
   g_autofree char *base = g_path_get_basename (path);
@@ -1600,6 +1617,8 @@ setup_layout (HzWindow *self)
   g_value_set_boolean (&collapsed, TRUE);
   adw_breakpoint_add_setter (bp, G_OBJECT (split), "collapsed", &collapsed);
   adw_application_window_add_breakpoint (ADW_APPLICATION_WINDOW (self), bp);
+  g_signal_connect_swapped (split, "notify::collapsed",
+                            G_CALLBACK (hz_window_models_update_header), self);
   self->layout = GTK_WIDGET (split);
 #else
   AdwLeaflet *leaflet = ADW_LEAFLET (adw_leaflet_new ());
@@ -1617,6 +1636,8 @@ setup_layout (HzWindow *self)
   g_object_bind_property (leaflet, "folded", self->chat_header, "show-start-title-buttons",
                           G_BINDING_SYNC_CREATE);
   g_signal_connect (self->back_button, "clicked", G_CALLBACK (on_back_clicked), self);
+  g_signal_connect_swapped (leaflet, "notify::folded",
+                            G_CALLBACK (hz_window_models_update_header), self);
   self->layout = GTK_WIDGET (leaflet);
 #endif
   adw_toast_overlay_set_child (self->toast_overlay, self->layout);
@@ -1859,7 +1880,6 @@ hz_window_finalize (GObject *object)
 {
   HzWindow *self = HZ_WINDOW (object);
 
-  g_free (self->model_error);
   g_free (self->system_prompt);
   g_free (self->adapter_error_path);
   G_OBJECT_CLASS (hz_window_parent_class)->finalize (object);
@@ -1901,6 +1921,8 @@ hz_window_class_init (HzWindowClass *klass)
   CHILD (toast_overlay);
   CHILD (edit_revealer);
   CHILD (model_button);
+  CHILD (model_label);
+  CHILD (open_model_button);
 #undef CHILD
   hz_window_sidebar_class_init (widget_class);
 

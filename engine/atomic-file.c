@@ -300,6 +300,10 @@ hz_atomic_file_check_space (const char *path, guint64 n_bytes, GError **error)
 {
   g_return_val_if_fail (path != NULL, FALSE);
   g_autofree char *dir = g_path_get_dirname (path);
+  /* a folder that cannot be written (read-only file system, no permission) says so; its
+   * file system may well report no free space, which would be the wrong reason */
+  if (access (dir, W_OK) != 0 && errno != ENOENT)
+    return set_errno_error (error, errno, "cannot create", path);
   g_autoptr (GFile) f = g_file_new_for_path (dir);
   g_autoptr (GFileInfo) info = g_file_query_filesystem_info (f, G_FILE_ATTRIBUTE_FILESYSTEM_FREE ","
                                                              G_FILE_ATTRIBUTE_FILESYSTEM_SIZE,

@@ -73,10 +73,11 @@ gboolean hz_atomic_file_set_contents (const char *path, const void *data, gsize 
  * hz_atomic_file_check_space:
  * @path: the file about to be written (it need not exist; its directory is looked at)
  * @n_bytes: how many bytes the whole file will take
- * @error: G_FILE_ERROR_NOSPC when the file system of @path's directory has fewer than
- *   @n_bytes free for this user (G_FILE_ATTRIBUTE_FILESYSTEM_FREE of
- *   g_file_query_filesystem_info(), i.e. statvfs f_bavail x f_frsize); the message names
- *   the directory and both sizes
+ * @error: the G_FILE_ERROR of access(2) when @path's directory cannot be written (e.g.
+ *   G_FILE_ERROR_ROFS "cannot create PATH: Read-only file system", G_FILE_ERROR_ACCES);
+ *   G_FILE_ERROR_NOSPC when its file system has fewer than @n_bytes free for this user
+ *   (G_FILE_ATTRIBUTE_FILESYSTEM_FREE of g_file_query_filesystem_info(), i.e. statvfs
+ *   f_bavail x f_frsize); the message names the directory and both sizes
  *
  * Checks up front that a file of @n_bytes can be written next to @path, before a long
  * computation produces it (`hanzo synth`). The whole size is needed even when @path is

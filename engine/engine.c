@@ -94,11 +94,14 @@ hz_model_load (const char *path, const HzModelParams *params, GError **error)
   g_autoptr (HzTokenizer) tok = hz_tokenizer_new_from_gguf (meta, error);
   if (tok == NULL)
     return NULL;
-  if (llm && hz_tokenizer_n_vocab (tok) > llm->hp.n_vocab)
+  /* one embedding row per token, as llama.cpp requires (its token_embd.weight must be
+   * {n_embd, n_vocab}): more tokens than rows cannot be embedded, fewer would let the model
+   * sample ids that have no text */
+  if (llm && hz_tokenizer_n_vocab (tok) != llm->hp.n_vocab)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
-                   "the tokenizer has %d tokens but 'token_embd.weight' only %d rows",
-                   hz_tokenizer_n_vocab (tok), llm->hp.n_vocab);
+                   "the vocabulary has %d tokens but 'token_embd.weight' has %d rows: there "
+                   "must be one row per token", hz_tokenizer_n_vocab (tok), llm->hp.n_vocab);
       return NULL;
     }
 

@@ -9,7 +9,9 @@
  * bytes that were validated then. Error-code rule for counts and lengths: a count whose
  * minimal encoding cannot even fit in the whole file (or overflows 64 bits) is
  * HZ_GGUF_ERROR_OVERFLOW ("absurd"); one that fits in the file but not in the bytes left
- * after the current position is HZ_GGUF_ERROR_TRUNCATED.
+ * after the current position is HZ_GGUF_ERROR_TRUNCATED, as is tensor data that starts
+ * inside the file but ends after it. Truncation messages start "The file is incomplete: it
+ * ends after N bytes" (an interrupted download or copy is the usual cause), then say where.
  */
 #include "gguf.h"
 #include "atomic-file.h"
@@ -193,20 +195,38 @@ where_str (const Where *w)
   return g_string_free (s, FALSE);
 }
 
+/* "LEAD[WHERE: ]MESSAGE" as an HZ_GGUF_ERROR of `code`. */
+static void G_GNUC_PRINTF (5, 0)
+set_error_va (GError **error, HzGgufError code, const char *lead, const Where *w,
+              const char *fmt, va_list ap)
+{
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  g_autofree char *where = w ? where_str (w) : NULL;
+  g_set_error (error, HZ_GGUF_ERROR, code, "%s%s%s%s", lead, where ? where : "",
+               where ? ": " : "", msg);
+}
+
 static void G_GNUC_PRINTF (4, 5)
 set_error (GError **error, HzGgufError code, const Where *w, const char *fmt, ...)
 {
   va_list ap;
   va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  set_error_va (error, code, "", w, fmt, ap);
   va_end (ap);
-  if (w)
-    {
-      g_autofree char *where = where_str (w);
-      g_set_error (error, HZ_GGUF_ERROR, code, "%s: %s", where, msg);
-    }
-  else
-    g_set_error_literal (error, HZ_GGUF_ERROR, code, msg);
+}
+
+/* HZ_GGUF_ERROR_TRUNCATED: "The file is incomplete: it ends after SIZE bytes, in WHERE:
+ * DETAIL" (without ", in WHERE" when w is NULL). */
+static void G_GNUC_PRINTF (4, 5)
+set_truncated (GError **error, uint64_t size, const Where *w, const char *fmt, ...)
+{
+  g_autofree char *lead = g_strdup_printf ("The file is incomplete: it ends after %"
+                                           G_GUINT64_FORMAT " bytes%s", size,
+                                           w ? ", in " : ": ");
+  va_list ap;
+  va_start (ap, fmt);
+  set_error_va (error, HZ_GGUF_ERROR_TRUNCATED, lead, w, fmt, ap);
+  va_end (ap);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -223,10 +243,9 @@ cur_need (Cursor *c, uint64_t n, const char *what, const Where *w, GError **erro
 {
   if (n <= c->size - c->pos)
     return TRUE;
-  set_error (error, HZ_GGUF_ERROR_TRUNCATED, w,
-             "%s (%" G_GUINT64_FORMAT " bytes at offset %" G_GUINT64_FORMAT
-             ") extends past end of file (%" G_GUINT64_FORMAT " bytes)",
-             what, n, c->pos, c->size);
+  set_truncated (error, c->size, w,
+                 "%s (%" G_GUINT64_FORMAT " bytes at offset %" G_GUINT64_FORMAT ")",
+                 what, n, c->pos);
   return FALSE;
 }
 
@@ -253,11 +272,11 @@ cur_check_count_at (Cursor *c, uint64_t n, uint64_t min_each, const char *what,
                " has only %" G_GUINT64_FORMAT " (corrupt or truncated)",
                what, n, field, need, c->size);
   else
-    set_error (error, HZ_GGUF_ERROR_TRUNCATED, w,
-               "%s %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT " needs at least %"
-               G_GUINT64_FORMAT " bytes but only %" G_GUINT64_FORMAT
-               " are left after offset %" G_GUINT64_FORMAT " in the file (%" G_GUINT64_FORMAT
-               " bytes)", what, n, field, need, c->size - c->pos, c->pos, c->size);
+    set_truncated (error, c->size, w,
+                   "%s %" G_GUINT64_FORMAT " at offset %" G_GUINT64_FORMAT " needs at least %"
+                   G_GUINT64_FORMAT " bytes but only %" G_GUINT64_FORMAT
+                   " are left after offset %" G_GUINT64_FORMAT,
+                   what, n, field, need, c->size - c->pos, c->pos);
   return FALSE;
 }
 
@@ -648,6 +667,25 @@ place_tensors (HzGguf *g, GError **error)
           return FALSE;
         }
       uint64_t start, end;
+      if (g_uint64_checked_add (&start, g->data_offset, t->offset) &&
+          g_uint64_checked_add (&end, start, t->n_bytes) && start <= g->size && end > g->size)
+        {
+          /* cut short: say how long the whole file should be */
+          uint64_t want = end;
+          for (int64_t j = i + 1; j < g->n_tensors; j++)
+            {
+              uint64_t s_j, e_j;
+              if (g_uint64_checked_add (&s_j, g->data_offset, g->tensors[j].offset) &&
+                  g_uint64_checked_add (&e_j, s_j, g->tensors[j].n_bytes))
+                want = MAX (want, e_j);
+            }
+          set_truncated (error, g->size, &w,
+                         "its data [offset %" G_GUINT64_FORMAT ", %" G_GUINT64_FORMAT
+                         " bytes) runs to byte %" G_GUINT64_FORMAT "; the tensors need %"
+                         G_GUINT64_FORMAT " bytes (%" G_GUINT64_FORMAT " are missing)",
+                         t->offset, t->n_bytes, end, want, want - g->size);
+          return FALSE;
+        }
       if (!g_uint64_checked_add (&start, g->data_offset, t->offset) ||
           !g_uint64_checked_add (&end, start, t->n_bytes) || end > g->size)
         {

@@ -1,6 +1,6 @@
 /* learner/daemon-app.c — hanzo-learner: the on-device learner as a D-Bus activatable
- * GApplication service (ai.hanzo.Learner, object /ai/hanzo/Learner, interface
- * learner/ai.hanzo.Learner.xml).
+ * GApplication service (ai.hanzo.Desktop.Learner, object /ai/hanzo/Desktop/Learner,
+ * interface learner/ai.hanzo.Desktop.Learner.xml).
  *
  *   hanzo-learner --gapplication-service      (as started by D-Bus activation)
  *
@@ -50,8 +50,11 @@
 #include "scheduler.h"
 #include "tray.h"
 
-#define LEARNER_PATH "/ai/hanzo/Learner"
-#define LEARNER_IFACE "ai.hanzo.Learner"
+/* Under the app's id (ai.hanzo.Desktop): a Flatpak app may own only names under its id, and
+ * Flatpak exports only D-Bus service files named so (data/ai.hanzo.Desktop.Learner.service). */
+#define LEARNER_NAME "ai.hanzo.Desktop.Learner"
+#define LEARNER_PATH "/ai/hanzo/Desktop/Learner"
+#define LEARNER_IFACE LEARNER_NAME
 
 GResource *hz_learner_get_resource (void);
 
@@ -625,7 +628,9 @@ start_presence (Learner *l)
     }
   if (hz_background_is_sandboxed ())
     {
-      const char *const argv[] = { "hanzo-learner", "--gapplication-service", NULL };
+      /* libexecdir is not on the sandbox's PATH: the autostart entry needs the full path */
+      const char *const argv[] = { HZ_LIBEXECDIR "/hanzo-learner", "--gapplication-service",
+                                   NULL };
       l->portal_cancel = g_cancellable_new ();
       hz_background_request_async (l->conn, "Hanzo learns from your rated chats at night, "
                                    "on this computer only", argv, TRUE, l->portal_cancel,
@@ -651,7 +656,7 @@ on_startup (GApplication *app, gpointer data)
   l->conn = g_application_get_dbus_connection (app);
   g_autoptr (GError) error = NULL;
   g_autoptr (GBytes) xml = g_resource_lookup_data (hz_learner_get_resource (),
-                                                   "/ai/hanzo/Learner/ai.hanzo.Learner.xml", 0,
+                                                   LEARNER_PATH "/" LEARNER_IFACE ".xml", 0,
                                                    &error);
   l->info = g_dbus_node_info_new_for_xml (g_bytes_get_data (xml, NULL), &error);
   g_assert_no_error (error);
@@ -714,7 +719,7 @@ main (int argc, char **argv)
   l.config_path = g_build_filename (g_get_user_config_dir (), "hanzo", "learner.ini", NULL);
   /* the --gapplication-service switch (D-Bus activation) makes it the service; without it
    * an invocation activates the running service (or starts it through D-Bus) */
-  l.app = g_application_new ("ai.hanzo.Learner", G_APPLICATION_DEFAULT_FLAGS);
+  l.app = g_application_new (LEARNER_NAME, G_APPLICATION_DEFAULT_FLAGS);
   g_application_set_inactivity_timeout (l.app, 10 * 60 * 1000);
   g_signal_connect (l.app, "startup", G_CALLBACK (on_startup), &l);
   g_signal_connect (l.app, "shutdown", G_CALLBACK (on_shutdown), &l);

@@ -224,8 +224,15 @@ hz_cmd_chat (int argc, char **argv)
       hz_gen_opts_clear (&o);
       return 2;
     }
-  if (!hz_cli_check_utf8 ("chat", "--system", system) ||
-      !hz_gen_opts_check (&o, "chat", HZ_GEN_OPT_SAMPLING))
+  gsize system_len = system ? strlen (system) : 0;
+  char *valid_system = system ? hz_cli_utf8_repair ("chat", "--system", system, system_len,
+                                                    &system_len) : NULL;
+  if (valid_system)
+    {
+      g_free (system);
+      system = valid_system;
+    }
+  if (!hz_gen_opts_check (&o, "chat", HZ_GEN_OPT_SAMPLING))
     {
       hz_gen_opts_clear (&o);
       return 2;

@@ -118,15 +118,6 @@ hz_cli_check_threads (const char *cmd, const char *opt, gint64 threads)
   return FALSE;
 }
 
-gboolean
-hz_cli_check_utf8 (const char *cmd, const char *opt, const char *s)
-{
-  if (s == NULL || g_utf8_validate (s, -1, NULL))
-    return TRUE;
-  fprintf (stderr, "hanzo %s: %s is not valid UTF-8\n", cmd, opt);
-  return FALSE;
-}
-
 char *
 hz_cli_utf8_repair (const char *cmd, const char *what, const char *s, gsize len,
                     gsize *out_len)

@@ -50,17 +50,15 @@ void hz_gen_opts_add (GOptionContext *ctx, HzGenOpts *o, HzGenOptFlags flags);
  *  cores) or 1..1024, not N" on stderr and returns FALSE (callers exit 2). */
 gboolean hz_cli_check_threads (const char *cmd, const char *opt, gint64 threads);
 
-/** TRUE when s is NULL or valid UTF-8; else prints "hanzo CMD: OPT is not valid UTF-8" on
- *  stderr. Text options are parsed as G_OPTION_ARG_FILENAME (bytes as given, whatever the
- *  locale) and checked with this. */
-gboolean hz_cli_check_utf8 (const char *cmd, const char *opt, const char *s);
-
 /** When the `len` bytes at `s` are not valid UTF-8 (NUL bytes count as invalid, as in
  *  g_utf8_validate_len), prints "hanzo CMD: warning: WHAT is not valid UTF-8 (first bad
  *  byte at offset N); invalid bytes are replaced by U+FFFD" on stderr and returns the text
  *  repaired by g_utf8_make_valid (each invalid byte, and each NUL, becomes U+FFFD), its
- *  length in *out_len. NULL (nothing printed) when the text is valid. The behaviour of
- *  `hanzo chat`, `redact`, `tokenize` and `perplexity` for text that is not UTF-8. */
+ *  length in *out_len. NULL (nothing printed) when the text is valid. The one behaviour of
+ *  every subcommand for text that is not UTF-8 (options such as `generate --prompt` and
+ *  `chat --system`, which are parsed as G_OPTION_ARG_FILENAME: bytes as given, whatever
+ *  the locale; lines, files and stdin of `chat`, `tokenize`, `perplexity`; `redact` says
+ *  the same in its own words). */
 char *hz_cli_utf8_repair (const char *cmd, const char *what, const char *s, gsize len,
                           gsize *out_len);
 

@@ -6,7 +6,8 @@
  * Streams the generated text to stdout (timings on stderr), or with --json prints one
  * JSON object: model, prompt, prompt_ids, generated_ids, text, stop_reason, timings.
  * The prompt is tokenized with BOS as the model asks; --special parses control-token
- * texts. Exit status: 0 ok, 1 runtime error (message on stderr), 2 usage error.
+ * texts. A prompt that is not UTF-8 goes on with U+FFFD for its bad bytes, after a warning
+ * (hz_cli_utf8_repair, as the other subcommands). Exit status: 0 ok, 1 runtime error (message on stderr), 2 usage error.
  */
 #include <glib.h>
 #include <json-glib/json-glib.h>
@@ -80,11 +81,19 @@ hz_cmd_generate (int argc, char **argv)
       hz_gen_opts_clear (&o);
       return 2;
     }
-  if (!hz_cli_check_utf8 ("generate", "--prompt", prompt) ||
-      !hz_gen_opts_check (&o, "generate", HZ_GEN_OPT_SAMPLING))
+  if (!hz_gen_opts_check (&o, "generate", HZ_GEN_OPT_SAMPLING))
     {
       hz_gen_opts_clear (&o);
       return 2;
+    }
+
+  /* as every subcommand: bytes that are not UTF-8 go on as U+FFFD, after a warning */
+  gsize prompt_len = strlen (prompt);
+  char *valid = hz_cli_utf8_repair ("generate", "--prompt", prompt, prompt_len, &prompt_len);
+  if (valid)
+    {
+      g_free (prompt);
+      prompt = valid;
     }
 
   g_autoptr (HzModel) model = NULL;

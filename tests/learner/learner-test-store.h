@@ -82,7 +82,7 @@ learner_test_home (const char *root, const char *model, guint steps, guint check
 }
 
 /** Start hanzo-learner (`exe`) as a D-Bus service on the session bus with the home of
- *  learner_test_home (`root`), and wait up to 10 s for its name ai.hanzo.Learner (asserts
+ *  learner_test_home (`root`), and wait up to 10 s for its name ai.hanzo.Desktop.Learner (asserts
  *  that it came). `c`: the session bus. */
 static inline GSubprocess *
 learner_test_spawn_service (const char *root, const char *exe, GDBusConnection *c)
@@ -101,7 +101,7 @@ learner_test_spawn_service (const char *root, const char *exe, GDBusConnection *
     {
       g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "org.freedesktop.DBus",
         "/org/freedesktop/DBus", "org.freedesktop.DBus", "NameHasOwner",
-        g_variant_new ("(s)", "ai.hanzo.Learner"), G_VARIANT_TYPE ("(b)"), 0, 1000, NULL, NULL);
+        g_variant_new ("(s)", "ai.hanzo.Desktop.Learner"), G_VARIANT_TYPE ("(b)"), 0, 1000, NULL, NULL);
       if (r)
         g_variant_get (r, "(b)", &up);
       if (!up)

@@ -16,6 +16,10 @@
 #include "hz-test-util.h"
 #include "learner-test-store.h"
 
+/* the daemon's bus name, object path and interface (learner/ai.hanzo.Desktop.Learner.xml) */
+#define LEARNER_NAME "ai.hanzo.Desktop.Learner"
+#define LEARNER_PATH "/ai/hanzo/Desktop/Learner"
+
 static void
 test_schedule_table (void)
 {
@@ -83,8 +87,8 @@ test_next_start (void)
 static GVariant *
 call (GDBusConnection *c, const char *method, GError **error)
 {
-  return g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/ai/hanzo/Learner",
-                                      "ai.hanzo.Learner", method, NULL, NULL,
+  return g_dbus_connection_call_sync (c, LEARNER_NAME, LEARNER_PATH,
+                                      LEARNER_NAME, method, NULL, NULL,
                                       G_DBUS_CALL_FLAGS_NONE, 20000, NULL, error);
 }
 
@@ -92,8 +96,8 @@ static GVariant *
 get_prop (GDBusConnection *c, const char *name)
 {
   g_autoptr (GError) error = NULL;
-  g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/ai/hanzo/Learner",
-    "org.freedesktop.DBus.Properties", "Get", g_variant_new ("(ss)", "ai.hanzo.Learner", name),
+  g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, LEARNER_NAME, LEARNER_PATH,
+    "org.freedesktop.DBus.Properties", "Get", g_variant_new ("(ss)", LEARNER_NAME, name),
     G_VARIANT_TYPE ("(v)"), G_DBUS_CALL_FLAGS_NONE, 5000, NULL, &error);
   g_assert_no_error (error);
   GVariant *v;
@@ -151,7 +155,7 @@ test_dbus_round_trip (void)
   g_assert_no_error (error);
   g_assert_true (wait_state (c, "paused", 5));
   /* the tray icon follows the state: its menu offers Resume while paused */
-  g_autoptr (GVariant) label = g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/MenuBar",
+  g_autoptr (GVariant) label = g_dbus_connection_call_sync (c, LEARNER_NAME, "/MenuBar",
     "com.canonical.dbusmenu", "GetProperty", g_variant_new ("(is)", 3, "label"),
     G_VARIANT_TYPE ("(v)"), 0, 5000, NULL, &error);
   g_assert_no_error (error);
@@ -227,9 +231,9 @@ test_dbus_round_trip (void)
   g_variant_get (r7, "(&s)", &rolled);
   g_assert_cmpstr (rolled, ==, "");
   /* the off switch */
-  g_autoptr (GVariant) r8 = g_dbus_connection_call_sync (c, "ai.hanzo.Learner", "/ai/hanzo/Learner",
+  g_autoptr (GVariant) r8 = g_dbus_connection_call_sync (c, LEARNER_NAME, LEARNER_PATH,
     "org.freedesktop.DBus.Properties", "Set",
-    g_variant_new ("(ssv)", "ai.hanzo.Learner", "NeverLearn", g_variant_new_boolean (TRUE)),
+    g_variant_new ("(ssv)", LEARNER_NAME, "NeverLearn", g_variant_new_boolean (TRUE)),
     NULL, 0, 5000, NULL, &error);
   g_assert_no_error (error);
   g_assert_true (wait_state (c, "disabled", 5));

@@ -318,8 +318,8 @@ test_learner_job (void)
   g_autoptr (GDBusConnection) c = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
   g_assert_no_error (error);
   g_autoptr (GSubprocess) learner = learner_test_spawn_service (root, exe, c);
-  g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "ai.hanzo.Learner",
-    "/ai/hanzo/Learner", "ai.hanzo.Learner", "LearnNow", NULL, NULL, G_DBUS_CALL_FLAGS_NONE,
+  g_autoptr (GVariant) r = g_dbus_connection_call_sync (c, "ai.hanzo.Desktop.Learner",
+    "/ai/hanzo/Desktop/Learner", "ai.hanzo.Desktop.Learner", "LearnNow", NULL, NULL, G_DBUS_CALL_FLAGS_NONE,
     20000, NULL, &error);
   g_assert_no_error (error);
 

@@ -1,8 +1,8 @@
 /* tests/tools/test-hanzo-cli-args.c — options of the `hanzo` subcommands that used to be
  * accepted or misreported (new-user pass): `learn sft --dp-*` that silently trained without
  * differential privacy, `learn grpo -G 1`, `learn sft -o NEW` interrupted by SIGINT/SIGTERM
- * (the folders it made are removed), text that is not UTF-8 in `tokenize` and
- * `perplexity` (warning + U+FFFD, as `chat`), `--lora PATH:abc`, `generate -c 1` (nothing
+ * (the folders it made are removed), text that is not UTF-8 in `tokenize`,
+ * `perplexity`, `generate`, `chat` and `redact` (one behaviour: warning + U+FFFD), `--lora PATH:abc`, `generate -c 1` (nothing
  * on stdout), `tokenize -m FOLDER` (a Hugging Face folder) and the `hanzo info` messages.
  * Option checks run before any model is loaded (missing paths suffice); the rest needs
  * ../shared/models/stories260K.gguf and skips with a message without it. */
@@ -180,6 +180,61 @@ test_tokenize_utf8 (void)
   g_assert_nonnull (strstr (file.err, "warning: stdin is not valid UTF-8"));
 }
 
+/* Runs `hanzo ARGS` with `bad_in` on stdin and again with the text as U+FFFD (`good_args`,
+ * `good_in`): both succeed with the same output, only the first warns with `warning`. */
+static void
+expect_repaired (const char *const *bad_args, const char *bad_in,
+                 const char *const *good_args, const char *good_in, const char *warning)
+{
+  g_auto (HzCliRun) rb = { 0 }, rg = { 0 };
+  hz_cli_run (&rb, bad_in, bad_in ? strlen (bad_in) : 0, bad_args);
+  hz_cli_run (&rg, good_in, good_in ? strlen (good_in) : 0, good_args);
+  g_test_message ("hanzo %s: exit %d; %s", bad_args[0], rb.status, rb.err);
+  g_assert_cmpint (rb.status, ==, 0);
+  g_assert_cmpint (rg.status, ==, 0);
+  g_autofree char *want = g_strdup_printf ("hanzo %s: warning: %s; invalid bytes are replaced "
+                                           "by U+FFFD", bad_args[0], warning);
+  if (!strstr (rb.err, want))
+    g_error ("stderr lacks \"%s\": %s", want, rb.err);
+  g_assert_null (strstr (rg.err, "not valid UTF-8"));
+  g_assert_cmpstr (rb.out, ==, rg.out);   /* as if U+FFFD had been given */
+}
+
+/* One behaviour for text that is not UTF-8 (issue 20): `generate --prompt`, `chat --system`
+ * and a chat line, `tokenize` and `redact` all go on with U+FFFD in place of the bad bytes,
+ * after the same warning (`generate` used to refuse it). */
+static void
+test_utf8_everywhere (void)
+{
+  g_autofree char *m = hz_test_shared_path ("models/stories260K.gguf");
+  if (!m)
+    return;
+#define BAD "Once \xff upon"
+#define GOOD "Once \xef\xbf\xbd upon"
+  expect_repaired ((const char *[]) { "generate", "-m", m, "-n", "8", "--temp", "0", "-p", BAD,
+                                      NULL }, NULL,
+                   (const char *[]) { "generate", "-m", m, "-n", "8", "--temp", "0", "-p", GOOD,
+                                      NULL }, NULL,
+                   "--prompt is not valid UTF-8 (first bad byte at offset 5)");
+  expect_repaired ((const char *[]) { "chat", "-m", m, "-n", "4", "--temp", "0", "--system",
+                                      "Be kind. \xff", NULL }, "hello\n",
+                   (const char *[]) { "chat", "-m", m, "-n", "4", "--temp", "0", "--system",
+                                      "Be kind. \xef\xbf\xbd", NULL }, "hello\n",
+                   "--system is not valid UTF-8 (first bad byte at offset 9)");
+  expect_repaired ((const char *[]) { "chat", "-m", m, "-n", "4", "--temp", "0", NULL },
+                   BAD "\n",
+                   (const char *[]) { "chat", "-m", m, "-n", "4", "--temp", "0", NULL },
+                   GOOD "\n", "the line is not valid UTF-8 (first bad byte at offset 5)");
+  expect_repaired ((const char *[]) { "tokenize", "-m", m, BAD, NULL }, NULL,
+                   (const char *[]) { "tokenize", "-m", m, GOOD, NULL }, NULL,
+                   "the text is not valid UTF-8 (first bad byte at offset 5)");
+  expect_repaired ((const char *[]) { "redact", NULL }, BAD,
+                   (const char *[]) { "redact", NULL }, GOOD,
+                   "the input is not valid UTF-8 (first bad byte at offset 5)");
+#undef BAD
+#undef GOOD
+}
+
 /* The "Final estimate" line of a perplexity run (fails the test without one). */
 static char *
 final_estimate (const HzCliRun *r)
@@ -291,6 +346,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-cli-args/learn-grpo-group", test_learn_grpo_group);
   g_test_add_func ("/hanzo-cli-args/learn-sft-signal", test_learn_sft_signal);
   g_test_add_func ("/hanzo-cli-args/tokenize-utf8", test_tokenize_utf8);
+  g_test_add_func ("/hanzo-cli-args/utf8-everywhere", test_utf8_everywhere);
   g_test_add_func ("/hanzo-cli-args/perplexity-utf8", test_perplexity_utf8);
   g_test_add_func ("/hanzo-cli-args/generate-messages", test_generate_messages);
   g_test_add_func ("/hanzo-cli-args/folder-tokenize-and-info", test_folder_tokenize_and_info);

@@ -2,7 +2,7 @@
  * the output model (SIGKILL, SIGTERM, SIGINT as from Ctrl-C), and `hanzo synth` on a full
  * disk: the output path keeps its previous contents byte for byte and no partial or
  * temporary file (OUT.PID.XXXXXXXX) is left; `hanzo synth` refuses up front a model its
- * disk has no room for.
+ * disk has no room for, and says when the folder is read-only.
  *
  * The kill is sent once the child holds a file descriptor into the test directory that is
  * not its input, i.e. while the output is being written (the GGUF writer's unnamed
@@ -221,6 +221,29 @@ test_synth_killed_fallback (void)
   g_unlink (out);
 }
 
+/* `hanzo synth` of a ~8 MB F32 model to `out`, with `setup(setup_data)` in the child before
+ * it runs; returns its exit status (the test fails when it did not exit) and its stderr in
+ * *err. */
+static int
+synth_small (const char *vocab, const char *out, GSpawnChildSetupFunc setup,
+             gpointer setup_data, char **err)
+{
+  g_autofree char *bin = hz_cli_bin ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+                                                                 G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_subprocess_launcher_set_child_setup (l, setup, setup_data, NULL);
+  g_autoptr (GSubprocess) p = g_subprocess_launcher_spawn (l, &error, bin, "synth", "--shape",
+                                                           "custom:dim=256,layers=2,heads=4,kv=4,ffn=1024",
+                                                           "--type", "F32", "--vocab", vocab,
+                                                           "-o", out, "-t", "1", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, NULL, err, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_get_if_exited (p));
+  return g_subprocess_get_exit_status (p);
+}
+
 /* A full disk (a file-size limit in the child, SIGXFSZ ignored so that write() fails with
  * EFBIG): exit status 1 with a message naming the output, the old output intact and
  * nothing else left. */
@@ -243,22 +266,9 @@ test_synth_full_disk (void)
   if (!vocab)
     return;
   g_autofree char *out = g_build_filename (tmp_dir, "out.gguf", NULL);
-  g_autofree char *bin = hz_cli_bin ();
-  g_autoptr (GError) error = NULL;
   g_assert_true (g_file_set_contents (out, old_body, -1, NULL));
-  g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-                                                                 G_SUBPROCESS_FLAGS_STDERR_PIPE);
-  g_subprocess_launcher_set_child_setup (l, limit_file_size, NULL, NULL);
-  g_autoptr (GSubprocess) p = g_subprocess_launcher_spawn (l, &error, bin, "synth", "--shape",
-                                                           "custom:dim=256,layers=2,heads=4,kv=4,ffn=1024",
-                                                           "--type", "F32", "--vocab", vocab,
-                                                           "-o", out, "-t", "1", NULL);
-  g_assert_no_error (error);
   g_autofree char *err = NULL;
-  g_assert_true (g_subprocess_communicate_utf8 (p, NULL, NULL, NULL, &err, &error));
-  g_assert_no_error (error);
-  g_assert_true (g_subprocess_get_if_exited (p));
-  g_assert_cmpint (g_subprocess_get_exit_status (p), ==, 1);
+  g_assert_cmpint (synth_small (vocab, out, limit_file_size, NULL, &err), ==, 1);
   g_assert_nonnull (strstr (err, out));
   g_test_message ("full disk: %s", err);
   g_autofree char *now = NULL;
@@ -314,6 +324,50 @@ test_synth_no_space (void)
   g_unlink (out);
 }
 
+/* Child setup for a read-only folder: a private mount namespace with a read-only tmpfs of
+ * 1 MiB on `data` (the folder). Exits 77 when that needs privileges the test lacks. */
+static void
+mount_read_only (gpointer data)
+{
+  if (unshare (CLONE_NEWNS) != 0 || mount (NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      mount ("none", data, "tmpfs", MS_RDONLY, "size=1m") != 0)
+    _exit (77);
+}
+
+/* A read-only folder (issue 20): the error says so and names the file, instead of "not
+ * enough free disk space" (a read-only file system reports little or no free space). */
+static void
+test_synth_read_only (void)
+{
+  g_autofree char *vocab = vocab_or_skip ();
+  if (!vocab)
+    return;
+  g_autofree char *dir = g_build_filename (tmp_dir, "read-only", NULL);
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  int status = 0;
+  g_autoptr (GError) error = NULL;
+  if (!g_spawn_sync (NULL, (char *[]) { "/bin/true", NULL }, NULL, 0, mount_read_only, dir,
+                     NULL, NULL, &status, &error) ||
+      !g_spawn_check_wait_status (status, NULL))
+    {
+      g_test_skip ("cannot mount a read-only tmpfs in a mount namespace (needs "
+                   "CAP_SYS_ADMIN); skipping");
+      g_rmdir (dir);
+      return;
+    }
+  g_autofree char *out = g_build_filename (dir, "out.gguf", NULL);
+  g_autofree char *err = NULL;
+  /* ~8 MB at F32: more than the 1 MiB the file system reports */
+  const int exit_status = synth_small (vocab, out, mount_read_only, dir, &err);
+  g_test_message ("read-only folder: %s", err);
+  g_assert_cmpint (exit_status, ==, 1);
+  g_autofree char *want = g_strdup_printf ("hanzo synth: cannot create %s: Read-only file system",
+                                           out);
+  g_assert_nonnull (strstr (err, want));
+  g_assert_null (strstr (err, "free disk space"));
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -323,6 +377,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-kill/synth-fallback", test_synth_killed_fallback);
   g_test_add_func ("/hanzo-kill/full-disk", test_synth_full_disk);
   g_test_add_func ("/hanzo-kill/no-space", test_synth_no_space);
+  g_test_add_func ("/hanzo-kill/read-only", test_synth_read_only);
   tmp_dir = g_dir_make_tmp ("hz-kill-XXXXXX", NULL);
   g_assert_nonnull (tmp_dir);
   int rc = g_test_run ();

@@ -1,13 +1,14 @@
 /* tests/ui/fake-learner.h — a fake hanzo-learner daemon for UI tests (header-only): exports
- * learner/ai.hanzo.Learner.xml at /ai/hanzo/Learner on its own connection to the session
- * bus and owns ai.hanzo.Learner, so the app (same process, another connection) sees it as
- * it would see the real daemon. Records every method call in order; Pause/Resume/LearnNow
+ * learner/ai.hanzo.Desktop.Learner.xml at /ai/hanzo/Desktop/Learner on its own connection to
+ * the session bus and owns ai.hanzo.Desktop.Learner, so the app (same process, another
+ * connection) sees it as it would see the real daemon. Records every method call in order; Pause/Resume/LearnNow
  * change State (and emit PropertiesChanged); Rollback answers "/tmp/hz-adapter-prev".
  * Main thread only.
  */
 #pragma once
 
 #include <gio/gio.h>
+#include "hz-learner.h"   /* HZ_LEARNER_BUS_NAME, _OBJECT_PATH, _INTERFACE */
 
 typedef struct {
   GDBusConnection *conn;
@@ -27,9 +28,9 @@ fake_learner_changed (FakeLearner *fl, const char *name, GVariant *value)
   GVariantBuilder b;
   g_variant_builder_init (&b, G_VARIANT_TYPE ("a{sv}"));
   g_variant_builder_add (&b, "{sv}", name, value);
-  g_dbus_connection_emit_signal (fl->conn, NULL, "/ai/hanzo/Learner",
+  g_dbus_connection_emit_signal (fl->conn, NULL, HZ_LEARNER_OBJECT_PATH,
                                  "org.freedesktop.DBus.Properties", "PropertiesChanged",
-                                 g_variant_new ("(sa{sv}as)", "ai.hanzo.Learner", &b, NULL),
+                                 g_variant_new ("(sa{sv}as)", HZ_LEARNER_INTERFACE, &b, NULL),
                                  NULL);
 }
 
@@ -56,7 +57,7 @@ fake_learner_method (GDBusConnection *c, const char *sender, const char *path, c
     {
       if (fl->never_learn)
         {
-          g_dbus_method_invocation_return_dbus_error (inv, "ai.hanzo.Learner.Error.NotAllowed",
+          g_dbus_method_invocation_return_dbus_error (inv, HZ_LEARNER_INTERFACE ".Error.NotAllowed",
                                                       "learning is switched off");
           return;
         }
@@ -132,7 +133,7 @@ fake_learner_start (void)
   g_autoptr(GError) error = NULL;
   FakeLearner *fl = g_new0 (FakeLearner, 1);
   g_autofree char *xml_path = g_build_filename (g_getenv ("HZ_SOURCE_DIR"), "learner",
-                                                "ai.hanzo.Learner.xml", NULL);
+                                                "ai.hanzo.Desktop.Learner.xml", NULL);
   g_autofree char *xml = NULL;
   g_assert_true (g_file_get_contents (xml_path, &xml, NULL, &error));
   fl->info = g_dbus_node_info_new_for_xml (xml, &error);
@@ -148,11 +149,11 @@ fake_learner_start (void)
   fl->state = g_strdup ("idle");
   fl->next_run = g_get_real_time () / G_USEC_PER_SEC + 3600;
   fl->reg_id = g_dbus_connection_register_object (
-    fl->conn, "/ai/hanzo/Learner",
-    g_dbus_node_info_lookup_interface (fl->info, "ai.hanzo.Learner"),
+    fl->conn, HZ_LEARNER_OBJECT_PATH,
+    g_dbus_node_info_lookup_interface (fl->info, HZ_LEARNER_INTERFACE),
     &vtable, fl, NULL, &error);
   g_assert_no_error (error);
-  fl->own_id = g_bus_own_name_on_connection (fl->conn, "ai.hanzo.Learner",
+  fl->own_id = g_bus_own_name_on_connection (fl->conn, HZ_LEARNER_BUS_NAME,
                                              G_BUS_NAME_OWNER_FLAGS_NONE,
                                              fake_learner_acquired, NULL, fl, NULL);
   g_assert_true (hz_ui_wait_for (fake_learner_is_owned, fl, 10));

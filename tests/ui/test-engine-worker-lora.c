@@ -2,9 +2,9 @@
  * (hz_engine_worker_set_adapters): replies after a swap are those of the engine with the
  * adapter set, swaps happen between replies, "none" gives the base back, the personal
  * adapter wins over the shared one, and a broken adapter keeps the base model and is
- * reported once; the worker follows the learner daemon (a fake ai.hanzo.Learner on the
- * session bus: AdapterReady, SharedAdapterReady, Rollback). On a synthetic tiny model (no
- * shared data needed). */
+ * reported once; the worker follows the learner daemon (a fake ai.hanzo.Desktop.Learner on
+ * the session bus: AdapterReady, SharedAdapterReady, Rollback). On a synthetic tiny model
+ * (no shared data needed). */
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -229,8 +229,8 @@ static void
 emit (FakeLearner *fl, const char *signal, GVariant *params)
 {
   g_autoptr (GError) error = NULL;
-  g_assert_true (g_dbus_connection_emit_signal (fl->conn, NULL, "/ai/hanzo/Learner",
-                                                "ai.hanzo.Learner", signal, params, &error));
+  g_assert_true (g_dbus_connection_emit_signal (fl->conn, NULL, HZ_LEARNER_OBJECT_PATH,
+                                                HZ_LEARNER_INTERFACE, signal, params, &error));
   g_assert_no_error (error);
 }
 

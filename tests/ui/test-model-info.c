@@ -1,8 +1,9 @@
 /* test-model-info.c — the model manager's arithmetic without a window: GGUF header facts,
  * the error for each kind of unusable file, the sizes and predicted speeds of each storage
- * format (cost law R = B / (q * N_active)), the recommendation, the memory figures, the
- * clean-up of model-written titles and the library (copy, link, quantize with its progress,
- * cancel leaving no file, measured speeds, delete). The GGUF files are written here with the engine's writer; one test compares the
+ * format (cost law R = 1 / (t0 + q * N_active / B), t0 from measured replies), the
+ * recommendation, the memory figures, the clean-up of model-written titles and the library
+ * (copy, link, quantize with its progress, cancel leaving no file, measured speeds also of
+ * models opened from elsewhere, delete). The GGUF files are written here with the engine's writer; one test compares the
  * predicted sizes with llama.cpp's quantized files in the shared data (skipped without).
  */
 #include <glib/gstdio.h>
@@ -120,9 +121,10 @@ test_quant_options (void)
   g_autofree char *path = write_model ("llama.gguf", "llama", TRUE);
   g_autoptr(HzModelInfo) info = hz_model_info_read (path, NULL);
   const double bw = 1e9;
+  const HzSpeedModel speed = { bw, 0 };   /* no measured reply yet: the bandwidth bound */
 
   /* plenty of memory, low target: the file as it is (largest) is recommended */
-  g_autoptr(GArray) opts = hz_model_info_quant_options (info, bw, 1ull << 40, 1.0);
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, &speed, 1ull << 40, 1.0);
   const HzQuantOption *cur = &g_array_index (opts, HzQuantOption, 0);
   g_assert_true (cur->is_current);
   g_assert_true (cur->recommended);
@@ -144,13 +146,13 @@ test_quant_options (void)
     g_assert_cmpuint (g_array_index (opts, HzQuantOption, i).weight_bytes, <, cur->weight_bytes);
 
   /* a target only Q8_0 or smaller reaches: the largest of those (Q8_0) */
-  g_autoptr(GArray) fast = hz_model_info_quant_options (info, bw, 1ull << 40,
+  g_autoptr(GArray) fast = hz_model_info_quant_options (info, &speed, 1ull << 40,
                                                         bw / q8->active_bytes * 0.999);
   g_assert_true (option (fast, "Q8_0")->recommended);
   g_assert_false (g_array_index (fast, HzQuantOption, 0).recommended);
 
   /* an unreachable target: the fastest that fits */
-  g_autoptr(GArray) none_fast = hz_model_info_quant_options (info, bw, 1ull << 40, 1e12);
+  g_autoptr(GArray) none_fast = hz_model_info_quant_options (info, &speed, 1ull << 40, 1e12);
   const HzQuantOption *fastest = NULL;
   for (guint i = 0; i < none_fast->len; i++)
     {
@@ -162,13 +164,13 @@ test_quant_options (void)
 
   /* memory for Q8_0 but not for the file: Q8_0 fits, the file does not */
   guint64 mem = hz_memory_needed (q8->weight_bytes);
-  g_autoptr(GArray) tight = hz_model_info_quant_options (info, bw, mem, 1.0);
+  g_autoptr(GArray) tight = hz_model_info_quant_options (info, &speed, mem, 1.0);
   g_assert_false (g_array_index (tight, HzQuantOption, 0).fits);
   g_assert_true (option (tight, "Q8_0")->fits);
   g_assert_true (option (tight, "Q8_0")->recommended);
 
   /* no memory at all: nothing fits, nothing recommended */
-  g_autoptr(GArray) none = hz_model_info_quant_options (info, bw, 1, 1.0);
+  g_autoptr(GArray) none = hz_model_info_quant_options (info, &speed, 1, 1.0);
   for (guint i = 0; i < none->len; i++)
     {
       g_assert_false (g_array_index (none, HzQuantOption, i).fits);
@@ -176,9 +178,56 @@ test_quant_options (void)
     }
 
   /* no bandwidth measured: no prediction, the largest that fits is recommended */
-  g_autoptr(GArray) unmeasured = hz_model_info_quant_options (info, 0, 1ull << 40, 10);
+  const HzSpeedModel no_bandwidth = { 0, 0 };
+  g_autoptr(GArray) unmeasured = hz_model_info_quant_options (info, &no_bandwidth, 1ull << 40,
+                                                              10);
   g_assert_cmpfloat (g_array_index (unmeasured, HzQuantOption, 0).tokens_per_s, ==, 0);
   g_assert_true (g_array_index (unmeasured, HzQuantOption, 0).recommended);
+}
+
+/* The speed model (issue 20): t = t0 + bytes / B with t0 from a measured reply, on the
+ * issue's figures: stories-distill Q8_0 reads 6,841,616 bytes per token, the memory bound
+ * B / bytes was 8,431 tokens/s and the app's replies ran at about 215. */
+static void
+test_speed_model (void)
+{
+  const guint64 q8 = 6841616, q4 = 3598336;   /* Q8_0, Q4_0 bytes per token */
+  const double bw = 8431.0 * q8;
+
+  /* before any reply: the bound */
+  const HzSpeedModel bound = { bw, 0 };
+  g_assert_cmpfloat_with_epsilon (hz_speed_predict (&bound, q8), 8431.0, 1e-6);
+  /* one reply at 215 tokens/s: its per-token time besides the weights, and back */
+  double t0 = hz_speed_overhead_from_measurement (q8, bw, 215.0);
+  g_assert_cmpfloat_with_epsilon (t0, 1.0 / 215.0 - 1.0 / 8431.0, 1e-15);
+  const HzSpeedModel cal = { bw, t0 };
+  g_assert_cmpfloat_with_epsilon (hz_speed_predict (&cal, q8), 215.0, 1e-9);
+  /* Q4_0 reads half the bytes: a little faster, as the per-token time dominates */
+  double p4 = hz_speed_predict (&cal, q4);
+  g_test_message ("Q8_0 measured 215 → t0 = %.3f ms; Q4_0 predicted %.1f tokens/s "
+                  "(memory bound %.0f)", t0 * 1e3, p4, hz_speed_predict (&bound, q4));
+  g_assert_cmpfloat_with_epsilon (p4, 1.0 / (t0 + q4 / bw), 1e-9);
+  g_assert_cmpfloat (p4, >, 215.0);
+  g_assert_cmpfloat (p4, <, 1.05 * 215.0);
+  /* faster than the bound (a model held in the CPU caches): no negative time */
+  g_assert_cmpfloat (hz_speed_overhead_from_measurement (q8, bw, 9000.0), ==, 0.0);
+  /* nothing measured, or no bandwidth: nothing to say */
+  g_assert_cmpfloat (hz_speed_overhead_from_measurement (q8, bw, 0.0), ==, 0.0);
+  g_assert_cmpfloat (hz_speed_overhead_from_measurement (q8, 0.0, 215.0), ==, 0.0);
+  const HzSpeedModel none = { 0, t0 };
+  g_assert_cmpfloat (hz_speed_predict (&none, q8), ==, 0.0);
+
+  /* every storage option of a model follows the same law */
+  g_autofree char *path = write_model ("speeds.gguf", "llama", TRUE);
+  g_autoptr(HzModelInfo) info = hz_model_info_read (path, NULL);
+  const HzSpeedModel m = { 1e9, 2e-3 };
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, &m, 1ull << 40, 1.0);
+  for (guint i = 0; i < opts->len; i++)
+    {
+      const HzQuantOption *o = &g_array_index (opts, HzQuantOption, i);
+      g_assert_cmpfloat_with_epsilon (o->tokens_per_s, 1.0 / (2e-3 + o->active_bytes / 1e9),
+                                      1e-9);
+    }
 }
 
 /* The predicted sizes are exact: for every option, the bytes of the file llama-quantize
@@ -193,7 +242,8 @@ test_sizes_match_llama_cpp (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(HzModelInfo) info = hz_model_info_read (f32, &error);
   g_assert_no_error (error);
-  g_autoptr(GArray) opts = hz_model_info_quant_options (info, 1e9, 0, 1);
+  const HzSpeedModel speed = { 1e9, 0 };
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, &speed, 0, 1);
   guint checked = 0;
 
   for (guint i = 1; i < opts->len; i++)
@@ -243,6 +293,15 @@ test_bad_files (void)
   g_assert_true (g_file_set_contents (cut, data, 200, NULL));
   g_assert_null (hz_model_info_read (cut, &error));
   g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_DAMAGED);
+  g_clear_error (&error);
+  /* cut inside the tensor data (an interrupted download): said as a person would, once */
+  g_assert_true (g_file_set_contents (cut, data, len - 1000, NULL));
+  g_assert_null (hz_model_info_read (cut, &error));
+  g_assert_error (error, HZ_MODEL_INFO_ERROR, HZ_MODEL_INFO_ERROR_DAMAGED);
+  g_test_message ("%s", error->message);
+  g_assert_true (g_str_has_prefix (error->message, "“cut.gguf” cannot be used. The file is "
+                                                   "incomplete: it ends after "));
+  g_assert_null (strstr (strstr (error->message, "incomplete") + 1, "incomplete"));
   g_clear_error (&error);
 
   /* no architecture: not a model */
@@ -361,6 +420,45 @@ import_file (HzModelLibrary *lib, const char *path, gboolean link, GError **erro
 }
 
 static void
+lookup_cb (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Job *j = data;
+  j->entry = hz_model_library_lookup_finish (HZ_MODEL_LIBRARY (source), res, &j->error);
+  j->done = TRUE;
+}
+
+static HzModelEntry *
+lookup_file (HzModelLibrary *lib, const char *path)
+{
+  Job j = { 0 };
+  hz_model_library_lookup_async (lib, path, NULL, lookup_cb, &j);
+  wait_flag (&j.done);
+  g_assert_no_error (j.error);
+  return j.entry;
+}
+
+/* Wait until measurements.ini in `dir` holds every measurement group the library wrote
+ * (its writes are asynchronous): the file stops changing. */
+static void
+wait_measurements_saved (const char *dir)
+{
+  g_autofree char *ini = g_build_filename (dir, "measurements.ini", NULL);
+  gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_autoptr(GKeyFile) kf = g_key_file_new ();
+      gsize n = 0;
+      if (g_key_file_load_from_file (kf, ini, 0, NULL))
+        g_strfreev (g_key_file_get_groups (kf, &n));
+      if (n >= 2)   /* source.gguf and the model outside */
+        return;
+      g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+      g_main_context_iteration (NULL, FALSE);
+      g_usleep (1000);
+    }
+}
+
+static void
 test_library (void)
 {
   g_autofree char *src = write_model ("source.gguf", "llama", TRUE);
@@ -400,7 +498,8 @@ test_library (void)
 
   /* quantize: the file's bytes are what the prediction said */
   g_autoptr(HzModelInfo) info = hz_model_info_read (src, NULL);
-  g_autoptr(GArray) opts = hz_model_info_quant_options (info, 1e9, 0, 1);
+  const HzSpeedModel speed = { 1e9, 0 };
+  g_autoptr(GArray) opts = hz_model_info_quant_options (info, &speed, 0, 1);
   const HzQuantOption *q4 = option (opts, "Q4_K_M");
   g_assert_nonnull (q4);
   Job j = { 0 };
@@ -455,6 +554,51 @@ test_library (void)
     HzModelEntry *e = hz_model_library_find (again, path);
     g_assert_nonnull (e);
     g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (e), ==, 11.0);
+  }
+
+  /* a model opened from elsewhere: measured too, looked up as an entry outside the list,
+   * kept across restarts; the other models' speeds are estimated from the measured ones */
+  {
+    g_autoptr(HzModelEntry) outside = lookup_file (lib, src);
+    g_assert_nonnull (outside);
+    g_assert_null (hz_model_library_find (lib, src));
+    g_assert_cmpuint (g_list_model_get_n_items (models), ==, 3);
+    g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (outside), ==, 0.0);
+    hz_model_library_record_speed (lib, src, 40.0, 20);
+    g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (outside), ==, 40.0);
+    g_autoptr(HzModelEntry) twice = lookup_file (lib, src);
+    g_assert_true (twice == outside);
+    g_autoptr(HzModelEntry) listed = lookup_file (lib, path);
+    g_assert_true (listed == copy);
+
+    HzSpeedModel speed;
+    HzModelEntry *from = NULL;
+    const double bw = 1e9;
+    g_assert_true (hz_model_library_speed_model (lib, outside, bw, &speed, &from));
+    g_assert_true (from == outside);   /* its own measurement */
+    g_assert_cmpfloat_with_epsilon (
+      hz_speed_predict (&speed, hz_model_entry_get_info (outside)->active_bytes), 40.0, 1e-9);
+    /* the Q4_K_M copy, never measured: from the median of copy (11) and outside (40) */
+    g_assert_true (hz_model_library_speed_model (lib, small, bw, &speed, &from));
+    g_assert_true (from == copy || from == outside);
+    g_assert_cmpfloat_with_epsilon (speed.overhead_s,
+      hz_speed_overhead_from_measurement (hz_model_entry_get_info (from)->active_bytes, bw,
+                                          hz_model_entry_get_measured_tokens_per_s (from)),
+      1e-15);
+    /* a model of another shape: its overhead is unknown (an upper bound only) */
+    g_autofree char *other_path = write_model ("other-shape.gguf", "qwen2", TRUE);
+    g_autoptr(HzModelEntry) other = lookup_file (lib, other_path);
+    g_assert_false (hz_model_library_speed_model (lib, other, bw, &speed, &from));
+    g_assert_null (from);
+    g_assert_cmpfloat (speed.overhead_s, ==, 0.0);
+    /* no bandwidth: no estimate */
+    g_assert_false (hz_model_library_speed_model (lib, small, 0, &speed, &from));
+    g_assert_null (from);
+
+    wait_measurements_saved (dir);
+    g_autoptr(HzModelLibrary) third = open_library (dir);
+    g_autoptr(HzModelEntry) outside2 = lookup_file (third, src);
+    g_assert_cmpfloat (hz_model_entry_get_measured_tokens_per_s (outside2), ==, 40.0);
   }
 
   /* delete: a link leaves its target, a copy goes */
@@ -557,6 +701,7 @@ main (int argc, char **argv)
   tmpdir = g_dir_make_tmp ("hz-model-info-XXXXXX", NULL);
   g_test_add_func ("/model-info/header", test_header);
   g_test_add_func ("/model-info/quant-options", test_quant_options);
+  g_test_add_func ("/model-info/speed-model", test_speed_model);
   g_test_add_func ("/model-info/sizes-match-llama-cpp", test_sizes_match_llama_cpp);
   g_test_add_func ("/model-info/bad-files", test_bad_files);
   g_test_add_func ("/model-info/memory", test_memory);

@@ -1,6 +1,6 @@
 /* test-ui-learner.c — the learner's presence in the real app under Xvfb, against a fake
- * ai.hanzo.Learner exported in this process on the session bus (fake-learner.h, the real
- * learner/ai.hanzo.Learner.xml): the sidebar's status row shows State/NextRun and hides
+ * ai.hanzo.Desktop.Learner exported in this process on the session bus (fake-learner.h, the real
+ * learner/ai.hanzo.Desktop.Learner.xml): the sidebar's status row shows State/NextRun and hides
  * when the daemon leaves the bus; "Learn Now" calls LearnNow (progress shown); the "Never
  * learn" switch sets the NeverLearn property and follows it; a generation (with
  * ../shared/models/stories260K.gguf) is bracketed by Pause and Resume. Screenshots:

@@ -3,7 +3,7 @@
  * highlighted, and another that the app redacted in the background (hz-redact-worker.h)
  * when the window opened; a message written while the page is open goes from "Not
  * redacted yet" to its spans when the background redaction has run (no reopening); a learner run and adapters with Roll Back
- * (shown because a fake ai.hanzo.Learner is on the session bus; the click calls Rollback);
+ * (shown because a fake ai.hanzo.Desktop.Learner is on the session bus; the click calls Rollback);
  * the egress log row and the epsilon spent; the federation switch off by default, turning
  * it on shows what will be sent and is stored in GSettings; Delete Everything through its
  * confirmation dialog empties the store (conversations, messages, redactions, feedback)

@@ -150,8 +150,20 @@ hz_ui_run_app (const char *const *args, HzUiScript script, gpointer data)
   g_assert_true (run.ran);
 }
 
-/** Conditions for hz_ui_wait_for() on a window: a model is loaded and ready; no reply is
- *  being generated. */
+/** Run the app with `--model` and the shared model `rel` (e.g. "models/stories260K.gguf"),
+ *  as hz_ui_run_app(); skips the test (g_test_skip) when the shared data lacks it. */
+static inline void
+hz_ui_run_with_shared_model (const char *rel, HzUiScript script, gpointer data)
+{
+  g_autofree char *path = hz_test_shared_path (rel);
+  if (path == NULL)
+    return;
+  const char *args[] = { "--model", path, NULL };
+  hz_ui_run_app (args, script, data);
+}
+
+/** hz_ui_wait_for() conditions on an HzWindow: its model is loaded; no reply is being
+ *  generated. */
 static inline gboolean
 hz_ui_model_ready (gpointer window)
 {
@@ -171,6 +183,23 @@ hz_ui_type_and_send (HzWindow *window, const char *text)
   GtkTextBuffer *buffer = gtk_text_view_get_buffer (hz_window_get_composer (window));
   gtk_text_buffer_set_text (buffer, text, -1);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.send", NULL));
+}
+
+/** The first widget under `root` (itself included, depth first) for which
+ *  match(widget, data) holds, or NULL. */
+static inline GtkWidget *
+hz_ui_find_widget (GtkWidget *root, gboolean (*match) (GtkWidget *, gconstpointer),
+                   gconstpointer data)
+{
+  if (match (root, data))
+    return root;
+  for (GtkWidget *c = gtk_widget_get_first_child (root); c; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = hz_ui_find_widget (c, match, data);
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
 }
 
 /** Render `widget` to `<build>/tests/ui/artifacts/<name>.png` and print the path.
@@ -224,6 +253,46 @@ hz_ui_find_toplevel (GType type, GtkWindow *window)
         return GTK_WIDGET (w);
     }
   return NULL;
+}
+
+/** How many visible toplevels of `type` are transient for `window`. */
+static inline guint
+hz_ui_count_toplevels (GType type, GtkWindow *window)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();  /* transfer none */
+  guint n = g_list_model_get_n_items (toplevels), count = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+      count += G_TYPE_CHECK_INSTANCE_TYPE (w, type) && gtk_widget_get_visible (GTK_WIDGET (w)) &&
+               gtk_window_get_transient_for (w) == window;
+    }
+  return count;
+}
+
+static inline void
+hz_ui_collect_text_into (GtkWidget *w, GString *out)
+{
+  if (ADW_IS_PREFERENCES_ROW (w))
+    g_string_append_printf (out, "%s\n", adw_preferences_row_get_title (ADW_PREFERENCES_ROW (w)));
+  if (ADW_IS_ACTION_ROW (w) && adw_action_row_get_subtitle (ADW_ACTION_ROW (w)))
+    g_string_append_printf (out, "%s\n", adw_action_row_get_subtitle (ADW_ACTION_ROW (w)));
+  if (ADW_IS_EXPANDER_ROW (w) && adw_expander_row_get_subtitle (ADW_EXPANDER_ROW (w)))
+    g_string_append_printf (out, "%s\n", adw_expander_row_get_subtitle (ADW_EXPANDER_ROW (w)));
+  if (GTK_IS_LABEL (w))
+    g_string_append_printf (out, "%s\n", gtk_label_get_label (GTK_LABEL (w)));
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c; c = gtk_widget_get_next_sibling (c))
+    hz_ui_collect_text_into (c, out);
+}
+
+/** All the text under `root` (row titles and subtitles, labels), one item a line, hidden
+ *  widgets included (g_free). */
+static inline char *
+hz_ui_collect_text (GtkWidget *root)
+{
+  GString *s = g_string_new (NULL);
+  hz_ui_collect_text_into (root, s);
+  return g_string_free (s, FALSE);
 }
 
 /** The visible AdwMessageDialog transient for `window`, or NULL. */
