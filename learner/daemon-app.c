@@ -654,20 +654,7 @@ on_startup (GApplication *app, gpointer data)
 {
   Learner *l = data;
   l->conn = g_application_get_dbus_connection (app);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (GBytes) xml = g_resource_lookup_data (hz_learner_get_resource (),
-                                                   LEARNER_PATH "/" LEARNER_IFACE ".xml", 0,
-                                                   &error);
-  l->info = g_dbus_node_info_new_for_xml (g_bytes_get_data (xml, NULL), &error);
-  g_assert_no_error (error);
   load_config (l, NULL);
-  if (l->conn)
-    {
-      l->reg_id = g_dbus_connection_register_object (l->conn, LEARNER_PATH, l->info->interfaces[0],
-                                                     &vtable, l, NULL, &error);
-      if (l->reg_id == 0)
-        g_warning ("registering %s: %s", LEARNER_PATH, error->message);
-    }
   const int tick = g_key_file_has_key (l->config, "learner", "tick_seconds", NULL)
                    ? MAX (1, g_key_file_get_integer (l->config, "learner", "tick_seconds", NULL)) : 60;
   l->tick_id = g_timeout_add_seconds ((guint) tick, on_tick, l);
@@ -694,8 +681,6 @@ on_shutdown (GApplication *app, gpointer data)
       g_clear_object (&l->fed_cancel);
     }
   stop_presence (l);
-  if (l->reg_id && l->conn)
-    g_dbus_connection_unregister_object (l->conn, l->reg_id);
   g_clear_handle_id (&l->tick_id, g_source_remove);
 }
 
@@ -704,6 +689,68 @@ on_activate (GApplication *app, gpointer data)
 {
   (void) app;
   schedule_check (data);
+}
+
+/* The service's GApplication: its object is exported in dbus_register, which GApplication
+ * runs before it asks for the bus name, so a caller that sees the name (or a D-Bus
+ * activation message queued for it) always finds the interface (registering it in "startup"
+ * left a window in which calls got "No such interface"). */
+#define HZ_TYPE_LEARNER_APP (hz_learner_app_get_type ())
+G_DECLARE_FINAL_TYPE (HzLearnerApp, hz_learner_app, HZ, LEARNER_APP, GApplication)
+
+struct _HzLearnerApp
+{
+  GApplication parent_instance;
+  Learner *learner;
+};
+
+G_DEFINE_FINAL_TYPE (HzLearnerApp, hz_learner_app, G_TYPE_APPLICATION)
+
+static gboolean
+hz_learner_app_dbus_register (GApplication *app, GDBusConnection *conn, const char *path,
+                              GError **error)
+{
+  Learner *l = HZ_LEARNER_APP (app)->learner;
+  if (!G_APPLICATION_CLASS (hz_learner_app_parent_class)->dbus_register (app, conn, path, error))
+    return FALSE;
+  if (l->info == NULL)
+    {
+      g_autoptr (GBytes) xml = g_resource_lookup_data (hz_learner_get_resource (),
+                                                       LEARNER_PATH "/" LEARNER_IFACE ".xml",
+                                                       0, error);
+      if (xml == NULL)
+        return FALSE;
+      l->info = g_dbus_node_info_new_for_xml (g_bytes_get_data (xml, NULL), error);
+      if (l->info == NULL)
+        return FALSE;
+    }
+  l->reg_id = g_dbus_connection_register_object (conn, LEARNER_PATH, l->info->interfaces[0],
+                                                 &vtable, l, NULL, error);
+  return l->reg_id != 0;
+}
+
+static void
+hz_learner_app_dbus_unregister (GApplication *app, GDBusConnection *conn, const char *path)
+{
+  Learner *l = HZ_LEARNER_APP (app)->learner;
+  if (l->reg_id != 0)
+    g_dbus_connection_unregister_object (conn, l->reg_id);
+  l->reg_id = 0;
+  G_APPLICATION_CLASS (hz_learner_app_parent_class)->dbus_unregister (app, conn, path);
+}
+
+static void
+hz_learner_app_class_init (HzLearnerAppClass *klass)
+{
+  GApplicationClass *app_class = G_APPLICATION_CLASS (klass);
+  app_class->dbus_register = hz_learner_app_dbus_register;
+  app_class->dbus_unregister = hz_learner_app_dbus_unregister;
+}
+
+static void
+hz_learner_app_init (HzLearnerApp *self)
+{
+  (void) self;
 }
 
 int
@@ -719,7 +766,10 @@ main (int argc, char **argv)
   l.config_path = g_build_filename (g_get_user_config_dir (), "hanzo", "learner.ini", NULL);
   /* the --gapplication-service switch (D-Bus activation) makes it the service; without it
    * an invocation activates the running service (or starts it through D-Bus) */
-  l.app = g_application_new (LEARNER_NAME, G_APPLICATION_DEFAULT_FLAGS);
+  HzLearnerApp *learner_app = g_object_new (HZ_TYPE_LEARNER_APP, "application-id", LEARNER_NAME,
+                                            "flags", G_APPLICATION_DEFAULT_FLAGS, NULL);
+  learner_app->learner = &l;
+  l.app = G_APPLICATION (learner_app);
   g_application_set_inactivity_timeout (l.app, 10 * 60 * 1000);
   g_signal_connect (l.app, "startup", G_CALLBACK (on_startup), &l);
   g_signal_connect (l.app, "shutdown", G_CALLBACK (on_shutdown), &l);

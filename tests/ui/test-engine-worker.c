@@ -358,6 +358,7 @@ generate_msgs (HzEngineWorker *w, Events *ev, const HzChatMessage *msgs, gsize n
   params.n_predict = n_predict;
   g_string_truncate (ev->streamed, 0);
   ev->tokens_of_request = 0;
+  ev->n_generated = 0;
   guint done = ev->n_finished + ev->n_errors;
   ev->last_request = hz_engine_worker_generate (w, msgs, n, &params);
   g_assert_cmpuint (ev->last_request, >, 0);
