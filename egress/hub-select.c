@@ -26,7 +26,7 @@ last_tag (const char *s)
       g_match_info_next (mi, NULL);
     }
   if (tag && (strcmp (tag, "FP16") == 0 || strcmp (tag, "FP32") == 0))
-    memmove (tag, tag + 1, strlen (tag));
+    memmove (tag + 1, tag + 2, strlen (tag + 2) + 1);   /* FP16 -> F16 */
   return tag;
 }
 

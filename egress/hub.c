@@ -777,16 +777,16 @@ git_oid_of (Job *j, GError **error)
 
 typedef enum { STEP_OK, STEP_RETRY, STEP_RESTART, STEP_FINAL } Step;
 
-/* The .part is complete (j->have == j->size): check it. STEP_OK (fsynced), STEP_RESTART
- * (a resumed .part that does not match: deleted contents, download again) or STEP_FINAL
- * with the error (the .part deleted). *sha gets the computed sha256. */
+/* The .part is complete (j->have == j->size): check it. STEP_OK (fsynced; *sha = its
+ * sha256, g_free), STEP_RESTART (a resumed .part that does not match: emptied, download
+ * again) or STEP_FINAL with the error (the .part deleted). */
 static Step
-job_verify (Job *j, const char **sha, char **detail, GError **error)
+job_verify (Job *j, char **sha, char **detail, GError **error)
 {
-  *sha = g_checksum_get_string (j->sum);
+  g_autofree char *sum = g_strdup (g_checksum_get_string (j->sum));
   g_autofree char *oid = NULL;
   const char *want = j->sha256;
-  const char *got = *sha;
+  const char *got = sum;
   if (!want && j->git_oid)
     {
       if (!(oid = git_oid_of (j, error)))
@@ -806,6 +806,7 @@ job_verify (Job *j, const char **sha, char **detail, GError **error)
     {
       if (fsync (j->fd) != 0)
         return io_error (error, errno, "writing", j->part), STEP_FINAL;
+      *sha = g_steal_pointer (&sum);
       return STEP_OK;
     }
   *detail = g_strdup_printf ("%s mismatch: got %s, expected %s", oid ? "git oid" : "sha256",
@@ -979,9 +980,10 @@ accept_range (Job *j, guint http, SoupMessageHeaders *h, char **detail, GError *
   return STEP_OK;
 }
 
-/* One attempt: the resolve URL and its redirects, then the body. Every exchange is logged. */
+/* One attempt: the resolve URL and its redirects, then the body. Every exchange is logged
+ * (a retryable failure of the `last` attempt as "failed"). */
 static Step
-fetch_once (Set *s, Job *j, SoupSession *session, int attempt, GError **error)
+fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GError **error)
 {
   HzHub *hub = s->hub;
   g_autofree char *rev = g_uri_escape_string (j->ref->revision, NULL, FALSE);
@@ -1007,7 +1009,7 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, GError **error)
       guint64 received = 0;
       Step step;
       HzEgressStatus st;
-      const char *sha = NULL;
+      g_autofree char *sha = NULL;
       GError *final = NULL;
 
       if (!in)
@@ -1106,7 +1108,7 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, GError **error)
              g_error_matches (final, HZ_HUB_ERROR, HZ_HUB_ERROR_NO_SPACE)
                ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_REJECTED;
       else
-        st = HZ_EGRESS_STATUS_RETRY;
+        st = step == STEP_RETRY && last ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_RETRY;
       const char *msg_text = detail ? detail : final ? final->message : NULL;
       if (!log_row (hub, uri, attempt, st, http, (gint64) received, sha, msg_text, error))
         {
@@ -1134,7 +1136,7 @@ download_job (Set *s, Job *j, GError **error)
   if (j->size && j->have == j->size)
     {
       /* a .part finished earlier (a set interrupted before its renames): check it */
-      const char *sha;
+      g_autofree char *sha = NULL;
       g_autofree char *detail = NULL;
       Step st = job_verify (j, &sha, &detail, error);
       if (st == STEP_OK)
@@ -1149,7 +1151,8 @@ download_job (Set *s, Job *j, GError **error)
       if (cancelled_error (s->cancellable, error))
         return FALSE;
       GError *local = NULL;
-      Step st = fetch_once (s, j, session, attempt, &local);
+      Step st = fetch_once (s, j, session, attempt,
+                            attempt >= (int) s->hub->retry.max_attempts, &local);
       if (st == STEP_OK)
         return TRUE;
       if (st == STEP_FINAL)
@@ -1168,8 +1171,9 @@ download_job (Set *s, Job *j, GError **error)
       if (attempt >= (int) s->hub->retry.max_attempts)
         {
           g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_NETWORK,
-                       "%s: gave up after %d attempts: %s (the .part is kept: run again to "
-                       "resume)", j->ref->path, attempt, local->message);
+                       "%s: gave up after %d attempts: %s%s", j->ref->path, attempt,
+                       local->message, j->have > 0 ? " (the .part is kept: run again to "
+                                                     "resume)" : "");
           g_error_free (local);
           return FALSE;
         }
@@ -1308,9 +1312,16 @@ hz_hub_download (HzHub *hub, GPtrArray *refs, const char *dest_dir, HzHubProgres
           if (!got)
             {
               if (g_error_matches (*error, HZ_HUB_ERROR, HZ_HUB_ERROR_NO_SPACE))
-                for (guint k = 0; k < s.n; k++)
-                  if (!s.jobs[k].done)
-                    g_unlink (s.jobs[k].part);   /* no partial model on a full disk */
+                {
+                  /* no partial model on a full disk */
+                  for (guint k = 0; k < s.n; k++)
+                    if (!s.jobs[k].done)
+                      g_unlink (s.jobs[k].part);
+                  g_prefix_error (error, "the disk is full (the partial download was "
+                                  "removed; free some space and run again): ");
+                }
+              else if (j->have == 0)
+                g_unlink (j->part);   /* nothing to resume */
               goto out;
             }
         }
