@@ -394,7 +394,37 @@ log_url (HzHub *hub, GUri *uri)
 }
 
 static gboolean
-log_row (HzHub *hub, GUri *uri, int attempt, HzEgressStatus status, guint http, gint64 bytes,
+store_error (GError **error, GError *local)
+{
+  g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_STORE,
+               "the egress log could not be written (%s); stopping", local->message);
+  g_error_free (local);
+  return FALSE;
+}
+
+/* The row of a request about to be sent (0 on error): written first as "failed" with a
+ * message saying the process ended during the request, which is what stays if it is
+ * killed; log_row() completes it when the exchange ends. */
+static gint64
+log_begin (HzHub *hub, GUri *uri, int attempt, GError **error)
+{
+  g_autofree char *url = log_url (hub, uri);
+  HzEgressLogEntry row = {
+    .direction = HZ_EGRESS_DOWNLOAD,
+    .endpoint = url,
+    .status = HZ_EGRESS_STATUS_FAILED,
+    .attempt = attempt,
+    .message = (char *) "the process ended during this request",
+  };
+  GError *local = NULL;
+  gint64 id = hz_store_add_egress_log (hub->store, &row, &local);
+  if (!id)
+    store_error (error, local);
+  return id;
+}
+
+static gboolean
+log_row (HzHub *hub, gint64 id, GUri *uri, HzEgressStatus status, guint http, gint64 bytes,
          const char *sha256, const char *message, GError **error)
 {
   g_autofree char *url = log_url (hub, uri);
@@ -405,16 +435,10 @@ log_row (HzHub *hub, GUri *uri, int attempt, HzEgressStatus status, guint http, 
     .payload_sha256 = (char *) sha256,
     .status = status,
     .http_status = (int) http,
-    .attempt = attempt,
     .message = (char *) message,
   };
   GError *local = NULL;
-  if (hz_store_add_egress_log (hub->store, &row, &local))
-    return TRUE;
-  g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_STORE,
-               "the egress log could not be written (%s); stopping", local->message);
-  g_error_free (local);
-  return FALSE;
+  return hz_store_update_egress_log (hub->store, id, &row, &local) || store_error (error, local);
 }
 
 /* ================================================================= HTTP helpers */
@@ -494,6 +518,9 @@ api_get (HzHub *hub, GUri *uri, gsize limit, GUri **next, GCancellable *cancella
       g_autoptr (SoupMessage) msg = new_get (hub, uri);
       soup_message_headers_replace (soup_message_get_request_headers (msg), "Accept",
                                     "application/json");
+      gint64 row = log_begin (hub, uri, attempt, error);
+      if (!row)
+        return NULL;
       GError *local = NULL;
       g_autoptr (GBytes) body = NULL;
       g_autoptr (GInputStream) in = soup_session_send (session, msg, cancellable, &local);
@@ -507,7 +534,7 @@ api_get (HzHub *hub, GUri *uri, gsize limit, GUri **next, GCancellable *cancella
       if (g_cancellable_is_cancelled (cancellable))
         {
           g_clear_error (&local);
-          log_row (hub, uri, attempt, HZ_EGRESS_STATUS_CANCELLED, http, n, NULL, "cancelled", NULL);
+          log_row (hub, row, uri, HZ_EGRESS_STATUS_CANCELLED, http, n, NULL, "cancelled", NULL);
           return cancelled_error (cancellable, error), NULL;
         }
       int code = HZ_HUB_ERROR_NETWORK;
@@ -516,7 +543,7 @@ api_get (HzHub *hub, GUri *uri, gsize limit, GUri **next, GCancellable *cancella
         last = g_strdup_printf ("%s%s", http ? "reading the reply: " : "", local->message);
       else if (SOUP_STATUS_IS_SUCCESSFUL (http))
         {
-          if (!log_row (hub, uri, attempt, HZ_EGRESS_STATUS_OK, http, n, NULL, NULL, error))
+          if (!log_row (hub, row, uri, HZ_EGRESS_STATUS_OK, http, n, NULL, NULL, error))
             return NULL;
           if (next)
             *next = next_link (hub, uri, soup_message_get_response_headers (msg));
@@ -528,7 +555,7 @@ api_get (HzHub *hub, GUri *uri, gsize limit, GUri **next, GCancellable *cancella
       gboolean final = code != HZ_HUB_ERROR_NETWORK || attempt == (int) hub->retry.max_attempts;
       HzEgressStatus st = code != HZ_HUB_ERROR_NETWORK ? HZ_EGRESS_STATUS_REJECTED
                           : final ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_RETRY;
-      if (!log_row (hub, uri, attempt, st, http, n, NULL, last, error))
+      if (!log_row (hub, row, uri, st, http, n, NULL, last, error))
         return NULL;
       if (final)
         {
@@ -1001,6 +1028,9 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GE
           g_autofree char *range = g_strdup_printf ("bytes=%" G_GUINT64_FORMAT "-", j->have);
           soup_message_headers_replace (rh, "Range", range);
         }
+      gint64 row = log_begin (hub, uri, attempt, error);
+      if (!row)
+        return STEP_FINAL;
       GError *local = NULL;
       g_autoptr (GInputStream) in = soup_session_send (session, msg, s->cancellable, &local);
       guint http = in ? soup_message_get_status (msg) : 0;
@@ -1050,7 +1080,7 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GE
             {
               g_autofree char *origin = g_strdup_printf ("redirect to %s://%s", g_uri_get_scheme (next),
                                                          g_uri_get_host (next));
-              if (!log_row (hub, uri, attempt, HZ_EGRESS_STATUS_OK, http, (gint64) received,
+              if (!log_row (hub, row, uri, HZ_EGRESS_STATUS_OK, http, (gint64) received,
                             NULL, origin, error))
                 return STEP_FINAL;
               g_input_stream_close (in, NULL, NULL);
@@ -1110,7 +1140,7 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GE
       else
         st = step == STEP_RETRY && last ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_RETRY;
       const char *msg_text = detail ? detail : final ? final->message : NULL;
-      if (!log_row (hub, uri, attempt, st, http, (gint64) received, sha, msg_text, error))
+      if (!log_row (hub, row, uri, st, http, (gint64) received, sha, msg_text, error))
         {
           g_clear_error (&final);
           return STEP_FINAL;

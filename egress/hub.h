@@ -21,8 +21,10 @@
  * Every HTTP exchange (each redirect hop, each attempt) is one row of the store's egress
  * log (hanzo-store-privacy.h; direction "download"): the URL (query strings of other
  * origins, e.g. CDN signatures, left out), bytes received, the file's sha256 when
- * verified, status, HTTP status, attempt, message. A row that cannot be written stops the
- * call with HZ_HUB_ERROR_STORE.
+ * verified, status, HTTP status, attempt, message. The row is written before the request
+ * goes out (status "failed", "the process ended during this request") and completed when
+ * the exchange ends, so a process killed mid-request still leaves its row. A row that
+ * cannot be written stops the call (before the request) with HZ_HUB_ERROR_STORE.
  *
  * Downloads (hz_hub_download): each file goes to DIR/BASENAME.part, appended as it
  * arrives; a .part left by an earlier run (killed, cancelled, cut off) is resumed with
