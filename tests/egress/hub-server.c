@@ -3,6 +3,7 @@
 
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
+#include <stdio.h>
 #include <string.h>
 #include "egress-test-util.h"
 
@@ -498,9 +499,13 @@ handle_resolve (HztHub *hub, SoupServerMessage *msg, HztRequest *r, HztRepo *rep
   replay (hub, msg, r, "resolve-lfs.http", FALSE);
   g_autofree char *etag = g_strdup_printf ("\"%s\"", f->sha256);
   g_autofree char *size = g_strdup_printf ("%" G_GSIZE_FORMAT, g_bytes_get_size (f->data));
-  g_autofree char *loc = g_strdup_printf ("http://127.0.0.1:%u/repos/%.2s/%.2s/%s?Expires=1747044891"
+  /* /repos/REPO-INDEX/FILE-INDEX/SHA256: files of equal contents in two repositories (one
+   * served corrupted) stay apart */
+  guint ri = 0, fi = 0;
+  g_assert_true (g_ptr_array_find (hub->repos, repo, &ri) && g_ptr_array_find (repo->files, f, &fi));
+  g_autofree char *loc = g_strdup_printf ("http://127.0.0.1:%u/repos/%u/%u/%s?Expires=1747044891"
                                           "&Signature=Zm9v&Key-Pair-Id=K24J24Z295AEI9",
-                                          hub->cdn_port, f->sha256, f->sha256 + 2, f->sha256);
+                                          hub->cdn_port, ri, fi, f->sha256);
   soup_message_headers_replace (h, "ETag", etag);
   soup_message_headers_replace (h, "X-Linked-ETag", etag);
   soup_message_headers_replace (h, "X-Linked-Size", size);
@@ -552,18 +557,16 @@ cdn_handler (SoupServer *server, SoupServerMessage *msg, const char *path, GHash
   HztRequest *r = record (hub, msg, TRUE);
   soup_message_headers_replace (soup_server_message_get_response_headers (msg), "Connection",
                                 "close");
-  const char *sha = strrchr (r->path, '/');
-  for (guint i = 0; sha && i < hub->repos->len; i++)
+  guint ri = 0, fi = 0;
+  char sha[65] = "";
+  if (sscanf (r->path, "/repos/%u/%u/%64s", &ri, &fi, sha) == 3 && ri < hub->repos->len)
     {
-      HztRepo *repo = hub->repos->pdata[i];
-      for (guint k = 0; k < repo->files->len; k++)
+      HztRepo *repo = hub->repos->pdata[ri];
+      HztFile *f = fi < repo->files->len ? repo->files->pdata[fi] : NULL;
+      if (f && (f->flags & HZT_LFS) && strcmp (f->sha256, sha) == 0)
         {
-          HztFile *f = repo->files->pdata[k];
-          if ((f->flags & HZT_LFS) && strcmp (f->sha256, sha + 1) == 0)
-            {
-              serve_bytes (hub, msg, r, f);
-              return;
-            }
+          serve_bytes (hub, msg, r, f);
+          return;
         }
     }
   set_status (msg, r, 404);
@@ -647,4 +650,30 @@ hzt_hub_free (HztHub *hub)
   g_free (hub->fixtures);
   g_mutex_clear (&hub->lock);
   g_free (hub);
+}
+
+void
+hzt_hub_assert_log (HztHub *hub, HzStore *store)
+{
+  g_autoptr (GPtrArray) reqs = hzt_hub_requests (hub);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GPtrArray) rows = hz_store_list_egress_log (store, 0, 0, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, reqs->len);
+  for (guint i = 0; i < reqs->len; i++)
+    {
+      const HztRequest *r = reqs->pdata[i];
+      const HzEgressLogEntry *e = rows->pdata[i];
+      /* the server sees the path decoded (libsoup), the query as sent */
+      g_autoptr (GUri) logged = g_uri_parse (e->endpoint, G_URI_FLAGS_ENCODED_QUERY, NULL);
+      g_assert_nonnull (logged);
+      g_assert_cmpstr (g_uri_get_path (logged), ==, r->path);
+      g_assert_cmpstr (g_uri_get_query (logged), ==, r->cdn ? NULL : r->query);
+      g_assert_cmpint (e->direction, ==, HZ_EGRESS_DOWNLOAD);
+      g_assert_null (e->release_id);
+      g_assert_cmpfloat (e->epsilon, ==, 0.0);
+      /* a request cut short by a kill has no status from the client's side */
+      if (r->status && e->http_status)
+        g_assert_cmpint (e->http_status, ==, (int) r->status);
+    }
 }

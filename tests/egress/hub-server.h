@@ -16,6 +16,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include "hanzo-store-privacy.h"
 
 /** The access token a gated repository accepts ("Authorization: Bearer " HZT_TOKEN). */
 #define HZT_TOKEN "hf_testtoken0123456789"
@@ -62,6 +63,11 @@ char   *hzt_hub_url (HztHub *hub);
 GPtrArray *hzt_hub_requests (HztHub *hub);
 /** Stops the server (disconnecting hanging clients) and frees everything. */
 void    hzt_hub_free (HztHub *hub);
+
+/** Asserts that every request the server saw is one row of `store`'s egress log, in order,
+ *  with its path and query (the CDN's URL logged without query) and HTTP status, all rows
+ *  downloads without release or epsilon, and nothing else in the log. */
+void    hzt_hub_assert_log (HztHub *hub, HzStore *store);
 
 /** The SHA-256 (lowercase hex) of `data` (g_free). */
 char   *hzt_sha256 (GBytes *data);
