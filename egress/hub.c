@@ -906,6 +906,7 @@ take_metadata (Set *s, Job *j, SoupMessageHeaders *h, GError **error)
                        "file changed? list the repository again)", j->ref->path, etag, j->sha256);
           return FALSE;
         }
+      g_free (j->sha256);
       j->sha256 = g_steal_pointer (&etag);
     }
   /* a file outside LFS: the Hub's ETag is its git blob oid */

@@ -242,7 +242,8 @@ replay (HztHub *hub, SoupServerMessage *msg, HztRequest *r, const char *name, gb
   soup_message_headers_unref (fh);
   set_status (msg, r, status);
   const char *body = end + 4;
-  const char *ctype = soup_message_headers_get_one (out, "Content-Type");
+  /* a copy: set_response replaces the header that the pointer would point into */
+  g_autofree char *ctype = g_strdup (soup_message_headers_get_one (out, "Content-Type"));
   if (with_body)
     soup_server_message_set_response (msg, ctype ? ctype : "text/plain", SOUP_MEMORY_COPY, body,
                                       len - (gsize) (body - text));
@@ -368,7 +369,8 @@ stream_tick (gpointer p)
     }
   gsize limit = s->cut_at ? s->cut_at : s->end;
   gsize n = MIN (s->hub->chunk, limit - s->pos);
-  soup_message_body_append_bytes (body, g_bytes_new_from_bytes (s->data, s->pos, n));
+  g_autoptr (GBytes) chunk = g_bytes_new_from_bytes (s->data, s->pos, n);
+  soup_message_body_append_bytes (body, chunk);   /* takes its own reference */
   s->pos += n;
   s->waiting = TRUE;
   soup_server_message_unpause (s->msg);
