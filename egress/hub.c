@@ -1008,8 +1008,112 @@ accept_range (Job *j, guint http, SoupMessageHeaders *h, char **detail, GError *
   return STEP_OK;
 }
 
-/* One attempt: the resolve URL and its redirects, then the body. Every exchange is logged
- * (a retryable failure of the `last` attempt as "failed"). */
+/* The outcome of one HTTP exchange of a download. */
+typedef struct {
+  Step     step;
+  GError  *final;      /* the error of a STEP_FINAL */
+  char    *detail;     /* why (for the log and a retry's message), or NULL */
+  guint64  received;   /* body bytes of this exchange */
+  char    *sha;        /* the verified file's sha256 (STEP_OK of the last exchange) */
+  GUri    *next;       /* a redirect to follow (step STEP_OK) */
+} Exchange;
+
+static void
+exchange_clear (Exchange *x)
+{
+  g_clear_error (&x->final);
+  g_clear_pointer (&x->detail, g_free);
+  g_clear_pointer (&x->sha, g_free);
+  g_clear_pointer (&x->next, g_uri_unref);
+}
+
+/* A 3xx: the Hub's metadata, then where to go (x->next), or a final error. */
+static void
+on_redirect (Set *s, Job *j, GUri *uri, SoupMessageHeaders *h, GInputStream *in, int hop,
+             Exchange *x)
+{
+  g_autoptr (GBytes) drained = hz_egress_read_limited (in, MAX_ERROR_REPLY, NULL, NULL);
+  x->received = drained ? g_bytes_get_size (drained) : 0;
+  const char *loc = soup_message_headers_get_one (h, "Location");
+  g_autoptr (GUri) next = loc ? g_uri_parse_relative (uri, loc, G_URI_FLAGS_ENCODED, NULL) : NULL;
+  gboolean downgrade = next && g_ascii_strcasecmp (g_uri_get_scheme (uri), "https") == 0 &&
+                       g_ascii_strcasecmp (g_uri_get_scheme (next), "https") != 0;
+  x->step = STEP_FINAL;
+  if (!take_metadata (s, j, h, &x->final) || !room_for (j, &x->final))
+    return;
+  if (!next || !hz_egress_uri_allowed (next) || downgrade || hop == MAX_REDIRECTS)
+    {
+      g_set_error (&x->final, HZ_HUB_ERROR, HZ_HUB_ERROR_BAD_REPLY, "%s: %s redirect to '%s'",
+                   j->ref->path, hop == MAX_REDIRECTS ? "too many redirects; the last a" : "refused a",
+                   loc ? loc : "(no Location)");
+      return;
+    }
+  x->detail = g_strdup_printf ("redirect to %s://%s", g_uri_get_scheme (next),
+                               g_uri_get_host (next));
+  x->next = g_steal_pointer (&next);
+  x->step = STEP_OK;
+}
+
+/* A 200/206: the bytes into the .part, then the check. */
+static void
+on_body (Set *s, Job *j, guint http, SoupMessageHeaders *h, GInputStream *in, Exchange *x)
+{
+  x->step = STEP_FINAL;
+  if (!take_metadata (s, j, h, &x->final))
+    return;
+  x->step = accept_range (j, http, h, &x->detail, &x->final);
+  if (x->step == STEP_OK && !room_for (j, &x->final))
+    x->step = STEP_FINAL;
+  if (x->step != STEP_OK)
+    return;
+  update_total (s);
+  x->step = stream_body (s, j, in, &x->received, &x->detail, &x->final);
+  if (x->step == STEP_OK)
+    x->step = job_verify (j, &x->sha, &x->detail, &x->final);
+}
+
+/* Any other status: retried (408/429/5xx) or final. */
+static void
+on_error_status (HzHub *hub, Job *j, GUri *uri, guint http, SoupMessageHeaders *h,
+                 GInputStream *in, Exchange *x)
+{
+  g_autoptr (GBytes) body = hz_egress_read_limited (in, MAX_ERROR_REPLY, NULL, NULL);
+  x->received = body ? g_bytes_get_size (body) : 0;
+  int code = status_error (http, h, body, &x->detail);
+  x->step = code == HZ_HUB_ERROR_NETWORK ? STEP_RETRY : STEP_FINAL;
+  if (x->step == STEP_FINAL)
+    {
+      g_autofree char *url = log_url (hub, uri);
+      g_set_error (&x->final, HZ_HUB_ERROR, code, "%s: GET %s: %s", j->ref->path, url, x->detail);
+    }
+}
+
+/* The log status of an exchange's outcome (a retryable failure of the `last` attempt is
+ * "failed"). */
+static HzEgressStatus
+log_status (const Exchange *x, gboolean last)
+{
+  switch (x->step)
+    {
+    case STEP_OK:
+      return HZ_EGRESS_STATUS_OK;
+    case STEP_FINAL:
+      if (g_error_matches (x->final, HZ_HUB_ERROR, HZ_HUB_ERROR_CANCELLED))
+        return HZ_EGRESS_STATUS_CANCELLED;
+      return g_error_matches (x->final, HZ_HUB_ERROR, HZ_HUB_ERROR_IO) ||
+             g_error_matches (x->final, HZ_HUB_ERROR, HZ_HUB_ERROR_NO_SPACE)
+               ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_REJECTED;
+    case STEP_RETRY:
+      return last ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_RETRY;
+    case STEP_RESTART:
+    default:
+      return HZ_EGRESS_STATUS_RETRY;
+    }
+}
+
+/* One attempt: the resolve URL and its redirects, then the body. Every exchange is one
+ * log row (a retryable failure of the `last` attempt as "failed"). On STEP_RETRY and
+ * STEP_RESTART `error` holds the reason (for the caller's "gave up" message). */
 static Step
 fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GError **error)
 {
@@ -1036,124 +1140,51 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GE
       g_autoptr (GInputStream) in = soup_session_send (session, msg, s->cancellable, &local);
       guint http = in ? soup_message_get_status (msg) : 0;
       SoupMessageHeaders *h = soup_message_get_response_headers (msg);
-      g_autofree char *detail = NULL;
-      guint64 received = 0;
-      Step step;
-      HzEgressStatus st;
-      g_autofree char *sha = NULL;
-      GError *final = NULL;
-
-      if (!in)
+      Exchange x = { STEP_FINAL };
+      if (!in && g_cancellable_is_cancelled (s->cancellable))
+        cancelled_error (s->cancellable, &x.final);
+      else if (!in)
         {
-          if (g_cancellable_is_cancelled (s->cancellable))
-            {
-              g_clear_error (&local);
-              cancelled_error (s->cancellable, &final);
-              step = STEP_FINAL;
-            }
-          else
-            {
-              detail = g_strdup (local->message);
-              step = STEP_RETRY;
-            }
-          g_clear_error (&local);
+          x.detail = g_strdup (local->message);
+          x.step = STEP_RETRY;
         }
       else if (SOUP_STATUS_IS_REDIRECTION (http) && http != 304)
-        {
-          g_autoptr (GBytes) drained = hz_egress_read_limited (in, MAX_ERROR_REPLY, NULL, NULL);
-          received = drained ? g_bytes_get_size (drained) : 0;
-          const char *loc = soup_message_headers_get_one (h, "Location");
-          g_autoptr (GUri) next = loc ? g_uri_parse_relative (uri, loc, G_URI_FLAGS_ENCODED, NULL)
-                                      : NULL;
-          gboolean downgrade = next && g_ascii_strcasecmp (g_uri_get_scheme (uri), "https") == 0 &&
-                               g_ascii_strcasecmp (g_uri_get_scheme (next), "https") != 0;
-          if (!take_metadata (s, j, h, &final) || !room_for (j, &final))
-            step = STEP_FINAL;
-          else if (!next || !hz_egress_uri_allowed (next) || downgrade || hop == MAX_REDIRECTS)
-            {
-              g_set_error (&final, HZ_HUB_ERROR, HZ_HUB_ERROR_BAD_REPLY,
-                           "%s: %s redirect to '%s'", j->ref->path,
-                           hop == MAX_REDIRECTS ? "too many redirects; the last a" : "refused a",
-                           loc ? loc : "(no Location)");
-              step = STEP_FINAL;
-            }
-          else
-            {
-              g_autofree char *origin = g_strdup_printf ("redirect to %s://%s", g_uri_get_scheme (next),
-                                                         g_uri_get_host (next));
-              if (!log_row (hub, row, uri, HZ_EGRESS_STATUS_OK, http, (gint64) received,
-                            NULL, origin, error))
-                return STEP_FINAL;
-              g_input_stream_close (in, NULL, NULL);
-              g_uri_unref (uri);
-              uri = g_steal_pointer (&next);
-              continue;
-            }
-        }
+        on_redirect (s, j, uri, h, in, hop, &x);
       else if (http == 200 || http == 206)
-        {
-          step = STEP_OK;
-          if (!take_metadata (s, j, h, &final))
-            step = STEP_FINAL;
-          else
-            step = accept_range (j, http, h, &detail, &final);
-          if (step == STEP_OK && !room_for (j, &final))
-            step = STEP_FINAL;
-          if (step == STEP_OK)
-            {
-              update_total (s);
-              step = stream_body (s, j, in, &received, &detail, &final);
-            }
-          if (step == STEP_OK)
-            step = job_verify (j, &sha, &detail, &final);
-        }
+        on_body (s, j, http, h, in, &x);
       else if (http == 416)
         {
           /* the .part is at or past the end of the file as the server has it */
-          detail = g_strdup ("the server has no bytes past the .part; starting over");
-          step = job_truncate (j, &final) ? STEP_RESTART : STEP_FINAL;
+          x.detail = g_strdup ("the server has no bytes past the .part; starting over");
+          x.step = job_truncate (j, &x.final) ? STEP_RESTART : STEP_FINAL;
         }
       else
-        {
-          g_autoptr (GBytes) body = hz_egress_read_limited (in, MAX_ERROR_REPLY, NULL, NULL);
-          received = body ? g_bytes_get_size (body) : 0;
-          int code = status_error (http, h, body, &detail);
-          if (code == HZ_HUB_ERROR_NETWORK)
-            step = STEP_RETRY;
-          else
-            {
-              step = STEP_FINAL;
-              g_autofree char *url = log_url (hub, uri);
-              g_set_error (&final, HZ_HUB_ERROR, code, "%s: GET %s: %s", j->ref->path, url, detail);
-            }
-        }
+        on_error_status (hub, j, uri, http, h, in, &x);
+      g_clear_error (&local);
       if (in)
         g_input_stream_close (in, NULL, NULL);
 
-      if (step == STEP_OK)
-        st = HZ_EGRESS_STATUS_OK;
-      else if (step == STEP_FINAL && g_error_matches (final, HZ_HUB_ERROR, HZ_HUB_ERROR_CANCELLED))
-        st = HZ_EGRESS_STATUS_CANCELLED;
-      else if (step == STEP_FINAL)
-        st = g_error_matches (final, HZ_HUB_ERROR, HZ_HUB_ERROR_IO) ||
-             g_error_matches (final, HZ_HUB_ERROR, HZ_HUB_ERROR_NO_SPACE)
-               ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_REJECTED;
-      else
-        st = step == STEP_RETRY && last ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_RETRY;
-      const char *msg_text = detail ? detail : final ? final->message : NULL;
-      if (!log_row (hub, row, uri, st, http, (gint64) received, sha, msg_text, error))
+      const char *text = x.detail ? x.detail : x.final ? x.final->message : NULL;
+      if (!log_row (hub, row, uri, log_status (&x, last), http, (gint64) x.received, x.sha,
+                    text, error))
         {
-          g_clear_error (&final);
+          exchange_clear (&x);
           return STEP_FINAL;
         }
-      if (final)
-        g_propagate_error (error, final);
-      else if (step == STEP_RETRY || step == STEP_RESTART)
+      Step step = x.step;
+      if (x.next)
         {
-          /* keep the reason for the caller's "gave up" message */
-          g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_NETWORK, "%s",
-                       detail ? detail : "retry");
+          g_uri_unref (uri);
+          uri = g_steal_pointer (&x.next);
+          exchange_clear (&x);
+          continue;
         }
+      if (x.final)
+        g_propagate_error (error, g_steal_pointer (&x.final));
+      else if (step == STEP_RETRY || step == STEP_RESTART)
+        g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_NETWORK, "%s",
+                     x.detail ? x.detail : "retry");
+      exchange_clear (&x);
       return step;
     }
 }
