@@ -385,6 +385,7 @@ assert_resumes (P *p, guint64 have)
   g_assert_cmpint (r.status, ==, 0);
   g_autoptr (HztRequest) last = last_request (p->srv);
   g_autofree char *range = g_strdup_printf ("bytes=%" G_GUINT64_FORMAT "-", have);
+  g_test_message ("resumed: the CDN got \"Range: %s\", answered %u", last->range, last->status);
   g_assert_true (last->cdn);
   g_assert_cmpstr (last->range, ==, range);
   g_assert_cmpuint (last->status, ==, 206);
