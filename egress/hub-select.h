@@ -41,6 +41,7 @@ typedef struct {
   char      *why;     /* one sentence for the user: what was picked and why */
 } HzHubChoice;
 
+/** Frees a choice (not the listing's files it points to); NULL is ignored. */
 void hz_hub_choice_free (HzHubChoice *choice);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzHubChoice, hz_hub_choice_free)
 

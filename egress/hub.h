@@ -103,8 +103,10 @@ typedef struct _HzHubFileRef HzHubFileRef;
  *  Errors: HZ_HUB_ERROR_INVALID naming the part at fault. */
 HzHubFileRef *hz_hub_file_ref_new (const char *repo, const char *revision, const char *path,
                                    GError **error);
+/** Frees `ref` (NULL is ignored). */
 void          hz_hub_file_ref_free (HzHubFileRef *ref);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzHubFileRef, hz_hub_file_ref_free)
+/** The validated parts (owned by `ref`). */
 const char   *hz_hub_file_ref_get_repo (const HzHubFileRef *ref);
 const char   *hz_hub_file_ref_get_revision (const HzHubFileRef *ref);
 const char   *hz_hub_file_ref_get_path (const HzHubFileRef *ref);
@@ -125,6 +127,7 @@ typedef struct {
   char   *last_modified;  /* ISO 8601 ("2024-09-25T14:43:20.000Z") or NULL */
   char   *gated;          /* NULL = open; "auto" or "manual" = the Hub asks for a login/consent */
 } HzHubModel;
+/** Frees a search result and its strings (NULL is ignored). */
 void hz_hub_model_free (HzHubModel *m);
 
 /** One file of a repository tree (GET /api/models/{repo}/tree/{revision}). */
@@ -134,6 +137,7 @@ typedef struct {
   char    *sha256;   /* LFS oid (64 lowercase hex digits), NULL for files outside LFS */
   char    *git_oid;  /* git blob oid (40 hex digits) or NULL */
 } HzHubFile;
+/** Frees a tree entry and its strings (NULL is ignored). */
 void hz_hub_file_free (HzHubFile *f);
 
 /** Parses a search reply (a JSON array of model objects; entries without a valid "id" are
@@ -162,6 +166,7 @@ char  *hz_hub_default_endpoint (void);
  *  Errors: HZ_HUB_ERROR_INVALID (endpoint not https:// nor loopback http://; a token with
  *  spaces or control characters). */
 HzHub *hz_hub_new (const char *endpoint, const char *token, HzStore *store, GError **error);
+/** Frees the client, wiping its token (NULL is ignored). */
 void   hz_hub_free (HzHub *hub);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzHub, hz_hub_free)
 /** The endpoint in use, without trailing '/'. */
