@@ -147,9 +147,11 @@ gboolean hz_hub_parse_search_reply (const char *data, gsize len, GPtrArray **mod
                                     GError **error);
 
 /** Parses one tree page (a JSON array of {"type": "file"|"directory", "path", "size",
- *  "oid", "lfs": {"oid", "size", "pointerSize"}}), appending HzHubFile* for the files
- *  (directories skipped) to `files`. Entries with an invalid path or negative size are an
- *  error (HZ_HUB_ERROR_BAD_REPLY), as is anything that is not a JSON array. Reentrant. */
+ *  "oid", "lfs": {"oid", "size", "pointerSize"}}), appending HzHubFile* for the files to
+ *  `files`. Directories, and files whose path this client could not request
+ *  (hz_hub_path_is_valid), are skipped; a file without a size >= 0, or with an "lfs"
+ *  member lacking a size or a 64-hex-digit oid, is an error (HZ_HUB_ERROR_BAD_REPLY), as is
+ *  anything that is not a JSON array. Reentrant. */
 gboolean hz_hub_parse_tree_reply (const char *data, gsize len, GPtrArray *files,
                                   GError **error);
 
