@@ -1,4 +1,5 @@
-/* egress/credentials.c — federation endpoint + bearer token in libsecret (credentials.h). */
+/* egress/credentials.c — federation endpoint + bearer token, Hub tokens, in libsecret
+ * (credentials.h). */
 #include "credentials.h"
 
 #include <libsecret/secret.h>
@@ -66,17 +67,23 @@ hz_credentials_clear (GCancellable *cancellable, GError **error)
   return TRUE;
 }
 
+static gboolean
+check_pair (const char *endpoint, const char *token, const char *what, GError **error)
+{
+  if (valid_endpoint (endpoint) && valid_token (token))
+    return TRUE;
+  g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_INVALID,
+               "the %s endpoint must be an http(s) URL and the token non-empty text without "
+               "spaces", what);
+  return FALSE;
+}
+
 gboolean
 hz_credentials_store (const char *endpoint, const char *token, GCancellable *cancellable,
                       GError **error)
 {
-  if (!valid_endpoint (endpoint) || !valid_token (token))
-    {
-      g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_INVALID,
-                   "the federation endpoint must be an http(s) URL and the token non-empty "
-                   "text without spaces");
-      return FALSE;
-    }
+  if (!check_pair (endpoint, token, "federation", error))
+    return FALSE;
   if (!hz_credentials_clear (cancellable, error))
     return FALSE;
   GError *local = NULL;
@@ -135,4 +142,68 @@ hz_credentials_free_token (char *token)
     return;
   explicit_bzero (token, strlen (token));
   g_free (token);
+}
+
+/* ----------------------------------------------------------------- Hub tokens */
+
+static const SecretSchema *
+hub_schema (void)
+{
+  static const SecretSchema schema = {
+    "ai.hanzo.Desktop.HubToken", SECRET_SCHEMA_NONE,
+    {
+      { "service", SECRET_SCHEMA_ATTRIBUTE_STRING },
+      { "endpoint", SECRET_SCHEMA_ATTRIBUTE_STRING },
+      { NULL, 0 },
+    },
+  };
+  return &schema;
+}
+
+gboolean
+hz_credentials_store_hub_token (const char *endpoint, const char *token,
+                                GCancellable *cancellable, GError **error)
+{
+  if (!check_pair (endpoint, token, "Hub", error))
+    return FALSE;
+  GError *local = NULL;
+  g_autofree char *label = g_strdup_printf ("Hanzo access token for %s", endpoint);
+  if (!secret_password_store_sync (hub_schema (), SECRET_COLLECTION_DEFAULT, label, token,
+                                   cancellable, &local, "service", "huggingface",
+                                   "endpoint", endpoint, NULL))
+    return unavailable (error, local, "storing the Hub token");
+  return TRUE;
+}
+
+char *
+hz_credentials_lookup_hub_token (const char *endpoint, GCancellable *cancellable,
+                                 GError **error)
+{
+  GError *local = NULL;
+  char *secret = secret_password_lookup_sync (hub_schema (), cancellable, &local,
+                                              "service", "huggingface", "endpoint", endpoint,
+                                              NULL);
+  if (local)
+    return unavailable (error, local, "reading the Hub token"), NULL;
+  if (!secret)
+    {
+      g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND,
+                   "no Hub access token is stored for %s", endpoint);
+      return NULL;
+    }
+  char *token = g_strdup (secret);
+  secret_password_free (secret);   /* wipes */
+  return token;
+}
+
+gboolean
+hz_credentials_clear_hub_token (const char *endpoint, GCancellable *cancellable,
+                                GError **error)
+{
+  GError *local = NULL;
+  secret_password_clear_sync (hub_schema (), cancellable, &local, "service", "huggingface",
+                              "endpoint", endpoint, NULL);
+  if (local)
+    return unavailable (error, local, "removing the Hub token");
+  return TRUE;
 }

@@ -1,5 +1,6 @@
-/* egress/credentials.h — the federation endpoint and bearer token, kept in the user's
- * Secret Service keyring (libsecret), never in the database or GSettings.
+/* egress/credentials.h — the federation endpoint and bearer token, and Hugging Face Hub
+ * access tokens, kept in the user's Secret Service keyring (libsecret), never in the
+ * database or GSettings.
  *
  * One item, schema "ai.hanzo.Desktop.Federation", attributes { "service": "federation",
  * "endpoint": <URL> }, secret = the bearer token (UTF-8 text). Storing replaces any
@@ -38,7 +39,26 @@ gboolean hz_credentials_lookup (char **endpoint, char **token, GCancellable *can
  *  none. Errors: _UNAVAILABLE. */
 gboolean hz_credentials_clear (GCancellable *cancellable, GError **error);
 
-/** Wipe and free a token returned by hz_credentials_lookup(). NULL is ignored. */
+/** Wipe and free a token returned by hz_credentials_lookup() or
+ *  hz_credentials_lookup_hub_token(). NULL is ignored. */
 void hz_credentials_free_token (char *token);
+
+/* Hugging Face Hub access tokens (issue 27; egress/hub.h), one per Hub endpoint: schema
+ * "ai.hanzo.Desktop.HubToken", attributes { "service": "huggingface", "endpoint": <URL> },
+ * secret = the token. Only needed for gated or private repositories. */
+
+/** Store (replace) the token for `endpoint` (an http(s) URL, e.g. "https://huggingface.co").
+ *  Errors: HZ_CREDENTIALS_ERROR_INVALID, _UNAVAILABLE. */
+gboolean hz_credentials_store_hub_token (const char *endpoint, const char *token,
+                                         GCancellable *cancellable, GError **error);
+
+/** The token stored for `endpoint` (free with hz_credentials_free_token()). Errors:
+ *  HZ_CREDENTIALS_ERROR_NOT_FOUND, _UNAVAILABLE. */
+char *hz_credentials_lookup_hub_token (const char *endpoint, GCancellable *cancellable,
+                                       GError **error);
+
+/** Remove the token of `endpoint`; TRUE also when there was none. Errors: _UNAVAILABLE. */
+gboolean hz_credentials_clear_hub_token (const char *endpoint, GCancellable *cancellable,
+                                         GError **error);
 
 G_END_DECLS

@@ -1,16 +1,12 @@
 /* egress/egress.c — the libsoup federation client (protocol, retries, log: egress.h). */
 #include "egress.h"
 
-#include <json-glib/json-glib.h>
-#include <libsoup/soup.h>
-#include <math.h>
 #include <string.h>
 #include "credentials.h"
+#include "egress-private.h"
 
 G_DEFINE_QUARK (hz-egress-error-quark, hz_egress_error)
 
-/* Largest JSON reply we read (the round info / upload confirmation). */
-#define MAX_JSON_REPLY (64 * 1024)
 
 struct _HzEgress {
   char          *base;      /* endpoint without trailing '/' */
@@ -22,54 +18,14 @@ struct _HzEgress {
 
 /* ================================================================= construction */
 
-static gboolean
-loopback_host (const char *host)
-{
-  if (g_ascii_strcasecmp (host, "localhost") == 0)
-    return TRUE;
-  g_autofree char *bare = g_strdup (host);
-  if (bare[0] == '[')   /* GUri keeps IPv6 brackets out, but be lenient */
-    {
-      memmove (bare, bare + 1, strlen (bare));
-      char *end = strchr (bare, ']');
-      if (end)
-        *end = 0;
-    }
-  g_autoptr (GInetAddress) addr = g_inet_address_new_from_string (bare);
-  return addr && g_inet_address_get_is_loopback (addr);
-}
-
-static char *
-check_endpoint (const char *endpoint, GError **error)
-{
-  g_autoptr (GUri) uri = endpoint ? g_uri_parse (endpoint, G_URI_FLAGS_NONE, NULL) : NULL;
-  const char *scheme = uri ? g_uri_get_scheme (uri) : NULL;
-  const char *host = uri ? g_uri_get_host (uri) : NULL;
-  gboolean ok = host && *host &&
-                (g_ascii_strcasecmp (scheme, "https") == 0 ||
-                 (g_ascii_strcasecmp (scheme, "http") == 0 && loopback_host (host))) &&
-                !g_uri_get_query (uri) && !g_uri_get_fragment (uri) && !g_uri_get_userinfo (uri);
-  if (!ok)
-    {
-      g_set_error (error, HZ_EGRESS_ERROR, HZ_EGRESS_ERROR_INVALID,
-                   "federation endpoint '%s' must be an https:// URL (plain http only to a "
-                   "loopback address), without query, fragment or credentials",
-                   endpoint ? endpoint : "(null)");
-      return NULL;
-    }
-  char *base = g_strdup (endpoint);
-  gsize len = strlen (base);
-  while (len > 0 && base[len - 1] == '/')
-    base[--len] = 0;
-  return base;
-}
-
 HzEgress *
 hz_egress_new (const char *endpoint, const char *token, HzStore *store, HzDeltaConfig *config,
                GError **error)
 {
   g_return_val_if_fail (store && config, NULL);
-  g_autofree char *base = check_endpoint (endpoint, error);
+  g_autofree char *base = hz_egress_check_endpoint (endpoint, "federation endpoint",
+                                                    HZ_EGRESS_ERROR, HZ_EGRESS_ERROR_INVALID,
+                                                    error);
   if (!base)
     return NULL;
   gboolean token_ok = token && *token && g_utf8_validate (token, -1, NULL);
@@ -145,43 +101,6 @@ typedef struct {
   gpointer           ud;
 } Request;
 
-/* A short, printable excerpt of a server's reply for messages. */
-static char *
-excerpt (GBytes *reply)
-{
-  if (!reply || g_bytes_get_size (reply) == 0)
-    return g_strdup ("(empty reply)");
-  gsize n = MIN (g_bytes_get_size (reply), 200);
-  g_autofree char *valid = g_utf8_make_valid (g_bytes_get_data (reply, NULL), (gssize) n);
-  for (char *p = valid; *p; p++)
-    if (g_ascii_iscntrl (*p))
-      *p = ' ';
-  return g_strstrip (g_steal_pointer (&valid));
-}
-
-static GBytes *
-read_limited (GInputStream *in, gsize limit, GCancellable *cancellable, GError **error)
-{
-  g_autoptr (GByteArray) buf = g_byte_array_new ();
-  guint8 chunk[65536];
-  for (;;)
-    {
-      gssize r = g_input_stream_read (in, chunk, sizeof chunk, cancellable, error);
-      if (r < 0)
-        return NULL;
-      if (r == 0)
-        break;
-      if (buf->len + (gsize) r > limit)
-        {
-          g_set_error (error, G_IO_ERROR, G_IO_ERROR_MESSAGE_TOO_LARGE,
-                       "reply larger than %" G_GSIZE_FORMAT " bytes", limit);
-          return NULL;
-        }
-      g_byte_array_append (buf, chunk, (guint) r);
-    }
-  return g_byte_array_free_to_bytes (g_steal_pointer (&buf));
-}
-
 static gboolean
 log_attempt (HzEgress *e, const Request *rq, int attempt, HzEgressStatus status, guint http,
              GBytes *reply, const char *message, GError **error)
@@ -210,34 +129,10 @@ log_attempt (HzEgress *e, const Request *rq, int attempt, HzEgressStatus status,
   return FALSE;
 }
 
-/* Sleep `ms`, waking early (FALSE) when cancelled. */
-static gboolean
-backoff_sleep (guint ms, GCancellable *cancellable)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) ms * 1000;
-  for (gint64 now; (now = g_get_monotonic_time ()) < end;)
-    {
-      if (g_cancellable_is_cancelled (cancellable))
-        return FALSE;
-      g_usleep ((gulong) MIN (end - now, 20000));
-    }
-  return !g_cancellable_is_cancelled (cancellable);
-}
-
-static guint
-backoff_ms (const HzEgressRetry *r, int attempt)
-{
-  double ms = r->initial_backoff_ms * pow (2.0, attempt - 1);
-  ms = MIN (ms, (double) r->max_backoff_ms);
-  return (guint) (ms * g_random_double_range (0.75, 1.25));
-}
-
 static gboolean
 run_request (HzEgress *e, Request *rq, GCancellable *cancellable, GError **error)
 {
-  g_autoptr (SoupSession) session = soup_session_new_with_options (
-    "timeout", e->retry.timeout_s, "idle-timeout", e->retry.timeout_s,
-    "user-agent", "hanzo-desktop/" "0.1", NULL);
+  g_autoptr (SoupSession) session = hz_egress_session_new (e->retry.timeout_s, TRUE);
   g_autofree char *last = NULL;
   int last_code = HZ_EGRESS_ERROR_NETWORK;
 
@@ -258,7 +153,7 @@ run_request (HzEgress *e, Request *rq, GCancellable *cancellable, GError **error
       g_autoptr (GInputStream) in = soup_session_send (session, msg, cancellable, &local);
       if (in)
         {
-          reply = read_limited (in, rq->max_reply, cancellable, &local);
+          reply = hz_egress_read_limited (in, rq->max_reply, cancellable, &local);
           g_input_stream_close (in, NULL, NULL);
         }
       guint http = in ? soup_message_get_status (msg) : 0;
@@ -300,7 +195,7 @@ run_request (HzEgress *e, Request *rq, GCancellable *cancellable, GError **error
       if (!log_attempt (e, rq, attempt, final ? HZ_EGRESS_STATUS_FAILED : HZ_EGRESS_STATUS_RETRY,
                         http, reply, last, error))
         return FALSE;
-      if (!final && !backoff_sleep (backoff_ms (&e->retry, attempt), cancellable))
+      if (!final && !hz_egress_backoff_sleep (hz_egress_backoff_ms (&e->retry, attempt), cancellable))
         {
           log_attempt (e, rq, attempt, HZ_EGRESS_STATUS_CANCELLED, 0, NULL, "cancelled", NULL);
           g_set_error (error, HZ_EGRESS_ERROR, HZ_EGRESS_ERROR_CANCELLED, "%s %s cancelled",
@@ -317,9 +212,9 @@ run_request (HzEgress *e, Request *rq, GCancellable *cancellable, GError **error
 static Outcome
 http_failure (guint status, GBytes *reply, char **msg, int *code, int final_code)
 {
-  g_autofree char *text = excerpt (reply);
+  g_autofree char *text = hz_egress_excerpt (reply);
   *msg = g_strdup_printf ("HTTP %u %s: %s", status, soup_status_get_phrase (status), text);
-  if (status == 408 || status == 429 || status >= 500 || status < 100)
+  if (hz_egress_status_retryable (status))
     {
       *code = HZ_EGRESS_ERROR_NETWORK;
       return OUTCOME_RETRY;
@@ -328,44 +223,12 @@ http_failure (guint status, GBytes *reply, char **msg, int *code, int final_code
   return OUTCOME_FINAL;
 }
 
-/* The JSON object of a reply, or NULL (the parser owns it). */
-static JsonObject *
-parse_json_object (const char *data, gsize len, JsonParser *parser)
-{
-  if (!data || len > G_MAXSSIZE || !json_parser_load_from_data (parser, data, (gssize) len, NULL))
-    return NULL;
-  JsonNode *root = json_parser_get_root (parser);
-  return root && JSON_NODE_HOLDS_OBJECT (root) ? json_node_get_object (root) : NULL;
-}
-
-/* Member `name` of `o` when it is a string, else NULL. The _with_default getters of
- * json-glib emit a critical for a member of another kind (an object, an array), which a
- * server's reply must not be able to cause. */
-static const char *
-member_string (JsonObject *o, const char *name)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-  return n && JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING
-           ? json_node_get_string (n) : NULL;
-}
-
-/* Member `name` of `o` when it is an integer (TRUE, *out set). */
-static gboolean
-member_int (JsonObject *o, const char *name, gint64 *out)
-{
-  JsonNode *n = o ? json_object_get_member (o, name) : NULL;
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_INT64)
-    return FALSE;
-  *out = json_node_get_int (n);
-  return TRUE;
-}
-
 gboolean
 hz_egress_parse_round_reply (const char *data, gsize len, guint64 *round_id)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
   gint64 round = 0;
-  if (!member_int (parse_json_object (data, len, parser), "round", &round) || round < 1)
+  if (!hz_egress_member_int (hz_egress_parse_json_object (data, len, parser), "round", &round) || round < 1)
     return FALSE;
   *round_id = (guint64) round;
   return TRUE;
@@ -376,13 +239,13 @@ hz_egress_reply_confirms_upload (const char *data, gsize len, guint64 round_id,
                                  const char *payload_sha256)
 {
   g_autoptr (JsonParser) parser = json_parser_new ();
-  JsonObject *o = parse_json_object (data, len, parser);
-  const char *st = member_string (o, "status");
-  const char *sha = member_string (o, "sha256");
+  JsonObject *o = hz_egress_parse_json_object (data, len, parser);
+  const char *st = hz_egress_member_string (o, "status");
+  const char *sha = hz_egress_member_string (o, "sha256");
   gint64 round = -1;
   return st && (strcmp (st, "accepted") == 0 || strcmp (st, "duplicate") == 0) && sha &&
          payload_sha256 && strcmp (sha, payload_sha256) == 0 &&
-         member_int (o, "round", &round) && round >= 0 && (guint64) round == round_id;
+         hz_egress_member_int (o, "round", &round) && round >= 0 && (guint64) round == round_id;
 }
 
 /* ================================================================= upload */
@@ -402,7 +265,7 @@ check_upload (gpointer ud, guint status, GBytes *reply, char **msg, int *code)
   if (hz_egress_reply_confirms_upload (data, len, hz_dp_release_get_round_id (r),
                                        hz_dp_release_get_payload_sha256 (r)))
     return OUTCOME_OK;
-  g_autofree char *text = excerpt (reply);
+  g_autofree char *text = hz_egress_excerpt (reply);
   *msg = g_strdup_printf ("HTTP %u but the reply does not confirm this payload: %s", status, text);
   *code = HZ_EGRESS_ERROR_NETWORK;
   return OUTCOME_RETRY;
@@ -419,7 +282,7 @@ hz_egress_upload_release (HzEgress *e, const HzDpRelease *release, GCancellable 
                             hz_dp_release_get_round_id (release)),
     .body = hz_dp_release_get_payload (release),
     .body_sha256 = hz_dp_release_get_payload_sha256 (release),
-    .max_reply = MAX_JSON_REPLY,
+    .max_reply = HZ_EGRESS_MAX_JSON_REPLY,
     .direction = HZ_EGRESS_UPLOAD,
     .release_id = hz_dp_release_get_id (release),
     .epsilon = hz_dp_release_get_epsilon (release),
@@ -484,7 +347,7 @@ check_aggregate (gpointer ud, guint status, GBytes *reply, char **msg, int *code
   AggregateCheck *ac = ud;
   if (status == 404 || status == 425)
     {
-      g_autofree char *text = excerpt (reply);
+      g_autofree char *text = hz_egress_excerpt (reply);
       *msg = g_strdup_printf ("the aggregate of round %" G_GUINT64_FORMAT " is not ready "
                               "(HTTP %u: %s)", ac->round_id, status, text);
       *code = HZ_EGRESS_ERROR_NOT_READY;
@@ -546,7 +409,7 @@ check_round (gpointer ud, guint status, GBytes *reply, char **msg, int *code)
   const char *data = reply ? g_bytes_get_data (reply, &len) : NULL;
   if (hz_egress_parse_round_reply (data, len, &((RoundCheck *) ud)->round_id))
     return OUTCOME_OK;
-  g_autofree char *text = excerpt (reply);
+  g_autofree char *text = hz_egress_excerpt (reply);
   *msg = g_strdup_printf ("HTTP %u but no round in the reply: %s", status, text);
   *code = HZ_EGRESS_ERROR_NETWORK;
   return OUTCOME_RETRY;
@@ -559,7 +422,7 @@ hz_egress_get_round (HzEgress *e, guint64 *round_id, GCancellable *cancellable, 
   Request rq = {
     .method = "GET",
     .url = g_strdup_printf ("%s/v1/rounds/current", e->base),
-    .max_reply = MAX_JSON_REPLY,
+    .max_reply = HZ_EGRESS_MAX_JSON_REPLY,
     .direction = HZ_EGRESS_DOWNLOAD,
     .check = check_round,
     .ud = &rc,

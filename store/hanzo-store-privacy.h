@@ -116,6 +116,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzEgressLogEntry, hz_egress_log_entry_free)
  *  (bad UTF-8, no such release, upload without release), _FULL, _BUSY, _FAILED. */
 gint64 hz_store_add_egress_log (HzStore *store, const HzEgressLogEntry *e, GError **error);
 
+/** Completes row `id` (written before its request went out, so that a process killed
+ *  during the request still leaves it): sets its bytes, payload_sha256, status,
+ *  http_status and message from `e` (other fields are kept; `e` is checked as by
+ *  hz_store_add_egress_log). Errors: HZ_STORE_ERROR_NOT_FOUND (no such row), _INVALID,
+ *  _FULL, _BUSY, _FAILED. */
+gboolean hz_store_update_egress_log (HzStore *store, gint64 id, const HzEgressLogEntry *e,
+                                     GError **error);
+
 /** Log rows with time_us >= since_us, oldest first; at most `limit` (<= 0: all). Element
  *  type HzEgressLogEntry*. NULL on error. */
 GPtrArray *hz_store_list_egress_log (HzStore *store, gint64 since_us, int limit,

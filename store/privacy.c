@@ -189,8 +189,9 @@ hz_store_get_privacy_release (HzStore *store, const char *release_id, GError **e
 
 /* ================================================================= egress log */
 
-gint64
-hz_store_add_egress_log (HzStore *store, const HzEgressLogEntry *e, GError **error)
+/* The checks of a row to add or update (FALSE with HZ_STORE_ERROR_INVALID). */
+static gboolean
+egress_entry_valid (const HzEgressLogEntry *e, GError **error)
 {
   if (!hz_egress_direction_to_string (e->direction) || !hz_egress_status_to_string (e->status))
     return hz_store_set_invalid (error, "egress log: unknown direction or status");
@@ -203,6 +204,36 @@ hz_store_add_egress_log (HzStore *store, const HzEgressLogEntry *e, GError **err
                                         "privacy ledger");
   if (e->bytes < 0 || !(e->epsilon >= 0))
     return hz_store_set_invalid (error, "egress log: bytes and epsilon must be >= 0");
+  return TRUE;
+}
+
+gboolean
+hz_store_update_egress_log (HzStore *store, gint64 id, const HzEgressLogEntry *e,
+                            GError **error)
+{
+  if (!egress_entry_valid (e, error))
+    return FALSE;
+  sqlite3_stmt *st = hz_store_prepare_write (store,
+    "UPDATE egress_log SET bytes = ?, payload_sha256 = ?, status = ?, http_status = ?,"
+    " message = ? WHERE id = ?", error);
+  if (!st)
+    return FALSE;
+  sqlite3_bind_int64 (st, 1, e->bytes);
+  hz_store_bind_text_or_null (st, 2, e->payload_sha256);
+  sqlite3_bind_text (st, 3, hz_egress_status_to_string (e->status), -1, SQLITE_STATIC);
+  sqlite3_bind_int (st, 4, e->http_status);
+  hz_store_bind_text_or_null (st, 5, e->message);
+  sqlite3_bind_int64 (st, 6, id);
+  gboolean ok = hz_store_step_write_found (store, st, "updating an egress log entry",
+                                           "egress log entry", id, error);
+  return hz_store_write_end (store, ok, error);
+}
+
+gint64
+hz_store_add_egress_log (HzStore *store, const HzEgressLogEntry *e, GError **error)
+{
+  if (!egress_entry_valid (e, error))
+    return 0;
   sqlite3_stmt *st = hz_store_prepare_write (store,
     "INSERT INTO egress_log (time_us, direction, endpoint, bytes, payload_sha256, epsilon,"
     " status, http_status, release_id, round_id, attempt, message)"

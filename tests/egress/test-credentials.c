@@ -1,4 +1,4 @@
-/* Federation credentials in the Secret Service (libsecret). Run by with-keyring.sh inside a
+/* Federation credentials and Hub tokens in the Secret Service (libsecret). Run by with-keyring.sh inside a
  * private D-Bus session with a throwaway unlocked gnome-keyring; skips (with the reason)
  * only when no Secret Service is reachable. */
 #include "credentials.h"
@@ -97,10 +97,51 @@ test_store_lookup_clear (void)
   hz_store_close (store2);
 }
 
+/* Hub access tokens: one per endpoint, independent of the federation item. */
+static void
+test_hub_token (void)
+{
+  if (!secret_service_reachable ())
+    return;
+  g_autoptr (GError) error = NULL;
+  static const char hf[] = "https://huggingface.co", mirror[] = "https://hf-mirror.example";
+  g_assert_true (hz_credentials_clear_hub_token (hf, NULL, &error));
+  g_assert_true (hz_credentials_clear_hub_token (mirror, NULL, &error));
+  g_assert_null (hz_credentials_lookup_hub_token (hf, NULL, &error));
+  g_assert_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_false (hz_credentials_store_hub_token (hf, "hf_a b", NULL, &error));
+  g_assert_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_true (hz_credentials_store_hub_token (hf, "hf_old", NULL, &error));
+  g_assert_true (hz_credentials_store_hub_token (hf, "hf_0123456789abcdef", NULL, &error));
+  g_assert_true (hz_credentials_store_hub_token (mirror, "hf_mirror", NULL, &error));
+  g_assert_no_error (error);
+  char *t = hz_credentials_lookup_hub_token (hf, NULL, &error);
+  g_assert_cmpstr (t, ==, "hf_0123456789abcdef");   /* replaced */
+  hz_credentials_free_token (t);
+  t = hz_credentials_lookup_hub_token (mirror, NULL, &error);
+  g_assert_cmpstr (t, ==, "hf_mirror");
+  hz_credentials_free_token (t);
+  /* the federation item is another thing */
+  char *endpoint = NULL, *token = NULL;
+  g_assert_false (hz_credentials_lookup (&endpoint, &token, NULL, &error));
+  g_assert_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_assert_true (hz_credentials_clear_hub_token (hf, NULL, &error));
+  g_assert_null (hz_credentials_lookup_hub_token (hf, NULL, &error));
+  g_assert_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  t = hz_credentials_lookup_hub_token (mirror, NULL, &error);
+  g_assert_cmpstr (t, ==, "hf_mirror");
+  hz_credentials_free_token (t);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/egress/credentials/store-lookup-clear", test_store_lookup_clear);
+  g_test_add_func ("/egress/credentials/hub-token", test_hub_token);
   return g_test_run ();
 }

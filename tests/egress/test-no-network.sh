@@ -6,7 +6,9 @@
 #     (defines hz_egress_upload_release): libsoup only ever arrives through libhzegress;
 #  3. no source outside egress/ and tests/egress/ includes libsoup or curl;
 #  4. HzDpRelease is opaque (a declaration of one by value does not compile) and
-#     hz_dp_release() is the only function in egress/ headers returning one.
+#     hz_dp_release() is the only function in egress/ headers returning one;
+#  5. the download channel's request type HzHubFileRef (egress/hub.h, issue 27) likewise:
+#     opaque, built only by hz_hub_file_ref_new() (which validates repo, revision, path).
 # Usage: test-no-network.sh BUILD_DIR SOURCE_DIR
 set -u
 build=${1:?build dir}
@@ -37,7 +39,7 @@ egress_path () {
   esac
 }
 
-echo "1..5"
+echo "1..7"
 
 # 1. static libraries and objects outside egress (objects already inside a lib*.a are
 #    checked through the archive)
@@ -59,14 +61,14 @@ else
 fi
 
 # 2. executables: network symbols or libsoup only where egress code is linked in (defines
-#    hz_egress_* or hz_aggregator_* functions) or the target is egress' own
+#    hz_egress_*, hz_hub_* or hz_aggregator_* functions) or the target is egress' own
 checked=0
 bad=""
 for f in $(find "$build" -type f -perm -u+x ! -name '*.so*' ! -name '*.sh' ! -path '*/meson-private/*'); do
   head -c 4 "$f" 2>/dev/null | grep -q 'ELF' || continue
   checked=$((checked + 1))
   egress_path "$f" && continue
-  nm "$f" 2>/dev/null | grep -qE ' T hz_(egress|aggregator)_' && continue
+  nm "$f" 2>/dev/null | grep -qE ' T hz_(egress|hub|aggregator)_' && continue
   syms=$(net_refs "-D -u" "$f" | awk '{ print $2 }' | tr '\n' ' ')
   soup=$(ldd "$f" 2>/dev/null | grep -o 'libsoup[^ ]*' | head -n 1)
   if [ -n "$syms" ] || [ -n "$soup" ]; then
@@ -87,6 +89,16 @@ if [ -x "$agg" ] && ldd "$agg" | grep -q libsoup-3.0 && nm "$agg" | grep -qE ' T
   ok "positive control: the checks see hanzo-aggregator's libsoup link and symbols"
 else
   not_ok "positive control failed: $agg missing, not linking libsoup, or its symbols not seen"
+fi
+
+cli="$build/tools/hanzo"
+if [ ! -x "$cli" ]; then
+  ok "# SKIP tools/hanzo not built"
+elif ldd "$cli" | grep -q libsoup-3.0 && nm "$cli" | grep -qE ' T hz_hub_download$' &&
+     [ -z "$(net_refs "-u" "$build"/tools/hanzo.p/*.o)" ]; then
+  ok "positive control: hanzo links libsoup only through egress (hz_hub_download); its own objects reference no network symbol"
+else
+  not_ok "hanzo: not linking libsoup through egress/hub.c, or its objects reference network symbols"
 fi
 
 # 3. sources
@@ -115,5 +127,19 @@ elif [ "$ctors" != "hz_dp_release " ]; then
   not_ok "functions returning HzDpRelease*: '$ctors' (only hz_dp_release allowed)"
 else
   ok "HzDpRelease is opaque; hz_dp_release() is its only constructor"
+fi
+# 5. HzHubFileRef is opaque, hz_hub_file_ref_new() its only constructor
+printf '#include "hub.h"\nint main (void) { HzHubFileRef r; return (int) sizeof r; }\n' > "$tmp/ref.c"
+printf '#include "hub.h"\nint main (void) { HzHubFileRef *r = NULL; return r != NULL; }\n' > "$tmp/refp.c"
+ref_ctors=$(grep -hE '^(const )?HzHubFileRef +\*' "$src"/egress/*.h | grep -oE 'hz_[a-z0-9_]+' | sort -u | tr '\n' ' ')
+hflags="$flags $(pkg-config --cflags json-glib-1.0 2>/dev/null)"
+if ! $cc $hflags -c "$tmp/refp.c" -o "$tmp/refp.o" 2>"$tmp/refp.err"; then
+  not_ok "control: a pointer to HzHubFileRef should compile ($(head -c 300 "$tmp/refp.err"))"
+elif $cc $hflags -c "$tmp/ref.c" -o "$tmp/ref.o" 2>/dev/null; then
+  not_ok "HzHubFileRef can be declared by value: it is not opaque"
+elif [ "$ref_ctors" != "hz_hub_file_ref_new " ]; then
+  not_ok "functions returning HzHubFileRef*: '$ref_ctors' (only hz_hub_file_ref_new allowed)"
+else
+  ok "HzHubFileRef is opaque; hz_hub_file_ref_new() is its only constructor"
 fi
 exit $failed

@@ -167,6 +167,49 @@ test_egress_log (void)
   g_assert_null (hz_egress_status_to_string (99));
 }
 
+/* A download row written before its request and completed after (egress/hub.c): the
+ * update sets the outcome and keeps the rest; unknown rows and bad values are refused. */
+static void
+test_egress_log_update (void)
+{
+  g_autofree char *path = tmp_db ();
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzStore) store = hz_store_open (path, &error);
+  g_assert_no_error (error);
+  HzEgressLogEntry begin = {
+    .direction = HZ_EGRESS_DOWNLOAD, .endpoint = (char *) "https://huggingface.co/a/b/resolve/main/m.gguf",
+    .status = HZ_EGRESS_STATUS_FAILED, .attempt = 2,
+    .message = (char *) "the process ended during this request",
+  };
+  gint64 id = hz_store_add_egress_log (store, &begin, &error);
+  g_assert_cmpint (id, >, 0);
+  HzEgressLogEntry end = begin;
+  end.status = HZ_EGRESS_STATUS_OK;
+  end.http_status = 206;
+  end.bytes = 711226;
+  end.payload_sha256 = (char *) "047bf46455a544931cff6fef14d7910154c56afbc23ab1c5e56a72e69912c04b";
+  end.message = NULL;
+  end.attempt = 9;   /* not updated */
+  g_assert_true (hz_store_update_egress_log (store, id, &end, &error));
+  g_assert_no_error (error);
+  g_autoptr (GPtrArray) log = hz_store_list_egress_log (store, 0, 0, &error);
+  g_assert_cmpuint (log->len, ==, 1);
+  const HzEgressLogEntry *e = log->pdata[0];
+  g_assert_cmpint (e->status, ==, HZ_EGRESS_STATUS_OK);
+  g_assert_cmpint (e->http_status, ==, 206);
+  g_assert_cmpint (e->bytes, ==, 711226);
+  g_assert_cmpstr (e->payload_sha256, ==, end.payload_sha256);
+  g_assert_null (e->message);
+  g_assert_cmpint (e->attempt, ==, 2);
+  g_assert_cmpstr (e->endpoint, ==, begin.endpoint);
+  g_assert_false (hz_store_update_egress_log (store, id + 1, &end, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  end.bytes = -1;
+  g_assert_false (hz_store_update_egress_log (store, id, &end, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID);
+}
+
 /* Inside hz_store_begin(), a failed ledger insert rolls back with the transaction. */
 static void
 test_transaction (void)
@@ -195,6 +238,7 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/store/privacy/ledger", test_ledger);
   g_test_add_func ("/store/privacy/egress-log", test_egress_log);
+  g_test_add_func ("/store/privacy/egress-log-update", test_egress_log_update);
   g_test_add_func ("/store/privacy/transaction", test_transaction);
   return g_test_run ();
 }

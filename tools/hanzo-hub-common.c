@@ -1,0 +1,49 @@
+/* tools/hanzo-hub-common.c — the Hub client of the command line (hanzo-hub-common.h). */
+#include "hanzo-hub-common.h"
+
+#include <stdio.h>
+#include "credentials.h"
+
+HzHub *
+hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store)
+{
+  g_autoptr (GError) error = NULL;
+  *store = hz_store_open (NULL, &error);
+  if (!*store)
+    {
+      fprintf (stderr, "hanzo %s: the egress log (where every download is recorded) cannot "
+                       "be opened: %s\n", cmd, error->message);
+      return NULL;
+    }
+  const char *token = g_getenv ("HF_TOKEN");
+  if (!token || !*token)
+    token = g_getenv ("HUGGING_FACE_HUB_TOKEN");
+  HzHub *hub = hz_hub_new (endpoint, token, *store, &error);
+  if (!hub)
+    {
+      fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+      g_clear_pointer (store, hz_store_close);
+    }
+  return hub;
+}
+
+gboolean
+hz_cli_hub_token_from_keyring (HzHub *hub, const GError *error)
+{
+  if (!g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH) || hz_hub_has_token (hub))
+    return FALSE;
+  char *token = hz_credentials_lookup_hub_token (hz_hub_get_endpoint (hub), NULL, NULL);
+  gboolean ok = token && hz_hub_set_token (hub, token, NULL);
+  hz_credentials_free_token (token);
+  return ok;
+}
+
+void
+hz_cli_hub_print_error (const char *cmd, const GError *error)
+{
+  fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH))
+    fprintf (stderr, "hanzo %s: the repository is gated or private: accept its terms on the "
+                     "Hub's page, create an access token (huggingface.co/settings/tokens) "
+                     "and set HF_TOKEN\n", cmd);
+}

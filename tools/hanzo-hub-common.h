@@ -1,0 +1,28 @@
+/* tools/hanzo-hub-common.h — what `hanzo pull` and `hanzo search` share: the Hub client
+ * with its endpoint, token and egress log (egress/hub.h). */
+#pragma once
+
+#include "hub.h"
+#include "hanzo-store-privacy.h"
+
+G_BEGIN_DECLS
+
+/** Exit status after Ctrl-C or SIGTERM: 128 + SIGINT, as a shell reports it. */
+#define HZ_CLI_EXIT_INTERRUPTED 130
+
+/** A Hub client for `endpoint` (NULL: $HF_ENDPOINT, else https://huggingface.co) with the
+ *  token of $HF_TOKEN (or the older $HUGGING_FACE_HUB_TOKEN) when set, logging every
+ *  request into the store at its default place ($XDG_DATA_HOME/hanzo/hanzo.db, opened into
+ *  *store: close it after freeing the client). NULL after printing "hanzo CMD: ..." to
+ *  stderr. */
+HzHub *hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store);
+
+/** After a call failed with HZ_HUB_ERROR_AUTH: when the client had no token, take the one
+ *  the keyring holds for its endpoint (libsecret, hz_credentials_lookup_hub_token). TRUE
+ *  when a token was found and set, so the call is worth repeating once. */
+gboolean hz_cli_hub_token_from_keyring (HzHub *hub, const GError *error);
+
+/** Prints "hanzo CMD: MESSAGE" and, for HZ_HUB_ERROR_AUTH, how to give a token. */
+void hz_cli_hub_print_error (const char *cmd, const GError *error);
+
+G_END_DECLS
