@@ -184,31 +184,37 @@ hzk_ld_l2 (const float *p)
 #endif
 }
 
-/** 16-byte asynchronous copy global -> shared (cp.async.cg, sm_80+); valid == false
- *  writes 16 zero bytes (src-size 0: src is not read). Elsewhere a plain copy (the kernels
- *  that use it run on sm_80+ only). */
+/** 16-byte asynchronous copy global -> shared (sm_80+): cp.async.cg (L2 only), or with
+ *  via_l1 cp.async.ca (through L1: data that other blocks of the SM read too, e.g. the
+ *  activations of a product); valid == false writes 16 zero bytes (src-size 0: src is not
+ *  read). Elsewhere a plain copy (the kernels that use it run on sm_80+ only). */
 static __device__ __forceinline__ void
-hzk_cp_async16 (void *dst, const void *src, bool valid)
+hzk_cp_async16 (void *dst, const void *src, bool valid, bool via_l1 = false)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
-  asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-                "r"(valid ? 16 : 0));
+  if (via_l1)
+    asm volatile ("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                  "r"(valid ? 16 : 0));
+  else
+    asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                  "r"(valid ? 16 : 0));
 #else
   *(uint4 *) dst = valid ? *(const uint4 *) src : make_uint4 (0, 0, 0, 0);
 #endif
 }
 
 /** 8-byte asynchronous copy global -> shared (cp.async.ca, sm_80+; a plain copy
- *  elsewhere). */
+ *  elsewhere); valid == false writes 8 zero bytes. */
 static __device__ __forceinline__ void
-hzk_cp_async8 (void *dst, const void *src)
+hzk_cp_async8 (void *dst, const void *src, bool valid)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
-  asm volatile ("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(d), "l"(src));
+  asm volatile ("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(src),
+                "r"(valid ? 8 : 0));
 #else
-  *(uint2 *) dst = *(const uint2 *) src;
+  *(uint2 *) dst = valid ? *(const uint2 *) src : make_uint2 (0, 0);
 #endif
 }
 

@@ -110,8 +110,7 @@ hzk_splitk_sum (float *v, bool holds, int h, const hzk_splitk &sk)
     for (int i = 0; i < NV; i++)
       hzk_st_l2 (p + sk.split * stride + (size_t) i * NH, v[i]);
   /* release: the block's stores, ordered by the barrier, then one thread's device-scope
-   * fence before its counter update (cumulative; one fence per block, not per thread: a
-   * fence in all 256 threads cost ~12 µs per block wave on an H200); acquire: the
+   * fence before its counter update (cumulative: one fence per block); acquire: the
    * counting thread's fence after the update, then the barrier */
   __syncthreads ();
   if (threadIdx.x == 0)
@@ -423,8 +422,10 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
       for (int c = 0; c < 4; c++)
         acc[i][j][c] = 0.0f;
 
-  /* tokens whose activations a tile copies: those of the warps' n tiles up to the last
-   * token (the rest of the BN rows is never read) */
+  /* token rows of the activation tile that the warps' n tiles read: up to the last token,
+   * rounded up to whole n tiles; rows past the last token are zero-filled (cp.async of
+   * source size 0: no global read; on an H200 copies of the last token's row instead, the
+   * same addresses fetched up to 8 times per block, cost 12 µs at 1 token) */
   const int tpad = min (BN, (n_tok - tok0 + 7) / 8 * 8);
   const int64_t kte = kt1 < 0 ? n_tiles : kt1;
   for (int64_t kt = kt0; kt < kte; kt++)
@@ -475,7 +476,8 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
                     {
                       const int tg = min (tok0 + t, n_tok - 1);
                       hzk_cp_async16 (sa + t * LD + j * 16,
-                                      aq + (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j, true);
+                                      aq + (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j,
+                                      tok0 + t < n_tok, true);
                     }
                 }
 #pragma unroll
@@ -487,10 +489,10 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
                       const int tg = min (tok0 + t, n_tok - 1);
                       const int64_t e = ((int64_t) (tok_row ? tok_row[tg] : tg) * K + e0) / 16
                                         + (K32 ? 2 : 1) * s;
-                      if constexpr (K32)
-                        hzk_cp_async16 (sam + (s * BN + t) * SAW, am + e, true);   /* both runs' */
+                      if constexpr (K32)   /* both runs' */
+                        hzk_cp_async16 (sam + (s * BN + t) * SAW, am + e, tok0 + t < n_tok, true);
                       else
-                        hzk_cp_async8 (sam + s * BN + t, am + e);
+                        hzk_cp_async8 (sam + s * BN + t, am + e, tok0 + t < n_tok);
                     }
                 }
             }

@@ -35,8 +35,8 @@
  *          least one block per SM;
  *   small  32 rows × 32 tokens, 8 warps of 16 rows × 32 tokens, K tiles of 1024
  *          elements with one 256-element slice per warp (partial sums added in shared
- *          memory at the end, fixed order), n tiles past the last token skipped, 90–107 KB
- *          of dynamic shared memory, 2 blocks per SM — up to 64 tokens (the serving step's
+ *          memory at the end, fixed order), n tiles past the last token skipped, 89–97 KB
+ *          of dynamic shared memory, 2 blocks per SM — up to 32 tokens (the serving step's
  *          batched decode, speculative decoding, GRPO rollouts), small grids, and the MoE
  *          expert tiles: 4× the blocks of a 64-row tile, four 256-element tiles' loads in
  *          flight per synchronisation.
@@ -48,7 +48,8 @@
  * two loads per loop trip and waited for each: ~5 µs per K tile of the small tile). The
  * int32 sums become floats by an integer add and a float subtract (hzk_i2f_small) instead
  * of the slower conversion instruction.
- * Split-K (products of up to HZK_MM_SPLIT_TOK = 64 tokens whose row tiles do not give
+ * Split-K (opt-in, HZ_GPU_MMQ_SPLIT=N: slower on an H200 so far, see below at the
+ * launchers; products of up to HZK_MM_SPLIT_TOK = 64 tokens whose row tiles do not give
  * HZK_MM_SPLIT_BLOCKS = 4 blocks per SM, with the workspace of hzk_matmul_ws_bytes): the
  * K tiles are dealt to n_split blocks per output tile (a 1-D grid, the token tiles of a
  * row tile and K range adjacent); each block writes its partial tile to the workspace and
@@ -56,7 +57,12 @@
  * order and stores (hzk_splitk_sum in qmmq-core.h): deterministic, one launch, and
  * n_split depends on the rows and K only, so a token's output is the same whatever the
  * other tokens of the product (4096 × 4096 at 16 tokens: 128 row tiles × 4 splits).
- * Same for the dp4a tile (AMD: 64-row tiles).
+ * Same for the dp4a tile (AMD: 64-row tiles). Up to 32 tokens the small tile is used
+ * whatever the grid, so a product's per-token sums do not depend on the token count there
+ * (the serving step's row-invariant mode); above, the big tile where its grid fills the
+ * device. Rows of the activation tile past the last token are zero-filled, not copies of
+ * the last token (fetching the same addresses up to 8 times per block cost 12 µs at 1..7
+ * tokens on 4096 × 4096).
  * HZ_GPU_MMQ_TILE=big|small forces one (tests, benchmarks). Tried on an H200 at 512
  * tokens and dropped: 64 × 64 blocks of 4 warps (the big tile's warp tile, 4 blocks per
  * SM): 8–16 % slower than big; 128 × 128 blocks of 8 warps of 32 × 64 (half the decode
@@ -84,28 +90,40 @@
 
 /* ---- launchers, dispatch ---------------------------------------------------------------- */
 
-/* Split-K (few tokens). A product of at most HZK_MM_SPLIT_TOK tokens whose row tiles are
- * fewer than HZK_MM_SPLIT_BLOCKS blocks per multiprocessor is split over K: n_split blocks
- * per output tile, each a contiguous range of K tiles, their partial sums added in split
- * order by the tile's last block (hzk_splitk_sum). n_split follows from the row tiles and K
- * alone, never from the token count, so a token's result is the same in a product of 1 or
- * of 64 tokens (the serving step's row-invariant mode relies on it). */
+/* Split-K (few tokens; opt-in: HZ_GPU_MMQ_SPLIT=N, at most N splits). A product of at most
+ * HZK_MM_SPLIT_TOK tokens whose row tiles are fewer than HZK_MM_SPLIT_BLOCKS blocks per
+ * multiprocessor is split over K: n_split blocks per output tile, each a contiguous range of
+ * K tiles, their partial sums added in split order by the tile's last block
+ * (hzk_splitk_sum). n_split follows from the row tiles and K alone, never from the token
+ * count, so a token's result is the same in a product of 1 or of 64 tokens. Off by default:
+ * on an H200 it made the small tile slower (4096 x 4096 Q4_0: 29.6 µs instead of 15.2 at
+ * 1..8 tokens with 4 splits; docs/PERFORMANCE.md): each block's life is one serial chain
+ * of latencies (load, decode, product, reduction, hand-over) and at 2 blocks per SM
+ * (registers and shared memory) more, shorter blocks hide none of it. */
 #define HZK_MM_SPLIT_TOK 64
 #define HZK_MM_SPLIT_BLOCKS 4
 
-/** Splits of a product of nbx row tiles over n_kt K tiles: about HZK_MM_SPLIT_BLOCKS
- *  blocks per multiprocessor, at most n_kt, no empty split; *kps = K tiles per split. */
-static int
-hzk_mm_n_split (int64_t nbx, int64_t n_kt, int *kps)
+/** The HZ_GPU_MMQ_SPLIT cap on the splits (1: no split, the default), asked once. */
+static int64_t
+hzk_mm_split_cap (void)
 {
-  /* HZ_GPU_MMQ_SPLIT=N: at most N splits (1: none; benchmarks), asked once */
   static int64_t cap = -1;
   if (cap < 0)
     {
       const char *e = getenv ("HZ_GPU_MMQ_SPLIT");
-      cap = e && atoi (e) > 0 ? atoi (e) : INT32_MAX;
+      cap = e && atoi (e) > 1 ? atoi (e) : 1;
     }
+  return cap;
+}
+
+/** Splits of a product of nbx row tiles over n_kt K tiles: about HZK_MM_SPLIT_BLOCKS
+ *  blocks per multiprocessor, at most n_kt and the cap, no empty split; *kps = K tiles
+ *  per split. */
+static int
+hzk_mm_n_split (int64_t nbx, int64_t n_kt, int *kps)
+{
   const int64_t target = (int64_t) HZK_MM_SPLIT_BLOCKS * hzk_mm_sm_count ();
+  const int64_t cap = hzk_mm_split_cap ();
   int64_t s = nbx >= target ? 1 : (target + nbx - 1) / nbx;
   s = s > n_kt ? n_kt : s;
   s = s > cap ? cap : s < 1 ? 1 : s;
@@ -138,6 +156,8 @@ hzk_mm_tile_floats (void)
 extern "C" size_t
 hzk_matmul_ws_bytes (void)
 {
+  if (hzk_mm_split_cap () <= 1)
+    return 0;
   return hzk_align256 (sizeof (int) * hzk_mm_ws_tiles ())
          + sizeof (float) * 2 * hzk_mm_ws_tiles () * hzk_mm_tile_floats ();
 }
@@ -226,8 +246,8 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
 #if defined(HZK_CUDA)
       if (hzk_mm_use_mma ())
         {
-          /* the 128 × 64 tile for prefill passes that fill the device, else 32 × 32 tiles
-           * (split over K up to HZK_MM_SPLIT_TOK tokens) */
+          /* the 128 × 64 tile for more than 32 tokens where it fills the device, else
+           * 32 × 32 tiles (split over K up to HZK_MM_SPLIT_TOK tokens) */
           using B = hzk_mmq_big;
           using S = hzk_mmq_small;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
@@ -241,8 +261,7 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
               hzk_mma_prepare<W, B> ();
               hzk_mma_prepare<W, S> ();
             }
-          if (pref == 1
-              || (pref == 0 && n_tok > HZK_MM_SPLIT_TOK && bx * by >= hzk_mm_sm_count ()))
+          if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
             return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
           return hzk_mma_launch<W, S> (w, n_rows, K, n_tok, aq, am, y, ldy, ws, stream);
         }

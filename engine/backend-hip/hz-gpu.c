@@ -13,7 +13,8 @@ struct HzGpu {
   void   *stream;
   void   *act;            /* activation scratch (int8 + scales), act_bytes long */
   size_t  act_bytes;
-  void   *mm_ws;          /* split-K workspace of the matmul (hzk_matmul_ws_bytes, zeroed) */
+  void   *mm_ws;          /* split-K workspace of the matmul (hzk_matmul_ws_bytes, zeroed;
+                             NULL: no split-K) */
   size_t  l2_bytes;
   int     n_sm;
   char    desc[256];
@@ -68,11 +69,13 @@ hz_gpu_open (int device, GError **error)
       g_free (g);
       return NULL;
     }
-  /* the matmul's split-K workspace, zeroed once (each product leaves it zeroed) */
+  /* the matmul's split-K workspace (HZ_GPU_MMQ_SPLIT), zeroed once (each product leaves
+   * it zeroed) */
   const size_t ws = hzk_matmul_ws_bytes ();
-  if (!check (hzk_malloc (&g->mm_ws, ws), "allocate the matmul workspace", error)
-      || !check (hzk_memset (g->mm_ws, 0, ws, g->stream), "clear the matmul workspace", error)
-      || !hz_gpu_sync (g, error))
+  if (ws > 0
+      && (!check (hzk_malloc (&g->mm_ws, ws), "allocate the matmul workspace", error)
+          || !check (hzk_memset (g->mm_ws, 0, ws, g->stream), "clear the matmul workspace", error)
+          || !hz_gpu_sync (g, error)))
     {
       hz_gpu_close (g);
       return NULL;
