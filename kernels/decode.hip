@@ -673,28 +673,6 @@ hzk_ldmatrix_x4 (const __half *p, uint32_t r[4])
 #endif
 }
 
-/** 16-byte asynchronous copy global -> shared (cp.async.cg, sm_80+); valid == false
- *  writes 16 zero bytes (src-size 0: src is not read). */
-static __device__ __forceinline__ void
-hzk_cp_async16 (void *dst, const void *src, bool valid)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
-  asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
-                "r"(valid ? 16 : 0));
-#endif
-}
-
-/** Waits for all of this thread's cp.async copies (a __syncthreads must follow before
- *  other threads read them). */
-static __device__ __forceinline__ void
-hzk_cp_async_wait_all (void)
-{
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile ("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
-#endif
-}
-
 /** Starts copying rows j0 .. j0 + BK − 1 of one KV head (element (j, d) at src[j·ld + d])
  *  into st[BK][D] (the cache's dtype, unpadded); rows j >= n_keys are zero (a zero V row
  *  times a zero weight stays zero). */

@@ -68,6 +68,9 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipMemGetInfo                    cudaMemGetInfo
 #define hipDriverGetVersion              cudaDriverGetVersion
 #define hipRuntimeGetVersion             cudaRuntimeGetVersion
+#define hipGetDevice                     cudaGetDevice
+#define hipDeviceGetAttribute            cudaDeviceGetAttribute
+#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
 
 #else
 /* ---------------------------------------------------------------- hipcc / ROCm */
@@ -155,6 +158,73 @@ hzk_ld_cached (const T *p)
   return __ldg (p);
 #else
   return *p;
+#endif
+}
+
+/** A float written by one block and read by another block of the same launch (after a
+ *  __threadfence and an atomic handshake): stored to and loaded from L2, past the
+ *  non-coherent L1 (CUDA st.global.cg / ld.global.cg; volatile, i.e. glc, on AMD). */
+static __device__ __forceinline__ void
+hzk_st_l2 (float *p, float v)
+{
+#if defined(HZK_CUDA)
+  __stcg (p, v);
+#else
+  *(volatile float *) p = v;
+#endif
+}
+
+static __device__ __forceinline__ float
+hzk_ld_l2 (const float *p)
+{
+#if defined(HZK_CUDA)
+  return __ldcg (p);
+#else
+  return *(const volatile float *) p;
+#endif
+}
+
+/** 16-byte asynchronous copy global -> shared (sm_80+): cp.async.cg (L2 only), or with
+ *  via_l1 cp.async.ca (through L1: data that other blocks of the SM read too, e.g. the
+ *  activations of a product); valid == false writes 16 zero bytes (src-size 0: src is not
+ *  read). Elsewhere a plain copy (the kernels that use it run on sm_80+ only). */
+static __device__ __forceinline__ void
+hzk_cp_async16 (void *dst, const void *src, bool valid, bool via_l1 = false)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
+  if (via_l1)
+    asm volatile ("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                  "r"(valid ? 16 : 0));
+  else
+    asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src),
+                  "r"(valid ? 16 : 0));
+#else
+  *(uint4 *) dst = valid ? *(const uint4 *) src : make_uint4 (0, 0, 0, 0);
+#endif
+}
+
+/** 8-byte asynchronous copy global -> shared (cp.async.ca, sm_80+; a plain copy
+ *  elsewhere); valid == false writes 8 zero bytes. */
+static __device__ __forceinline__ void
+hzk_cp_async8 (void *dst, const void *src, bool valid)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
+  asm volatile ("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(d), "l"(src),
+                "r"(valid ? 8 : 0));
+#else
+  *(uint2 *) dst = valid ? *(const uint2 *) src : make_uint2 (0, 0);
+#endif
+}
+
+/** Waits for all of this thread's cp.async copies (a __syncthreads must follow before
+ *  other threads read them). */
+static __device__ __forceinline__ void
+hzk_cp_async_wait_all (void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile ("cp.async.commit_group;\n\tcp.async.wait_group 0;" ::: "memory");
 #endif
 }
 

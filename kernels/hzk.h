@@ -27,14 +27,23 @@ extern "C" {
  *  x and ignore aq/am. */
 typedef int (*HzkMatvecFn) (const void *w, int64_t n_rows, int64_t k, const int8_t *aq,
                             const void *am, const float *x, float *y, void *stream);
-/** Prefill matrix multiplication (kernels/qmmq.hip): y[t·ldy + r] = Σ_k W[r][k]·x[t][k]
- *  for r < n_rows, t < n_tok (ldy >= n_rows). Integer formats read aq/am, the activations
- *  quantized per token in the layout of hzk_quantize_act with batch = n_tok (what
- *  hzk_rms_norm / hzk_swiglu_rows write for n_tok rows), and ignore x; float formats read
- *  x [n_tok][K] fp32 and ignore aq/am. */
+/** Matrix multiplication of several tokens (kernels/qmmq.hip): y[t·ldy + r] =
+ *  Σ_k W[r][k]·x[t][k] for r < n_rows, t < n_tok (ldy >= n_rows). Integer formats read
+ *  aq/am, the activations quantized per token in the layout of hzk_quantize_act with
+ *  batch = n_tok (what hzk_rms_norm / hzk_swiglu_rows write for n_tok rows), and ignore x;
+ *  float formats read x [n_tok][K] fp32 and ignore aq/am. ws: NULL, or a device workspace
+ *  of hzk_matmul_ws_bytes() bytes (when that is > 0), zeroed once before its first use and
+ *  then used by one stream at a time; with it, products of few tokens (up to 64) on few
+ *  rows are split over K across blocks (deterministic: the partial sums are added in a
+ *  fixed order, and the split does not depend on n_tok, so a token's result does not
+ *  depend on the others). Leaves the workspace zeroed again. */
 typedef int (*HzkMatmulFn) (const void *w, int64_t n_rows, int64_t k, int n_tok,
                             const int8_t *aq, const void *am, const float *x, float *y,
-                            int64_t ldy, void *stream);
+                            int64_t ldy, void *ws, void *stream);
+/** Bytes of the split-K workspace of HzkMatmulFn on the current device: 0 unless
+ *  HZ_GPU_MMQ_SPLIT=N (N >= 2) asks for split-K (kernels/qmmq.hip says why it is off by
+ *  default); then a few MB (about 8 MB on a 132-multiprocessor GPU). */
+size_t hzk_matmul_ws_bytes (void);
 /** Repack n_rows·(K/block_elems) raw ggml blocks at src (device) into the split-block
  *  layout at dst (device, device_bytes long). */
 typedef int (*HzkRepackFn) (const void *src, void *dst, int64_t n_rows, int64_t k, void *stream);

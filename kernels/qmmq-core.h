@@ -77,6 +77,65 @@ hzk_mm_store_tile (const float (&acc)[HZK_MM_TM][HZK_MM_TN], float *HZK_RESTRICT
     }
 }
 
+/** Split-K across the blocks of one launch (few tokens: the serving step, small matrices).
+ *  The n_split blocks of output tile `tile` (of n_tile) each own a contiguous range of its
+ *  K tiles (split 0 the first). hzk_splitk_sum: each block writes its partial sums (NV values
+ *  held by each of NH holder threads; holder h of a block is the same output elements in
+ *  every split) to part, then counts itself in cnt[tile]; the block that counts last adds
+ *  the n_split partials in split order 0, 1, ... (the same order whichever block comes last,
+ *  so the result does not depend on scheduling, and for a fixed n_split not on the other
+ *  tokens of the product) into v, resets cnt[tile] to 0 for the next launch and returns
+ *  true; the other blocks return false and store nothing. n_split 1: returns true at once.
+ *  All threads of the block must call it. Memory: part [n_split][n_tile][NV][NH] floats,
+ *  cnt [n_tile] ints, zero before the first launch (hzk_matmul_ws_bytes). */
+struct hzk_splitk
+{
+  float *part;
+  int *cnt;
+  int n_split, split;
+  int64_t tile, n_tile;
+};
+
+template <int NV, int NH>
+static __device__ __forceinline__ bool
+hzk_splitk_sum (float *v, bool holds, int h, const hzk_splitk &sk)
+{
+  if (sk.n_split <= 1)
+    return true;
+  __shared__ int last;
+  const size_t stride = (size_t) sk.n_tile * NV * NH;    /* one split's partials */
+  float *p = sk.part + (size_t) sk.tile * NV * NH + h;
+  if (holds)
+#pragma unroll
+    for (int i = 0; i < NV; i++)
+      hzk_st_l2 (p + sk.split * stride + (size_t) i * NH, v[i]);
+  /* release: the block's stores, ordered by the barrier, then one thread's device-scope
+   * fence before its counter update (cumulative: one fence per block); acquire: the
+   * counting thread's fence after the update, then the barrier */
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      __threadfence ();
+      last = atomicAdd (sk.cnt + sk.tile, 1) == sk.n_split - 1;
+      __threadfence ();
+    }
+  __syncthreads ();
+  if (!last)
+    return false;
+  if (holds)
+#pragma unroll
+    for (int i = 0; i < NV; i++)
+      {
+        float s = hzk_ld_l2 (p + (size_t) i * NH);
+        for (int k = 1; k < sk.n_split; k++)
+          s += hzk_ld_l2 (p + k * stride + (size_t) i * NH);
+        v[i] = s;
+      }
+  if (threadIdx.x == 0)
+    sk.cnt[sk.tile] = 0;
+  return true;
+}
+
 /** The dp4a / sdot4 tile (AMD, NVIDIA before sm_80, HZ_GPU_MMQ=dp4a): tile (bx, by) of
  *  the product, rows 64·bx.., tokens 32·by.. of n_tok; each thread 4 rows × 4 tokens.
  *  Token t's activations are row tok_row[t] of aq/am (tok_row NULL: row t), its output
@@ -87,7 +146,7 @@ static __device__ __forceinline__ void
 qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                 const int *HZK_RESTRICT tok_row, const int8_t *HZK_RESTRICT aq,
                 const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y, int64_t ldy, int64_t bx,
-                int by)
+                int by, int64_t kt0 = 0, int64_t kt1 = -1, const hzk_splitk &sk = {})
 {
   using T = qdw_traits<W>;
   using D = qdec<W>;
@@ -114,7 +173,7 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
     for (int j = 0; j < HZK_MM_TN; j++)
       acc[i][j] = 0.0f;
 
-  for (int64_t kt = 0; kt < n_tiles; kt++)
+  for (int64_t kt = kt0; kt < (kt1 < 0 ? n_tiles : kt1); kt++)
     {
       const int64_t e0 = kt * HZK_MM_KT;
       const int nr = (int) min ((int64_t) HZK_MM_RUNS, (K - e0) / 16);   /* valid runs */
@@ -183,7 +242,8 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
             }
         }
     }
-  hzk_mm_store_tile (acc, y, ldy, row0, tok0, tr, tc, n_rows, n_tok);
+  if (hzk_splitk_sum<HZK_MM_TM * HZK_MM_TN, HZK_MM_THREADS> (&acc[0][0], true, tid, sk))
+    hzk_mm_store_tile (acc, y, ldy, row0, tok0, tr, tc, n_rows, n_tok);
 }
 
 
@@ -245,25 +305,28 @@ hzk_i2f_small (int c)
  *  fixed order). Each warp holds (BM/WR) × (BN/WC) outputs as MT × NT mma tiles. K tiles
  *  of KTM × 256 elements (more loads in flight per synchronisation). MINB
  *  blocks per SM (launch bounds); PF: prefetch distance in K tiles (weights into L2, so
- *  that a block has several tiles' loads in flight without holding them in registers). */
-template <int BM_, int BN_, int WR_, int WC_, int WK_, int KTM_, int MINB_, int PF_>
+ *  that a block has several tiles' loads in flight without holding them in registers);
+ *  LA: 16-byte weight chunks each thread loads into registers before decoding them (at
+ *  least one unit; the registers that the 2 blocks per SM leave decide it). */
+template <int BM_, int BN_, int WR_, int WC_, int WK_, int KTM_, int MINB_, int PF_, int LA_>
 struct hzk_mmq_cfg
 {
   static constexpr int BM = BM_, BN = BN_, WR = WR_, WC = WC_, WK = WK_;
   static constexpr int KT = KTM_ * HZK_MM_KT;   /* elements per K tile of the block */
   static constexpr int PF = PF_;     /* the weights of K tile kt + PF are prefetched to L2 */
+  static constexpr int LA = LA_;     /* 16-byte weight chunks a thread loads before decoding */
   static constexpr int warps = WR * WC * WK, threads = 32 * warps, min_blocks = MINB_;
   static constexpr int WM = BM / WR, WN = BN / WC, MT = WM / 16, NT = WN / 8;
   static_assert (WM % 16 == 0 && WN % 32 == 0, "warp tile: 16-row m tiles, 4 n tiles of 8");
 };
 /** Prefill shapes: 128 rows × 64 tokens, 8 warps of 32 rows × 32 tokens (2 × 4 products
  *  per k step, each A fragment used 4 times, each B fragment twice from registers). */
-using hzk_mmq_big = hzk_mmq_cfg<128, 64, 4, 2, 1, 1, 2, 1>;
+using hzk_mmq_big = hzk_mmq_cfg<128, 64, 4, 2, 1, 1, 2, 1, 2>;
 /** Few tokens (the serving step, MoE expert tiles): 32 rows × 32 tokens, 8 warps of
  *  16 rows × 32 tokens, K tiles of 1024 elements split four ways (one 256-element slice
  *  per warp) — 4 times the blocks of a 64-row tile, four slices' loads in flight per
  *  synchronisation, and n tiles past the last token skipped. */
-using hzk_mmq_small = hzk_mmq_cfg<32, 32, 2, 1, 4, 4, 2, 1>;
+using hzk_mmq_small = hzk_mmq_cfg<32, 32, 2, 1, 4, 4, 2, 1, 6>;
 
 /** Shared-memory geometry of format W in a tile of K tiles of KT elements. Scales of
  *  32 elements or more (K32): two runs share (d, m) and the activations' d_a, and one
@@ -280,13 +343,14 @@ struct hzk_mmq_fmt
 };
 
 /** Dynamic shared memory of qmmq_mma_tile<W, C>: the decoded weights [BM][LD], the
- *  activations [BN][LD], (d, m) [NS][BM] and (d_a, s_a) [NS][BN]. */
+ *  activations [BN][LD], (d, m) [NS][BM] and the activations' (d_a, s_a) as copied,
+ *  [NS][BN] of the slot's runs (two per slot for K32). */
 template <int W, class C>
 static constexpr int
 qmmq_mma_smem_bytes (void)
 {
   using F = hzk_mmq_fmt<W, C::KT>;
-  return (C::BM + C::BN) * F::LD + F::NS * (C::BM + C::BN) * 8;
+  return (C::BM + C::BN) * F::LD + F::NS * C::BM * 8 + F::NS * C::BN * 8 * (F::K32 ? 2 : 1);
 }
 
 /** Tensor-core tile (bx, by): rows BM·bx.., tokens BN·by.. of n_tok; tok_row, aq, am, y as
@@ -303,7 +367,8 @@ static __device__ __forceinline__ void
 qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                const int *HZK_RESTRICT tok_row, const int8_t *HZK_RESTRICT aq,
                const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y, int64_t ldy, int64_t bx,
-               int by, uint8_t *smem)
+               int by, uint8_t *smem, int64_t kt0 = 0, int64_t kt1 = -1,
+               const hzk_splitk &sk = {})
 {
   using T = qdw_traits<W>;
   using D = qdec<W>;
@@ -316,11 +381,16 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
   constexpr bool K32 = F::K32;
   static_assert (KT % T::blk_elems == 0, "a K tile holds whole blocks");
   static_assert (NS % C::WK == 0, "the K split divides the scale slots");
+  constexpr int UPT = (BM * UT + NTH - 1) / NTH;        /* weight units per thread */
+  constexpr int APT = (BN * KR + NTH - 1) / NTH;        /* activation runs per thread */
+  constexpr int SPT = (BN * NS + NTH - 1) / NTH;        /* activation slots per thread */
+  constexpr int SAW = K32 ? 2 : 1;                      /* runs per scale slot */
+  constexpr int LU = C::LA / CH < 1 ? 1 : C::LA / CH;   /* units per load group */
 
   uint8_t *sw = smem;                                   /* [BM][LD] decoded runs */
   uint8_t *sa = sw + BM * LD;                           /* [BN][LD] activations */
   float2 *sdm = (float2 *) (sa + BN * LD);              /* [NS][BM] (d, m) */
-  float2 *sam = sdm + NS * BM;                          /* [NS][BN] (d_a, s_a) */
+  float2 *sam = sdm + NS * BM;     /* [NS][BN][SAW] (d_a, s_a) of the slot's SAW runs */
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wk = warp % C::WK, wc = (warp / C::WK) % C::WC, wr = warp / (C::WK * C::WC);
@@ -352,70 +422,106 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
       for (int c = 0; c < 4; c++)
         acc[i][j][c] = 0.0f;
 
-  for (int64_t kt = 0; kt < n_tiles; kt++)
+  /* token rows of the activation tile that the warps' n tiles read: up to the last token,
+   * rounded up to whole n tiles; rows past the last token are zero-filled (cp.async of
+   * source size 0: no global read; on an H200 copies of the last token's row instead, the
+   * same addresses fetched up to 8 times per block, cost 12 µs at 1 token) */
+  const int tpad = min (BN, (n_tok - tok0 + 7) / 8 * 8);
+  const int64_t kte = kt1 < 0 ? n_tiles : kt1;
+  for (int64_t kt = kt0; kt < kte; kt++)
     {
       const int64_t e0 = kt * KT;
       const int nr = (int) min ((int64_t) KR, (K - e0) / 16);   /* valid runs */
       const int nsv = K32 ? nr / 2 : nr;                                   /* valid slots */
+      const bool pf = kt + C::PF < kte;      /* prefetch tile kt + PF into L2 */
       __syncthreads ();          /* the previous tile is consumed */
-      /* weights: (row, unit) pairs, consecutive threads on consecutive units of a row */
-#pragma unroll 2
-      for (int p = tid; p < BM * UT; p += NTH)
+      /* Global loads are issued ahead of their use, in fixed, unrolled counts: each thread
+       * loads a group of LU weight units into registers, then decodes them into shared
+       * memory; the activations and their scales go to shared memory by cp.async, started
+       * after the first group's loads and waited for at the end. A tile costs one or two
+       * memory round trips instead of one per loop trip. Weights: (row, unit) pairs,
+       * consecutive threads on consecutive units of a row. */
+#pragma unroll 1
+      for (int i0 = 0; i0 < UPT; i0 += LU)
         {
-          const int rl = p / UT, ul = p % UT;
-          const int64_t u = kt * UT + ul;
-          if (u >= nu)
-            continue;
-          int64_t r = row0 + rl;
-          r = r < n_rows ? r : n_rows - 1;
-          const uint8_t *P = w + (size_t) r * row_bytes;
-          uint4 q[CH];
-          qdw_load_unit<W> (P, nu, u, q);
-          const int64_t b = u / T::units_per_block;
-          const int ub = (int) (u % T::units_per_block);
-          if (u + C::PF * UT < nu)                   /* within the row */
-            {
+          uint4 q[LU][CH];
 #pragma unroll
-              for (int c = 0; c < CH; c++)
-                hzk_mm_prefetch_l2 (P + ((size_t) c * nu + u + C::PF * UT) * 16);
-              if (ub == 0)
-                hzk_mm_prefetch_l2 (M + (size_t) (r * nb + b + C::PF * BPT) * T::meta_bytes);
-            }
-          int v[RUNS][4], off[RUNS];
-          float d[RUNS], m[RUNS];
-          D::decode (q, M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
-          const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
-#pragma unroll
-          for (int j = 0; j < RUNS; j++)
+          for (int k = 0; k < LU; k++)
             {
-              const int run = (eb + off[j]) / 16;
-              *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
-              if (!K32 || (run & 1) == 0)
-                sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
+              const int i = i0 + k, p = tid + i * NTH, rl = p / UT, ul = p % UT;
+              const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
+              if (i < UPT && (BM * UT % NTH == 0 || p < BM * UT) && u < nu)
+                {
+                  const uint8_t *P = w + (size_t) r * row_bytes;
+                  qdw_load_unit<W> (P, nu, u, q[k]);
+                  if (pf && u + C::PF * UT < nu)         /* within the row */
+                    {
+#pragma unroll
+                      for (int c = 0; c < CH; c++)
+                        hzk_mm_prefetch_l2 (P + ((size_t) c * nu + u + C::PF * UT) * 16);
+                      if (u % T::units_per_block == 0)
+                        hzk_mm_prefetch_l2 (M + (size_t) (r * nb + u / T::units_per_block + C::PF * BPT)
+                                                    * T::meta_bytes);
+                    }
+                }
+            }
+          if (i0 == 0)
+            {
+              /* activations: (token, run) pairs, then (token, slot) scales */
+#pragma unroll
+              for (int i = 0; i < APT; i++)
+                {
+                  const int p = tid + i * NTH, t = p / KR, j = p % KR;
+                  if ((BN * KR % NTH == 0 || p < BN * KR) && j < nr && t < tpad)
+                    {
+                      const int tg = min (tok0 + t, n_tok - 1);
+                      hzk_cp_async16 (sa + t * LD + j * 16,
+                                      aq + (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j,
+                                      tok0 + t < n_tok, true);
+                    }
+                }
+#pragma unroll
+              for (int i = 0; i < SPT; i++)
+                {
+                  const int p = tid + i * NTH, t = p / NS, s = p % NS;
+                  if ((BN * NS % NTH == 0 || p < BN * NS) && s < nsv && t < tpad)
+                    {
+                      const int tg = min (tok0 + t, n_tok - 1);
+                      const int64_t e = ((int64_t) (tok_row ? tok_row[tg] : tg) * K + e0) / 16
+                                        + (K32 ? 2 : 1) * s;
+                      if constexpr (K32)   /* both runs' */
+                        hzk_cp_async16 (sam + (s * BN + t) * SAW, am + e, tok0 + t < n_tok, true);
+                      else
+                        hzk_cp_async8 (sam + s * BN + t, am + e, tok0 + t < n_tok);
+                    }
+                }
+            }
+#pragma unroll
+          for (int k = 0; k < LU; k++)
+            {
+              const int i = i0 + k, p = tid + i * NTH, rl = p / UT, ul = p % UT;
+              const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
+              if (i < UPT && (BM * UT % NTH == 0 || p < BM * UT) && u < nu)
+                {
+                  const int64_t b = u / T::units_per_block;
+                  const int ub = (int) (u % T::units_per_block);
+                  int v[RUNS][4], off[RUNS];
+                  float d[RUNS], m[RUNS];
+                  D::decode (q[k], M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
+                  const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
+#pragma unroll
+                  for (int j = 0; j < RUNS; j++)
+                    {
+                      const int run = (eb + off[j]) / 16;
+                      *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
+                      if (!K32 || (run & 1) == 0)
+                        sdm[(K32 ? run / 2 : run) * BM + rl]
+                            = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
+                    }
+                }
             }
         }
-      /* activations: (token, run) pairs, then (token, slot) scales */
-      for (int p = tid; p < BN * KR; p += NTH)
-        {
-          const int t = p / KR, j = p % KR;
-          if (j >= nr)
-            continue;
-          const int tg = min (tok0 + t, n_tok - 1);
-          const int64_t e = (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j;
-          *(int4 *) (sa + t * LD + j * 16) = hzk_ld_cached ((const int4 *) (aq + e));
-        }
-      for (int p = tid; p < BN * NS; p += NTH)
-        {
-          const int t = p / NS, s = p % NS;
-          if (s >= nsv)
-            continue;
-          const int tg = min (tok0 + t, n_tok - 1);
-          const int64_t e = ((int64_t) (tok_row ? tok_row[tg] : tg) * K + e0) / 16 + (K32 ? 2 : 1) * s;
-          float2 ds = hzk_ld_cached (am + e);
-          if constexpr (K32)
-            ds.y += hzk_ld_cached (am + e + 1).y;
-          sam[s * BN + t] = ds;
-        }
+      hzk_cp_async_wait_all ();
       __syncthreads ();
       if (ntv == 0)
         continue;
@@ -466,7 +572,16 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
             {
               if (j >= ntv)
                 break;
-              const float4 ds = *(const float4 *) (sam + s * BN + wtok + 8 * j + 2 * tig);
+              float4 ds;     /* (d_a, s_a) of tokens 2·tig and 2·tig + 1 */
+              if constexpr (K32)
+                {
+                  /* per token the two runs' (d_a, s_a): d_a is the slot's, s_a their sum */
+                  const float4 f0 = *(const float4 *) (sam + (s * BN + wtok + 8 * j + 2 * tig) * SAW);
+                  const float4 f1 = *(const float4 *) (sam + (s * BN + wtok + 8 * j + 2 * tig + 1) * SAW);
+                  ds = make_float4 (f0.x, f0.y + f0.w, f1.x, f1.y + f1.w);
+                }
+              else
+                ds = *(const float4 *) (sam + s * BN + wtok + 8 * j + 2 * tig);
 #pragma unroll
               for (int i = 0; i < MT; i++)
                 {
@@ -510,9 +625,12 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
             for (int i = 0; i < MT * NT * 4; i++)
               (&acc[0][0][0])[i] += red[32 * i];
         }
-      if (wk != 0)
-        return;
     }
+  /* split-K: the warps of K slice 0 hold the tile's sums (holder = their place in it) */
+  if (!hzk_splitk_sum<MT * NT * 4, C::WR * C::WC * 32> (&acc[0][0][0], wk == 0,
+                                                       (wr * C::WC + wc) * 32 + lane, sk)
+      || wk != 0)
+    return;
 #pragma unroll
   for (int i = 0; i < MT; i++)
 #pragma unroll
@@ -594,26 +712,71 @@ qmmf_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
   hzk_mm_store_tile (acc, y, ldy, row0, tok0, tr, tc, n_rows, n_tok);
 }
 
+/** Where a block of a (possibly split-K) launch works. Two grids:
+ *  2-D (gridDim.y > 1, or n_split 1 with gridDim.y = token tiles): block (bx, by), all K
+ *  tiles; 1-D split-K (hzk_mm_splitk_grid): block id = (bx·n_split + split)·nby + by — the
+ *  token tiles of the same rows and K range next to each other (their weights come from L2
+ *  the second time) — K tiles [split·kps, min((split + 1)·kps, n_kt)). */
+struct hzk_mm_place
+{
+  int64_t bx, kt0, kt1;
+  int by;
+  hzk_splitk sk;
+};
+
+static __device__ __forceinline__ hzk_mm_place
+hzk_mm_block_place (int nby, int n_split, int kps, float *part, int *cnt)
+{
+  hzk_mm_place pl;
+  if (n_split <= 1)
+    {
+      pl.bx = blockIdx.x, pl.by = blockIdx.y, pl.kt0 = 0, pl.kt1 = -1;
+      pl.sk = hzk_splitk{};
+      return pl;
+    }
+  int64_t id = blockIdx.x;
+  pl.by = (int) (id % nby);
+  id /= nby;
+  const int split = (int) (id % n_split);
+  pl.bx = id / n_split;
+  pl.kt0 = (int64_t) split * kps;
+  pl.kt1 = pl.kt0 + kps;
+  pl.sk = hzk_splitk{ part, cnt, n_split, split, pl.bx * nby + pl.by,
+                      (int64_t) gridDim.x / n_split };
+  return pl;
+}
+
+/** The dp4a tile kernel: grid of (row tiles of 64, token tiles of 32), or the split-K grid
+ *  of hzk_mm_block_place (n_split > 1; kps K tiles of 256 per split; part/cnt the
+ *  workspace of hzk_splitk_sum). */
 template <int W>
 __global__ void __launch_bounds__ (HZK_MM_THREADS)
 qmmq_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
            const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y,
-           int64_t ldy)
+           int64_t ldy, int nby, int n_split, int kps, float *part, int *cnt)
 {
-  qmmq_tile_dp4a<W> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, blockIdx.x, blockIdx.y);
+  const hzk_mm_place pl = hzk_mm_block_place (nby, n_split, kps, part, cnt);
+  const int64_t n_kt = (K + HZK_MM_KT - 1) / HZK_MM_KT;
+  qmmq_tile_dp4a<W> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, pl.bx, pl.by, pl.kt0,
+                     pl.kt1 < 0 ? -1 : min (pl.kt1, n_kt), pl.sk);
 }
 
-/** The tensor-core kernel: grid (row tiles, token tiles) of C, qmmq_mma_smem_bytes<W, C>()
- *  bytes of dynamic shared memory (hzk_mm_prepare). */
+/** The tensor-core kernel: grid of C's tiles (row tiles, token tiles) or the split-K grid
+ *  as qmmq_core (kps K tiles of C::KT per split), qmmq_mma_smem_bytes<W, C>() bytes of
+ *  dynamic shared memory (hzk_mm_prepare). */
 template <int W, class C>
 __global__ void __launch_bounds__ (C::threads, C::min_blocks)
 qmmq_mma_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
-               float *HZK_RESTRICT y, int64_t ldy)
+               float *HZK_RESTRICT y, int64_t ldy, int nby, int n_split, int kps, float *part,
+               int *cnt)
 {
   extern __shared__ int4 hzk_mm_smem[];
-  qmmq_mma_tile<W, C> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, blockIdx.x, blockIdx.y,
-                       (uint8_t *) hzk_mm_smem);
+  const hzk_mm_place pl = hzk_mm_block_place (nby, n_split, kps, part, cnt);
+  const int64_t n_kt = (K + C::KT - 1) / C::KT;
+  qmmq_mma_tile<W, C> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, pl.bx, pl.by,
+                       (uint8_t *) hzk_mm_smem, pl.kt0, pl.kt1 < 0 ? -1 : min (pl.kt1, n_kt),
+                       pl.sk);
 }
 
 template <int W>
@@ -624,9 +787,24 @@ qmmf_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
   qmmf_tile<W> (w, n_rows, K, n_tok, nullptr, x, y, ldy, blockIdx.x, blockIdx.y);
 }
 
-#if defined(HZK_CUDA)
 #include <stdlib.h>
 #include <string.h>
+/** The device's multiprocessor count (asked once per translation unit; 1 on failure). */
+static int
+hzk_mm_sm_count (void)
+{
+  static int n = 0;
+  if (n < 1)
+    {
+      int dev = 0, c = 0;
+      n = hipGetDevice (&dev) == hipSuccess
+              && hipDeviceGetAttribute (&c, hipDeviceAttributeMultiprocessorCount, dev) == hipSuccess
+              && c > 0 ? c : 1;
+    }
+  return n;
+}
+
+#if defined(HZK_CUDA)
 /** Tensor cores for the int8 products: on a device of compute capability 8.0 or newer,
  *  unless HZ_GPU_MMQ=dp4a (asked once per translation unit). */
 static bool
@@ -657,21 +835,6 @@ hzk_mm_tile_pref (void)
       pref = !e ? 0 : strcmp (e, "big") == 0 ? 1 : strcmp (e, "small") == 0 ? 2 : 0;
     }
   return pref;
-}
-
-/** The device's multiprocessor count (asked once per translation unit; 1 on failure). */
-static int
-hzk_mm_sm_count (void)
-{
-  static int n = 0;
-  if (n < 1)
-    {
-      int dev = 0, c = 0;
-      n = cudaGetDevice (&dev) == cudaSuccess
-              && cudaDeviceGetAttribute (&c, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess
-              && c > 0 ? c : 1;
-    }
-  return n;
 }
 
 /** Allows kernel k its `bytes` of dynamic shared memory (above the 48 KiB default; once

@@ -35,13 +35,34 @@
  *          least one block per SM;
  *   small  32 rows × 32 tokens, 8 warps of 16 rows × 32 tokens, K tiles of 1024
  *          elements with one 256-element slice per warp (partial sums added in shared
- *          memory at the end, fixed order), n tiles past the last token skipped, 82–99 KB
- *          of dynamic shared memory, 2 blocks per SM — few tokens (the serving step of
- *          9..32 rows), small grids, and the MoE expert tiles: 4× the blocks of a 64-row
- *          tile, four 256-element tiles' loads in flight per synchronisation.
+ *          memory at the end, fixed order), n tiles past the last token skipped, 89–97 KB
+ *          of dynamic shared memory, 2 blocks per SM — up to 32 tokens (the serving step's
+ *          batched decode, speculative decoding, GRPO rollouts), small grids, and the MoE
+ *          expert tiles: 4× the blocks of a 64-row tile, four 256-element tiles' loads in
+ *          flight per synchronisation.
  * Both prefetch the weights of the next K tile into L2 while decoding the current one
- * (prefetch.global.L2: no registers). The int32 sums become floats by an integer add and
- * a float subtract (hzk_i2f_small) instead of the slower conversion instruction.
+ * (prefetch.global.L2: no registers), load their weight units in unrolled groups ahead of
+ * decoding them (hzk_mmq_cfg::LA chunks per thread: all of a small tile's, two of a big
+ * tile's) and copy the activations and their scales with cp.async while the weights
+ * arrive, so a K tile costs about one memory round trip (the first version issued one or
+ * two loads per loop trip and waited for each: ~5 µs per K tile of the small tile). The
+ * int32 sums become floats by an integer add and a float subtract (hzk_i2f_small) instead
+ * of the slower conversion instruction.
+ * Split-K (opt-in, HZ_GPU_MMQ_SPLIT=N: slower on an H200 so far, see below at the
+ * launchers; products of up to HZK_MM_SPLIT_TOK = 64 tokens whose row tiles do not give
+ * HZK_MM_SPLIT_BLOCKS = 4 blocks per SM, with the workspace of hzk_matmul_ws_bytes): the
+ * K tiles are dealt to n_split blocks per output tile (a 1-D grid, the token tiles of a
+ * row tile and K range adjacent); each block writes its partial tile to the workspace and
+ * the last of the n_split to finish (an atomic counter per tile) adds them in split
+ * order and stores (hzk_splitk_sum in qmmq-core.h): deterministic, one launch, and
+ * n_split depends on the rows and K only, so a token's output is the same whatever the
+ * other tokens of the product (4096 × 4096 at 16 tokens: 128 row tiles × 4 splits).
+ * Same for the dp4a tile (AMD: 64-row tiles). Up to 32 tokens the small tile is used
+ * whatever the grid, so a product's per-token sums do not depend on the token count there
+ * (the serving step's row-invariant mode); above, the big tile where its grid fills the
+ * device. Rows of the activation tile past the last token are zero-filled, not copies of
+ * the last token (fetching the same addresses up to 8 times per block cost 12 µs at 1..7
+ * tokens on 4096 × 4096).
  * HZ_GPU_MMQ_TILE=big|small forces one (tests, benchmarks). Tried on an H200 at 512
  * tokens and dropped: 64 × 64 blocks of 4 warps (the big tile's warp tile, 4 blocks per
  * SM): 8–16 % slower than big; 128 × 128 blocks of 8 warps of 32 × 64 (half the decode
@@ -59,7 +80,8 @@
  * (software pipeline, on the earlier 64 × 32 tensor-core tile) raised the register count
  * to 130..220 and lost more to occupancy than it hid (pp512 of a 7B Q4_0: 3,423 against
  * 4,935 tokens/s on an H200).
- * Not yet: cp.async / TMA double buffering in shared memory, AMD matrix cores. Reading
+ * Not yet: double buffering of the weight tiles in shared memory (cp.async / TMA of the raw
+ * blocks one tile ahead), AMD matrix cores. Reading
  * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
  * layouts.
  */
@@ -67,6 +89,114 @@
 #include "hzk.h"
 
 /* ---- launchers, dispatch ---------------------------------------------------------------- */
+
+/* Split-K (few tokens; opt-in: HZ_GPU_MMQ_SPLIT=N, at most N splits). A product of at most
+ * HZK_MM_SPLIT_TOK tokens whose row tiles are fewer than HZK_MM_SPLIT_BLOCKS blocks per
+ * multiprocessor is split over K: n_split blocks per output tile, each a contiguous range of
+ * K tiles, their partial sums added in split order by the tile's last block
+ * (hzk_splitk_sum). n_split follows from the row tiles and K alone, never from the token
+ * count, so a token's result is the same in a product of 1 or of 64 tokens. Off by default:
+ * on an H200 it made the small tile slower (4096 x 4096 Q4_0: 29.6 µs instead of 15.2 at
+ * 1..8 tokens with 4 splits; docs/PERFORMANCE.md): each block's life is one serial chain
+ * of latencies (load, decode, product, reduction, hand-over) and at 2 blocks per SM
+ * (registers and shared memory) more, shorter blocks hide none of it. */
+#define HZK_MM_SPLIT_TOK 64
+#define HZK_MM_SPLIT_BLOCKS 4
+
+/** The HZ_GPU_MMQ_SPLIT cap on the splits (1: no split, the default), asked once. */
+static int64_t
+hzk_mm_split_cap (void)
+{
+  static int64_t cap = -1;
+  if (cap < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_SPLIT");
+      cap = e && atoi (e) > 1 ? atoi (e) : 1;
+    }
+  return cap;
+}
+
+/** Splits of a product of nbx row tiles over n_kt K tiles: about HZK_MM_SPLIT_BLOCKS
+ *  blocks per multiprocessor, at most n_kt and the cap, no empty split; *kps = K tiles
+ *  per split. */
+static int
+hzk_mm_n_split (int64_t nbx, int64_t n_kt, int *kps)
+{
+  const int64_t target = (int64_t) HZK_MM_SPLIT_BLOCKS * hzk_mm_sm_count ();
+  const int64_t cap = hzk_mm_split_cap ();
+  int64_t s = nbx >= target ? 1 : (target + nbx - 1) / nbx;
+  s = s > n_kt ? n_kt : s;
+  s = s > cap ? cap : s < 1 ? 1 : s;
+  const int64_t per = (n_kt + s - 1) / s;
+  *kps = (int) per;
+  return (int) ((n_kt + per - 1) / per);
+}
+
+/* Workspace layout: counters [HZK_MM_WS_TILES] ints, then partial sums. Tiles of a split
+ * launch: nbx < target row tiles, at most HZK_MM_SPLIT_TOK / 32 token tiles; partials:
+ * n_split·nbx < 2·target row tiles of hzk_mm_tile_floats () each per token tile (64 × 32
+ * for the dp4a tile, 32 × 32 for the small tensor-core tile). */
+static size_t
+hzk_mm_ws_tiles (void)
+{
+  return (size_t) HZK_MM_SPLIT_BLOCKS * hzk_mm_sm_count () * (HZK_MM_SPLIT_TOK / HZK_MM_BN);
+}
+
+/** Floats of one output tile of the split-K kernel this device runs. */
+static size_t
+hzk_mm_tile_floats (void)
+{
+#if defined(HZK_CUDA)
+  if (hzk_mm_use_mma ())
+    return (size_t) hzk_mmq_small::BM * hzk_mmq_small::BN;
+#endif
+  return (size_t) HZK_MM_BM * HZK_MM_BN;
+}
+
+extern "C" size_t
+hzk_matmul_ws_bytes (void)
+{
+  if (hzk_mm_split_cap () <= 1)
+    return 0;
+  return hzk_align256 (sizeof (int) * hzk_mm_ws_tiles ())
+         + sizeof (float) * 2 * hzk_mm_ws_tiles () * hzk_mm_tile_floats ();
+}
+
+/** Split-K geometry of a launch of BM × BN tiles over K tiles of KT elements: n_split
+ *  (1: the plain 2-D grid), kps, and the grid. ws NULL, more than HZK_MM_SPLIT_TOK tokens
+ *  or a grid that fills the device: no split. */
+struct hzk_mm_grid
+{
+  dim3 grid;
+  int nby, n_split, kps;
+  float *part;
+  int *cnt;
+};
+
+static hzk_mm_grid
+hzk_mm_make_grid (int64_t n_rows, int64_t K, int n_tok, int BM, int BN, int KT, void *ws)
+{
+  hzk_mm_grid g;
+  const int64_t nbx = (n_rows + BM - 1) / BM;
+  g.nby = (n_tok + BN - 1) / BN;
+  g.n_split = 1;
+  g.kps = 0;
+  g.part = NULL;
+  g.cnt = NULL;
+  if (ws && n_tok <= HZK_MM_SPLIT_TOK)
+    g.n_split = hzk_mm_n_split (nbx, (K + KT - 1) / KT, &g.kps);
+  if (g.n_split > 1 && (size_t) (nbx * g.nby) <= hzk_mm_ws_tiles ()
+      && (size_t) (g.n_split * nbx * g.nby) * BM * BN <= 2 * hzk_mm_ws_tiles () * hzk_mm_tile_floats ())
+    {
+      g.grid = dim3 ((unsigned) (nbx * g.n_split * g.nby), 1);
+      g.cnt = (int *) ws;
+      g.part = (float *) ((uint8_t *) ws + hzk_align256 (sizeof (int) * hzk_mm_ws_tiles ()));
+      return g;
+    }
+  g.n_split = 1;
+  g.grid = dim3 ((unsigned) nbx, (unsigned) g.nby);
+  return g;
+}
 
 #if defined(HZK_CUDA)
 /** Opts qmmq_mma_core<W, C> in to its dynamic shared memory (once). */
@@ -78,20 +208,21 @@ hzk_mma_prepare (void)
   return hzk_mm_prepare (qmmq_mma_core<W, C>, qmmq_mma_smem_bytes<W, C> (), &ready);
 }
 
-/** qmmq_mma_core<W, C> over the whole product (grid of C's tiles). */
+/** qmmq_mma_core<W, C> over the whole product (grid of C's tiles, split over K where
+ *  ws allows and the product is small: hzk_mm_make_grid). */
 template <int W, class C>
 static int
 hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_t *aq,
-                const void *am, float *y, int64_t ldy, void *stream)
+                const void *am, float *y, int64_t ldy, void *ws, void *stream)
 {
   constexpr int bytes = qmmq_mma_smem_bytes<W, C> ();
   const int e = hzk_mma_prepare<W, C> ();
   if (e)
     return e;
-  qmmq_mma_core<W, C><<<dim3 ((unsigned) ((n_rows + C::BM - 1) / C::BM),
-                              (unsigned) ((n_tok + C::BN - 1) / C::BN)),
-                        C::threads, bytes, (hipStream_t) stream>>> (
-      (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy);
+  const hzk_mm_grid g = hzk_mm_make_grid (n_rows, K, n_tok, C::BM, C::BN, C::KT, ws);
+  qmmq_mma_core<W, C><<<g.grid, C::threads, bytes, (hipStream_t) stream>>> (
+      (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy, g.nby, g.n_split,
+      g.kps, g.part, g.cnt);
   return (int) hipGetLastError ();
 }
 #endif
@@ -99,21 +230,24 @@ hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_
 template <int W>
 static int
 hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_t *aq,
-                   const void *am, const float *x, float *y, int64_t ldy, void *stream)
+                   const void *am, const float *x, float *y, int64_t ldy, void *ws, void *stream)
 {
   if (n_tok < 1 || n_rows < 1 || ldy < n_rows)
     return (int) hipErrorInvalidValue;
-  const dim3 grid ((unsigned) ((n_rows + HZK_MM_BM - 1) / HZK_MM_BM),
-                   (unsigned) ((n_tok + HZK_MM_BN - 1) / HZK_MM_BN));
   if constexpr (qdw_traits<W>::is_float)
-    qmmf_core<W><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
-        (const uint8_t *) w, n_rows, K, n_tok, x, y, ldy);
+    {
+      const dim3 grid ((unsigned) ((n_rows + HZK_MM_BM - 1) / HZK_MM_BM),
+                       (unsigned) ((n_tok + HZK_MM_BN - 1) / HZK_MM_BN));
+      qmmf_core<W><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
+          (const uint8_t *) w, n_rows, K, n_tok, x, y, ldy);
+    }
   else
     {
 #if defined(HZK_CUDA)
       if (hzk_mm_use_mma ())
         {
-          /* the 128 × 64 tile where it fills the device, else 32 × 32 tiles */
+          /* the 128 × 64 tile for more than 32 tokens where it fills the device, else
+           * 32 × 32 tiles (split over K up to HZK_MM_SPLIT_TOK tokens) */
           using B = hzk_mmq_big;
           using S = hzk_mmq_small;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
@@ -127,14 +261,15 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
               hzk_mma_prepare<W, B> ();
               hzk_mma_prepare<W, S> ();
             }
-          if (pref == 1 || (pref == 0 && n_tok > S::BN && bx * by >= hzk_mm_sm_count ()))
-            return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, stream);
-          return hzk_mma_launch<W, S> (w, n_rows, K, n_tok, aq, am, y, ldy, stream);
+          if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
+            return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+          return hzk_mma_launch<W, S> (w, n_rows, K, n_tok, aq, am, y, ldy, ws, stream);
         }
-      else
 #endif
-        qmmq_core<W><<<grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
-            (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy);
+      const hzk_mm_grid g = hzk_mm_make_grid (n_rows, K, n_tok, HZK_MM_BM, HZK_MM_BN, HZK_MM_KT, ws);
+      qmmq_core<W><<<g.grid, HZK_MM_THREADS, 0, (hipStream_t) stream>>> (
+          (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy, g.nby,
+          g.n_split, g.kps, g.part, g.cnt);
     }
   return (int) hipGetLastError ();
 }

@@ -13,6 +13,8 @@ struct HzGpu {
   void   *stream;
   void   *act;            /* activation scratch (int8 + scales), act_bytes long */
   size_t  act_bytes;
+  void   *mm_ws;          /* split-K workspace of the matmul (hzk_matmul_ws_bytes, zeroed;
+                             NULL: no split-K) */
   size_t  l2_bytes;
   int     n_sm;
   char    desc[256];
@@ -67,6 +69,17 @@ hz_gpu_open (int device, GError **error)
       g_free (g);
       return NULL;
     }
+  /* the matmul's split-K workspace (HZ_GPU_MMQ_SPLIT), zeroed once (each product leaves
+   * it zeroed) */
+  const size_t ws = hzk_matmul_ws_bytes ();
+  if (ws > 0
+      && (!check (hzk_malloc (&g->mm_ws, ws), "allocate the matmul workspace", error)
+          || !check (hzk_memset (g->mm_ws, 0, ws, g->stream), "clear the matmul workspace", error)
+          || !hz_gpu_sync (g, error)))
+    {
+      hz_gpu_close (g);
+      return NULL;
+    }
   g_snprintf (g->desc, sizeof g->desc, "%s (%s, %.1f GB, %d SMs, L2 %.0f MB)", name,
               hzk_platform (), mem / 1e9, g->n_sm, g->l2_bytes / 1e6);
   return g;
@@ -79,6 +92,8 @@ hz_gpu_close (HzGpu *g)
     return;
   if (g->act)
     hzk_free (g->act);
+  if (g->mm_ws)
+    hzk_free (g->mm_ws);
   hzk_stream_destroy (g->stream);
   g_free (g);
 }
@@ -313,7 +328,8 @@ hz_gpu_matmul_act (HzGpu *g, const HzGpuTensor *w, const float *x, const void *a
     }
   const int8_t *aq = o->is_float ? NULL : hzk_act_q (act, k, n_tok);
   const void *am = o->is_float ? NULL : hzk_act_m (act, k, n_tok);
-  return check (o->matmul (w->dev, w->n_rows, k, n_tok, aq, am, x, y, ldy, g->stream), o->name, error);
+  return check (o->matmul (w->dev, w->n_rows, k, n_tok, aq, am, x, y, ldy, g->mm_ws, g->stream),
+                o->name, error);
 }
 
 gboolean

@@ -15,6 +15,10 @@
  *        bench-qmatvec --mm [format,...]         the prefill matmul (qmmq) at the 7B
  *                                                prefill shapes x 512 tokens (ms, TOPS)
  *                                                and x 16 tokens (us, TOPS, GB/s)
+ *        bench-qmatvec --rows [format,...]       the small-batch products of the serving
+ *                                                step: 1..64 rows at the 7B decode shapes
+ *                                                through the batched matvec (up to 8) and
+ *                                                through hz_gpu_matmul_act (us, GB/s)
  */
 #include "hz-gpu.h"
 #include "gpu-test-util.h"
@@ -267,6 +271,110 @@ matmul_bench (HzGpu *gpu, const char *list)
   return 0;
 }
 
+/* --rows: per format and decode shape, the product of n = 1, 2, 4, ... 64 activation rows
+ * (already quantized) two ways, each cycling through copies of the matrix (> 4x the L2,
+ * REPS products in one graph, best of 3 replays): the batched matvec (HzkOps.matvec[n-1],
+ * n <= 8; the serving step's path up to HZ_GPU_SERVE_MV rows) and hz_gpu_matmul_act (the
+ * qmmq kernels). GB/s = weight bytes / time; % of the copy bandwidth of the faster. */
+static const int rows_n[] = { 1, 2, 4, 8, 16, 32, 64 };
+static const Shape rows_shapes[] = { { 4096, 4096 }, { 11008, 4096 }, { 4096, 11008 } };
+
+/* One batched matvec of n columns on the weight copy t[i % n]. */
+typedef struct {
+  HzkMatvecFn    fn;
+  HzGpuTensor  **t;
+  int            n;
+  int64_t        rows, k;
+  const int8_t  *aq;
+  const void    *am;
+  float         *yd;
+  void          *st;
+} RowsMv;
+
+static void
+rows_mv_launch (void *ctx, int i)
+{
+  const RowsMv *m = ctx;
+  m->fn (hz_gpu_tensor_data (m->t[i % m->n]), m->rows, m->k, m->aq, m->am, NULL, m->yd, m->st);
+}
+
+static int
+rows_bench (HzGpu *gpu, double copy, const char *list)
+{
+  GError *error = NULL;
+  void *st = hz_gpu_stream (gpu);
+  gchar **names = g_strsplit (list, ",", -1);
+  GRand *rng = g_rand_new_with_seed (7);
+  const int max_n = rows_n[G_N_ELEMENTS (rows_n) - 1];
+  printf ("| format | rows x K | MB | n | matvec us | matvec GB/s | matmul us | matmul GB/s | %% of copy (faster) |\n"
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (gchar **nm = names; *nm; nm++)
+    {
+      const HzQuantTraits *qt = hz_quant_traits_by_name (*nm);
+      if (!qt || !qt->vec_dot)
+        continue;
+      uint8_t *pool = gtu_block_pool (qt, rng);
+      for (size_t si = 0; si < G_N_ELEMENTS (rows_shapes); si++)
+        {
+          const Shape s = rows_shapes[si];
+          uint8_t *w = gtu_matrix (qt, pool, s.rows, s.k);
+          const size_t bytes = (size_t) s.rows * hz_quant_row_size (qt->type, s.k);
+          const int n = CLAMP ((int) ((4 * hz_gpu_l2_bytes (gpu)) / bytes) + 1, 2, 64);
+          HzGpuTensor **t = g_new0 (HzGpuTensor *, n);
+          for (int i = 0; i < n; i++)
+            if (!(t[i] = hz_gpu_tensor_upload (gpu, qt->type, s.rows, s.k, w, &error)))
+              g_error ("rows bench: %s", error->message);
+          const HzkOps *o = hzk_ops (hz_gpu_tensor_device_type (t[0]));
+          float *x = g_malloc (sizeof (float) * max_n * s.k);
+          for (int64_t i = 0; i < max_n * s.k; i++)
+            x[i] = (float) gtu_normal (rng);
+          float *xd = hz_gpu_alloc (gpu, sizeof (float) * max_n * s.k, &error);
+          float *yd = hz_gpu_alloc (gpu, sizeof (float) * max_n * s.rows, &error);
+          if (!xd || !yd || !hz_gpu_upload (gpu, xd, x, sizeof (float) * max_n * s.k, &error))
+            g_error ("rows bench: %s", error ? error->message : "setup failed");
+          for (size_t ni = 0; ni < G_N_ELEMENTS (rows_n); ni++)
+            {
+              const int nr = rows_n[ni];
+              void *act = hz_gpu_alloc (gpu, hzk_act_bytes (s.k, nr), &error);
+              if (!act || hzk_quantize_act (xd, s.k, nr, act, st))
+                g_error ("rows bench: activations");
+              double mv = 0;
+              if (nr <= HZK_MAX_BATCH && o->matvec[nr - 1])
+                {
+                  RowsMv m = { o->matvec[nr - 1], t, n, s.rows, s.k, hzk_act_q (act, s.k, nr),
+                               hzk_act_m (act, s.k, nr), yd, st };
+                  if (m.fn (hz_gpu_tensor_data (t[0]), s.rows, s.k, m.aq, m.am, NULL, yd, st)
+                      || hzk_stream_sync (st))
+                    g_error ("rows bench: matvec");
+                  mv = time_graph (st, rows_mv_launch, &m);
+                }
+              const double mm = time_matmul (gpu, t, n, xd, act, nr, yd);
+              const double best = mv > 0 && mv < mm ? mv : mm;
+              char mvs[64] = "—", mvg[64] = "—";
+              if (mv > 0)
+                {
+                  g_snprintf (mvs, sizeof mvs, "%.1f", mv * 1e6);
+                  g_snprintf (mvg, sizeof mvg, "%.0f", bytes / mv / 1e9);
+                }
+              printf ("| %s | %" G_GINT64_FORMAT "x%" G_GINT64_FORMAT " | %.1f | %d | %s | %s | %.1f | %.0f | %.1f%% |\n",
+                      qt->name, s.rows, s.k, bytes / 1e6, nr, mvs, mvg, mm * 1e6, bytes / mm / 1e9,
+                      100.0 * bytes / best / 1e9 / copy);
+              fflush (stdout);
+              hz_gpu_free (gpu, act);
+            }
+          for (int i = 0; i < n; i++)
+            hz_gpu_tensor_free (t[i]);
+          g_free (t);
+          hz_gpu_free (gpu, xd), hz_gpu_free (gpu, yd);
+          g_free (x), g_free (w);
+        }
+      g_free (pool);
+    }
+  g_strfreev (names);
+  g_rand_free (rng);
+  return 0;
+}
+
 int
 main (int argc, char **argv)
 {
@@ -285,6 +393,12 @@ main (int argc, char **argv)
   if (argc > 1 && strcmp (argv[1], "--mm") == 0)
     {
       const int rc = matmul_bench (gpu, argc > 2 ? argv[2] : "q4_0,q8_0,q4_K,q6_K");
+      hz_gpu_close (gpu);
+      return rc;
+    }
+  if (argc > 1 && strcmp (argv[1], "--rows") == 0)
+    {
+      const int rc = rows_bench (gpu, copy, argc > 2 ? argv[2] : "q4_0,q4_K,q8_0");
       hz_gpu_close (gpu);
       return rc;
     }

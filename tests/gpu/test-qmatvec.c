@@ -17,14 +17,20 @@
  *        K-quants' Q8_K with one scale per 256, the GPU per 32).
  *  Errors are norm-wise: ||y_gpu − y_ref|| / ||y_ref|| over the sampled rows and columns.
  *
- * matmul  the prefill product (hz_gpu_matmul_act: qmmq_core, float formats qmmf_core) of
- *         1000x4096 against 77 tokens (and 200x4128 against 9 where the format takes K %
- *         256 != 0), output rows 3 floats wider than the matrix: the same two references
- *         and thresholds on 61 sampled rows and every token (the prefill reads activations
- *         quantized per token exactly as the matvec does).
+ * matmul  the product of several tokens (hz_gpu_matmul_act: qmmq_core, float formats
+ *         qmmf_core) of 1000x4096 against 77 tokens (and 200x4128 against 9 where the
+ *         format takes K % 256 != 0), output rows 3 floats wider than the matrix: the same
+ *         two references and thresholds on 61 sampled rows and every token (the prefill
+ *         reads activations quantized per token exactly as the matvec does).
+ *         With --mm (matmul checks only): 1000x4096 against 1, 2, 3, 5, 8, 9, 16, 17, 31,
+ *         32, 33, 48, 64, 65, 128 and 512 tokens (the split-K products of up to 64 tokens,
+ *         both tensor-core tiles, their token tails) and the K tail against 1, 9, 40 and
+ *         64; and, up to 64 tokens, row invariance: the first and the last token's outputs
+ *         bit-identical to a product of that token alone (the serving step's row-invariant
+ *         mode relies on it).
  * TAP output; exit 77 (skip) without a GPU. HZ_GPU_TEST_FORMATS=q4_0,q8_0 restricts the
  * formats, HZ_GPU_TEST_QUICK=1 runs the first shape only, HZ_GPU_TEST_MM_ONLY=1 the matmul
- * checks only.
+ * checks only (at the default token counts).
  */
 #include "hz-gpu.h"
 #include "gpu-test-util.h"
@@ -32,6 +38,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct { int64_t rows, k; } Shape;
 static const Shape shapes[] = { { 4096, 4096 }, { 11008, 4096 }, { 4096, 11008 }, { 32000, 4096 } };
@@ -180,7 +187,7 @@ check_one (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, Shape s, co
 #define N_MM_SAMPLE 61
 static void
 check_mm (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, int64_t rows, int64_t k,
-          int n_tok, GRand *rng)
+          int n_tok, gboolean invariance, GRand *rng)
 {
   GError *error = NULL;
   const size_t rs = hz_quant_row_size (qt->type, k);
@@ -200,6 +207,21 @@ check_mm (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, int64_t rows
   gboolean ok = hz_gpu_upload (gpu, xd, x, sizeof (float) * n_tok * k, &error)
                 && hz_gpu_matmul_act (gpu, t, xd, NULL, n_tok, yd, ldy, &error)
                 && hz_gpu_download (gpu, y, yd, sizeof (float) * n_tok * ldy, &error);
+  /* row invariance: token c alone gives the same outputs, bit for bit */
+  int n_diff = -1;
+  if (ok && invariance && n_tok <= 64)
+    {
+      float *y1 = g_malloc (sizeof (float) * rows);
+      n_diff = 0;
+      for (int c = 0; ok && c < n_tok; c += n_tok > 1 ? n_tok - 1 : 1)
+        {
+          ok = hz_gpu_matmul_act (gpu, t, xd + (size_t) c * k, NULL, 1, yd, rows, &error)
+               && hz_gpu_download (gpu, y1, yd, sizeof (float) * rows, &error);
+          for (int64_t r = 0; ok && r < rows; r++)
+            n_diff += memcmp (&y1[r], &y[(size_t) c * ldy + r], sizeof (float)) != 0;
+        }
+      g_free (y1);
+    }
   double se_e = 0, sr_e = 0, se_c = 0, sr_c = 0;
   float *wf = g_malloc (sizeof (float) * k);
   double *xe = g_malloc (sizeof (double) * n_tok * k);
@@ -248,10 +270,14 @@ check_mm (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, int64_t rows
       const double t_emul = is_float ? 1e-5 : 1e-4;
       const double t_cpu = qt->type == HZ_TYPE_F32 ? 1e-5 : qt->type == HZ_TYPE_F16 ? 2e-3
                            : qt->type == HZ_TYPE_BF16 ? 1e-2 : 3e-2;
-      const gboolean pass = e_emul <= t_emul && e_cpu <= t_cpu && isfinite (e_emul) && isfinite (e_cpu);
-      printf ("%s %d - matmul %-7s %5" G_GINT64_FORMAT "x%-5" G_GINT64_FORMAT " %3d tokens  emul %.2e (< %.0e)  cpu %.2e (< %.0e)  [%s]\n",
+      const gboolean pass = e_emul <= t_emul && e_cpu <= t_cpu && isfinite (e_emul) && isfinite (e_cpu)
+                            && n_diff <= 0;
+      printf ("%s %d - matmul %-7s %5" G_GINT64_FORMAT "x%-5" G_GINT64_FORMAT " %3d tokens  emul %.2e (< %.0e)  cpu %.2e (< %.0e)  [%s]",
               pass ? "ok" : "not ok", ++n_test, qt->name, rows, k, n_tok, e_emul, t_emul, e_cpu,
               t_cpu, fallback ? "f16 fallback" : "native");
+      if (n_diff >= 0)
+        printf ("  single-token outputs differing: %d", n_diff);
+      printf ("\n");
       n_fail += !pass;
     }
   fflush (stdout);
@@ -262,12 +288,16 @@ check_mm (HzGpu *gpu, const HzQuantTraits *qt, const uint8_t *pool, int64_t rows
 }
 
 int
-main (void)
+main (int argc, char **argv)
 {
   HzGpu *gpu = gtu_open_or_skip ();
   GRand *rng = g_rand_new_with_seed (20250204);
   const gboolean quick = g_getenv ("HZ_GPU_TEST_QUICK") != NULL;
-  const gboolean mm_only = g_getenv ("HZ_GPU_TEST_MM_ONLY") != NULL;
+  const gboolean mm_sweep = argc > 1 && strcmp (argv[1], "--mm") == 0;
+  const gboolean mm_only = mm_sweep || g_getenv ("HZ_GPU_TEST_MM_ONLY") != NULL;
+  /* --mm: token counts around the tiles' and the split-K path's edges */
+  static const int mm_tok[] = { 1, 2, 3, 5, 8, 9, 16, 17, 31, 32, 33, 48, 64, 65, 128, 512 };
+  static const int mm_tail_tok[] = { 1, 9, 40, 64 };
   const int all_b[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, some_b[] = { 1, 8 };
   GString *fallbacks = g_string_new (NULL);
   for (size_t i = 0; i < hz_quant_n_formats (); i++)
@@ -283,9 +313,20 @@ main (void)
       /* prefill matmul: row and token tails; a K tail (not a whole 256-element tile) where
        * the format allows one */
       const HzkOps *dops = hzk_ops (hzk_ops (qt->type)->available ? qt->type : HZ_TYPE_F16);
-      check_mm (gpu, qt, pool, 1000, 4096, 77, rng);
-      if (4128 % dops->k_multiple == 0 && 4128 % qt->block_elems == 0)
-        check_mm (gpu, qt, pool, 200, 4128, 9, rng);
+      const gboolean k_tail = 4128 % dops->k_multiple == 0 && 4128 % qt->block_elems == 0;
+      if (mm_sweep)
+        {
+          for (size_t j = 0; j < G_N_ELEMENTS (mm_tok); j++)
+            check_mm (gpu, qt, pool, 1000, 4096, mm_tok[j], TRUE, rng);
+          for (size_t j = 0; k_tail && j < G_N_ELEMENTS (mm_tail_tok); j++)
+            check_mm (gpu, qt, pool, 200, 4128, mm_tail_tok[j], TRUE, rng);
+        }
+      else
+        {
+          check_mm (gpu, qt, pool, 1000, 4096, 77, FALSE, rng);
+          if (k_tail)
+            check_mm (gpu, qt, pool, 200, 4128, 9, TRUE, rng);
+        }
       g_free (pool);
     }
   printf ("# formats on the F16 fallback (no device decoder yet):%s\n", fallbacks->str);
