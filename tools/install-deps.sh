@@ -11,6 +11,7 @@ libsqlite3-dev sqlite3 libjson-glib-dev libsoup-3.0-dev libsecret-1-dev
 libmd4c-dev libmd4c-html0-dev
 desktop-file-utils appstream flatpak-builder xvfb xauth dbus dbus-x11 gnome-keyring
 libclang-rt-14-dev
+clang-19 libamdhip64-dev
 "
 
 missing=""
