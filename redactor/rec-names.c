@@ -8,7 +8,7 @@
  * gazetteer (countries, regions, cities). Lower-case and ALL-CAPS text need gazetteer or cue
  * evidence. A name found once is also found at its other occurrences in the same text,
  * whatever their case. All cue matching is on whole words. */
-#include "hz-redact-private.h"
+#include "rec-names.h"
 
 #include <stdlib.h>
 #include <string.h>
