@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check-layers.py — finds include and call loops between the files of a source folder.
 
-Usage: tools/check-layers.py [--floors] BUILD_DIR FOLDER [FOLDER...]
+Usage: tools/check-layers.py [--floors] [--sizes] BUILD_DIR FOLDER [FOLDER...]
 
 For each FOLDER (relative to the source root, e.g. "redactor"), every file is a node: a
 .c file and the .h of the same name are one node ("redactor/hz-scan"); a header with no .c
@@ -18,7 +18,9 @@ The folder passes when its graph has no cycle (no strongly connected component o
 more nodes); then every file has a floor (0: uses no other file of the folder; else one
 above the highest file it uses) and every arrow runs down. On a cycle, prints each loop's
 files and the arrows that close it (with the symbols or the include line behind each), and
-exits 1. --floors prints every file's floor and what it uses.
+exits 1. --floors prints every file's floor and what it uses. --sizes adds the folder's
+number of .c/.h files, its largest file and its largest function, in lines (a function runs
+from its "{" in column 0 to the next "}" in column 0, the house's GNU style).
 """
 
 import json
@@ -175,9 +177,36 @@ def floors(nodes, edges):
     return {v: floor(v) for v in nodes}
 
 
+def sizes(src, folder):
+    """(files, (lines, file), (lines, function)) of the .c/.h files of folder."""
+    files = folder_files(src, folder)
+    big_file, big_fn = (0, ''), (0, '')
+    for f in files:
+        with open(os.path.join(src, f), encoding='utf-8', errors='replace') as fh:
+            lines = fh.read().split('\n')
+        if lines and lines[-1] == '':
+            lines.pop()
+        big_file = max(big_file, (len(lines), f))
+        start = None
+        for i, line in enumerate(lines):
+            if line.startswith('{'):
+                start = i
+            elif line.startswith('}') and start is not None:
+                name = '?'
+                for k in range(start - 1, max(start - 12, -1), -1):
+                    m = re.match(r'([A-Za-z_]\w*)\s*\(', lines[k])
+                    if m:
+                        name = m.group(1)
+                        break
+                big_fn = max(big_fn, (i - start + 2, '%s (%s)' % (name, os.path.basename(f))))
+                start = None
+    return len(files), big_file, big_fn
+
+
 def main(argv):
     show = '--floors' in argv
-    args = [a for a in argv if a != '--floors']
+    show_sizes = '--sizes' in argv
+    args = [a for a in argv if a not in ('--floors', '--sizes')]
     if len(args) < 2:
         sys.exit(__doc__)
     build = os.path.abspath(args[0])
@@ -185,6 +214,10 @@ def main(argv):
     bad = 0
     for folder in args[1:]:
         folder = folder.rstrip('/')
+        if show_sizes:
+            n, (fl_n, fl), (fn_n, fn) = sizes(src, folder)
+            print('%s: %d files; largest file %s, %d lines; largest function %s, %d lines' %
+                  (folder, n, fl, fl_n, fn, fn_n))
         nodes, edges = graph(build, src, folder)
         n_edges = sum(len(v) for v in edges.values())
         loops = [c for c in sccs(nodes, edges) if len(c) > 1]
