@@ -68,18 +68,23 @@ def objects(build, src, folder):
     return out
 
 
-def nm(obj, undefined):
-    args = ['nm', '-P', '-u' if undefined else '--defined-only', obj]
-    res = subprocess.run(args, capture_output=True, text=True, check=True)
-    syms = set()
+def nm(objs):
+    """object -> (defined global symbols, undefined symbols), from one run of nm."""
+    res = subprocess.run(['nm', '-P', '-A'] + sorted(objs), capture_output=True, text=True,
+                         check=True)
+    out = {o: (set(), set()) for o in objs}
     for line in res.stdout.splitlines():
-        parts = line.split()
-        if len(parts) < 2:
+        # "path/obj.o: name type [value size]"
+        head, sep, rest = line.partition(': ')
+        parts = rest.split()
+        if not sep or len(parts) < 2 or head not in out:
             continue
         name, kind = parts[0], parts[1]
-        if undefined or (kind.isupper() and kind not in 'UN') or kind in 'vVwW':
-            syms.add(name)
-    return syms
+        if kind == 'U':
+            out[head][1].add(name)
+        elif (kind.isupper() and kind != 'N') or kind in 'vVwW':
+            out[head][0].add(name)
+    return out
 
 
 def graph(build, src, folder):
@@ -104,16 +109,18 @@ def graph(build, src, folder):
                 edges[a].setdefault(b, '#include "%s" in %s' % (inc, os.path.basename(f)))
 
     objs = objects(build, src, folder)
-    defined = {}
     for f, o in objs.items():
         if not os.path.exists(o):
             sys.exit('check-layers: %s is not built (%s); build the folder first' % (f, o))
-        for s in nm(o, False):
+    symbols = nm(objs.values()) if objs else {}
+    defined = {}
+    for f, o in objs.items():
+        for s in symbols[o][0]:
             defined.setdefault(s, node_of(f))
     for f, o in objs.items():
         a = node_of(f)
         used = defaultdict(list)
-        for s in nm(o, True):
+        for s in symbols[o][1]:
             b = defined.get(s)
             if b and b != a:
                 used[b].append(s)
