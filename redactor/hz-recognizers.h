@@ -1,7 +1,7 @@
 /* hz-recognizers.h — the rule recognizers of libhzredact, one file per family (rec-*.c), the
  * helpers one recognizer offers another, and each family's word lists. Called by the
  * pipeline (hz-redact.c); each recognizer reads the scan and calls hz_scan_add() (hz-scan.h).
- * The names family's helpers for the tagger are in rec-names.h. */
+ * The names family's helpers for the tagger are in rec-names-context.h. */
 #pragma once
 
 #include "hz-scan.h"

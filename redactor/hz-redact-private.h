@@ -4,7 +4,7 @@
  * contexts: hz-numctx.c; validators: hz-validate.c).
  *
  * The floors above it, each with its own header: the scan (hz-scan.h: candidates and overlap
- * resolution), the recognizers (hz-recognizers.h; the names family also rec-names.h), the
+ * resolution), the recognizers (hz-recognizers.h; the names family also rec-names-*.h), the
  * tagger (hz-tagger.h), the pipeline (hz-redact.h). Every recognizer is a function
  * `void hz_rec_X (HzScan *scan)` that reads scan->text (valid UTF-8, byte offsets) and the
  * word tokens, and calls hz_scan_add() for each candidate; hz-scan.c resolves overlaps

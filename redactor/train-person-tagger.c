@@ -37,7 +37,7 @@
  */
 #include "hz-redact.h"
 #include "hz-tagger.h"
-#include "rec-names.h"
+#include "rec-names-context.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>
