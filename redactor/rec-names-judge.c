@@ -396,20 +396,22 @@ read_place_cues (Run *r)
   r->weak_loc_cue = !r->sent && !r->title && (r->loc_cue || hz_context_before (scan, a + lo, 1, HZ_W_LOC_CUE_WEAK));
 }
 
-static void
-add_place (Run *r, float score, const char *rec)
+/* The name is a place when `is_place`: add it as a LOCATION of `score` by recognizer `rec`.
+ * Returns `is_place` (whether the test decided). */
+static gboolean
+place_if (Run *r, gboolean is_place, float score, const char *rec)
 {
-  names_add (r->scan, r->f->s, r->l->e, HZ_ENTITY_LOCATION, score, rec);
+  if (is_place)
+    names_add (r->scan, r->f->s, r->l->e, HZ_ENTITY_LOCATION, score, rec);
+  return is_place;
 }
 
 /* the whole name is in the place gazetteer (not a given name after a name cue) */
 static gboolean
 gazetteer_place (Run *r)
 {
-  if (r->pm != r->n || r->title || (r->cue && r->f->given && r->n == 1 && !r->f->place))
-    return FALSE;
-  add_place (r, 0.75f, "place-gazetteer");
-  return TRUE;
+  return place_if (r, r->pm == r->n && !r->title && !(r->cue && r->f->given && r->n == 1 && !r->f->place),
+                   0.75f, "place-gazetteer");
 }
 
 /* a place by its context: "the town of Bridgton", "Paxton , Illinois" (one word that is no
@@ -420,14 +422,13 @@ place_by_context (Run *r)
   const HzScan *scan = r->scan;
   const Word *f = r->f;
   guint a = r->a, lo = r->lo, hi = r->hi, n = r->n;
-  if (r->title || n > 4 || (n >= 2 && f->given)
-      || !((lo == 0 && hz_names_after_prep_of (scan, a, "of", hz_names_place_of_nouns))
-           || (n == 1 && !f->given && hi == r->m && hz_names_region_after (scan, r->b))
-           || (n == 1 && (f->city || (!f->given && !f->sur && !f->common && (tok (r, a + lo)->flags & HZ_TOK_CAP)))
-               && hz_names_in_place_list (scan, a + lo, a + hi))))
-    return FALSE;
-  add_place (r, 0.6f, "place-context");
-  return TRUE;
+  return place_if (r, !r->title && n <= 4 && !(n >= 2 && f->given)
+                      && ((lo == 0 && hz_names_after_prep_of (scan, a, "of", hz_names_place_of_nouns))
+                          || (n == 1 && !f->given && hi == r->m && hz_names_region_after (scan, r->b))
+                          || (n == 1 && (f->city || (!f->given && !f->sur && !f->common
+                                                     && (tok (r, a + lo)->flags & HZ_TOK_CAP)))
+                              && hz_names_in_place_list (scan, a + lo, a + hi))),
+                   0.6f, "place-context");
 }
 
 /* an organisation word inside or after the run: a firm, no candidate */
@@ -454,10 +455,8 @@ city_after_place_cue (Run *r)
   const Word *f = r->f;
   guint i = r->a + r->lo;
   gboolean person_prep = i > 0 && (hz_token_is (scan, tok (r, i - 1), "to") || hz_token_is (scan, tok (r, i - 1), "at"));
-  if (r->n != 1 || !r->weak_loc_cue || !(f->city || f->place) || (f->given && f->city_only && person_prep))
-    return FALSE;
-  add_place (r, 0.6f, "place-cue");
-  return TRUE;
+  return place_if (r, r->n == 1 && r->weak_loc_cue && (f->city || f->place) && !(f->given && f->city_only && person_prep),
+                   0.6f, "place-cue");
 }
 
 /* "in SUND", "arrived at HART": an ALL-CAPS word in ordinary text after a place cue is a
@@ -473,10 +472,7 @@ capitals_after_place_cue (Run *r)
   gboolean caps = !r->f->given;
   for (guint k = r->lo; k < r->hi && caps; k++)
     caps = (tok (r, r->a + k)->flags & HZ_TOK_UPPER) && tok (r, r->a + k)->nchars >= 4;
-  if (!caps)
-    return FALSE;
-  add_place (r, 0.5f, "place-cue");
-  return TRUE;
+  return place_if (r, caps, 0.5f, "place-cue");
 }
 
 /* Places and firms. */

@@ -1,4 +1,7 @@
-/* rec-names.c — PERSON and LOCATION from capitalisation, gazetteers and context cues.
+/* rec-names.c — PERSON and LOCATION from capitalisation, gazetteers and context cues: the
+ * names family's recognizer, which finds the runs of capitalised words and hands each to
+ * the judging rules (rec-names-judge.c), then adds what the found names imply
+ * (rec-names-propagate.c).
  *
  * Runs of capitalised words (initials and particles such as "van" or "de" allowed inside)
  * are scored with: the given-name and surname gazetteers (US Census 1990 / SSA, see
@@ -7,7 +10,8 @@
  * "ping", "thanks", "by"), organisation words after it ("Inc", "University") and the place
  * gazetteer (countries, regions, cities). Lower-case and ALL-CAPS text need gazetteer or cue
  * evidence. A name found once is also found at its other occurrences in the same text,
- * whatever their case. All cue matching is on whole words. */
+ * whatever their case. All cue matching is on whole words. Here too: the genre of the text
+ * (chat, shouting, unfinished), @-mentions, hashtags and stage names. */
 #include "rec-names-judge.h"
 #include "rec-names-propagate.h"
 
