@@ -35,7 +35,7 @@ word_info (const HzScan *scan, const HzToken *t, Word *w)
   /* a single capital letter is an initial ("John A. Leiva"), not the word "a" or "m" */
   w->common = !w->initial && ((cls & HZ_WB (HZ_W_COMMON)) != 0 || (t->flags & HZ_TOK_ELONG) || t->nchars == 1);
   /* a place or city that is also a person's name ("Casey", "Jordan", "Mason") counts as a
-   * place only after a cue such as "in" (judge_run) */
+   * place only after a cue such as "in" (the place rules below) */
   w->city = (cls & (HZ_WB (HZ_W_CITY) | HZ_WB (HZ_W_PLACE))) != 0;
   w->place = (cls & HZ_WB (HZ_W_PLACE)) != 0 && !(scan->informal && w->given);
   w->city_only = w->city && !(cls & HZ_WB (HZ_W_PLACE));
