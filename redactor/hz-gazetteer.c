@@ -214,7 +214,7 @@ hz_load_set (const char *name, char **buf_out, GError **error)
 }
 
 gboolean
-hz_gazetteers_load (HzRedactor *r, GError **error)
+hz_gazetteers_load (HzRedactor *r, const HzWordList *const *lists, GError **error)
 {
   HzLexicon *lex = &r->lex;
   lex->check = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
@@ -229,9 +229,8 @@ hz_gazetteers_load (HzRedactor *r, GError **error)
       || !lex_add_resource (lex, "places.txt", HZ_W_PLACE, HZ_W_PLACE_HEAD, error)
       || !lex_add_resource (lex, "cities.txt", HZ_W_CITY, HZ_W_PLACE_HEAD, error))
     return FALSE;
-  const HzWordList *tables[] = { hz_names_lists, hz_address_lists, hz_date_lists, hz_ident_lists };
-  for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
-    for (const HzWordList *l = tables[t]; l->words; l++)
+  for (gsize t = 0; lists[t]; t++)
+    for (const HzWordList *l = lists[t]; l->words; l++)
       for (const char *const *w = l->words; *w; w++)
         lex_add (lex, *w, strlen (*w), HZ_WB (l->bit));
   lex_freeze (lex);

@@ -1,8 +1,14 @@
-/* hz-redact-private.h — internals shared by the recognizer modules of libhzredact.
+/* hz-redact-private.h — the ground floor of libhzredact: the types every part shares (tokens,
+ * word classes, candidates, the lexicon, the redactor, the scan) and the helpers below the
+ * recognizers (tokens and context: hz-text.c; the lexicon: hz-gazetteer.c; the number
+ * contexts: hz-numctx.c; validators: hz-validate.c).
  *
- * Every recognizer is a function `void hz_rec_X (HzScan *scan)` that reads scan->text (valid
- * UTF-8, byte offsets) and the word tokens, and calls hz_scan_add() for each candidate.
- * The core (hz-redact.c) resolves overlaps afterwards. */
+ * The floors above it, each with its own header: the scan (hz-scan.h: candidates and overlap
+ * resolution), the recognizers (hz-recognizers.h; the names family also rec-names-*.h), the
+ * tagger (hz-tagger.h), the pipeline (hz-redact.h). Every recognizer is a function
+ * `void hz_rec_X (HzScan *scan)` that reads scan->text (valid UTF-8, byte offsets) and the
+ * word tokens, and calls hz_scan_add() for each candidate; hz-scan.c resolves overlaps
+ * afterwards. tools/check-layers.py checks that no file calls or includes upwards. */
 #pragma once
 
 #include "hanzo/redact.h"
@@ -122,8 +128,9 @@ typedef struct {
   GArray *cands;   /* HzCand */
   guint64 *ident_starts;  /* sorted start bytes of the identifier candidates (validated or
                          * pattern tier, no name or place) found before rec-names.c runs;
-                         * owned by the pipeline (hz-redact.c) */
+                         * owned by the scan (hz_scan_index_identifiers()) */
   guint n_ident_starts;
+  struct _HzScanScratch *scratch; /* hz-scan.c's per-thread memory, given back by hz_scan_end() */
 } HzScan;
 
 /** Orders two guint64 (qsort(), bsearch(), g_array_sort() comparator). */
@@ -143,23 +150,6 @@ hz_scan_has_digits (const HzScan *scan)
       return TRUE;
   return FALSE;
 }
-
-/* hz-redact.c */
-void hz_scan_add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, int tier,
-                  const char *rec);
-
-/** Callback of hz_redactor_scan_rules(). */
-typedef void (*HzScanHook) (HzScan *scan, gpointer user_data);
-/** Run the tokenizer and every rule recognizer (not the tagger, not the model pass) over
- *  `text` (valid UTF-8, `len` bytes) and call `hook` with the scan before overlaps are
- *  resolved (scan->cands holds every candidate). Used by the tagger's trainer. */
-void hz_redactor_scan_rules (const HzRedactor *self, const char *text, gsize len,
-                             HzScanHook hook, gpointer user_data);
-/** Give the redactor `tagger` (owned; NULL: rules only), replacing any previous one. */
-void hz_redactor_take_tagger (HzRedactor *self, struct _HzTagger *tagger);
-/** Give the redactor the tagger of encyclopedic prose (owned; NULL: none), replacing any
- *  previous one. */
-void hz_redactor_take_prose_tagger (HzRedactor *self, struct _HzTagger *tagger);
 
 /* hz-text.c — tokens and context */
 /** Tokenize `text` and classify every token (flags, lexicon class bits, hash) into the
@@ -233,60 +223,6 @@ gboolean hz_alnum_before (const char *text, gsize pos);
 /** TRUE if the character starting at byte `pos` is a letter or digit (any script). */
 gboolean hz_alnum_at (const char *text, gsize len, gsize pos);
 
-/* recognizers, one file per family */
-void hz_rec_email_url (HzScan *scan);   /* rec-email-url.c */
-void hz_rec_card (HzScan *scan);        /* rec-card.c */
-void hz_rec_iban (HzScan *scan);        /* rec-iban.c */
-void hz_rec_net (HzScan *scan);         /* rec-net.c: IPv4, IPv6, MAC */
-void hz_rec_ssn (HzScan *scan);         /* rec-ssn.c */
-void hz_rec_natid (HzScan *scan);       /* rec-natid.c: NATIONAL_ID (validated national ids) */
-void hz_rec_phone (HzScan *scan);       /* rec-phone.c */
-void hz_rec_secret (HzScan *scan);      /* rec-secret.c */
-void hz_rec_date (HzScan *scan);        /* rec-date.c */
-void hz_rec_address (HzScan *scan);     /* rec-address.c */
-void hz_rec_names (HzScan *scan);       /* rec-names.c: PERSON, LOCATION */
-/* rec-names.c: TRUE when token i is one of the three names of "A, B and C" (single
- * capitalised words) after a word taking a company ("from", "at", "for", "joined", ...): a firm
- * named after its partners ("Hawkins, Richardson and Santana"), no person. Pure. */
-gboolean hz_names_firm_of_partners (const HzScan *scan, guint i);
-/* rec-names.c: TRUE when token i is a copula whose complement names a kind of place or
- * organisation within the next few words ("Aisby is a village"): its subject is no person.
- * Pure. */
-gboolean hz_names_describes_thing (const HzScan *scan, guint i);
-/** Token i follows "to" after a lower-case word that takes a person there ("talked to |
- *  Jens Quenby", "a letter to | Tamsin Ode"): what follows is a person, not a place. */
-gboolean hz_names_to_person (const HzScan *scan, guint i);
-/* rec-names.c: TRUE when token i is the label of a form field ("Phone:", "E-mail:", "Personal
- * Info:"): a word of the English word list or the not-a-name list, not a given name or
- * surname, right before a colon. It is no name and ends the name before it. Pure. */
-gboolean hz_names_field_label (const HzScan *scan, guint i);
-/* TRUE when tokens [i, j) are all words of identifier cues (rec-natid.c's, "Aadhaar",
- * "Steuer-ID", "Codice Fiscale", "HETU") and so a label, not a name: one that is also in
- * the name lists ("Sin", "Nie") only right before an identifier found by an earlier
- * recognizer (validated or pattern tier, no name or place; past at most three spaces, ':'
- * or '#': "Sin Lee" stays a name, "SIN: 046 454 286" is a label). rec-names.c. */
-gboolean hz_names_identifier_label (const HzScan *scan, guint i, guint j);
-
-/* TRUE when token i is a word of one of rec-natid.c's cues ("aadhaar", "codice", "hetu"),
- * in any case. rec-natid.c. */
-gboolean hz_natid_cue_word (const HzScan *scan, guint i);
-/* rec-names.c: end byte of a person's name that ends at byte `e`: with the period of a
- * generational suffix ("Clay Tice Jr.": "Jr", "Sr", "Jnr" or "Snr" as a word of its own right
- * before a '.' at `e`; the abbreviation's period belongs to the name, as in CoNLL-style
- * annotation), else `e`. Pure. */
-gsize hz_names_person_end (const HzScan *scan, gsize e);
-/* rec-names.c: TRUE when token t comes right after an '@' ("@name", or "@ name" in tokenized
- * text). Such tokens are the rules' to judge (recognizer "mention": an account name, or
- * nothing where '@' is "at" or part of an e-mail address). Pure. */
-gboolean hz_names_after_at (const HzScan *scan, const HzToken *t);
-/* rec-names.c: the recognizer name of @-mentions' account names (PERSON candidates). */
-#define HZ_REC_MENTION "mention"
-void hz_rec_model (HzScan *scan);       /* rec-model.c: verified spans of a local model */
-
-/* rec-date.c: length of a numeric calendar date (optionally with a time) at the start of
- * s[0..n), 0 if there is none. Used by the phone recognizer to avoid dates. */
-gsize hz_date_prefix_len (const char *s, gsize n);
-
 /* hz-numctx.c — contexts that make a number no personal data (all pure; thread-safe) */
 /** TRUE when the number starting at byte `s` is a version, release or section number by its
  *  context: right after a version or section word or a software name, past blanks and at
@@ -312,15 +248,13 @@ gboolean hz_isbn_cue_before (const HzScan *scan, guint ti);
 int hz_iban_country_length (const char *cc);
 gboolean hz_parse_ipv4 (const char *s, gsize n, guint8 out[4]);
 
-/* the word lists of each recognizer family, {0, NULL}-terminated (registered in the lexicon) */
-extern const HzWordList hz_names_lists[];    /* rec-names.c */
-extern const HzWordList hz_address_lists[];  /* rec-address.c */
-extern const HzWordList hz_date_lists[];     /* rec-date.c */
-extern const HzWordList hz_ident_lists[];    /* rec-phone.c (phone, card, ssn, secret cues) */
-
 /* hz-gazetteer.c */
-/** Build r->lex from the built-in gazetteers (GResource) and the recognizers' word lists. */
-gboolean hz_gazetteers_load (HzRedactor *r, GError **error);
+/** Build r->lex from the built-in gazetteers (GResource) and the recognizers' word lists:
+ *  `lists` is a NULL-terminated array of {0, NULL}-terminated HzWordList tables (each
+ *  family's, see hz-recognizers.h), added in that order. FALSE with `error` set when a
+ *  built-in list cannot be read or is not UTF-8. */
+gboolean hz_gazetteers_load (HzRedactor *r, const HzWordList *const *lists, GError **error);
+/** Free r->lex (idempotent). */
 void hz_gazetteers_free (HzRedactor *r);
 /** Load built-in list `name` as a set of its lines; keys point into *buf_out. */
 GHashTable *hz_load_set (const char *name, char **buf_out, GError **error);

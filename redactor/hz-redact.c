@@ -1,55 +1,11 @@
-/* hz-redact.c — the redactor object, the analysis pipeline and overlap resolution. */
-#include "hz-redact-private.h"
+/* hz-redact.c — the redactor object and the analysis pipeline: the scan (hz-scan.c), the rule
+ * recognizers in order, the tagger, the model pass, then overlap resolution and offsets. */
+#include "hz-redact.h"
+#include "hz-recognizers.h"
 #include "hz-tagger.h"
 
 #include <gio/gio.h>
 #include <string.h>
-
-static const char *const type_names[HZ_ENTITY_N_TYPES] = {
-  [HZ_ENTITY_NONE] = "NONE",
-  [HZ_ENTITY_PERSON] = "PERSON",
-  [HZ_ENTITY_EMAIL] = "EMAIL",
-  [HZ_ENTITY_PHONE] = "PHONE",
-  [HZ_ENTITY_CREDIT_CARD] = "CREDIT_CARD",
-  [HZ_ENTITY_IBAN] = "IBAN",
-  [HZ_ENTITY_IP_ADDRESS] = "IP_ADDRESS",
-  [HZ_ENTITY_MAC_ADDRESS] = "MAC_ADDRESS",
-  [HZ_ENTITY_URL] = "URL",
-  [HZ_ENTITY_STREET_ADDRESS] = "STREET_ADDRESS",
-  [HZ_ENTITY_LOCATION] = "LOCATION",
-  [HZ_ENTITY_DATE_TIME] = "DATE_TIME",
-  [HZ_ENTITY_US_SSN] = "US_SSN",
-  [HZ_ENTITY_SECRET] = "SECRET",
-  [HZ_ENTITY_NATIONAL_ID] = "NATIONAL_ID",
-};
-
-const char *
-hz_entity_type_name (HzEntityType type)
-{
-  if ((int) type <= 0 || type >= HZ_ENTITY_N_TYPES)
-    return "NONE";
-  return type_names[type];
-}
-
-HzEntityType
-hz_entity_type_from_name (const char *name)
-{
-  static const struct { const char *alias; HzEntityType t; } aliases[] = {
-    { "EMAIL_ADDRESS", HZ_ENTITY_EMAIL }, { "PHONE_NUMBER", HZ_ENTITY_PHONE },
-    { "IBAN_CODE", HZ_ENTITY_IBAN }, { "DOMAIN_NAME", HZ_ENTITY_URL },
-    { "GPE", HZ_ENTITY_LOCATION }, { "ADDRESS", HZ_ENTITY_STREET_ADDRESS },
-    { "ZIP_CODE", HZ_ENTITY_STREET_ADDRESS },
-  };
-  if (!name)
-    return HZ_ENTITY_NONE;
-  for (int t = 1; t < HZ_ENTITY_N_TYPES; t++)
-    if (g_ascii_strcasecmp (name, type_names[t]) == 0)
-      return t;
-  for (gsize i = 0; i < G_N_ELEMENTS (aliases); i++)
-    if (g_ascii_strcasecmp (name, aliases[i].alias) == 0)
-      return aliases[i].t;
-  return HZ_ENTITY_NONE;
-}
 
 HzRedactor *
 hz_redactor_new (GError **error)
@@ -58,7 +14,10 @@ hz_redactor_new (GError **error)
   for (int t = 1; t < HZ_ENTITY_N_TYPES; t++)
     r->enabled[t] = TRUE;
   r->min_score = 0.3f;
-  if (!hz_gazetteers_load (r, error))
+  /* the recognizer families' word lists, in this order (the lexicon's layout follows it) */
+  static const HzWordList *const lists[] = { hz_names_lists, hz_address_lists, hz_date_lists,
+                                             hz_ident_lists, NULL };
+  if (!hz_gazetteers_load (r, lists, error))
     {
       hz_redactor_free (r);
       return NULL;
@@ -202,249 +161,6 @@ hz_redactor_set_min_score (HzRedactor *self, float min_score)
   self->min_score = min_score;
 }
 
-void
-hz_scan_add (HzScan *scan, gsize s, gsize e, HzEntityType type, float score, int tier,
-             const char *rec)
-{
-  if (s >= e || e > scan->len || !scan->r->enabled[type] || score < scan->r->min_score)
-    return;
-  HzCand c = { s, e, type, MIN (score, 1.0f), tier, rec };
-  g_array_append_val (scan->cands, c);
-}
-
-static int
-cand_priority_cmp (gconstpointer a, gconstpointer b)
-{
-  const HzCand *x = a, *y = b;
-  if (x->tier != y->tier)
-    return x->tier < y->tier ? -1 : 1;
-  gsize lx = x->e - x->s, ly = y->e - y->s;
-  if (lx != ly)
-    return lx > ly ? -1 : 1;
-  if (x->score != y->score)
-    return x->score > y->score ? -1 : 1;
-  if (x->s != y->s)
-    return x->s < y->s ? -1 : 1;
-  return (int) x->type - (int) y->type;
-}
-
-static int
-cand_start_cmp (gconstpointer a, gconstpointer b)
-{
-  const HzCand *x = a, *y = b;
-  if (x->s != y->s)
-    return x->s < y->s ? -1 : 1;
-  return x->e < y->e ? -1 : x->e > y->e;
-}
-
-/* TRUE when the bytes [a, c) between a name's parts hold a quoted nickname (whether or not
- * it is a span of its own): optional space, an opening quote, one to three capitalised
- * words, a closing quote, one space ("William | \"Buckshot\" | May", tokenized
- * "Charalambos | \" Bambos \" | Xanthos"). */
-static gboolean
-nickname_between (const HzScan *scan, gsize a, gsize c)
-{
-  const char *t = scan->text;
-  if (c <= a || c - a > 48)
-    return FALSE;
-  gsize p = a, words = 0, q;
-  if (p < c && t[p] == ' ')
-    p++;
-  if (!(q = hz_quote_at (scan->text, scan->len, p, TRUE)))
-    return FALSE;
-  p += q;
-  if (p < c && t[p] == ' ')
-    p++;
-  while (p < c && words < 3 && g_ascii_isupper (t[p]))
-    {
-      while (p < c && (g_ascii_isalpha (t[p]) || t[p] == '-' || t[p] == '.'))
-        p++;
-      words++;
-      if (p < c && t[p] == ' ' && p + 1 < c && g_ascii_isupper (t[p + 1]))
-        p++;
-    }
-  if (words == 0)
-    return FALSE;
-  if (p < c && t[p] == ' ')
-    p++;
-  if (!(q = hz_quote_at (scan->text, scan->len, p, TRUE)))
-    return FALSE;
-  p += q;
-  return p < c && t[p] == ' ' && p + 1 == c;
-}
-
-/* Greedy selection in priority order; `taken` is a bitmap of the bytes already covered. */
-static GArray *
-resolve (HzScan *scan)
-{
-  GArray *c = scan->cands;
-  g_array_sort (c, cand_priority_cmp);
-  guint8 stack_taken[512];
-  guint8 *taken = scan->len / 8 + 1 <= sizeof stack_taken ? stack_taken : g_malloc0 (scan->len / 8 + 1);
-  if (taken == stack_taken)
-    memset (stack_taken, 0, scan->len / 8 + 1);
-  /* selected candidates are compacted in place (index sel <= i): no second array */
-  GArray *out = c;
-  guint sel = 0;
-  for (guint i = 0; i < c->len; i++)
-    {
-      HzCand *k = &g_array_index (c, HzCand, i);
-      gboolean free_ = TRUE;
-      for (gsize b = k->s; b < k->e && free_; b++)
-        if (taken[b >> 3] & (1u << (b & 7)))
-          free_ = FALSE;
-      if (!free_)
-        continue;
-      for (gsize b = k->s; b < k->e; b++)
-        taken[b >> 3] |= (guint8) (1u << (b & 7));
-      g_array_index (c, HzCand, sel++) = *k;
-    }
-  g_array_set_size (c, sel);
-  if (taken != stack_taken)
-    g_free (taken);
-  g_array_sort (out, cand_start_cmp);
-  /* merge adjacent pieces of one name ("Anna" + "Maria Lopez" split by two recognizers), and
-   * a name with a quoted nickname inside ("William \"Buckshot\" May"), whether or not the
-   * nickname was found on its own */
-  guint w = 0;
-  for (guint i = 0; i < out->len; i++)
-    {
-      HzCand *k = &g_array_index (out, HzCand, i);
-      if (w > 0)
-        {
-          HzCand *p = &g_array_index (out, HzCand, w - 1);
-          if (p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON
-              && ((k->rec != hz_tagger_rec && (k->s == p->e || (k->s == p->e + 1 && scan->text[p->e] == ' ')))
-                  || nickname_between (scan, p->e, k->s)))
-            {
-              p->e = k->e;
-              p->score = MAX (p->score, k->score);
-              continue;
-            }
-          HzCand *q = i + 1 < out->len ? &g_array_index (out, HzCand, i + 1) : NULL;
-          if (q && p->type == HZ_ENTITY_PERSON && k->type == HZ_ENTITY_PERSON && q->type == HZ_ENTITY_PERSON
-              && nickname_between (scan, p->e, q->s))
-            {
-              p->e = q->e;
-              p->score = MAX (p->score, MAX (k->score, q->score));
-              i++;
-              continue;
-            }
-        }
-      g_array_index (out, HzCand, w++) = *k;
-    }
-  g_array_set_size (out, w);
-  /* a name that ends in an initial keeps the initial's period ("signed by William L."; in
-   * tokenized text "William L .") */
-  for (guint i = 0; i < out->len; i++)
-    {
-      HzCand *k = &g_array_index (out, HzCand, i);
-      const char *t = scan->text;
-      if (k->type != HZ_ENTITY_PERSON || k->e - k->s < 3 || !g_ascii_isupper (t[k->e - 1]) || t[k->e - 2] != ' ')
-        continue;
-      gsize d = k->e < scan->len && t[k->e] == '.' ? k->e
-                : k->e + 1 < scan->len && t[k->e] == ' ' && t[k->e + 1] == '.' ? k->e + 1 : 0;
-      if (d && (d + 1 == scan->len || g_ascii_isspace (t[d + 1]))
-          && (i + 1 == out->len || g_array_index (out, HzCand, i + 1).s > d))
-        k->e = d + 1;
-    }
-  return out;
-}
-
-/* Per-thread scratch memory of hz_redactor_analyze(): the token array and the candidate
- * array are reused from one call to the next (most texts are short, so allocating them
- * per text cost more than the analysis of a chat message); memory above SCRATCH_KEEP bytes
- * is returned after the call. */
-typedef struct {
-  HzToken *toks;
-  gsize toks_cap;
-  GArray *cands;
-  gboolean in_use; /* a nested call (from a model callback) gets its own scratch */
-} Scratch;
-
-enum { SCRATCH_KEEP = 1 << 20 };
-
-static void
-scratch_free (gpointer p)
-{
-  Scratch *sc = p;
-  g_free (sc->toks);
-  if (sc->cands)
-    g_array_free (sc->cands, TRUE);
-  g_free (sc);
-}
-
-static GPrivate scratch_key = G_PRIVATE_INIT (scratch_free);
-
-static Scratch *
-scratch_new (void)
-{
-  Scratch *sc = g_new0 (Scratch, 1);
-  sc->cands = g_array_sized_new (FALSE, FALSE, sizeof (HzCand), 64);
-  return sc;
-}
-
-static Scratch *
-scratch_get (void)
-{
-  Scratch *sc = g_private_get (&scratch_key);
-  if (!sc)
-    {
-      sc = scratch_new ();
-      g_private_set (&scratch_key, sc);
-    }
-  else if (sc->in_use)
-    return scratch_new ();
-  sc->in_use = TRUE;
-  g_array_set_size (sc->cands, 0);
-  return sc;
-}
-
-static void
-scratch_release (Scratch *sc)
-{
-  if (sc != g_private_get (&scratch_key))
-    {
-      scratch_free (sc);
-      return;
-    }
-  sc->in_use = FALSE;
-  if (sc->toks_cap * sizeof (HzToken) > SCRATCH_KEEP)
-    {
-      g_clear_pointer (&sc->toks, g_free);
-      sc->toks_cap = 0;
-    }
-  if (sc->cands->len * sizeof (HzCand) > SCRATCH_KEEP)
-    {
-      g_array_free (sc->cands, TRUE);
-      sc->cands = g_array_sized_new (FALSE, FALSE, sizeof (HzCand), 64);
-    }
-}
-
-/* scan->ident_starts: the sorted start bytes of the identifiers found so far (validated or
- * pattern tier, no name or place), for hz_names_identifier_label(); freed by scan_clear() */
-static void
-index_identifiers (HzScan *scan)
-{
-  scan->ident_starts = scan->cands->len ? g_new (guint64, scan->cands->len) : NULL;
-  scan->n_ident_starts = 0;
-  for (guint c = 0; c < scan->cands->len; c++)
-    {
-      const HzCand *k = &g_array_index (scan->cands, HzCand, c);
-      if (k->tier <= HZ_TIER_PATTERN && k->type != HZ_ENTITY_PERSON && k->type != HZ_ENTITY_LOCATION)
-        scan->ident_starts[scan->n_ident_starts++] = k->s;
-    }
-  if (scan->n_ident_starts > 1)
-    qsort (scan->ident_starts, scan->n_ident_starts, sizeof (guint64), hz_u64_cmp);
-}
-
-static void
-scan_clear (HzScan *scan)
-{
-  g_clear_pointer (&scan->ident_starts, g_free);
-  scan->n_ident_starts = 0;
-}
-
 /* the rule recognizers, in order (hz-redact-private.h lists them) */
 static void
 run_rules (HzScan *scan)
@@ -459,7 +175,7 @@ run_rules (HzScan *scan)
   hz_rec_secret (scan);
   hz_rec_date (scan);
   hz_rec_address (scan);
-  index_identifiers (scan);
+  hz_scan_index_identifiers (scan);
   hz_rec_names (scan);
 }
 
@@ -472,18 +188,10 @@ hz_redactor_scan_rules (const HzRedactor *self, const char *text, gsize len, HzS
   HzScan scan = { 0 };
   for (gsize i = 0; i < len; i++)
     scan.has[(guchar) text[i]] = 1;
-  scan.r = self;
-  scan.text = text;
-  scan.len = len;
-  Scratch *scratch = scratch_get ();
-  scan.cands = scratch->cands;
-  scan.n_toks = hz_tokenize (&self->lex, text, len, &scratch->toks, &scratch->toks_cap);
-  scan.toks = scratch->toks;
+  hz_scan_begin (&scan, self, text, len);
   run_rules (&scan);
   hook (&scan, user_data);
-  scan_clear (&scan);
-  scratch->cands = scan.cands;
-  scratch_release (scratch);
+  hz_scan_end (&scan);
 }
 
 HzRedaction *
@@ -520,20 +228,14 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
     res->text = g_utf8_make_valid (text, len);
   res->len = ascii_in ? (gsize) len : strlen (res->text);
 
-  scan.r = self;
-  scan.text = res->text;
-  scan.len = res->len;
   if (!ascii_in)
     {
       /* repaired text: U+FFFD replaced bytes, NULs are gone */
       memset (scan.has, 0, sizeof scan.has);
-      for (gsize i = 0; i < scan.len; i++)
-        scan.has[(guchar) scan.text[i]] = 1;
+      for (gsize i = 0; i < res->len; i++)
+        scan.has[(guchar) res->text[i]] = 1;
     }
-  Scratch *scratch = scratch_get ();
-  scan.cands = scratch->cands;
-  scan.n_toks = hz_tokenize (&self->lex, scan.text, scan.len, &scratch->toks, &scratch->toks_cap);
-  scan.toks = scratch->toks;
+  hz_scan_begin (&scan, self, res->text, res->len);
 
   run_rules (&scan);
   if (self->tagger)
@@ -541,8 +243,7 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
   if ((flags & HZ_REDACT_MODEL) && self->model)
     hz_rec_model (&scan);
 
-  scan_clear (&scan);
-  GArray *sel = resolve (&scan);
+  GArray *sel = hz_scan_resolve (&scan, hz_tagger_rec);
   res->n_spans = sel->len;
   res->spans = g_new0 (HzSpan, MAX (sel->len, 1));
   /* byte -> code point offsets in one pass (spans are sorted and disjoint); pure ASCII
@@ -564,8 +265,7 @@ hz_redactor_analyze (const HzRedactor *self, const char *text, gssize len,
       s->score = k->score;
       s->recognizer = k->rec;
     }
-  scratch->cands = scan.cands; /* the same array, possibly reallocated */
-  scratch_release (scratch);
+  hz_scan_end (&scan);
   return res;
 }
 
@@ -577,20 +277,6 @@ hz_redaction_free (HzRedaction *redaction)
   g_free (redaction->text);
   g_free (redaction->spans);
   g_free (redaction);
-}
-
-char *
-hz_redact_text (const HzRedactor *self, const char *text, gssize len, HzScrubMode mode,
-                GError **error)
-{
-  HzRedaction *r = hz_redactor_analyze (self, text, len, HZ_REDACT_UTF8_REPLACE, error);
-  if (!r)
-    return NULL;
-  HzScrubber *sc = hz_scrubber_new (mode, 0);
-  char *out = hz_scrubber_scrub (sc, r);
-  hz_scrubber_free (sc);
-  hz_redaction_free (r);
-  return out;
 }
 
 static int

@@ -3,7 +3,8 @@
  * they exist (example.com/.org of RFC 2606, 192.0.2.0/24 of RFC 5737, 2001:db8::/32 of
  * RFC 3849, locally administered MAC addresses) and otherwise keep the shape of the
  * original (digits stay digits, separators and letter case stay); fake national ids keep
- * the shape and fail their check digit, so they are never a real person's number. */
+ * the shape and fail their check digit, so they are never a real person's number.
+ * hz_redact_text() (analyze, then scrub) is here too: the scrubber sits above the analysis. */
 #include "hz-redact-private.h"
 
 #include <string.h>
@@ -365,6 +366,20 @@ hz_scrubber_scrub (HzScrubber *self, const HzRedaction *redaction)
     }
   g_string_append_len (out, redaction->text + pos, redaction->len - pos);
   return g_string_free (out, FALSE);
+}
+
+char *
+hz_redact_text (const HzRedactor *self, const char *text, gssize len, HzScrubMode mode,
+                GError **error)
+{
+  HzRedaction *r = hz_redactor_analyze (self, text, len, HZ_REDACT_UTF8_REPLACE, error);
+  if (!r)
+    return NULL;
+  HzScrubber *sc = hz_scrubber_new (mode, 0);
+  char *out = hz_scrubber_scrub (sc, r);
+  hz_scrubber_free (sc);
+  hz_redaction_free (r);
+  return out;
 }
 
 const char *

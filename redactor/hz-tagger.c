@@ -1,6 +1,7 @@
 /* hz-tagger.c — the learned PERSON sequence tagger (see hz-tagger.h for the model and the
  * weights-file layout; the trainer is redactor/train-person-tagger.c). */
 #include "hz-tagger.h"
+#include "rec-names-context.h"
 
 #include <math.h>
 #include <string.h>

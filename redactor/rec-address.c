@@ -3,7 +3,7 @@
  * "Suite 321", "PO Box 12", "PSC 2581, Box 0041"), US military addresses, and the city /
  * region / country / postcode lines that follow a street line (one span for the whole block);
  * postcodes alone after a whole-word cue ("zip code is 880"). */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 #include <string.h>
 

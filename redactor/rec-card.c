@@ -2,7 +2,7 @@
  * hyphen (or a dot between groups of four), accepted only with a known issuer range and a valid Luhn digit
  * (hz_validate_card_digits). Epoch timestamps and other Luhn-valid numbers outside the
  * issuer ranges are therefore rejected. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 
 void

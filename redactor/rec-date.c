@@ -3,7 +3,7 @@
  * "March 5th, 1990", "March 1990"), clock times with am/pm, weekday names and four-digit
  * years after a whole-word cue ("in 1977", "born 1956"). Day and month ranges are checked.
  * Relative words ("today", "a moment") and version strings ("2.4.1") are not dates. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* rec-email-url.c — EMAIL and URL recognizers. Hosts must end in a top-level domain of the
  * IANA root zone (hz_validate_tld) or be an IP literal / localhost. An e-mail address is
  * reported as one span; the URL pass never starts inside the local part of an address. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* rec-iban.c — IBAN: country code, check digits and BBAN, contiguous or in groups of four
  * separated by single spaces, either case; validated by hz_validate_iban (ISO 13616
  * per-country length and ISO 7064 mod 97). */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 /* An IBAN starting at byte i (not after a letter or digit): add it when it validates and
  * return its end, else 0. */

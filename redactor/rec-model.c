@@ -6,7 +6,7 @@
  * `start` when that offset is right, else wherever it occurs (exact case first, then
  * ASCII-case-insensitive). A model can add recall (names the gazetteers miss) but never
  * invent spans: what is not in the text is dropped, and junk is ignored. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
  * verified), score 1.0 with a cue and 0.9 without, so a validated national id wins an
  * overlap with a PHONE or a pattern-only candidate over the same digits; a digit-only shape
  * without its own cue is dropped after a phone or card cue. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /* rec-net.c — IP_ADDRESS (IPv4 dotted quads with octets 0-255 and no leading zeros,
  * optional /prefix; IPv6 in the RFC 4291/5952 text forms) and MAC_ADDRESS (six hex pairs
  * with one consistent ':' or '-' separator, or the dotted xxxx.xxxx.xxxx form). */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 static inline gboolean
 is_hex (char c)

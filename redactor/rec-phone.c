@@ -4,7 +4,7 @@
  * numbers need a whole-word context cue ("phone", "call", "tel", ...). Numbers that start
  * with a calendar date, or ungrouped 10-digit values starting with 1 (epoch seconds, not a
  * NANP number), are rejected. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 static const char *const phone_context[] = {
   "phone", "telephone", "tel", "mobile", "cell", "cellphone", "call", "calling", "fax", "number",

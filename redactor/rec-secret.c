@@ -2,7 +2,7 @@
  * GitHub, GitLab, Slack, Stripe, AWS access key ids, Google API keys, Hugging Face, npm,
  * SendGrid, Shopify, DigitalOcean), JSON Web Tokens, PEM private-key blocks, values after a
  * credential keyword ("password: ...", "api_key=..."), and long high-entropy strings. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* rec-ssn.c — US_SSN: AAA-GG-SSSS or AAA GG SSSS (one separator used twice), or nine
  * contiguous digits after a whole-word context cue ("ssn", "social security"); the SSA
  * area/group/serial rules are checked by hz_validate_us_ssn. */
-#include "hz-redact-private.h"
+#include "hz-recognizers.h"
 
 
 static int

@@ -35,7 +35,9 @@
  * and transitions of K models trained with the shuffle seeds S .. S + K - 1; averaging
  * linear models costs nothing at run time and removes most of the seed-to-seed spread).
  */
+#include "hz-redact.h"
 #include "hz-tagger.h"
+#include "rec-names-context.h"
 
 #include <json-glib/json-glib.h>
 #include <math.h>

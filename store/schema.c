@@ -4,7 +4,7 @@
  * migration is never edited, only followed by a new one; each runs in one BEGIN IMMEDIATE
  * transaction together with the PRAGMA user_version bump, so a crash leaves the file at
  * either the old or the new version. */
-#include "store-private.h"
+#include "schema.h"
 
 /* v1: conversations and messages. */
 static const char migration_1[] =

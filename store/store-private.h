@@ -1,6 +1,8 @@
-/* store-private.h — internals shared by the store modules (store.c, schema.c, privacy.c,
- * redactions.c, learner-runs.c, feedback.c; helpers in store-util.c) and the store tests.
- * Not installed, not for use outside store/ and tests/store/.
+/* store-private.h — the base of the store (store-db.c: errors, records and values,
+ * statements, transactions), shared by the schema (schema.c), opening (store.c), the
+ * accessors by subject (conversations.c, search.c, privacy.c, redactions.c, learner-runs.c,
+ * feedback.c, reply-limits.c) and the store tests. Not installed, not for use outside store/
+ * and tests/. Nothing here calls up into the schema or an accessor (tools/check-layers.py).
  *
  * One descriptor per database file (issue 20). SQLite's locks on the database and its
  * -shm file are POSIX advisory locks, which belong to the process, and closing ANY
@@ -79,17 +81,13 @@ gboolean hz_store_write_begin (HzStore *store, GError **error);
  *  commit failed. */
 gboolean hz_store_write_end (HzStore *store, gboolean ok, GError **error);
 
-/** Bring the schema from its current user_version to HZ_STORE_SCHEMA_VERSION, one
- *  transaction (BEGIN IMMEDIATE) per step; re-reads the version under the write lock so
- *  concurrent openers migrate once. Sets store->schema_version. (schema.c) */
-gboolean hz_schema_migrate (HzStore *store, GError **error);
-
-/* ---- shared helpers (store-util.c) ---------------------------------------------- */
+/* ---- errors, records, values, rows (store-db.c too) ------------------------------- */
 
 /** Set HZ_STORE_ERROR_INVALID with the message `what`. Always returns FALSE. */
 gboolean hz_store_set_invalid (GError **error, const char *what);
 
-/** Set HZ_STORE_ERROR_NOT_FOUND "no <kind> <id>". Always returns FALSE. */
+/** Set HZ_STORE_ERROR_NOT_FOUND "no <kind> <id>" (`kind` may end in "with id"). Always
+ *  returns FALSE. */
 gboolean hz_store_set_not_found (GError **error, const char *kind, gint64 id);
 
 /** TRUE when `s` is NULL or valid UTF-8. */
@@ -97,6 +95,10 @@ gboolean hz_store_utf8_or_null (const char *s);
 
 /** TRUE when `s` is a non-empty valid UTF-8 string. */
 gboolean hz_store_nonempty_utf8 (const char *s);
+
+/** TRUE when `s` is NULL or valid UTF-8; else FALSE with HZ_STORE_ERROR_INVALID "<field> is
+ *  not valid UTF-8; nothing was written". */
+gboolean hz_store_check_utf8 (const char *s, const char *field, GError **error);
 
 /** Free a record: g_free() each of its `n_fields` heap fields (given as gpointer values,
  *  any of them NULL), then the record itself. */

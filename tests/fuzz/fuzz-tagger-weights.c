@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "hz-redact.h"
 #include "hz-tagger.h"
 #include "redact-check.h"
 

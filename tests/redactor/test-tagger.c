@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "hanzo/redact.h"
+#include "hz-redact.h"
 #include "hz-tagger.h"
 
 /* SHA-256 of the shipped redactor/data/person-tagger.bin; update it (and redactor/README.md)
