@@ -174,11 +174,11 @@ delete_parts_thread (GTask *task, gpointer source, gpointer data, GCancellable *
   g_task_return_boolean (task, TRUE);
 }
 
-/* What the .part files (and, for a split set, shards already in place) hold (a thread). */
+/* Post what the .part files hold (a thread): what a stopped download has, exactly (the
+ * Hub's progress reports come at most every 100 ms). */
 static void
-count_parts_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+post_parts (HzModelDownload *self)
 {
-  HzModelDownload *self = source;
   guint64 have = 0;
   for (guint i = 0; i < self->files->len; i++)
     {
@@ -189,6 +189,12 @@ count_parts_thread (GTask *task, gpointer source, gpointer data, GCancellable *c
         have += MIN ((guint64) st.st_size, f->size ? f->size : (guint64) st.st_size);
     }
   post_progress (self, have, expected_total (self->files));
+}
+
+static void
+count_parts_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+  post_parts (source);
   g_task_return_boolean (task, TRUE);
 }
 
@@ -265,6 +271,8 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *unused)
       if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_CANCELLED) &&
           g_atomic_int_get (&self->discard))
         delete_parts (self->dir, self->files);
+      else
+        post_parts (self);
       g_task_return_error (task, error);
     }
 }

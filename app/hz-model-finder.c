@@ -194,10 +194,7 @@ create_download_row (gpointer item, gpointer data)
   HzModelDownload *d = item;
   GtkWidget *row = adw_action_row_new ();
   GVariant *key = g_variant_new_string (hz_model_download_get_key (d));
-  const char *quant = hz_model_download_get_quant (d);
-  g_autofree char *title = quant ? g_strdup_printf ("%s (%s)", hz_model_download_get_file_name (d),
-                                                    quant)
-                                 : g_strdup (hz_model_download_get_file_name (d));
+  const char *title = hz_model_download_get_file_name (d);   /* (it names the quantization) */
 
   g_variant_ref_sink (key);
   gtk_widget_set_name (row, "download");
@@ -209,7 +206,7 @@ create_download_row (gpointer item, gpointer data)
 
   GtkWidget *bar = gtk_progress_bar_new ();
   gtk_widget_set_valign (bar, GTK_ALIGN_CENTER);
-  gtk_widget_set_size_request (bar, 96, -1);
+  gtk_widget_set_size_request (bar, 80, -1);
   g_autofree char *bar_name = g_strdup_printf (_("Download of %s"),
                                                hz_model_download_get_file_name (d));
   gtk_accessible_update_property (GTK_ACCESSIBLE (bar), GTK_ACCESSIBLE_PROPERTY_LABEL, bar_name,
@@ -725,7 +722,8 @@ build (HzModelFinder *self)
 
   self->stack = GTK_STACK (gtk_stack_new ());
   gtk_stack_set_vhomogeneous (self->stack, FALSE);
-  gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_SLIDE_LEFT_RIGHT);
+  gtk_stack_set_hhomogeneous (self->stack, FALSE);
+  gtk_stack_set_transition_type (self->stack, GTK_STACK_TRANSITION_TYPE_CROSSFADE);
   gtk_stack_add_named (self->stack, build_search_page (self), "search");
   gtk_stack_add_named (self->stack, build_repo_page (self), "repo");
   gtk_box_append (GTK_BOX (column), GTK_WIDGET (self->stack));

@@ -103,10 +103,11 @@ static GtkWidget *
 info_row (const char *title, const char *subtitle)
 {
   GtkWidget *row = adw_action_row_new ();
+  /* plain text before the text is set (libadwaita parses it when set): URLs hold '&' */
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   if (subtitle != NULL)
     adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   return row;
 }
 
