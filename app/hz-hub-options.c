@@ -118,8 +118,8 @@ hz_hub_options_new (GPtrArray *listing, guint64 memory, double bandwidth, double
 const char *
 hz_hub_options_rule (void)
 {
-  return _("Recommended: the file that fits in memory with room to spare (10 % and 512 MB "
-           "more, for the conversation and the app) and reaches your speed target: Q4_K_M "
+  return _("Recommended: the file that fits in memory with room to spare (a tenth more and "
+           "512 MB, for the conversation and the app) and reaches your speed target: Q4_K_M "
            "when the repository has it, the usual balance of size and quality, else the "
            "largest such file. When none reaches the target, the smallest that fits.");
 }

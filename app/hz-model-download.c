@@ -277,22 +277,6 @@ run_thread (GTask *task, gpointer source, gpointer data, GCancellable *unused)
     }
 }
 
-/* The user's text for a failed transfer (g_free). */
-static char *
-failure_text (const GError *error)
-{
-  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH))
-    return g_strdup_printf (_("The repository is gated or private: accept its terms on its "
-                              "Hugging Face page and keep an access token for this Hub in "
-                              "your keyring. (%s)"), error->message);
-  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_NO_SPACE))
-    return g_strdup_printf (_("Not enough disk space: %s"), error->message);
-  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_CHECKSUM))
-    return g_strdup_printf (_("The file did not match its checksum and was deleted: %s"),
-                            error->message);
-  return g_strdup_printf (_("Download failed: %s"), error->message);
-}
-
 static void
 import_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -341,7 +325,7 @@ run_done (GObject *source, GAsyncResult *result, gpointer data)
                                                        : HZ_DOWNLOAD_PAUSED);
   else
     {
-      g_autofree char *text = failure_text (error);
+      g_autofree char *text = hz_model_hub_error_text (error);
       set_message (self, text);
       set_state (self, HZ_DOWNLOAD_FAILED);
     }

@@ -95,21 +95,6 @@ set_busy (GtkWidget *spinner, gboolean busy)
   gtk_spinner_set_spinning (GTK_SPINNER (spinner), busy);
 }
 
-/* "Hugging Face could not be reached: ..." for an error of the Hub channel (g_free). */
-static char *
-hub_error_text (const GError *error)
-{
-  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH))
-    return g_strdup_printf (_("This repository is gated or private: accept its terms on its "
-                              "Hugging Face page and keep an access token for this Hub in "
-                              "your keyring. (%s)"), error->message);
-  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_NOT_FOUND))
-    return g_strdup_printf (_("Not found on the Hub: %s"), error->message);
-  if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID))
-    return g_strdup_printf (_("Not sent: %s"), error->message);
-  return g_strdup_printf (_("The Hub could not be reached: %s"), error->message);
-}
-
 /* ------------------------------------------------------------------ downloads */
 
 static char *
@@ -150,7 +135,7 @@ download_subtitle (HzModelDownload *d)
     case HZ_DOWNLOAD_FAILED:
       return g_strdup (hz_model_download_get_message (d));
     case HZ_DOWNLOAD_IMPORTING:
-      return g_strdup_printf (_("Verified · adding it to your models…"));
+      return g_strdup (_("Verified · adding it to your models…"));
     case HZ_DOWNLOAD_DONE:
       return g_strdup_printf (_("Downloaded and verified (%s) · in your models"), total_s);
     case HZ_DOWNLOAD_CANCELLED:
@@ -313,16 +298,17 @@ result_row (const HzHubModel *m)
   adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), m->id);
   if (m->downloads >= 0)
-    g_string_append_printf (sub, ngettext ("%" G_GINT64_FORMAT " download last month",
-                                           "%" G_GINT64_FORMAT " downloads last month",
-                                           (gulong) m->downloads), m->downloads);
+    {
+      g_autofree char *n = g_strdup_printf ("%" G_GINT64_FORMAT, m->downloads);
+      g_string_append_printf (sub, ngettext ("%s download last month", "%s downloads last month",
+                                             (gulong) m->downloads), n);
+    }
   if (m->likes >= 0)
     {
+      g_autofree char *n = g_strdup_printf ("%" G_GINT64_FORMAT, m->likes);
       if (sub->len)
         g_string_append (sub, " · ");
-      g_string_append_printf (sub, ngettext ("%" G_GINT64_FORMAT " like",
-                                             "%" G_GINT64_FORMAT " likes", (gulong) m->likes),
-                              m->likes);
+      g_string_append_printf (sub, ngettext ("%s like", "%s likes", (gulong) m->likes), n);
     }
   if (m->last_modified != NULL && strlen (m->last_modified) >= 10)
     {
@@ -360,7 +346,7 @@ search_done (GObject *source, GAsyncResult *result, gpointer data)
   set_busy (self->search_spinner, FALSE);
   if (models == NULL)
     {
-      g_autofree char *text = hub_error_text (error);
+      g_autofree char *text = hz_model_hub_error_text (error);
       show_status (self->search_status, text);
       return;
     }
@@ -525,7 +511,7 @@ list_done (GObject *source, GAsyncResult *result, gpointer data)
   set_busy (self->files_spinner, FALSE);
   if (files == NULL)
     {
-      g_autofree char *text = hub_error_text (error);
+      g_autofree char *text = hz_model_hub_error_text (error);
       show_status (self->files_status, text);
       return;
     }

@@ -80,6 +80,10 @@ void        hz_model_hub_resume (HzModelHub *self, HzModelDownload *download);
  *  are deleted). Running and paused ones are cancelled first. */
 void        hz_model_hub_remove (HzModelHub *self, HzModelDownload *download);
 
+/** What an error of the Hub channel (HZ_HUB_ERROR; others: their message) means for the
+ *  user, with the channel's message (translated; g_free). */
+char       *hz_model_hub_error_text (const GError *error);
+
 /** For worker threads: a Hub client for `endpoint` (NULL: $HF_ENDPOINT, else
  *  huggingface.co) logging every request into the database at `store_path`, opened into
  *  *store (free the client first, then close the store). NULL with the error (HZ_HUB_ERROR
