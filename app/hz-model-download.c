@@ -224,7 +224,8 @@ on_hub_progress (guint64 done, guint64 total, const char *file, gpointer data)
 static gboolean
 transfer (HzModelDownload *self, RunData *d, GError **error)
 {
-  g_autoptr(GPtrArray) refs = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_hub_file_ref_free);
+  g_autoptr(GPtrArray) refs =
+    g_ptr_array_new_with_free_func ((GDestroyNotify) hz_hub_file_ref_free);
   for (guint i = 0; i < self->files->len; i++)
     {
       const HzHubFile *f = self->files->pdata[i];

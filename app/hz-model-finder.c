@@ -325,7 +325,8 @@ result_row (const HzHubModel *m)
     }
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), sub->str);
   g_string_free (sub, TRUE);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_image_new_from_icon_name ("go-next-symbolic"));
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row),
+                             gtk_image_new_from_icon_name ("go-next-symbolic"));
   gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
   gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "finder.open-repo");
   gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row), g_variant_new_string (m->id));

@@ -179,7 +179,8 @@ speed_texts (HzModelEntry *entry, const HzQuantOption *cur, const HzSpeedModel *
   double measured = hz_model_entry_get_measured_tokens_per_s (entry);
   g_autofree char *per_token = g_format_size (info->active_bytes);
   g_autofree char *bw = g_format_size ((guint64) speed->bandwidth);
-  g_autofree char *pred = cur->tokens_per_s > 0 ? hz_model_rows_format_speed (cur->tokens_per_s) : NULL;
+  g_autofree char *pred = cur->tokens_per_s > 0 ? hz_model_rows_format_speed (cur->tokens_per_s)
+                                                 : NULL;
 
   *tooltip = NULL;
   if (measured > 0)
@@ -223,17 +224,19 @@ use_row (const char *path, gboolean in_library, gboolean is_default, gboolean is
     {
       adw_action_row_set_subtitle (a, _("Opened from its own file, not kept in Hanzo’s folder"));
       adw_action_row_add_suffix (a, hz_model_rows_button (_("_Import"), "models.import-path",
-                                                   g_variant_new_string (path)));
+                                                          g_variant_new_string (path)));
       return actions;
     }
   GtkWidget *def = hz_model_rows_button (_("Set as _Default"), "models.set-default",
-                                  g_variant_new_string (path));
+                                         g_variant_new_string (path));
   gtk_widget_set_sensitive (def, !is_default);
   adw_action_row_add_suffix (a, def);
-  adw_action_row_add_suffix (a, hz_model_rows_button (is_guard ? _("Clear _Guard") : _("Use as _Guard"),
-                                               "models.set-guard",
-                                               g_variant_new_string (is_guard ? "" : path)));
-  GtkWidget *del = hz_model_rows_button (_("_Delete"), "models.delete", g_variant_new_string (path));
+  adw_action_row_add_suffix (a, hz_model_rows_button (is_guard ? _("Clear _Guard")
+                                                               : _("Use as _Guard"),
+                                                      "models.set-guard",
+                                                      g_variant_new_string (is_guard ? "" : path)));
+  GtkWidget *del = hz_model_rows_button (_("_Delete"), "models.delete",
+                                         g_variant_new_string (path));
   gtk_widget_add_css_class (del, "destructive-action");
   adw_action_row_add_suffix (a, del);
   return actions;
@@ -333,7 +336,7 @@ create_row (gpointer item, gpointer data)
       if (!o->is_current)
         adw_action_row_add_suffix (ADW_ACTION_ROW (r),
           hz_model_rows_button (_("_Quantize"), "models.quantize",
-                         g_variant_new ("(ss)", path, o->name)));
+                                g_variant_new ("(ss)", path, o->name)));
       adw_expander_row_add_row (row, r);
     }
 
