@@ -174,6 +174,12 @@ delete_parts_thread (GTask *task, gpointer source, gpointer data, GCancellable *
   g_task_return_boolean (task, TRUE);
 }
 
+static void
+parts_deleted (GObject *source, GAsyncResult *result, gpointer data)
+{
+  set_state (HZ_MODEL_DOWNLOAD (source), HZ_DOWNLOAD_CANCELLED);
+}
+
 /* Post what the .part files hold (a thread): what a stopped download has, exactly (the
  * Hub's progress reports come at most every 100 ms). */
 static void
@@ -485,10 +491,11 @@ hz_model_download_cancel (HzModelDownload *self)
       g_cancellable_cancel (self->cancel);   /* the thread deletes the .part files */
       return;
     }
-  g_autoptr(GTask) task = g_task_new (self, NULL, NULL, NULL);
+  /* CANCELLED (and off the hub's list) once the files are gone, so that a new download of
+   * the same file cannot start before then */
+  g_autoptr(GTask) task = g_task_new (self, NULL, parts_deleted, NULL);
   g_task_set_source_tag (task, hz_model_download_cancel);
   g_task_run_in_thread (task, delete_parts_thread);
-  set_state (self, HZ_DOWNLOAD_CANCELLED);
 }
 
 HzDownloadState
