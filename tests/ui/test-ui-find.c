@@ -336,6 +336,14 @@ privacy_shown (gpointer window)
   return hz_ui_find_toplevel (HZ_TYPE_PRIVACY_WINDOW, window) != NULL;
 }
 
+/* A privacy page row of a model file download. */
+static gboolean
+is_download_row (GtkWidget *w, gconstpointer data)
+{
+  return ADW_IS_ACTION_ROW (w) &&
+         g_str_has_prefix (adw_action_row_get_subtitle (ADW_ACTION_ROW (w)), "Model file ");
+}
+
 static void
 script_restart (HzApplication *app, HzWindow *window, gpointer data)
 {
@@ -409,7 +417,11 @@ script_restart (HzApplication *app, HzWindow *window, gpointer data)
   g_autofree char *q8_row = g_strdup_printf ("Model file " REPO "/%s · ", q8_name);
   assert_text (privacy, q8_row, TRUE);
   assert_text (privacy, "round", FALSE);
-  g_autofree char *s7 = hz_ui_screenshot (privacy, "find-privacy");
+  /* the egress log's list, where the rows are (further down the page) */
+  GtkWidget *row = hz_ui_find_widget (privacy, is_download_row, NULL);
+  g_assert_nonnull (row);
+  g_autofree char *s7 = hz_ui_screenshot (gtk_widget_get_ancestor (row, GTK_TYPE_LIST_BOX),
+                                          "find-privacy");
   gtk_window_destroy (GTK_WINDOW (privacy));
 }
 
