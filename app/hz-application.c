@@ -5,6 +5,7 @@
 
 #include "hz-config.h"
 #include "hz-learner.h"
+#include "hz-model-hub.h"
 #include "hz-model-info.h"
 #include "hz-model-manager.h"
 #include "hz-model-settings.h"
@@ -24,6 +25,7 @@ struct _HzApplication {
   char           *remember_path;   /* saved as model-path once it has loaded */
   HzLearner      *learner;         /* the hanzo-learner daemon on the session bus */
   HzModelLibrary *library;
+  HzModelHub     *hub;             /* search and downloads (Find Models) */
   GtkWindow      *model_manager;   /* weak */
   GSettings      *model_settings;  /* the current model's own settings, or NULL */
   char           *model_settings_name;  /* its file name */
@@ -184,6 +186,22 @@ hz_application_get_model_library (HzApplication *self)
   return self->library;
 }
 
+HzModelHub *
+hz_application_get_model_hub (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->hub;
+}
+
+GtkWindow *
+hz_application_show_find_models (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  GtkWindow *manager = hz_application_show_model_manager (self);
+  hz_model_manager_show_find (HZ_MODEL_MANAGER (manager));
+  return manager;
+}
+
 GtkWindow *
 hz_application_show_model_manager (HzApplication *self)
 {
@@ -294,6 +312,12 @@ action_models (GSimpleAction *action, GVariant *param, gpointer user_data)
 }
 
 static void
+action_find_models (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  hz_application_show_find_models (HZ_APPLICATION (user_data));
+}
+
+static void
 action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   HzApplication *self = user_data;
@@ -313,6 +337,7 @@ static const GActionEntry app_actions[] = {
   { .name = "preferences", .activate = action_preferences },
   { .name = "privacy", .activate = action_privacy },
   { .name = "models", .activate = action_models },
+  { .name = "find-models", .activate = action_find_models },
   { .name = "quit", .activate = action_quit },
 };
 
@@ -341,6 +366,7 @@ hz_application_startup (GApplication *app)
   self->worker = hz_engine_worker_new_full (budget);
   hz_engine_worker_follow_learner (self->worker, self->learner, self->store);  /* LoRA hot-load */
   self->library = hz_model_library_new (NULL);
+  self->hub = hz_model_hub_new (self->library, self->settings, store_path);
   hz_engine_worker_set_context_length (self->worker,
                                        (guint) g_settings_get_int (self->settings, "context-length"));
   g_signal_connect (self->settings, "changed::context-length",
@@ -434,6 +460,9 @@ hz_application_shutdown (GApplication *app)
   g_clear_pointer (&self->store, hz_store_close);
   if (self->learner != NULL)
     g_object_run_dispose (G_OBJECT (self->learner));  /* stops watching, resumes it */
+  if (self->hub != NULL)
+    g_object_run_dispose (G_OBJECT (self->hub));  /* downloads stop, .part files kept */
+  g_settings_sync ();  /* the unfinished downloads are remembered for the next start */
 
   G_APPLICATION_CLASS (hz_application_parent_class)->shutdown (app);
 }
@@ -452,6 +481,7 @@ hz_application_finalize (GObject *object)
   g_clear_error (&self->store_error);
   g_clear_object (&self->worker);
   g_clear_object (&self->learner);
+  g_clear_object (&self->hub);
   g_clear_object (&self->library);
   g_clear_weak_pointer (&self->model_manager);
   g_clear_object (&self->hash_cancellable);

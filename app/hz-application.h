@@ -3,8 +3,9 @@
  * Owns the app-wide objects: GSettings (ai.hanzo.Desktop), the store (opened at start-up
  * on $XDG_DATA_HOME/hanzo/hanzo.db), the HzEngineWorker (its model registry's memory
  * budget: GSettings model-memory-budget, 0 = three quarters of the RAM), the model library
- * ($XDG_DATA_HOME/hanzo/models) and the model choice. Action app.models (Ctrl+M) opens the
- * model manager. Command
+ * ($XDG_DATA_HOME/hanzo/models), the Hub side (HzModelHub: search, downloads) and the model
+ * choice. Action app.models (Ctrl+M) opens the model manager, app.find-models its Find
+ * Models page. Command
  * line: `--model PATH` opens PATH and remembers it (GSettings model-path) once it loads;
  * `--default-model PATH` is opened only when no model is remembered. All functions are
  * for the main thread.
@@ -15,6 +16,7 @@
 #include <hanzo-store.h>
 #include "engine-worker.h"
 #include "hz-learner.h"
+#include "hz-model-hub.h"
 #include "hz-model-library.h"
 
 G_BEGIN_DECLS
@@ -49,6 +51,14 @@ HzModelLibrary *hz_application_get_model_library (HzApplication *self);
 /** Show the model manager (one per application), transient for the active window.
  *  Returns: (transfer none): it */
 GtkWindow      *hz_application_show_model_manager (HzApplication *self);
+
+/** The Hub side of the app: search, repository listings, downloads (hz-model-hub.h;
+ *  valid after startup). */
+HzModelHub     *hz_application_get_model_hub (HzApplication *self);
+
+/** Show the model manager on its Find Models page (action app.find-models; the chat
+ *  window's empty state offers it when there is no model). Returns: (transfer none): it */
+GtkWindow      *hz_application_show_find_models (HzApplication *self);
 
 /** sha256 (lowercase hex) of the loaded model file, or NULL while it is being computed
  *  (in a worker thread) or when no model is loaded. */

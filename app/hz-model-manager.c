@@ -16,6 +16,8 @@
 
 #include <glib/gi18n.h>
 
+#include "hz-model-finder.h"
+#include "hz-model-rows.h"
 #include "membw.h"
 
 #define PULSE_MS 120
@@ -39,6 +41,9 @@ struct _HzModelManager {
   GtkListBox      *models_list;
   GtkWidget       *in_use_group;
   GtkListBox      *in_use_list;
+  AdwViewStack    *view_stack;
+  GtkBox          *find_box;
+  GtkWidget       *finder;         /* the Find Models page (HzModelFinder) */
 
   HzApplication   *app;
   HzModelLibrary  *library;
@@ -74,14 +79,6 @@ format_count (guint64 n)
   if (n >= 1000ull)
     return g_strdup_printf (_("%.1fK"), n / 1e3);
   return g_strdup_printf ("%" G_GUINT64_FORMAT, n);
-}
-
-static char *
-format_speed (double tokens_per_s)
-{
-  if (tokens_per_s >= 100)
-    return g_strdup_printf (_("%.0f tokens/s"), tokens_per_s);
-  return g_strdup_printf (_("%.1f tokens/s"), tokens_per_s);
 }
 
 static double
@@ -127,26 +124,6 @@ info_row (const char *title, const char *subtitle)
   adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   gtk_widget_add_css_class (row, "property");
   return row;
-}
-
-static GtkWidget *
-tag_label (const char *text)
-{
-  GtkWidget *label = gtk_label_new (text);
-  gtk_widget_set_valign (label, GTK_ALIGN_CENTER);
-  gtk_widget_add_css_class (label, "caption-heading");
-  gtk_widget_add_css_class (label, "accent");
-  return label;
-}
-
-static GtkWidget *
-action_button (const char *label, const char *action, GVariant *target)
-{
-  GtkWidget *b = gtk_button_new_with_mnemonic (label);
-  gtk_widget_set_valign (b, GTK_ALIGN_CENTER);
-  gtk_actionable_set_action_name (GTK_ACTIONABLE (b), action);
-  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (b), target);
-  return b;
 }
 
 static void
@@ -202,12 +179,13 @@ speed_texts (HzModelEntry *entry, const HzQuantOption *cur, const HzSpeedModel *
   double measured = hz_model_entry_get_measured_tokens_per_s (entry);
   g_autofree char *per_token = g_format_size (info->active_bytes);
   g_autofree char *bw = g_format_size ((guint64) speed->bandwidth);
-  g_autofree char *pred = cur->tokens_per_s > 0 ? format_speed (cur->tokens_per_s) : NULL;
+  g_autofree char *pred = cur->tokens_per_s > 0 ? hz_model_rows_format_speed (cur->tokens_per_s)
+                                                 : NULL;
 
   *tooltip = NULL;
   if (measured > 0)
     {
-      g_autofree char *meas = format_speed (measured);
+      g_autofree char *meas = hz_model_rows_format_speed (measured);
       *text = g_strdup_printf (_("Measured %s (mean of its replies)"), meas);
     }
   else if (pred != NULL && from != NULL)
@@ -245,18 +223,20 @@ use_row (const char *path, gboolean in_library, gboolean is_default, gboolean is
   if (!in_library)
     {
       adw_action_row_set_subtitle (a, _("Opened from its own file, not kept in Hanzo’s folder"));
-      adw_action_row_add_suffix (a, action_button (_("_Import"), "models.import-path",
-                                                   g_variant_new_string (path)));
+      adw_action_row_add_suffix (a, hz_model_rows_button (_("_Import"), "models.import-path",
+                                                          g_variant_new_string (path)));
       return actions;
     }
-  GtkWidget *def = action_button (_("Set as _Default"), "models.set-default",
-                                  g_variant_new_string (path));
+  GtkWidget *def = hz_model_rows_button (_("Set as _Default"), "models.set-default",
+                                         g_variant_new_string (path));
   gtk_widget_set_sensitive (def, !is_default);
   adw_action_row_add_suffix (a, def);
-  adw_action_row_add_suffix (a, action_button (is_guard ? _("Clear _Guard") : _("Use as _Guard"),
-                                               "models.set-guard",
-                                               g_variant_new_string (is_guard ? "" : path)));
-  GtkWidget *del = action_button (_("_Delete"), "models.delete", g_variant_new_string (path));
+  adw_action_row_add_suffix (a, hz_model_rows_button (is_guard ? _("Clear _Guard")
+                                                               : _("Use as _Guard"),
+                                                      "models.set-guard",
+                                                      g_variant_new_string (is_guard ? "" : path)));
+  GtkWidget *del = hz_model_rows_button (_("_Delete"), "models.delete",
+                                         g_variant_new_string (path));
   gtk_widget_add_css_class (del, "destructive-action");
   adw_action_row_add_suffix (a, del);
   return actions;
@@ -296,15 +276,15 @@ create_row (gpointer item, gpointer data)
   g_object_set_data_full (G_OBJECT (row), "hz-path", g_strdup (path), g_free);
   gtk_widget_set_name (GTK_WIDGET (row), in_library ? "model-row" : "model-row-outside");
   if (is_in_use (self, path))
-    expander_add_suffix (row, tag_label (_("In Use")));
+    expander_add_suffix (row, hz_model_rows_tag (_("In Use")));
   if (!in_library)
-    expander_add_suffix (row, tag_label (_("Not Imported")));
+    expander_add_suffix (row, hz_model_rows_tag (_("Not Imported")));
   if (is_default)
-    expander_add_suffix (row, tag_label (_("Default")));
+    expander_add_suffix (row, hz_model_rows_tag (_("Default")));
   if (is_guard)
-    expander_add_suffix (row, tag_label (_("Guard")));
+    expander_add_suffix (row, hz_model_rows_tag (_("Guard")));
   if (!cur->fits)
-    expander_add_suffix (row, tag_label (_("Too large")));
+    expander_add_suffix (row, hz_model_rows_tag (_("Too large")));
 
   /* facts */
   g_autofree char *ctx = info->n_ctx_train
@@ -337,7 +317,7 @@ create_row (gpointer item, gpointer data)
         ? g_strdup_printf (_("%s (as stored)"), info->file_type ? info->file_type : info->quant)
         : g_strdup (o->name);
       g_autofree char *mem = g_format_size (o->weight_bytes);
-      g_autofree char *tps = o->tokens_per_s > 0 ? format_speed (o->tokens_per_s) : NULL;
+      g_autofree char *tps = o->tokens_per_s > 0 ? hz_model_rows_format_speed (o->tokens_per_s) : NULL;
       GString *sub = g_string_new (NULL);
       g_string_printf (sub, _("%s in memory"), mem);
       if (tps != NULL && from != NULL)
@@ -352,11 +332,11 @@ create_row (gpointer item, gpointer data)
       g_string_free (sub, TRUE);
       gtk_widget_set_tooltip_text (r, speed_tooltip);
       if (o->recommended)
-        adw_action_row_add_suffix (ADW_ACTION_ROW (r), tag_label (_("Recommended")));
+        adw_action_row_add_suffix (ADW_ACTION_ROW (r), hz_model_rows_tag (_("Recommended")));
       if (!o->is_current)
         adw_action_row_add_suffix (ADW_ACTION_ROW (r),
-          action_button (_("_Quantize"), "models.quantize",
-                         g_variant_new ("(ss)", path, o->name)));
+          hz_model_rows_button (_("_Quantize"), "models.quantize",
+                                g_variant_new ("(ss)", path, o->name)));
       adw_expander_row_add_row (row, r);
     }
 
@@ -1004,6 +984,9 @@ hz_model_manager_new (HzApplication *app, GtkWindow *parent)
                            G_CONNECT_SWAPPED);
   g_signal_connect_object (worker, "model-error", G_CALLBACK (follow_model_in_use), self,
                            G_CONNECT_SWAPPED);
+  self->finder = hz_model_finder_new (app);
+  gtk_widget_set_vexpand (self->finder, TRUE);
+  gtk_box_append (self->find_box, self->finder);
   follow_model_in_use (self);
   rebuild (self);
   if (bandwidth (self) <= 0)
@@ -1023,6 +1006,27 @@ hz_model_manager_get_list (HzModelManager *self)
 {
   g_return_val_if_fail (HZ_IS_MODEL_MANAGER (self), NULL);
   return self->models_list;
+}
+
+void
+hz_model_manager_show_find (HzModelManager *self)
+{
+  g_return_if_fail (HZ_IS_MODEL_MANAGER (self));
+  adw_view_stack_set_visible_child_name (self->view_stack, "find");
+  hz_model_finder_focus_search (HZ_MODEL_FINDER (self->finder));
+}
+
+HzModelFinder *
+hz_model_manager_get_finder (HzModelManager *self)
+{
+  g_return_val_if_fail (HZ_IS_MODEL_MANAGER (self), NULL);
+  return HZ_MODEL_FINDER (self->finder);
+}
+
+static void
+action_find (GtkWidget *widget, const char *name, GVariant *param)
+{
+  hz_model_manager_show_find (HZ_MODEL_MANAGER (widget));
 }
 
 GtkListBox *
@@ -1095,6 +1099,8 @@ hz_model_manager_class_init (HzModelManagerClass *klass)
   CHILD (models_list);
   CHILD (in_use_group);
   CHILD (in_use_list);
+  CHILD (view_stack);
+  CHILD (find_box);
 #undef CHILD
 
   gtk_widget_class_install_action (widget_class, "models.import", NULL, action_import);
@@ -1105,6 +1111,7 @@ hz_model_manager_class_init (HzModelManagerClass *klass)
   gtk_widget_class_install_action (widget_class, "models.delete", "s", action_delete);
   gtk_widget_class_install_action (widget_class, "models.quantize", "(ss)", action_quantize);
   gtk_widget_class_install_action (widget_class, "models.import-path", "s", action_import_path);
+  gtk_widget_class_install_action (widget_class, "models.find", NULL, action_find);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_o, GDK_CONTROL_MASK,
                                        "models.import", NULL);
   gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);

@@ -103,10 +103,11 @@ static GtkWidget *
 info_row (const char *title, const char *subtitle)
 {
   GtkWidget *row = adw_action_row_new ();
+  /* plain text before the text is set (libadwaita parses it when set): URLs hold '&' */
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), title);
   if (subtitle != NULL)
     adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
-  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
   return row;
 }
 
@@ -467,6 +468,33 @@ on_rollback_clicked (GtkButton *button, HzPrivacyWindow *self)
   hz_learner_rollback (self->learner, rollback_done, g_object_ref (self));
 }
 
+/* What an egress log row was for, then its URL (g_free): a federation round (with the
+ * release's ε for an upload), or what the model download channel asked the Hub for. */
+static char *
+egress_row_subtitle (const HzEgressLogEntry *e)
+{
+  switch (e->purpose)
+    {
+    case HZ_EGRESS_PURPOSE_MODEL_SEARCH:
+      /* TRANSLATORS: %s is the text searched for, then the URL */
+      return g_strdup_printf (_("Model search “%s” · %s"), e->subject, e->endpoint);
+    case HZ_EGRESS_PURPOSE_MODEL_FILES:
+      /* TRANSLATORS: %s is a Hugging Face repository "owner/name", then the URL */
+      return g_strdup_printf (_("File list of %s · %s"), e->subject, e->endpoint);
+    case HZ_EGRESS_PURPOSE_MODEL_DOWNLOAD:
+      /* TRANSLATORS: %s is "owner/name/file.gguf", then the URL */
+      return g_strdup_printf (_("Model file %s · %s"), e->subject, e->endpoint);
+    case HZ_EGRESS_PURPOSE_FEDERATION:
+    default:
+      break;
+    }
+  g_autofree char *round = g_strdup_printf ("%" G_GINT64_FORMAT, e->round_id);
+  if (e->direction == HZ_EGRESS_UPLOAD)
+    return g_strdup_printf (_("%s · round %s · ε %.2f"), e->endpoint, round, e->epsilon);
+  return e->round_id > 0 ? g_strdup_printf (_("%s · round %s"), e->endpoint, round)
+                         : g_strdup (e->endpoint);
+}
+
 /* ------------------------------------------------------------------ federation */
 
 static void
@@ -511,10 +539,7 @@ reload_federation (HzPrivacyWindow *self)
       const char *dir = e->direction == HZ_EGRESS_UPLOAD ? _("Sent") : _("Received");
       g_autofree char *title = g_strdup_printf ("%s · %s · %s · %s", when, dir, size,
                                                 hz_egress_status_to_string (e->status));
-      g_autofree char *round = g_strdup_printf ("%" G_GINT64_FORMAT, e->round_id);
-      g_autofree char *sub = e->direction == HZ_EGRESS_UPLOAD
-        ? g_strdup_printf (_("%s · round %s · ε %.2f"), e->endpoint, round, e->epsilon)
-        : g_strdup_printf (_("%s · round %s"), e->endpoint, round);
+      g_autofree char *sub = egress_row_subtitle (e);
       gtk_list_box_append (self->egress_list, info_row (title, sub));
     }
   if (self->n_egress == 0)

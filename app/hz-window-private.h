@@ -40,6 +40,7 @@ struct _HzWindow {
   AdwStatusPage     *status_page;
   GtkWidget         *status_spinner;
   GtkWidget         *status_open_button;
+  GtkWidget         *status_find_button;   /* Find Models (app.find-models), with no model */
   AdwWindowTitle    *window_title;
   AdwToastOverlay   *toast_overlay;
   GtkRevealer       *edit_revealer;

@@ -328,13 +328,16 @@ hz_window_update_state (HzWindow *self)
                             self->model_state == MODEL_LOADING);
   gtk_widget_set_visible (self->status_open_button,
                           self->model_state == MODEL_NONE || self->model_state == MODEL_FAILED);
+  gtk_widget_set_visible (self->status_find_button,
+                          self->model_state == MODEL_NONE || self->model_state == MODEL_FAILED);
   switch (self->model_state)
     {
     case MODEL_NONE:
       adw_status_page_set_title (self->status_page, _("No Model"));
       adw_status_page_set_description (self->status_page,
-        _("Open a language model file (GGUF) to start chatting. "
-          "It runs on this computer: nothing you type leaves it."));
+        _("Find a language model on Hugging Face and download one that fits this computer, "
+          "or open a GGUF file you have. It runs on this computer: nothing you type leaves "
+          "it."));
       break;
     case MODEL_LOADING:
       adw_status_page_set_title (self->status_page, _("Loading Model…"));
@@ -344,7 +347,7 @@ hz_window_update_state (HzWindow *self)
       /* the reason is in the dialog on top (on_worker_model_error): said once */
       adw_status_page_set_title (self->status_page, _("Model Could Not Be Loaded"));
       adw_status_page_set_description (self->status_page,
-        _("Open another model file (GGUF) to start chatting."));
+        _("Find another model, or open another model file (GGUF), to start chatting."));
       break;
     case MODEL_READY:
       {
@@ -1917,6 +1920,7 @@ hz_window_class_init (HzWindowClass *klass)
   CHILD (status_page);
   CHILD (status_spinner);
   CHILD (status_open_button);
+  CHILD (status_find_button);
   CHILD (window_title);
   CHILD (toast_overlay);
   CHILD (edit_revealer);

@@ -207,3 +207,14 @@ hz_credentials_clear_hub_token (const char *endpoint, GCancellable *cancellable,
     return unavailable (error, local, "removing the Hub token");
   return TRUE;
 }
+
+gboolean
+hz_credentials_hub_token_after_refusal (HzHub *hub, const GError *error)
+{
+  if (!g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH) || hz_hub_has_token (hub))
+    return FALSE;
+  char *token = hz_credentials_lookup_hub_token (hz_hub_get_endpoint (hub), NULL, NULL);
+  gboolean ok = token && hz_hub_set_token (hub, token, NULL);
+  hz_credentials_free_token (token);
+  return ok;
+}

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include "hub.h"
 
 G_BEGIN_DECLS
 
@@ -60,5 +61,12 @@ char *hz_credentials_lookup_hub_token (const char *endpoint, GCancellable *cance
 /** Remove the token of `endpoint`; TRUE also when there was none. Errors: _UNAVAILABLE. */
 gboolean hz_credentials_clear_hub_token (const char *endpoint, GCancellable *cancellable,
                                          GError **error);
+
+/** After a Hub call failed with `error`: when that is HZ_HUB_ERROR_AUTH (a gated or private
+ *  repository) and `hub` sent no token, give it the token the keyring holds for its
+ *  endpoint. TRUE when one was found and set, so the call is worth repeating once; FALSE
+ *  for any other error, a client that had a token, or no stored token. Blocks (a D-Bus
+ *  round trip): call it where the Hub call ran, in a worker thread. */
+gboolean hz_credentials_hub_token_after_refusal (HzHub *hub, const GError *error);
 
 G_END_DECLS

@@ -404,9 +404,12 @@ store_error (GError **error, GError *local)
 
 /* The row of a request about to be sent (0 on error): written first as "failed" with a
  * message saying the process ended during the request, which is what stays if it is
- * killed; log_row() completes it when the exchange ends. */
+ * killed; log_row() completes it when the exchange ends. `purpose` and `subject` say what
+ * it is for (the search text, the repository, "repo/path" of a download: also on a
+ * redirect hop, whose CDN URL names neither). */
 static gint64
-log_begin (HzHub *hub, GUri *uri, int attempt, GError **error)
+log_begin (HzHub *hub, GUri *uri, int attempt, HzEgressPurpose purpose, const char *subject,
+           GError **error)
 {
   g_autofree char *url = log_url (hub, uri);
   HzEgressLogEntry row = {
@@ -415,6 +418,8 @@ log_begin (HzHub *hub, GUri *uri, int attempt, GError **error)
     .status = HZ_EGRESS_STATUS_FAILED,
     .attempt = attempt,
     .message = (char *) "the process ended during this request",
+    .purpose = purpose,
+    .subject = (char *) subject,
   };
   GError *local = NULL;
   gint64 id = hz_store_add_egress_log (hub->store, &row, &local);
@@ -505,11 +510,11 @@ next_link (HzHub *hub, GUri *cur, SoupMessageHeaders *h)
   return NULL;
 }
 
-/* GET a JSON API URL of the endpoint with retries; the reply body, and in *next the
- * next-page link (may be NULL). */
+/* GET a JSON API URL of the endpoint with retries (logged with `purpose` and `subject`);
+ * the reply body, and in *next the next-page link (may be NULL). */
 static GBytes *
-api_get (HzHub *hub, GUri *uri, gsize limit, GUri **next, GCancellable *cancellable,
-         GError **error)
+api_get (HzHub *hub, GUri *uri, HzEgressPurpose purpose, const char *subject, gsize limit,
+         GUri **next, GCancellable *cancellable, GError **error)
 {
   g_autoptr (SoupSession) session = hz_egress_session_new (hub->retry.timeout_s, TRUE);
   g_autofree char *last = NULL;
@@ -518,7 +523,7 @@ api_get (HzHub *hub, GUri *uri, gsize limit, GUri **next, GCancellable *cancella
       g_autoptr (SoupMessage) msg = new_get (hub, uri);
       soup_message_headers_replace (soup_message_get_request_headers (msg), "Accept",
                                     "application/json");
-      gint64 row = log_begin (hub, uri, attempt, error);
+      gint64 row = log_begin (hub, uri, attempt, purpose, subject, error);
       if (!row)
         return NULL;
       GError *local = NULL;
@@ -598,7 +603,8 @@ hz_hub_search (HzHub *hub, const char *query, guint limit, GCancellable *cancell
                                          "&expand=likes&expand=lastModified&expand=gated",
                                          q, limit);
   g_autoptr (GUri) uri = endpoint_uri (hub, pq);
-  g_autoptr (GBytes) body = api_get (hub, uri, MAX_TREE_REPLY, NULL, cancellable, error);
+  g_autoptr (GBytes) body = api_get (hub, uri, HZ_EGRESS_PURPOSE_MODEL_SEARCH, query,
+                                     MAX_TREE_REPLY, NULL, cancellable, error);
   if (!body)
     return NULL;
   GPtrArray *models = NULL;
@@ -628,7 +634,8 @@ hz_hub_list_files (HzHub *hub, const char *repo, const char *revision,
           return NULL;
         }
       GUri *next = NULL;
-      g_autoptr (GBytes) body = api_get (hub, uri, MAX_TREE_REPLY, &next, cancellable, error);
+      g_autoptr (GBytes) body = api_get (hub, uri, HZ_EGRESS_PURPOSE_MODEL_FILES, ref->repo,
+                                         MAX_TREE_REPLY, &next, cancellable, error);
       g_clear_pointer (&uri, g_uri_unref);
       uri = next;
       gsize len;
@@ -1122,6 +1129,7 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GE
   g_autofree char *path = g_uri_escape_string (j->ref->path, "/", FALSE);
   g_autofree char *pq = g_strdup_printf ("/%s/resolve/%s/%s", j->ref->repo, rev, path);
   g_autoptr (GUri) uri = endpoint_uri (hub, pq);
+  g_autofree char *subject = g_strconcat (j->ref->repo, "/", j->ref->path, NULL);
 
   for (int hop = 0;; hop++)
     {
@@ -1133,7 +1141,8 @@ fetch_once (Set *s, Job *j, SoupSession *session, int attempt, gboolean last, GE
           g_autofree char *range = g_strdup_printf ("bytes=%" G_GUINT64_FORMAT "-", j->have);
           soup_message_headers_replace (rh, "Range", range);
         }
-      gint64 row = log_begin (hub, uri, attempt, error);
+      gint64 row = log_begin (hub, uri, attempt, HZ_EGRESS_PURPOSE_MODEL_DOWNLOAD, subject,
+                              error);
       if (!row)
         return STEP_FINAL;
       GError *local = NULL;

@@ -21,7 +21,9 @@
  * Every HTTP exchange (each redirect hop, each attempt) is one row of the store's egress
  * log (hanzo-store-privacy.h; direction "download"): the URL (query strings of other
  * origins, e.g. CDN signatures, left out), bytes received, the file's sha256 when
- * verified, status, HTTP status, attempt, message. The row is written before the request
+ * verified, status, HTTP status, attempt, message, and what it was for (HzEgressPurpose:
+ * model-search with the search text, model-files with the repository, model-download
+ * with "repo/path", on the resolve request and on each of its redirect hops). The row is written before the request
  * goes out (status "failed", "the process ended during this request") and completed when
  * the exchange ends, so a process killed mid-request still leaves its row. A row that
  * cannot be written stops the call (before the request) with HZ_HUB_ERROR_STORE.

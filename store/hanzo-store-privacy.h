@@ -88,8 +88,19 @@ typedef enum {
   HZ_EGRESS_STATUS_CANCELLED,  /* "cancelled": stopped by the caller */
 } HzEgressStatus;
 
+/** What a request was for. Federation rows (uploads of releases, fetches of aggregates)
+ *  carry a round_id; the model channel's rows (egress/hub.h) carry a subject instead. */
+typedef enum {
+  HZ_EGRESS_PURPOSE_FEDERATION,      /* "federation": no subject */
+  HZ_EGRESS_PURPOSE_MODEL_SEARCH,    /* "model-search": subject = the search text */
+  HZ_EGRESS_PURPOSE_MODEL_FILES,     /* "model-files": subject = the repository "owner/name" */
+  HZ_EGRESS_PURPOSE_MODEL_DOWNLOAD,  /* "model-download": subject = "owner/name/path" of the
+                                        file (also on the rows of its redirects) */
+} HzEgressPurpose;
+
 const char *hz_egress_direction_to_string (HzEgressDirection dir);
 const char *hz_egress_status_to_string (HzEgressStatus status);
+const char *hz_egress_purpose_to_string (HzEgressPurpose purpose);
 
 /** One egress log row. Free with hz_egress_log_entry_free(). */
 typedef struct {
@@ -106,19 +117,25 @@ typedef struct {
   gint64             round_id;
   int                attempt;        /* 1-based attempt number of this call */
   char              *message;        /* error text, NULL when ok */
+  HzEgressPurpose    purpose;        /* schema 8; rows written before it read as federation */
+  char              *subject;        /* what a model-channel request was about (see
+                                        HzEgressPurpose), NULL for federation rows */
 } HzEgressLogEntry;
 
 void hz_egress_log_entry_free (HzEgressLogEntry *e);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzEgressLogEntry, hz_egress_log_entry_free)
 
 /** Append a log row (e->id ignored; time_us <= 0 means now). An upload must carry the
- *  release_id of an existing ledger row. Returns the new id or 0: HZ_STORE_ERROR_INVALID
+ *  release_id of an existing ledger row; a model-channel row (purpose other than
+ *  federation) is a download with a non-empty subject, a federation row has none.
+ *  Returns the new id or 0: HZ_STORE_ERROR_INVALID
  *  (bad UTF-8, no such release, upload without release), _FULL, _BUSY, _FAILED. */
 gint64 hz_store_add_egress_log (HzStore *store, const HzEgressLogEntry *e, GError **error);
 
 /** Completes row `id` (written before its request went out, so that a process killed
  *  during the request still leaves it): sets its bytes, payload_sha256, status,
- *  http_status and message from `e` (other fields are kept; `e` is checked as by
+ *  http_status and message from `e` (other fields, purpose and subject included, are
+ *  kept; `e` is checked as by
  *  hz_store_add_egress_log). Errors: HZ_STORE_ERROR_NOT_FOUND (no such row), _INVALID,
  *  _FULL, _BUSY, _FAILED. */
 gboolean hz_store_update_egress_log (HzStore *store, gint64 id, const HzEgressLogEntry *e,

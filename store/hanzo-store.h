@@ -40,7 +40,7 @@ G_BEGIN_DECLS
 
 /** Schema version this library writes and understands (PRAGMA user_version). A file with
  *  a larger user_version is refused with HZ_STORE_ERROR_TOO_NEW. */
-#define HZ_STORE_SCHEMA_VERSION 7
+#define HZ_STORE_SCHEMA_VERSION 8
 
 /** How long one connection waits for another's write lock before HZ_STORE_ERROR_BUSY (ms). */
 #define HZ_STORE_BUSY_TIMEOUT_MS 5000

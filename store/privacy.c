@@ -1,5 +1,5 @@
 /* privacy.c — privacy ledger and egress log accessors (hanzo-store-privacy.h; tables in
- * schema.c migration 3). */
+ * schema.c migration 3, the purpose of the model channel's rows in migration 8). */
 #include "hanzo-store-privacy.h"
 #include "store-private.h"
 
@@ -9,6 +9,8 @@
 static const char *const mechanisms[] = { "gaussian-release", "dp-sgd" };
 static const char *const directions[] = { "upload", "download" };
 static const char *const statuses[] = { "ok", "retry", "rejected", "failed", "cancelled" };
+static const char *const purposes[] = { "federation", "model-search", "model-files",
+                                        "model-download" };
 
 HZ_STORE_DEFINE_ENUM_STRINGS (HzPrivacyMechanism, hz_privacy_mechanism_to_string,
                               hz_privacy_mechanism_from_string, mechanisms)
@@ -25,6 +27,12 @@ hz_egress_status_to_string (HzEgressStatus status)
   return hz_store_enum_to_string (statuses, G_N_ELEMENTS (statuses), status);
 }
 
+const char *
+hz_egress_purpose_to_string (HzEgressPurpose purpose)
+{
+  return hz_store_enum_to_string (purposes, G_N_ELEMENTS (purposes), purpose);
+}
+
 void
 hz_privacy_ledger_entry_free (HzPrivacyLedgerEntry *e)
 {
@@ -37,7 +45,8 @@ void
 hz_egress_log_entry_free (HzEgressLogEntry *e)
 {
   if (e)
-    hz_store_free_record (e, 4, e->endpoint, e->payload_sha256, e->release_id, e->message);
+    hz_store_free_record (e, 5, e->endpoint, e->payload_sha256, e->release_id, e->message,
+                          e->subject);
 }
 
 /* ================================================================= helpers */
@@ -193,8 +202,9 @@ hz_store_get_privacy_release (HzStore *store, const char *release_id, GError **e
 static gboolean
 egress_entry_valid (const HzEgressLogEntry *e, GError **error)
 {
-  if (!hz_egress_direction_to_string (e->direction) || !hz_egress_status_to_string (e->status))
-    return hz_store_set_invalid (error, "egress log: unknown direction or status");
+  if (!hz_egress_direction_to_string (e->direction) || !hz_egress_status_to_string (e->status) ||
+      !hz_egress_purpose_to_string (e->purpose))
+    return hz_store_set_invalid (error, "egress log: unknown direction, status or purpose");
   if (!e->endpoint || !g_utf8_validate (e->endpoint, -1, NULL) ||
       !hz_store_utf8_or_null (e->payload_sha256) || !hz_store_utf8_or_null (e->release_id) ||
       !hz_store_utf8_or_null (e->message))
@@ -204,6 +214,10 @@ egress_entry_valid (const HzEgressLogEntry *e, GError **error)
                                         "privacy ledger");
   if (e->bytes < 0 || !(e->epsilon >= 0))
     return hz_store_set_invalid (error, "egress log: bytes and epsilon must be >= 0");
+  if (e->purpose == HZ_EGRESS_PURPOSE_FEDERATION ? e->subject != NULL
+      : e->direction != HZ_EGRESS_DOWNLOAD || !hz_store_nonempty_utf8 (e->subject))
+    return hz_store_set_invalid (error, "egress log: a model download row needs its subject, "
+                                        "a federation row has none");
   return TRUE;
 }
 
@@ -253,8 +267,21 @@ hz_store_add_egress_log (HzStore *store, const HzEgressLogEntry *e, GError **err
   sqlite3_bind_int (st, 11, e->attempt);
   hz_store_bind_text_or_null (st, 12, e->message);
   gint64 id;
-  hz_store_step_insert (store, st, "adding an egress log entry", &id, error);
-  return hz_store_write_end (store, id > 0, error) ? id : 0;
+  gboolean ok = hz_store_step_insert (store, st, "adding an egress log entry", &id, error);
+  if (ok && e->purpose != HZ_EGRESS_PURPOSE_FEDERATION)
+    {
+      sqlite3_stmt *p = hz_store_prepare (store,
+        "INSERT INTO egress_purpose (log_id, purpose, subject) VALUES (?, ?, ?)", error);
+      ok = p != NULL;
+      if (ok)
+        {
+          sqlite3_bind_int64 (p, 1, id);
+          sqlite3_bind_text (p, 2, hz_egress_purpose_to_string (e->purpose), -1, SQLITE_STATIC);
+          sqlite3_bind_text (p, 3, e->subject, -1, SQLITE_TRANSIENT);
+          ok = hz_store_step_write (store, p, "adding an egress log entry's purpose", error);
+        }
+    }
+  return hz_store_write_end (store, ok, error) ? id : 0;
 }
 
 static gpointer
@@ -279,6 +306,10 @@ egress_from_row (sqlite3_stmt *st)
   e->round_id = sqlite3_column_int64 (st, 10);
   e->attempt = sqlite3_column_int (st, 11);
   e->message = hz_store_column_text_or_null (st, 12);
+  if (hz_store_enum_from_string (purposes, G_N_ELEMENTS (purposes),
+                                 (const char *) sqlite3_column_text (st, 13), &v))
+    e->purpose = (HzEgressPurpose) v;
+  e->subject = hz_store_column_text_or_null (st, 14);
   return e;
 }
 
@@ -286,9 +317,10 @@ GPtrArray *
 hz_store_list_egress_log (HzStore *store, gint64 since_us, int limit, GError **error)
 {
   sqlite3_stmt *st = hz_store_prepare (store,
-    "SELECT id, time_us, direction, endpoint, bytes, payload_sha256, epsilon, status,"
-    " http_status, release_id, round_id, attempt, message FROM egress_log"
-    " WHERE time_us >= ? ORDER BY time_us, id LIMIT ?", error);
+    "SELECT g.id, g.time_us, g.direction, g.endpoint, g.bytes, g.payload_sha256, g.epsilon,"
+    " g.status, g.http_status, g.release_id, g.round_id, g.attempt, g.message, p.purpose,"
+    " p.subject FROM egress_log AS g LEFT JOIN egress_purpose AS p ON p.log_id = g.id"
+    " WHERE g.time_us >= ? ORDER BY g.time_us, g.id LIMIT ?", error);
   if (!st)
     return NULL;
   sqlite3_bind_int64 (st, 1, since_us);

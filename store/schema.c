@@ -187,6 +187,19 @@ static const char migration_7[] =
   "CREATE INDEX IF NOT EXISTS message_limits_by_conversation"
   "  ON message_limits (conversation_id, message_id);";
 
+/* v8: what a request of the model download channel was for (issue 27; egress/hub.h,
+ * accessors in privacy.c, HzEgressPurpose): one row per egress_log row of that channel,
+ * with its purpose and subject (the search text, the repository, the repository's file);
+ * federation rows have none. A table of its own rather than new egress_log columns, as
+ * message_limits, so that files taken back to an older user_version migrate again. */
+static const char migration_8[] =
+  "CREATE TABLE IF NOT EXISTS egress_purpose ("
+  "  log_id  INTEGER PRIMARY KEY REFERENCES egress_log (id) ON DELETE CASCADE,"
+  "  purpose TEXT    NOT NULL"
+  "          CHECK (purpose IN ('model-search', 'model-files', 'model-download')),"
+  "  subject TEXT    NOT NULL CHECK (length (subject) > 0)"
+  ");";
+
 /* migrations[i] takes user_version i to i + 1. */
 static const char *const migrations[] = {
   migration_1,
@@ -196,6 +209,7 @@ static const char *const migrations[] = {
   migration_5,
   migration_6,
   migration_7,
+  migration_8,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == HZ_STORE_SCHEMA_VERSION);

@@ -27,17 +27,6 @@ hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store)
   return hub;
 }
 
-gboolean
-hz_cli_hub_token_from_keyring (HzHub *hub, const GError *error)
-{
-  if (!g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH) || hz_hub_has_token (hub))
-    return FALSE;
-  char *token = hz_credentials_lookup_hub_token (hz_hub_get_endpoint (hub), NULL, NULL);
-  gboolean ok = token && hz_hub_set_token (hub, token, NULL);
-  hz_credentials_free_token (token);
-  return ok;
-}
-
 void
 hz_cli_hub_print_error (const char *cmd, const GError *error)
 {

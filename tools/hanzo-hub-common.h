@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hub.h"
+#include "credentials.h"
 #include "hanzo-store-privacy.h"
 
 G_BEGIN_DECLS
@@ -16,11 +17,6 @@ G_BEGIN_DECLS
  *  *store: close it after freeing the client). NULL after printing "hanzo CMD: ..." to
  *  stderr. */
 HzHub *hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store);
-
-/** After a call failed with HZ_HUB_ERROR_AUTH: when the client had no token, take the one
- *  the keyring holds for its endpoint (libsecret, hz_credentials_lookup_hub_token). TRUE
- *  when a token was found and set, so the call is worth repeating once. */
-gboolean hz_cli_hub_token_from_keyring (HzHub *hub, const GError *error);
 
 /** Prints "hanzo CMD: MESSAGE" and, for HZ_HUB_ERROR_AUTH, how to give a token. */
 void hz_cli_hub_print_error (const char *cmd, const GError *error);

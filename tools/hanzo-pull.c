@@ -175,7 +175,7 @@ run_pull (Pull *p, HzHub *hub)
 {
   g_autoptr (GError) error = NULL;
   g_autoptr (GPtrArray) files = hz_hub_list_files (hub, p->repo, p->revision, p->cancel, &error);
-  if (!files && hz_cli_hub_token_from_keyring (hub, error))
+  if (!files && hz_credentials_hub_token_after_refusal (hub, error))
     {
       g_clear_error (&error);
       files = hz_hub_list_files (hub, p->repo, p->revision, p->cancel, &error);
@@ -215,7 +215,7 @@ run_pull (Pull *p, HzHub *hub)
     }
   g_autofree char *commit = NULL;
   gboolean ok = hz_hub_download (hub, refs, p->dir, on_progress, p, &commit, p->cancel, &error);
-  if (!ok && hz_cli_hub_token_from_keyring (hub, error))
+  if (!ok && hz_credentials_hub_token_after_refusal (hub, error))
     {
       g_clear_error (&error);
       ok = hz_hub_download (hub, refs, p->dir, on_progress, p, &commit, p->cancel, &error);

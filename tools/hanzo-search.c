@@ -47,7 +47,7 @@ hz_cmd_search (int argc, char **argv)
   if (!hub)
     return 1;
   g_autoptr (GPtrArray) models = hz_hub_search (hub, query, (guint) limit, NULL, &error);
-  if (!models && hz_cli_hub_token_from_keyring (hub, error))
+  if (!models && hz_credentials_hub_token_after_refusal (hub, error))
     {
       g_clear_error (&error);
       models = hz_hub_search (hub, query, (guint) limit, NULL, &error);

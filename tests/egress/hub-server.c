@@ -662,6 +662,7 @@ hzt_hub_assert_log (HztHub *hub, HzStore *store)
   g_autoptr (GPtrArray) rows = hz_store_list_egress_log (store, 0, 0, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (rows->len, ==, reqs->len);
+  const char *download_subject = NULL;
   for (guint i = 0; i < reqs->len; i++)
     {
       const HztRequest *r = reqs->pdata[i];
@@ -673,6 +674,33 @@ hzt_hub_assert_log (HztHub *hub, HzStore *store)
       g_assert_cmpstr (g_uri_get_query (logged), ==, r->cdn ? NULL : r->query);
       g_assert_cmpint (e->direction, ==, HZ_EGRESS_DOWNLOAD);
       g_assert_null (e->release_id);
+      /* what it was for: the search text, the repository, the file "repo/path" (the CDN
+       * hops too, whose URL names neither) */
+      g_assert_nonnull (e->subject);
+      if (r->cdn || strstr (r->path, "/resolve/"))
+        {
+          g_assert_cmpint (e->purpose, ==, HZ_EGRESS_PURPOSE_MODEL_DOWNLOAD);
+          if (r->cdn)   /* a redirect hop: the subject of the request it came from */
+            g_assert_cmpstr (e->subject, ==, download_subject);
+          else
+            {
+              /* "owner/name/file" of "/owner/name/resolve/REV/file" */
+              g_auto (GStrv) parts = g_strsplit (e->subject, "/", 3);
+              g_assert_cmpuint (g_strv_length (parts), ==, 3);
+              g_autofree char *prefix = g_strdup_printf ("/%s/%s/resolve/", parts[0], parts[1]);
+              g_autofree char *suffix = g_strconcat ("/", parts[2], NULL);
+              g_assert_true (g_str_has_prefix (r->path, prefix));
+              g_assert_true (g_str_has_suffix (r->path, suffix));
+              download_subject = e->subject;
+            }
+        }
+      else if (g_str_has_prefix (r->path, "/api/models/"))
+        {
+          g_assert_cmpint (e->purpose, ==, HZ_EGRESS_PURPOSE_MODEL_FILES);
+          g_assert_true (g_str_has_prefix (r->path + strlen ("/api/models/"), e->subject));
+        }
+      else
+        g_assert_cmpint (e->purpose, ==, HZ_EGRESS_PURPOSE_MODEL_SEARCH);
       g_assert_cmpfloat (e->epsilon, ==, 0.0);
       /* a request cut short by a kill has no status from the client's side */
       if (r->status && e->http_status)

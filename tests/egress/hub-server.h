@@ -66,7 +66,9 @@ void    hzt_hub_free (HztHub *hub);
 
 /** Asserts that every request the server saw is one row of `store`'s egress log, in order,
  *  with its path and query (the CDN's URL logged without query) and HTTP status, all rows
- *  downloads without release or epsilon, and nothing else in the log. */
+ *  downloads without release or epsilon, with their purpose and subject (the file
+ *  "owner/name/path" of a resolve request and of the CDN hop after it, the repository of a
+ *  tree page), and nothing else in the log. */
 void    hzt_hub_assert_log (HztHub *hub, HzStore *store);
 
 /** The SHA-256 (lowercase hex) of `data` (g_free). */

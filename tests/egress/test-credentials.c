@@ -135,6 +135,25 @@ test_hub_token (void)
   t = hz_credentials_lookup_hub_token (mirror, NULL, &error);
   g_assert_cmpstr (t, ==, "hf_mirror");
   hz_credentials_free_token (t);
+
+  /* after the Hub refused (401/403), a client without token takes the mirror's stored one;
+   * not after another error, not when it had one, not when none is stored */
+  g_autoptr (HzStore) store = hzt_tmp_store ();
+  g_autoptr (HzHub) hub = hz_hub_new (mirror, NULL, store, &error);
+  g_autoptr (HzHub) plain = hz_hub_new (hf, NULL, store, &error);
+  g_assert_no_error (error);
+  g_autoptr (GError) refused = g_error_new_literal (HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH, "401");
+  g_autoptr (GError) missing = g_error_new_literal (HZ_HUB_ERROR, HZ_HUB_ERROR_NOT_FOUND, "404");
+  g_assert_false (hz_credentials_hub_token_after_refusal (hub, missing));
+  g_assert_false (hz_hub_has_token (hub));
+  g_assert_true (hz_credentials_hub_token_after_refusal (hub, refused));
+  g_assert_true (hz_hub_has_token (hub));
+  g_assert_false (hz_credentials_hub_token_after_refusal (hub, refused));   /* had one */
+  g_assert_false (hz_credentials_hub_token_after_refusal (plain, refused));  /* none stored */
+  g_assert_false (hz_hub_has_token (plain));
+  g_clear_pointer (&hub, hz_hub_free);
+  g_clear_pointer (&plain, hz_hub_free);
+  g_assert_true (hz_credentials_clear_hub_token (mirror, NULL, &error));
 }
 
 int

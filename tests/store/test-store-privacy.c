@@ -210,6 +210,95 @@ test_egress_log_update (void)
   g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID);
 }
 
+/* The model channel's rows (egress/hub.h) carry their purpose and subject (schema 8): read
+ * back with the row, kept by the update; a model row without subject, an upload with a
+ * model purpose and a federation row with a subject are refused; a file at schema 7 with
+ * rows migrates, its rows reading as federation rows. */
+static void
+test_egress_purpose (void)
+{
+  g_autofree char *path = tmp_db ();
+  g_autoptr (GError) error = NULL;
+  {
+    g_autoptr (HzStore) old = hz_store_open (path, &error);
+    g_assert_no_error (error);
+    HzEgressLogEntry fed = {
+      .direction = HZ_EGRESS_DOWNLOAD, .endpoint = (char *) "https://fed.example.org/v1/rounds/3/aggregate",
+      .status = HZ_EGRESS_STATUS_OK, .http_status = 200, .round_id = 3, .attempt = 1,
+    };
+    g_assert_cmpint (hz_store_add_egress_log (old, &fed, &error), >, 0);
+    /* back to schema 7: the table migration 8 adds is gone */
+    g_assert_true (hz_store_exec (old, "BEGIN; DROP TABLE egress_purpose;"
+                                       " PRAGMA user_version = 7; COMMIT;", &error));
+    g_assert_no_error (error);
+  }
+  g_autoptr (HzStore) store = hz_store_open (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (hz_store_get_schema_version (store), ==, HZ_STORE_SCHEMA_VERSION);
+  g_assert_cmpint (HZ_STORE_SCHEMA_VERSION, >=, 8);
+
+  HzEgressLogEntry search = {
+    .direction = HZ_EGRESS_DOWNLOAD,
+    .endpoint = (char *) "https://huggingface.co/api/models?search=llama&filter=gguf",
+    .status = HZ_EGRESS_STATUS_OK, .http_status = 200, .bytes = 822, .attempt = 1,
+    .purpose = HZ_EGRESS_PURPOSE_MODEL_SEARCH, .subject = (char *) "llama",
+  };
+  g_assert_cmpint (hz_store_add_egress_log (store, &search, &error), >, 0);
+  HzEgressLogEntry file = {
+    .direction = HZ_EGRESS_DOWNLOAD, .endpoint = (char *) "https://cdn-lfs.hf.co/repos/ab/cd/0123",
+    .status = HZ_EGRESS_STATUS_FAILED, .attempt = 1,
+    .message = (char *) "the process ended during this request",
+    .purpose = HZ_EGRESS_PURPOSE_MODEL_DOWNLOAD, .subject = (char *) "owner/name/m-Q4_K_M.gguf",
+  };
+  gint64 id = hz_store_add_egress_log (store, &file, &error);
+  g_assert_no_error (error);
+  HzEgressLogEntry done = file;
+  done.status = HZ_EGRESS_STATUS_OK;
+  done.message = NULL;
+  done.bytes = 4096;
+  done.purpose = HZ_EGRESS_PURPOSE_FEDERATION;   /* not updated */
+  done.subject = NULL;
+  g_assert_true (hz_store_update_egress_log (store, id, &done, &error));
+  g_assert_no_error (error);
+
+  /* refused: a model row without subject, an upload or a federation row with one */
+  HzEgressLogEntry bad = search;
+  bad.subject = NULL;
+  g_assert_cmpint (hz_store_add_egress_log (store, &bad, &error), ==, 0);
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID);
+  g_clear_error (&error);
+  bad.subject = (char *) "";
+  g_assert_cmpint (hz_store_add_egress_log (store, &bad, &error), ==, 0);
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID);
+  g_clear_error (&error);
+  bad = search;
+  bad.purpose = HZ_EGRESS_PURPOSE_FEDERATION;
+  g_assert_cmpint (hz_store_add_egress_log (store, &bad, &error), ==, 0);
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID);
+  g_clear_error (&error);
+  bad = search;
+  bad.purpose = 42;
+  g_assert_cmpint (hz_store_add_egress_log (store, &bad, &error), ==, 0);
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_INVALID);
+  g_clear_error (&error);
+
+  g_autoptr (GPtrArray) log = hz_store_list_egress_log (store, 0, 0, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (log->len, ==, 3);
+  const HzEgressLogEntry *e0 = log->pdata[0], *e1 = log->pdata[1], *e2 = log->pdata[2];
+  g_assert_cmpint (e0->purpose, ==, HZ_EGRESS_PURPOSE_FEDERATION);   /* from schema 7 */
+  g_assert_null (e0->subject);
+  g_assert_cmpint (e0->round_id, ==, 3);
+  g_assert_cmpint (e1->purpose, ==, HZ_EGRESS_PURPOSE_MODEL_SEARCH);
+  g_assert_cmpstr (e1->subject, ==, "llama");
+  g_assert_cmpint (e2->purpose, ==, HZ_EGRESS_PURPOSE_MODEL_DOWNLOAD);
+  g_assert_cmpstr (e2->subject, ==, "owner/name/m-Q4_K_M.gguf");
+  g_assert_cmpint (e2->status, ==, HZ_EGRESS_STATUS_OK);
+  g_assert_cmpint (e2->bytes, ==, 4096);
+  g_assert_cmpstr (hz_egress_purpose_to_string (HZ_EGRESS_PURPOSE_MODEL_FILES), ==, "model-files");
+  g_assert_null (hz_egress_purpose_to_string (7));
+}
+
 /* Inside hz_store_begin(), a failed ledger insert rolls back with the transaction. */
 static void
 test_transaction (void)
@@ -239,6 +328,7 @@ main (int argc, char **argv)
   g_test_add_func ("/store/privacy/ledger", test_ledger);
   g_test_add_func ("/store/privacy/egress-log", test_egress_log);
   g_test_add_func ("/store/privacy/egress-log-update", test_egress_log_update);
+  g_test_add_func ("/store/privacy/egress-purpose", test_egress_purpose);
   g_test_add_func ("/store/privacy/transaction", test_transaction);
   return g_test_run ();
 }

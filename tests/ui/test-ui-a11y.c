@@ -4,7 +4,8 @@
  *
  * Every control (buttons, toggles, switches, check buttons, entries, text views, spin
  * buttons, drop-downs, scales, level and progress bars) in the main window, showing a
- * conversation with Markdown replies, and in the model manager, with a model imported, must
+ * conversation with Markdown replies, and in the model manager (its Library and Find Models
+ * pages), with a model imported, must
  * have an accessible name: an accessible label, a labelled-by relation, or (buttons, check
  * buttons) a text label inside. The test walks the widget trees (what is not hidden: hidden
  * widgets are not in the accessibility tree) and lists every control that has none. Then a reply streams in: its row is busy while it is written and, when it

@@ -29,6 +29,7 @@
 #include "hz-model-settings.h"
 #include "hz-preferences-window.h"
 #include "synth.h"
+#include "ui-test-models.h"
 #include "ui-test-util.h"
 
 #define BANDWIDTH 20e9  /* preset memory read speed, bytes/s */
@@ -44,80 +45,8 @@ static Files files;
 
 /* ------------------------------------------------------------------ test data */
 
-static void
-write_vocab (const char *path, gboolean chat_template)
-{
-  g_autoptr(HzGgufWriter) w = hz_gguf_writer_new ();
-  g_autoptr(GPtrArray) toks = g_ptr_array_new_with_free_func (g_free);
-  g_autoptr(GArray) scores = g_array_new (FALSE, FALSE, sizeof (float));
-  g_autoptr(GArray) types = g_array_new (FALSE, FALSE, sizeof (gint32));
-  g_autoptr(GError) error = NULL;
-  const char *specials[] = { "<unk>", "<s>", "</s>" };
-  const gint32 special_types[] = { 2, 3, 3 };
-
-  for (int i = 0; i < 3; i++)
-    {
-      float sc = 0;
-      g_ptr_array_add (toks, g_strdup (specials[i]));
-      g_array_append_val (scores, sc);
-      g_array_append_val (types, special_types[i]);
-    }
-  for (int b = 0; b < 256; b++)  /* byte fallback: every text can be tokenized */
-    {
-      float sc = 0;
-      gint32 ty = 6;
-      g_ptr_array_add (toks, g_strdup_printf ("<0x%02X>", b));
-      g_array_append_val (scores, sc);
-      g_array_append_val (types, ty);
-    }
-  for (int c = 0; c < 26; c++)   /* "▁a".."▁z": words */
-    {
-      float sc = -(float) c;
-      gint32 ty = 1;
-      g_ptr_array_add (toks, g_strdup_printf ("\xe2\x96\x81%c", 'a' + c));
-      g_array_append_val (scores, sc);
-      g_array_append_val (types, ty);
-    }
-  hz_gguf_writer_set_str (w, "general.architecture", "llama");
-  hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "llama");
-  hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", (const char *const *) toks->pdata,
-                              toks->len);
-  hz_gguf_writer_set_arr (w, "tokenizer.ggml.scores", HZ_GGUF_TYPE_FLOAT32, scores->data,
-                          toks->len);
-  hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types->data,
-                          toks->len);
-  hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 1);
-  hz_gguf_writer_set_u32 (w, "tokenizer.ggml.eos_token_id", 2);
-  hz_gguf_writer_set_u32 (w, "tokenizer.ggml.unknown_token_id", 0);
-  if (chat_template)
-    hz_gguf_writer_set_str (w, "tokenizer.chat_template",
-                            "{% for m in messages %}<|im_start|>{{ m['role'] }}\n"
-                            "{{ m['content'] }}<|im_end|>\n{% endfor %}");
-  g_assert_true (hz_gguf_writer_write_file (w, path, &error));
-}
-
 #define SMALL_SHAPE "custom:dim=64,layers=1,heads=4,kv=2,ffn=128,ctx=2048"
 #define BIG_SHAPE   "custom:dim=512,layers=8,heads=8,kv=8,ffn=1408,ctx=2048"  /* 100 MB F32 */
-
-static char *
-write_model (const char *name, gboolean chat_template, guint64 seed, const char *shape)
-{
-  g_autofree char *vocab = g_build_filename (hz_ui_tmpdir, "vocab.gguf", NULL);
-  g_autoptr(GError) error = NULL;
-  HzSynthParams p = { 0 };
-  char *path = g_build_filename (hz_ui_tmpdir, name, NULL);
-
-  write_vocab (vocab, chat_template);
-  g_assert_true (hz_synth_shape_parse (shape, &p.shape, &error));
-  p.matrix_type = -1;
-  p.ftype = HZ_FTYPE_ALL_F32;
-  p.seed = seed;
-  p.vocab_gguf = vocab;
-  p.n_threads = 1;
-  g_assert_true (hz_synth_write (&p, path, &error));
-  g_assert_no_error (error);
-  return path;
-}
 
 static char *
 write_mamba (void)
@@ -710,9 +639,9 @@ main (int argc, char *argv[])
   files.text = g_build_filename (hz_ui_tmpdir, "shopping-list.gguf", NULL);
   g_assert_true (g_file_set_contents (files.text, "eggs\nmilk\nbread\n", -1, NULL));
   files.mamba = write_mamba ();
-  files.a = write_model ("model-a.gguf", TRUE, 1, SMALL_SHAPE);
-  files.b = write_model ("model-b.gguf", FALSE, 2, SMALL_SHAPE);
-  files.big = write_model ("model-big.gguf", FALSE, 3, BIG_SHAPE);
+  files.a = hz_ui_write_model ("model-a.gguf", TRUE, 1, SMALL_SHAPE, HZ_FTYPE_ALL_F32);
+  files.b = hz_ui_write_model ("model-b.gguf", FALSE, 2, SMALL_SHAPE, HZ_FTYPE_ALL_F32);
+  files.big = hz_ui_write_model ("model-big.gguf", FALSE, 3, BIG_SHAPE, HZ_FTYPE_ALL_F32);
 
   /* memory for the Q8_0 forms but not for the F32 files (set before any thread) */
   g_autoptr(HzModelInfo) info = hz_model_info_read (files.a, NULL);
