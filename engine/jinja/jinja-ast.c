@@ -18,6 +18,8 @@ hzj_node_free (HzjNode *n)
     return;
   g_free (n->name);
   g_free (n->name2);
+  g_strfreev (n->shadow);
+  g_strfreev (n->shadow2);
   hzj_free_immortal (n->value);
   hzj_node_free (n->a);
   hzj_node_free (n->b);

@@ -61,6 +61,7 @@ enum {
   HZJ_F_VARARGS = 1 << 2,    /* MACRO: the body reads `varargs` */
   HZJ_F_KWARGS = 1 << 3,     /* MACRO: the body reads `kwargs` */
   HZJ_F_CALLER = 1 << 4,     /* MACRO: the body reads `caller` */
+  HZJ_F_ELIF = 1 << 5,       /* IF: an {% elif %} (in list2 of the IF before it) */
 };
 
 struct _HzjNode {
@@ -73,6 +74,10 @@ struct _HzjNode {
   HzjValue *value;
   HzjNode *a, *b, *c, *d;
   GPtrArray *list, *list2; /* of HzjNode*, owned; NULL when empty */
+  /* frames (the template's BODY, FOR body, MACRO, CALL_BLOCK, SET_BLOCK, FILTER_BLOCK,
+   * WITH): the names Jinja2 makes Undefined when the frame starts (jinja-symbols.c);
+   * shadow2: a FOR's else block. NULL-terminated, or NULL. */
+  char **shadow, **shadow2;
 };
 
 /** A new node of @kind at @line, every other field zero. */

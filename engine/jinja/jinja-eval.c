@@ -121,6 +121,14 @@ hzj_scope_lookup (HzjScope *s, const char *name)
   return NULL;
 }
 
+/* the names Jinja2 starts as Undefined in a frame (jinja-symbols.h) */
+static void
+bind_shadow (HzjScope *s, char **names)
+{
+  for (; names && *names; names++)
+    hzj_scope_set (s, *names, hzj_undefined_new (g_strdup_printf ("'%s' is undefined", *names), FALSE));
+}
+
 /* ---- arguments ---- */
 
 typedef struct {
@@ -323,6 +331,7 @@ call_macro (HzjCtx *ctx, HzjValue *m, HzjArgs *args)
     }
   HzjScope *s = hzj_scope_new (ctx, m->macro.scope);
   HzjValue *result = NULL;
+  bind_shadow (s, node->shadow);
   for (guint i = 0; i < np; i++)
     {
       const HzjNode *param = node->list2->pdata[i];
@@ -492,6 +501,7 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
     {
       g_ptr_array_unref (items);
       HzjScope *es = hzj_scope_new (ctx, s);
+      bind_shadow (es, n->shadow2);
       const Flow f = exec_body (ctx, es, n->list2, out);
       hzj_scope_unref (es);
       return f;
@@ -510,6 +520,7 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
     {
       l->index0 = i;
       HzjScope *is = hzj_scope_new (ctx, s);
+      bind_shadow (is, n->shadow);
       Flow f = assign (ctx, is, n->a, items->pdata[i]) ? FLOW_OK : FLOW_ERROR;
       if (f == FLOW_OK)
         {
@@ -585,11 +596,6 @@ eval_slice (HzjCtx *ctx, HzjScope *s, HzjValue *obj, const HzjNode *sl)
     if (parts[i] && !(b[i] = eval (ctx, s, parts[i])))
       goto out;
   r = hzj_op_slice (ctx, obj, b[0], b[1], b[2]);
-  if (!r && !ctx->error)
-    {
-      g_autofree char *type = hzj_object_type_repr (obj);
-      r = hzj_undefined_new (g_strdup_printf ("%s has no element slice", type), FALSE);
-    }
 out:
   for (int i = 0; i < 3; i++)
     hzj_unref (b[i]);
@@ -828,6 +834,7 @@ exec_block_value (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue **value)
 {
   HzjScope *bs = hzj_scope_new (ctx, s);
   HzjValue *body = NULL;
+  bind_shadow (bs, n->shadow);
   const gboolean ok = render_to_str (ctx, bs, n->list, &body);
   hzj_scope_unref (bs);
   if (!ok)
@@ -855,6 +862,7 @@ exec_with (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjBuf *out)
       g_ptr_array_add (vals, v);
     }
   HzjScope *ws = hzj_scope_new (ctx, s);
+  bind_shadow (ws, n->shadow);
   Flow f = FLOW_OK;
   for (guint i = 0; i < len && f == FLOW_OK; i++)
     if (!assign (ctx, ws, ((HzjNode *) n->list2->pdata[i])->a, vals->pdata[i]))
@@ -908,6 +916,8 @@ exec (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjBuf *out)
       return exec_call_block (ctx, s, n, out);
     case HZJ_N_WITH:
       return exec_with (ctx, s, n, out);
+    case HZJ_N_BODY:
+      return exec_body (ctx, s, n->list, out);
     case HZJ_N_BREAK:
       return FLOW_BREAK;
     case HZJ_N_CONTINUE:
@@ -937,6 +947,7 @@ exec_body (HzjCtx *ctx, HzjScope *s, GPtrArray *body, HzjBuf *out)
 gboolean
 hzj_render (HzjCtx *ctx, const HzjNode *root, HzjScope *vars, HzjBuf *out)
 {
+  bind_shadow (vars, root->shadow);
   return exec_body (ctx, vars, root->list, out) != FLOW_ERROR && !ctx->error;
 }
 

@@ -59,7 +59,13 @@ cmp_keyed (gconstpointer pa, gconstpointer pb, gpointer user)
   const Keyed *a = *(Keyed *const *) pa, *b = *(Keyed *const *) pb;
   SortState *st = user;
   int c = 0;
-  if (!hzj_compare (a->key, b->key, &c) && !st->bad)
+  if ((a->key->kind == HZJ_UNDEFINED || b->key->kind == HZJ_UNDEFINED) && !st->bad)
+    {
+      st->bad = TRUE;
+      st->x = a->key;
+      st->y = b->key;
+    }
+  else if (!hzj_compare (a->key, b->key, &c) && !st->bad)
     {
       st->bad = TRUE;
       st->x = a->key;
@@ -111,6 +117,12 @@ sorted_keyed (HzjCtx *ctx, GPtrArray *items, HzjValue *attribute, gboolean case_
   g_ptr_array_sort_with_data (keyed, cmp_keyed, &st);
   if (reverse)
     reverse_array (keyed);
+  if (st.bad && (st.x->kind == HZJ_UNDEFINED || st.y->kind == HZJ_UNDEFINED))
+    {
+      hzj_fail_undefined (ctx, st.x->kind == HZJ_UNDEFINED ? st.x : st.y);
+      g_ptr_array_unref (keyed);
+      return NULL;
+    }
   if (st.bad)
     {
       hzj_type_error (ctx, "'<' not supported between instances of '%s' and '%s'",
@@ -320,6 +332,8 @@ f_float (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
   static const char *const names[] = { "default", NULL };
   BIND ("float", names, 0);
   double x;
+  if (v->kind == HZJ_UNDEFINED) /* float(Undefined) raises */
+    return hzj_fail_undefined (ctx, v);
   switch (v->kind)
     {
     case HZJ_FLOAT:
@@ -347,6 +361,8 @@ f_int (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
   if (a[1] && !hzj_want_int (ctx, a[1], "base", &base))
     return NULL;
   double x;
+  if (v->kind == HZJ_UNDEFINED) /* int(Undefined) raises */
+    return hzj_fail_undefined (ctx, v);
   switch (v->kind)
     {
     case HZJ_INT:
@@ -441,10 +457,12 @@ f_indent (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
       if (!(ind = hzj_op_binary (ctx, HZJ_OP_MUL, sp, n)))
         return NULL;
     }
-  g_autoptr (HzjValue) s = soft_str (ctx, v);
-  if (!s)
-    return NULL;
-  /* s += "\n" (the quirk that makes splitlines keep a last empty line) */
+  /* s += "\n" (the quirk that makes splitlines keep a last empty line): a string only */
+  if (v->kind == HZJ_UNDEFINED)
+    return hzj_fail_undefined (ctx, v);
+  if (v->kind != HZJ_STR)
+    return hzj_type_error (ctx, "unsupported operand type(s) for +=: '%s' and 'str'", hzj_type_name (v));
+  HzjValue *s = v;
   HzjBuf t;
   hzj_buf_init (&t, G_MAXSIZE);
   hzj_buf_append_slice (&t, s->str.s, s->str.runs, s->str.n_runs, 0, s->str.len);
@@ -549,6 +567,8 @@ f_list (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 static HzjValue *
 f_map (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
+  if (!hzj_truthy (v)) /* Jinja2: `if value:` before iterating */
+    return hzj_list_new (FALSE);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -619,6 +639,8 @@ static HzjValue *f_min (HzjCtx *c, HzjValue *v, HzjArgs *a) { return f_minmax (c
 static HzjValue *
 select_or_reject (HzjCtx *ctx, HzjValue *v, HzjArgs *args, gboolean modfunc, gboolean lookup_attr)
 {
+  if (!hzj_truthy (v)) /* Jinja2: `if value:` before iterating */
+    return hzj_list_new (FALSE);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -687,6 +709,8 @@ f_reverse (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
         r->kind = HZJ_LIST;
       return r;
     }
+  if (v->kind != HZJ_DICT && v->kind != HZJ_UNDEFINED)
+    return hzj_fail (ctx, HZ_JINJA_ERROR_RUNTIME, "FilterArgumentError", "argument must be iterable");
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -992,7 +1016,7 @@ hzj_filter_apply (HzjCtx *ctx, const char *name, HzjValue *value, HzjArgs *args)
 typedef int (*TestFn) (HzjCtx *ctx, HzjValue *v, HzjValue *arg);
 
 static int t_boolean (HzjCtx *c, HzjValue *v, HzjValue *x) { (void) c; (void) x; return v->kind == HZJ_BOOL; }
-static int t_callable (HzjCtx *c, HzjValue *v, HzjValue *x) { (void) c; (void) x; return v->kind == HZJ_FUNC || v->kind == HZJ_MACRO || v->kind == HZJ_LOOP; }
+static int t_callable (HzjCtx *c, HzjValue *v, HzjValue *x) { (void) c; (void) x; return v->kind == HZJ_FUNC || v->kind == HZJ_MACRO || v->kind == HZJ_LOOP || v->kind == HZJ_UNDEFINED; }
 static int t_defined (HzjCtx *c, HzjValue *v, HzjValue *x) { (void) c; (void) x; return v->kind != HZJ_UNDEFINED; }
 static int t_undefined (HzjCtx *c, HzjValue *v, HzjValue *x) { (void) c; (void) x; return v->kind == HZJ_UNDEFINED; }
 static int t_none (HzjCtx *c, HzjValue *v, HzjValue *x) { (void) c; (void) x; return v->kind == HZJ_NONE; }
@@ -1067,7 +1091,8 @@ t_sameas (HzjCtx *c, HzjValue *v, HzjValue *x)
   if (v->kind != x->kind)
     return 0;
   return (v->kind == HZJ_NONE) || (v->kind == HZJ_BOOL && v->b == x->b) ||
-         (v->kind == HZJ_INT && v->i == x->i && v->i >= -5 && v->i <= 256);
+         (v->kind == HZJ_INT && v->i == x->i && v->i >= -5 && v->i <= 256) ||
+         (v->kind == HZJ_STR && hzj_equal (v, x)); /* (constants and interned strings) */
 }
 
 static int

@@ -248,6 +248,11 @@ field_value (HzjCtx *ctx, const char *name, gsize len, HzjArgs *args, int *auto_
   HzjValue *v = NULL;
   if (k == 0 || g_ascii_isdigit (name[0]))
     {
+      /* as string.Formatter (Jinja2's sandboxed formatter): the manual / automatic
+       * numbering check looks at whole-digit field names only */
+      gboolean all_digits = TRUE;
+      for (gsize i = 0; i < len; i++)
+        all_digits &= g_ascii_isdigit (name[i]) != 0;
       gint64 idx;
       if (k == 0)
         {
@@ -257,9 +262,10 @@ field_value (HzjCtx *ctx, const char *name, gsize len, HzjArgs *args, int *auto_
         }
       else
         {
-          if (*auto_index > 0)
-            return hzj_value_error (ctx, "cannot switch from automatic field numbering to manual field specification");
-          *auto_index = -1;
+          if (all_digits && *auto_index > 0)
+            return hzj_value_error (ctx, "cannot switch from manual field specification to automatic field numbering");
+          if (all_digits)
+            *auto_index = -1;
           idx = g_ascii_strtoll (name, NULL, 10);
         }
       if (idx >= args->n_pos)
@@ -476,7 +482,10 @@ hzj_str_percent (HzjCtx *ctx, HzjValue *fmt, HzjValue *args)
 {
   const char *f = fmt->str.s;
   const gsize len = fmt->str.len;
+  /* as CPython: a dict is a mapping for %(name)s; any object with __getitem__ (a list,
+   * Undefined) counts as one for the "not all arguments converted" check */
   const gboolean mapping = args->kind == HZJ_DICT;
+  const gboolean subscriptable = mapping || args->kind == HZJ_LIST || args->kind == HZJ_UNDEFINED;
   GPtrArray one = { .pdata = (gpointer *) &args, .len = 1 };
   GPtrArray *items = args->kind == HZJ_TUPLE ? args->items : &one;
   guint next = 0;
@@ -555,8 +564,8 @@ hzj_str_percent (HzjCtx *ctx, HzjValue *fmt, HzjValue *args)
         }
       if (!v)
         {
-          if (mapping && items == &one)
-            v = args; /* "%s" % {...}: the dict itself */
+          if (subscriptable && items == &one)
+            v = args; /* "%s" % {...}: the object itself */
           else if (next >= items->len)
             {
               ok = hzj_type_error (ctx, "not enough arguments for format string") != NULL;
@@ -567,7 +576,7 @@ hzj_str_percent (HzjCtx *ctx, HzjValue *fmt, HzjValue *args)
         }
       ok = percent_one (ctx, v, &sp, conv, &out);
     }
-  if (ok && !used_mapping && !mapping && next < items->len)
+  if (ok && !used_mapping && !subscriptable && next < items->len)
     ok = hzj_type_error (ctx, "not all arguments converted during string formatting") != NULL;
   if (ok)
     hzj_buf_append_slice (&out, f, fmt->str.runs, fmt->str.n_runs, lit, len);

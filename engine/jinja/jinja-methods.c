@@ -304,7 +304,7 @@ want_str (HzjCtx *ctx, HzjValue *v, const char *fname)
   if (v->kind == HZJ_UNDEFINED)
     hzj_fail_undefined (ctx, v);
   else
-    hzj_type_error (ctx, "%s() argument must be str, not %s", fname, hzj_type_name (v));
+    hzj_type_error (ctx, "%s(): must be str, not %s", fname, hzj_type_name (v));
   return FALSE;
 }
 

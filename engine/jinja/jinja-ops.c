@@ -164,6 +164,8 @@ hzj_op_binary (HzjCtx *ctx, HzjBinop op, HzjValue *a, HzjValue *b)
 {
   if (a->kind == HZJ_UNDEFINED)
     return hzj_fail_undefined (ctx, a);
+  if (op == HZJ_OP_MOD && a->kind == HZJ_STR)
+    return hzj_str_percent (ctx, a, b); /* str.__mod__ takes any right operand */
   if (b->kind == HZJ_UNDEFINED)
     return hzj_fail_undefined (ctx, b);
   double x = 0, y = 0;
@@ -239,9 +241,10 @@ hzj_op_binary (HzjCtx *ctx, HzjBinop op, HzjValue *a, HzjValue *b)
         return repeat (ctx, a, j);
       if ((b->kind == HZJ_STR || b->kind == HZJ_LIST || b->kind == HZJ_TUPLE) && an && ai)
         return repeat (ctx, b, i);
-      if (a->kind == HZJ_STR || b->kind == HZJ_STR)
-        return hzj_type_error (ctx, "can't multiply sequence by non-int of type '%s'",
-                               hzj_type_name (a->kind == HZJ_STR ? b : a));
+      if (a->kind == HZJ_STR || a->kind == HZJ_LIST || a->kind == HZJ_TUPLE)
+        return hzj_type_error (ctx, "can't multiply sequence by non-int of type '%s'", hzj_type_name (b));
+      if (b->kind == HZJ_STR || b->kind == HZJ_LIST || b->kind == HZJ_TUPLE)
+        return hzj_type_error (ctx, "can't multiply sequence by non-int of type '%s'", hzj_type_name (a));
       break;
     case HZJ_OP_MOD:
       if (a->kind == HZJ_STR)
@@ -369,8 +372,12 @@ hzj_op_slice (HzjCtx *ctx, HzjValue *obj, HzjValue *start_v, HzjValue *stop_v, H
 {
   if (obj->kind == HZJ_UNDEFINED)
     return hzj_fail_undefined (ctx, obj);
+  /* Jinja2 compiles a slice to Python's own subscription (not environment.getitem):
+   * what cannot be sliced raises */
+  if (obj->kind == HZJ_DICT)
+    return hzj_type_error (ctx, "unhashable type: 'slice'");
   if (obj->kind != HZJ_STR && obj->kind != HZJ_LIST && obj->kind != HZJ_TUPLE)
-    return NULL; /* not sliceable: the caller makes it Undefined (Jinja's getitem) */
+    return hzj_type_error (ctx, "'%s' object is not subscriptable", hzj_type_name (obj));
   gboolean has_start, has_stop, has_step;
   gint64 start = 0, stop = 0, step = 1;
   if (!slice_bound (ctx, start_v, &has_start, &start) || !slice_bound (ctx, stop_v, &has_stop, &stop) ||

@@ -17,7 +17,7 @@ HzjValue *hzj_op_unary (HzjCtx *ctx, gboolean neg, HzjValue *a);
 /** a op b for a comparison or membership operator: 1 true, 0 false, -1 error. */
 int hzj_op_compare (HzjCtx *ctx, HzjCmpop op, HzjValue *a, HzjValue *b);
 /** obj[start:stop:step] of a list, tuple or string (each bound NULL or None when left
- *  out); strings keep their tagging. */
+ *  out); strings keep their tagging. Anything else raises, as Python's subscription. */
 HzjValue *hzj_op_slice (HzjCtx *ctx, HzjValue *obj, HzjValue *start, HzjValue *stop,
                         HzjValue *step);
 /** An integer argument (int or bool), or a TypeError naming @what. */

@@ -4,6 +4,7 @@
 #include "jinja-error.h"
 #include "jinja-filters.h"
 #include "jinja-lexer.h"
+#include "jinja-symbols.h"
 
 #include <string.h>
 
@@ -945,6 +946,7 @@ parse_if (Parser *p, int line)
       if (!strcmp (which, "elif"))
         {
           HzjNode *elif = hzj_node_new (HZJ_N_IF, cur (p)->line);
+          elif->flags |= HZJ_F_ELIF;
           hzj_node_list_add (&node->list2, elif);
           node = elif;
           continue;
@@ -1134,8 +1136,17 @@ parse_statement_body (Parser *p, const char *tag, int line)
     }
   if (!strcmp (tag, "print"))
     {
-      HzjNode *e = parse_tuple (p, FALSE, TRUE, NULL, FALSE);
-      return e ? node2 (p, HZJ_N_OUTPUT, line, e, NULL) : NULL;
+      /* {% print a, b %}: one output per expression */
+      n = hzj_node_new (HZJ_N_BODY, line);
+      while (cur (p)->kind != HZJ_T_BLOCK_END)
+        {
+          HzjNode *e;
+          if ((n->list && !expect_op (p, ",")) || !(e = parse_expression (p, TRUE)) ||
+              !(e = node2 (p, HZJ_N_OUTPUT, line, e, NULL)))
+            goto fail;
+          hzj_node_list_add (&n->list, e);
+        }
+      return sealed (p, n);
     }
   if (!strcmp (tag, "break") || !strcmp (tag, "continue"))
     {
@@ -1323,6 +1334,8 @@ hzj_parse (const char *src, gsize len, GError **error)
   HzjNode *body = subparse (&p, NULL);
   if (body && !check_names (&p, body, FALSE))
     g_clear_pointer (&body, hzj_node_free);
+  if (body)
+    hzj_symbols_analyze (body);
   g_ptr_array_unref (p.end_stack);
   g_ptr_array_unref (p.tag_stack);
   hzj_tokens_free (toks);
