@@ -14,11 +14,23 @@
 
 typedef enum { FLOW_OK, FLOW_BREAK, FLOW_CONTINUE, FLOW_ERROR } Flow;
 
+/* a scope's variables: a short array searched in order (a loop iteration binds two or
+ * three), indexed by a hash table once it grows */
+#define SCOPE_INDEX_MIN 12
+
+#define SCOPE_INLINE 4
+
 struct _HzjScope {
   int ref;
+  gboolean captured; /* a macro holds it: in ctx->live_scopes */
   HzjCtx *ctx;
   HzjScope *parent;
-  GHashTable *vars; /* name -> HzjValue* */
+  guint n, cap;
+  const char **names; /* borrowed: names live as long as the render (AST, variables) */
+  HzjValue **vals;
+  GHashTable *index;  /* name -> position + 1 */
+  const char *inline_names[SCOPE_INLINE];
+  HzjValue *inline_vals[SCOPE_INLINE];
 };
 
 struct _HzjLoop {
@@ -85,9 +97,44 @@ hzj_scope_new (HzjCtx *ctx, HzjScope *parent)
   s->parent = parent;
   if (parent)
     parent->ref++;
-  s->vars = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, (GDestroyNotify) hzj_unref);
-  g_hash_table_add (ctx->live_scopes, s);
+  s->names = s->inline_names;
+  s->vals = s->inline_vals;
+  s->cap = SCOPE_INLINE;
   return s;
+}
+
+/* drops every variable of s */
+static void
+scope_clear (HzjScope *s)
+{
+  /* detach first: a value's finalizer may come back to this scope */
+  HzjValue *small[SCOPE_INLINE];
+  HzjValue **vals = s->vals == s->inline_vals ? memcpy (small, s->vals, sizeof small) : s->vals;
+  const char **names = s->names;
+  const guint n = s->n;
+  s->names = s->inline_names;
+  s->vals = s->inline_vals;
+  s->n = 0;
+  s->cap = SCOPE_INLINE;
+  g_clear_pointer (&s->index, g_hash_table_unref);
+  for (guint i = 0; i < n; i++)
+    hzj_unref (vals[i]);
+  if (names != s->inline_names)
+    {
+      g_free (names);
+      g_free (vals);
+    }
+}
+
+static gssize
+scope_find (HzjScope *s, const char *name)
+{
+  if (s->index)
+    return (gssize) GPOINTER_TO_UINT (g_hash_table_lookup (s->index, name)) - 1;
+  for (guint i = 0; i < s->n; i++)
+    if (strcmp (s->names[i], name) == 0)
+      return i;
+  return -1;
 }
 
 void
@@ -96,8 +143,9 @@ hzj_scope_unref (HzjScope *s)
   while (s && --s->ref == 0)
     {
       HzjScope *parent = s->parent;
-      g_hash_table_remove (s->ctx->live_scopes, s);
-      g_hash_table_unref (s->vars);
+      if (s->captured)
+        g_hash_table_remove (s->ctx->live_scopes, s);
+      scope_clear (s);
       g_free (s);
       s = parent;
     }
@@ -106,7 +154,36 @@ hzj_scope_unref (HzjScope *s)
 void
 hzj_scope_set (HzjScope *s, const char *name, HzjValue *v)
 {
-  g_hash_table_replace (s->vars, g_strdup (name), v);
+  const gssize at = scope_find (s, name);
+  if (at >= 0)
+    {
+      HzjValue *old = s->vals[at];
+      s->vals[at] = v;
+      hzj_unref (old);
+      return;
+    }
+  if (s->n == s->cap)
+    {
+      s->cap *= 2;
+      if (s->names == s->inline_names)
+        {
+          s->names = g_memdup2 (s->inline_names, sizeof s->inline_names);
+          s->vals = g_memdup2 (s->inline_vals, sizeof s->inline_vals);
+        }
+      s->names = g_renew (const char *, s->names, s->cap);
+      s->vals = g_renew (HzjValue *, s->vals, s->cap);
+    }
+  s->names[s->n] = name;
+  s->vals[s->n] = v;
+  s->n++;
+  if (s->index)
+    g_hash_table_insert (s->index, (gpointer) s->names[s->n - 1], GUINT_TO_POINTER (s->n));
+  else if (s->n > SCOPE_INDEX_MIN)
+    {
+      s->index = g_hash_table_new (g_str_hash, g_str_equal);
+      for (guint i = 0; i < s->n; i++)
+        g_hash_table_insert (s->index, (gpointer) s->names[i], GUINT_TO_POINTER (i + 1));
+    }
 }
 
 HzjValue *
@@ -114,9 +191,9 @@ hzj_scope_lookup (HzjScope *s, const char *name)
 {
   for (; s; s = s->parent)
     {
-      HzjValue *v = g_hash_table_lookup (s->vars, name);
-      if (v)
-        return v;
+      const gssize at = scope_find (s, name);
+      if (at >= 0)
+        return s->vals[at];
     }
   return NULL;
 }
@@ -274,6 +351,12 @@ macro_new (const HzjNode *node, HzjScope *scope)
   m->macro.node = node;
   m->macro.scope = scope;
   scope->ref++;
+  if (!scope->captured)
+    {
+      /* a macro and the scope it is bound in hold each other: hzj_ctx_finish breaks that */
+      scope->captured = TRUE;
+      g_hash_table_add (scope->ctx->live_scopes, scope);
+    }
   return m;
 }
 
@@ -481,6 +564,12 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
       GPtrArray *kept = g_ptr_array_new_with_free_func ((GDestroyNotify) hzj_unref);
       for (guint i = 0; i < items->len; i++)
         {
+          if (!hzj_step (ctx))
+            {
+              g_ptr_array_unref (kept);
+              g_ptr_array_unref (items);
+              return FLOW_ERROR;
+            }
           HzjScope *fs = hzj_scope_new (ctx, s);
           HzjValue *t = assign (ctx, fs, n->a, items->pdata[i]) ? eval (ctx, fs, n->c) : NULL;
           hzj_scope_unref (fs);
@@ -516,10 +605,22 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
   loop->kind = HZJ_LOOP;
   loop->loop = l;
   Flow result = FLOW_OK;
+  HzjScope *is = NULL;
   for (guint i = 0; i < items->len; i++)
     {
+      if (!hzj_step (ctx)) /* an iteration is a step, even with an empty body */
+        {
+          result = FLOW_ERROR;
+          break;
+        }
       l->index0 = i;
-      HzjScope *is = hzj_scope_new (ctx, s);
+      /* each iteration starts a fresh scope; the last one is reused when nothing kept it */
+      if (is && (is->captured || is->ref > 1))
+        g_clear_pointer (&is, hzj_scope_unref);
+      if (is)
+        scope_clear (is);
+      else
+        is = hzj_scope_new (ctx, s);
       bind_shadow (is, n->shadow);
       Flow f = assign (ctx, is, n->a, items->pdata[i]) ? FLOW_OK : FLOW_ERROR;
       if (f == FLOW_OK)
@@ -527,7 +628,6 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
           hzj_scope_set (is, "loop", hzj_ref (loop));
           f = exec_body (ctx, is, n->list, out);
         }
-      hzj_scope_unref (is);
       if (f == FLOW_ERROR)
         {
           result = FLOW_ERROR;
@@ -536,6 +636,8 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
       if (f == FLOW_BREAK)
         break;
     }
+  if (is)
+    hzj_scope_unref (is);
   l->scope = NULL;
   hzj_unref (loop);
   return result;
@@ -954,8 +1056,9 @@ hzj_render (HzjCtx *ctx, const HzjNode *root, HzjScope *vars, HzjBuf *out)
 void
 hzj_ctx_finish (HzjCtx *ctx)
 {
-  /* scopes and namespaces still alive are in reference cycles (a macro and the scope it
-   * was defined in; a namespace that holds itself): empty them all, then let go */
+  /* scopes that macros captured and namespaces still alive may be in reference cycles (a
+   * macro and the scope it was defined in; a namespace that holds itself): empty them
+   * all, then let go */
   g_autoptr (GPtrArray) scopes = g_ptr_array_new ();
   GHashTableIter it;
   gpointer key;
@@ -965,7 +1068,7 @@ hzj_ctx_finish (HzjCtx *ctx)
   for (guint i = 0; i < scopes->len; i++)
     ((HzjScope *) scopes->pdata[i])->ref++;
   for (guint i = 0; i < scopes->len; i++)
-    g_hash_table_remove_all (((HzjScope *) scopes->pdata[i])->vars);
+    scope_clear (scopes->pdata[i]);
   for (guint i = 0; i < ctx->namespaces->len; i++)
     hzj_dict_clear (((HzjValue *) ctx->namespaces->pdata[i])->dict);
   for (guint i = 0; i < scopes->len; i++)

@@ -23,7 +23,7 @@ struct _HzjCtx {
   guint depth, max_depth;  /* macro calls */
   guint eval_depth;        /* nested evaluations (C recursion) */
   gint64 now;              /* strftime_now's time: Unix seconds */
-  GHashTable *live_scopes; /* every scope alive (cycles are broken at the end) */
+  GHashTable *live_scopes; /* the scopes macros captured (cycles are broken at the end) */
   GPtrArray *namespaces;   /* every namespace made (references; emptied at the end) */
 };
 
@@ -45,7 +45,8 @@ gpointer hzj_fail_size (HzjCtx *ctx);
 /* -- scopes -- */
 HzjScope *hzj_scope_new (HzjCtx *ctx, HzjScope *parent);
 void hzj_scope_unref (HzjScope *s);
-/** Binds @name to @v (reference taken) in @s itself. */
+/** Binds @name to @v (reference taken) in @s itself. @name is not copied: it must last
+ *  as long as the render (a name of the template, of the variables, or a literal). */
 void hzj_scope_set (HzjScope *s, const char *name, HzjValue *v);
 /** @name's value in @s or its parents (borrowed), or NULL. */
 HzjValue *hzj_scope_lookup (HzjScope *s, const char *name);
@@ -66,8 +67,8 @@ HzjValue *hzj_getitem (HzjCtx *ctx, HzjValue *obj, HzjValue *key);
 /** Calls a function, method, macro or recursive loop. */
 HzjValue *hzj_call (HzjCtx *ctx, HzjValue *callee, HzjArgs *args);
 /** The items of an iterable as Python iterates them (a list's items, a dict's keys, a
- *  string's characters, nothing for Undefined): a new array of references; NULL (TypeError)
- *  when @v is not iterable. */
+ *  string's characters, nothing for Undefined): an array of references, to read only (a
+ *  list's own array is shared); unref it. NULL (TypeError) when @v is not iterable. */
 GPtrArray *hzj_iterate (HzjCtx *ctx, HzjValue *v);
 /** Jinja2's attribute path of filters (map, selectattr, sort, ...): "a.b.0" looked up
  *  part by part with getitem. */

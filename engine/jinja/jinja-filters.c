@@ -1085,9 +1085,11 @@ static int
 t_sameas (HzjCtx *c, HzjValue *v, HzjValue *x)
 {
   (void) c;
+  /* CPython's singletons and small cached ints (-5..256) are "the same object" */
+  if (v->kind == HZJ_INT && x->kind == HZJ_INT)
+    return v->i == x->i && v->i >= -5 && v->i <= 256;
   if (v == x)
     return 1;
-  /* CPython's singletons and small cached ints are "the same object" */
   if (v->kind != x->kind)
     return 0;
   return (v->kind == HZJ_NONE) || (v->kind == HZJ_BOOL && v->b == x->b) ||

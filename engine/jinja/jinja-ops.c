@@ -526,14 +526,11 @@ hzj_getitem (HzjCtx *ctx, HzjValue *obj, HzjValue *key)
 GPtrArray *
 hzj_iterate (HzjCtx *ctx, HzjValue *v)
 {
+  if (v->kind == HZJ_LIST || v->kind == HZJ_TUPLE)
+    return g_ptr_array_ref (v->items); /* lists never change: share the array */
   GPtrArray *items = g_ptr_array_new_with_free_func ((GDestroyNotify) hzj_unref);
   switch (v->kind)
     {
-    case HZJ_LIST:
-    case HZJ_TUPLE:
-      for (guint i = 0; i < v->items->len; i++)
-        g_ptr_array_add (items, hzj_ref (v->items->pdata[i]));
-      return items;
     case HZJ_DICT:
       for (guint i = 0; i < v->dict->keys->len; i++)
         g_ptr_array_add (items, hzj_ref (v->dict->keys->pdata[i]));

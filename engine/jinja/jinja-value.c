@@ -120,9 +120,24 @@ hzj_bool (gboolean b)
   return b ? &true_v : &false_v;
 }
 
+/* the small integers (loop indices, range items, lengths) are shared immortal values */
+#define SMALL_INTS 1024
+static HzjValue small_ints[SMALL_INTS];
+
 HzjValue *
 hzj_int (gint64 i)
 {
+  static gsize ready = 0;
+  if (i >= 0 && i < SMALL_INTS)
+    {
+      if (g_once_init_enter (&ready))
+        {
+          for (int k = 0; k < SMALL_INTS; k++)
+            small_ints[k] = (HzjValue) { .ref = -1, .kind = HZJ_INT, .i = k };
+          g_once_init_leave (&ready, 1);
+        }
+      return &small_ints[i];
+    }
   HzjValue *v = value_new (HZJ_INT);
   v->i = i;
   return v;
