@@ -86,6 +86,17 @@ hzj_fail_size (HzjCtx *ctx)
                           ctx->max_output);
 }
 
+HzjValue *
+hzj_buf_finish (HzjCtx *ctx, HzjBuf *b)
+{
+  if (b->overflow)
+    {
+      hzj_buf_clear (b);
+      return hzj_fail_size (ctx);
+    }
+  return hzj_str_from_buf (b);
+}
+
 /* ---- scopes ---- */
 
 HzjScope *

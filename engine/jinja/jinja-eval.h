@@ -42,6 +42,17 @@ gboolean hzj_step (HzjCtx *ctx);
 /** The error for a string that would pass max_output bytes. Returns NULL. */
 gpointer hzj_fail_size (HzjCtx *ctx);
 
+/** Defines the built-in @name as @fn with extra arguments (for the families of methods
+ *  and filters that differ by a flag: lstrip / rstrip, upper / lower, ...). */
+#define HZJ_VARIANT(name, fn, ...)                                                         \
+  static HzjValue *name (HzjCtx *ctx_, HzjValue *self_, HzjArgs *args_)                    \
+  {                                                                                        \
+    return fn (ctx_, self_, args_, __VA_ARGS__);                                           \
+  }
+
+/** The string a builder made (@b is cleared), or the size error when it overflowed. */
+HzjValue *hzj_buf_finish (HzjCtx *ctx, HzjBuf *b);
+
 /* -- scopes -- */
 HzjScope *hzj_scope_new (HzjCtx *ctx, HzjScope *parent);
 void hzj_scope_unref (HzjScope *s);

@@ -212,9 +212,9 @@ f_case (HzjCtx *ctx, HzjValue *v, HzjArgs *args, HzjCase mode)
   return s ? hzj_str_case (s, mode) : NULL;
 }
 
-static HzjValue *f_capitalize (HzjCtx *c, HzjValue *v, HzjArgs *a) { return f_case (c, v, a, HZJ_CASE_CAPITALIZE); }
-static HzjValue *f_lower (HzjCtx *c, HzjValue *v, HzjArgs *a) { return f_case (c, v, a, HZJ_CASE_LOWER); }
-static HzjValue *f_upper (HzjCtx *c, HzjValue *v, HzjArgs *a) { return f_case (c, v, a, HZJ_CASE_UPPER); }
+HZJ_VARIANT (f_capitalize, f_case, HZJ_CASE_CAPITALIZE)
+HZJ_VARIANT (f_lower, f_case, HZJ_CASE_LOWER)
+HZJ_VARIANT (f_upper, f_case, HZJ_CASE_UPPER)
 
 static HzjValue *
 f_center (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
@@ -285,17 +285,13 @@ f_escape (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
       else
         hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, k, k + 1);
     }
-  if (b.overflow)
-    {
-      hzj_buf_clear (&b);
-      return hzj_fail_size (ctx);
-    }
-  return hzj_str_from_buf (&b);
+  return hzj_buf_finish (ctx, &b);
 }
 
 static HzjValue *
-f_first_last (HzjCtx *ctx, HzjValue *v, gboolean last)
+f_first_last (HzjCtx *ctx, HzjValue *v, HzjArgs *args, gboolean last)
 {
+  (void) args;
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -305,8 +301,8 @@ f_first_last (HzjCtx *ctx, HzjValue *v, gboolean last)
   return hzj_ref (items->pdata[last ? items->len - 1 : 0]);
 }
 
-static HzjValue *f_first (HzjCtx *c, HzjValue *v, HzjArgs *a) { (void) a; return f_first_last (c, v, FALSE); }
-static HzjValue *f_last (HzjCtx *c, HzjValue *v, HzjArgs *a) { (void) a; return f_first_last (c, v, TRUE); }
+HZJ_VARIANT (f_first, f_first_last, FALSE)
+HZJ_VARIANT (f_last, f_first_last, TRUE)
 
 /* Python's float(str): surrounding white space, "inf", "nan", underscores between digits */
 static gboolean
@@ -465,7 +461,7 @@ f_indent (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
   HzjValue *s = v;
   HzjBuf t;
   hzj_buf_init (&t, G_MAXSIZE);
-  hzj_buf_append_slice (&t, s->str.s, s->str.runs, s->str.n_runs, 0, s->str.len);
+  hzj_buf_append_str (&t, s);
   hzj_buf_append (&t, "\n", 1, FALSE);
   g_autoptr (HzjValue) s2 = hzj_str_from_buf (&t);
   g_autoptr (HzjValue) lines = splitlines (ctx, s2);
@@ -475,7 +471,7 @@ f_indent (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
   hzj_buf_init (&b, ctx->max_output);
   const gboolean blank = a[2] && hzj_truthy (a[2]);
   if (a[1] && hzj_truthy (a[1]))
-    hzj_buf_append_slice (&b, ind->str.s, ind->str.runs, ind->str.n_runs, 0, ind->str.len);
+    hzj_buf_append_str (&b, ind);
   for (guint i = 0; i < lines->items->len; i++)
     {
       HzjValue *line = lines->items->pdata[i];
@@ -483,16 +479,11 @@ f_indent (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
         {
           hzj_buf_append (&b, "\n", 1, FALSE);
           if (blank || line->str.len)
-            hzj_buf_append_slice (&b, ind->str.s, ind->str.runs, ind->str.n_runs, 0, ind->str.len);
+            hzj_buf_append_str (&b, ind);
         }
-      hzj_buf_append_slice (&b, line->str.s, line->str.runs, line->str.n_runs, 0, line->str.len);
+      hzj_buf_append_str (&b, line);
     }
-  if (b.overflow)
-    {
-      hzj_buf_clear (&b);
-      return hzj_fail_size (ctx);
-    }
-  return hzj_str_from_buf (&b);
+  return hzj_buf_finish (ctx, &b);
 }
 
 static HzjValue *
@@ -515,28 +506,7 @@ f_join (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
   if (!items)
     return NULL;
   g_autoptr (HzjValue) sep = a[0] ? soft_str (ctx, a[0]) : hzj_str ("", 0, FALSE);
-  if (!sep)
-    return NULL;
-  HzjBuf b;
-  hzj_buf_init (&b, ctx->max_output);
-  for (guint i = 0; i < items->len; i++)
-    {
-      g_autoptr (HzjValue) it = a[1] ? hzj_get_path (ctx, items->pdata[i], a[1]) : hzj_ref (items->pdata[i]);
-      if (!it)
-        {
-          hzj_buf_clear (&b);
-          return NULL;
-        }
-      if (i)
-        hzj_buf_append_slice (&b, sep->str.s, sep->str.runs, sep->str.n_runs, 0, sep->str.len);
-      hzj_str_append (&b, it);
-    }
-  if (b.overflow)
-    {
-      hzj_buf_clear (&b);
-      return hzj_fail_size (ctx);
-    }
-  return hzj_str_from_buf (&b);
+  return sep ? hzj_str_join (ctx, sep, items, a[1], TRUE) : NULL;
 }
 
 static HzjValue *
@@ -632,8 +602,8 @@ f_minmax (HzjCtx *ctx, HzjValue *v, HzjArgs *args, gboolean max)
   return hzj_ref (((Keyed *) keyed->pdata[at])->item);
 }
 
-static HzjValue *f_max (HzjCtx *c, HzjValue *v, HzjArgs *a) { return f_minmax (c, v, a, TRUE); }
-static HzjValue *f_min (HzjCtx *c, HzjValue *v, HzjArgs *a) { return f_minmax (c, v, a, FALSE); }
+HZJ_VARIANT (f_max, f_minmax, TRUE)
+HZJ_VARIANT (f_min, f_minmax, FALSE)
 
 /* select / reject / selectattr / rejectattr */
 static HzjValue *
@@ -678,10 +648,10 @@ select_or_reject (HzjCtx *ctx, HzjValue *v, HzjArgs *args, gboolean modfunc, gbo
   return out;
 }
 
-static HzjValue *f_select (HzjCtx *c, HzjValue *v, HzjArgs *a) { return select_or_reject (c, v, a, TRUE, FALSE); }
-static HzjValue *f_reject (HzjCtx *c, HzjValue *v, HzjArgs *a) { return select_or_reject (c, v, a, FALSE, FALSE); }
-static HzjValue *f_selectattr (HzjCtx *c, HzjValue *v, HzjArgs *a) { return select_or_reject (c, v, a, TRUE, TRUE); }
-static HzjValue *f_rejectattr (HzjCtx *c, HzjValue *v, HzjArgs *a) { return select_or_reject (c, v, a, FALSE, TRUE); }
+HZJ_VARIANT (f_select, select_or_reject, TRUE, FALSE)
+HZJ_VARIANT (f_reject, select_or_reject, FALSE, FALSE)
+HZJ_VARIANT (f_selectattr, select_or_reject, TRUE, TRUE)
+HZJ_VARIANT (f_rejectattr, select_or_reject, FALSE, TRUE)
 
 static HzjValue *
 f_replace (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
@@ -823,7 +793,7 @@ f_title (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
       const gboolean sep = hzj_unichar_is_py_space (c) || (c < 0x80 && strchr ("-({[<", (int) c) && c);
       g_autoptr (HzjValue) ch = hzj_str (s->str.s + k, n, hzj_runs_is_data (s->str.runs, s->str.n_runs, k));
       g_autoptr (HzjValue) mapped = sep ? hzj_ref (ch) : hzj_str_case (ch, start ? HZJ_CASE_UPPER : HZJ_CASE_LOWER);
-      hzj_buf_append_slice (&b, mapped->str.s, mapped->str.runs, mapped->str.n_runs, 0, mapped->str.len);
+      hzj_buf_append_str (&b, mapped);
       start = sep;
       k += n;
     }

@@ -140,7 +140,7 @@ hzj_str_replace (HzjCtx *ctx, HzjValue *s, HzjValue *old, HzjValue *new_, gint64
       /* Python: the replacement goes before every character and at the end */
       for (gsize k = 0; k <= s->str.len && (count < 0 || done < count);)
         {
-          hzj_buf_append_slice (&b, new_->str.s, new_->str.runs, new_->str.n_runs, 0, new_->str.len);
+          hzj_buf_append_str (&b, new_);
           done++;
           if (k == s->str.len)
             {
@@ -160,17 +160,12 @@ hzj_str_replace (HzjCtx *ctx, HzjValue *s, HzjValue *old, HzjValue *new_, gint64
       {
         const gsize pos = (gsize) (hit - s->str.s);
         hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, at, pos);
-        hzj_buf_append_slice (&b, new_->str.s, new_->str.runs, new_->str.n_runs, 0, new_->str.len);
+        hzj_buf_append_str (&b, new_);
         at = pos + old->str.len;
         done++;
       }
   hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, at, s->str.len);
-  if (b.overflow)
-    {
-      hzj_buf_clear (&b);
-      return hzj_fail_size (ctx);
-    }
-  return hzj_str_from_buf (&b);
+  return hzj_buf_finish (ctx, &b);
 }
 
 /* start of the character that ends at byte e (> 0) */
@@ -318,9 +313,9 @@ m_strip (HzjCtx *ctx, HzjValue *self, HzjArgs *args, const char *fname, gboolean
   return hzj_str_strip (self, a[0], l, r);
 }
 
-static HzjValue *m_strip_both (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_strip (c, s, a, "strip", TRUE, TRUE); }
-static HzjValue *m_lstrip (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_strip (c, s, a, "lstrip", TRUE, FALSE); }
-static HzjValue *m_rstrip (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_strip (c, s, a, "rstrip", FALSE, TRUE); }
+HZJ_VARIANT (m_strip_both, m_strip, "strip", TRUE, TRUE)
+HZJ_VARIANT (m_lstrip, m_strip, "lstrip", TRUE, FALSE)
+HZJ_VARIANT (m_rstrip, m_strip, "rstrip", FALSE, TRUE)
 
 static HzjValue *
 m_case (HzjCtx *ctx, HzjValue *self, HzjArgs *args, HzjCase mode)
@@ -330,11 +325,11 @@ m_case (HzjCtx *ctx, HzjValue *self, HzjArgs *args, HzjCase mode)
   return hzj_str_case (self, mode);
 }
 
-static HzjValue *m_upper (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_case (c, s, a, HZJ_CASE_UPPER); }
-static HzjValue *m_lower (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_case (c, s, a, HZJ_CASE_LOWER); }
-static HzjValue *m_title (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_case (c, s, a, HZJ_CASE_TITLE); }
-static HzjValue *m_capitalize (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_case (c, s, a, HZJ_CASE_CAPITALIZE); }
-static HzjValue *m_swapcase (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_case (c, s, a, HZJ_CASE_SWAPCASE); }
+HZJ_VARIANT (m_upper, m_case, HZJ_CASE_UPPER)
+HZJ_VARIANT (m_lower, m_case, HZJ_CASE_LOWER)
+HZJ_VARIANT (m_title, m_case, HZJ_CASE_TITLE)
+HZJ_VARIANT (m_capitalize, m_case, HZJ_CASE_CAPITALIZE)
+HZJ_VARIANT (m_swapcase, m_case, HZJ_CASE_SWAPCASE)
 
 static HzjValue *
 m_split_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
@@ -349,8 +344,8 @@ m_split_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
   return hzj_str_split (ctx, self, a[0], max, right);
 }
 
-static HzjValue *m_split (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_split_any (c, s, a, FALSE); }
-static HzjValue *m_rsplit (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_split_any (c, s, a, TRUE); }
+HZJ_VARIANT (m_split, m_split_any, FALSE)
+HZJ_VARIANT (m_rsplit, m_split_any, TRUE)
 
 static HzjValue *
 m_splitlines (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
@@ -418,8 +413,8 @@ m_affix (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean end)
   return hzj_bool (FALSE);
 }
 
-static HzjValue *m_startswith (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_affix (c, s, a, FALSE); }
-static HzjValue *m_endswith (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_affix (c, s, a, TRUE); }
+HZJ_VARIANT (m_startswith, m_affix, FALSE)
+HZJ_VARIANT (m_endswith, m_affix, TRUE)
 
 static HzjValue *
 m_replace (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
@@ -477,11 +472,37 @@ m_search (HzjCtx *ctx, HzjValue *self, HzjArgs *args, const char *fname)
   return hzj_int (hit < 0 ? -1 : (gint64) hzj_utf8_count (t, (gsize) hit));
 }
 
-static HzjValue *m_find (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_search (c, s, a, "find"); }
-static HzjValue *m_rfind (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_search (c, s, a, "rfind"); }
-static HzjValue *m_index (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_search (c, s, a, "index"); }
-static HzjValue *m_rindex (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_search (c, s, a, "rindex"); }
-static HzjValue *m_count (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_search (c, s, a, "count"); }
+HZJ_VARIANT (m_find, m_search, "find")
+HZJ_VARIANT (m_rfind, m_search, "rfind")
+HZJ_VARIANT (m_index, m_search, "index")
+HZJ_VARIANT (m_rindex, m_search, "rindex")
+HZJ_VARIANT (m_count, m_search, "count")
+
+HzjValue *
+hzj_str_join (HzjCtx *ctx, HzjValue *sep, GPtrArray *items, HzjValue *attribute, gboolean convert)
+{
+  HzjBuf b;
+  hzj_buf_init (&b, ctx->max_output);
+  for (guint i = 0; i < items->len; i++)
+    {
+      g_autoptr (HzjValue) it = attribute ? hzj_get_path (ctx, items->pdata[i], attribute)
+                                          : hzj_ref (items->pdata[i]);
+      if (it && !convert && it->kind != HZJ_STR)
+        {
+          hzj_type_error (ctx, "sequence item %u: expected str instance, %s found", i, hzj_type_name (it));
+          g_clear_pointer (&it, hzj_unref);
+        }
+      if (!it)
+        {
+          hzj_buf_clear (&b);
+          return NULL;
+        }
+      if (i)
+        hzj_buf_append_str (&b, sep);
+      hzj_str_append (&b, it);
+    }
+  return hzj_buf_finish (ctx, &b);
+}
 
 static HzjValue *
 m_join (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
@@ -489,28 +510,7 @@ m_join (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
   static const char *const names[] = { "iterable", NULL };
   BIND ("join", names, 1);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, a[0]);
-  if (!items)
-    return NULL;
-  HzjBuf b;
-  hzj_buf_init (&b, ctx->max_output);
-  for (guint i = 0; i < items->len; i++)
-    {
-      HzjValue *it = items->pdata[i];
-      if (it->kind != HZJ_STR)
-        {
-          hzj_buf_clear (&b);
-          return hzj_type_error (ctx, "sequence item %u: expected str instance, %s found", i, hzj_type_name (it));
-        }
-      if (i)
-        hzj_buf_append_slice (&b, self->str.s, self->str.runs, self->str.n_runs, 0, self->str.len);
-      hzj_buf_append_slice (&b, it->str.s, it->str.runs, it->str.n_runs, 0, it->str.len);
-    }
-  if (b.overflow)
-    {
-      hzj_buf_clear (&b);
-      return hzj_fail_size (ctx);
-    }
-  return hzj_str_from_buf (&b);
+  return items ? hzj_str_join (ctx, self, items, NULL, FALSE) : NULL;
 }
 
 static HzjValue *
@@ -541,10 +541,10 @@ static gboolean is_alnum (gunichar c) { return g_unichar_isalnum (c); }
 static gboolean is_alpha (gunichar c) { return g_unichar_isalpha (c); }
 static gboolean is_digit (gunichar c) { return g_unichar_isdigit (c); }
 static gboolean is_space (gunichar c) { return hzj_unichar_is_py_space (c); }
-static HzjValue *m_isalnum (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_is (c, s, a, is_alnum); }
-static HzjValue *m_isalpha (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_is (c, s, a, is_alpha); }
-static HzjValue *m_isdigit (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_is (c, s, a, is_digit); }
-static HzjValue *m_isspace (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_is (c, s, a, is_space); }
+HZJ_VARIANT (m_isalnum, m_is, is_alnum)
+HZJ_VARIANT (m_isalpha, m_is, is_alpha)
+HZJ_VARIANT (m_isdigit, m_is, is_digit)
+HZJ_VARIANT (m_isspace, m_is, is_space)
 
 /* isupper / islower: some cased character, none of the other case */
 static HzjValue *
@@ -566,8 +566,8 @@ m_iscase (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean upper)
   return hzj_bool (cased);
 }
 
-static HzjValue *m_isupper (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_iscase (c, s, a, TRUE); }
-static HzjValue *m_islower (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_iscase (c, s, a, FALSE); }
+HZJ_VARIANT (m_isupper, m_iscase, TRUE)
+HZJ_VARIANT (m_islower, m_iscase, FALSE)
 
 static HzjValue *
 m_affix_remove (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean suffix)
@@ -582,8 +582,8 @@ m_affix_remove (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean suffix)
   return suffix ? substr (self, 0, len - n) : substr (self, n, len);
 }
 
-static HzjValue *m_removeprefix (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_affix_remove (c, s, a, FALSE); }
-static HzjValue *m_removesuffix (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_affix_remove (c, s, a, TRUE); }
+HZJ_VARIANT (m_removeprefix, m_affix_remove, FALSE)
+HZJ_VARIANT (m_removesuffix, m_affix_remove, TRUE)
 
 static HzjValue *
 m_partition_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
@@ -613,8 +613,8 @@ m_partition_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
   return out;
 }
 
-static HzjValue *m_partition (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_partition_any (c, s, a, FALSE); }
-static HzjValue *m_rpartition (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_partition_any (c, s, a, TRUE); }
+HZJ_VARIANT (m_partition, m_partition_any, FALSE)
+HZJ_VARIANT (m_rpartition, m_partition_any, TRUE)
 
 /* center / ljust / rjust / zfill */
 static HzjValue *
@@ -661,10 +661,10 @@ m_pad (HzjCtx *ctx, HzjValue *self, HzjArgs *args, char how)
   return hzj_str_from_buf (&b);
 }
 
-static HzjValue *m_center (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_pad (c, s, a, 'c'); }
-static HzjValue *m_ljust (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_pad (c, s, a, 'l'); }
-static HzjValue *m_rjust (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_pad (c, s, a, 'r'); }
-static HzjValue *m_zfill (HzjCtx *c, HzjValue *s, HzjArgs *a) { return m_pad (c, s, a, 'z'); }
+HZJ_VARIANT (m_center, m_pad, 'c')
+HZJ_VARIANT (m_ljust, m_pad, 'l')
+HZJ_VARIANT (m_rjust, m_pad, 'r')
+HZJ_VARIANT (m_zfill, m_pad, 'z')
 
 /* ---- dict and list methods ---- */
 
@@ -690,9 +690,9 @@ d_view (HzjCtx *ctx, HzjValue *self, HzjArgs *args, char which)
   return out;
 }
 
-static HzjValue *d_items (HzjCtx *c, HzjValue *s, HzjArgs *a) { return d_view (c, s, a, 'i'); }
-static HzjValue *d_keys (HzjCtx *c, HzjValue *s, HzjArgs *a) { return d_view (c, s, a, 'k'); }
-static HzjValue *d_values (HzjCtx *c, HzjValue *s, HzjArgs *a) { return d_view (c, s, a, 'v'); }
+HZJ_VARIANT (d_items, d_view, 'i')
+HZJ_VARIANT (d_keys, d_view, 'k')
+HZJ_VARIANT (d_values, d_view, 'v')
 
 static HzjValue *
 d_get (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
@@ -741,8 +741,8 @@ l_search (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean index)
   return hzj_int (count);
 }
 
-static HzjValue *l_index (HzjCtx *c, HzjValue *s, HzjArgs *a) { return l_search (c, s, a, TRUE); }
-static HzjValue *l_count (HzjCtx *c, HzjValue *s, HzjArgs *a) { return l_search (c, s, a, FALSE); }
+HZJ_VARIANT (l_index, l_search, TRUE)
+HZJ_VARIANT (l_count, l_search, FALSE)
 
 typedef struct {
   const char *name;

@@ -37,6 +37,11 @@ HzjValue *hzj_str_replace (HzjCtx *ctx, HzjValue *s, HzjValue *old, HzjValue *ne
  *  str.rsplit when @from_right. A list of strings; NULL (ValueError) for an empty @sep. */
 HzjValue *hzj_str_split (HzjCtx *ctx, HzjValue *s, HzjValue *sep, gint64 maxsplit, gboolean from_right);
 
+/** @sep joined between the @items (each looked up by Jinja2's @attribute path when given):
+ *  with @convert, str() of each (the join filter); without, items must be strings
+ *  (str.join's TypeError otherwise). */
+HzjValue *hzj_str_join (HzjCtx *ctx, HzjValue *sep, GPtrArray *items, HzjValue *attribute,
+                        gboolean convert);
 /** Python's str.format(*args, **kwargs) of the format string @fmt (jinja-format.c). */
 HzjValue *hzj_str_format (HzjCtx *ctx, HzjValue *fmt, HzjArgs *args);
 /** Python's `fmt % args` (printf-style: %s %r %d %i %f %e %g %x %o %c %%, flags, width,

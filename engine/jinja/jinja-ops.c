@@ -23,30 +23,6 @@ hzj_want_int (HzjCtx *ctx, HzjValue *v, const char *what, gint64 *out)
   return TRUE;
 }
 
-static gboolean
-as_number (HzjValue *v, double *f, gint64 *i, gboolean *is_int)
-{
-  switch (v->kind)
-    {
-    case HZJ_BOOL:
-      *i = v->b;
-      *f = (double) *i;
-      *is_int = TRUE;
-      return TRUE;
-    case HZJ_INT:
-      *i = v->i;
-      *f = (double) v->i;
-      *is_int = TRUE;
-      return TRUE;
-    case HZJ_FLOAT:
-      *f = v->f;
-      *is_int = FALSE;
-      return TRUE;
-    default:
-      return FALSE;
-    }
-}
-
 static const char *const binop_sym[] = { "+", "-", "*", "/", "//", "%", "** or pow()" };
 
 static gpointer
@@ -104,7 +80,7 @@ repeat (HzjCtx *ctx, HzjValue *seq, gint64 n)
       HzjBuf b;
       hzj_buf_init (&b, ctx->max_output);
       for (gint64 k = 0; k < n; k++)
-        hzj_buf_append_slice (&b, seq->str.s, seq->str.runs, seq->str.n_runs, 0, seq->str.len);
+        hzj_buf_append_str (&b, seq);
       return hzj_str_from_buf (&b);
     }
   const guint len = seq->items->len;
@@ -124,14 +100,9 @@ concat (HzjCtx *ctx, HzjValue *a, HzjValue *b)
     {
       HzjBuf buf;
       hzj_buf_init (&buf, ctx->max_output);
-      hzj_buf_append_slice (&buf, a->str.s, a->str.runs, a->str.n_runs, 0, a->str.len);
-      hzj_buf_append_slice (&buf, b->str.s, b->str.runs, b->str.n_runs, 0, b->str.len);
-      if (buf.overflow)
-        {
-          hzj_buf_clear (&buf);
-          return hzj_fail_size (ctx);
-        }
-      return hzj_str_from_buf (&buf);
+      hzj_buf_append_str (&buf, a);
+      hzj_buf_append_str (&buf, b);
+      return hzj_buf_finish (ctx, &buf);
     }
   if ((guint64) a->items->len + b->items->len > ctx->max_output / 8)
     return hzj_fail_size (ctx);
@@ -171,7 +142,7 @@ hzj_op_binary (HzjCtx *ctx, HzjBinop op, HzjValue *a, HzjValue *b)
   double x = 0, y = 0;
   gint64 i = 0, j = 0, r;
   gboolean ai = FALSE, bi = FALSE;
-  const gboolean an = as_number (a, &x, &i, &ai), bn = as_number (b, &y, &j, &bi);
+  const gboolean an = hzj_number (a, &x, &i, &ai), bn = hzj_number (b, &y, &j, &bi);
   if (an && bn)
     {
       const gboolean ints = ai && bi;
@@ -264,7 +235,7 @@ hzj_op_unary (HzjCtx *ctx, gboolean neg, HzjValue *a)
   gboolean is_int = FALSE;
   if (a->kind == HZJ_UNDEFINED)
     return hzj_fail_undefined (ctx, a);
-  if (!as_number (a, &x, &i, &is_int))
+  if (!hzj_number (a, &x, &i, &is_int))
     return hzj_type_error (ctx, "bad operand type for unary %c: '%s'", neg ? '-' : '+', hzj_type_name (a));
   if (!neg)
     return is_int ? hzj_int (i) : hzj_float (x);

@@ -72,23 +72,17 @@ is_op (HzjToken *t, const char *op)
   return t->kind == HZJ_T_OP && strcmp (t->op, op) == 0;
 }
 
+/* TokenStream.skip_if: consumes the current token when it matches */
 static gboolean
-skip_op (Parser *p, const char *op)
+skip_if (Parser *p, gboolean match)
 {
-  if (!is_op (cur (p), op))
-    return FALSE;
-  next (p);
-  return TRUE;
+  if (match)
+    next (p);
+  return match;
 }
 
-static gboolean
-skip_name (Parser *p, const char *name)
-{
-  if (!is_name (cur (p), name))
-    return FALSE;
-  next (p);
-  return TRUE;
-}
+#define skip_op(p, op) skip_if ((p), is_op (cur (p), (op)))
+#define skip_name(p, name) skip_if ((p), is_name (cur (p), (name)))
 
 /* TokenStream.expect: `what` is an operator, a name, or a token kind's description */
 static gboolean
@@ -193,7 +187,7 @@ static HzjNode *parse_expression (Parser *p, gboolean with_condexpr);
 static HzjNode *parse_tuple (Parser *p, gboolean simplified, gboolean with_condexpr,
                              const char *extra_end, gboolean explicit_parens);
 static HzjNode *parse_unary (Parser *p, gboolean with_filter);
-static HzjNode *parse_postfix (Parser *p, HzjNode *node);
+static HzjNode *parse_trailers (Parser *p, HzjNode *node, gboolean filters);
 static HzjNode *parse_primary (Parser *p);
 
 /* parse_call_args: fills n->list (args), n->list2 (KWARGs), n->c (*args), n->d (**kwargs) */
@@ -341,7 +335,7 @@ parse_test (Parser *p, HzjNode *node)
           goto fail;
         }
       HzjNode *arg = parse_primary (p);
-      if (!arg || !(arg = parse_postfix (p, arg)))
+      if (!arg || !(arg = parse_trailers (p, arg, FALSE)))
         goto fail;
       hzj_node_list_add (&t->list, arg);
     }
@@ -445,29 +439,18 @@ parse_subscript (Parser *p, HzjNode *node)
   return node2 (p, HZJ_N_GETITEM, line, node, key);
 }
 
+/* parse_postfix (without filters: ".name", "[...]", calls) and parse_filter_expr (with:
+ * "|filter", "is test", calls) */
 static HzjNode *
-parse_postfix (Parser *p, HzjNode *node)
+parse_trailers (Parser *p, HzjNode *node, gboolean filters)
 {
   while (node)
     {
-      if (is_op (cur (p), ".") || is_op (cur (p), "["))
+      if (!filters && (is_op (cur (p), ".") || is_op (cur (p), "[")))
         node = parse_subscript (p, node);
-      else if (is_op (cur (p), "("))
-        node = parse_call (p, node);
-      else
-        break;
-    }
-  return node;
-}
-
-static HzjNode *
-parse_filter_expr (Parser *p, HzjNode *node)
-{
-  while (node)
-    {
-      if (is_op (cur (p), "|"))
+      else if (filters && is_op (cur (p), "|"))
         node = parse_filter (p, node, FALSE);
-      else if (is_name (cur (p), "is"))
+      else if (filters && is_name (cur (p), "is"))
         node = parse_test (p, node);
       else if (is_op (cur (p), "("))
         node = parse_call (p, node);
@@ -592,9 +575,9 @@ parse_unary (Parser *p, gboolean with_filter)
     }
   else
     node = parse_primary (p);
-  node = parse_postfix (p, node);
+  node = parse_trailers (p, node, FALSE);
   if (with_filter)
-    node = parse_filter_expr (p, node);
+    node = parse_trailers (p, node, TRUE);
   p->nesting--;
   return node;
 }

@@ -190,6 +190,12 @@ hzj_str_from_buf (HzjBuf *b)
   return v;
 }
 
+gboolean
+hzj_buf_append_str (HzjBuf *b, HzjValue *s)
+{
+  return hzj_buf_append_slice (b, s->str.s, s->str.runs, s->str.n_runs, 0, s->str.len);
+}
+
 HzjValue *
 hzj_list_new (gboolean tuple)
 {
@@ -320,19 +326,21 @@ hzj_hashable (HzjValue *v)
     }
 }
 
-static gboolean
-is_number (HzjValue *v, double *f)
+gboolean
+hzj_number (HzjValue *v, double *f, gint64 *i, gboolean *is_int)
 {
   switch (v->kind)
     {
     case HZJ_BOOL:
-      *f = v->b;
-      return TRUE;
     case HZJ_INT:
-      *f = (double) v->i;
+      *i = v->kind == HZJ_INT ? v->i : v->b;
+      *f = (double) *i;
+      *is_int = TRUE;
       return TRUE;
     case HZJ_FLOAT:
       *f = v->f;
+      *i = 0;
+      *is_int = FALSE;
       return TRUE;
     default:
       return FALSE;
@@ -343,13 +351,17 @@ is_number (HzjValue *v, double *f)
 static gboolean
 is_intlike (HzjValue *v, gint64 *i)
 {
-  if (v->kind == HZJ_INT)
-    *i = v->i;
-  else if (v->kind == HZJ_BOOL)
-    *i = v->b;
-  else
-    return FALSE;
-  return TRUE;
+  double f;
+  gboolean is_int;
+  return hzj_number (v, &f, i, &is_int) && is_int;
+}
+
+static gboolean
+is_number (HzjValue *v, double *f)
+{
+  gint64 i;
+  gboolean is_int;
+  return hzj_number (v, f, &i, &is_int);
 }
 
 gboolean
@@ -761,7 +773,7 @@ str_or_repr (HzjBuf *out, HzjValue *v, gboolean repr, guint depth)
     case HZJ_STR:
       if (repr)
         return repr_string (out, v);
-      return hzj_buf_append_slice (out, v->str.s, v->str.runs, v->str.n_runs, 0, v->str.len);
+      return hzj_buf_append_str (out, v);
     case HZJ_LIST:
     case HZJ_TUPLE:
       {

@@ -114,6 +114,8 @@ HzjValue *hzj_str (const char *s, gsize len, gboolean data);
 HzjValue *hzj_cstr (const char *s);
 /** A string from a builder's text and runs (the builder is cleared). */
 HzjValue *hzj_str_from_buf (HzjBuf *b);
+/** Appends the string value @s to @b with its tagging. FALSE on overflow. */
+gboolean hzj_buf_append_str (HzjBuf *b, HzjValue *s);
 /** A new empty list (or tuple when @tuple); hzj_list_push() fills it while it is built. */
 HzjValue *hzj_list_new (gboolean tuple);
 /** Appends @item (reference taken) to a list being built. */
@@ -139,6 +141,9 @@ void hzj_dict_clear (HzjDict *d);
 const char *hzj_type_name (HzjValue *v);
 /** Jinja's object_type_repr: "dict object", "None", "str object", ... */
 char *hzj_object_type_repr (HzjValue *v);
+/** Whether @v is a number (bool, int or float): its value as a double in *@f and, for a
+ *  bool or int, as an integer in *@i with *@is_int set. */
+gboolean hzj_number (HzjValue *v, double *f, gint64 *i, gboolean *is_int);
 /** bool(v). */
 gboolean hzj_truthy (HzjValue *v);
 /** v == w. */
