@@ -550,7 +550,7 @@ f_map (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
       dflt = args->kw_vals[i];
   if (!attribute && (args->n_pos == 0 || args->pos[0]->kind != HZJ_STR))
     return hzj_fail (ctx, HZ_JINJA_ERROR_RUNTIME, "FilterArgumentError", "map requires a filter argument");
-  HzjArgs rest = { args->pos + (args->n_pos ? 1 : 0), args->n_pos ? args->n_pos - 1 : 0,
+  HzjArgs rest = { args->n_pos ? args->pos + 1 : NULL, args->n_pos ? args->n_pos - 1 : 0,
                    args->kw_names, args->kw_vals, attribute ? 0 : args->n_kw };
   g_autofree char *fname = attribute ? NULL : g_strndup (args->pos[0]->str.s, args->pos[0]->str.len);
   HzjValue *out = hzj_list_new (FALSE);
@@ -630,7 +630,8 @@ select_or_reject (HzjCtx *ctx, HzjValue *v, HzjArgs *args, gboolean modfunc, gbo
         return hzj_type_error (ctx, "a test name must be a string");
       test = g_strndup (t->str.s, t->str.len);
     }
-  HzjArgs rest = { args->pos + off, args->n_pos - off, args->kw_names, args->kw_vals, args->n_kw };
+  HzjArgs rest = { off < args->n_pos ? args->pos + off : NULL, args->n_pos - off, args->kw_names,
+                   args->kw_vals, args->n_kw };
   HzjValue *out = hzj_list_new (FALSE);
   for (guint i = 0; i < items->len; i++)
     {

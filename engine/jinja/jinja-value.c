@@ -482,9 +482,11 @@ hzj_dict_clear (HzjDict *d)
 {
   g_clear_pointer (&d->index, g_hash_table_unref);
   /* unref after detaching: a value's finalizer may reach this dict again */
-  g_autoptr (GPtrArray) keys = d->keys, vals = d->vals;
+  GPtrArray *keys = d->keys, *vals = d->vals;
   d->keys = g_ptr_array_new_with_free_func ((GDestroyNotify) hzj_unref);
   d->vals = g_ptr_array_new_with_free_func ((GDestroyNotify) hzj_unref);
+  g_ptr_array_unref (keys);
+  g_ptr_array_unref (vals);
 }
 
 /* ---- Python semantics ---- */
