@@ -189,6 +189,7 @@ static HzjNode *parse_tuple (Parser *p, gboolean simplified, gboolean with_conde
 static HzjNode *parse_unary (Parser *p, gboolean with_filter);
 static HzjNode *parse_trailers (Parser *p, HzjNode *node, gboolean filters);
 static HzjNode *parse_primary (Parser *p);
+static HzjNode *constant (HzjValue *v, int line);
 
 /* parse_call_args: fills n->list (args), n->list2 (KWARGs), n->c (*args), n->d (**kwargs) */
 static gboolean
@@ -401,10 +402,7 @@ parse_subscript (Parser *p, HzjNode *node)
           hzj_node_free (node);
           return fail_at (p, attr->line, "expected name or number");
         }
-      HzjNode *k = hzj_node_new (HZJ_N_CONST, attr->line);
-      k->value = hzj_int (attr->i);
-      hzj_make_immortal (k->value);
-      return node2 (p, HZJ_N_GETITEM, line, node, k);
+      return node2 (p, HZJ_N_GETITEM, line, node, constant (hzj_int (attr->i), attr->line));
     }
   /* "[" */
   HzjNode *tuple = hzj_node_new (HZJ_N_TUPLE, line);
@@ -465,8 +463,7 @@ constant (HzjValue *v, int line)
 {
   HzjNode *n = hzj_node_new (HZJ_N_CONST, line);
   n->value = v;
-  if (v->ref > 0)
-    hzj_make_immortal (v);
+  hzj_make_immortal (v);
   return n;
 }
 

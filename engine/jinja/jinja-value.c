@@ -72,7 +72,8 @@ hzj_unref (HzjValue *v)
 void
 hzj_make_immortal (HzjValue *v)
 {
-  v->ref = -2;
+  if (v->ref > 0) /* (the singletons and small ints are immortal already, and shared) */
+    v->ref = -2;
 }
 
 void

@@ -97,7 +97,8 @@ struct _HzjValue {
 HzjValue *hzj_ref (HzjValue *v);
 void hzj_unref (HzjValue *v);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzjValue, hzj_unref)
-/** Makes @v immortal (for constants of a parsed template); freed by hzj_free_immortal. */
+/** Makes @v immortal (for constants of a parsed template); freed by hzj_free_immortal.
+ *  Values immortal already (the singletons, small ints) stay as they are. */
 void hzj_make_immortal (HzjValue *v);
 void hzj_free_immortal (HzjValue *v);
 
