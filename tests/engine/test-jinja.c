@@ -1,6 +1,8 @@
 /* tests/engine/test-jinja.c — the chat-template interpreter (engine/jinja/): Jinja2's own
- * renderings of tests/engine/jinja-cases.json (made by tests/reference/jinja_reference.py
- * with Jinja2 3.1.6, byte for byte, errors by class and message), the markup / content
+ * renderings of tests/engine/jinja-cases.json and of the 35 real templates of ../shared
+ * with the fixtures of tests/engine/jinja-fixtures/ (made by
+ * tests/reference/jinja_reference.py with Jinja2 3.1.6; byte for byte, errors by class and
+ * message), the markup / content
  * tagging of the output, the guards (endless loops, huge output, deep nesting and
  * recursion, bad input) and rendering one template from several threads. */
 #include <glib.h>
@@ -83,6 +85,63 @@ test_reference (void)
   g_test_message ("%u renderings and %u errors as Jinja2's", n_out, n_err);
   g_assert_cmpuint (n_out, >, 100);
   g_assert_cmpuint (n_err, >, 20);
+}
+
+/* the 35 real templates of ../shared with the fixtures of tests/engine/jinja-fixtures/:
+ * SHA-256 and length of Jinja2's text, or its error (tests/engine/jinja-templates.json) */
+static void
+test_real_templates (void)
+{
+  g_autofree char *dir = hz_test_shared_path ("chat-templates/templates");
+  if (!dir)
+    return;
+  const char *src = g_getenv ("HZ_SOURCE_DIR");
+  g_autofree char *want_path = g_build_filename (src, "tests", "engine", "jinja-templates.json", NULL);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  g_assert_true (json_parser_load_from_file (p, want_path, &error));
+  JsonObject *want = json_node_get_object (json_parser_get_root (p));
+  g_autoptr (GList) names = json_object_get_members (want);
+  guint texts = 0, errors = 0;
+  for (GList *l = names; l; l = l->next)
+    {
+      g_autofree char *tpath = g_strdup_printf ("%s/%s.jinja", dir, (const char *) l->data);
+      g_autofree char *tmpl = NULL;
+      g_assert_true (g_file_get_contents (tpath, &tmpl, NULL, NULL));
+      g_autoptr (HzJinjaTemplate) t = hz_jinja_template_new (tmpl, -1, NULL);
+      JsonObject *per = json_object_get_object_member (want, l->data);
+      g_autoptr (GList) fixtures = json_object_get_members (per);
+      for (GList *f = fixtures; f; f = f->next)
+        {
+          g_autofree char *fpath = g_strdup_printf ("%s/tests/engine/jinja-fixtures/%s.json", src, (const char *) f->data);
+          g_autoptr (JsonParser) fp = json_parser_new ();
+          g_assert_true (json_parser_load_from_file (fp, fpath, NULL));
+          g_autoptr (GError) err = NULL;
+          gsize len = 0;
+          g_autofree char *out = t ? hz_jinja_template_render (t, json_node_get_object (json_parser_get_root (fp)),
+                                                               NULL, &len, &err) : NULL;
+          JsonObject *w = json_object_get_object_member (per, f->data);
+          if (json_object_has_member (w, "error"))
+            {
+              const char *e = json_object_get_string_member (w, "error");
+              if (out || (err && !g_str_has_prefix (err->message, e)))
+                g_error ("%s / %s: expected %s, got %s", (const char *) l->data, (const char *) f->data, e,
+                         out ? out : err->message);
+              errors++;
+              continue;
+            }
+          if (!out)
+            g_error ("%s / %s: %s", (const char *) l->data, (const char *) f->data, err ? err->message : "no template");
+          g_autofree char *sum = g_compute_checksum_for_data (G_CHECKSUM_SHA256, (const guchar *) out, len);
+          if (len != (gsize) json_object_get_int_member (w, "len") ||
+              strcmp (sum, json_object_get_string_member (w, "sha256")) != 0)
+            g_error ("%s / %s: %" G_GSIZE_FORMAT " bytes, not Jinja2's:\n%s", (const char *) l->data,
+                     (const char *) f->data, len, out);
+          texts++;
+        }
+    }
+  g_test_message ("%u renderings of real templates as Jinja2's, %u errors", texts, errors);
+  g_assert_cmpuint (texts + errors, ==, 35 * 7);
 }
 
 /* ---- tagging ---- */
@@ -424,6 +483,7 @@ main (int argc, char **argv)
   g_setenv ("SOURCE_DATE_EPOCH", "1796299200", TRUE);
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/jinja/reference", test_reference);
+  g_test_add_func ("/jinja/real-templates", test_real_templates);
   g_test_add_func ("/jinja/tag/chatml", test_tag_chatml);
   g_test_add_func ("/jinja/tag/filters", test_tag_filters);
   g_test_add_func ("/jinja/tag/tojson", test_tag_tojson);

@@ -193,6 +193,9 @@ test_bad_input (void)
   g_autofree char *t = write_tmp ("ok.jinja", "{{ messages|length }}");
   g_autofree char *bad_t = write_tmp ("bad.jinja", "{% if x %}");
   g_autofree char *raise_t = write_tmp ("raise.jinja", "{{ raise_exception('nope') }}");
+  g_autofree char *huge_t = write_tmp ("huge.jinja", "{% for i in range(100000) %}{{ 'x' * 10000 }}{% endfor %}");
+  g_autofree char *endless_t = write_tmp ("endless.jinja",
+                                          "{% macro f(n) %}{% for i in range(100000) %}{{ f(n) }}{% endfor %}{% endmacro %}{{ f(0) }}");
   g_autofree char *vars = write_tmp ("v.json", "{\"messages\": []}");
   g_autofree char *not_obj = write_tmp ("list.json", "[1, 2]");
   g_autofree char *broken = write_tmp ("broken.json", "{\"messages\": [");
@@ -216,6 +219,13 @@ test_bad_input (void)
   {
     const char *a[] = { "template", "--template", raise_t, "--messages", vars, NULL };
     expect_status (1, "TemplateError: nope (template line 1)", a);
+  }
+  {
+    /* a 1 GB output and an endless recursion are stopped: an error, no partial prompt */
+    const char *a[] = { "template", "--template", huge_t, "--messages", vars, NULL };
+    expect_status (1, "LimitError: the output or a string passed 16777216 bytes", a);
+    const char *b[] = { "template", "--template", endless_t, "--messages", vars, NULL };
+    expect_status (1, "LimitError: macro calls nested more than 200 deep", b);
   }
   {
     const char *a[] = { "template", "--template", t, "--messages", not_obj, NULL };
