@@ -43,6 +43,8 @@ g_range (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
   if (len > MAX_RANGE)
     return hzj_fail (ctx, HZ_JINJA_ERROR_RUNTIME, "OverflowError",
                      "Range too big. The sandbox blocks ranges larger than MAX_RANGE (%d).", MAX_RANGE);
+  if (!hzj_charge (ctx, len)) /* (Python's range is lazy; this one is a list) */
+    return NULL;
   HzjValue *out = hzj_list_new (FALSE);
   for (guint64 k = 0; k < len; k++)
     hzj_list_push (out, hzj_int (start + (gint64) k * step));

@@ -68,9 +68,16 @@ hzj_fail_undefined (HzjCtx *ctx, HzjValue *u)
 gboolean
 hzj_step (HzjCtx *ctx)
 {
+  return hzj_charge (ctx, 1);
+}
+
+gboolean
+hzj_charge (HzjCtx *ctx, guint64 units)
+{
   if (ctx->error)
     return FALSE;
-  if (++ctx->steps > ctx->max_steps)
+  ctx->steps += units;
+  if (ctx->steps > ctx->max_steps)
     {
       hzj_limit_error (ctx, "the template ran more than %" G_GUINT64_FORMAT " steps "
                        "(an endless or far too long loop)", ctx->max_steps);
@@ -900,6 +907,12 @@ eval (HzjCtx *ctx, HzjScope *s, const HzjNode *n)
   if (r && (r->kind == HZJ_LIST || r->kind == HZJ_TUPLE || r->kind == HZJ_DICT) &&
       r->depth > HZJ_MAX_VALUE_DEPTH)
     hzj_limit_error (ctx, "a value nested more than %d lists or dicts deep", HZJ_MAX_VALUE_DEPTH);
+  /* a value made here (not one looked up) costs its size: a step per item or 8 bytes, so
+   * that the step bound also bounds the memory a template can fill */
+  if (r && r->ref == 1)
+    hzj_charge (ctx, r->kind == HZJ_STR ? r->str.len / 8
+                     : r->kind == HZJ_LIST || r->kind == HZJ_TUPLE ? r->items->len
+                     : r->kind == HZJ_DICT ? hzj_dict_len (r->dict) : 0);
   if (r && ctx->error)
     g_clear_pointer (&r, hzj_unref);
   if (r)

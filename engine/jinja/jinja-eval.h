@@ -39,6 +39,9 @@ gpointer hzj_fail (HzjCtx *ctx, int code, const char *pyclass, const char *fmt, 
 gpointer hzj_fail_undefined (HzjCtx *ctx, HzjValue *u);
 /** Counts one evaluation step; FALSE (error set) past max_steps. */
 gboolean hzj_step (HzjCtx *ctx);
+/** Counts @units steps at once (the work of building a big value, charged before it is
+ *  built); FALSE (error set) past max_steps. */
+gboolean hzj_charge (HzjCtx *ctx, guint64 units);
 /** The error for a string that would pass max_output bytes. Returns NULL. */
 gpointer hzj_fail_size (HzjCtx *ctx);
 

@@ -86,6 +86,8 @@ repeat (HzjCtx *ctx, HzjValue *seq, gint64 n)
   const guint len = seq->items->len;
   if (len && (guint64) n > ctx->max_output / 8 / len)
     return hzj_fail_size (ctx);
+  if (!hzj_charge (ctx, (guint64) n * len))
+    return NULL;
   HzjValue *out = hzj_list_new (seq->kind == HZJ_TUPLE);
   for (gint64 k = 0; k < n; k++)
     for (guint i = 0; i < len; i++)
@@ -106,6 +108,8 @@ concat (HzjCtx *ctx, HzjValue *a, HzjValue *b)
     }
   if ((guint64) a->items->len + b->items->len > ctx->max_output / 8)
     return hzj_fail_size (ctx);
+  if (!hzj_charge (ctx, (guint64) a->items->len + b->items->len))
+    return NULL;
   HzjValue *out = hzj_list_new (a->kind == HZJ_TUPLE);
   for (guint i = 0; i < a->items->len; i++)
     hzj_list_push (out, hzj_ref (a->items->pdata[i]));
@@ -503,10 +507,15 @@ hzj_iterate (HzjCtx *ctx, HzjValue *v)
   switch (v->kind)
     {
     case HZJ_DICT:
+      if (!hzj_charge (ctx, v->dict->keys->len))
+        break;
       for (guint i = 0; i < v->dict->keys->len; i++)
         g_ptr_array_add (items, hzj_ref (v->dict->keys->pdata[i]));
       return items;
     case HZJ_STR:
+      /* a string's characters are new values: charged before they are made */
+      if (!hzj_charge (ctx, v->str.len))
+        break;
       for (gsize k = 0; k < v->str.len;)
         {
           gsize n;
@@ -526,6 +535,8 @@ hzj_iterate (HzjCtx *ctx, HzjValue *v)
       break;
     }
   g_ptr_array_unref (items);
+  if (ctx->error)
+    return NULL;
   if (v->kind == HZJ_UNDEFINED)
     return hzj_fail_undefined (ctx, v);
   return hzj_type_error (ctx, "'%s' object is not iterable", hzj_type_name (v));

@@ -43,9 +43,11 @@ typedef enum {
  * HzJinjaLimits:
  * @max_output: the most bytes of the output and of any string built on the way (default
  *   16 MiB)
- * @max_steps: the most loop iterations, statements and expressions evaluated (default
- *   20 000 000: a few seconds; real chat templates take a few hundred per message, Gemma 4's
- *   quadratic look-back about 2 000 000 for 2 000 messages)
+ * @max_steps: the most work: loop iterations, statements and expressions evaluated, and
+ *   a step per item (or per 8 bytes of a string) of every value made, so that this also
+ *   bounds the memory a template fills (default 20 000 000: a few seconds; real chat
+ *   templates take about a thousand per message, Gemma 4's quadratic look-back 14 million
+ *   for 2 000 messages)
  * @max_depth: the deepest nesting of macro calls (default 200; Python's recursion limit
  *   stops Jinja2 near there too)
  *
