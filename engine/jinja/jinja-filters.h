@@ -1,7 +1,8 @@
-/* engine/jinja/jinja-filters.h — Jinja2 3.1's built-in filters and tests that chat
- * templates use (jinja2/filters.py, jinja2/tests.py), with transformers' tojson, and the
- * globals of a chat template: range (the sandbox's, at most 100 000 items), namespace,
- * dict, raise_exception and strftime_now (jinja-builtins.c).
+/* engine/jinja/jinja-filters.h — Jinja2 3.1's built-in filters (jinja-filters.c, after
+ * jinja2/filters.py, with transformers' tojson) and tests (jinja-tests.c, after
+ * jinja2/tests.py) that chat templates use, and the globals of a chat template: range (the
+ * sandbox's, at most 100 000 items), namespace, dict, raise_exception and strftime_now
+ * (jinja-builtins.c).
  *
  * Filters: abs attr batch capitalize center count d default dictsort e escape first float
  * format forceescape indent int items join last length list lower map max min reject
