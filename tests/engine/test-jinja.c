@@ -326,6 +326,7 @@ test_guard_endless (void)
   g_autoptr (GError) error = NULL;
   HzJinjaLimits small = { .max_steps = 1000 };
   g_autoptr (GPtrArray) p = render_pieces ("{% for i in range(2000) %}{% endfor %}", NULL, NULL, &small, &error);
+  g_assert_null (p);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_LIMIT);
 }
 
@@ -341,10 +342,12 @@ test_guard_output (void)
   g_autoptr (GError) error = NULL;
   HzJinjaLimits small = { .max_output = 100 };
   g_autoptr (GPtrArray) p = render_pieces ("{% for i in range(101) %}x{% endfor %}", NULL, NULL, &small, &error);
+  g_assert_null (p);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_LIMIT);
   g_clear_error (&error);
   g_autoptr (GPtrArray) q = render_pieces ("{% for i in range(100) %}x{% endfor %}", NULL, NULL, &small, &error);
   g_assert_no_error (error);
+  g_assert_cmpuint (q->len, ==, 1);
 }
 
 static void
@@ -365,12 +368,14 @@ test_guard_nesting (void)
     g_string_append (deep, " + 1");
   g_string_append (deep, " }}");
   g_autoptr (HzJinjaTemplate) t2 = hz_jinja_template_new (deep->str, -1, &error);
+  g_assert_null (t2);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_SYNTAX);
   g_clear_error (&error);
   g_string_truncate (deep, 0);
   for (int i = 0; i < 5000; i++)
     g_string_append (deep, "{% if 1 %}");
   g_autoptr (HzJinjaTemplate) t3 = hz_jinja_template_new (deep->str, -1, &error);
+  g_assert_null (t3);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_SYNTAX);
   g_string_free (deep, TRUE);
   /* values nested deeper than the walks may go; a namespace that holds itself */
@@ -396,14 +401,17 @@ test_input (void)
   g_clear_error (&error);
   /* errors are errors: raise_exception, an unknown tag, an undefined attribute's attribute */
   g_autoptr (GPtrArray) a = render_pieces ("x\n{{ raise_exception('no ' ~ 'system') }}", NULL, NULL, NULL, &error);
+  g_assert_null (a);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_RAISED);
   g_assert_cmpstr (error->message, ==, "TemplateError: no system (template line 2)");
   g_clear_error (&error);
   g_autoptr (GPtrArray) b = render_pieces ("{% generation %}{% endgeneration %}", NULL, NULL, NULL, &error);
+  g_assert_null (b);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_SYNTAX);
   g_assert_cmpstr (error->message, ==, "TemplateSyntaxError: Encountered unknown tag 'generation'. (template line 1)");
   g_clear_error (&error);
   g_autoptr (GPtrArray) c = render_pieces ("{{ m.tool_calls[0] }}", "{\"m\": {}}", NULL, NULL, &error);
+  g_assert_null (c);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_RUNTIME);
   g_assert_cmpstr (error->message, ==, "UndefinedError: 'dict object' has no attribute 'tool_calls' (template line 1)");
   g_clear_error (&error);
@@ -415,6 +423,7 @@ test_input (void)
     g_string_append_c (deep, ']');
   g_string_append_c (deep, '}');
   g_autoptr (GPtrArray) d = render_pieces ("{{ v }}", deep->str, NULL, NULL, &error);
+  g_assert_null (d);
   g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_INPUT);
   g_string_free (deep, TRUE);
 }
