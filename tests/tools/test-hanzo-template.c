@@ -200,45 +200,21 @@ test_bad_input (void)
   g_autofree char *not_obj = write_tmp ("list.json", "[1, 2]");
   g_autofree char *broken = write_tmp ("broken.json", "{\"messages\": [");
   g_autofree char *missing = g_build_filename (tmp_dir, "missing.json", NULL);
-  {
-    const char *a[] = { "template", "--template", t, NULL };
-    expect_status (2, "--messages", a);
-  }
-  {
-    const char *a[] = { "template", "--messages", vars, NULL };
-    expect_status (2, "-m MODEL or --template", a);
-  }
-  {
-    const char *a[] = { "template", "--template", t, "--messages", vars, "extra", NULL };
-    expect_status (2, "Usage", a);
-  }
-  {
-    const char *a[] = { "template", "--template", bad_t, "--messages", vars, NULL };
-    expect_status (1, "TemplateSyntaxError: Unexpected end of template.", a);
-  }
-  {
-    const char *a[] = { "template", "--template", raise_t, "--messages", vars, NULL };
-    expect_status (1, "TemplateError: nope (template line 1)", a);
-  }
-  {
-    /* a 1 GB output and an endless recursion are stopped: an error, no partial prompt */
-    const char *a[] = { "template", "--template", huge_t, "--messages", vars, NULL };
-    expect_status (1, "LimitError: the output or a string passed 16777216 bytes", a);
-    const char *b[] = { "template", "--template", endless_t, "--messages", vars, NULL };
-    expect_status (1, "LimitError: macro calls nested more than 200 deep", b);
-  }
-  {
-    const char *a[] = { "template", "--template", t, "--messages", not_obj, NULL };
-    expect_status (1, "not a JSON object", a);
-  }
-  {
-    const char *a[] = { "template", "--template", t, "--messages", broken, NULL };
-    expect_status (1, "broken.json", a);
-  }
-  {
-    const char *a[] = { "template", "--template", t, "--messages", missing, NULL };
-    expect_status (1, "missing.json", a);
-  }
+  /* a 1 GB output and an endless recursion are stopped: an error, no partial prompt */
+  const struct { int status; const char *err; const char *args[8]; } cases[] = {
+    { 2, "--messages", { "template", "--template", t, NULL } },
+    { 2, "-m MODEL or --template", { "template", "--messages", vars, NULL } },
+    { 2, "Usage", { "template", "--template", t, "--messages", vars, "extra", NULL } },
+    { 1, "TemplateSyntaxError: Unexpected end of template.", { "template", "--template", bad_t, "--messages", vars, NULL } },
+    { 1, "TemplateError: nope (template line 1)", { "template", "--template", raise_t, "--messages", vars, NULL } },
+    { 1, "LimitError: the output or a string passed 16777216 bytes", { "template", "--template", huge_t, "--messages", vars, NULL } },
+    { 1, "LimitError: macro calls nested more than 200 deep", { "template", "--template", endless_t, "--messages", vars, NULL } },
+    { 1, "not a JSON object", { "template", "--template", t, "--messages", not_obj, NULL } },
+    { 1, "broken.json", { "template", "--template", t, "--messages", broken, NULL } },
+    { 1, "missing.json", { "template", "--template", t, "--messages", missing, NULL } },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    expect_status (cases[i].status, cases[i].err, cases[i].args);
 }
 
 int
