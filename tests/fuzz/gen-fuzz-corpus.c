@@ -1,7 +1,7 @@
 /* tests/fuzz/gen-fuzz-corpus.c — writes the seed inputs of the safetensors, lora-delta,
  * aggregator-http, tokenizer, hf-folder, learn-dataset, redact-records, config-files,
- * chat-template, adapter, gguf-lora, hf-index, checkpoint, egress-round and redact-model
- * fuzz corpora (tests/fuzz/corpus/NAME/seed-*) with the project's own
+ * chat-template, jinja, adapter, gguf-lora, hf-index, checkpoint, egress-round and
+ * redact-model fuzz corpora (tests/fuzz/corpus/NAME/seed-*) with the project's own
  * writers, so that libFuzzer starts from valid files and mutates them. Each seed is a few
  * KiB at most. Not built by default: `ninja tests/fuzz/gen-fuzz-corpus`, then
  * `gen-fuzz-corpus tests/fuzz/corpus` (it writes into the NAME/ folders there). */
@@ -420,6 +420,60 @@ chat_template_seeds (void)
   write_seed ("chat-template", "seed-bad-utf8", bad_utf8, sizeof bad_utf8 - 1);
 }
 
+/* The jinja corpus: TEMPLATE NUL VARIABLES-JSON. The 35 real chat templates of
+ * ../shared/chat-templates (each with one of its fixtures, in turn), and small templates
+ * for the constructs real ones use rarely, with the fuzz target's own variables. */
+static void
+jinja_seeds (void)
+{
+  static const char *const snippets[][2] = {
+    { "whitespace", "  {%- if 1 +%}\n  a {#- c -#}\n{%+ raw %}{{ x }}{% endraw -%}\n {{- ' b ' }}  {% endif %}\n" },
+    { "macro-call", "{% macro m(a, b=2) %}{{ a }}{{ b }}{{ varargs }}{{ kwargs }}{{ caller(a) }}{% endmacro %}"
+                    "{% call(x) m(1, 3, 4, k=5) %}[{{ x }}]{% endcall %}" },
+    { "loops", "{% for k, v in {'a': [1, 2], 'b': {}}.items() if v recursive %}{{ loop.index }}{{ loop.cycle('x', 'y') }}"
+               "{{ loop.previtem }}{% if v is mapping %}{{ loop(v.items()) }}{% endif %}{% else %}none{% endfor %}"
+               "{% for i in range(5) %}{% if i is odd %}{% continue %}{% endif %}{% if i > 3 %}{% break %}{% endif %}{{ i }}{% endfor %}" },
+    { "filters", "{{ messages|selectattr('role', 'equalto', 'user')|map(attribute='content')|join(', ')|trim|upper }}"
+                 "{{ tools|tojson(indent=2, sort_keys=true) }}{{ [3, 1, 2]|sort(reverse=true)|unique|list }}"
+                 "{{ {'b': 1, 'a': 2}|dictsort }}{{ 'x\ny'|indent(2, true) }}{{ '%s-%05.1f' % ('a', 2.25) }}" },
+    { "methods", "{% set c = messages[1].content %}{{ c.split(' ')[1:]|list }}{{ c.strip().startswith('Hi') }}"
+                 "{{ c.replace('<', '&lt;') }}{{ '{0}:{x!r:>8}'.format(1, x=c[:3]) }}{{ c[::-1] }}{{ c|length }}" },
+    { "namespace", "{% set ns = namespace(n=0, s='') %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
+                   "{% set ns.s = ns.s ~ m.role[0] %}{% endfor %}{% set b %}{{ ns.n }}{% endset %}{{ b }}{{ ns.s }}"
+                   "{% with q = ns.n * 2 %}{{ q }}{% endwith %}{% filter lower %}ABC{% endfilter %}" },
+    { "errors", "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (snippets); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("seed-%s", snippets[i][0]);
+      g_autofree char *text = g_strcompress (snippets[i][1]);
+      write_seed ("jinja", name, text, strlen (text));
+    }
+  const char *shared = g_getenv ("HZ_SHARED_DIR") ? g_getenv ("HZ_SHARED_DIR") : "../shared";
+  g_autofree char *dir = g_build_filename (shared, "chat-templates", "templates", NULL);
+  g_autoptr (GDir) d = g_dir_open (dir, 0, NULL);
+  static const char *const fixtures[] = { "basic", "nosys", "single", "tools" };
+  guint k = 0;
+  for (const char *f; d && (f = g_dir_read_name (d));)
+    {
+      if (!g_str_has_suffix (f, ".jinja"))
+        continue;
+      g_autofree char *tpath = g_build_filename (dir, f, NULL);
+      g_autofree char *fpath = g_strdup_printf ("%s/chat-templates/fixtures/%s.json", shared, fixtures[k++ % 4]);
+      g_autofree char *tmpl = NULL, *vars = NULL;
+      gsize tn, vn;
+      if (!g_file_get_contents (tpath, &tmpl, &tn, NULL) || !g_file_get_contents (fpath, &vars, &vn, NULL))
+        continue;
+      g_autoptr (GByteArray) b = g_byte_array_new ();
+      g_byte_array_append (b, (const guint8 *) tmpl, (guint) tn);
+      g_byte_array_append (b, (const guint8 *) "\0", 1);
+      g_byte_array_append (b, (const guint8 *) vars, (guint) vn);
+      g_autofree char *stem = g_strndup (f, strlen (f) - strlen (".jinja"));
+      g_autofree char *name = g_strdup_printf ("seed-%s", stem);
+      write_seed ("jinja", name, b->data, b->len);
+    }
+}
+
 /* Adapters of rank r on `targets` for the model shape of shapes.c, parameters
  * 0.01 * ((i * 7) % 13) - 0.05. */
 static HzLora *
@@ -627,6 +681,7 @@ main (int argc, char **argv)
   redact_records_seeds ();
   config_files_seeds ();
   chat_template_seeds ();
+  jinja_seeds ();
   adapter_seeds ();
   gguf_lora_seeds ();
   hf_index_seeds ();

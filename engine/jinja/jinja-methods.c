@@ -1,0 +1,806 @@
+/* engine/jinja/jinja-methods.c — Python's str, dict and list methods (see jinja-methods.h). */
+#include "jinja-methods.h"
+#include "jinja-ops.h"
+
+#include <string.h>
+
+/* ---- shared string helpers ---- */
+
+static HzjValue *
+substr (HzjValue *s, gsize from, gsize to)
+{
+  HzjBuf b;
+  hzj_buf_init (&b, G_MAXSIZE);
+  hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, from, to);
+  return hzj_str_from_buf (&b);
+}
+
+/* whether code point c is one to strip: in `chars`, or white space when chars is NULL */
+static gboolean
+strippable (gunichar c, HzjValue *chars)
+{
+  if (!chars)
+    return hzj_unichar_is_py_space (c);
+  for (gsize k = 0; k < chars->str.len;)
+    {
+      gsize n;
+      if (hzj_utf8_get (chars->str.s + k, chars->str.len - k, &n) == c)
+        return TRUE;
+      k += n;
+    }
+  return FALSE;
+}
+
+HzjValue *
+hzj_str_strip (HzjValue *s, HzjValue *chars, gboolean left, gboolean right)
+{
+  if (chars && chars->kind != HZJ_STR)
+    chars = NULL;
+  gsize from = 0, to = s->str.len;
+  while (left && from < to)
+    {
+      gsize n;
+      if (!strippable (hzj_utf8_get (s->str.s + from, to - from, &n), chars))
+        break;
+      from += n;
+    }
+  while (right && to > from)
+    {
+      gsize start = to - 1, n;
+      while (start > from && ((guchar) s->str.s[start] & 0xc0) == 0x80)
+        start--;
+      if (!strippable (hzj_utf8_get (s->str.s + start, to - start, &n), chars))
+        break;
+      to = start;
+    }
+  if (from == 0 && to == s->str.len)
+    return hzj_ref (s);
+  return substr (s, from, to);
+}
+
+static gboolean
+is_cased (gunichar c)
+{
+  return g_unichar_isupper (c) || g_unichar_islower (c) || g_unichar_istitle (c);
+}
+
+/* appends c mapped by `upper` (full mapping: "ß" upper is "SS") */
+static void
+append_mapped (HzjBuf *b, gunichar c, int how, gboolean data)
+{
+  if (c < 0x80)
+    {
+      const char ch = how == 'u' ? g_ascii_toupper ((char) c) : how == 'l' ? g_ascii_tolower ((char) c)
+                      : g_ascii_toupper ((char) c);
+      hzj_buf_append (b, &ch, 1, data);
+      return;
+    }
+  if (how == 't')
+    {
+      hzj_buf_append_unichar (b, g_unichar_totitle (c), data);
+      return;
+    }
+  char u[8];
+  const int n = g_unichar_to_utf8 (c, u);
+  g_autofree char *m = how == 'u' ? g_utf8_strup (u, n) : g_utf8_strdown (u, n);
+  hzj_buf_append (b, m, strlen (m), data);
+}
+
+HzjValue *
+hzj_str_case (HzjValue *s, HzjCase mode)
+{
+  HzjBuf b;
+  hzj_buf_init (&b, G_MAXSIZE);
+  gboolean prev_cased = FALSE, first = TRUE;
+  for (gsize k = 0; k < s->str.len;)
+    {
+      gsize n;
+      const gunichar c = hzj_utf8_get (s->str.s + k, s->str.len - k, &n);
+      const gboolean data = hzj_runs_is_data (s->str.runs, s->str.n_runs, k);
+      int how;
+      switch (mode)
+        {
+        case HZJ_CASE_UPPER: how = 'u'; break;
+        case HZJ_CASE_LOWER: how = 'l'; break;
+        case HZJ_CASE_TITLE: how = prev_cased ? 'l' : 't'; break;
+        case HZJ_CASE_CAPITALIZE: how = first ? 't' : 'l'; break;
+        default: how = g_unichar_isupper (c) ? 'l' : g_unichar_islower (c) ? 'u' : 0; break;
+        }
+      if (how)
+        append_mapped (&b, c, how, data);
+      else
+        hzj_buf_append (&b, s->str.s + k, n, data);
+      prev_cased = is_cased (c);
+      first = FALSE;
+      k += n;
+    }
+  return hzj_str_from_buf (&b);
+}
+
+static const char *
+find_bytes (const char *hay, gsize hay_len, const char *needle, gsize n_len)
+{
+  if (n_len == 0)
+    return hay;
+  for (gsize k = 0; k + n_len <= hay_len; k++)
+    if (hay[k] == needle[0] && memcmp (hay + k, needle, n_len) == 0)
+      return hay + k;
+  return NULL;
+}
+
+HzjValue *
+hzj_str_replace (HzjCtx *ctx, HzjValue *s, HzjValue *old, HzjValue *new_, gint64 count)
+{
+  HzjBuf b;
+  hzj_buf_init (&b, ctx->max_output);
+  gsize at = 0;
+  gint64 done = 0;
+  if (old->str.len == 0)
+    {
+      /* Python: the replacement goes before every character and at the end */
+      for (gsize k = 0; k <= s->str.len && (count < 0 || done < count);)
+        {
+          hzj_buf_append_str (&b, new_);
+          done++;
+          if (k == s->str.len)
+            {
+              at = k;
+              break;
+            }
+          gsize n;
+          hzj_utf8_get (s->str.s + k, s->str.len - k, &n);
+          hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, k, k + n);
+          k += n;
+          at = k;
+        }
+    }
+  else
+    for (const char *hit; (count < 0 || done < count) &&
+                          (hit = find_bytes (s->str.s + at, s->str.len - at, old->str.s, old->str.len));)
+      {
+        const gsize pos = (gsize) (hit - s->str.s);
+        hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, at, pos);
+        hzj_buf_append_str (&b, new_);
+        at = pos + old->str.len;
+        done++;
+      }
+  hzj_buf_append_slice (&b, s->str.s, s->str.runs, s->str.n_runs, at, s->str.len);
+  return hzj_buf_finish (ctx, &b);
+}
+
+/* start of the character that ends at byte e (> 0) */
+static gsize
+prev_start (const char *t, gsize e)
+{
+  gsize st = e - 1;
+  while (st > 0 && ((guchar) t[st] & 0xc0) == 0x80)
+    st--;
+  return st;
+}
+
+static gunichar
+prev_char (const char *t, gsize e)
+{
+  gsize n;
+  const gsize st = prev_start (t, e);
+  return hzj_utf8_get (t + st, e - st, &n);
+}
+
+HzjValue *
+hzj_str_split (HzjCtx *ctx, HzjValue *s, HzjValue *sep, gint64 maxsplit, gboolean from_right)
+{
+  if (sep && sep->kind == HZJ_NONE)
+    sep = NULL;
+  if (sep && sep->str.len == 0)
+    return hzj_value_error (ctx, "empty separator");
+  /* pieces as byte ranges, found left to right or right to left */
+  g_autoptr (GArray) cuts = g_array_new (FALSE, FALSE, sizeof (gsize) * 2);
+  const char *t = s->str.s;
+  const gsize len = s->str.len;
+  gint64 splits = 0;
+  if (sep)
+    {
+      if (!from_right)
+        {
+          gsize at = 0;
+          const char *hit;
+          while ((maxsplit < 0 || splits < maxsplit) &&
+                 (hit = find_bytes (t + at, len - at, sep->str.s, sep->str.len)))
+            {
+              gsize r[2] = { at, (gsize) (hit - t) };
+              g_array_append_val (cuts, r);
+              at = r[1] + sep->str.len;
+              splits++;
+            }
+          gsize r[2] = { at, len };
+          g_array_append_val (cuts, r);
+        }
+      else
+        {
+          gsize end = len;
+          while ((maxsplit < 0 || splits < maxsplit) && end >= sep->str.len)
+            {
+              gssize k = (gssize) (end - sep->str.len);
+              while (k >= 0 && memcmp (t + k, sep->str.s, sep->str.len) != 0)
+                k--;
+              if (k < 0)
+                break;
+              gsize r[2] = { (gsize) k + sep->str.len, end };
+              g_array_prepend_val (cuts, r);
+              end = (gsize) k;
+              splits++;
+            }
+          gsize r[2] = { 0, end };
+          g_array_prepend_val (cuts, r);
+        }
+    }
+  else if (!from_right)
+    {
+      /* runs of white space; after maxsplit splits the rest, left-stripped, is one piece */
+      gsize k = 0, n;
+      for (;;)
+        {
+          while (k < len && hzj_unichar_is_py_space (hzj_utf8_get (t + k, len - k, &n)))
+            k += n;
+          if (k >= len)
+            break;
+          gsize r[2] = { k, len };
+          if (maxsplit < 0 || splits < maxsplit)
+            while (k < len && !hzj_unichar_is_py_space (hzj_utf8_get (t + k, len - k, &n)))
+              k += n;
+          else
+            k = len;
+          r[1] = k;
+          g_array_append_val (cuts, r);
+          splits++;
+        }
+    }
+  else
+    {
+      gsize e = len;
+      for (;;)
+        {
+          while (e > 0 && hzj_unichar_is_py_space (prev_char (t, e)))
+            e = prev_start (t, e);
+          if (e == 0)
+            break;
+          gsize r[2] = { 0, e };
+          if (maxsplit < 0 || splits < maxsplit)
+            while (e > 0 && !hzj_unichar_is_py_space (prev_char (t, e)))
+              e = prev_start (t, e);
+          else
+            e = 0;
+          r[0] = e;
+          g_array_prepend_val (cuts, r);
+          splits++;
+        }
+    }
+  HzjValue *out = hzj_list_new (FALSE);
+  for (guint i = 0; i < cuts->len; i++)
+    {
+      const gsize *r = &g_array_index (cuts, gsize, 0) + 2 * i;
+      hzj_list_push (out, substr (s, r[0], r[1]));
+    }
+  return out;
+}
+
+/* ---- str methods ---- */
+
+#define BIND(fname, names, req)                                                            \
+  HzjValue *a[G_N_ELEMENTS (names)];                                                       \
+  if (!hzj_args_bind (ctx, fname, args, names, req, a))                                    \
+    return NULL
+
+static gboolean
+want_str (HzjCtx *ctx, HzjValue *v, const char *fname)
+{
+  if (v->kind == HZJ_STR)
+    return TRUE;
+  if (v->kind == HZJ_UNDEFINED)
+    hzj_fail_undefined (ctx, v);
+  else
+    hzj_type_error (ctx, "%s(): must be str, not %s", fname, hzj_type_name (v));
+  return FALSE;
+}
+
+static HzjValue *
+m_strip (HzjCtx *ctx, HzjValue *self, HzjArgs *args, const char *fname, gboolean l, gboolean r)
+{
+  static const char *const names[] = { "chars", NULL };
+  BIND (fname, names, 0);
+  if (a[0] && a[0]->kind != HZJ_NONE && !want_str (ctx, a[0], fname))
+    return NULL;
+  return hzj_str_strip (self, a[0], l, r);
+}
+
+HZJ_VARIANT (m_strip_both, m_strip, "strip", TRUE, TRUE)
+HZJ_VARIANT (m_lstrip, m_strip, "lstrip", TRUE, FALSE)
+HZJ_VARIANT (m_rstrip, m_strip, "rstrip", FALSE, TRUE)
+
+static HzjValue *
+m_case (HzjCtx *ctx, HzjValue *self, HzjArgs *args, HzjCase mode)
+{
+  if (args->n_pos || args->n_kw)
+    return hzj_type_error (ctx, "str method takes no arguments");
+  return hzj_str_case (self, mode);
+}
+
+HZJ_VARIANT (m_upper, m_case, HZJ_CASE_UPPER)
+HZJ_VARIANT (m_lower, m_case, HZJ_CASE_LOWER)
+HZJ_VARIANT (m_title, m_case, HZJ_CASE_TITLE)
+HZJ_VARIANT (m_capitalize, m_case, HZJ_CASE_CAPITALIZE)
+HZJ_VARIANT (m_swapcase, m_case, HZJ_CASE_SWAPCASE)
+
+static HzjValue *
+m_split_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
+{
+  static const char *const names[] = { "sep", "maxsplit", NULL };
+  BIND (right ? "rsplit" : "split", names, 0);
+  gint64 max = -1;
+  if (a[0] && a[0]->kind != HZJ_NONE && !want_str (ctx, a[0], "split"))
+    return NULL;
+  if (a[1] && !hzj_want_int (ctx, a[1], "maxsplit", &max))
+    return NULL;
+  return hzj_str_split (ctx, self, a[0], max, right);
+}
+
+HZJ_VARIANT (m_split, m_split_any, FALSE)
+HZJ_VARIANT (m_rsplit, m_split_any, TRUE)
+
+static HzjValue *
+m_splitlines (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
+{
+  static const char *const names[] = { "keepends", NULL };
+  BIND ("splitlines", names, 0);
+  const gboolean keep = a[0] && hzj_truthy (a[0]);
+  HzjValue *out = hzj_list_new (FALSE);
+  const char *t = self->str.s;
+  const gsize len = self->str.len;
+  gsize start = 0;
+  for (gsize k = 0; k < len;)
+    {
+      gsize n;
+      const gunichar c = hzj_utf8_get (t + k, len - k, &n);
+      const gboolean brk = c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= 0x1c && c <= 0x1e) ||
+                           c == 0x85 || c == 0x2028 || c == 0x2029;
+      if (!brk)
+        {
+          k += n;
+          continue;
+        }
+      gsize end = k + n;
+      if (c == '\r' && end < len && t[end] == '\n')
+        end++;
+      hzj_list_push (out, substr (self, start, keep ? end : k));
+      k = start = end;
+    }
+  if (start < len)
+    hzj_list_push (out, substr (self, start, len));
+  return out;
+}
+
+/* code point index -> byte offset, Python's negative indices and clamping */
+static gsize
+cp_bound (HzjValue *s, HzjValue *v, gsize dflt)
+{
+  if (!v || v->kind == HZJ_NONE || (v->kind != HZJ_INT && v->kind != HZJ_BOOL))
+    return dflt;
+  const gint64 n = (gint64) hzj_utf8_count (s->str.s, s->str.len);
+  gint64 i = v->kind == HZJ_INT ? v->i : v->b;
+  if (i < 0)
+    i = MAX (0, i + n);
+  return hzj_utf8_offset (s->str.s, s->str.len, (gsize) MIN (i, n));
+}
+
+static HzjValue *
+m_affix (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean end)
+{
+  static const char *const names[] = { "prefix", "start", "end", NULL };
+  BIND (end ? "endswith" : "startswith", names, 1);
+  const gsize from = cp_bound (self, a[1], 0), to = MAX (from, cp_bound (self, a[2], self->str.len));
+  GPtrArray one = { .pdata = (gpointer *) &a[0], .len = 1 };
+  GPtrArray *cands = a[0]->kind == HZJ_TUPLE ? a[0]->items : &one;
+  for (guint i = 0; i < cands->len; i++)
+    {
+      HzjValue *p = cands->pdata[i];
+      if (p->kind != HZJ_STR)
+        return hzj_type_error (ctx, "%s first arg must be str or a tuple of str, not %s",
+                               end ? "endswith" : "startswith", hzj_type_name (p));
+      if (p->str.len <= to - from &&
+          memcmp (self->str.s + (end ? to - p->str.len : from), p->str.s, p->str.len) == 0)
+        return hzj_bool (TRUE);
+    }
+  return hzj_bool (FALSE);
+}
+
+HZJ_VARIANT (m_startswith, m_affix, FALSE)
+HZJ_VARIANT (m_endswith, m_affix, TRUE)
+
+static HzjValue *
+m_replace (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
+{
+  static const char *const names[] = { "old", "new", "count", NULL };
+  BIND ("replace", names, 2);
+  gint64 count = -1;
+  if (!want_str (ctx, a[0], "replace") || !want_str (ctx, a[1], "replace") ||
+      (a[2] && !hzj_want_int (ctx, a[2], "count", &count)))
+    return NULL;
+  return hzj_str_replace (ctx, self, a[0], a[1], count);
+}
+
+/* find / rfind / index / rindex / count */
+static HzjValue *
+m_search (HzjCtx *ctx, HzjValue *self, HzjArgs *args, const char *fname)
+{
+  static const char *const names[] = { "sub", "start", "end", NULL };
+  BIND (fname, names, 1);
+  if (!want_str (ctx, a[0], fname))
+    return NULL;
+  const gsize from = cp_bound (self, a[1], 0), to = MAX (from, cp_bound (self, a[2], self->str.len));
+  const char *t = self->str.s;
+  const gsize n = a[0]->str.len;
+  const gboolean right = fname[0] == 'r';
+  if (!strcmp (fname, "count"))
+    {
+      gint64 c = 0;
+      if (n == 0)
+        return hzj_int ((gint64) hzj_utf8_count (t + from, to - from) + 1);
+      for (gsize k = from; k + n <= to;)
+        if (memcmp (t + k, a[0]->str.s, n) == 0)
+          c++, k += n;
+        else
+          k++;
+      return hzj_int (c);
+    }
+  gssize hit = -1;
+  if (n <= to - from)
+    {
+      if (right)
+        {
+          for (gssize k = (gssize) (to - n); k >= (gssize) from && hit < 0; k--)
+            if (memcmp (t + k, a[0]->str.s, n) == 0)
+              hit = k;
+        }
+      else
+        {
+          const char *h = find_bytes (t + from, to - from, a[0]->str.s, n);
+          hit = h ? h - t : -1;
+        }
+    }
+  if (hit < 0 && strstr (fname, "index"))
+    return hzj_value_error (ctx, "substring not found");
+  return hzj_int (hit < 0 ? -1 : (gint64) hzj_utf8_count (t, (gsize) hit));
+}
+
+HZJ_VARIANT (m_find, m_search, "find")
+HZJ_VARIANT (m_rfind, m_search, "rfind")
+HZJ_VARIANT (m_index, m_search, "index")
+HZJ_VARIANT (m_rindex, m_search, "rindex")
+HZJ_VARIANT (m_count, m_search, "count")
+
+HzjValue *
+hzj_str_join (HzjCtx *ctx, HzjValue *sep, GPtrArray *items, HzjValue *attribute, gboolean convert)
+{
+  HzjBuf b;
+  hzj_buf_init (&b, ctx->max_output);
+  for (guint i = 0; i < items->len; i++)
+    {
+      g_autoptr (HzjValue) it = attribute ? hzj_get_path (ctx, items->pdata[i], attribute)
+                                          : hzj_ref (items->pdata[i]);
+      if (it && !convert && it->kind != HZJ_STR)
+        {
+          hzj_type_error (ctx, "sequence item %u: expected str instance, %s found", i, hzj_type_name (it));
+          g_clear_pointer (&it, hzj_unref);
+        }
+      if (!it)
+        {
+          hzj_buf_clear (&b);
+          return NULL;
+        }
+      if (i)
+        hzj_buf_append_str (&b, sep);
+      hzj_str_append (&b, it);
+    }
+  return hzj_buf_finish (ctx, &b);
+}
+
+static HzjValue *
+m_join (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
+{
+  static const char *const names[] = { "iterable", NULL };
+  BIND ("join", names, 1);
+  g_autoptr (GPtrArray) items = hzj_iterate (ctx, a[0]);
+  return items ? hzj_str_join (ctx, self, items, NULL, FALSE) : NULL;
+}
+
+static HzjValue *
+m_format (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
+{
+  return hzj_str_format (ctx, self, args);
+}
+
+/* isdigit, isalpha, ...: every character passes (and there is at least one) */
+static HzjValue *
+m_is (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean (*pred) (gunichar))
+{
+  if (args->n_pos || args->n_kw)
+    return hzj_type_error (ctx, "str method takes no arguments");
+  if (self->str.len == 0)
+    return hzj_bool (FALSE);
+  for (gsize k = 0; k < self->str.len;)
+    {
+      gsize n;
+      if (!pred (hzj_utf8_get (self->str.s + k, self->str.len - k, &n)))
+        return hzj_bool (FALSE);
+      k += n;
+    }
+  return hzj_bool (TRUE);
+}
+
+static gboolean is_alnum (gunichar c) { return g_unichar_isalnum (c); }
+static gboolean is_alpha (gunichar c) { return g_unichar_isalpha (c); }
+static gboolean is_digit (gunichar c) { return g_unichar_isdigit (c); }
+static gboolean is_space (gunichar c) { return hzj_unichar_is_py_space (c); }
+HZJ_VARIANT (m_isalnum, m_is, is_alnum)
+HZJ_VARIANT (m_isalpha, m_is, is_alpha)
+HZJ_VARIANT (m_isdigit, m_is, is_digit)
+HZJ_VARIANT (m_isspace, m_is, is_space)
+
+/* isupper / islower: some cased character, none of the other case */
+static HzjValue *
+m_iscase (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean upper)
+{
+  (void) ctx;
+  (void) args;
+  gboolean cased = FALSE;
+  for (gsize k = 0; k < self->str.len;)
+    {
+      gsize n;
+      const gunichar c = hzj_utf8_get (self->str.s + k, self->str.len - k, &n);
+      if ((upper && (g_unichar_islower (c) || g_unichar_istitle (c))) ||
+          (!upper && (g_unichar_isupper (c) || g_unichar_istitle (c))))
+        return hzj_bool (FALSE);
+      cased |= is_cased (c);
+      k += n;
+    }
+  return hzj_bool (cased);
+}
+
+HZJ_VARIANT (m_isupper, m_iscase, TRUE)
+HZJ_VARIANT (m_islower, m_iscase, FALSE)
+
+static HzjValue *
+m_affix_remove (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean suffix)
+{
+  static const char *const names[] = { "affix", NULL };
+  BIND (suffix ? "removesuffix" : "removeprefix", names, 1);
+  if (!want_str (ctx, a[0], suffix ? "removesuffix" : "removeprefix"))
+    return NULL;
+  const gsize n = a[0]->str.len, len = self->str.len;
+  if (n == 0 || n > len || memcmp (self->str.s + (suffix ? len - n : 0), a[0]->str.s, n) != 0)
+    return hzj_ref (self);
+  return suffix ? substr (self, 0, len - n) : substr (self, n, len);
+}
+
+HZJ_VARIANT (m_removeprefix, m_affix_remove, FALSE)
+HZJ_VARIANT (m_removesuffix, m_affix_remove, TRUE)
+
+static HzjValue *
+m_partition_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
+{
+  static const char *const names[] = { "sep", NULL };
+  BIND (right ? "rpartition" : "partition", names, 1);
+  if (!want_str (ctx, a[0], "partition"))
+    return NULL;
+  if (a[0]->str.len == 0)
+    return hzj_value_error (ctx, "empty separator");
+  g_autoptr (HzjValue) parts = hzj_str_split (ctx, self, a[0], 1, right);
+  HzjValue *out = hzj_list_new (TRUE);
+  if (parts->items->len == 2)
+    {
+      hzj_list_push (out, hzj_ref (parts->items->pdata[0]));
+      hzj_list_push (out, hzj_ref (a[0]));
+      hzj_list_push (out, hzj_ref (parts->items->pdata[1]));
+    }
+  else
+    {
+      HzjValue *empty = hzj_str ("", 0, FALSE);
+      hzj_list_push (out, right ? hzj_ref (empty) : hzj_ref (self));
+      hzj_list_push (out, hzj_ref (empty));
+      hzj_list_push (out, right ? hzj_ref (self) : hzj_ref (empty));
+      hzj_unref (empty);
+    }
+  return out;
+}
+
+HZJ_VARIANT (m_partition, m_partition_any, FALSE)
+HZJ_VARIANT (m_rpartition, m_partition_any, TRUE)
+
+/* center / ljust / rjust / zfill */
+static HzjValue *
+m_pad (HzjCtx *ctx, HzjValue *self, HzjArgs *args, char how)
+{
+  static const char *const names[] = { "width", "fillchar", NULL };
+  BIND (how == 'c' ? "center" : how == 'l' ? "ljust" : how == 'r' ? "rjust" : "zfill", names, 1);
+  gint64 width;
+  if (!hzj_want_int (ctx, a[0], "width", &width))
+    return NULL;
+  const char *fill = " ";
+  gsize fill_len = 1;
+  if (a[1])
+    {
+      if (a[1]->kind != HZJ_STR || hzj_utf8_count (a[1]->str.s, a[1]->str.len) != 1)
+        return hzj_type_error (ctx, "The fill character must be exactly one character long");
+      fill = a[1]->str.s;
+      fill_len = a[1]->str.len;
+    }
+  const gint64 len = (gint64) hzj_utf8_count (self->str.s, self->str.len);
+  if (width <= len)
+    return hzj_ref (self);
+  if ((guint64) width > ctx->max_output)
+    return hzj_fail_size (ctx);
+  const gint64 pad = width - len;
+  gint64 left = how == 'l' ? 0 : how == 'c' ? pad / 2 + (pad & width & 1) : pad;
+  HzjBuf b;
+  hzj_buf_init (&b, ctx->max_output);
+  gsize body = 0;
+  if (how == 'z')
+    {
+      fill = "0";
+      if (self->str.len && (self->str.s[0] == '+' || self->str.s[0] == '-'))
+        {
+          hzj_buf_append_slice (&b, self->str.s, self->str.runs, self->str.n_runs, 0, 1);
+          body = 1;
+        }
+    }
+  for (gint64 i = 0; i < left; i++)
+    hzj_buf_append (&b, fill, fill_len, FALSE);
+  hzj_buf_append_slice (&b, self->str.s, self->str.runs, self->str.n_runs, body, self->str.len);
+  for (gint64 i = left; i < pad; i++)
+    hzj_buf_append (&b, fill, fill_len, FALSE);
+  return hzj_str_from_buf (&b);
+}
+
+HZJ_VARIANT (m_center, m_pad, 'c')
+HZJ_VARIANT (m_ljust, m_pad, 'l')
+HZJ_VARIANT (m_rjust, m_pad, 'r')
+HZJ_VARIANT (m_zfill, m_pad, 'z')
+
+/* ---- dict and list methods ---- */
+
+static HzjValue *
+d_view (HzjCtx *ctx, HzjValue *self, HzjArgs *args, char which)
+{
+  if (args->n_pos || args->n_kw)
+    return hzj_type_error (ctx, "dict method takes no arguments");
+  HzjValue *out = hzj_list_new (FALSE);
+  for (guint i = 0; i < self->dict->keys->len; i++)
+    {
+      HzjValue *k = self->dict->keys->pdata[i], *v = self->dict->vals->pdata[i];
+      if (which == 'i')
+        {
+          HzjValue *pair = hzj_list_new (TRUE);
+          hzj_list_push (pair, hzj_ref (k));
+          hzj_list_push (pair, hzj_ref (v));
+          hzj_list_push (out, pair);
+        }
+      else
+        hzj_list_push (out, hzj_ref (which == 'k' ? k : v));
+    }
+  return out;
+}
+
+HZJ_VARIANT (d_items, d_view, 'i')
+HZJ_VARIANT (d_keys, d_view, 'k')
+HZJ_VARIANT (d_values, d_view, 'v')
+
+static HzjValue *
+d_get (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
+{
+  static const char *const names[] = { "key", "default", NULL };
+  BIND ("get", names, 1);
+  if (!hzj_hashable (a[0]))
+    return hzj_type_error (ctx, "unhashable type: '%s'", hzj_type_name (a[0]));
+  HzjValue *v = hzj_dict_get (self->dict, a[0]);
+  return hzj_ref (v ? v : a[1] ? a[1] : hzj_none ());
+}
+
+static HzjValue *
+copy (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
+{
+  (void) ctx;
+  (void) args;
+  if (self->kind == HZJ_DICT)
+    {
+      HzjValue *out = hzj_dict_new ();
+      for (guint i = 0; i < self->dict->keys->len; i++)
+        hzj_dict_set (out, hzj_ref (self->dict->keys->pdata[i]), hzj_ref (self->dict->vals->pdata[i]));
+      return out;
+    }
+  HzjValue *out = hzj_list_new (FALSE);
+  for (guint i = 0; i < self->items->len; i++)
+    hzj_list_push (out, hzj_ref (self->items->pdata[i]));
+  return out;
+}
+
+static HzjValue *
+l_search (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean index)
+{
+  static const char *const names[] = { "value", NULL };
+  BIND (index ? "index" : "count", names, 1);
+  gint64 count = 0;
+  for (guint i = 0; i < self->items->len; i++)
+    if (hzj_equal (self->items->pdata[i], a[0]))
+      {
+        if (index)
+          return hzj_int (i);
+        count++;
+      }
+  if (index)
+    return hzj_value_error (ctx, "value is not in %s", hzj_type_name (self));
+  return hzj_int (count);
+}
+
+HZJ_VARIANT (l_index, l_search, TRUE)
+HZJ_VARIANT (l_count, l_search, FALSE)
+
+typedef struct {
+  const char *name;
+  HzjFn fn; /* NULL: exists, refused by the sandbox */
+} Method;
+
+static const Method str_methods[] = {
+  { "strip", m_strip_both }, { "lstrip", m_lstrip }, { "rstrip", m_rstrip },
+  { "upper", m_upper }, { "lower", m_lower }, { "title", m_title },
+  { "capitalize", m_capitalize }, { "swapcase", m_swapcase }, { "casefold", m_lower },
+  { "split", m_split }, { "rsplit", m_rsplit }, { "splitlines", m_splitlines },
+  { "startswith", m_startswith }, { "endswith", m_endswith }, { "replace", m_replace },
+  { "find", m_find }, { "rfind", m_rfind }, { "index", m_index }, { "rindex", m_rindex },
+  { "count", m_count }, { "join", m_join }, { "format", m_format },
+  { "isalnum", m_isalnum }, { "isalpha", m_isalpha }, { "isdigit", m_isdigit },
+  { "isdecimal", m_isdigit }, { "isnumeric", m_isdigit }, { "isspace", m_isspace },
+  { "isupper", m_isupper }, { "islower", m_islower },
+  { "removeprefix", m_removeprefix }, { "removesuffix", m_removesuffix },
+  { "partition", m_partition }, { "rpartition", m_rpartition },
+  { "center", m_center }, { "ljust", m_ljust }, { "rjust", m_rjust }, { "zfill", m_zfill },
+  { NULL, NULL }
+};
+
+static const Method dict_methods[] = {
+  { "items", d_items }, { "keys", d_keys }, { "values", d_values }, { "get", d_get },
+  { "copy", copy },
+  { "clear", NULL }, { "pop", NULL }, { "popitem", NULL }, { "setdefault", NULL }, { "update", NULL },
+  { NULL, NULL }
+};
+
+static const Method list_methods[] = {
+  { "index", l_index }, { "count", l_count }, { "copy", copy },
+  { "append", NULL }, { "clear", NULL }, { "pop", NULL }, { "reverse", NULL }, { "insert", NULL },
+  { "sort", NULL }, { "extend", NULL }, { "remove", NULL },
+  { NULL, NULL }
+};
+
+static const Method tuple_methods[] = {
+  { "index", l_index }, { "count", l_count },
+  { NULL, NULL }
+};
+
+HzjValue *
+hzj_method_get (HzjValue *obj, const char *name, gboolean *unsafe)
+{
+  *unsafe = FALSE;
+  const Method *table = obj->kind == HZJ_STR ? str_methods : obj->kind == HZJ_DICT ? dict_methods
+                        : obj->kind == HZJ_LIST ? list_methods : obj->kind == HZJ_TUPLE ? tuple_methods
+                        : NULL;
+  for (const Method *m = table; m && m->name; m++)
+    if (!strcmp (m->name, name))
+      {
+        if (!m->fn)
+          {
+            *unsafe = TRUE;
+            return NULL;
+          }
+        return hzj_func_new (m->fn, obj, name);
+      }
+  return NULL;
+}
