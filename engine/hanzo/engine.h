@@ -185,8 +185,9 @@ HzPrompt *hz_prompt_tail (const HzPrompt *p, gsize offset);
 HzToken *hz_model_tokenize_prompt (const HzModel *m, const HzPrompt *p, gboolean add_special,
                                    gsize *n_tokens);
 
-/** Render messages as the model expects; add_generation_prompt appends the assistant
- *  header. Returns the text only (hz_chat_template_render() keeps what is markup): do
+/** Render messages in a built-in format (the renderer of a GGUF without a Jinja template;
+ *  a model's prompts come from hz_model_render_chat()); add_generation_prompt appends the
+ *  assistant header. Returns the text only (hz_chat_template_render() keeps what is markup): do
  *  not tokenize it with parse_special = TRUE, which would turn control text inside the
  *  messages into control tokens. Returns a newly allocated string. */
 char *hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
