@@ -292,7 +292,7 @@ static HzToken *
 build_prompt (HzModel *model, Request *r, guint n_ctx, guint reserve, HzChatFit *fit,
               GError **error)
 {
-  HzChatTemplate tmpl = hz_model_chat_template (model);
+  const gboolean chat = hz_model_is_chat (model);
   const guint n = r->contents->len;
   g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, n + 1);
   for (guint i = 0; i < n; i++)
@@ -300,9 +300,9 @@ build_prompt (HzModel *model, Request *r, guint n_ctx, guint reserve, HzChatFit 
       msgs[i].role = r->roles->pdata[i];
       msgs[i].content = r->contents->pdata[i];
     }
-  if (tmpl == HZ_CHAT_TEMPLATE_NONE && n > 0)
-    return hz_model_fit_chat (model, tmpl, msgs + n - 1, 1, n_ctx, reserve, fit, error);
-  return hz_model_fit_chat (model, tmpl, msgs, n, n_ctx, reserve, fit, error);
+  if (!chat && n > 0)
+    return hz_model_fit_chat (model, msgs + n - 1, 1, n_ctx, reserve, fit, error);
+  return hz_model_fit_chat (model, msgs, n, n_ctx, reserve, fit, error);
 }
 
 static void
@@ -402,7 +402,7 @@ run_title (HzModel *model, Shared *s, Request *r)
 {
   g_autoptr(GError) error = NULL;
 
-  if (model == NULL || hz_model_chat_template (model) == HZ_CHAT_TEMPLATE_NONE)
+  if (model == NULL || !hz_model_is_chat (model))
     return NULL;
   /* Its own small context, so the chat's KV cache (the conversation's prefix) is kept;
    * freed right after, so it costs memory only while a title is written. */

@@ -16,6 +16,7 @@
 #include "stop-scan.h"
 #include "tokenizer.h"
 #include "prompt.h"
+#include "jinja.h"
 
 G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
 
@@ -34,6 +35,12 @@ struct _HzModel {
   guint        n_threads;
   GMutex       sha_lock;
   char        *sha256;
+  /* tokenizer.chat_template, parsed once at load (immutable afterwards): the template, or
+   * the parse error to report at each render; both NULL without a Jinja template */
+  HzJinjaTemplate *chat_jinja;
+  GError      *chat_error;
+  HzChatTemplate chat_builtin;   /* the built-in renderer for a GGUF without a template */
+  gint         told_builtin;     /* the fallback was announced (atomic) */
 };
 
 void
@@ -123,6 +130,15 @@ hz_model_load (const char *path, const HzModelParams *params, GError **error)
     }
   m->n_threads = params->n_threads ? params->n_threads : g_get_num_processors ();
   g_mutex_init (&m->sha_lock);
+  /* The model's own Jinja template renders every prompt (chat-render.c); a value that is
+   * one of the built-in names ("chatml", as llama.cpp accepts) selects that renderer. */
+  g_autofree char *jinja = hz_gguf_get_str (m->gguf, "tokenizer.chat_template");
+  m->chat_builtin = hz_chat_template_detect (jinja, m->name);
+  gboolean named = FALSE;
+  for (int t = HZ_CHAT_TEMPLATE_NONE; jinja && t <= HZ_CHAT_TEMPLATE_ZEPHYR; t++)
+    named |= strcmp (jinja, hz_chat_template_name ((HzChatTemplate) t)) == 0;
+  if (jinja && *jinja && !named)
+    m->chat_jinja = hz_jinja_template_new (jinja, -1, &m->chat_error);
   return m;
 }
 
@@ -158,6 +174,8 @@ hz_model_free (HzModel *m)
   g_free (m->isq_type);
   g_mutex_clear (&m->sha_lock);
   g_free (m->sha256);
+  hz_jinja_template_free (m->chat_jinja);
+  g_clear_error (&m->chat_error);
   g_free (m->path);
   g_free (m->name);
   g_free (m);
@@ -166,6 +184,19 @@ hz_model_free (HzModel *m)
 const HzGguf *hz_model_get_gguf (const HzModel *m) { return m->gguf; }
 const struct _HzTokenizer *hz_model_get_tokenizer (const HzModel *m) { return m->tok; }
 const HzLlm *hz_model_get_llm (const HzModel *m) { return m->llm; }
+
+const HzJinjaTemplate *
+hz_model_get_chat_jinja (const HzModel *m, const GError **parse_error)
+{
+  *parse_error = m->chat_error;
+  return m->chat_jinja;
+}
+
+gboolean
+hz_model_first_builtin_render (const HzModel *m)
+{
+  return g_atomic_int_compare_and_exchange (&((HzModel *) m)->told_builtin, 0, 1);
+}
 
 const char *
 hz_model_arch (const HzModel *m)
@@ -213,13 +244,12 @@ hz_model_sha256 (HzModel *m)
   return m->sha256;
 }
 
-/* The template is detected by chat-template.c from the GGUF's Jinja source and the
- * model name; the lookup lives here because it needs the model's internals. */
+/* The built-in family is detected at load by chat-template.c from the GGUF's Jinja source
+ * and the model name. */
 HzChatTemplate
 hz_model_chat_template (const HzModel *m)
 {
-  g_autofree char *jinja = hz_gguf_get_str (m->gguf, "tokenizer.chat_template");
-  return hz_chat_template_detect (jinja, m->name);
+  return m->chat_builtin;
 }
 
 HzToken hz_model_bos (const HzModel *m) { return hz_tokenizer_bos (m->tok); }

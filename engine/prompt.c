@@ -154,7 +154,6 @@ hz_prompt_tokenize (const HzTokenizer *t, const HzPrompt *p, gboolean add_specia
  * start at starts[] (newest first). */
 typedef struct {
   const HzModel       *m;
-  HzChatTemplate       t;
   const HzChatMessage *msgs;
   gsize                n, n_sys;
   GArray              *starts;   /* gsize */
@@ -162,25 +161,31 @@ typedef struct {
 } Fitting;
 
 /* Tokens of the system messages followed by the turns from starts[i] on, rendered with the
- * generation prompt. */
-static HzToken *
-render_from (const Fitting *f, gsize i, gsize *n_tokens)
+ * generation prompt into *tokens (g_free); FALSE when the template refuses them. */
+static gboolean
+render_from (const Fitting *f, gsize i, HzToken **tokens, gsize *n_tokens, GError **error)
 {
   const gsize start = i < f->starts->len ? g_array_index (f->starts, gsize, i) : f->n;
   g_autofree HzChatMessage *kept = g_new (HzChatMessage, f->n_sys + (f->n - start) + 1);
   memcpy (kept, f->msgs, f->n_sys * sizeof *f->msgs);
   memcpy (kept + f->n_sys, f->msgs + start, (f->n - start) * sizeof *f->msgs);
-  g_autoptr (HzPrompt) p = hz_chat_template_render (f->t, kept, f->n_sys + (f->n - start), TRUE);
-  return hz_model_tokenize_prompt (f->m, p, TRUE, n_tokens);
+  g_autoptr (HzPrompt) p = hz_model_render_chat (f->m, kept, f->n_sys + (f->n - start), TRUE,
+                                                  error);
+  if (p == NULL)
+    return FALSE;
+  *tokens = hz_model_tokenize_prompt (f->m, p, TRUE, n_tokens);
+  return TRUE;
 }
 
-/* Keeping the turns from starts[i] on: when they fit the budget, they replace *best. */
+/* Keeping the turns from starts[i] on: when they fit the budget, they replace *best.
+ * A template that refuses them (one that needs a conversation to start with a user turn,
+ * say) counts as not fitting: fewer turns are tried. */
 static gboolean
 try_turns (const Fitting *f, gsize i, HzToken **best, gsize *best_n)
 {
   gsize nt = 0;
-  HzToken *tok = render_from (f, i, &nt);
-  if (nt > f->budget)
+  HzToken *tok = NULL;
+  if (!render_from (f, i, &tok, &nt, NULL) || nt > f->budget)
     {
       g_free (tok);
       return FALSE;
@@ -198,8 +203,8 @@ is_role (const HzChatMessage *msg, const char *role)
 }
 
 HzToken *
-hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs, gsize n,
-                   guint n_ctx, guint n_reserve, HzChatFit *fit, GError **error)
+hz_model_fit_chat (const HzModel *m, const HzChatMessage *msgs, gsize n, guint n_ctx,
+                   guint n_reserve, HzChatFit *fit, GError **error)
 {
   g_return_val_if_fail (m != NULL && (msgs != NULL || n == 0), NULL);
   HzChatFit dummy;
@@ -218,9 +223,11 @@ hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs
   for (gsize i = n; i-- > n_sys;)
     if (i == n - 1 || i == n_sys || is_role (&msgs[i], "user"))
       g_array_append_val (starts, i);
-  const Fitting f = { m, t, msgs, n, n_sys, starts, fit->n_budget };
+  const Fitting f = { m, msgs, n, n_sys, starts, fit->n_budget };
   gsize best_n = 0;
-  HzToken *best = render_from (&f, 0, &best_n);
+  HzToken *best = NULL;
+  if (!render_from (&f, 0, &best, &best_n, error))
+    return NULL;
   if (starts->len == 0)
     {
       fit->n_tokens = best_n;

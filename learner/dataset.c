@@ -359,7 +359,8 @@ hz_learn_tokenized_free (HzLearnTokenized *t)
  * pieces: what users and the model wrote is tokenized as text (issue 20), so a typed
  * "<|im_end|>" cannot forge a turn the nightly run would learn. */
 static HzPrompt *
-render (HzModel *model, const GPtrArray *ctx, const char *reply, gboolean gen_prompt)
+render (HzModel *model, const GPtrArray *ctx, const char *reply, gboolean gen_prompt,
+        GError **error)
 {
   const guint n = ctx->len + (reply ? 1 : 0);
   g_autofree HzChatMessage *msgs = g_new (HzChatMessage, MAX (n, 1));
@@ -367,15 +368,20 @@ render (HzModel *model, const GPtrArray *ctx, const char *reply, gboolean gen_pr
     msgs[i] = *(const HzChatMessage *) ctx->pdata[i];
   if (reply)
     msgs[ctx->len] = (HzChatMessage) { "assistant", reply };
-  return hz_chat_template_render (hz_model_chat_template (model), msgs, n, gen_prompt);
+  return hz_model_render_chat (model, msgs, n, gen_prompt, error);
 }
 
 int32_t *
-hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n, char **text)
+hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n, char **text,
+                         GError **error)
 {
-  g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE);
+  g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE, error);
+  if (prompt == NULL)
+    return NULL;
   gsize nt = 0;
   int32_t *toks = hz_model_tokenize_prompt (model, prompt, TRUE, &nt);
+  if (toks == NULL)
+    toks = g_new0 (int32_t, 1);   /* an empty prompt is still a result */
   *n = (int64_t) nt;
   if (text)
     *text = g_strdup (hz_prompt_text (prompt, NULL));
@@ -384,13 +390,17 @@ hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n, c
 
 /* Tokens of a reply in `context`: the rest of the full rendering after the prompt
  * rendering (template end-of-turn included, pieces keeping their kinds); plain text + EOS
- * without a template. */
+ * without a template, or when the template's prompt is not a prefix of its full
+ * rendering. NULL when the template refuses the conversation. */
 static int32_t *
-reply_tokens (HzModel *model, const GPtrArray *context, const char *reply, int64_t *n)
+reply_tokens (HzModel *model, const GPtrArray *context, const char *reply, int64_t *n,
+              GError **error)
 {
-  g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE);
-  g_autoptr (HzPrompt) full = render (model, context, reply, FALSE);
-  const gboolean none = hz_model_chat_template (model) == HZ_CHAT_TEMPLATE_NONE;
+  g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE, error);
+  g_autoptr (HzPrompt) full = prompt ? render (model, context, reply, FALSE, error) : NULL;
+  if (full == NULL)
+    return NULL;
+  const gboolean none = !hz_model_is_chat (model);
   gsize plen = 0;
   const char *ptext = hz_prompt_text (prompt, &plen);
   g_autoptr (HzPrompt) rest = NULL;
@@ -414,7 +424,8 @@ reply_tokens (HzModel *model, const GPtrArray *context, const char *reply, int64
 }
 
 HzLearnTokenized *
-hz_learn_dataset_tokenize (const HzLearnDataset *d, HzModel *model, int64_t max_tokens)
+hz_learn_dataset_tokenize (const HzLearnDataset *d, HzModel *model, int64_t max_tokens,
+                           GError **error)
 {
   HzLearnTokenized *t = g_new0 (HzLearnTokenized, 1);
   t->examples = g_array_new (FALSE, FALSE, sizeof (HzSftExample));
@@ -423,8 +434,15 @@ hz_learn_dataset_tokenize (const HzLearnDataset *d, HzModel *model, int64_t max_
     {
       const HzLearnRecord *r = d->records->pdata[i];
       int64_t np, nr;
-      g_autofree int32_t *prompt = hz_learn_context_tokens (model, r->context, &np, NULL);
-      g_autofree int32_t *reply = reply_tokens (model, r->context, r->target, &nr);
+      g_autofree int32_t *prompt = hz_learn_context_tokens (model, r->context, &np, NULL, error);
+      g_autofree int32_t *reply = prompt ? reply_tokens (model, r->context, r->target, &nr, error)
+                                         : NULL;
+      if (reply == NULL)
+        {
+          g_prefix_error (error, "record %u: ", i + 1);
+          hz_learn_tokenized_free (t);
+          return NULL;
+        }
       if (nr == 0)
         continue;
       nr = MIN (nr, max_tokens);                     /* cut an over-long reply */
@@ -445,7 +463,8 @@ hz_learn_dataset_tokenize (const HzLearnDataset *d, HzModel *model, int64_t max_
 }
 
 GPtrArray *
-hz_learn_dataset_feedback_groups (const HzLearnDataset *d, HzModel *model, int64_t max_tokens)
+hz_learn_dataset_feedback_groups (const HzLearnDataset *d, HzModel *model, int64_t max_tokens,
+                                  GError **error)
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_grpo_group_free);
   for (guint i = 0; i < d->groups->len; i++)
@@ -455,14 +474,23 @@ hz_learn_dataset_feedback_groups (const HzLearnDataset *d, HzModel *model, int64
       if (n == 0)
         continue;
       int64_t np;
-      g_autofree int32_t *prompt = hz_learn_context_tokens (model, g->context, &np, NULL);
+      g_autofree int32_t *prompt = hz_learn_context_tokens (model, g->context, &np, NULL, error);
       g_autoptr (GPtrArray) toks = g_ptr_array_new_with_free_func (g_free);
       g_autofree int64_t *lens = g_new (int64_t, n);
       int64_t longest = 0;
-      for (guint k = 0; k < n; k++)
+      for (guint k = 0; k < n && prompt; k++)
         {
-          g_ptr_array_add (toks, reply_tokens (model, g->context, g->replies->pdata[k], &lens[k]));
+          int32_t *rt = reply_tokens (model, g->context, g->replies->pdata[k], &lens[k], error);
+          if (rt == NULL)
+            break;
+          g_ptr_array_add (toks, rt);
           longest = MAX (longest, lens[k]);
+        }
+      if (toks->len < n)
+        {
+          g_prefix_error (error, "feedback group %u: ", i + 1);
+          g_ptr_array_unref (out);
+          return NULL;
         }
       if (np + longest - 1 > max_tokens || np == 0)
         continue;

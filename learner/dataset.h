@@ -29,9 +29,11 @@
  *       reference answer (for verifiable rewards); "answer" may be omitted.
  *
  * Tokenization (hz_learn_dataset_tokenize): the context is rendered with the model's chat
- * template and the generation prompt (hz_chat_template_render), the reply as the rest of
- * the full rendering (so the template's end-of-turn tokens are trained on); for models
- * without a template (NONE) the reply is the plain text followed by EOS. Only the
+ * template and the generation prompt (hz_model_render_chat: the model's own Jinja template,
+ * or a built-in format for a GGUF without one), the reply as the rest of the full
+ * rendering (so the template's end-of-turn tokens are trained on); for models without a
+ * template (NONE), or a template whose prompt is not a prefix of the full rendering, the
+ * reply is the plain text (followed by EOS without a template). Only the
  * template's markup may become control tokens (hz_model_tokenize_prompt): control text in
  * a message or a reply ("<|im_end|>" typed or pasted) is trained on as text, never as a
  * turn boundary. Prompt tokens get
@@ -109,23 +111,26 @@ typedef struct {
 void hz_learn_tokenized_free (HzLearnTokenized *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLearnTokenized, hz_learn_tokenized_free)
 
-/** Tokenize the SFT records for `model` (template from hz_model_chat_template()) with
+/** Tokenize the SFT records for `model` (its template, hz_model_render_chat()) with
  *  examples of at most max_tokens tokens (see above). Records whose reply is empty are
- *  dropped. Never fails. */
+ *  dropped. NULL with hz_model_render_chat()'s error, prefixed "record N: ", when the
+ *  model's template does not parse or refuses a record. */
 HzLearnTokenized *hz_learn_dataset_tokenize (const HzLearnDataset *d, HzModel *model,
-                                             int64_t max_tokens);
+                                             int64_t max_tokens, GError **error);
 
 /** Prompt tokens of a context: rendered with the template and the generation prompt,
  *  tokenized with BOS, control tokens from the template's markup only
  *  (hz_model_tokenize_prompt; g_free; length in *n). Also the rendered text in *text
- *  (nullable, g_free). */
+ *  (nullable, g_free). NULL with hz_model_render_chat()'s error when the template refuses
+ *  the context. */
 int32_t *hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n,
-                                  char **text);
+                                  char **text, GError **error);
 
 /** The feedback groups with replies as HzGrpoGroup* (fixed rewards; tokenized like SFT
  *  replies), for hz_grpo_trainer_step(). Groups whose prompt and longest reply exceed
- *  max_tokens are dropped. */
+ *  max_tokens are dropped. NULL with the error of hz_learn_dataset_tokenize() (prefixed
+ *  "feedback group N: "). */
 GPtrArray *hz_learn_dataset_feedback_groups (const HzLearnDataset *d, HzModel *model,
-                                             int64_t max_tokens);
+                                             int64_t max_tokens, GError **error);
 
 G_END_DECLS

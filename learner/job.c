@@ -80,8 +80,14 @@ hz_learn_job_run_sft (HzModel *model, const HzLearnDataset *train,
       g_set_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_INVALID, "model has no weights");
       return FALSE;
     }
-  g_autoptr (HzLearnTokenized) tr = hz_learn_dataset_tokenize (train, model, params->max_tokens);
-  g_autoptr (HzLearnTokenized) ho = hz_learn_dataset_tokenize (heldout, model, params->max_tokens);
+  g_autoptr (HzLearnTokenized) tr = hz_learn_dataset_tokenize (train, model, params->max_tokens,
+                                                                error);
+  if (tr == NULL)
+    return FALSE;
+  g_autoptr (HzLearnTokenized) ho = hz_learn_dataset_tokenize (heldout, model, params->max_tokens,
+                                                                error);
+  if (ho == NULL)
+    return FALSE;
   if (tr->examples->len == 0)
     {
       g_set_error (error, HZ_LEARN_ERROR, HZ_LEARN_ERROR_INVALID, "no training examples");

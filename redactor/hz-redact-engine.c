@@ -24,8 +24,9 @@ hz_redact_engine_ask (HzContext *ctx, const char *prompt, gint n_predict, GError
   HzModel *model = hz_context_model (ctx);
   HzChatMessage msg = { "user", prompt };
   /* the prompt holds the text being redacted: content, never control tokens (issue 20) */
-  g_autoptr (HzPrompt) rendered = hz_chat_template_render (hz_model_chat_template (model), &msg,
-                                                           1, TRUE);
+  g_autoptr (HzPrompt) rendered = hz_model_render_chat (model, &msg, 1, TRUE, error);
+  if (rendered == NULL)
+    return NULL;
   gsize n = 0;
   g_autofree HzToken *ids = hz_model_tokenize_prompt (model, rendered, TRUE, &n);
   HzGenerateParams gp;

@@ -4,8 +4,10 @@
  *              [--ctx-size N]
  *
  * Each line read from stdin is a user message. The conversation is rendered with the
- * model's chat template (hz_chat_template_render: what was typed is content, never control
- * tokens) and generated from; the KV cache keeps the common prefix, so only the new turn is
+ * model's own chat template (hz_model_render_chat: its tokenizer.chat_template through the
+ * Jinja2 interpreter, or a built-in format for a GGUF without one; what was typed is
+ * content, never control tokens; a template that does not parse ends the session, one
+ * that refuses a conversation leaves that line unanswered with its message) and generated from; the KV cache keeps the common prefix, so only the new turn is
  * evaluated. Models without a template (base models such as stories260K) run as plain
  * completion: the lines and replies are concatenated. When the conversation outgrows the
  * context, the system prompt and the newest whole turns that fit are kept, leaving room
@@ -33,6 +35,7 @@
 #include <unistd.h>
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
+#include "model.h"
 
 /* exit status after Ctrl-C: 128 + SIGINT */
 #define CHAT_EXIT_INTERRUPTED (128 + SIGINT)
@@ -169,18 +172,18 @@ conv_pop (Conversation *c)
 
 /* Forget the conversation (keeping the system prompt). */
 static void
-conv_reset (Conversation *c, const char *system, HzChatTemplate tmpl)
+conv_reset (Conversation *c, const char *system, gboolean chat)
 {
   g_ptr_array_set_size (c->roles, 0);
   g_ptr_array_set_size (c->contents, 0);
-  if (system && tmpl != HZ_CHAT_TEMPLATE_NONE)
+  if (system && chat)
     conv_add (c, "system", system);
 }
 
 /* The prompt for the conversation's last line: the newest turns that fit the context with
  * room for the reply (hz_model_fit_chat). */
 static HzToken *
-conv_fit (const Conversation *c, HzModel *model, HzChatTemplate tmpl, HzContext *ctx,
+conv_fit (const Conversation *c, HzModel *model, HzContext *ctx,
           const HzGenerateParams *gp, HzChatFit *fit, GError **error)
 {
   g_autofree HzChatMessage *msgs = g_new0 (HzChatMessage, c->roles->len + 1);
@@ -190,8 +193,8 @@ conv_fit (const Conversation *c, HzModel *model, HzChatTemplate tmpl, HzContext 
       msgs[i].content = c->contents->pdata[i];
     }
   const guint reserve = gp->n_predict >= 0 ? (guint) gp->n_predict : G_MAXUINT;
-  return hz_model_fit_chat (model, tmpl, msgs, c->roles->len, hz_context_n_ctx (ctx), reserve,
-                            fit, error);
+  return hz_model_fit_chat (model, msgs, c->roles->len, hz_context_n_ctx (ctx), reserve, fit,
+                            error);
 }
 
 int
@@ -243,16 +246,26 @@ hz_cmd_chat (int argc, char **argv)
   if (!hz_gen_opts_open (&o, "chat", &model, &ctx, &gp))
     return 1;
 
-  const HzChatTemplate tmpl = hz_model_chat_template (model);
+  const GError *parse_error = NULL;
+  const gboolean own = hz_model_get_chat_jinja (model, &parse_error) != NULL;
+  if (parse_error)
+    {
+      fprintf (stderr, "hanzo chat: the chat template of %s does not parse: %s\n",
+               hz_model_name (model), parse_error->message);
+      return 1;
+    }
+  const gboolean chat = hz_model_is_chat (model);
   const gboolean interactive = isatty (STDIN_FILENO);
   Conversation conv = { g_ptr_array_new (), g_ptr_array_new_with_free_func (g_free) };
-  conv_reset (&conv, system, tmpl);
+  conv_reset (&conv, system, chat);
   gboolean told_dropped = FALSE;   /* the notice about earlier messages, once */
   gboolean refused = FALSE;        /* a line was too long for the context */
   if (interactive)
     fprintf (stderr, "hanzo chat: %s, template %s, context %u tokens. "
                      "/reset clears, Ctrl+C stops a reply, /exit or Ctrl+D quits.\n",
-             hz_model_name (model), hz_chat_template_name (tmpl), hz_context_n_ctx (ctx));
+             hz_model_name (model),
+             own ? "its own" : hz_chat_template_name (hz_model_chat_template (model)),
+             hz_context_n_ctx (ctx));
 
   int status = 0;
   /* stdin through GIO, so that Ctrl-C at the prompt can cancel the read (NUL bytes are
@@ -291,7 +304,7 @@ hz_cmd_chat (int argc, char **argv)
         break;
       if (strcmp (line, "/reset") == 0)
         {
-          conv_reset (&conv, system, tmpl);
+          conv_reset (&conv, system, chat);
           told_dropped = FALSE;
           continue;
         }
@@ -304,7 +317,7 @@ hz_cmd_chat (int argc, char **argv)
 
       conv_add (&conv, "user", valid ? valid : line);
       HzChatFit fit;
-      g_autofree HzToken *ids = conv_fit (&conv, model, tmpl, ctx, &gp, &fit, &error);
+      g_autofree HzToken *ids = conv_fit (&conv, model, ctx, &gp, &fit, &error);
       if (ids == NULL)
         {
           /* this line alone does not fit: say so, leave it out, answer the next one */

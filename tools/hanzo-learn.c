@@ -521,7 +521,9 @@ cmd_grpo (int argc, char **argv)
     if (((HzLearnGroup *) d->groups->pdata[i])->replies->len == 0)
       g_ptr_array_add (sampled, d->groups->pdata[i]);
   const int64_t max_tokens = MIN ((int64_t) llm->hp.n_ctx_train, 1024);
-  g_autoptr (GPtrArray) feedback = hz_learn_dataset_feedback_groups (d, model, max_tokens);
+  g_autoptr (GPtrArray) feedback = hz_learn_dataset_feedback_groups (d, model, max_tokens, &error);
+  if (feedback == NULL)
+    return fail (prompts, error);
   if (sampled->len > 0 && reward == NULL)
     return usage_error (ctx, "prompts without replies need --reward");
   if (sampled->len == 0 && feedback->len == 0)
@@ -544,7 +546,10 @@ cmd_grpo (int argc, char **argv)
           const HzLearnGroup *g = sampled->pdata[(s * per_step + j) % sampled->len];
           int64_t np;
           g_autofree char *text = NULL;
-          g_autofree int32_t *ptok = hz_learn_context_tokens (model, g->context, &np, &text);
+          g_autofree int32_t *ptok = hz_learn_context_tokens (model, g->context, &np, &text,
+                                                              &error);
+          if (ptok == NULL)
+            return fail (prompts, error);
           if (np >= max_tokens)
             continue;
           const char *user = ((HzChatMessage *) g->context->pdata[g->context->len - 1])->content;

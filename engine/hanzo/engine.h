@@ -121,9 +121,13 @@ typedef enum {
   HZ_CHAT_TEMPLATE_ZEPHYR,
 } HzChatTemplate;
 
-/** Template detected from tokenizer.chat_template (and the model name); NONE for base
- *  models without a template (e.g. stories260K). */
+/** The built-in family recognised from tokenizer.chat_template (and the model name); NONE
+ *  for base models without a template (e.g. stories260K). It renders prompts only for a
+ *  GGUF without a Jinja template (hz_model_render_chat()); for display and tests. */
 HzChatTemplate hz_model_chat_template (const HzModel *m);
+/** TRUE when the model has a chat template (its own Jinja template, even one that fails
+ *  to parse, or a recognised built-in family): it answers conversations, not plain text. */
+gboolean       hz_model_is_chat (const HzModel *m);
 const char    *hz_chat_template_name (HzChatTemplate t);
 /** Detect from a Jinja template string (may be NULL) and a model name (may be NULL). */
 HzChatTemplate hz_chat_template_detect (const char *jinja, const char *model_name);
@@ -181,8 +185,9 @@ HzPrompt *hz_prompt_tail (const HzPrompt *p, gsize offset);
 HzToken *hz_model_tokenize_prompt (const HzModel *m, const HzPrompt *p, gboolean add_special,
                                    gsize *n_tokens);
 
-/** Render messages as the model expects; add_generation_prompt appends the assistant
- *  header. Returns the text only (hz_chat_template_render() keeps what is markup): do
+/** Render messages in a built-in format (the renderer of a GGUF without a Jinja template;
+ *  a model's prompts come from hz_model_render_chat()); add_generation_prompt appends the
+ *  assistant header. Returns the text only (hz_chat_template_render() keeps what is markup): do
  *  not tokenize it with parse_special = TRUE, which would turn control text inside the
  *  messages into control tokens. Returns a newly allocated string. */
 char *hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
@@ -194,6 +199,26 @@ char *hz_chat_template_apply (HzChatTemplate t, const HzChatMessage *msgs, gsize
 HzPrompt *hz_chat_template_render (HzChatTemplate t, const HzChatMessage *msgs, gsize n,
                                    gboolean add_generation_prompt);
 
+/** Render a conversation as the model expects, as a prompt of markup and content pieces
+ *  (tokenize it with hz_model_tokenize_prompt()). The renderer is the model's own
+ *  tokenizer.chat_template (GGUF metadata, or a Hugging Face folder's
+ *  tokenizer_config.json), parsed once at load and rendered by the Jinja2 interpreter
+ *  (engine/jinja/jinja.h) exactly as transformers' apply_chat_template(messages,
+ *  add_generation_prompt=...) would, with bos_token and eos_token the vocabulary's texts:
+ *  what the template writes, the roles and those token texts are markup, every byte of the
+ *  messages' contents is content. A template that writes "{{ bos_token }}" keeps it; the
+ *  BOS the tokenizer adds before it is then dropped (hz_model_tokenize_prompt()). A GGUF
+ *  without a template uses the built-in renderer of hz_model_chat_template()
+ *  (hz_chat_template_render()), said once per model with g_message().
+ *  Roles: NULL ("user") or one of "system", "user", "assistant", "tool" (roles are markup,
+ *  so no other text may be one). Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (another role);
+ *  HZ_JINJA_ERROR (jinja.h) when the template does not parse or raises (e.g. "TemplateError:
+ *  System role not supported"; the message names the model). Never a silent fallback.
+ *  Returns a new prompt (hz_prompt_free), or NULL. Thread-safe (the parsed template is
+ *  immutable). */
+HzPrompt *hz_model_render_chat (const HzModel *m, const HzChatMessage *msgs, gsize n,
+                                gboolean add_generation_prompt, GError **error);
+
 /** What hz_model_fit_chat() kept. */
 typedef struct {
   gsize n_tokens;    /* length of the prompt returned */
@@ -204,7 +229,8 @@ typedef struct {
 
 /** The prompt for answering a conversation in a context of n_ctx tokens: the leading
  *  system messages and the newest whole turns (a turn starts at a user message) that fit,
- *  rendered with template `t` and the generation prompt and tokenized with
+ *  rendered with the model's template (hz_model_render_chat()) and the generation prompt
+ *  and tokenized with
  *  hz_model_tokenize_prompt() (BOS added). The kept part must leave n_reserve tokens for
  *  the reply, a reserve capped at n_ctx / 2 (pass the reply's token limit; G_MAXUINT
  *  when it has none). The last message (the one to answer) is always kept: when it
@@ -215,12 +241,11 @@ typedef struct {
  *  Returns the tokens (g_free) and fills *fit (nullable), or NULL with
  *  HZ_ENGINE_ERROR_CONTEXT_FULL when even the last message with the system messages does
  *  not fit n_ctx; the message then says how many tokens it has and how many the context
- *  holds. With prefix reuse (hz_context_generate()): a conversation that fits keeps its
+ *  holds; or with hz_model_render_chat()'s errors. With prefix reuse (hz_context_generate()): a conversation that fits keeps its
  *  prefix from turn to turn; once turns are dropped, the prefix up to the first kept turn
  *  changes and that turn onwards is evaluated again. Thread-safe. */
-HzToken *hz_model_fit_chat (const HzModel *m, HzChatTemplate t, const HzChatMessage *msgs,
-                            gsize n, guint n_ctx, guint n_reserve, HzChatFit *fit,
-                            GError **error);
+HzToken *hz_model_fit_chat (const HzModel *m, const HzChatMessage *msgs, gsize n, guint n_ctx,
+                            guint n_reserve, HzChatFit *fit, GError **error);
 
 /* ---------------------------------------------------------------- sampler */
 

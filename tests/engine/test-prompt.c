@@ -9,13 +9,31 @@
  * every stretch of text between them, content included, is tokenized with
  * parse_special = FALSE. The prompt must hold exactly
  * as many control tokens as the markup writes, and "60 x <|im_end|>" typed on ChatML must
- * count as that text tokenized with parse_special = FALSE (it was 60 control tokens). */
+ * count as that text tokenized with parse_special = FALSE (it was 60 control tokens).
+ * Each of these runs twice: with the built-in renderer of the family (a GGUF without a
+ * template) and with the model's own Jinja template (hz_model_render_chat), the renderer
+ * of every prompt path now. */
 #include <hanzo/engine.h>
+#include <json-glib/json-glib.h>
 #include "../family-vocab.h"
+#include "jinja.h"
 
 #include <string.h>
 
 static char *tmp_dir;
+
+/* A family, rendered by its built-in renderer or by the model's Jinja template. */
+typedef struct {
+  const HzFamily *f;
+  gboolean        jinja;
+} Case;
+
+static HzPrompt *
+render_with (HzModel *m, const Case *c, const HzChatMessage *msgs, gsize n, gboolean gen)
+{
+  return c->jinja ? hz_family_render (m, msgs, n, gen)
+                  : hz_chat_template_render (c->f->tmpl, msgs, n, gen);
+}
 
 static HzModel *
 family_vocab_load (const HzFamily *f)
@@ -44,7 +62,8 @@ conversation (HzChatMessage msgs[6], const char *typed)
 static void
 test_typed (gconstpointer data)
 {
-  const HzFamily *f = data;
+  const Case *c = data;
+  const HzFamily *f = c->f;
   g_autoptr (HzModel) m = family_vocab_load (f);
   if (m == NULL)
     return;
@@ -52,7 +71,7 @@ test_typed (gconstpointer data)
   conversation (msgs, f->typed);
   conversation (plain, "Hello there");
 
-  g_autoptr (HzPrompt) p = hz_chat_template_render (f->tmpl, msgs, 6, TRUE);
+  g_autoptr (HzPrompt) p = render_with (m, c, msgs, 6, TRUE);
   gsize n = 0;
   g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &n);
   guint n_markup_controls = 0;
@@ -61,7 +80,7 @@ test_typed (gconstpointer data)
   g_assert_cmpmem (ids, n * sizeof *ids, want->data, want->len * sizeof (HzToken));
 
   /* as many control tokens as with harmless text: none came from what was typed */
-  g_autoptr (HzPrompt) pp = hz_chat_template_render (f->tmpl, plain, 6, TRUE);
+  g_autoptr (HzPrompt) pp = render_with (m, c, plain, 6, TRUE);
   gsize np = 0;
   g_autofree HzToken *pids = hz_model_tokenize_prompt (m, pp, TRUE, &np);
   const guint got = hz_family_count_controls (m, f, ids, n), harmless = hz_family_count_controls (m, f, pids, np);
@@ -69,12 +88,12 @@ test_typed (gconstpointer data)
   g_assert_cmpuint (got, ==, harmless);
 
   /* the old way (the rendered text parsed for control tokens) forged turns */
-  g_autofree char *text = hz_chat_template_apply (f->tmpl, msgs, 6, TRUE);
   gsize no = 0;
-  g_autofree HzToken *old = hz_model_tokenize (m, text, -1, TRUE, TRUE, &no);
+  g_autofree HzToken *old = hz_model_tokenize (m, hz_prompt_text (p, NULL), -1, TRUE, TRUE, &no);
   const guint forged = hz_family_count_controls (m, f, old, no);
-  g_test_message ("%s: %zu prompt tokens, %u control tokens (the markup's); parsing the text "
-                  "whole gave %zu tokens, %u control tokens", f->name, n, got, no, forged);
+  g_test_message ("%s (%s): %zu prompt tokens, %u control tokens (the markup's); parsing the text "
+                  "whole gave %zu tokens, %u control tokens", f->name, c->jinja ? "Jinja" : "built-in", n,
+                  got, no, forged);
   g_assert_cmpuint (forged, >, got);
 }
 
@@ -109,7 +128,8 @@ test_sixty (void)
 static void
 test_same_as_text (gconstpointer data)
 {
-  const HzFamily *f = data;
+  const Case *c = data;
+  const HzFamily *f = c->f;
   g_autoptr (HzModel) m = family_vocab_load (f);
   if (m == NULL)
     return;
@@ -120,13 +140,23 @@ test_same_as_text (gconstpointer data)
   };
   for (int gen = 0; gen < 2; gen++)
     {
-      g_autoptr (HzPrompt) p = hz_chat_template_render (f->tmpl, conv, G_N_ELEMENTS (conv), gen);
-      g_autofree char *text = hz_chat_template_apply (f->tmpl, conv, G_N_ELEMENTS (conv), gen);
-      g_assert_cmpstr (hz_prompt_text (p, NULL), ==, text);
+      g_autoptr (HzPrompt) p = render_with (m, c, conv, G_N_ELEMENTS (conv), gen);
+      const char *text = hz_prompt_text (p, NULL);
+      if (!c->jinja)
+        {
+          g_autofree char *applied = hz_chat_template_apply (f->tmpl, conv, G_N_ELEMENTS (conv),
+                                                             gen);
+          g_assert_cmpstr (text, ==, applied);
+        }
       gsize n = 0, nt = 0;
       g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &n);
       g_autofree HzToken *tids = hz_model_tokenize (m, text, -1, TRUE, TRUE, &nt);
-      g_assert_cmpmem (ids, n * sizeof *ids, tids, nt * sizeof *tids);
+      /* the text parsed whole keeps a template's "{{ bos_token }}" after the added BOS;
+       * the prompt has one BOS */
+      const HzToken *t0 = tids;
+      if (nt >= 2 && tids[0] == hz_model_bos (m) && tids[1] == tids[0])
+        t0++, nt--;
+      g_assert_cmpmem (ids, n * sizeof *ids, t0, nt * sizeof *t0);
     }
 }
 
@@ -324,10 +354,13 @@ conv_free (Conv *c)
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (Conv, conv_free)
 
+/* Prompt tokens of msgs in the model's own template (the fitter's renderer). */
 static gsize
-render_count (HzModel *m, HzChatTemplate t, const HzChatMessage *msgs, gsize n)
+render_count (HzModel *m, const HzChatMessage *msgs, gsize n)
 {
-  g_autoptr (HzPrompt) p = hz_chat_template_render (t, msgs, n, TRUE);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzPrompt) p = hz_model_render_chat (m, msgs, n, TRUE, &error);
+  g_assert_no_error (error);
   gsize nt = 0;
   g_autofree HzToken *ids = hz_model_tokenize_prompt (m, p, TRUE, &nt);
   return nt;
@@ -335,32 +368,32 @@ render_count (HzModel *m, HzChatTemplate t, const HzChatMessage *msgs, gsize n)
 
 /* The system message and msgs[start..n) as one array. */
 static gsize
-kept_count (HzModel *m, HzChatTemplate t, const Conv *c, gsize n_sys, gsize start)
+kept_count (HzModel *m, const Conv *c, gsize n_sys, gsize start)
 {
   g_autofree HzChatMessage *k = g_new (HzChatMessage, c->n + 1);
   memcpy (k, c->msgs, n_sys * sizeof *k);
   memcpy (k + n_sys, c->msgs + start, (c->n - start) * sizeof *k);
-  return render_count (m, t, k, n_sys + c->n - start);
+  return render_count (m, k, n_sys + c->n - start);
 }
 
 static void
-check_fit (HzModel *m, HzChatTemplate t, gboolean system, guint n_turns, guint n_ctx,
+check_fit (HzModel *m, gboolean system, guint n_turns, guint n_ctx,
            guint reserve)
 {
   g_autoptr (Conv) c = conv_new (n_turns, system);
   const gsize n_sys = system ? 1 : 0;
   HzChatFit fit;
   g_autoptr (GError) error = NULL;
-  g_autofree HzToken *ids = hz_model_fit_chat (m, t, c->msgs, c->n, n_ctx, reserve, &fit, &error);
+  g_autofree HzToken *ids = hz_model_fit_chat (m, c->msgs, c->n, n_ctx, reserve, &fit, &error);
   g_assert_no_error (error);
   g_assert_nonnull (ids);
-  const gsize whole = render_count (m, t, c->msgs, c->n);
+  const gsize whole = render_count (m, c->msgs, c->n);
   const gsize start = n_sys + fit.n_dropped;
   g_test_message ("%s, %u turns (%zu tokens), n_ctx %u, reserve %u: %zu tokens, %zu "
-                  "messages dropped", hz_chat_template_name (t), n_turns, whole, n_ctx, reserve,
+                  "messages dropped", hz_model_name (m), n_turns, whole, n_ctx, reserve,
                   fit.n_tokens, fit.n_dropped);
   g_assert_cmpuint (fit.n_budget, ==, n_ctx - MIN (reserve, n_ctx / 2));
-  g_assert_cmpuint (fit.n_tokens, ==, kept_count (m, t, c, n_sys, start));
+  g_assert_cmpuint (fit.n_tokens, ==, kept_count (m, c, n_sys, start));
   if (whole <= fit.n_budget)
     {
       g_assert_cmpuint (fit.n_dropped, ==, 0);
@@ -372,7 +405,7 @@ check_fit (HzModel *m, HzChatTemplate t, gboolean system, guint n_turns, guint n
   if (start < c->n - 1)
     g_assert_cmpuint (fit.n_tokens, <=, fit.n_budget);
   /* the newest turns that fit: one more turn would not */
-  g_assert_cmpuint (kept_count (m, t, c, n_sys, start - 2), >, fit.n_budget);
+  g_assert_cmpuint (kept_count (m, c, n_sys, start - 2), >, fit.n_budget);
 }
 
 static void
@@ -382,12 +415,12 @@ test_fit (void)
   g_autoptr (HzModel) m = family_vocab_load (f);
   if (m == NULL)
     return;
-  check_fit (m, f->tmpl, TRUE, 3, 4096, 256);      /* fits whole */
-  check_fit (m, f->tmpl, TRUE, 40, 512, 128);      /* three times the context */
-  check_fit (m, f->tmpl, TRUE, 40, 512, 100000);   /* reserve capped at half */
-  check_fit (m, f->tmpl, FALSE, 40, 300, 64);
+  check_fit (m, TRUE, 3, 4096, 256);      /* fits whole */
+  check_fit (m, TRUE, 40, 512, 128);      /* three times the context */
+  check_fit (m, TRUE, 40, 512, 100000);   /* reserve capped at half */
+  check_fit (m, FALSE, 40, 300, 64);
   for (guint turns = 1; turns <= 33; turns += 4)   /* every cut of the search */
-    check_fit (m, f->tmpl, TRUE, turns, 200, 50);
+    check_fit (m, TRUE, turns, 200, 50);
 
   /* a last message that fits the context but not the budget: kept alone */
   g_autoptr (GString) big = g_string_new (NULL);
@@ -395,17 +428,17 @@ test_fit (void)
     g_string_append (big, "lorem ipsum ");
   HzChatMessage msgs[] = { { "system", "Be brief." }, { "user", "hi" }, { "assistant", "hello" },
                            { "user", big->str } };
-  const gsize alone = render_count (m, f->tmpl, (HzChatMessage[]) { msgs[0], msgs[3] }, 2);
+  const gsize alone = render_count (m, (HzChatMessage[]) { msgs[0], msgs[3] }, 2);
   HzChatFit fit;
   g_autoptr (GError) error = NULL;
-  g_autofree HzToken *ids = hz_model_fit_chat (m, f->tmpl, msgs, 4, (guint) alone + 10, 100,
+  g_autofree HzToken *ids = hz_model_fit_chat (m, msgs, 4, (guint) alone + 10, 100,
                                                &fit, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (fit.n_dropped, ==, 2);
   g_assert_cmpuint (fit.n_tokens, ==, alone);
 
   /* a last message longer than the context: the one error, which says so */
-  g_autofree HzToken *none = hz_model_fit_chat (m, f->tmpl, msgs, 4, (guint) alone - 1, 10,
+  g_autofree HzToken *none = hz_model_fit_chat (m, msgs, 4, (guint) alone - 1, 10,
                                                 &fit, &error);
   g_assert_null (none);
   g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_CONTEXT_FULL);
@@ -423,8 +456,195 @@ test_fit_none (void)
   if (path == NULL)
     return;
   g_autoptr (HzModel) m = hz_family_load_vocab (path);
-  check_fit (m, HZ_CHAT_TEMPLATE_NONE, FALSE, 30, 128, 32);
-  check_fit (m, HZ_CHAT_TEMPLATE_NONE, FALSE, 2, 128, 32);
+  check_fit (m, FALSE, 30, 128, 32);
+  check_fit (m, FALSE, 2, 128, 32);
+}
+
+/* ------------------------------------------------ the model's own Jinja template */
+
+/* A vocab-only model: `vocab` (under the shared data) with `template` (a file of
+ * ../shared/chat-templates/templates/) as its tokenizer.chat_template; NULL after a skip. */
+static HzModel *
+model_with_template (const char *vocab, const char *template)
+{
+  g_autofree char *rel = g_strdup_printf ("chat-templates/templates/%s.jinja", template);
+  g_autofree char *tpath = hz_test_shared_path (rel);
+  if (tpath == NULL)
+    return NULL;
+  g_autofree char *source = NULL;
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_file_get_contents (tpath, &source, NULL, &error));
+  const HzFamily f = { template, HZ_CHAT_TEMPLATE_NONE, vocab, source, { NULL }, { NULL },
+                       { NULL }, "" };
+  g_autofree char *path = hz_family_vocab_write (&f, tmp_dir);
+  if (path == NULL)
+    return NULL;
+  HzModel *m = hz_family_load_vocab (path);
+  g_unlink (path);
+  return m;
+}
+
+/* Issue 23's example: Qwen2.5's template adds its default system turn, so "hi" is 30
+ * prompt tokens as transformers renders it, not the built-in ChatML's 9; and the fitter
+ * counts the same. */
+static void
+test_qwen_hi (void)
+{
+  g_autoptr (HzModel) m = model_with_template ("golden/tokenizer/ggml-vocab-qwen2.gguf",
+                                               "Qwen-Qwen2.5-7B-Instruct");
+  if (m == NULL)
+    return;
+  const HzChatMessage hi[] = { { "user", "hi" } };
+  HzChatFit fit;
+  g_autoptr (GError) error = NULL;
+  g_autofree HzToken *ids = hz_model_fit_chat (m, hi, 1, 4096, 256, &fit, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzPrompt) builtin = hz_chat_template_render (HZ_CHAT_TEMPLATE_CHATML, hi, 1, TRUE);
+  gsize nb = 0;
+  g_autofree HzToken *bids = hz_model_tokenize_prompt (m, builtin, TRUE, &nb);
+  g_test_message ("\"hi\" on Qwen2.5: %zu prompt tokens (the built-in ChatML: %zu)",
+                  fit.n_tokens, nb);
+  g_assert_cmpuint (fit.n_tokens, ==, 30);
+  g_assert_cmpuint (nb, ==, 9);
+  g_autoptr (HzPrompt) p = hz_family_render (m, hi, 1, TRUE);
+  g_assert_true (g_str_has_prefix (hz_prompt_text (p, NULL),
+                                   "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud."));
+}
+
+/* The fixture `name` of ../shared/chat-templates/fixtures as messages (roles and contents
+ * only: the prompt API passes no tools) and its add_generation_prompt; NULL after a skip. */
+static HzChatMessage *
+fixture_messages (const char *name, gsize *n, gboolean *gen, JsonParser **keep)
+{
+  g_autofree char *rel = g_strdup_printf ("chat-templates/fixtures/%s.json", name);
+  g_autofree char *path = hz_test_shared_path (rel);
+  if (path == NULL)
+    return NULL;
+  g_autoptr (GError) error = NULL;
+  *keep = json_parser_new ();
+  g_assert_true (json_parser_load_from_file (*keep, path, &error));
+  JsonObject *o = json_node_get_object (json_parser_get_root (*keep));
+  JsonArray *a = json_object_get_array_member (o, "messages");
+  *n = json_array_get_length (a);
+  *gen = json_object_get_boolean_member (o, "add_generation_prompt");
+  HzChatMessage *msgs = g_new (HzChatMessage, *n + 1);
+  for (guint i = 0; i < *n; i++)
+    {
+      JsonObject *mo = json_array_get_object_element (a, i);
+      msgs[i].role = json_object_get_string_member (mo, "role");
+      msgs[i].content = json_object_get_string_member (mo, "content");
+    }
+  return msgs;
+}
+
+/* Real templates in a model's GGUF give, through the prompt API, exactly what transformers
+ * renders (../shared/chat-templates/golden), or its error: the fixtures basic and nosys
+ * (BOS "<s>": the Llama 2 SentencePiece vocabulary) and single (BOS "<|begin_of_text|>":
+ * the Llama 3 one); every byte of a message's content is content. */
+static void
+test_golden (void)
+{
+  static const char *const templates[] = {
+    "Qwen-Qwen2.5-7B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
+    "mistralai-Mistral-Nemo-Instruct-2407", "microsoft-Phi-3.5-mini-instruct",
+    "google-gemma-2-2b-it",
+  };
+  static const struct { const char *fixture, *vocab; } fixtures[] = {
+    { "basic", "golden/tokenizer/ggml-vocab-llama-spm.gguf" },
+    { "nosys", "golden/tokenizer/ggml-vocab-llama-spm.gguf" },
+    { "single", "golden/tokenizer/ggml-vocab-llama-bpe.gguf" },
+  };
+  g_setenv ("SOURCE_DATE_EPOCH", "1796299200", TRUE);   /* the goldens' "now" */
+  g_setenv ("TZ", "UTC", TRUE);
+  guint n_txt = 0, n_err = 0;
+  for (guint t = 0; t < G_N_ELEMENTS (templates); t++)
+    for (guint x = 0; x < G_N_ELEMENTS (fixtures); x++)
+      {
+        g_autoptr (HzModel) m = model_with_template (fixtures[x].vocab, templates[t]);
+        g_autoptr (JsonParser) keep = NULL;
+        gsize n = 0;
+        gboolean gen = FALSE;
+        g_autofree HzChatMessage *msgs = fixture_messages (fixtures[x].fixture, &n, &gen, &keep);
+        if (m == NULL || msgs == NULL)
+          return;
+        g_autofree char *dir = hz_test_shared_path ("chat-templates/golden");
+        g_autofree char *gtxt = g_strdup_printf ("%s/%s.%s.txt", dir, templates[t],
+                                                 fixtures[x].fixture);
+        g_autofree char *gerr = g_strdup_printf ("%s/%s.%s.error", dir, templates[t],
+                                                 fixtures[x].fixture);
+        const gboolean is_txt = g_file_test (gtxt, G_FILE_TEST_EXISTS);
+        g_autofree char *want = NULL;
+        g_autoptr (GError) error = NULL;
+        g_assert_true (g_file_get_contents (is_txt ? gtxt : gerr, &want, NULL, &error));
+        g_autoptr (HzPrompt) p = hz_model_render_chat (m, msgs, n, gen, &error);
+        if (!is_txt)
+          {
+            g_assert_null (p);
+            g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_RAISED);
+            g_strchomp (want);
+            g_assert_nonnull (strstr (error->message, want));
+            g_assert_nonnull (strstr (error->message, hz_model_name (m)));
+            n_err++;
+            continue;
+          }
+        g_assert_no_error (error);
+        g_assert_cmpstr (hz_prompt_text (p, NULL), ==, want);
+        /* every content byte is content: each message's content is a content piece's text
+         * or lies within one (templates trim some) */
+        for (gsize i = 0; i < n; i++)
+          {
+            g_autofree char *c = g_strstrip (g_strdup (msgs[i].content));
+            gboolean found = FALSE;
+            for (guint k = 0; k < hz_prompt_n_pieces (p) && !found; k++)
+              {
+                HzPromptPiece pc = hz_prompt_get_piece (p, k);
+                g_autofree char *pt = g_strndup (pc.text, pc.len);
+                found = !pc.markup && strstr (pt, c) != NULL;
+              }
+            g_assert_true (found);
+          }
+        n_txt++;
+      }
+  g_test_message ("%u renderings byte for byte, %u refusals with the template's message",
+                  n_txt, n_err);
+  g_assert_cmpuint (n_txt, ==, 14);
+  g_assert_cmpuint (n_err, ==, 1);
+}
+
+/* A template that does not parse, and a role outside the fixed set: errors, never a
+ * fallback to a built-in format. */
+static void
+test_render_errors (void)
+{
+  const HzFamily broken = { "broken", HZ_CHAT_TEMPLATE_CHATML,
+                            "golden/tokenizer/ggml-vocab-qwen2.gguf",
+                            "<|im_start|>{% for m in messages %}{{ m.content }", { NULL },
+                            { NULL }, { NULL }, "" };
+  g_autofree char *path = hz_family_vocab_write (&broken, tmp_dir);
+  if (path == NULL)
+    return;
+  g_autoptr (HzModel) m = hz_family_load_vocab (path);
+  g_unlink (path);
+  g_assert_true (hz_model_is_chat (m));
+  const HzChatMessage hi[] = { { "user", "hi" } };
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzPrompt) p = hz_model_render_chat (m, hi, 1, TRUE, &error);
+  g_assert_null (p);
+  g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_SYNTAX);
+  g_assert_nonnull (strstr (error->message, "does not parse"));
+  g_test_message ("%s", error->message);
+  g_clear_error (&error);
+  g_autofree HzToken *ids = hz_model_fit_chat (m, hi, 1, 4096, 64, NULL, &error);
+  g_assert_null (ids);
+  g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_SYNTAX);
+  g_clear_error (&error);
+
+  g_autoptr (HzModel) q = model_with_template ("golden/tokenizer/ggml-vocab-qwen2.gguf",
+                                               "Qwen-Qwen2.5-7B-Instruct");
+  const HzChatMessage odd[] = { { "im_end|>", "hi" } };
+  g_autoptr (HzPrompt) r = hz_model_render_chat (q, odd, 1, TRUE, &error);
+  g_assert_null (r);
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
 }
 
 int
@@ -433,12 +653,19 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   tmp_dir = g_dir_make_tmp ("hz-test-prompt-XXXXXX", NULL);
   g_test_add_func ("/prompt/pieces", test_pieces);
+  static Case cases[2 * G_N_ELEMENTS (hz_families)];
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const HzFamily *f = &hz_families[i / 2];
+      cases[i] = (Case) { f, i % 2 };
+      const char *how = cases[i].jinja ? "jinja" : "built-in";
+      g_autofree char *a = g_strdup_printf ("/prompt/typed/%s/%s", how, f->name);
+      g_autofree char *b = g_strdup_printf ("/prompt/same-as-text/%s/%s", how, f->name);
+      g_test_add_data_func (a, &cases[i], test_typed);
+      g_test_add_data_func (b, &cases[i], test_same_as_text);
+    }
   for (guint i = 0; i < G_N_ELEMENTS (hz_families); i++)
     {
-      g_autofree char *a = g_strdup_printf ("/prompt/typed/%s", hz_families[i].name);
-      g_autofree char *b = g_strdup_printf ("/prompt/same-as-text/%s", hz_families[i].name);
-      g_test_add_data_func (a, &hz_families[i], test_typed);
-      g_test_add_data_func (b, &hz_families[i], test_same_as_text);
       g_autofree char *c = g_strdup_printf ("/prompt/one-piece/%s", hz_families[i].name);
       g_test_add_data_func (c, &hz_families[i], test_one_piece);
     }
@@ -447,6 +674,9 @@ main (int argc, char **argv)
   g_test_add_func ("/prompt/double-bos", test_double_bos);
   g_test_add_func ("/prompt/fit/chatml", test_fit);
   g_test_add_func ("/prompt/fit/none", test_fit_none);
+  g_test_add_func ("/prompt/jinja/qwen-hi", test_qwen_hi);
+  g_test_add_func ("/prompt/jinja/golden", test_golden);
+  g_test_add_func ("/prompt/jinja/errors", test_render_errors);
   int rc = g_test_run ();
   g_rmdir (tmp_dir);
   g_free (tmp_dir);

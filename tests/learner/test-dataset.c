@@ -16,6 +16,7 @@
 #include "store-private.h"
 #include "hz-test-util.h"
 #include "family-vocab.h"
+#include "jinja.h"
 
 static char *
 write_tmp (const char *name, const char *text)
@@ -220,7 +221,8 @@ test_tokenize_masks_prompt (void)
     "{\"prompt\": \"Once upon a time\", \"response\": \" there was a cat.\"}\n");
   g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
   g_assert_true (hz_learn_dataset_load_jsonl (d, path, &error));
-  g_autoptr (HzLearnTokenized) t = hz_learn_dataset_tokenize (d, model, 64);
+  g_autoptr (HzLearnTokenized) t = hz_learn_dataset_tokenize (d, model, 64, &error);
+  g_assert_no_error (error);
   g_assert_cmpuint (t->examples->len, ==, 1);
   const HzSftExample *e = &g_array_index (t->examples, HzSftExample, 0);
   gsize np = 0, nr = 0;
@@ -234,7 +236,9 @@ test_tokenize_masks_prompt (void)
   g_assert_cmpint (e->targets[e->n - 1], ==, hz_model_eos (model));
   g_assert_cmpmem (e->tokens, np * sizeof (int32_t), p, np * sizeof (int32_t));
   /* an over-long example keeps its reply and loses the start of the prompt */
-  g_autoptr (HzLearnTokenized) cut = hz_learn_dataset_tokenize (d, model, (int64_t) nr + 2);
+  g_autoptr (HzLearnTokenized) cut = hz_learn_dataset_tokenize (d, model, (int64_t) nr + 2,
+                                                                 &error);
+  g_assert_no_error (error);
   const HzSftExample *c = &g_array_index (cut->examples, HzSftExample, 0);
   g_assert_cmpint (c->n, <=, (int64_t) nr + 2);
   g_assert_cmpint (cut->n_target_tokens, ==, (int64_t) nr + 1);
@@ -300,8 +304,8 @@ test_tokenize_typed_controls (gconstpointer data)
   /* the oracle's prompt and reply */
   const HzChatMessage ctx[] = { { "system", "Be brief." }, { "user", f->typed } };
   const HzChatMessage full[] = { ctx[0], ctx[1], { "assistant", f->typed } };
-  g_autoptr (HzPrompt) pp = hz_chat_template_render (f->tmpl, ctx, 2, TRUE);
-  g_autoptr (HzPrompt) fp = hz_chat_template_render (f->tmpl, full, 3, FALSE);
+  g_autoptr (HzPrompt) pp = hz_family_render (model, ctx, 2, TRUE);
+  g_autoptr (HzPrompt) fp = hz_family_render (model, full, 3, FALSE);
   gsize plen = 0;
   const char *ptext = hz_prompt_text (pp, &plen);
   g_assert_true (g_str_has_prefix (hz_prompt_text (fp, NULL), ptext));
@@ -310,7 +314,8 @@ test_tokenize_typed_controls (gconstpointer data)
   g_autoptr (GArray) want_p = hz_family_oracle (model, f, pp, TRUE, &pc);
   g_autoptr (GArray) want_r = hz_family_oracle (model, f, rest, FALSE, &rc);
 
-  g_autoptr (HzLearnTokenized) t = hz_learn_dataset_tokenize (d, model, 4096);
+  g_autoptr (HzLearnTokenized) t = hz_learn_dataset_tokenize (d, model, 4096, &error);
+  g_assert_no_error (error);
   g_assert_cmpuint (t->examples->len, ==, 1);
   const HzSftExample *e = &g_array_index (t->examples, HzSftExample, 0);
   const int64_t np = want_p->len, nr = want_r->len;
@@ -335,12 +340,50 @@ test_tokenize_typed_controls (gconstpointer data)
                   np, nr, pc, rc);
 
   /* the context of a feedback group is the same prompt */
-  g_autoptr (GPtrArray) groups = hz_learn_dataset_feedback_groups (d, model, 4096);
+  g_autoptr (GPtrArray) groups = hz_learn_dataset_feedback_groups (d, model, 4096, &error);
+  g_assert_no_error (error);
   int64_t ngp = 0;
-  g_autofree int32_t *gprompt = hz_learn_context_tokens (model, rec->context, &ngp, NULL);
+  g_autofree int32_t *gprompt = hz_learn_context_tokens (model, rec->context, &ngp, NULL,
+                                                         &error);
+  g_assert_no_error (error);
   g_assert_cmpint (ngp, ==, np);
   g_assert_cmpmem (gprompt, ngp * sizeof (int32_t), want_p->data, np * sizeof (int32_t));
   g_assert_cmpuint (groups->len, ==, 1);
+}
+
+/* A template that refuses a record (Gemma's "System role not supported"): the
+ * tokenization fails with the template's message, naming the record; nothing is trained
+ * on a prompt in another format. */
+static void
+test_tokenize_template_refuses (void)
+{
+  const HzFamily refusing = {
+    "refusing", HZ_CHAT_TEMPLATE_GEMMA, "golden/tokenizer/ggml-vocab-llama-spm.gguf",
+    "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
+    "{% endif %}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}"
+    "<end_of_turn>\n{% endfor %}", { NULL }, { NULL }, { NULL }, "" };
+  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
+  g_autofree char *vocab = hz_family_vocab_write (&refusing, dir);
+  if (vocab == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
+  g_unlink (vocab);
+  g_rmdir (dir);
+  g_autofree char *path = write_tmp ("refused.jsonl",
+    "{\"prompt\": \"hi\", \"response\": \"hello\"}\n"
+    "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
+    "{\"role\": \"user\", \"content\": \"hi\"}, "
+    "{\"role\": \"assistant\", \"content\": \"hello\"}]}\n");
+  g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
+  g_assert_true (hz_learn_dataset_load_jsonl (d, path, &error));
+  g_assert_no_error (error);
+  g_autoptr (HzLearnTokenized) t = hz_learn_dataset_tokenize (d, model, 4096, &error);
+  g_assert_null (t);
+  g_assert_error (error, HZ_JINJA_ERROR, HZ_JINJA_ERROR_RAISED);
+  g_assert_true (g_str_has_prefix (error->message, "record 2: "));
+  g_assert_nonnull (strstr (error->message, "TemplateError: System role not supported"));
+  g_test_message ("%s", error->message);
 }
 
 int
@@ -348,6 +391,7 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/learner/dataset/jsonl", test_jsonl);
+  g_test_add_func ("/learner/dataset/template-refuses", test_tokenize_template_refuses);
   g_test_add_func ("/learner/dataset/store-privacy", test_store_privacy);
   g_test_add_func ("/learner/dataset/split", test_split);
   g_test_add_func ("/learner/dataset/tokenize-masks-prompt", test_tokenize_masks_prompt);

@@ -6,7 +6,11 @@
  *  - piped, with many more turns than the context holds (stories260K, -c 128), every
  *    line is answered, the notice about earlier messages comes once, nothing is reset;
  *  - a line longer than the context alone is refused with a message that says so, the
- *    next line is still answered, and the exit status is 1. */
+ *    next line is still answered, and the exit status is 1;
+ *  - the model's own Jinja template renders the prompt: Qwen2.5's adds its default system
+ *    turn ("hi": 30 prompt tokens, not the built-in ChatML's 9); a template that does not
+ *    parse ends the session with its error (no fallback); a GGUF without a template says
+ *    once that it runs as plain completion. */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -95,6 +99,8 @@ test_long_piped (void)
   g_autoptr (GArray) sizes = prompt_sizes (r.err);
   g_assert_cmpuint (sizes->len, ==, n_lines);   /* every line answered */
   g_assert_cmpuint (count (r.err, "earlier messages are beyond what the model can see"), ==, 1);
+  g_assert_cmpuint (count (r.err, "has no chat template (tokenizer.chat_template): plain "
+                                  "completion"), ==, 1);
   g_assert_null (strstr (r.err, "reset"));
   g_assert_cmpuint (count (r.err, "stop: length]"), ==, n_lines);
   for (guint i = 0; i < sizes->len; i++)
@@ -125,6 +131,49 @@ test_line_too_long (void)
   g_assert_nonnull (strstr (r.err, "the model's context holds 128; the line was not answered"));
 }
 
+/* A random-weight model of the Qwen2 vocabulary with `jinja` as its template. */
+static char *
+qwen_model_with (const char *name, const char *jinja)
+{
+  const HzFamily f = { name, HZ_CHAT_TEMPLATE_CHATML, "golden/tokenizer/ggml-vocab-qwen2.gguf",
+                       jinja, { NULL }, { NULL }, { NULL }, "" };
+  return hz_family_model_write (&f, tmp_dir, 512);
+}
+
+static void
+test_own_template (void)
+{
+  g_autofree char *tpath = hz_test_shared_path ("chat-templates/templates/"
+                                                "Qwen-Qwen2.5-7B-Instruct.jinja");
+  if (tpath == NULL)
+    return;
+  g_autofree char *source = NULL;
+  g_assert_true (g_file_get_contents (tpath, &source, NULL, NULL));
+  g_autofree char *model = qwen_model_with ("qwen25", source);
+  if (model == NULL)
+    return;
+  g_auto (HzCliRun) r = { 0 };
+  hz_cli_run (&r, "hi\n", 3, (const char *const[]) {
+                "chat", "-m", model, "-n", "2", "--stats", "--threads", "1", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_autoptr (GArray) got = prompt_sizes (r.err);
+  g_assert_cmpuint (got->len, ==, 1);
+  g_test_message ("\"hi\" on Qwen2.5's template: %u prompt tokens", g_array_index (got, guint, 0));
+  g_assert_cmpuint (g_array_index (got, guint, 0), ==, 30);
+  g_assert_null (strstr (r.err, "no chat template"));
+  g_unlink (model);
+
+  g_autofree char *broken = qwen_model_with ("broken", "{% for m in messages %}{{ m.content }");
+  g_auto (HzCliRun) b = { 0 };
+  hz_cli_run (&b, "hi\n", 3, (const char *const[]) {
+                "chat", "-m", broken, "-n", "2", "--threads", "1", NULL });
+  g_test_message ("%s", b.err);
+  g_assert_cmpint (b.status, ==, 1);
+  g_assert_nonnull (strstr (b.err, "does not parse: TemplateSyntaxError"));
+  g_assert_cmpstr (b.out, ==, "");
+  g_unlink (broken);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -137,6 +186,7 @@ main (int argc, char **argv)
     }
   g_test_add_func ("/hanzo-chat-prompt/long-piped", test_long_piped);
   g_test_add_func ("/hanzo-chat-prompt/line-too-long", test_line_too_long);
+  g_test_add_func ("/hanzo-chat-prompt/own-template", test_own_template);
   int rc = g_test_run ();
   g_rmdir (tmp_dir);
   g_free (tmp_dir);
