@@ -333,7 +333,7 @@ hzk_scale_min_k4 (int j, uint32_t s0, uint32_t s1, uint32_t s2, int *sc, int *mn
 static __device__ __forceinline__ void
 hzk_k4_meta (const uint8_t *meta, float *d, float *dmin, uint32_t *s0, uint32_t *s1, uint32_t *s2)
 {
-  const uint4 m = hzk_ld_cached ((const uint4 *) meta);
+  const uint4 m = *(const uint4 *) meta;   /* global or shared (the pipelined tile) */
   *d = hzk_half_bits_to_float ((uint16_t) (m.x & 0xffffu));
   *dmin = hzk_half_bits_to_float ((uint16_t) (m.x >> 16));
   *s0 = m.y;

@@ -208,21 +208,56 @@ hzk_mma_prepare (void)
   return hzk_mm_prepare (qmmq_mma_core<W, C>, qmmq_mma_smem_bytes<W, C> (), &ready);
 }
 
+/** HZ_GPU_MMQ_STAGES=N caps the pipelined tile's ring at N stages (2 or more; tuning and
+ *  benchmarks; default: no cap), asked once. */
+static int
+hzk_mm_stage_cap (void)
+{
+  static int cap = -1;
+  if (cap < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_STAGES");
+      cap = e && atoi (e) >= 2 ? atoi (e) : 1 << 20;
+    }
+  return cap;
+}
+
+/** Ring stages of the pipelined tile C (C::ST > 1) for a grid of n_blocks blocks with ta
+ *  activation rows per stage: C::ST (or the HZ_GPU_MMQ_STAGES cap), one fewer (down to 2)
+ *  while two blocks per multiprocessor would not fit in shared memory and the grid has
+ *  more blocks than multiprocessors (there a second resident block hides more than a
+ *  deeper ring: 11008 rows at 32 tokens); 1 for the other tiles. */
+template <int W, class C>
+static int
+hzk_mma_stages (int64_t n_blocks, int ta)
+{
+  if (C::ST == 1)
+    return 1;
+  int st = C::ST < hzk_mm_stage_cap () ? C::ST : hzk_mm_stage_cap ();
+  if (n_blocks > hzk_mm_sm_count ())
+    while (st > 2 && 2 * (qmmq_mma_smem_bytes<W, C> (ta, st) + 1024) > hzk_mm_smem_per_sm ())
+      st--;
+  return st;
+}
+
 /** qmmq_mma_core<W, C> over the whole product (grid of C's tiles, split over K where
- *  ws allows and the product is small: hzk_mm_make_grid). */
+ *  ws allows and the product is small: hzk_mm_make_grid; the pipelined tile's shared
+ *  memory sized by the token count and stages). */
 template <int W, class C>
 static int
 hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_t *aq,
                 const void *am, float *y, int64_t ldy, void *ws, void *stream)
 {
-  constexpr int bytes = qmmq_mma_smem_bytes<W, C> ();
   const int e = hzk_mma_prepare<W, C> ();
   if (e)
     return e;
   const hzk_mm_grid g = hzk_mm_make_grid (n_rows, K, n_tok, C::BM, C::BN, C::KT, ws);
+  const int ta = C::ST > 1 ? qmmq_pipe_rows<W, C> (n_tok) : C::BN;
+  const int n_st = hzk_mma_stages<W, C> ((int64_t) g.grid.x * g.grid.y, ta);
+  const int bytes = qmmq_mma_smem_bytes<W, C> (ta, n_st);
   qmmq_mma_core<W, C><<<g.grid, C::threads, bytes, (hipStream_t) stream>>> (
       (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy, g.nby, g.n_split,
-      g.kps, g.part, g.cnt);
+      g.kps, g.part, g.cnt, n_st);
   return (int) hipGetLastError ();
 }
 #endif
@@ -250,6 +285,7 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
            * 32 × 32 tiles (split over K up to HZK_MM_SPLIT_TOK tokens) */
           using B = hzk_mmq_big;
           using S = hzk_mmq_small;
+          using P = hzk_mmq_pipe;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
           const int pref = hzk_mm_tile_pref ();
           /* every tile's opt-in at the first product of W (a prefill, not a captured
@@ -260,9 +296,12 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
               first = false;
               hzk_mma_prepare<W, B> ();
               hzk_mma_prepare<W, S> ();
+              hzk_mma_prepare<W, P> ();
             }
           if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
             return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+          if (hzk_mm_use_pipe ())
+            return hzk_mma_launch<W, P> (w, n_rows, K, n_tok, aq, am, y, ldy, ws, stream);
           return hzk_mma_launch<W, S> (w, n_rows, K, n_tok, aq, am, y, ldy, ws, stream);
         }
 #endif
