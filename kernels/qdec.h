@@ -139,7 +139,8 @@ hzk_legacy_nibbles (const uint4 *q, uint32_t qh, int v[][4])
  *   unit_bytes               payload bytes per unit (a multiple of 16)
  *   units_per_block, runs    units per block; 16-element runs per unit
  *   payload_src(ub, i)       ggml block byte of byte i of unit ub
- *   decode(q, meta, ub, v, d, m, off)
+ *   decode(q, meta, ub, v, d, m, off)   (meta in global or shared memory: plain loads,
+ *                            at its stored alignment modulo 16)
  * Float decoder members: unit of 16 bytes -> unit_elems floats, decode_f(q, w).
  */
 template <int W> struct qdec { static constexpr bool available = false; };

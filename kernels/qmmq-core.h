@@ -382,6 +382,19 @@ struct hzk_mmq_fmt
   static constexpr int RAWP (int bm) { return bm * UT * T::chunks * 16; }
 };
 
+/** Memory round trips per K tile of the single-buffered tile C (ST 1) for format W: each
+ *  thread loads its UPT weight units in groups of LU (hzk_mmq_cfg::LA chunks), one round
+ *  trip per group. */
+template <int W, class C>
+static constexpr int
+hzk_mmq_load_groups (void)
+{
+  using T = qdw_traits<W>;
+  constexpr int upt = (C::BM * (C::KT / T::unit_elems) + C::threads - 1) / C::threads;
+  constexpr int lu = C::LA / T::chunks < 1 ? 1 : C::LA / T::chunks;
+  return (upt + lu - 1) / lu;
+}
+
 /** Token rows of one stage's activation buffer of the pipelined tile C for a product of
  *  n_tok tokens: every row that the warps' ldmatrix reads (K32: pairs of n tiles, so
  *  n_tok rounded up to 16; Q6_K / Q2_K: all BN). Host and device compute it alike. */
@@ -1029,19 +1042,25 @@ hzk_mm_use_mma (void)
   return use > 0;
 }
 
-/** The pipelined small tile (hzk_mmq_pipe) for products of up to 64 tokens, unless
- *  HZ_GPU_MMQ_PIPE=0 (then hzk_mmq_small, the tile before it; asked once per translation
- *  unit). */
-static bool
-hzk_mm_use_pipe (void)
+/** Which small tile serves products of up to 32 tokens (and up to 64 where the big tile's
+ *  grid would not fill the device), from HZ_GPU_MMQ_PIPE (asked once per translation
+ *  unit): unset or 0 hzk_mmq_small (the default), 1 hzk_mmq_pipe for every format, 2 by
+ *  format — hzk_mmq_pipe where hzk_mmq_small waits for more than one round trip of weight
+ *  loads per K tile (hzk_mmq_load_groups: Q8_0), else hzk_mmq_small. Never by the token
+ *  count, so a token's sums do not depend on it. With 1 or 2 the MoE grouped products
+ *  (kernels/moe.hip, always hzk_mmq_small) are no longer bit-identical to the dense
+ *  products of those formats (test-moe checks that equality): MoE must follow the same
+ *  rule before 2 can become the default. */
+static int
+hzk_mm_pipe_mode (void)
 {
-  static int use = -1;
-  if (use < 0)
+  static int mode = -1;
+  if (mode < 0)
     {
       const char *e = getenv ("HZ_GPU_MMQ_PIPE");
-      use = !(e && strcmp (e, "0") == 0);
+      mode = e && (strcmp (e, "1") == 0 || strcmp (e, "2") == 0) ? atoi (e) : 0;
     }
-  return use > 0;
+  return mode;
 }
 
 /** HZ_GPU_MMQ_TILE=big / small forces the tensor-core tile of hzk_matmul (tests and
