@@ -71,6 +71,7 @@ typedef cudaDeviceProp hipDeviceProp_t;
 #define hipGetDevice                     cudaGetDevice
 #define hipDeviceGetAttribute            cudaDeviceGetAttribute
 #define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+#define hipDeviceAttributeMaxSharedMemoryPerMultiprocessor cudaDevAttrMaxSharedMemoryPerMultiprocessor
 
 #else
 /* ---------------------------------------------------------------- hipcc / ROCm */
@@ -215,6 +216,43 @@ hzk_cp_async8 (void *dst, const void *src, bool valid)
                 "r"(valid ? 8 : 0));
 #else
   *(uint2 *) dst = valid ? *(const uint2 *) src : make_uint2 (0, 0);
+#endif
+}
+
+/** 16-byte asynchronous copy global -> shared of which the first n bytes (0..16) come from
+ *  src and the rest are zero (cp.async.cg with src-size n, sm_80+; a byte copy elsewhere).
+ *  src and dst 16-byte aligned; bytes of src past n are not read. */
+static __device__ __forceinline__ void
+hzk_cp_async16n (void *dst, const void *src, int n)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const uint32_t d = (uint32_t) __cvta_generic_to_shared (dst);
+  asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(d), "l"(src), "r"(n));
+#else
+  for (int i = 0; i < 16; i++)
+    ((uint8_t *) dst)[i] = i < n ? ((const uint8_t *) src)[i] : 0;
+#endif
+}
+
+/** Closes this thread's group of cp.async copies issued since the last commit (an empty
+ *  group if none: groups are counted, so commit once per pipeline step). */
+static __device__ __forceinline__ void
+hzk_cp_async_commit (void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile ("cp.async.commit_group;" ::: "memory");
+#endif
+}
+
+/** Waits until at most N of this thread's committed cp.async groups are still in flight
+ *  (the older ones have landed; a __syncthreads must follow before other threads read
+ *  them). */
+template <int N>
+static __device__ __forceinline__ void
+hzk_cp_async_wait (void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile ("cp.async.wait_group %0;" ::"n"(N) : "memory");
 #endif
 }
 

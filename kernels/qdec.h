@@ -139,7 +139,8 @@ hzk_legacy_nibbles (const uint4 *q, uint32_t qh, int v[][4])
  *   unit_bytes               payload bytes per unit (a multiple of 16)
  *   units_per_block, runs    units per block; 16-element runs per unit
  *   payload_src(ub, i)       ggml block byte of byte i of unit ub
- *   decode(q, meta, ub, v, d, m, off)
+ *   decode(q, meta, ub, v, d, m, off)   (meta in global or shared memory: plain loads,
+ *                            at its stored alignment modulo 16)
  * Float decoder members: unit of 16 bytes -> unit_elems floats, decode_f(q, w).
  */
 template <int W> struct qdec { static constexpr bool available = false; };
@@ -333,7 +334,7 @@ hzk_scale_min_k4 (int j, uint32_t s0, uint32_t s1, uint32_t s2, int *sc, int *mn
 static __device__ __forceinline__ void
 hzk_k4_meta (const uint8_t *meta, float *d, float *dmin, uint32_t *s0, uint32_t *s1, uint32_t *s2)
 {
-  const uint4 m = hzk_ld_cached ((const uint4 *) meta);
+  const uint4 m = *(const uint4 *) meta;   /* global or shared (the pipelined tile) */
   *d = hzk_half_bits_to_float ((uint16_t) (m.x & 0xffffu));
   *dmin = hzk_half_bits_to_float ((uint16_t) (m.x >> 16));
   *s0 = m.y;

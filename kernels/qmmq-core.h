@@ -173,28 +173,43 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
     for (int j = 0; j < HZK_MM_TN; j++)
       acc[i][j] = 0.0f;
 
-  for (int64_t kt = kt0; kt < (kt1 < 0 ? n_tiles : kt1); kt++)
+  /* Weights: (row, unit) pairs, consecutive threads on consecutive units of a row, UPT
+   * per thread. The raw units of K tile kt + 1 are loaded into registers (q) while tile kt
+   * is multiplied — the portable twin of the tensor-core tile's shared-memory ring: every
+   * load of a tile is in flight at once, and behind the previous tile's products. */
+  constexpr int UPT = (HZK_MM_BM * UT + HZK_MM_THREADS - 1) / HZK_MM_THREADS;
+  const int64_t kte = kt1 < 0 ? n_tiles : kt1;
+  uint4 q[UPT][CH];
+  auto load_tile = [&] (int64_t kt) {
+#pragma unroll
+    for (int i = 0; i < UPT; i++)
+      {
+        const int p = tid + i * HZK_MM_THREADS, rl = p / UT, ul = p % UT;
+        const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
+        if ((HZK_MM_BM * UT % HZK_MM_THREADS == 0 || p < HZK_MM_BM * UT) && u < nu)
+          qdw_load_unit<W> (w + (size_t) r * row_bytes, nu, u, q[i]);
+      }
+  };
+  if (kt0 < kte)
+    load_tile (kt0);
+  for (int64_t kt = kt0; kt < kte; kt++)
     {
       const int64_t e0 = kt * HZK_MM_KT;
       const int nr = (int) min ((int64_t) HZK_MM_RUNS, (K - e0) / 16);   /* valid runs */
       __syncthreads ();          /* the previous tile is consumed */
-      /* weights: (row, unit) pairs, consecutive threads on consecutive units of a row */
-      for (int p = tid; p < HZK_MM_BM * UT; p += HZK_MM_THREADS)
+#pragma unroll
+      for (int i = 0; i < UPT; i++)
         {
-          const int rl = p / UT, ul = p % UT;
+          const int p = tid + i * HZK_MM_THREADS, rl = p / UT, ul = p % UT;
           const int64_t u = kt * UT + ul;
-          if (u >= nu)
+          if (!(HZK_MM_BM * UT % HZK_MM_THREADS == 0 || p < HZK_MM_BM * UT) || u >= nu)
             continue;
-          int64_t r = row0 + rl;
-          r = r < n_rows ? r : n_rows - 1;
-          const uint8_t *P = w + (size_t) r * row_bytes;
-          uint4 q[CH];
-          qdw_load_unit<W> (P, nu, u, q);
+          const int64_t r = min (row0 + rl, n_rows - 1);
           const int64_t b = u / T::units_per_block;
           const int ub = (int) (u % T::units_per_block);
           int v[RUNS][4], off[RUNS];
           float d[RUNS], m[RUNS];
-          D::decode (q, M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
+          D::decode (q[i], M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
           const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
           for (int j = 0; j < RUNS; j++)
             {
@@ -214,6 +229,8 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
           sa[t][j] = hzk_ld_cached ((const int4 *) (aq + e));
           sam[t][j] = hzk_ld_cached (am + e / 16);
         }
+      if (kt + 1 < kte)
+        load_tile (kt + 1);      /* in flight during this tile's products */
       __syncthreads ();
 #pragma unroll 4
       for (int j = 0; j < nr; j++)
@@ -307,75 +324,138 @@ hzk_i2f_small (int c)
  *  blocks per SM (launch bounds); PF: prefetch distance in K tiles (weights into L2, so
  *  that a block has several tiles' loads in flight without holding them in registers);
  *  LA: 16-byte weight chunks each thread loads into registers before decoding them (at
- *  least one unit; the registers that the 2 blocks per SM leave decide it). */
-template <int BM_, int BN_, int WR_, int WC_, int WK_, int KTM_, int MINB_, int PF_, int LA_>
+ *  least one unit; the registers that the 2 blocks per SM leave decide it). ST: K-tile
+ *  stages in shared memory — 1: the weights of a tile are loaded into registers and
+ *  decoded, nothing of the next tile in flight (PF, LA apply); ST > 1 (the pipelined
+ *  tile, sm_80+): a ring of up to ST stages, each holding one K tile's raw weight blocks
+ *  (payload and meta bytes as stored) and its activations, filled by cp.async ST − 1
+ *  tiles ahead of the tile being decoded and multiplied (PF, LA unused). */
+template <int BM_, int BN_, int WR_, int WC_, int WK_, int KTM_, int MINB_, int PF_, int LA_,
+          int ST_ = 1>
 struct hzk_mmq_cfg
 {
   static constexpr int BM = BM_, BN = BN_, WR = WR_, WC = WC_, WK = WK_;
   static constexpr int KT = KTM_ * HZK_MM_KT;   /* elements per K tile of the block */
   static constexpr int PF = PF_;     /* the weights of K tile kt + PF are prefetched to L2 */
   static constexpr int LA = LA_;     /* 16-byte weight chunks a thread loads before decoding */
+  static constexpr int ST = ST_;     /* stages of the shared-memory ring (1: none) */
   static constexpr int warps = WR * WC * WK, threads = 32 * warps, min_blocks = MINB_;
   static constexpr int WM = BM / WR, WN = BN / WC, MT = WM / 16, NT = WN / 8;
   static_assert (WM % 16 == 0 && WN % 32 == 0, "warp tile: 16-row m tiles, 4 n tiles of 8");
+  static_assert (ST >= 1, "at least one stage");
 };
 /** Prefill shapes: 128 rows × 64 tokens, 8 warps of 32 rows × 32 tokens (2 × 4 products
  *  per k step, each A fragment used 4 times, each B fragment twice from registers). */
 using hzk_mmq_big = hzk_mmq_cfg<128, 64, 4, 2, 1, 1, 2, 1, 2>;
-/** Few tokens (the serving step, MoE expert tiles): 32 rows × 32 tokens, 8 warps of
- *  16 rows × 32 tokens, K tiles of 1024 elements split four ways (one 256-element slice
- *  per warp) — 4 times the blocks of a 64-row tile, four slices' loads in flight per
- *  synchronisation, and n tiles past the last token skipped. */
+/** Few tokens (the MoE expert tiles; the serving step with HZ_GPU_MMQ_PIPE=0): 32 rows ×
+ *  32 tokens, 8 warps of 16 rows × 32 tokens, K tiles of 1024 elements split four ways
+ *  (one 256-element slice per warp) — 4 times the blocks of a 64-row tile, four slices'
+ *  loads in flight per synchronisation, and n tiles past the last token skipped. */
 using hzk_mmq_small = hzk_mmq_cfg<32, 32, 2, 1, 4, 4, 2, 1, 6>;
+/** Few tokens, pipelined (the serving step's 9–64 rows, speculative decoding, GRPO
+ *  rollouts): the small tile's warps (2 × 4 of 16 rows × 32 tokens, K split four ways) on
+ *  K tiles of 512 elements, a ring of up to 3 stages (two K tiles' raw weights and
+ *  activations in flight while one is decoded and multiplied). */
+using hzk_mmq_pipe = hzk_mmq_cfg<32, 32, 2, 1, 4, 2, 2, 0, 1, 3>;
 
 /** Shared-memory geometry of format W in a tile of K tiles of KT elements. Scales of
  *  32 elements or more (K32): two runs share (d, m) and the activations' d_a, and one
- *  m16n8k32 product takes both (Q6_K, Q2_K: per 16, m16n8k16). */
+ *  m16n8k32 product takes both (Q6_K, Q2_K: per 16, m16n8k16). Ring stages (hzk_mmq_cfg
+ *  ST > 1) of a BM-row tile: RAWP(BM) payload bytes (unit (row rl, ul), chunk c at
+ *  ((rl·CH + c)·UT + ul)·16, the device layout's 16-byte chunks), then per row MCH 16-byte
+ *  chunks of the meta region covering the tile's blocks (copied from the 16-byte boundary
+ *  below them, so a meta byte keeps its address modulo 16). */
 template <int W, int KT>
 struct hzk_mmq_fmt
 {
+  using T = qdw_traits<W>;
   static constexpr bool K32 = hzk_fmt<W>::block_elems / qdec<W>::scale_slots >= 32;
   static constexpr int SE = K32 ? 32 : 16;           /* elements per scale slot */
   static constexpr int RUNS = KT / 16;               /* 16-element runs per K tile */
   static constexpr int NS = KT / SE;                 /* scale slots per K tile */
   static constexpr int LD = (RUNS + 1) * 16;         /* bytes per shared row (padded: an
                                                         odd number of 16-byte units) */
+  static constexpr int SAW = K32 ? 2 : 1;            /* activation runs per scale slot */
+  static constexpr int UT = KT / T::unit_elems;      /* units per K tile and row */
+  static constexpr int BPT = KT / T::blk_elems;      /* blocks per K tile and row */
+  static constexpr int MCH = (BPT * T::meta_bytes + 30) / 16;   /* 15 bytes of offset */
+  static constexpr int RAWP (int bm) { return bm * UT * T::chunks * 16; }
 };
 
-/** Dynamic shared memory of qmmq_mma_tile<W, C>: the decoded weights [BM][LD], the
- *  activations [BN][LD], (d, m) [NS][BM] and the activations' (d_a, s_a) as copied,
- *  [NS][BN] of the slot's runs (two per slot for K32). */
+/** Memory round trips per K tile of the single-buffered tile C (ST 1) for format W: each
+ *  thread loads its UPT weight units in groups of LU (hzk_mmq_cfg::LA chunks), one round
+ *  trip per group. */
 template <int W, class C>
 static constexpr int
-qmmq_mma_smem_bytes (void)
+hzk_mmq_load_groups (void)
+{
+  using T = qdw_traits<W>;
+  constexpr int upt = (C::BM * (C::KT / T::unit_elems) + C::threads - 1) / C::threads;
+  constexpr int lu = C::LA / T::chunks < 1 ? 1 : C::LA / T::chunks;
+  return (upt + lu - 1) / lu;
+}
+
+/** Token rows of one stage's activation buffer of the pipelined tile C for a product of
+ *  n_tok tokens: every row that the warps' ldmatrix reads (K32: pairs of n tiles, so
+ *  n_tok rounded up to 16; Q6_K / Q2_K: all BN). Host and device compute it alike. */
+template <int W, class C>
+static __host__ __device__ constexpr int
+qmmq_pipe_rows (int n_tok)
+{
+  return !hzk_mmq_fmt<W, C::KT>::K32 || n_tok >= C::BN ? C::BN : (n_tok + 15) / 16 * 16;
+}
+
+/** Bytes of one ring stage of the pipelined tile C (ta activation rows). */
+template <int W, class C>
+static __host__ __device__ constexpr int
+qmmq_pipe_stage_bytes (int ta)
 {
   using F = hzk_mmq_fmt<W, C::KT>;
-  return (C::BM + C::BN) * F::LD + F::NS * C::BM * 8 + F::NS * C::BN * 8 * (F::K32 ? 2 : 1);
+  return F::RAWP (C::BM) + C::BM * F::MCH * 16 + ta * F::LD + F::NS * ta * F::SAW * 8;
+}
+
+/** Dynamic shared memory of qmmq_mma_tile<W, C>. ST 1: the decoded weights [BM][LD], the
+ *  activations [BN][LD], (d, m) [NS][BM] and the activations' (d_a, s_a) as copied,
+ *  [NS][BN] of the slot's runs (two per slot for K32). ST > 1: the decoded weights and
+ *  (d, m), then n_st ring stages (qmmq_pipe_stage_bytes) of ta activation rows
+ *  (defaults: C::ST stages of C::BN rows, the most the tile takes). */
+template <int W, class C>
+static __host__ __device__ constexpr int
+qmmq_mma_smem_bytes (int ta = C::BN, int n_st = C::ST)
+{
+  using F = hzk_mmq_fmt<W, C::KT>;
+  if (C::ST == 1)
+    return (C::BM + C::BN) * F::LD + F::NS * C::BM * 8 + F::NS * C::BN * 8 * F::SAW;
+  return C::BM * F::LD + F::NS * C::BM * 8 + n_st * qmmq_pipe_stage_bytes<W, C> (ta);
 }
 
 /** Tensor-core tile (bx, by): rows BM·bx.., tokens BN·by.. of n_tok; tok_row, aq, am, y as
- *  qmmq_tile_dp4a. smem: qmmq_mma_smem_bytes<W, C>() bytes (16-byte aligned). Per K tile of
- *  C::KT elements all threads decode the block's rows with qdec<W> into shared memory
+ *  qmmq_tile_dp4a. smem: qmmq_mma_smem_bytes<W, C>(…) bytes (16-byte aligned). Per K tile
+ *  of C::KT elements all threads decode the block's rows with qdec<W> into shared memory
  *  (runs of 16 int8 at their element position, rows padded by 16 bytes so that the
  *  8 rows of an ldmatrix hit distinct banks; (d, m) once per scale slot) and copy the
  *  tokens' int8 activations and (d_a, s_a) (s_a of a slot = the sum of its runs'); then
  *  each warp, per scale slot of its K slice: A fragments of its MT m tiles and B fragments
  *  of its NT n tiles by ldmatrix, MT × NT mma.sync, and
- *      acc[r][t] += (d_r·d_a,t)·Σ v·q_a  (+ m_r·s_a,t). */
+ *      acc[r][t] += (d_r·d_a,t)·Σ v·q_a  (+ m_r·s_a,t).
+ *  C::ST > 1 (pipelined): n_st (2..C::ST) ring stages; the raw weight blocks and the
+ *  activations of K tile k + n_st − 1 are copied by cp.async while tile k is decoded from
+ *  its stage and multiplied; the arithmetic per K tile is the same as with ST 1.
+ *  All C::threads threads of the block must call it. */
 template <int W, class C>
 static __device__ __forceinline__ void
 qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                const int *HZK_RESTRICT tok_row, const int8_t *HZK_RESTRICT aq,
                const float2 *HZK_RESTRICT am, float *HZK_RESTRICT y, int64_t ldy, int64_t bx,
                int by, uint8_t *smem, int64_t kt0 = 0, int64_t kt1 = -1,
-               const hzk_splitk &sk = {})
+               const hzk_splitk &sk = {}, int n_st = C::ST)
 {
   using T = qdw_traits<W>;
   using D = qdec<W>;
   using F = hzk_mmq_fmt<W, C::KT>;
   constexpr int CH = T::chunks, RUNS = D::runs, KT = C::KT, KR = F::RUNS;
-  constexpr int UT = KT / T::unit_elems;               /* units per K tile */
-  constexpr int BPT = KT / T::blk_elems;               /* blocks per K tile */
+  constexpr int UT = F::UT;                             /* units per K tile */
+  constexpr int BPT = F::BPT;                           /* blocks per K tile */
   constexpr int BM = C::BM, BN = C::BN, MT = C::MT, NT = C::NT, NTH = C::threads;
   constexpr int NS = F::NS, LD = F::LD, SPW = NS / C::WK;   /* slots per warp */
   constexpr bool K32 = F::K32;
@@ -384,13 +464,16 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
   constexpr int UPT = (BM * UT + NTH - 1) / NTH;        /* weight units per thread */
   constexpr int APT = (BN * KR + NTH - 1) / NTH;        /* activation runs per thread */
   constexpr int SPT = (BN * NS + NTH - 1) / NTH;        /* activation slots per thread */
-  constexpr int SAW = K32 ? 2 : 1;                      /* runs per scale slot */
+  constexpr int SAW = F::SAW;                           /* runs per scale slot */
   constexpr int LU = C::LA / CH < 1 ? 1 : C::LA / CH;   /* units per load group */
 
-  uint8_t *sw = smem;                                   /* [BM][LD] decoded runs */
-  uint8_t *sa = sw + BM * LD;                           /* [BN][LD] activations */
-  float2 *sdm = (float2 *) (sa + BN * LD);              /* [NS][BM] (d, m) */
-  float2 *sam = sdm + NS * BM;     /* [NS][BN][SAW] (d_a, s_a) of the slot's SAW runs */
+  /* ST 1: sw [BM][LD] decoded runs | sa [BN][LD] activations | sdm [NS][BM] (d, m) |
+   * sam [NS][BN][SAW] (d_a, s_a) of the slot's SAW runs. ST > 1: sw | sdm | ring. */
+  uint8_t *sw = smem;
+  uint8_t *sa = sw + BM * LD;
+  float2 *sdm = (float2 *) (C::ST == 1 ? sa + BN * LD : sa);
+  float2 *sam = sdm + NS * BM;
+  uint8_t *ring = (uint8_t *) sam;
 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wk = warp % C::WK, wc = (warp / C::WK) % C::WC, wr = warp / (C::WK * C::WC);
@@ -428,189 +511,309 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
    * same addresses fetched up to 8 times per block, cost 12 µs at 1 token) */
   const int tpad = min (BN, (n_tok - tok0 + 7) / 8 * 8);
   const int64_t kte = kt1 < 0 ? n_tiles : kt1;
-  for (int64_t kt = kt0; kt < kte; kt++)
-    {
-      const int64_t e0 = kt * KT;
-      const int nr = (int) min ((int64_t) KR, (K - e0) / 16);   /* valid runs */
-      const int nsv = K32 ? nr / 2 : nr;                                   /* valid slots */
-      const bool pf = kt + C::PF < kte;      /* prefetch tile kt + PF into L2 */
-      __syncthreads ();          /* the previous tile is consumed */
-      /* Global loads are issued ahead of their use, in fixed, unrolled counts: each thread
-       * loads a group of LU weight units into registers, then decodes them into shared
-       * memory; the activations and their scales go to shared memory by cp.async, started
-       * after the first group's loads and waited for at the end. A tile costs one or two
-       * memory round trips instead of one per loop trip. Weights: (row, unit) pairs,
-       * consecutive threads on consecutive units of a row. */
-#pragma unroll 1
-      for (int i0 = 0; i0 < UPT; i0 += LU)
-        {
-          uint4 q[LU][CH];
+
+  /* the activations of the K tile at e0 (nr valid runs, nsv valid slots) into xa [..][LD]
+   * and xam [NS][ldt][SAW]: (token, run) pairs, then (token, slot) scales, by cp.async */
+  auto copy_acts = [&] (uint8_t *xa, float2 *xam, int ldt, int64_t e0, int nr, int nsv) {
 #pragma unroll
-          for (int k = 0; k < LU; k++)
-            {
-              const int i = i0 + k, p = tid + i * NTH, rl = p / UT, ul = p % UT;
-              const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
-              if (i < UPT && (BM * UT % NTH == 0 || p < BM * UT) && u < nu)
-                {
-                  const uint8_t *P = w + (size_t) r * row_bytes;
-                  qdw_load_unit<W> (P, nu, u, q[k]);
-                  if (pf && u + C::PF * UT < nu)         /* within the row */
-                    {
+    for (int i = 0; i < APT; i++)
+      {
+        const int p = tid + i * NTH, t = p / KR, j = p % KR;
+        if ((BN * KR % NTH == 0 || p < BN * KR) && j < nr && t < tpad)
+          {
+            const int tg = min (tok0 + t, n_tok - 1);
+            hzk_cp_async16 (xa + t * LD + j * 16,
+                            aq + (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j,
+                            tok0 + t < n_tok, true);
+          }
+      }
 #pragma unroll
-                      for (int c = 0; c < CH; c++)
-                        hzk_mm_prefetch_l2 (P + ((size_t) c * nu + u + C::PF * UT) * 16);
-                      if (u % T::units_per_block == 0)
-                        hzk_mm_prefetch_l2 (M + (size_t) (r * nb + u / T::units_per_block + C::PF * BPT)
-                                                    * T::meta_bytes);
-                    }
-                }
-            }
-          if (i0 == 0)
-            {
-              /* activations: (token, run) pairs, then (token, slot) scales */
+    for (int i = 0; i < SPT; i++)
+      {
+        const int p = tid + i * NTH, t = p / NS, s = p % NS;
+        if ((BN * NS % NTH == 0 || p < BN * NS) && s < nsv && t < tpad)
+          {
+            const int tg = min (tok0 + t, n_tok - 1);
+            const int64_t e = ((int64_t) (tok_row ? tok_row[tg] : tg) * K + e0) / 16
+                              + (K32 ? 2 : 1) * s;
+            if constexpr (K32)   /* both runs' */
+              hzk_cp_async16 (xam + (s * ldt + t) * SAW, am + e, tok0 + t < n_tok, true);
+            else
+              hzk_cp_async8 (xam + s * ldt + t, am + e, tok0 + t < n_tok);
+          }
+      }
+  };
+
+  /* unit ub of block b (row rl of the tile, K tile kt), payload q and meta bytes at meta,
+   * decoded into sw (runs at their element position in the tile) and sdm */
+  auto put_unit = [&] (const uint4 *q, const uint8_t *meta, int rl, int64_t b, int ub, int64_t kt) {
+    int v[RUNS][4], off[RUNS];
+    float d[RUNS], m[RUNS];
+    D::decode (q, meta, ub, v, d, m, off);
+    const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
 #pragma unroll
-              for (int i = 0; i < APT; i++)
-                {
-                  const int p = tid + i * NTH, t = p / KR, j = p % KR;
-                  if ((BN * KR % NTH == 0 || p < BN * KR) && j < nr && t < tpad)
-                    {
-                      const int tg = min (tok0 + t, n_tok - 1);
-                      hzk_cp_async16 (sa + t * LD + j * 16,
-                                      aq + (int64_t) (tok_row ? tok_row[tg] : tg) * K + e0 + 16 * j,
-                                      tok0 + t < n_tok, true);
-                    }
-                }
-#pragma unroll
-              for (int i = 0; i < SPT; i++)
-                {
-                  const int p = tid + i * NTH, t = p / NS, s = p % NS;
-                  if ((BN * NS % NTH == 0 || p < BN * NS) && s < nsv && t < tpad)
-                    {
-                      const int tg = min (tok0 + t, n_tok - 1);
-                      const int64_t e = ((int64_t) (tok_row ? tok_row[tg] : tg) * K + e0) / 16
-                                        + (K32 ? 2 : 1) * s;
-                      if constexpr (K32)   /* both runs' */
-                        hzk_cp_async16 (sam + (s * BN + t) * SAW, am + e, tok0 + t < n_tok, true);
-                      else
-                        hzk_cp_async8 (sam + s * BN + t, am + e, tok0 + t < n_tok);
-                    }
-                }
-            }
-#pragma unroll
-          for (int k = 0; k < LU; k++)
-            {
-              const int i = i0 + k, p = tid + i * NTH, rl = p / UT, ul = p % UT;
-              const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
-              if (i < UPT && (BM * UT % NTH == 0 || p < BM * UT) && u < nu)
-                {
-                  const int64_t b = u / T::units_per_block;
-                  const int ub = (int) (u % T::units_per_block);
-                  int v[RUNS][4], off[RUNS];
-                  float d[RUNS], m[RUNS];
-                  D::decode (q[k], M + (size_t) (r * nb + b) * T::meta_bytes, ub, v, d, m, off);
-                  const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
-#pragma unroll
-                  for (int j = 0; j < RUNS; j++)
-                    {
-                      const int run = (eb + off[j]) / 16;
-                      *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
-                      if (!K32 || (run & 1) == 0)
-                        sdm[(K32 ? run / 2 : run) * BM + rl]
-                            = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
-                    }
-                }
-            }
-        }
-      hzk_cp_async_wait_all ();
-      __syncthreads ();
-      if (ntv == 0)
-        continue;
-      const int s1 = min ((wk + 1) * SPW, nsv);
+    for (int j = 0; j < RUNS; j++)
+      {
+        const int run = (eb + off[j]) / 16;
+        *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
+        if (!K32 || (run & 1) == 0)
+          sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
+      }
+  };
+
+  /* this warp's products over its K slice of a decoded tile (nsv valid slots), the
+   * activations in xa / xam (token stride ldt) */
+  auto mma_slots = [&] (const uint8_t *xa, const float2 *xam, int ldt, int nsv) {
+    const int s1 = min ((wk + 1) * SPW, nsv);
 #pragma unroll 2
-      for (int s = wk * SPW; s < s1; s++)
+    for (int s = wk * SPW; s < s1; s++)
+      {
+        int a[MT][4], b[NT][2];
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+          {
+            if constexpr (K32)
+              hzk_ldsm_x4 (sw + a_off + 16 * i * LD + 32 * s, a[i]);
+            else
+              hzk_ldsm_x2 (sw + a_off + 16 * i * LD + 16 * s, a[i]);
+          }
+        if constexpr (K32)
+          {
+#pragma unroll
+            for (int j = 0; j < NT; j += 2)
+              if (j < ntv)
+                {
+                  int r[4];
+                  hzk_ldsm_x4 (xa + b_off + 8 * j * LD + 32 * s, r);
+                  b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+                }
+          }
+        else
+          {
+#pragma unroll
+            for (int j = 0; j < NT; j += 4)
+              if (j < ntv)
+                {
+                  int r[4];
+                  hzk_ldsm_x4 (xa + b_off + 8 * j * LD + 16 * s, r);
+                  b[j][0] = r[0], b[j + 1][0] = r[1], b[j + 2][0] = r[2], b[j + 3][0] = r[3];
+                }
+          }
+        float2 wdm[MT][2];
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+          {
+            wdm[i][0] = sdm[s * BM + wrow + 16 * i + g];
+            wdm[i][1] = sdm[s * BM + wrow + 16 * i + g + 8];
+          }
+#pragma unroll
+        for (int j = 0; j < NT; j++)
+          {
+            if (j >= ntv)
+              break;
+            float4 ds;     /* (d_a, s_a) of tokens 2·tig and 2·tig + 1 */
+            if constexpr (K32)
+              {
+                /* per token the two runs' (d_a, s_a): d_a is the slot's, s_a their sum */
+                const float4 f0 = *(const float4 *) (xam + (s * ldt + wtok + 8 * j + 2 * tig) * SAW);
+                const float4 f1 = *(const float4 *) (xam + (s * ldt + wtok + 8 * j + 2 * tig + 1) * SAW);
+                ds = make_float4 (f0.x, f0.y + f0.w, f1.x, f1.y + f1.w);
+              }
+            else
+              ds = *(const float4 *) (xam + s * ldt + wtok + 8 * j + 2 * tig);
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+              {
+                int c[4];
+                if constexpr (K32)
+                  hzk_mma_s8_16832 (a[i][0], a[i][1], a[i][2], a[i][3], b[j][0], b[j][1], c);
+                else
+                  hzk_mma_s8_16816 (a[i][0], a[i][1], b[j][0], c);
+                float *o = acc[i][j];
+                o[0] = fmaf (wdm[i][0].x * ds.x, hzk_i2f_small (c[0]), o[0]);
+                o[1] = fmaf (wdm[i][0].x * ds.z, hzk_i2f_small (c[1]), o[1]);
+                o[2] = fmaf (wdm[i][1].x * ds.x, hzk_i2f_small (c[2]), o[2]);
+                o[3] = fmaf (wdm[i][1].x * ds.z, hzk_i2f_small (c[3]), o[3]);
+                if constexpr (!T::symmetric)
+                  {
+                    o[0] = fmaf (wdm[i][0].y, ds.y, o[0]);
+                    o[1] = fmaf (wdm[i][0].y, ds.w, o[1]);
+                    o[2] = fmaf (wdm[i][1].y, ds.y, o[2]);
+                    o[3] = fmaf (wdm[i][1].y, ds.w, o[3]);
+                  }
+              }
+          }
+      }
+  };
+
+  if constexpr (C::ST == 1)
+    for (int64_t kt = kt0; kt < kte; kt++)
+      {
+        const int64_t e0 = kt * KT;
+        const int nr = (int) min ((int64_t) KR, (K - e0) / 16);   /* valid runs */
+        const int nsv = K32 ? nr / 2 : nr;                         /* valid slots */
+        const bool pf = kt + C::PF < kte;      /* prefetch tile kt + PF into L2 */
+        __syncthreads ();          /* the previous tile is consumed */
+        /* Global loads are issued ahead of their use, in fixed, unrolled counts: each
+         * thread loads a group of LU weight units into registers, then decodes them into
+         * shared memory; the activations and their scales go to shared memory by cp.async,
+         * started after the first group's loads and waited for at the end. A tile costs
+         * one or two memory round trips instead of one per loop trip. Weights: (row, unit)
+         * pairs, consecutive threads on consecutive units of a row. */
+#pragma unroll 1
+        for (int i0 = 0; i0 < UPT; i0 += LU)
+          {
+            uint4 q[LU][CH];
+#pragma unroll
+            for (int k = 0; k < LU; k++)
+              {
+                const int i = i0 + k, p = tid + i * NTH, rl = p / UT, ul = p % UT;
+                const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
+                if (i < UPT && (BM * UT % NTH == 0 || p < BM * UT) && u < nu)
+                  {
+                    const uint8_t *P = w + (size_t) r * row_bytes;
+                    qdw_load_unit<W> (P, nu, u, q[k]);
+                    if (pf && u + C::PF * UT < nu)         /* within the row */
+                      {
+#pragma unroll
+                        for (int c = 0; c < CH; c++)
+                          hzk_mm_prefetch_l2 (P + ((size_t) c * nu + u + C::PF * UT) * 16);
+                        if (u % T::units_per_block == 0)
+                          hzk_mm_prefetch_l2 (M + (size_t) (r * nb + u / T::units_per_block + C::PF * BPT)
+                                                      * T::meta_bytes);
+                      }
+                  }
+              }
+            if (i0 == 0)
+              copy_acts (sa, sam, BN, e0, nr, nsv);
+#pragma unroll
+            for (int k = 0; k < LU; k++)
+              {
+                const int i = i0 + k, p = tid + i * NTH, rl = p / UT, ul = p % UT;
+                const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
+                if (i < UPT && (BM * UT % NTH == 0 || p < BM * UT) && u < nu)
+                  {
+                    const int64_t b = u / T::units_per_block;
+                    put_unit (q[k], M + (size_t) (r * nb + b) * T::meta_bytes, rl, b,
+                              (int) (u % T::units_per_block), kt);
+                  }
+              }
+          }
+        hzk_cp_async_wait_all ();
+        __syncthreads ();
+        if (ntv == 0)
+          continue;
+        mma_slots (sa, sam, BN, nsv);
+      }
+  else
+    {
+      /* The ring: stage st holds K tile kt0 + i for i ≡ st (mod n_st). Per K tile: copies
+       * of tile i + n_st − 1 are issued into the stage that tile i − 1 left, tile i's are
+       * waited for, it is decoded from its stage into sw / sdm and multiplied. Each
+       * thread commits one cp.async group per tile (empty past the last), so "all but
+       * the newest n_st − 1 groups have landed" is tile i. */
+      constexpr int PB = F::RAWP (BM), MCH = F::MCH, MB = BM * MCH * 16;
+      constexpr int PC = BM * CH * UT, PPT = (PC + NTH - 1) / NTH;   /* payload chunks */
+      constexpr int MC = BM * MCH, MPT = (MC + NTH - 1) / NTH;      /* meta chunks */
+      const int ta = qmmq_pipe_rows<W, C> (n_tok);
+      const int sbytes = qmmq_pipe_stage_bytes<W, C> (ta);
+      const size_t meta_end = (size_t) n_rows * nb * T::meta_bytes;
+      const int64_t nk = kte - kt0;
+
+      /* copies of K tile kt into stage st: payload chunks (row, chunk, unit), consecutive
+       * threads on consecutive 16 bytes; the rows' meta spans; the activations */
+      auto issue = [&] (int64_t kt, int st) {
+        uint8_t *base = ring + st * sbytes;
+        const int64_t e0 = kt * KT;
+        const int nr = (int) min ((int64_t) KR, (K - e0) / 16);
+#pragma unroll
+        for (int i = 0; i < PPT; i++)
+          {
+            const int p = tid + i * NTH;
+            if (PC % NTH == 0 || p < PC)
+              {
+                const int rl = p / (CH * UT), c = (p / UT) % CH, ul = p % UT;
+                const int64_t u = kt * UT + ul, r = min (row0 + rl, n_rows - 1);
+                hzk_cp_async16 (base + p * 16,
+                                w + (size_t) r * row_bytes + ((size_t) c * nu + min (u, nu - 1)) * 16,
+                                u < nu);
+              }
+          }
+        const int64_t b0 = kt * BPT;
+        const int nbt = (int) min ((int64_t) BPT, nb - b0);      /* blocks of the tile */
+#pragma unroll
+        for (int i = 0; i < MPT; i++)
+          {
+            const int p = tid + i * NTH;
+            if (MC % NTH == 0 || p < MC)
+              {
+                const int rl = p / MCH, j = p % MCH;
+                const int64_t r = min (row0 + rl, n_rows - 1);
+                const size_t s0 = (size_t) (r * nb + b0) * T::meta_bytes;
+                const size_t c0 = (s0 & ~(size_t) 15) + 16 * (size_t) j;
+                const size_t s1 = s0 + (size_t) nbt * T::meta_bytes;
+                const int n = c0 >= s1 || c0 >= meta_end ? 0 : (int) min ((size_t) 16, meta_end - c0);
+                hzk_cp_async16n (base + PB + p * 16, n ? M + c0 : M, n);
+              }
+          }
+        copy_acts (base + PB + MB, (float2 *) (base + PB + MB + ta * LD), ta, e0, nr,
+                   K32 ? nr / 2 : nr);
+      };
+
+#pragma unroll 1
+      for (int i = 0; i < n_st - 1; i++)
         {
-          int a[MT][4], b[NT][2];
-#pragma unroll
-          for (int i = 0; i < MT; i++)
-            {
-              if constexpr (K32)
-                hzk_ldsm_x4 (sw + a_off + 16 * i * LD + 32 * s, a[i]);
-              else
-                hzk_ldsm_x2 (sw + a_off + 16 * i * LD + 16 * s, a[i]);
-            }
-          if constexpr (K32)
-            {
-#pragma unroll
-              for (int j = 0; j < NT; j += 2)
-                if (j < ntv)
-                  {
-                    int r[4];
-                    hzk_ldsm_x4 (sa + b_off + 8 * j * LD + 32 * s, r);
-                    b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
-                  }
-            }
+          if (i < nk)
+            issue (kt0 + i, i);
+          hzk_cp_async_commit ();
+        }
+      int st = 0;                     /* stage of tile i */
+#pragma unroll 1
+      for (int64_t i = 0; i < nk; i++)
+        {
+          const int64_t kt = kt0 + i, e0 = kt * KT;
+          const int nr = (int) min ((int64_t) KR, (K - e0) / 16);
+          const int nsv = K32 ? nr / 2 : nr;
+          __syncthreads ();           /* tile i − 1's stage and sw / sdm are consumed */
+          if (i + n_st - 1 < nk)
+            issue (kt + n_st - 1, st == 0 ? n_st - 1 : st - 1);
+          hzk_cp_async_commit ();
+          if (n_st >= 3)
+            hzk_cp_async_wait<2> ();  /* n_st is 2 or 3 (the host's choice) */
           else
-            {
+            hzk_cp_async_wait<1> ();
+          __syncthreads ();
+          const uint8_t *base = ring + st * sbytes;
+          const int64_t b0 = kt * BPT;
 #pragma unroll
-              for (int j = 0; j < NT; j += 4)
-                if (j < ntv)
-                  {
-                    int r[4];
-                    hzk_ldsm_x4 (sa + b_off + 8 * j * LD + 16 * s, r);
-                    b[j][0] = r[0], b[j + 1][0] = r[1], b[j + 2][0] = r[2], b[j + 3][0] = r[3];
-                  }
-            }
-          float2 wdm[MT][2];
-#pragma unroll
-          for (int i = 0; i < MT; i++)
+          for (int k = 0; k < UPT; k++)
             {
-              wdm[i][0] = sdm[s * BM + wrow + 16 * i + g];
-              wdm[i][1] = sdm[s * BM + wrow + 16 * i + g + 8];
-            }
-#pragma unroll
-          for (int j = 0; j < NT; j++)
-            {
-              if (j >= ntv)
-                break;
-              float4 ds;     /* (d_a, s_a) of tokens 2·tig and 2·tig + 1 */
-              if constexpr (K32)
+              const int p = tid + k * NTH, rl = p / UT, ul = p % UT;
+              const int64_t u = kt * UT + ul;
+              if ((BM * UT % NTH == 0 || p < BM * UT) && u < nu)
                 {
-                  /* per token the two runs' (d_a, s_a): d_a is the slot's, s_a their sum */
-                  const float4 f0 = *(const float4 *) (sam + (s * BN + wtok + 8 * j + 2 * tig) * SAW);
-                  const float4 f1 = *(const float4 *) (sam + (s * BN + wtok + 8 * j + 2 * tig + 1) * SAW);
-                  ds = make_float4 (f0.x, f0.y + f0.w, f1.x, f1.y + f1.w);
-                }
-              else
-                ds = *(const float4 *) (sam + s * BN + wtok + 8 * j + 2 * tig);
+                  const int64_t r = min (row0 + rl, n_rows - 1);
+                  uint4 q[CH];
 #pragma unroll
-              for (int i = 0; i < MT; i++)
-                {
-                  int c[4];
-                  if constexpr (K32)
-                    hzk_mma_s8_16832 (a[i][0], a[i][1], a[i][2], a[i][3], b[j][0], b[j][1], c);
-                  else
-                    hzk_mma_s8_16816 (a[i][0], a[i][1], b[j][0], c);
-                  float *o = acc[i][j];
-                  o[0] = fmaf (wdm[i][0].x * ds.x, hzk_i2f_small (c[0]), o[0]);
-                  o[1] = fmaf (wdm[i][0].x * ds.z, hzk_i2f_small (c[1]), o[1]);
-                  o[2] = fmaf (wdm[i][1].x * ds.x, hzk_i2f_small (c[2]), o[2]);
-                  o[3] = fmaf (wdm[i][1].x * ds.z, hzk_i2f_small (c[3]), o[3]);
-                  if constexpr (!T::symmetric)
-                    {
-                      o[0] = fmaf (wdm[i][0].y, ds.y, o[0]);
-                      o[1] = fmaf (wdm[i][0].y, ds.w, o[1]);
-                      o[2] = fmaf (wdm[i][1].y, ds.y, o[2]);
-                      o[3] = fmaf (wdm[i][1].y, ds.w, o[3]);
-                    }
+                  for (int c = 0; c < CH; c++)
+                    q[c] = *(const uint4 *) (base + ((rl * CH + c) * UT + ul) * 16);
+                  const int64_t b = u / T::units_per_block;
+                  const size_t s0 = (size_t) (r * nb + b0) * T::meta_bytes;
+                  put_unit (q, base + PB + rl * MCH * 16 + (int) (s0 & 15) + (int) (b - b0) * T::meta_bytes,
+                            rl, b, (int) (u % T::units_per_block), kt);
                 }
             }
+          __syncthreads ();
+          if (ntv != 0)
+            mma_slots (base + PB + MB, (const float2 *) (base + PB + MB + ta * LD), ta, nsv);
+          st = st + 1 == n_st ? 0 : st + 1;
         }
     }
   if constexpr (C::WK > 1)
     {
       /* the K slices' partial sums: slice k adds into slice 0 in the order k = 1, 2, ... */
-      static_assert (C::WR * C::WC * MT * NT * 4 * 32 * 4 <= qmmq_mma_smem_bytes<W, C> (),
-                     "the reduction fits the tile's shared memory");
+      static_assert (C::WR * C::WC * MT * NT * 4 * 32 * 4 <= BM * LD,
+                     "the reduction fits the decoded weights' shared memory");
       float *red = (float *) smem + ((wr * C::WC + wc) * MT * NT * 4) * 32 + lane;
       for (int k = 1; k < C::WK; k++)
         {
@@ -762,21 +965,22 @@ qmmq_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
 }
 
 /** The tensor-core kernel: grid of C's tiles (row tiles, token tiles) or the split-K grid
- *  as qmmq_core (kps K tiles of C::KT per split), qmmq_mma_smem_bytes<W, C>() bytes of
- *  dynamic shared memory (hzk_mm_prepare). */
+ *  as qmmq_core (kps K tiles of C::KT per split), qmmq_mma_smem_bytes<W, C>(ta, n_st)
+ *  bytes of dynamic shared memory (hzk_mm_prepare; ta = qmmq_pipe_rows<W, C>(n_tok) and
+ *  n_st ring stages for the pipelined tile, C::ST > 1; else the defaults). */
 template <int W, class C>
 __global__ void __launch_bounds__ (C::threads, C::min_blocks)
 qmmq_mma_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
                float *HZK_RESTRICT y, int64_t ldy, int nby, int n_split, int kps, float *part,
-               int *cnt)
+               int *cnt, int n_st)
 {
   extern __shared__ int4 hzk_mm_smem[];
   const hzk_mm_place pl = hzk_mm_block_place (nby, n_split, kps, part, cnt);
   const int64_t n_kt = (K + C::KT - 1) / C::KT;
   qmmq_mma_tile<W, C> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, pl.bx, pl.by,
                        (uint8_t *) hzk_mm_smem, pl.kt0, pl.kt1 < 0 ? -1 : min (pl.kt1, n_kt),
-                       pl.sk);
+                       pl.sk, n_st);
 }
 
 template <int W>
@@ -805,6 +1009,22 @@ hzk_mm_sm_count (void)
 }
 
 #if defined(HZK_CUDA)
+/** Shared memory per multiprocessor in bytes (asked once per translation unit; 64 KiB on
+ *  failure). */
+static int
+hzk_mm_smem_per_sm (void)
+{
+  static int n = 0;
+  if (n < 1)
+    {
+      int dev = 0, c = 0;
+      n = hipGetDevice (&dev) == hipSuccess
+              && hipDeviceGetAttribute (&c, hipDeviceAttributeMaxSharedMemoryPerMultiprocessor, dev) == hipSuccess
+              && c > 0 ? c : 64 * 1024;
+    }
+  return n;
+}
+
 /** Tensor cores for the int8 products: on a device of compute capability 8.0 or newer,
  *  unless HZ_GPU_MMQ=dp4a (asked once per translation unit). */
 static bool
@@ -820,6 +1040,27 @@ hzk_mm_use_mma (void)
             && major >= 8 && !(e && strcmp (e, "dp4a") == 0);
     }
   return use > 0;
+}
+
+/** Which small tile serves products of up to 32 tokens (and up to 64 where the big tile's
+ *  grid would not fill the device), from HZ_GPU_MMQ_PIPE (asked once per translation
+ *  unit): unset or 0 hzk_mmq_small (the default), 1 hzk_mmq_pipe for every format, 2 by
+ *  format — hzk_mmq_pipe where hzk_mmq_small waits for more than one round trip of weight
+ *  loads per K tile (hzk_mmq_load_groups: Q8_0), else hzk_mmq_small. Never by the token
+ *  count, so a token's sums do not depend on it. With 1 or 2 the MoE grouped products
+ *  (kernels/moe.hip, always hzk_mmq_small) are no longer bit-identical to the dense
+ *  products of those formats (test-moe checks that equality): MoE must follow the same
+ *  rule before 2 can become the default. */
+static int
+hzk_mm_pipe_mode (void)
+{
+  static int mode = -1;
+  if (mode < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_PIPE");
+      mode = e && (strcmp (e, "1") == 0 || strcmp (e, "2") == 0) ? atoi (e) : 0;
+    }
+  return mode;
 }
 
 /** HZ_GPU_MMQ_TILE=big / small forces the tensor-core tile of hzk_matmul (tests and

@@ -76,12 +76,23 @@
  * Float formats: the same tile over K tiles of 64 elements decoded to fp32 (decode_f),
  * x tiles in fp32, 4 × 4 FMA per thread and element.
  *
+ * Pipelined small tile (opt-in, HZ_GPU_MMQ_PIPE=1 every format, =2 where the small tile
+ * needs more than one round trip of weight loads per K tile — Q8_0): hzk_mmq_pipe, the
+ * small tile's warps on K tiles of 512 with a ring of up to 3 shared-memory stages, each
+ * one K tile's raw weight blocks (payload chunks and meta bytes as stored, decoded from
+ * shared memory by the same qdec<W>) and activations, filled by cp.async two tiles ahead
+ * (qmmq_mma_tile, C::ST > 1). On an H200 Q8_0 1.1-1.5x, the 4-bit formats -7..+13 %: their
+ * small tile is bound by instructions and shared-memory latency at 8 warps per SM (ncu:
+ * IPC 1.4, 48 % excess shared wavefronts), not by loads in flight; a 16-warp variant and
+ * split-K on top were slower (docs/PERFORMANCE.md). Not the default until the MoE grouped
+ * products (moe.hip, hzk_mmq_small) follow the same rule: test-moe requires them to be
+ * bit-identical to the dense products.
  * Tried and dropped: a register prefetch of tile kt + 1 during the compute of tile kt
  * (software pipeline, on the earlier 64 × 32 tensor-core tile) raised the register count
  * to 130..220 and lost more to occupancy than it hid (pp512 of a 7B Q4_0: 3,423 against
- * 4,935 tokens/s on an H200).
- * Not yet: double buffering of the weight tiles in shared memory (cp.async / TMA of the raw
- * blocks one tile ahead), AMD matrix cores. Reading
+ * 4,935 tokens/s on an H200). (The dp4a tile does prefetch the next K tile's raw units
+ * into registers: 4..32 registers there, AMD's portable twin of the ring.)
+ * Not yet: the ring for the big (prefill) tile, TMA, AMD matrix cores. Reading
  * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
  * layouts.
  */
@@ -208,21 +219,56 @@ hzk_mma_prepare (void)
   return hzk_mm_prepare (qmmq_mma_core<W, C>, qmmq_mma_smem_bytes<W, C> (), &ready);
 }
 
+/** HZ_GPU_MMQ_STAGES=N caps the pipelined tile's ring at N stages (2 or more; tuning and
+ *  benchmarks; default: no cap), asked once. */
+static int
+hzk_mm_stage_cap (void)
+{
+  static int cap = -1;
+  if (cap < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_STAGES");
+      cap = e && atoi (e) >= 2 ? atoi (e) : 1 << 20;
+    }
+  return cap;
+}
+
+/** Ring stages of the pipelined tile C (C::ST > 1) for a grid of n_blocks blocks with ta
+ *  activation rows per stage: C::ST (or the HZ_GPU_MMQ_STAGES cap), one fewer (down to 2)
+ *  while two blocks per multiprocessor would not fit in shared memory, the tile's
+ *  registers allow two (min_blocks) and the grid has more blocks than multiprocessors (there a second resident block hides more than a
+ *  deeper ring: 11008 rows at 32 tokens); 1 for the other tiles. */
+template <int W, class C>
+static int
+hzk_mma_stages (int64_t n_blocks, int ta)
+{
+  if (C::ST == 1)
+    return 1;
+  int st = C::ST < hzk_mm_stage_cap () ? C::ST : hzk_mm_stage_cap ();
+  if (C::min_blocks >= 2 && n_blocks > hzk_mm_sm_count ())
+    while (st > 2 && 2 * (qmmq_mma_smem_bytes<W, C> (ta, st) + 1024) > hzk_mm_smem_per_sm ())
+      st--;
+  return st;
+}
+
 /** qmmq_mma_core<W, C> over the whole product (grid of C's tiles, split over K where
- *  ws allows and the product is small: hzk_mm_make_grid). */
+ *  ws allows and the product is small: hzk_mm_make_grid; the pipelined tile's shared
+ *  memory sized by the token count and stages). */
 template <int W, class C>
 static int
 hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_t *aq,
                 const void *am, float *y, int64_t ldy, void *ws, void *stream)
 {
-  constexpr int bytes = qmmq_mma_smem_bytes<W, C> ();
   const int e = hzk_mma_prepare<W, C> ();
   if (e)
     return e;
   const hzk_mm_grid g = hzk_mm_make_grid (n_rows, K, n_tok, C::BM, C::BN, C::KT, ws);
+  const int ta = C::ST > 1 ? qmmq_pipe_rows<W, C> (n_tok) : C::BN;
+  const int n_st = hzk_mma_stages<W, C> ((int64_t) g.grid.x * g.grid.y, ta);
+  const int bytes = qmmq_mma_smem_bytes<W, C> (ta, n_st);
   qmmq_mma_core<W, C><<<g.grid, C::threads, bytes, (hipStream_t) stream>>> (
       (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy, g.nby, g.n_split,
-      g.kps, g.part, g.cnt);
+      g.kps, g.part, g.cnt, n_st);
   return (int) hipGetLastError ();
 }
 #endif
@@ -250,6 +296,7 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
            * 32 × 32 tiles (split over K up to HZK_MM_SPLIT_TOK tokens) */
           using B = hzk_mmq_big;
           using S = hzk_mmq_small;
+          using P = hzk_mmq_pipe;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
           const int pref = hzk_mm_tile_pref ();
           /* every tile's opt-in at the first product of W (a prefill, not a captured
@@ -260,9 +307,17 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
               first = false;
               hzk_mma_prepare<W, B> ();
               hzk_mma_prepare<W, S> ();
+              hzk_mma_prepare<W, P> ();
             }
           if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
             return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+          /* opt-in (hzk_mm_pipe_mode): the pipelined tile, or with 2 only where the small
+           * one waits for more than one round trip of weight loads per K tile (Q8_0:
+           * 1.3-1.5x on an H200; where it waits for one — 4-bit formats — the pipelined
+           * tile was no faster, docs/PERFORMANCE.md) */
+          const int pm = hzk_mm_pipe_mode ();
+          if (pm == 1 || (pm == 2 && hzk_mmq_load_groups<W, S> () > 1))
+            return hzk_mma_launch<W, P> (w, n_rows, K, n_tok, aq, am, y, ldy, ws, stream);
           return hzk_mma_launch<W, S> (w, n_rows, K, n_tok, aq, am, y, ldy, ws, stream);
         }
 #endif
