@@ -186,6 +186,7 @@ typedef struct {
   GString *buf;      /* BPE: byte-encoded word */
   GArray *cpts;      /* BPE: code points of a fragment */
   GArray *words;     /* BPE: word lengths in code points */
+  HzRegexScratch regex;  /* BPE: the pre-tokenizer's backtracking stack */
 } Session;
 
 static void
@@ -196,6 +197,7 @@ session_init (Session *s)
   s->buf = g_string_new (NULL);
   s->cpts = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   s->words = g_array_new (FALSE, FALSE, sizeof (gsize));
+  hz_regex_scratch_init (&s->regex);
 }
 
 static void
@@ -206,6 +208,7 @@ session_clear (Session *s)
   g_string_free (s->buf, TRUE);
   g_array_free (s->cpts, TRUE);
   g_array_free (s->words, TRUE);
+  hz_regex_scratch_clear (&s->regex);
 }
 
 #define SYM(s, i) (&g_array_index ((s)->symbols, Symbol, (i)))
@@ -428,8 +431,10 @@ bpe_fragment (const HzTokenizer *t, Session *s, const char *text, gsize len, GAr
   g_array_set_size (s->cpts, 0);
   g_array_set_size (s->words, 0);
   hz_utf8_decode_lenient (text, len, s->cpts);
+  if (t->nfc)
+    hz_nfc_normalize (s->cpts);
   cpts = (const uint32_t *) (void *) s->cpts->data;
-  hz_pretokenize (t->pre, cpts, s->cpts->len, s->words);
+  hz_pretokenize (t->splitter, &s->regex, cpts, s->cpts->len, s->words);
 
   for (guint w = 0; w < s->words->len; w++)
     {
@@ -496,6 +501,8 @@ encode_fragments (const HzTokenizer *t, const char *text, GArray *frags, gboolea
 
   if (add_special && t->add_eos && t->eos >= 0)
     push_token (out, t->eos);
+  if (add_special && t->add_sep && t->sep >= 0)
+    push_token (out, t->sep);
   session_clear (&s);
 }
 

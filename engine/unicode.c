@@ -206,3 +206,49 @@ hz_gpt2_cpt_to_byte (uint32_t cpt)
   gpt2_tables_init ();
   return cpt < G_N_ELEMENTS (gpt2_c2b) ? gpt2_c2b[cpt] : -1;
 }
+
+static gboolean
+nfc_breaks (uint32_t c)
+{
+  return c == 0 || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF;
+}
+
+/* Documented in unicode.h. */
+void
+hz_nfc_normalize (GArray *cpts)
+{
+  const uint32_t *in = (const uint32_t *) (void *) cpts->data;
+  g_autoptr(GArray) out = NULL;
+  g_autoptr(GString) run = NULL;
+  gsize i = 0, n = cpts->len;
+  gboolean any = FALSE;
+
+  /* below U+0300 (the first combining mark) every character is already in NFC and
+   * composes with nothing before it */
+  for (gsize k = 0; k < n && !any; k++)
+    any = in[k] >= 0x300;
+  if (!any)
+    return;
+  out = g_array_sized_new (FALSE, FALSE, sizeof (uint32_t), n);
+  run = g_string_new (NULL);
+  while (i < n)
+    {
+      if (nfc_breaks (in[i]))
+        {
+          g_array_append_val (out, in[i]);
+          i++;
+          continue;
+        }
+      g_string_truncate (run, 0);
+      for (; i < n && !nfc_breaks (in[i]); i++)
+        g_string_append_unichar (run, in[i]);
+      g_autofree char *norm = g_utf8_normalize (run->str, (gssize) run->len, G_NORMALIZE_NFC);
+      for (const char *p = norm; p && *p; p = g_utf8_next_char (p))
+        {
+          uint32_t c = g_utf8_get_char (p);
+          g_array_append_val (out, c);
+        }
+    }
+  g_array_set_size (cpts, 0);
+  g_array_append_vals (cpts, out->data, out->len);
+}
