@@ -403,7 +403,8 @@ test_safetensors_qwen2_bpe (void)
       "\"num_attention_heads\":4,\"num_key_value_heads\":2,\"intermediate_size\":128,"
       "\"max_position_embeddings\":256,\"rms_norm_eps\":1e-6,\"rope_theta\":1000000.0,"
       "\"tie_word_embeddings\":true,\"eos_token_id\":7}" },
-    { "tokenizer.json", "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,"
+    { "tokenizer.json", "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},"
+      "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,"
       "\"\u0120\":4,\"\u0120a\":5,\"abc\":6},\"merges\":[\"a b\",\"\u0120 a\",[\"ab\",\"c\"]]},"
       "\"added_tokens\":[{\"id\":7,\"content\":\"<|endoftext|>\",\"special\":true}]}" },
     { "tokenizer_config.json", "{\"add_bos_token\":false,\"eos_token\":\"<|endoftext|>\"}" },
