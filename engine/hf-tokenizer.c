@@ -106,7 +106,16 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
       if (hz_json_bool (o, "invert", FALSE))
         return fail (error, "%s: pre_tokenizer step %u (Split) is inverted: cannot be "
                      "represented", path, sp->step);
-      g_ptr_array_add (sp->regexes, re ? g_strdup (re) : literal_regex (lit));
+      {
+        char *regex = re ? g_strdup (re) : literal_regex (lit);
+        g_autoptr(GError) local = NULL;
+        HzRegex *compiled = hz_regex_new (regex, &local);
+        g_ptr_array_add (sp->regexes, regex);
+        if (compiled == NULL)
+          return fail (error, "%s: pre_tokenizer step %u (Split): %s", path, sp->step,
+                       local->message);
+        hz_regex_free (compiled);
+      }
       return TRUE;
     }
   if (type && strcmp (type, "Digits") == 0)
@@ -551,6 +560,8 @@ hz_hf_tokenizer_import (HzGgufWriter *w, const char *dir, int64_t vocab_size,
                            hz_json_bool (tcfg, "add_bos_token", around.n_before > 0));
   hz_gguf_writer_set_bool (w, "tokenizer.ggml.add_eos_token",
                            hz_json_bool (tcfg, "add_eos_token", around.n_after > 0));
+  /* the token after the text is the EOS above (RobertaProcessing's sep included) */
+  hz_gguf_writer_set_bool (w, "tokenizer.ggml.add_sep_token", FALSE);
   write_chat_templates (w, dir, tcfg);
   ok = TRUE;
 out:
