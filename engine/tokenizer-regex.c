@@ -865,6 +865,13 @@ hz_regex_new (const char *pattern, GError **error)
 
   re->classes = g_array_new (FALSE, FALSE, sizeof (Class));
   re->code = g_array_new (FALSE, FALSE, sizeof (Inst));
+  if (!g_utf8_validate (pattern, -1, NULL))
+    {
+      g_set_error (error, G_REGEX_ERROR, G_REGEX_ERROR_COMPILE, "pattern is not valid UTF-8");
+      g_ptr_array_unref (ps.nodes);
+      hz_regex_free (re);
+      return NULL;
+    }
   root = parse_alt (&ps);
   if (!ps.failed && *ps.p != '\0')
     parse_fail (&ps, "unmatched )");

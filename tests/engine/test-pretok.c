@@ -13,62 +13,11 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include "gguf.h"
+#include "hf-folder.h"
+#include "pretok-data.h"
 #include "hf-tokenizer.h"
 #include "tokenizer-private.h"
 #include "unicode.h"
-
-static char *
-data_path (const char *name)
-{
-  const char *src = g_getenv ("HZ_SOURCE_DIR");
-  return g_build_filename (src ? src : ".", "tests", "engine", "pretok", name, NULL);
-}
-
-static JsonNode *
-load_json (const char *name)
-{
-  g_autofree char *path = data_path (name);
-  g_autoptr(JsonParser) p = json_parser_new ();
-  g_autoptr(GError) error = NULL;
-  json_parser_load_from_file (p, path, &error);
-  g_assert_no_error (error);
-  return json_node_copy (json_parser_get_root (p));
-}
-
-/* A temporary folder with tokenizer.json = pretok/BASE.tokenizer.json (and its
- * tokenizer_config.json when there is one). */
-static char *
-make_folder (const char *base)
-{
-  g_autoptr(GError) error = NULL;
-  char *dir = g_dir_make_tmp ("hz-pretok-XXXXXX", &error);
-  const char *kinds[] = { "tokenizer.json", "tokenizer_config.json" };
-  g_assert_no_error (error);
-  for (gsize k = 0; k < G_N_ELEMENTS (kinds); k++)
-    {
-      g_autofree char *name = g_strdup_printf ("%s.%s", base, kinds[k]);
-      g_autofree char *src = data_path (name);
-      g_autofree char *dst = g_build_filename (dir, kinds[k], NULL);
-      g_autofree char *text = NULL;
-      gsize len;
-      if (!g_file_get_contents (src, &text, &len, NULL))
-        continue;
-      g_assert_true (g_file_set_contents (dst, text, (gssize) len, NULL));
-    }
-  return dir;
-}
-
-static void
-remove_folder (const char *dir)
-{
-  const char *kinds[] = { "tokenizer.json", "tokenizer_config.json", "chat_template.jinja" };
-  for (gsize k = 0; k < G_N_ELEMENTS (kinds); k++)
-    {
-      g_autofree char *p = g_build_filename (dir, kinds[k], NULL);
-      g_remove (p);
-    }
-  g_rmdir (dir);
-}
 
 /* The GGUF keys the importer writes for folder `dir`; fails the test on an error. */
 static HzGgufWriter *
@@ -102,39 +51,6 @@ tokenizer_from_writer (HzGgufWriter *w, GBytes **keep, HzGguf **g_out)
   return t;
 }
 
-/* Ids of every string against the expected lists; returns the number exact. */
-static guint
-check_ids (const HzTokenizer *t, JsonArray *texts, JsonArray *ids, const char *label)
-{
-  guint ok = 0, n = json_array_get_length (texts);
-  g_assert_cmpuint (json_array_get_length (ids), ==, n);
-  for (guint i = 0; i < n; i++)
-    {
-      const char *text = json_array_get_string_element (texts, i);
-      JsonArray *want = json_array_get_array_element (ids, i);
-      gsize n_got;
-      g_autofree HzToken *got = hz_tokenizer_encode (t, text, -1, FALSE, FALSE, &n_got);
-      gboolean same = n_got == json_array_get_length (want);
-      for (gsize k = 0; same && k < n_got; k++)
-        same = got[k] == json_array_get_int_element (want, (guint) k);
-      if (same)
-        {
-          ok++;
-          continue;
-        }
-      g_autofree char *esc = g_strescape (text, NULL);
-      GString *g = g_string_new (NULL), *w = g_string_new (NULL);
-      for (gsize k = 0; k < n_got; k++)
-        g_string_append_printf (g, " %d", got[k]);
-      for (guint k = 0; k < json_array_get_length (want); k++)
-        g_string_append_printf (w, " %" G_GINT64_FORMAT, json_array_get_int_element (want, k));
-      g_test_message ("%s: \"%s\"\n  got: %s\n want: %s", label, esc, g->str, w->str);
-      g_string_free (g, TRUE);
-      g_string_free (w, TRUE);
-    }
-  return ok;
-}
-
 static char *
 gguf_pre (const HzGguf *g)
 {
@@ -145,8 +61,8 @@ gguf_pre (const HzGguf *g)
 static void
 test_families (void)
 {
-  g_autoptr(JsonNode) texts_node = load_json ("texts.json");
-  g_autoptr(JsonNode) exp_node = load_json ("expected.json");
+  g_autoptr(JsonNode) texts_node = hz_pretok_load_json ("texts.json");
+  g_autoptr(JsonNode) exp_node = hz_pretok_load_json ("expected.json");
   JsonArray *texts = json_node_get_array (texts_node);
   JsonObject *families = json_object_get_object_member (json_node_get_object (exp_node),
                                                         "families");
@@ -159,9 +75,9 @@ test_families (void)
       JsonObject *fam = json_object_get_object_member (families, family);
       JsonArray *names = json_object_get_array_member (fam, "names");
       JsonArray *ids = json_object_get_array_member (fam, "ids");
-      g_autofree char *dir = make_folder (family);
+      g_autofree char *dir = hz_pretok_make_folder (family);
       g_autoptr(HzGgufWriter) w = import_folder (dir);
-      remove_folder (dir);
+      hz_test_rm_dir (dir);
       n_families++;
       for (guint i = 0; i < json_array_get_length (names); i++)
         {
@@ -179,7 +95,7 @@ test_families (void)
               g_autofree char *pre = gguf_pre (g);
               g_assert_cmpstr (pre, ==, family);
             }
-          n_ok += check_ids (t, texts, ids, label);
+          n_ok += hz_pretok_check_ids (t, texts, ids, label);
           n_cases += json_array_get_length (texts);
           n_names++;
         }
@@ -194,8 +110,8 @@ test_families (void)
 static void
 test_model_shaped (void)
 {
-  g_autoptr(JsonNode) texts_node = load_json ("texts.json");
-  g_autoptr(JsonNode) exp_node = load_json ("expected.json");
+  g_autoptr(JsonNode) texts_node = hz_pretok_load_json ("texts.json");
+  g_autoptr(JsonNode) exp_node = hz_pretok_load_json ("expected.json");
   JsonArray *texts = json_node_get_array (texts_node);
   JsonObject *hf = json_object_get_object_member (json_node_get_object (exp_node), "hf");
   g_autoptr(GList) members = json_object_get_members (hf);
@@ -204,18 +120,18 @@ test_model_shaped (void)
     {
       const char *base = l->data;
       JsonObject *e = json_object_get_object_member (hf, base);
-      g_autofree char *dir = make_folder (base);
+      g_autofree char *dir = hz_pretok_make_folder (base);
       g_autoptr(HzGgufWriter) w = import_folder (dir);
       g_autoptr(GBytes) bytes = NULL;
       g_autoptr(HzGguf) g = NULL;
       g_autoptr(HzTokenizer) t = NULL;
       g_autofree char *pre = NULL;
       guint ok;
-      remove_folder (dir);
+      hz_test_rm_dir (dir);
       t = tokenizer_from_writer (w, &bytes, &g);
       pre = gguf_pre (g);
       g_assert_cmpstr (pre, ==, json_object_get_string_member (e, "pre"));
-      ok = check_ids (t, texts, json_object_get_array_member (e, "ids"), base);
+      ok = hz_pretok_check_ids (t, texts, json_object_get_array_member (e, "ids"), base);
       g_test_message ("%s -> tokenizer.ggml.pre '%s': %u/%u strings exact", base, pre, ok,
                       json_array_get_length (texts));
       g_assert_cmpuint (ok, ==, json_array_get_length (texts));
