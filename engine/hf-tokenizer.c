@@ -181,8 +181,8 @@ const char *
 hz_hf_tokenizer_pre_name (JsonObject *tokenizer, JsonObject *tokenizer_config,
                           const char *path, GError **error)
 {
-  HfSplit sp = { g_ptr_array_new_with_free_func (g_free), FALSE, FALSE, 0 };
-  g_autoptr(GPtrArray) keep = sp.regexes;
+  g_autoptr(GPtrArray) regexes = g_ptr_array_new_with_free_func (g_free);
+  HfSplit sp = { regexes, FALSE, FALSE, 0 };
   JsonObject *model = hz_json_obj (tokenizer, "model");
   gboolean ignore_merges = hz_json_bool (model, "ignore_merges", FALSE);
   JsonNode *clean = tokenizer_config

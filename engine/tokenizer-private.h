@@ -142,7 +142,7 @@ void hz_pretokenize (const HzPreSplitter *sp, HzRegexScratch *scratch, const uin
 
 /* ---- the tokenizer object (tokenizer.c loads it, tokenizer-encode.c encodes) ---- */
 
-typedef enum { HZ_VOCAB_SPM, HZ_VOCAB_BPE } HzVocabType;
+typedef enum { HZ_VOCAB_SPM, HZ_VOCAB_BPE, HZ_VOCAB_WPM } HzVocabType;
 
 /* Internal attribute bits above the public HzTokenAttr ones (llama.cpp LSTRIP/RSTRIP:
  * strip white space next to a special token when partitioning). */
@@ -173,6 +173,8 @@ struct _HzTokenizer {
 
   int32_t       bos, eos, eot, eom, unk, sep, pad;
   gboolean      add_bos, add_eos, add_sep, add_space_prefix, ignore_merges, clean_spaces, nfc;
+  gboolean      lowercase, strip_accents;  /* WPM: BertNormalizer options */
+  guint32       max_token_len;             /* WPM: longest token text in bytes */
 
   int32_t      *special;     /* control/user-defined/unknown ids, longest text first */
   gsize         n_special;

@@ -314,14 +314,30 @@ setup_model (HzTokenizer *t, const HzGguf *g, GError **error)
       t->clean_spaces = (info->flags & HZ_PRE_KEEP_SPACES) == 0;
       t->nfc = (info->flags & HZ_PRE_NFC) != 0;
     }
+  else if (strcmp (model, "bert") == 0)
+    {
+      /* llama.cpp's WPM defaults: [CLS] 101, [UNK] 100, [SEP] 102, [PAD] 0; adds CLS and
+       * SEP; BertNormalizer lowercase (default true) and strip_accents (default: lowercase) */
+      t->type = HZ_VOCAB_WPM;
+      t->bos = 101, t->eos = -1, t->unk = 100, t->sep = 102, t->pad = 0;
+      t->add_bos = TRUE;
+      t->add_sep = TRUE;
+      t->clean_spaces = TRUE;
+      t->lowercase = TRUE;
+      hz_gguf_get_bool (g, "tokenizer.ggml.normalizer.lowercase", &t->lowercase);
+      t->strip_accents = t->lowercase;
+      hz_gguf_get_bool (g, "tokenizer.ggml.normalizer.strip_accents", &t->strip_accents);
+    }
   else
     {
       g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_UNSUPPORTED,
                    "unsupported tokenizer model '%s' (tokenizer.ggml.model); supported: "
-                   "llama (SentencePiece), gpt2 (byte-level BPE)", model);
+                   "llama (SentencePiece), gpt2 (byte-level BPE), bert (WordPiece)", model);
       return FALSE;
     }
   hz_gguf_get_bool (g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix);
+  /* a normalizer flag some converters write (Qwen-style NFC) */
+  hz_gguf_get_bool (g, "tokenizer.ggml.normalizer.nfc", &t->nfc);
   return TRUE;
 }
 
@@ -697,6 +713,8 @@ hz_tokenizer_new_from_gguf (const HzGguf *g, GError **error)
   t->chunk = g_string_chunk_new (1 << 20);
   if (!setup_model (t, g, error) || !load_tokens (t, g, error))
     return NULL;
+  for (int32_t i = 0; i < t->n_vocab; i++)
+    t->max_token_len = MAX (t->max_token_len, t->lens[i]);
   if (t->type == HZ_VOCAB_BPE && !load_merges (t, g, error))
     return NULL;
   init_byte_tables (t);

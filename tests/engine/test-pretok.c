@@ -201,6 +201,51 @@ test_scanners (void)
   g_rand_free (r);
 }
 
+/* hz_nfc_normalize (which normalizes only the stretches that need it) equals GLib's NFC of
+ * the whole text, on random text full of marks, jamo, singletons and precomposed letters. */
+static void
+test_nfc (void)
+{
+  static const uint32_t alphabet[] = {
+    'a', 'e', 'A', ' ', 0xE9, 0xC5, 0x301, 0x323, 0x30A, 0x308, 0x1100, 0x1161, 0x11A8,
+    0xAC00, 0xAC01, 0x212B, 0x2126, 0x212A, 0xF900, 0x1E69, 0x0B47, 0x0B3E, 0x0B57, 0x094D,
+    0x0928, 0x093C, 0x0958, 0x0340, 0x0344, 0x1FD3, 0x0390, 0x4E2D, 0x1F600, 0x0F73, 0x0F71,
+    0x0F72, 0x1D15E, 0x05B0, 0x05BC,
+  };
+  GRand *r = g_rand_new_with_seed (7);
+  for (int iter = 0; iter < 20000; iter++)
+    {
+      g_autoptr(GArray) cpts = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      g_autoptr(GArray) want = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+      GString *u8 = g_string_new (NULL);
+      gsize n = (gsize) g_rand_int_range (r, 0, 12);
+      for (gsize i = 0; i < n; i++)
+        {
+          uint32_t c = alphabet[g_rand_int_range (r, 0, G_N_ELEMENTS (alphabet))];
+          g_array_append_val (cpts, c);
+          g_string_append_unichar (u8, c);
+        }
+      g_autofree char *norm = g_utf8_normalize (u8->str, (gssize) u8->len, G_NORMALIZE_NFC);
+      for (const char *p = norm; *p; p = g_utf8_next_char (p))
+        {
+          uint32_t c = g_utf8_get_char (p);
+          g_array_append_val (want, c);
+        }
+      hz_nfc_normalize (cpts);
+      if (cpts->len != want->len ||
+          memcmp (cpts->data, want->data, want->len * sizeof (uint32_t)) != 0)
+        {
+          g_autofree char *esc = g_strescape (u8->str, NULL);
+          g_test_message ("NFC differs on \"%s\"", esc);
+          g_test_fail ();
+          g_string_free (u8, TRUE);
+          break;
+        }
+      g_string_free (u8, TRUE);
+    }
+  g_rand_free (r);
+}
+
 /* Words of `text` split by `pattern` (matches and gaps), joined with '|'. */
 static char *
 split_with (const char *pattern, const char *text)
@@ -380,6 +425,7 @@ main (int argc, char **argv)
   g_test_add_func ("/pretok/names", test_names);
   g_test_add_func ("/pretok/regex-semantics", test_regex_semantics);
   g_test_add_func ("/pretok/scanners", test_scanners);
+  g_test_add_func ("/pretok/nfc", test_nfc);
   g_test_add_func ("/pretok/families", test_families);
   g_test_add_func ("/pretok/model-shaped", test_model_shaped);
   g_test_add_func ("/pretok/refused", test_refused_configs);

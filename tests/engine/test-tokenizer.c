@@ -1,4 +1,5 @@
-/* tests/engine/test-tokenizer.c — tokenizers against llama.cpp's golden vectors
+/* tests/engine/test-tokenizer.c — tokenizers against llama.cpp's golden vectors (all 7
+ * vocabularies: SPM, byte-level BPE, WordPiece)
  * (../shared/golden/tokenizer, ../shared/golden/stories260K) plus core tests on small
  * vocabularies written with the GGUF writer (no shared data needed). */
 #include <string.h>
@@ -823,7 +824,7 @@ int
 main (int argc, char **argv)
 {
   static const char *const vocabs[] = {
-    "llama-spm", "phi-3", "gpt-2", "deepseek-coder", "llama-bpe", "qwen2" };
+    "llama-spm", "phi-3", "gpt-2", "deepseek-coder", "llama-bpe", "qwen2", "bert-bge" };
 
   g_test_init (&argc, &argv, NULL);
   g_log_set_writer_func (count_messages, NULL, NULL);
@@ -836,7 +837,9 @@ main (int argc, char **argv)
       g_autofree char *p1 = g_strdup_printf ("/tokenizer/golden/%s", vocabs[i]);
       g_autofree char *p2 = g_strdup_printf ("/tokenizer/round-trip/%s", vocabs[i]);
       g_test_add_data_func (p1, vocabs[i], test_golden_vocab);
-      g_test_add_data_func (p2, vocabs[i], test_round_trip);
+      /* WordPiece lower-cases and drops accents: it does not round-trip */
+      if (strcmp (vocabs[i], "bert-bge") != 0)
+        g_test_add_data_func (p2, vocabs[i], test_round_trip);
     }
   g_test_add_func ("/tokenizer/golden/stories260K", test_stories260k);
   g_test_add_func ("/tokenizer/special/qwen2", test_special_qwen2);

@@ -219,6 +219,21 @@ tokenizer_seeds (void)
         write_gguf_seed ("tokenizer", name, w);
       }
   }
+  {
+    /* WordPiece: word-initial pieces with U+2581, continuations bare (llama.cpp's form) */
+    static const char *const tokens[] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "\xe2\x96\x81" "a",
+                                          "\xe2\x96\x81" "ab", "b", "c", "\xe2\x96\x81" ".", NULL };
+    static const int32_t types[] = { 3, 2, 3, 3, 1, 1, 1, 1, 1 };
+    g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+    hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "bert");
+    hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", tokens, G_N_ELEMENTS (types));
+    hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, G_N_ELEMENTS (types));
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.unknown_token_id", 1);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 2);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.seperator_token_id", 3);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.padding_token_id", 0);
+    write_gguf_seed ("tokenizer", "seed-wpm.gguf", w);
+  }
   const char *shared = g_getenv ("HZ_SHARED_DIR") ? g_getenv ("HZ_SHARED_DIR") : "../shared";
   g_autofree char *stories = g_build_filename (shared, "models", "stories260K.gguf", NULL);
   g_autoptr (HzGguf) g = hz_gguf_open (stories, NULL);
