@@ -17,6 +17,14 @@
  * Anything else (backreferences, lookbehind, a repeated group that can match empty…) is
  * refused when compiling, so an unsupported pattern never runs with other semantics.
  *
+ * Why a matcher rather than one hand-written splitter per pattern (as llama.cpp has for
+ * four of them): the table holds about forty distinct patterns that combine the same dozen
+ * constructs in different ways; a small matcher keeps the patterns as data, checkable
+ * against Hugging Face's own tokenizer (tests/reference/pretok_reference.js), and lets the
+ * Hugging Face importer compare a tokenizer.json's Split regex with the table by compiled
+ * program (hz_regex_equal) instead of by spelling. The three patterns nearly every model
+ * uses keep their scanners for speed (tokenizer-pre.c), tested equal to this matcher.
+ *
  * Categories come from GLib's Unicode tables (g_unichar_type, g_unichar_get_script).
  * Thread safety: a compiled HzRegex is immutable and may be used from any thread; an
  * HzRegexScratch belongs to one thread at a time.
