@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hf-tokenizer.h"
+#include "json-in.h"
 #include "model.h"
 #include "quant.h"
 #include "safetensors.h"
@@ -762,65 +764,6 @@ st_error (GError **error, const char *fmt, ...)
   return FALSE;
 }
 
-static JsonObject *
-read_json_object (const char *path, JsonParser **parser_out, gboolean required, GError **error)
-{
-  JsonParser *p = json_parser_new ();
-  if (!json_parser_load_from_file (p, path, error))
-    {
-      g_object_unref (p);
-      if (!required && error && *error && (*error)->domain == G_FILE_ERROR)
-        g_clear_error (error);
-      return NULL;
-    }
-  JsonNode *root = json_parser_get_root (p);
-  if (!root || !JSON_NODE_HOLDS_OBJECT (root))
-    {
-      g_object_unref (p);
-      st_error (error, "%s: not a JSON object", path);
-      return NULL;
-    }
-  *parser_out = p;
-  return json_node_get_object (root);
-}
-
-static int64_t
-jint (JsonObject *o, const char *k, int64_t def)
-{
-  JsonNode *n = o ? json_object_get_member (o, k) : NULL;
-  if (!n || !JSON_NODE_HOLDS_VALUE (n))
-    return def;
-  GType t = json_node_get_value_type (n);
-  if (t == G_TYPE_INT64)
-    return json_node_get_int (n);
-  if (t == G_TYPE_DOUBLE)
-    return (int64_t) json_node_get_double (n);
-  return def;
-}
-
-static double
-jdbl (JsonObject *o, const char *k, double def)
-{
-  JsonNode *n = o ? json_object_get_member (o, k) : NULL;
-  if (!n || !JSON_NODE_HOLDS_VALUE (n))
-    return def;
-  GType t = json_node_get_value_type (n);
-  if (t == G_TYPE_INT64)
-    return (double) json_node_get_int (n);
-  if (t == G_TYPE_DOUBLE)
-    return json_node_get_double (n);
-  return def;
-}
-
-static const char *
-jstr (JsonObject *o, const char *k)
-{
-  JsonNode *n = o ? json_object_get_member (o, k) : NULL;
-  if (!n || !JSON_NODE_HOLDS_VALUE (n) || json_node_get_value_type (n) != G_TYPE_STRING)
-    return NULL;
-  return json_node_get_string (n);
-}
-
 /* HF name → GGUF name (llama.cpp's tensor mapping for Llama/Qwen2/Qwen3); NULL to skip. */
 static char *
 hf_to_gguf_name (const char *hf)
@@ -883,7 +826,7 @@ hf_weight_files (const char *dir, GError **error)
   g_autoptr (GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
   g_autofree char *ipath = g_build_filename (dir, "model.safetensors.index.json", NULL);
   JsonParser *ip = NULL;
-  JsonObject *index = read_json_object (ipath, &ip, FALSE, error);
+  JsonObject *index = hz_json_read_object (ipath, &ip, FALSE, error);
   if (!index && error && *error)
     return NULL;
   if (index)
@@ -900,7 +843,7 @@ hf_weight_files (const char *dir, GError **error)
       g_autoptr (GList) members = json_object_get_members (map);
       for (GList *l = members; l; l = l->next)
         {
-          const char *f = jstr (map, l->data);
+          const char *f = hz_json_str (map, l->data);
           if (!f || strchr (f, G_DIR_SEPARATOR) || !g_str_has_suffix (f, ".safetensors"))
             {
               st_error (error, "%s: tensor '%s' maps to '%s', not a .safetensors file of the "
@@ -940,155 +883,13 @@ hf_weight_files (const char *dir, GError **error)
   return g_steal_pointer (&files);
 }
 
-/* tokenizer.json (byte-level BPE) → tokenizer.ggml.* keys (gpt2 model). */
-static gboolean
-import_bpe_tokenizer (Source *s, const char *dir, const char *arch, int64_t vocab_size,
-                      JsonObject *config, GError **error)
-{
-  g_autofree char *tpath = g_build_filename (dir, "tokenizer.json", NULL);
-  g_autofree char *cpath = g_build_filename (dir, "tokenizer_config.json", NULL);
-  JsonParser *tp = NULL, *cp = NULL;
-  JsonObject *tok = read_json_object (tpath, &tp, FALSE, error);
-  if (!tok)
-    return error && *error ? FALSE
-           : st_error (error, "%s: no tokenizer.json; pass a GGUF with the vocabulary "
-                       "(--vocab FILE.gguf)", dir);
-  keep_ptr (s, tp, g_object_unref);
-  JsonObject *tcfg = read_json_object (cpath, &cp, FALSE, error);
-  if (!tcfg && error && *error)
-    return FALSE;
-  if (cp)
-    keep_ptr (s, cp, g_object_unref);
-
-  JsonNode *mn = json_object_get_member (tok, "model");
-  JsonObject *model = mn && JSON_NODE_HOLDS_OBJECT (mn) ? json_node_get_object (mn) : NULL;
-  const char *mtype = jstr (model, "type");
-  if (!model || !mtype || strcmp (mtype, "BPE") != 0)
-    return st_error (error, "%s: tokenizer model '%s' is not supported (byte-level BPE only); "
-                     "pass --vocab FILE.gguf", tpath, mtype ? mtype : "?");
-  JsonNode *bf = json_object_get_member (model, "byte_fallback");
-  if (bf && JSON_NODE_HOLDS_VALUE (bf) && json_node_get_boolean (bf))
-    return st_error (error, "%s: a SentencePiece-style BPE (byte_fallback) needs tokenizer.model; "
-                     "pass --vocab FILE.gguf", tpath);
-  JsonNode *vn = json_object_get_member (model, "vocab");
-  JsonNode *mg = json_object_get_member (model, "merges");
-  if (!vn || !JSON_NODE_HOLDS_OBJECT (vn) || !mg || !JSON_NODE_HOLDS_ARRAY (mg))
-    return st_error (error, "%s: model.vocab / model.merges missing", tpath);
-  JsonObject *vocab = json_node_get_object (vn);
-
-  /* id → (text, type) */
-  int64_t n = vocab_size;
-  GList *members = json_object_get_members (vocab);
-  for (GList *l = members; l; l = l->next)
-    n = MAX (n, jint (vocab, l->data, -1) + 1);
-  JsonNode *an = json_object_get_member (tok, "added_tokens");
-  JsonArray *added = an && JSON_NODE_HOLDS_ARRAY (an) ? json_node_get_array (an) : NULL;
-  for (guint i = 0; added && i < json_array_get_length (added); i++)
-    n = MAX (n, jint (json_array_get_object_element (added, i), "id", -1) + 1);
-  if (n <= 0 || n > (1 << 22))
-    {
-      g_list_free (members);
-      return st_error (error, "%s: implausible vocabulary size %" G_GINT64_FORMAT, tpath, n);
-    }
-  char **texts = g_new0 (char *, n + 1);
-  int32_t *types = g_new0 (int32_t, n);
-  for (GList *l = members; l; l = l->next)
-    {
-      int64_t id = jint (vocab, l->data, -1);
-      if (id >= 0 && id < n && !texts[id])
-        {
-          texts[id] = g_strdup (l->data);
-          types[id] = 1;  /* normal */
-        }
-    }
-  g_list_free (members);
-  for (guint i = 0; added && i < json_array_get_length (added); i++)
-    {
-      JsonObject *a = json_array_get_object_element (added, i);
-      int64_t id = jint (a, "id", -1);
-      const char *content = jstr (a, "content");
-      JsonNode *sp = json_object_get_member (a, "special");
-      gboolean special = sp && JSON_NODE_HOLDS_VALUE (sp) && json_node_get_boolean (sp);
-      if (id < 0 || id >= n || !content)
-        continue;
-      g_free (texts[id]);
-      texts[id] = g_strdup (content);
-      types[id] = special ? 3 : 4;  /* control : user-defined */
-    }
-  for (int64_t i = 0; i < n; i++)
-    if (!texts[i])
-      {
-        texts[i] = g_strdup_printf ("[PAD%" G_GINT64_FORMAT "]", i);
-        types[i] = 5;  /* unused */
-      }
-  JsonArray *ma = json_node_get_array (mg);
-  guint nm = json_array_get_length (ma);
-  char **merges = g_new0 (char *, nm + 1);
-  for (guint i = 0; i < nm; i++)
-    {
-      JsonNode *e = json_array_get_element (ma, i);
-      if (JSON_NODE_HOLDS_ARRAY (e) && json_array_get_length (json_node_get_array (e)) == 2)
-        merges[i] = g_strdup_printf ("%s %s",
-                                     json_array_get_string_element (json_node_get_array (e), 0),
-                                     json_array_get_string_element (json_node_get_array (e), 1));
-      else if (JSON_NODE_HOLDS_VALUE (e) && json_node_get_value_type (e) == G_TYPE_STRING)
-        merges[i] = g_strdup (json_node_get_string (e));
-      else
-        merges[i] = g_strdup ("");
-    }
-  hz_gguf_writer_set_str (s->w, "tokenizer.ggml.model", "gpt2");
-  hz_gguf_writer_set_str (s->w, "tokenizer.ggml.pre",
-                          strcmp (arch, "llama") == 0 ? "llama-bpe" : "qwen2");
-  hz_gguf_writer_set_str_arr (s->w, "tokenizer.ggml.tokens", (const char *const *) texts, n);
-  hz_gguf_writer_set_arr (s->w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, n);
-  hz_gguf_writer_set_str_arr (s->w, "tokenizer.ggml.merges", (const char *const *) merges, nm);
-
-  /* special ids: config.json ids, tokenizer_config's bos/eos/pad texts */
-  static const struct { const char *cfg, *key; } ids[] = {
-    { "bos_token", "tokenizer.ggml.bos_token_id" },
-    { "eos_token", "tokenizer.ggml.eos_token_id" },
-    { "pad_token", "tokenizer.ggml.padding_token_id" },
-  };
-  for (gsize k = 0; k < G_N_ELEMENTS (ids); k++)
-    {
-      g_autofree char *idkey = g_strdup_printf ("%s_id", ids[k].cfg);
-      int64_t id = jint (config, idkey, -1);
-      const char *text = jstr (tcfg, ids[k].cfg);
-      if (!text && tcfg)
-        {
-          JsonNode *o = json_object_get_member (tcfg, ids[k].cfg);
-          if (o && JSON_NODE_HOLDS_OBJECT (o))
-            text = jstr (json_node_get_object (o), "content");
-        }
-      for (int64_t i = 0; text && i < n; i++)
-        if (strcmp (texts[i], text) == 0)
-          {
-            id = i;
-            break;
-          }
-      if (id >= 0 && id < n)
-        hz_gguf_writer_set_u32 (s->w, ids[k].key, (uint32_t) id);
-    }
-  JsonNode *ab = tcfg ? json_object_get_member (tcfg, "add_bos_token") : NULL;
-  hz_gguf_writer_set_bool (s->w, "tokenizer.ggml.add_bos_token",
-                           ab && JSON_NODE_HOLDS_VALUE (ab) ? json_node_get_boolean (ab)
-                           : strcmp (arch, "llama") == 0);
-  const char *tmpl = jstr (tcfg, "chat_template");
-  if (tmpl)
-    hz_gguf_writer_set_str (s->w, "tokenizer.chat_template", tmpl);
-  g_strfreev (texts);
-  g_strfreev (merges);
-  g_free (types);
-  return TRUE;
-}
-
 /* llama3 rope scaling → rope_freqs.weight factors (convert_hf_to_gguf.py LlamaModel). */
 static float *
 llama3_rope_freqs (JsonObject *rs, double base, int head_dim, int64_t *n_out)
 {
-  const double factor = jdbl (rs, "factor", 8.0), lo = jdbl (rs, "low_freq_factor", 1.0),
-               hi = jdbl (rs, "high_freq_factor", 4.0),
-               old = jdbl (rs, "original_max_position_embeddings", 8192);
+  const double factor = hz_json_dbl (rs, "factor", 8.0), lo = hz_json_dbl (rs, "low_freq_factor", 1.0),
+               hi = hz_json_dbl (rs, "high_freq_factor", 4.0),
+               old = hz_json_dbl (rs, "original_max_position_embeddings", 8192);
   const double lo_wl = old / lo, hi_wl = old / hi;
   int64_t n = head_dim / 2;
   float *f = g_new (float, n);
@@ -1122,12 +923,12 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
       return FALSE;
     }
   JsonParser *cp = NULL;
-  JsonObject *cfg = read_json_object (cfg_path, &cp, TRUE, error);
+  JsonObject *cfg = hz_json_read_object (cfg_path, &cp, TRUE, error);
   if (!cfg)
     return FALSE;
   keep_ptr (s, cp, g_object_unref);
 
-  const char *mt = jstr (cfg, "model_type");
+  const char *mt = hz_json_str (cfg, "model_type");
   const char *arch = NULL;
   if (mt && (strcmp (mt, "llama") == 0 || strcmp (mt, "mistral") == 0))
     arch = "llama";
@@ -1138,15 +939,15 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   if (!arch)
     return st_error (error, "%s: model_type '%s' is not supported (llama, mistral, qwen2, qwen3)",
                      cfg_path, mt ? mt : "(missing)");
-  const int64_t n_embd = jint (cfg, "hidden_size", -1), n_layer = jint (cfg, "num_hidden_layers", -1),
-                n_head = jint (cfg, "num_attention_heads", -1), n_ff = jint (cfg, "intermediate_size", -1);
-  const int64_t n_head_kv = jint (cfg, "num_key_value_heads", n_head);
+  const int64_t n_embd = hz_json_int (cfg, "hidden_size", -1), n_layer = hz_json_int (cfg, "num_hidden_layers", -1),
+                n_head = hz_json_int (cfg, "num_attention_heads", -1), n_ff = hz_json_int (cfg, "intermediate_size", -1);
+  const int64_t n_head_kv = hz_json_int (cfg, "num_key_value_heads", n_head);
   if (n_embd <= 0 || n_layer <= 0 || n_head <= 0 || n_ff <= 0 || n_head_kv <= 0 ||
       n_head % n_head_kv != 0)
     return st_error (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
                      "num_key_value_heads or intermediate_size missing or inconsistent", cfg_path);
-  const int64_t head_dim = jint (cfg, "head_dim", n_embd / n_head);
-  const double theta = jdbl (cfg, "rope_theta", 10000.0);
+  const int64_t head_dim = hz_json_int (cfg, "head_dim", n_embd / n_head);
+  const double theta = hz_json_dbl (cfg, "rope_theta", 10000.0);
   /* the GGUF keys are u32 and the RoPE tables are sized by head_dim: refuse absurd values
    * rather than truncate them or abort in an allocation (found by fuzz-hf-folder) */
   if (n_embd > G_MAXINT32 || n_layer > G_MAXINT32 || n_head > G_MAXINT32 || n_ff > G_MAXINT32 ||
@@ -1161,7 +962,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   hz_gguf_writer_set_str (w, "general.name", base);
 #define K(suffix) (g_snprintf (key, sizeof key, "%s.%s", arch, suffix), key)
   char key[128];
-  hz_gguf_writer_set_u32 (w, K ("context_length"), (uint32_t) jint (cfg, "max_position_embeddings", 2048));
+  hz_gguf_writer_set_u32 (w, K ("context_length"), (uint32_t) hz_json_int (cfg, "max_position_embeddings", 2048));
   hz_gguf_writer_set_u32 (w, K ("embedding_length"), (uint32_t) n_embd);
   hz_gguf_writer_set_u32 (w, K ("block_count"), (uint32_t) n_layer);
   hz_gguf_writer_set_u32 (w, K ("feed_forward_length"), (uint32_t) n_ff);
@@ -1169,7 +970,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   hz_gguf_writer_set_u32 (w, K ("attention.head_count_kv"), (uint32_t) n_head_kv);
   hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), (float) theta);
   hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"),
-                          (float) jdbl (cfg, "rms_norm_eps", 1e-6));
+                          (float) hz_json_dbl (cfg, "rms_norm_eps", 1e-6));
   if (head_dim != n_embd / n_head || strcmp (arch, "qwen3") == 0)
     {
       hz_gguf_writer_set_u32 (w, K ("attention.key_length"), (uint32_t) head_dim);
@@ -1178,18 +979,18 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   hz_gguf_writer_set_u32 (w, K ("rope.dimension_count"), (uint32_t) head_dim);
   JsonNode *rsn = json_object_get_member (cfg, "rope_scaling");
   JsonObject *rs = rsn && JSON_NODE_HOLDS_OBJECT (rsn) ? json_node_get_object (rsn) : NULL;
-  const char *rtype = rs ? (jstr (rs, "rope_type") ? jstr (rs, "rope_type") : jstr (rs, "type")) : NULL;
+  const char *rtype = rs ? (hz_json_str (rs, "rope_type") ? hz_json_str (rs, "rope_type") : hz_json_str (rs, "type")) : NULL;
   if (rtype && strcmp (rtype, "linear") == 0)
     {
       hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "linear");
-      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), (float) jdbl (rs, "factor", 1.0));
+      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), (float) hz_json_dbl (rs, "factor", 1.0));
     }
   else if (rtype && strcmp (rtype, "yarn") == 0)
     {
       hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "yarn");
-      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), (float) jdbl (rs, "factor", 1.0));
+      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), (float) hz_json_dbl (rs, "factor", 1.0));
       hz_gguf_writer_set_u32 (w, K ("rope.scaling.original_context_length"),
-                              (uint32_t) jint (rs, "original_max_position_embeddings", 4096));
+                              (uint32_t) hz_json_int (rs, "original_max_position_embeddings", 4096));
     }
   else if (rtype && strcmp (rtype, "llama3") == 0)
     {
@@ -1321,7 +1122,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
             hz_gguf_writer_copy_kv (w, v, i);
         }
     }
-  else if (!import_bpe_tokenizer (s, dir, arch, jint (cfg, "vocab_size", 0), cfg, error))
+  else if (!hz_hf_tokenizer_import (w, dir, hz_json_int (cfg, "vocab_size", 0), cfg, error))
     return FALSE;
 
   s->arch = g_strdup (arch);

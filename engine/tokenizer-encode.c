@@ -9,7 +9,10 @@
  *       of adjacent symbols into the vocab token with the highest score (ties: leftmost);
  *       symbols that are not tokens become byte tokens <0xXX>;
  *     - BPE (llm_tokenizer_bpe): pre-tokenizer words, GPT-2 byte-to-unicode encoding,
- *       merging the adjacent pair with the lowest merge rank (ties: leftmost).
+ *       merging the adjacent pair with the lowest merge rank (ties: leftmost);
+ *     - WPM (WordPiece, BERT): Hugging Face's BertNormalizer and BertPreTokenizer, then the
+ *       longest vocabulary match from the left (llama.cpp stores word-initial pieces with a
+ *       U+2581 prefix and continuations bare, for HF's "##" prefix).
  * Both merge loops use a binary heap with lazy invalidation, O(n log n) per word.
  */
 #include <string.h>
@@ -186,6 +189,7 @@ typedef struct {
   GString *buf;      /* BPE: byte-encoded word */
   GArray *cpts;      /* BPE: code points of a fragment */
   GArray *words;     /* BPE: word lengths in code points */
+  HzRegexScratch regex;  /* BPE: the pre-tokenizer's backtracking stack */
 } Session;
 
 static void
@@ -196,6 +200,7 @@ session_init (Session *s)
   s->buf = g_string_new (NULL);
   s->cpts = g_array_new (FALSE, FALSE, sizeof (uint32_t));
   s->words = g_array_new (FALSE, FALSE, sizeof (gsize));
+  hz_regex_scratch_init (&s->regex);
 }
 
 static void
@@ -206,6 +211,7 @@ session_clear (Session *s)
   g_string_free (s->buf, TRUE);
   g_array_free (s->cpts, TRUE);
   g_array_free (s->words, TRUE);
+  hz_regex_scratch_clear (&s->regex);
 }
 
 #define SYM(s, i) (&g_array_index ((s)->symbols, Symbol, (i)))
@@ -428,8 +434,10 @@ bpe_fragment (const HzTokenizer *t, Session *s, const char *text, gsize len, GAr
   g_array_set_size (s->cpts, 0);
   g_array_set_size (s->words, 0);
   hz_utf8_decode_lenient (text, len, s->cpts);
+  if (t->nfc)
+    hz_nfc_normalize (s->cpts);
   cpts = (const uint32_t *) (void *) s->cpts->data;
-  hz_pretokenize (t->pre, cpts, s->cpts->len, s->words);
+  hz_pretokenize (t->splitter, &s->regex, cpts, s->cpts->len, s->words);
 
   for (guint w = 0; w < s->words->len; w++)
     {
@@ -465,6 +473,120 @@ bpe_fragment (const HzTokenizer *t, Session *s, const char *text, gsize len, GAr
     }
 }
 
+/* ---- WordPiece ---- */
+
+/* HF's BertNormalizer::is_chinese_char (its 0x2B920 lower bound, not 0x2B820, kept). */
+static gboolean
+wpm_is_chinese (uint32_t c)
+{
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) ||
+         (c >= 0x20000 && c <= 0x2A6DF) || (c >= 0x2A700 && c <= 0x2B73F) ||
+         (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||
+         (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+
+/* BertPreTokenizer's punctuation: ASCII punctuation (symbols included) or \p{P}. */
+static gboolean
+wpm_is_punct (uint32_t c)
+{
+  guint f = hz_unicode_flags (c);
+  return (f & HZ_UCF_PUNCTUATION) || (c < 0x7F && (f & HZ_UCF_SYMBOL));
+}
+
+/* The longest-match-first pieces of one word (code points `w`, `n`): appends them, or
+ * [UNK] when a part of the word matches nothing or the word is over 100 characters. */
+static void
+wpm_word (const HzTokenizer *t, GString *buf, const uint32_t *w, gsize n, GArray *out)
+{
+  guint start_len = out->len;
+  gsize pos = 0;
+
+  g_string_assign (buf, "\xe2\x96\x81");   /* word-initial pieces carry U+2581 */
+  for (gsize i = 0; i < n; i++)
+    g_string_append_unichar (buf, w[i]);
+  if (n > 100)
+    goto unknown;
+  while (pos < buf->len)
+    {
+      gsize end = MIN (buf->len, pos + t->max_token_len);
+      int32_t id = -1;
+      for (; end > pos; end--)
+        {
+          /* only ends on character boundaries */
+          if (end < buf->len && ((guchar) buf->str[end] & 0xC0) == 0x80)
+            continue;
+          id = hz_strtab_lookup (&t->strtab, buf->str + pos, end - pos);
+          if (id >= 0 && id < t->n_vocab)
+            break;
+          id = -1;
+        }
+      if (id < 0)
+        goto unknown;
+      push_token (out, id);
+      pos = end;
+    }
+  return;
+unknown:
+  g_array_set_size (out, start_len);
+  if (t->unk >= 0)
+    push_token (out, t->unk);
+}
+
+static void
+wpm_fragment (const HzTokenizer *t, Session *s, const char *text, gsize len, GArray *out)
+{
+  g_autoptr(GArray) word = g_array_new (FALSE, FALSE, sizeof (uint32_t));
+  const uint32_t *cpts;
+
+  g_array_set_size (s->cpts, 0);
+  hz_utf8_decode_lenient (text, len, s->cpts);
+  cpts = (const uint32_t *) (void *) s->cpts->data;
+  for (gsize i = 0; i <= s->cpts->len; i++)
+    {
+      uint32_t c = i < s->cpts->len ? cpts[i] : ' ';
+      guint f = hz_unicode_flags (c);
+      uint32_t dec[18];
+      gsize n_dec;
+
+      /* clean_text: drop NUL, U+FFFD and other controls (but \t \n \r), white space
+       * ends a word */
+      if (c == 0 || c == 0xFFFD ||
+          ((f & HZ_UCF_CONTROL) && c != '\t' && c != '\n' && c != '\r'))
+        continue;
+      if ((f & HZ_UCF_WHITESPACE) || wpm_is_chinese (c))
+        {
+          if (word->len > 0)
+            wpm_word (t, s->buf, (const uint32_t *) (void *) word->data, word->len, out);
+          g_array_set_size (word, 0);
+          if (wpm_is_chinese (c))
+            wpm_word (t, s->buf, &c, 1, out);
+          continue;
+        }
+      /* strip_accents: NFD, nonspacing marks dropped; then lower case */
+      if (t->strip_accents)
+        n_dec = g_unichar_fully_decompose (c, FALSE, dec, G_N_ELEMENTS (dec));
+      else
+        dec[0] = c, n_dec = 1;
+      for (gsize k = 0; k < n_dec; k++)
+        {
+          uint32_t d = dec[k];
+          if (t->strip_accents && g_unichar_type (d) == G_UNICODE_NON_SPACING_MARK)
+            continue;
+          if (t->lowercase)
+            d = hz_unicode_tolower (d);
+          if (wpm_is_punct (d))
+            {
+              if (word->len > 0)
+                wpm_word (t, s->buf, (const uint32_t *) (void *) word->data, word->len, out);
+              g_array_set_size (word, 0);
+              wpm_word (t, s->buf, &d, 1, out);
+            }
+          else
+            g_array_append_val (word, d);
+        }
+    }
+}
+
 /* ---- entry point ---- */
 
 static void
@@ -489,6 +611,8 @@ encode_fragments (const HzTokenizer *t, const char *text, GArray *frags, gboolea
         }
       if (t->type == HZ_VOCAB_SPM)
         spm_fragment (t, &s, text + f->off, f->len, t->add_space_prefix && prev_special, out);
+      else if (t->type == HZ_VOCAB_WPM)
+        wpm_fragment (t, &s, text + f->off, f->len, out);
       else
         bpe_fragment (t, &s, text + f->off, f->len, out);
       prev_special = FALSE;
@@ -496,6 +620,8 @@ encode_fragments (const HzTokenizer *t, const char *text, GArray *frags, gboolea
 
   if (add_special && t->add_eos && t->eos >= 0)
     push_token (out, t->eos);
+  if (add_special && t->add_sep && t->sep >= 0)
+    push_token (out, t->sep);
   session_clear (&s);
 }
 

@@ -1,20 +1,18 @@
 /* engine/tokenizer-pre.c — BPE pre-tokenizers: split text into words before merging.
  *
- * llama.cpp (src/unicode.cpp, unicode_regex_split) applies a list of regexes in turn; each
- * regex re-splits every current word into its matches and the text between them. Two of
- * the regexes have hand-written fast paths there (GPT-2's and Llama 3's); the others run
- * through std::regex over a "collapsed" text where every non-ASCII code point is replaced
- * by one byte per Unicode category. This file implements every regex used by the supported
- * pre-tokenizer families as a scanner over code points:
- *  - the GPT-2 and Llama-3 scanners mirror llama.cpp's custom splitters (including their
- *    corner cases, such as \s+(?!\S) at the end of a fragment);
- *  - the remaining, simple regexes are matched with regex_iterator semantics (leftmost
- *    match, greedy, first alternative wins) using the category of each code point; \s is
- *    ASCII \t\n\v\f\r and space plus non-ASCII White_Space, as in the collapsed text.
- * Qwen2's regex differs from Llama 3's only in \p{N} (one digit instead of up to three),
- * so it uses the Llama-3 scanner with a digit group of 1.
+ * A split (tokenizer-pretypes.c) is a list of regexes applied in turn; each one re-splits
+ * every current word into its matches and the text between them (Hugging Face's Split
+ * pre-tokenizer with behavior Isolated; llama.cpp's unicode_regex_split). Regexes run
+ * through tokenizer-regex.c, except the three that nearly every model uses, which have
+ * hand-written scanners over code points (as llama.cpp has for two of them):
+ *  - GPT-2's 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+ *  - Llama 3's (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
+ *     ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *  - Qwen2's, which is Llama 3's with \p{N} for \p{N}{1,3}.
+ * test-tokenizer checks that each scanner splits exactly as the regex matcher does.
  */
 #include "tokenizer-private.h"
+#include <string.h>
 #include "unicode.h"
 
 #define OUT_OF_RANGE 0xFFFFFFFFu
@@ -54,6 +52,15 @@ scan_emit (Scan *s, gsize end)
 #define IS_LETTER(f) (((f) & HZ_UCF_LETTER) != 0)
 #define IS_NUMBER(f) (((f) & HZ_UCF_NUMBER) != 0)
 
+/* Case folding for the contraction letters: ASCII lower case, and U+017F LATIN SMALL
+ * LETTER LONG S, whose folding is 's' (the only non-ASCII code point folding to one of
+ * s t r e v m l d). */
+static inline uint32_t
+fold_contraction (uint32_t c)
+{
+  return c == 0x17F ? 's' : hz_unicode_tolower (c);
+}
+
 /* 's|'t|'re|'ve|'m|'ll|'d at pos (optionally case-insensitive); returns its length or 0. */
 static gsize
 match_contraction (const Scan *s, gsize pos, gboolean ci)
@@ -64,14 +71,14 @@ match_contraction (const Scan *s, gsize pos, gboolean ci)
     return 0;
   c1 = scan_cpt (s, pos + 1);
   if (ci)
-    c1 = hz_unicode_tolower (c1);
+    c1 = fold_contraction (c1);
   if (c1 == 's' || c1 == 't' || c1 == 'm' || c1 == 'd')
     return 2;
   if (pos + 2 >= s->end)
     return 0;
   c2 = scan_cpt (s, pos + 2);
   if (ci)
-    c2 = hz_unicode_tolower (c2);
+    c2 = fold_contraction (c2);
   if ((c1 == 'r' && c2 == 'e') || (c1 == 'v' && c2 == 'e') || (c1 == 'l' && c2 == 'l'))
     return 3;
   return 0;
@@ -236,169 +243,94 @@ split_llama3 (Scan *s, gsize max_digits)
     }
 }
 
-/* ---- simple regexes, matched at a position (0 = no match there) ---- */
+/* ---- the split driver ---- */
 
-/* \s of the collapsed std::regex text: ASCII isspace in the C locale, plus non-ASCII
- * White_Space (collapsed to \v). */
-static inline gboolean
-re_space (uint32_t c)
+typedef enum { STEP_REGEX, STEP_GPT2, STEP_LLAMA3, STEP_QWEN2 } StepKind;
+
+typedef struct {
+  StepKind kind;
+  HzRegex *re;     /* always compiled (also for the scanner kinds: for equality) */
+} Step;
+
+struct _HzPreSplitter {
+  Step *steps;
+  guint n_steps;
+};
+
+/* Documented in tokenizer-private.h. */
+HzPreSplitter *
+hz_pre_splitter_new (const char *const *regexes, gboolean fast, GError **error)
 {
-  return c < 128 ? (c == ' ' || (c >= '\t' && c <= '\r'))
-                 : IS_WS (hz_unicode_flags (c));
-}
+  HzPreSplitter *sp = g_new0 (HzPreSplitter, 1);
 
-static inline gboolean
-re_cat (uint32_t c, guint cat)
-{
-  guint f = hz_unicode_flags (c);
-  /* non-ASCII white space collapses to \v, which belongs to no category */
-  return (f & cat) != 0 && !(c >= 128 && IS_WS (f));
-}
-
-typedef gsize (*MatchFn) (const Scan *s, gsize pos);
-
-/* [\r\n] */
-static gsize
-m_newline (const Scan *s, gsize pos)
-{
-  uint32_t c = s->cpts[pos];
-  return (c == '\r' || c == '\n') ? 1 : 0;
-}
-
-/* \s?X+ for a category X */
-static gsize
-m_space_opt_run (const Scan *s, gsize pos, guint cat)
-{
-  gsize p = pos;
-  if (re_space (s->cpts[p]) && p + 1 < s->end && re_cat (s->cpts[p + 1], cat))
-    p++;
-  if (!re_cat (s->cpts[p], cat))
-    return 0;
-  while (p < s->end && re_cat (s->cpts[p], cat))
-    p++;
-  return p - pos;
-}
-
-static gsize
-m_space_letters (const Scan *s, gsize pos)
-{
-  return m_space_opt_run (s, pos, HZ_UCF_LETTER);
-}
-
-static gsize
-m_space_punct (const Scan *s, gsize pos)
-{
-  return m_space_opt_run (s, pos, HZ_UCF_PUNCTUATION);
-}
-
-/* [一-龥ࠀ-一가-퟿]+ : U+0800..U+9FA5 and U+AC00..U+D7FF (std::wregex over code points
- * with non-ASCII white space replaced by \v, so U+3000 does not match). */
-static inline gboolean
-is_deepseek_cjk (uint32_t c)
-{
-  return ((c >= 0x0800 && c <= 0x9FA5) || (c >= 0xAC00 && c <= 0xD7FF)) &&
-         !IS_WS (hz_unicode_flags (c));
-}
-
-static gsize
-m_cjk_run (const Scan *s, gsize pos)
-{
-  gsize p = pos;
-  while (p < s->end && is_deepseek_cjk (s->cpts[p]))
-    p++;
-  return p - pos;
-}
-
-/* \p{N} */
-static gsize
-m_number (const Scan *s, gsize pos)
-{
-  return re_cat (s->cpts[pos], HZ_UCF_NUMBER) ? 1 : 0;
-}
-
-/* \p{N}+ */
-static gsize
-m_numbers (const Scan *s, gsize pos)
-{
-  gsize p = pos;
-  while (p < s->end && re_cat (s->cpts[p], HZ_UCF_NUMBER))
-    p++;
-  return p - pos;
-}
-
-/* [0-9][0-9][0-9] */
-static gsize
-m_digits3 (const Scan *s, gsize pos)
-{
-  if (pos + 3 > s->end)
-    return 0;
-  for (gsize i = 0; i < 3; i++)
-    if (s->cpts[pos + i] < '0' || s->cpts[pos + i] > '9')
-      return 0;
-  return 3;
-}
-
-/* [\p{P}\$\+<=>\^~\|]+ (default) and the same with ` (falcon) */
-static gsize
-m_punct_run_impl (const Scan *s, gsize pos, gboolean backtick)
-{
-  gsize p = pos;
-  while (p < s->end)
+  while (regexes[sp->n_steps] != NULL)
+    sp->n_steps++;
+  sp->steps = g_new0 (Step, sp->n_steps);
+  for (guint i = 0; i < sp->n_steps; i++)
     {
-      uint32_t c = s->cpts[p];
-      if (!(re_cat (c, HZ_UCF_PUNCTUATION) || c == '$' || c == '+' || c == '<' || c == '=' ||
-            c == '>' || c == '^' || c == '~' || c == '|' || (backtick && c == '`')))
-        break;
-      p++;
-    }
-  return p - pos;
-}
-
-static gsize
-m_punct_run (const Scan *s, gsize pos)
-{
-  return m_punct_run_impl (s, pos, FALSE);
-}
-
-static gsize
-m_punct_run_bt (const Scan *s, gsize pos)
-{
-  return m_punct_run_impl (s, pos, TRUE);
-}
-
-/* regex_iterator over the fragment: matches and the gaps between them become words. */
-static void
-split_regex (Scan *s, MatchFn match)
-{
-  gsize pos = s->ini;
-
-  while (pos < s->end)
-    {
-      gsize n = match (s, pos);
-      if (n == 0)
+      const char *r = regexes[i];
+      Step *st = &sp->steps[i];
+      st->re = hz_regex_new (r, error);
+      if (st->re == NULL)
         {
-          pos++;
-          continue;
+          hz_pre_splitter_free (sp);
+          return NULL;
         }
-      scan_emit (s, pos);       /* gap before the match */
-      scan_emit (s, pos + n);   /* the match */
-      pos += n;
+      st->kind = STEP_REGEX;
+      if (fast && strcmp (r, hz_re_gpt2) == 0)
+        st->kind = STEP_GPT2;
+      else if (fast && strcmp (r, hz_re_llama3) == 0)
+        st->kind = STEP_LLAMA3;
+      else if (fast && strcmp (r, hz_re_qwen2) == 0)
+        st->kind = STEP_QWEN2;
+    }
+  return sp;
+}
+
+/* Documented in tokenizer-private.h. */
+void
+hz_pre_splitter_free (HzPreSplitter *sp)
+{
+  if (sp == NULL)
+    return;
+  for (guint i = 0; i < sp->n_steps; i++)
+    hz_regex_free (sp->steps[i].re);
+  g_free (sp->steps);
+  g_free (sp);
+}
+
+/* Documented in tokenizer-private.h. */
+gboolean
+hz_pre_splitter_equal (const HzPreSplitter *a, const HzPreSplitter *b)
+{
+  if (a->n_steps != b->n_steps)
+    return FALSE;
+  for (guint i = 0; i < a->n_steps; i++)
+    if (!hz_regex_equal (a->steps[i].re, b->steps[i].re))
+      return FALSE;
+  return TRUE;
+}
+
+/* Matches and the gaps between them become words; an empty match only marks a boundary,
+ * and the next search starts one code point further (Oniguruma's find_iter). */
+static void
+split_regex (Scan *s, const HzRegex *re, HzRegexScratch *scratch)
+{
+  gsize pos = s->ini, ms, me;
+
+  while (pos <= s->end &&
+         hz_regex_search (re, scratch, s->cpts, s->ini, s->end, pos, &ms, &me))
+    {
+      scan_emit (s, ms);        /* gap before the match */
+      scan_emit (s, me);        /* the match */
+      pos = me > ms ? me : me + 1;
     }
   scan_emit (s, s->end);
 }
 
-/* One pass of the regex list. */
-typedef enum {
-  PASS_GPT2, PASS_LLAMA3, PASS_QWEN2, PASS_REGEX,
-} PassKind;
-
-typedef struct {
-  PassKind kind;
-  MatchFn  match;
-} Pass;
-
 static void
-run_pass (const Pass *p, const uint32_t *cpts, GArray *in, GArray *out)
+run_step (const Step *st, HzRegexScratch *scratch, const uint32_t *cpts, GArray *in,
+          GArray *out)
 {
   gsize start = 0;
 
@@ -406,64 +338,35 @@ run_pass (const Pass *p, const uint32_t *cpts, GArray *in, GArray *out)
     {
       gsize len = g_array_index (in, gsize, i);
       Scan s = { cpts, start, start + len, start, out };
-      switch (p->kind)
+      switch (st->kind)
         {
-        case PASS_GPT2:   split_gpt2 (&s); break;
-        case PASS_LLAMA3: split_llama3 (&s, 3); break;
-        case PASS_QWEN2:  split_llama3 (&s, 1); break;
-        case PASS_REGEX:  split_regex (&s, p->match); break;
+        case STEP_GPT2:   split_gpt2 (&s); break;
+        case STEP_LLAMA3: split_llama3 (&s, 3); break;
+        case STEP_QWEN2:  split_llama3 (&s, 1); break;
+        case STEP_REGEX:  split_regex (&s, st->re, scratch); break;
         }
       start += len;
     }
 }
 
+/* Documented in tokenizer-private.h. */
 void
-hz_pretokenize (HzPreType pre, const uint32_t *cpts, gsize n, GArray *lengths)
+hz_pretokenize (const HzPreSplitter *sp, HzRegexScratch *scratch, const uint32_t *cpts,
+                gsize n, GArray *lengths)
 {
-  static const Pass p_default[] = {
-    { PASS_REGEX, m_punct_run }, { PASS_GPT2, NULL }, { PASS_REGEX, m_numbers },
-    { PASS_REGEX, m_digits3 },
-  };
-  static const Pass p_llama3[] = { { PASS_LLAMA3, NULL } };
-  static const Pass p_qwen2[] = { { PASS_QWEN2, NULL } };
-  static const Pass p_gpt2[] = { { PASS_GPT2, NULL } };
-  static const Pass p_starcoder[] = { { PASS_REGEX, m_number }, { PASS_GPT2, NULL } };
-  static const Pass p_deepseek_coder[] = {
-    { PASS_REGEX, m_newline }, { PASS_REGEX, m_space_letters },
-    { PASS_REGEX, m_space_punct }, { PASS_REGEX, m_cjk_run }, { PASS_REGEX, m_number },
-  };
-  static const Pass p_falcon[] = {
-    { PASS_REGEX, m_punct_run_bt }, { PASS_GPT2, NULL }, { PASS_REGEX, m_digits3 },
-  };
-  const Pass *passes;
-  gsize n_passes;
   g_autoptr(GArray) cur = NULL;
   g_autoptr(GArray) next = NULL;
-
-#define USE(arr) (passes = (arr), n_passes = G_N_ELEMENTS (arr))
-  switch (pre)
-    {
-    case HZ_PRE_LLAMA3:         USE (p_llama3); break;
-    case HZ_PRE_QWEN2:          USE (p_qwen2); break;
-    case HZ_PRE_GPT2:           USE (p_gpt2); break;
-    case HZ_PRE_STARCODER:      USE (p_starcoder); break;
-    case HZ_PRE_DEEPSEEK_CODER: USE (p_deepseek_coder); break;
-    case HZ_PRE_FALCON:         USE (p_falcon); break;
-    case HZ_PRE_DEFAULT:
-    default:                    USE (p_default); break;
-    }
-#undef USE
 
   if (n == 0)
     return;
   cur = g_array_new (FALSE, FALSE, sizeof (gsize));
   next = g_array_new (FALSE, FALSE, sizeof (gsize));
   g_array_append_val (cur, n);
-  for (gsize i = 0; i < n_passes; i++)
+  for (guint i = 0; i < sp->n_steps; i++)
     {
       GArray *tmp;
       g_array_set_size (next, 0);
-      run_pass (&passes[i], cpts, cur, next);
+      run_step (&sp->steps[i], scratch, cpts, cur, next);
       tmp = cur, cur = next, next = tmp;
     }
   g_array_append_vals (lengths, cur->data, cur->len);

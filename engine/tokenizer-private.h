@@ -3,7 +3,8 @@
  *  - HzStrTab: string -> id hash table over caller-owned bytes (vocab texts, merge parts).
  *  - HzPairTab: (left id, right id) -> (rank, result id) table for BPE merges.
  *  - HzHeap: binary min-heap of merge candidates (llama.cpp's std::priority_queue).
- *  - HzPreType / hz_pretokenize(): the BPE pre-tokenizer splitters (tokenizer-pre.c).
+ *  - HzPreInfo / HzPreSplitter / hz_pretokenize(): the BPE pre-tokenizers by name
+ *    (tokenizer-pretypes.c) and their splitting (tokenizer-pre.c, tokenizer-regex.c).
  *
  * Thread safety: the tables are read-only after construction and may be read from any
  * thread; a heap belongs to one encode call.
@@ -13,6 +14,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "tokenizer.h"
+#include "tokenizer-regex.h"
 
 G_BEGIN_DECLS
 
@@ -90,27 +92,57 @@ void     hz_heap_push (HzHeap *h, const HzBigram *b);
 gboolean hz_heap_pop (HzHeap *h, HzBigram *out);
 void     hz_heap_clear (HzHeap *h);
 
-/* ---- BPE pre-tokenizers (tokenizer-pre.c) ---- */
+/* ---- BPE pre-tokenizers (tokenizer-pretypes.c: the table; tokenizer-pre.c: splitting) ---- */
 
-/** Pre-tokenizer families (llama.cpp's LLAMA_VOCAB_PRE_TYPE_* that share regexes). */
+/** Flags of a pre-tokenizer name (llama.cpp's llama_vocab::impl::load settings). */
 typedef enum {
-  HZ_PRE_DEFAULT,         /* punctuation runs, GPT-2 regex, \p{N}+, [0-9]{3} */
-  HZ_PRE_LLAMA3,          /* Llama 3 regex, \p{N}{1,3} */
-  HZ_PRE_QWEN2,           /* Llama 3 regex with single \p{N} */
-  HZ_PRE_GPT2,            /* GPT-2 regex */
-  HZ_PRE_STARCODER,       /* \p{N}, then GPT-2 regex */
-  HZ_PRE_DEEPSEEK_CODER,  /* [\r\n], \s?\p{L}+, \s?\p{P}+, CJK runs, \p{N} */
-  HZ_PRE_FALCON,          /* punctuation runs (with `), GPT-2 regex, [0-9]{3} */
-} HzPreType;
+  HZ_PRE_IGNORE_MERGES = 1 << 0,  /* a word that is a token is emitted whole */
+  HZ_PRE_ADD_BOS       = 1 << 1,  /* add BOS by default */
+  HZ_PRE_KEEP_SPACES   = 1 << 2,  /* clean_spaces = false when decoding */
+  HZ_PRE_NO_BOS        = 1 << 3,  /* no default BOS id */
+  HZ_PRE_ADD_SEP       = 1 << 4,  /* add SEP at the end by default */
+  HZ_PRE_NFC           = 1 << 5,  /* the text is NFC-normalized before splitting */
+} HzPreFlags;
+
+/** One tokenizer.ggml.pre name: its split (regexes applied in turn, each re-splitting
+ *  every word into its matches and the text between them, as Hugging Face's Split with
+ *  behavior Isolated), flags, or why it is refused. Static data. */
+typedef struct {
+  const char        *name;
+  const char *const *regexes;  /* NULL-terminated, tokenizer-regex.h syntax; NULL: refused */
+  guint              flags;    /* HzPreFlags */
+  const char        *refused;  /* when regexes is NULL: what the vocabulary needs */
+} HzPreInfo;
+
+/** The row of `name`, or NULL when llama.cpp does not know it. */
+const HzPreInfo *hz_pre_info (const char *name);
+/** The whole table (`*n` rows), in the order the Hugging Face importer prefers names. */
+const HzPreInfo *hz_pre_infos (gsize *n);
+
+/** The three regexes with hand-written scanners (GPT-2's, Llama 3's, Qwen2's). */
+extern const char hz_re_gpt2[];
+extern const char hz_re_llama3[];
+extern const char hz_re_qwen2[];
+
+/** A compiled split: one step per regex. Immutable; shareable between threads. */
+typedef struct _HzPreSplitter HzPreSplitter;
+
+/** Compile `regexes` (NULL-terminated). With `fast`, the GPT-2, Llama 3 and Qwen2 regexes
+ *  run through their scanners (same result, faster); without, everything runs through
+ *  the regex matcher (for tests). NULL + error (G_REGEX_ERROR) on a bad pattern. */
+HzPreSplitter *hz_pre_splitter_new (const char *const *regexes, gboolean fast, GError **error);
+void           hz_pre_splitter_free (HzPreSplitter *sp);
+/** TRUE if both splitters apply the same compiled programs in the same order. */
+gboolean       hz_pre_splitter_equal (const HzPreSplitter *a, const HzPreSplitter *b);
 
 /** Split `n` code points into words. Appends the word lengths (in code points, summing to
- *  n) to `lengths` (an array of gsize). Reproduces llama.cpp's unicode_regex_split for
- *  the regex list of `pre`. */
-void hz_pretokenize (HzPreType pre, const uint32_t *cpts, gsize n, GArray *lengths);
+ *  n) to `lengths` (an array of gsize). `scratch` is the caller's (one per thread). */
+void hz_pretokenize (const HzPreSplitter *sp, HzRegexScratch *scratch, const uint32_t *cpts,
+                     gsize n, GArray *lengths);
 
 /* ---- the tokenizer object (tokenizer.c loads it, tokenizer-encode.c encodes) ---- */
 
-typedef enum { HZ_VOCAB_SPM, HZ_VOCAB_BPE } HzVocabType;
+typedef enum { HZ_VOCAB_SPM, HZ_VOCAB_BPE, HZ_VOCAB_WPM } HzVocabType;
 
 /* Internal attribute bits above the public HzTokenAttr ones (llama.cpp LSTRIP/RSTRIP:
  * strip white space next to a special token when partitioning). */
@@ -120,7 +152,8 @@ typedef enum { HZ_VOCAB_SPM, HZ_VOCAB_BPE } HzVocabType;
 
 struct _HzTokenizer {
   HzVocabType   type;
-  HzPreType     pre;
+  const HzPreInfo *pre;      /* BPE: the tokenizer.ggml.pre row */
+  HzPreSplitter *splitter;   /* BPE: its compiled split */
   int32_t       n_vocab;
 
   /* strings: ids 0..n_vocab-1 are the tokens; ids >= n_vocab are BPE merge parts and
@@ -139,7 +172,9 @@ struct _HzTokenizer {
   int32_t       byte_token[256];    /* token of a raw byte (SPM <0xXX>, BPE alphabet) */
 
   int32_t       bos, eos, eot, eom, unk, sep, pad;
-  gboolean      add_bos, add_eos, add_space_prefix, ignore_merges, clean_spaces;
+  gboolean      add_bos, add_eos, add_sep, add_space_prefix, ignore_merges, clean_spaces, nfc;
+  gboolean      lowercase, strip_accents;  /* WPM: BertNormalizer options */
+  guint32       max_token_len;             /* WPM: longest token text in bytes */
 
   int32_t      *special;     /* control/user-defined/unknown ids, longest text first */
   gsize         n_special;

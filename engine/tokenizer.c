@@ -260,45 +260,6 @@ init_byte_tables (HzTokenizer *t)
     }
 }
 
-/* Pre-tokenizer names as llama.cpp's llama_vocab::impl::load maps them. */
-typedef struct {
-  const char *names;        /* '|'-separated */
-  HzPreType   pre;
-  gboolean    ignore_merges, add_bos, clean_spaces, no_bos;
-} PreInfo;
-
-static const PreInfo pre_table[] = {
-  { "default", HZ_PRE_DEFAULT, FALSE, FALSE, TRUE, FALSE },
-  { "llama3|llama-v3|llama-bpe|falcon3|falcon-h1|pixtral|midm-2.0|lfm2|jina-v5-nano",
-    HZ_PRE_LLAMA3, TRUE, TRUE, TRUE, FALSE },
-  { "dbrx|smaug-bpe", HZ_PRE_LLAMA3, FALSE, FALSE, TRUE, FALSE },
-  { "glm4|chatglm-bpe", HZ_PRE_LLAMA3, FALSE, FALSE, TRUE, TRUE },
-  { "deepseek-coder", HZ_PRE_DEEPSEEK_CODER, FALSE, FALSE, FALSE, FALSE },
-  { "falcon", HZ_PRE_FALCON, FALSE, FALSE, TRUE, FALSE },
-  { "gpt-2|phi-2|jina-es|jina-de|gigachat|jina-v2-es|jina-v2-de|a.x-4.0|mellum|"
-    "modern-bert|exaone4|mpt|olmo|jais|jina-v1-en|jina-v2-code|roberta-bpe",
-    HZ_PRE_GPT2, FALSE, FALSE, TRUE, FALSE },
-  { "trillion|granite-docling", HZ_PRE_GPT2, FALSE, FALSE, FALSE, FALSE },
-  { "starcoder|refact|codeshell|exaone|minerva-7b|mellum2", HZ_PRE_STARCODER,
-    FALSE, FALSE, TRUE, FALSE },
-  { "command-r|smollm", HZ_PRE_STARCODER, FALSE, FALSE, FALSE, FALSE },
-  { "qwen2|deepseek-r1-qwen|kormo|f2llmv2|hunyuan|solar-open|grok-2", HZ_PRE_QWEN2,
-    FALSE, FALSE, FALSE, FALSE },
-  { "stablelm2|megrez", HZ_PRE_QWEN2, FALSE, FALSE, TRUE, FALSE },
-};
-
-static const PreInfo *
-find_pre (const char *name)
-{
-  for (gsize i = 0; i < G_N_ELEMENTS (pre_table); i++)
-    {
-      g_auto(GStrv) names = g_strsplit (pre_table[i].names, "|", -1);
-      if (g_strv_contains ((const char *const *) names, name))
-        return &pre_table[i];
-    }
-  return NULL;
-}
-
 static gboolean
 setup_model (HzTokenizer *t, const HzGguf *g, GError **error)
 {
@@ -315,7 +276,6 @@ setup_model (HzTokenizer *t, const HzGguf *g, GError **error)
   if (strcmp (model, "llama") == 0)
     {
       t->type = HZ_VOCAB_SPM;
-      t->pre = HZ_PRE_DEFAULT;
       t->bos = 1, t->eos = 2, t->unk = 0;
       t->add_space_prefix = TRUE;
       t->add_bos = TRUE;
@@ -323,30 +283,61 @@ setup_model (HzTokenizer *t, const HzGguf *g, GError **error)
     }
   else if (strcmp (model, "gpt2") == 0)
     {
-      const PreInfo *info = (pre == NULL || *pre == '\0') ? &pre_table[0] : find_pre (pre);
+      /* llama.cpp: a missing name means "default" (with a warning) */
+      const char *name = (pre == NULL || *pre == '\0') ? "default" : pre;
+      const HzPreInfo *info = hz_pre_info (name);
       if (info == NULL)
         {
           g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_UNSUPPORTED,
-                       "unsupported BPE pre-tokenizer '%s' (tokenizer.ggml.pre)", pre);
+                       "unknown BPE pre-tokenizer '%s' (tokenizer.ggml.pre): not a name "
+                       "llama.cpp knows", name);
           return FALSE;
         }
+      if (info->regexes == NULL)
+        {
+          g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_UNSUPPORTED,
+                       "BPE pre-tokenizer '%s' (tokenizer.ggml.pre) is not supported: %s",
+                       name, info->refused);
+          return FALSE;
+        }
+      t->splitter = hz_pre_splitter_new (info->regexes, TRUE, error);
+      if (t->splitter == NULL)
+        return FALSE;
       t->type = HZ_VOCAB_BPE;
-      t->pre = info->pre;
-      t->bos = info->no_bos ? -1 : 11;
+      t->pre = info;
+      t->bos = (info->flags & HZ_PRE_NO_BOS) ? -1 : 11;
       t->eos = 11;
       t->unk = -1;
-      t->add_bos = info->add_bos;
-      t->ignore_merges = info->ignore_merges;
-      t->clean_spaces = info->clean_spaces;
+      t->add_bos = (info->flags & HZ_PRE_ADD_BOS) != 0;
+      t->add_sep = (info->flags & HZ_PRE_ADD_SEP) != 0;
+      t->ignore_merges = (info->flags & HZ_PRE_IGNORE_MERGES) != 0;
+      t->clean_spaces = (info->flags & HZ_PRE_KEEP_SPACES) == 0;
+      t->nfc = (info->flags & HZ_PRE_NFC) != 0;
+    }
+  else if (strcmp (model, "bert") == 0)
+    {
+      /* llama.cpp's WPM defaults: [CLS] 101, [UNK] 100, [SEP] 102, [PAD] 0; adds CLS and
+       * SEP; BertNormalizer lowercase (default true) and strip_accents (default: lowercase) */
+      t->type = HZ_VOCAB_WPM;
+      t->bos = 101, t->eos = -1, t->unk = 100, t->sep = 102, t->pad = 0;
+      t->add_bos = TRUE;
+      t->add_sep = TRUE;
+      t->clean_spaces = TRUE;
+      t->lowercase = TRUE;
+      hz_gguf_get_bool (g, "tokenizer.ggml.normalizer.lowercase", &t->lowercase);
+      t->strip_accents = t->lowercase;
+      hz_gguf_get_bool (g, "tokenizer.ggml.normalizer.strip_accents", &t->strip_accents);
     }
   else
     {
       g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_UNSUPPORTED,
                    "unsupported tokenizer model '%s' (tokenizer.ggml.model); supported: "
-                   "llama (SentencePiece), gpt2 (byte-level BPE)", model);
+                   "llama (SentencePiece), gpt2 (byte-level BPE), bert (WordPiece)", model);
       return FALSE;
     }
   hz_gguf_get_bool (g, "tokenizer.ggml.add_space_prefix", &t->add_space_prefix);
+  /* a normalizer flag some converters write (Qwen-style NFC) */
+  hz_gguf_get_bool (g, "tokenizer.ggml.normalizer.nfc", &t->nfc);
   return TRUE;
 }
 
@@ -465,6 +456,8 @@ setup_specials (HzTokenizer *t, const HzGguf *g, GError **error)
     t->add_bos = b;
   if (hz_gguf_get_bool (g, "tokenizer.ggml.add_eos_token", &b))
     t->add_eos = b;
+  if (hz_gguf_get_bool (g, "tokenizer.ggml.add_sep_token", &b))
+    t->add_sep = b;
   if (t->add_bos && t->bos < 0)
     {
       g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_INVALID,
@@ -477,6 +470,13 @@ setup_specials (HzTokenizer *t, const HzGguf *g, GError **error)
       g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_INVALID,
                    "tokenizer.ggml.add_eos_token is true, but tokenizer.ggml.eos_token_id "
                    "is not set");
+      return FALSE;
+    }
+  if (t->add_sep && t->sep < 0)
+    {
+      g_set_error (error, HZ_TOKENIZER_ERROR, HZ_TOKENIZER_ERROR_INVALID,
+                   "tokenizer.ggml.add_sep_token is true, but "
+                   "tokenizer.ggml.seperator_token_id is not set");
       return FALSE;
     }
 
@@ -713,6 +713,8 @@ hz_tokenizer_new_from_gguf (const HzGguf *g, GError **error)
   t->chunk = g_string_chunk_new (1 << 20);
   if (!setup_model (t, g, error) || !load_tokens (t, g, error))
     return NULL;
+  for (int32_t i = 0; i < t->n_vocab; i++)
+    t->max_token_len = MAX (t->max_token_len, t->lens[i]);
   if (t->type == HZ_VOCAB_BPE && !load_merges (t, g, error))
     return NULL;
   init_byte_tables (t);
@@ -730,6 +732,7 @@ hz_tokenizer_free (HzTokenizer *t)
     return;
   hz_strtab_clear (&t->strtab);
   hz_pairtab_clear (&t->merges);
+  hz_pre_splitter_free (t->splitter);
   if (t->chunk)
     g_string_chunk_free (t->chunk);
   g_free (t->texts);

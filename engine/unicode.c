@@ -206,3 +206,94 @@ hz_gpt2_cpt_to_byte (uint32_t cpt)
   gpt2_tables_init ();
   return cpt < G_N_ELEMENTS (gpt2_c2b) ? gpt2_c2b[cpt] : -1;
 }
+
+static gboolean
+gc_is_mark (uint32_t c)
+{
+  GUnicodeType t = g_unichar_type (c);
+  return t == G_UNICODE_NON_SPACING_MARK || t == G_UNICODE_SPACING_MARK ||
+         t == G_UNICODE_ENCLOSING_MARK;
+}
+
+static gboolean
+nfc_breaks (uint32_t c)
+{
+  return c == 0 || (c >= 0xD800 && c <= 0xDFFF) || c > 0x10FFFF;
+}
+
+/* A code point before which NFC never acts across: a starter (combining class 0) that NFC
+ * leaves as it is (no decomposition, or one that composes back to it: no singleton, no
+ * composition exclusion) and that composes with nothing before it. The second code points
+ * of canonical compositions are marks (category M) and the Hangul vowel and trailing jamo
+ * (U+1161-U+1175, U+11A8-U+11C2); nothing below U+0300 is either. */
+static gboolean
+nfc_boundary (uint32_t c)
+{
+  gunichar a, b, r;
+  if (c < 0x300)
+    return TRUE;
+  if (nfc_breaks (c) || g_unichar_combining_class (c) != 0 ||
+      (gc_is_mark (c)) || (c >= 0x1161 && c <= 0x1175) || (c >= 0x11A8 && c <= 0x11C2))
+    return FALSE;
+  if (!g_unichar_decompose (c, &a, &b))
+    return TRUE;
+  return b != 0 && g_unichar_compose (a, b, &r) && r == c;
+}
+
+/* NFC of cpts[from, to) appended to `out` (no NUL or surrogate inside). */
+static void
+nfc_run (const uint32_t *cpts, gsize from, gsize to, GString *scratch, GArray *out)
+{
+  g_string_truncate (scratch, 0);
+  for (gsize i = from; i < to; i++)
+    g_string_append_unichar (scratch, cpts[i]);
+  g_autofree char *norm = g_utf8_normalize (scratch->str, (gssize) scratch->len,
+                                            G_NORMALIZE_NFC);
+  for (const char *p = norm; p && *p; p = g_utf8_next_char (p))
+    {
+      uint32_t c = g_utf8_get_char (p);
+      g_array_append_val (out, c);
+    }
+}
+
+/* Documented in unicode.h. The text is cut before every nfc_boundary() code point: NFC
+ * never acts across such a cut, so only the stretches holding something else are
+ * normalized (by GLib), and the rest is copied. */
+void
+hz_nfc_normalize (GArray *cpts)
+{
+  const uint32_t *in = (const uint32_t *) (void *) cpts->data;
+  g_autoptr(GArray) out = NULL;
+  g_autoptr(GString) scratch = NULL;
+  gsize n = cpts->len, seg = 0;
+  gboolean dirty = FALSE, any = FALSE;
+
+  for (gsize k = 0; k < n && !any; k++)
+    any = in[k] >= 0x300;
+  if (!any)
+    return;
+  out = g_array_sized_new (FALSE, FALSE, sizeof (uint32_t), n);
+  scratch = g_string_new (NULL);
+  for (gsize i = 0; i <= n; i++)
+    {
+      gboolean cut = i == n || nfc_breaks (in[i]) || nfc_boundary (in[i]);
+      if (cut)
+        {
+          if (dirty)
+            nfc_run (in, seg, i, scratch, out);
+          else
+            g_array_append_vals (out, in + seg, i - seg);
+          seg = i;
+          dirty = FALSE;
+          if (i < n && nfc_breaks (in[i]))
+            {
+              g_array_append_val (out, in[i]);   /* kept as it is */
+              seg = i + 1;
+            }
+        }
+      else
+        dirty = TRUE;
+    }
+  g_array_set_size (cpts, 0);
+  g_array_append_vals (cpts, out->data, out->len);
+}

@@ -43,6 +43,13 @@ uint32_t hz_unicode_tolower (uint32_t cpt);
  *  uint32_t) and returns the number of code points appended. Never reads past `len`. */
 gsize    hz_utf8_decode_lenient (const char *s, gsize len, GArray *out);
 
+/** Replace the code points of `cpts` (an array of uint32_t) by their NFC form (Unicode
+ *  canonical decomposition then composition, GLib's tables: what Hugging Face's NFC
+ *  normalizer does). U+0000 and surrogates, which the lenient decoder can produce and
+ *  GLib does not normalize, are starters: they are kept and the runs between them are
+ *  normalized separately. */
+void     hz_nfc_normalize (GArray *cpts);
+
 /** Encode `cpt` (<= U+10FFFF) as UTF-8 into `out` (4 bytes); returns the byte count
  *  (1..4). Surrogates are encoded like any other value (as llama.cpp does). Values above
  *  U+10FFFF are encoded as U+FFFD. */

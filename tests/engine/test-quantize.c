@@ -24,6 +24,8 @@
 #include "safetensors.h"
 #include "../hz-test-util.h"
 #include "hf-folder.h"
+#include "pretok-data.h"
+#include "tokenizer.h"
 
 /* ------------------------------------------------------------------ rules */
 
@@ -391,30 +393,13 @@ test_safetensors_folder (void)
     }
 }
 
-/* a Qwen2 folder with a byte-level BPE tokenizer.json (no --vocab): converted keys and
- * tensors load in the engine and tokenize with the imported merges */
+/* DIR/model.safetensors: the bf16 weights of a one-layer Qwen2 (hidden 64, 4 heads, 2 KV
+ * heads, FFN 128) with an `n_vocab`-row embedding (tied output). */
 static void
-test_safetensors_qwen2_bpe (void)
+write_tiny_qwen2_weights (const char *dir, int64_t n_vocab)
 {
-  g_autofree char *dir = g_strdup_printf ("%s/hz-test-hfq-%d", g_get_tmp_dir (), (int) getpid ());
-  g_mkdir_with_parents (dir, 0700);
-  static const char *files[][2] = {
-    { "config.json", "{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_hidden_layers\":1,"
-      "\"num_attention_heads\":4,\"num_key_value_heads\":2,\"intermediate_size\":128,"
-      "\"max_position_embeddings\":256,\"rms_norm_eps\":1e-6,\"rope_theta\":1000000.0,"
-      "\"tie_word_embeddings\":true,\"eos_token_id\":7}" },
-    { "tokenizer.json", "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,"
-      "\"\u0120\":4,\"\u0120a\":5,\"abc\":6},\"merges\":[\"a b\",\"\u0120 a\",[\"ab\",\"c\"]]},"
-      "\"added_tokens\":[{\"id\":7,\"content\":\"<|endoftext|>\",\"special\":true}]}" },
-    { "tokenizer_config.json", "{\"add_bos_token\":false,\"eos_token\":\"<|endoftext|>\"}" },
-  };
-  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
-    {
-      g_autofree char *p = g_build_filename (dir, files[i][0], NULL);
-      g_assert_true (g_file_set_contents (p, files[i][1], -1, NULL));
-    }
   static const struct { const char *name; int64_t d0, d1; } t[] = {
-    { "model.embed_tokens.weight", 8, 64 }, { "model.norm.weight", 64, 0 },
+    { "model.embed_tokens.weight", 0, 64 }, { "model.norm.weight", 64, 0 },
     { "model.layers.0.self_attn.q_proj.weight", 64, 64 }, { "model.layers.0.self_attn.q_proj.bias", 64, 0 },
     { "model.layers.0.self_attn.k_proj.weight", 32, 64 }, { "model.layers.0.self_attn.k_proj.bias", 32, 0 },
     { "model.layers.0.self_attn.v_proj.weight", 32, 64 }, { "model.layers.0.self_attn.v_proj.bias", 32, 0 },
@@ -428,9 +413,10 @@ test_safetensors_qwen2_bpe (void)
   g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
   for (gsize i = 0; i < G_N_ELEMENTS (t); i++)
     {
-      int64_t shape[2] = { t[i].d0, t[i].d1 };
+      int64_t d0 = t[i].d0 ? t[i].d0 : n_vocab;
+      int64_t shape[2] = { d0, t[i].d1 };
       guint nd = t[i].d1 ? 2 : 1;
-      gsize n = t[i].d0 * (t[i].d1 ? t[i].d1 : 1);
+      gsize n = d0 * (t[i].d1 ? t[i].d1 : 1);
       g_autofree uint16_t *h = g_new (uint16_t, n);
       for (gsize e = 0; e < n; e++)
         h[e] = hz_fp32_to_bf16 (nd == 1 ? 1.0f : (float) (((e * 2654435761u + i) % 1000) / 5000.0 - 0.1));
@@ -438,6 +424,32 @@ test_safetensors_qwen2_bpe (void)
     }
   g_autofree char *st = g_build_filename (dir, "model.safetensors", NULL);
   g_assert_true (hz_safetensors_writer_write_file (w, st, NULL));
+}
+
+/* a Qwen2 folder with a byte-level BPE tokenizer.json (no --vocab): converted keys and
+ * tensors load in the engine and tokenize with the imported merges */
+static void
+test_safetensors_qwen2_bpe (void)
+{
+  g_autofree char *dir = g_strdup_printf ("%s/hz-test-hfq-%d", g_get_tmp_dir (), (int) getpid ());
+  g_mkdir_with_parents (dir, 0700);
+  static const char *files[][2] = {
+    { "config.json", "{\"model_type\":\"qwen2\",\"hidden_size\":64,\"num_hidden_layers\":1,"
+      "\"num_attention_heads\":4,\"num_key_value_heads\":2,\"intermediate_size\":128,"
+      "\"max_position_embeddings\":256,\"rms_norm_eps\":1e-6,\"rope_theta\":1000000.0,"
+      "\"tie_word_embeddings\":true,\"eos_token_id\":7}" },
+    { "tokenizer.json", "{\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false},"
+      "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"c\":2,\"ab\":3,"
+      "\"\u0120\":4,\"\u0120a\":5,\"abc\":6},\"merges\":[\"a b\",\"\u0120 a\",[\"ab\",\"c\"]]},"
+      "\"added_tokens\":[{\"id\":7,\"content\":\"<|endoftext|>\",\"special\":true}]}" },
+    { "tokenizer_config.json", "{\"add_bos_token\":false,\"eos_token\":\"<|endoftext|>\"}" },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *p = g_build_filename (dir, files[i][0], NULL);
+      g_assert_true (g_file_set_contents (p, files[i][1], -1, NULL));
+    }
+  write_tiny_qwen2_weights (dir, 8);
 
   g_autoptr (GError) error = NULL;
   /* in memory, at load: the folder quantized to Q8_0 */
@@ -489,6 +501,79 @@ test_safetensors_qwen2_bpe (void)
   hz_test_rm_dir (dir2);
 }
 
+
+/* Hugging Face folders with a GPT-2-style tokenizer.json (ByteLevel with its regex) and a
+ * digits-split one (SmolLM's Digits + ByteLevel), weights of a tiny Qwen2: the folder
+ * (as `hanzo tokenize -m DIR` reads it) and the GGUF `hanzo quantize DIR` writes give the
+ * ids of Hugging Face's tokenizer for the 88 strings of tests/engine/pretok, and the GGUF
+ * names the matching pre-tokenizer. */
+static void
+test_hf_folder_tokenizers (void)
+{
+  static const struct { const char *base, *pre; } cases[] = {
+    { "hf-gpt2", "gpt-2" }, { "hf-smollm", "smollm" },
+  };
+  g_autoptr (JsonNode) texts_node = hz_pretok_load_json ("texts.json");
+  g_autoptr (JsonNode) exp_node = hz_pretok_load_json ("expected.json");
+  JsonArray *texts = json_node_get_array (texts_node);
+  JsonObject *hf = json_object_get_object_member (json_node_get_object (exp_node), "hf");
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      JsonArray *ids = json_object_get_array_member (
+        json_object_get_object_member (hf, cases[c].base), "ids");
+      g_autofree char *dir = hz_pretok_make_folder (cases[c].base);
+      g_autofree char *tpath = g_build_filename (dir, "tokenizer.json", NULL);
+      g_autofree char *cpath = g_build_filename (dir, "config.json", NULL);
+      g_autofree char *out = g_strdup_printf ("%s.gguf", dir);
+      g_autoptr (JsonParser) tp = json_parser_new ();
+      g_autoptr (GError) error = NULL;
+      g_assert_true (json_parser_load_from_file (tp, tpath, &error));
+      JsonObject *vocab = json_object_get_object_member (
+        json_object_get_object_member (json_node_get_object (json_parser_get_root (tp)), "model"),
+        "vocab");
+      int64_t n_vocab = json_object_get_size (vocab);
+      g_autofree char *config = g_strdup_printf (
+        "{\"model_type\":\"qwen2\",\"vocab_size\":%" G_GINT64_FORMAT ",\"hidden_size\":64,"
+        "\"num_hidden_layers\":1,\"num_attention_heads\":4,\"num_key_value_heads\":2,"
+        "\"intermediate_size\":128,\"max_position_embeddings\":256,\"rms_norm_eps\":1e-6,"
+        "\"tie_word_embeddings\":true}", n_vocab);
+      g_assert_true (g_file_set_contents (cpath, config, -1, NULL));
+      write_tiny_qwen2_weights (dir, n_vocab);
+
+      /* the folder itself */
+      {
+        g_autoptr (HzIsqModel) m = hz_isq_open (dir, NULL, &error);
+        g_assert_no_error (error);
+        g_autoptr (HzTokenizer) t = hz_tokenizer_new_from_gguf (hz_isq_model_gguf (m), &error);
+        g_assert_no_error (error);
+        guint ok = hz_pretok_check_ids (t, texts, ids, cases[c].base);
+        g_test_message ("%s folder: %u/%u strings give Hugging Face's ids", cases[c].base, ok,
+                        json_array_get_length (texts));
+        g_assert_cmpuint (ok, ==, json_array_get_length (texts));
+      }
+      /* after quantizing it */
+      {
+        HzQuantizeParams p;
+        hz_quantize_params_init (&p);
+        g_assert_true (hz_quantize_file (dir, out, &p, NULL, &error));
+        g_assert_no_error (error);
+        g_autoptr (HzGguf) g = hz_gguf_open (out, &error);
+        g_assert_no_error (error);
+        g_autofree char *pre = hz_gguf_get_str (g, "tokenizer.ggml.pre");
+        g_assert_cmpstr (pre, ==, cases[c].pre);
+        g_autoptr (HzTokenizer) t = hz_tokenizer_new_from_gguf (g, &error);
+        g_assert_no_error (error);
+        guint ok = hz_pretok_check_ids (t, texts, ids, cases[c].base);
+        g_test_message ("%s quantized (Q8_0, tokenizer.ggml.pre '%s'): %u/%u strings exact",
+                        cases[c].base, pre, ok, json_array_get_length (texts));
+        g_assert_cmpuint (ok, ==, json_array_get_length (texts));
+      }
+      g_unlink (out);
+      hz_test_rm_dir (dir);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -505,5 +590,6 @@ main (int argc, char **argv)
   g_test_add_func ("/quantize/stories260K-fallback", test_stories260k);
   g_test_add_func ("/quantize/safetensors-folder", test_safetensors_folder);
   g_test_add_func ("/quantize/safetensors-qwen2-bpe", test_safetensors_qwen2_bpe);
+  g_test_add_func ("/quantize/hf-folder-tokenizers", test_hf_folder_tokenizers);
   return g_test_run ();
 }

@@ -54,7 +54,7 @@ round_trip (const HzTokenizer *t, const char *text, gssize len)
       gsize ns = 0;
       g_autofree HzToken *sp = hz_tokenizer_encode_spans (t, text, tl, mode ? &all : NULL,
                                                           mode ? 1 : 0, mode, &ns);
-      CHECK (ns == n && memcmp (sp, ids, n * sizeof *ids) == 0);
+      CHECK (ns == n && (n == 0 || memcmp (sp, ids, n * sizeof *ids) == 0));
       /* a span over the middle third */
       const HzTextSpan mid = { tl / 3, tl / 3 };
       g_autofree HzToken *sm = hz_tokenizer_encode_spans (t, text, tl, &mid, 1, mode, &ns);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gguf.h"
+#include "tokenizer-private.h"
 #include "shapes.h"
 #include "quant.h"
 #include "safetensors.h"
@@ -192,20 +193,46 @@ tokenizer_seeds (void)
                                           "<|endoftext|>", "<|im_start|>", NULL };
     static const int32_t types[] = { 1, 1, 1, 1, 1, 1, 1, 3, 3 };
     static const char *const merges[] = { "a b", "\xc4\xa0 ab", "ab c", NULL };
-    static const char *const pres[] = { "gpt-2", "llama-bpe", "qwen2", "deepseek-coder", "default" };
-    for (gsize i = 0; i < G_N_ELEMENTS (pres); i++)
+    /* one name per distinct split of the pre-tokenizer table (tokenizer-pretypes.c) */
+    gsize n_pre;
+    const HzPreInfo *table = hz_pre_infos (&n_pre);
+    g_autoptr (GPtrArray) pres = g_ptr_array_new ();
+    for (gsize i = 0; i < n_pre; i++)
+      {
+        gboolean seen = table[i].regexes == NULL;
+        for (gsize k = 0; k < i && !seen; k++)
+          seen = table[k].regexes == table[i].regexes;
+        if (!seen)
+          g_ptr_array_add (pres, (gpointer) table[i].name);
+      }
+    for (guint i = 0; i < pres->len; i++)
       {
         g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
         hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "gpt2");
-        hz_gguf_writer_set_str (w, "tokenizer.ggml.pre", pres[i]);
+        hz_gguf_writer_set_str (w, "tokenizer.ggml.pre", pres->pdata[i]);
         hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", tokens, G_N_ELEMENTS (types));
         hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, G_N_ELEMENTS (types));
         hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.merges", merges, 3);
         hz_gguf_writer_set_u32 (w, "tokenizer.ggml.eos_token_id", 7);
         hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 8);
-        g_autofree char *name = g_strdup_printf ("seed-bpe-%s.gguf", pres[i]);
+        g_autofree char *name = g_strdup_printf ("seed-bpe-%s.gguf", (char *) pres->pdata[i]);
         write_gguf_seed ("tokenizer", name, w);
       }
+  }
+  {
+    /* WordPiece: word-initial pieces with U+2581, continuations bare (llama.cpp's form) */
+    static const char *const tokens[] = { "[PAD]", "[UNK]", "[CLS]", "[SEP]", "\xe2\x96\x81" "a",
+                                          "\xe2\x96\x81" "ab", "b", "c", "\xe2\x96\x81" ".", NULL };
+    static const int32_t types[] = { 3, 2, 3, 3, 1, 1, 1, 1, 1 };
+    g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+    hz_gguf_writer_set_str (w, "tokenizer.ggml.model", "bert");
+    hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", tokens, G_N_ELEMENTS (types));
+    hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, G_N_ELEMENTS (types));
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.unknown_token_id", 1);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.bos_token_id", 2);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.seperator_token_id", 3);
+    hz_gguf_writer_set_u32 (w, "tokenizer.ggml.padding_token_id", 0);
+    write_gguf_seed ("tokenizer", "seed-wpm.gguf", w);
   }
   const char *shared = g_getenv ("HZ_SHARED_DIR") ? g_getenv ("HZ_SHARED_DIR") : "../shared";
   g_autofree char *stories = g_build_filename (shared, "models", "stories260K.gguf", NULL);
@@ -305,6 +332,38 @@ hf_folder_seeds (void)
                            strlen (fuzz_hf_tokenizer_config_json) + 1);
       append_safetensors (in, w);
       g_autofree char *name = g_strdup_printf ("seed-%s", arch);
+      write_seed ("hf-folder", name, in->data, in->len);
+    }
+  /* the qwen2 model with the pre-tokenizers of other models, and refused ones */
+  static const char *const pre_tokenizers[][2] = {
+    { "gpt2", "\"pre_tokenizer\":{\"type\":\"ByteLevel\",\"add_prefix_space\":false}" },
+    { "smollm", "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":[{\"type\":"
+      "\"Digits\",\"individual_digits\":true},{\"type\":\"ByteLevel\",\"use_regex\":true}]}" },
+    { "deepseek-v3", "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
+      "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"\\\\p{N}{1,3}\"},\"behavior\":\"Isolated\"},"
+      "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"[\xe4\xb8\x80-\xe9\xbe\xa5\xe3\x81\x80-"
+      "\xe3\x82\x9f\xe3\x82\xa0-\xe3\x83\xbf]+\"},\"behavior\":\"Isolated\"},"
+      "{\"type\":\"ByteLevel\",\"use_regex\":false}]}" },
+    { "punctuation", "\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
+      "{\"type\":\"Punctuation\",\"behavior\":\"Contiguous\"},{\"type\":\"ByteLevel\"}]}" },
+    { "metaspace", "\"pre_tokenizer\":{\"type\":\"Metaspace\",\"replacement\":\"\xe2\x96\x81\"}" },
+    { "nfkc", "\"normalizer\":{\"type\":\"NFKC\"},\"pre_tokenizer\":{\"type\":\"ByteLevel\"}" },
+  };
+  for (gsize p = 0; p < G_N_ELEMENTS (pre_tokenizers); p++)
+    {
+      g_autofree char *cfg = fuzz_hf_config_json ("qwen2", "");
+      g_autoptr (HzSafetensorsWriter) w = hz_safetensors_writer_new ();
+      hf_tensors ("qwen2", HZ_ST_F32, &w, 1, NULL, NULL);
+      /* the fixed tokenizer.json with its normalizer/pre_tokenizer replaced */
+      const char *model = strstr (fuzz_hf_tokenizer_json, "\"model\":");
+      g_autofree char *tok = g_strdup_printf ("{%s,%s", pre_tokenizers[p][1], model);
+      g_autoptr (GByteArray) in = g_byte_array_new ();
+      g_byte_array_append (in, (const guint8 *) cfg, strlen (cfg) + 1);
+      g_byte_array_append (in, (const guint8 *) tok, strlen (tok) + 1);
+      g_byte_array_append (in, (const guint8 *) fuzz_hf_tokenizer_config_json,
+                           strlen (fuzz_hf_tokenizer_config_json) + 1);
+      append_safetensors (in, w);
+      g_autofree char *name = g_strdup_printf ("seed-qwen2-pre-%s", pre_tokenizers[p][0]);
       write_seed ("hf-folder", name, in->data, in->len);
     }
 }

@@ -35,7 +35,12 @@ fuzz_adapter_hparams (void)
 }
 
 const char fuzz_hf_tokenizer_json[] =
-  "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"\xc4\xa0\":2,\"ab\":3,"
+  "{\"normalizer\":{\"type\":\"NFC\"},\"pre_tokenizer\":{\"type\":\"Sequence\",\"pretokenizers\":["
+  "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\\\r\\\\n\\\\p{L}"
+  "\\\\p{N}]?\\\\p{L}+|\\\\p{N}| ?[^\\\\s\\\\p{L}\\\\p{N}]+[\\\\r\\\\n]*|\\\\s*[\\\\r\\\\n]+|"
+  "\\\\s+(?!\\\\S)|\\\\s+\"},\"behavior\":\"Isolated\",\"invert\":false},"
+  "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,\"use_regex\":false}]},"
+  "\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"\xc4\xa0\":2,\"ab\":3,"
   "\"\xc4\xa0" "ab\":4,\"c\":5},\"merges\":[\"a b\",\"\xc4\xa0 ab\"]},\"added_tokens\":"
   "[{\"id\":6,\"content\":\"<|endoftext|>\",\"special\":true},{\"id\":7,\"content\":"
   "\"<|im_end|>\",\"special\":true}]}";
