@@ -543,7 +543,7 @@ api_get (HzHub *hub, GUri *uri, HzEgressPurpose purpose, const char *subject, gs
           return cancelled_error (cancellable, error), NULL;
         }
       int code = HZ_HUB_ERROR_NETWORK;
-      g_free (last);
+      g_clear_pointer (&last, g_free);   /* `last` is freed again on return */
       if (local)
         last = g_strdup_printf ("%s%s", http ? "reading the reply: " : "", local->message);
       else if (SOUP_STATUS_IS_SUCCESSFUL (http))
