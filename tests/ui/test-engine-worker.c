@@ -194,6 +194,64 @@ test_errors_without_model (void)
   events_clear (&ev);
 }
 
+/* A file that cannot be loaded, asked for while a model serves (the app's --model sent to
+ * the running instance): model-error for it, then model-loaded for the model used before,
+ * which serves on without a load; a reply still comes. */
+static void
+test_bad_model_keeps_previous (void)
+{
+  g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
+  if (path == NULL)
+    return;
+  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  g_autofree char *bad = g_build_filename (dir, "bad.gguf", NULL);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (bad, data, (gssize) (len / 2), NULL));   /* cut */
+
+  Events ev = { 0 };
+  HzEngineWorker *w = new_worker (&ev);
+  g_autofree char *expected = engine_reply (path, "Once upon a time");
+  hz_engine_worker_load_model_full (w, path, 96);
+  wait_until (&ev.n_loaded, 1);
+  g_assert_cmpuint (hz_engine_worker_get_context_length (w), ==, 96);
+
+  hz_engine_worker_load_model_full (w, bad, 128);
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w), ==, bad);
+  wait_until (&ev.n_model_errors, 1);
+  g_test_message ("bad model: %s", ev.error->message);
+  g_assert_nonnull (strstr (ev.error->message, "incomplete"));
+  wait_until (&ev.n_loaded, 2);
+  g_assert_cmpuint (ev.n_model_errors, ==, 1);
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w), ==, path);
+  g_assert_true (hz_engine_worker_is_model_loaded (w));
+  g_assert_cmpuint (hz_engine_worker_get_context_length (w), ==, 96);
+  /* the first model and the attempt at the cut file; the way back was no load */
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (w), ==, 2);
+
+  g_clear_error (&ev.error);
+  generate (w, &ev, "Once upon a time");
+  wait_until (&ev.n_finished, 1);
+  g_assert_no_error (ev.error);
+  g_assert_cmpstr (ev.final_text, ==, expected);
+
+  /* with no model before, a bad file leaves none */
+  HzEngineWorker *w2 = new_worker (&ev);
+  hz_engine_worker_load_model (w2, bad);
+  wait_until (&ev.n_model_errors, 2);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_false (hz_engine_worker_is_model_loaded (w2));
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w2), ==, bad);
+  g_assert_cmpuint (ev.n_loaded, ==, 2);
+  g_object_unref (w2);
+  g_object_unref (w);
+  events_clear (&ev);
+  g_unlink (bad);
+  g_rmdir (dir);
+}
+
 static void
 test_generate_cancel_context_full (void)
 {
@@ -474,6 +532,7 @@ main (int argc, char *argv[])
   g_setenv ("HZ_WORKER_TOKEN_DELAY_US", "5000", TRUE);
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/app/engine-worker/errors-without-model", test_errors_without_model);
+  g_test_add_func ("/app/engine-worker/bad-model-keeps-previous", test_bad_model_keeps_previous);
   g_test_add_func ("/app/engine-worker/generate-cancel-context-full",
                    test_generate_cancel_context_full);
   g_test_add_func ("/app/engine-worker/registry-and-titles", test_registry_and_titles);
