@@ -1,7 +1,8 @@
 /* `hanzo pull` and `hanzo search` (tools/hanzo-pull.c, tools/hanzo-search.c; issue 27) as
  * a user runs them, against the loopback Hub of hub-server.c ($HF_ENDPOINT), each in a
  * throwaway $XDG_DATA_HOME: the search table; the default quantization and why, REPO:QUANT,
- * REPO/FILE, --list, bad names; a pull killed with SIGKILL at 40 % of a slow download
+ * REPO/FILE (GGUF files only), a model already there, --list, bad names; the download
+ * folder checked before any request and made only for a download; a pull killed with SIGKILL at 40 % of a slow download
  * resumes where it was (the server sees "Range: bytes=N-" for the N bytes of the .part)
  * and ends with the right SHA-256; Ctrl+C exits 130 leaving a .part that the next run
  * resumes; a full disk (a file-size limit in the child) leaves nothing in the folder; a
@@ -288,16 +289,29 @@ test_choose (void)
   g_assert_cmpint (f.status, ==, 0);
   g_autofree char *f32 = g_build_filename (dir, F32, NULL);
   assert_model (f32, f32_bytes);
+  g_auto (HzCliRun) fq = { 0 };
+  run (&p, &fq, NULL, (const char *const[]) { "pull", "-d", dir, REPO "/" F32, NULL });
+  g_assert_cmpint (fq.status, ==, 0);
+  /* a file that is not a model: refused before any request */
+  g_autoptr (GPtrArray) before_rd = hzt_hub_requests (p.srv);
   g_auto (HzCliRun) rd = { 0 };
   run (&p, &rd, NULL, (const char *const[]) { "pull", "-d", dir, REPO "/README.md", NULL });
-  g_assert_cmpint (rd.status, ==, 0);
+  g_assert_cmpint (rd.status, ==, 2);
+  g_assert_nonnull (strstr (rd.err, "'README.md' is not a GGUF model file"));
+  g_autoptr (GPtrArray) after_rd = hzt_hub_requests (p.srv);
+  g_assert_cmpuint (after_rd->len, ==, before_rd->len);
   g_autofree char *names = listing (dir);
-  g_assert_cmpstr (names, ==, "README.md " F32 " " Q8);
-  /* pulling again: already there, verified, nothing downloaded */
+  g_assert_cmpstr (names, ==, F32 " " Q8);
+  /* pulling again: already there, verified, nothing downloaded, and said so */
   g_autoptr (GPtrArray) before = hzt_hub_requests (p.srv);
   g_auto (HzCliRun) again = { 0 };
   run (&p, &again, NULL, (const char *const[]) { "pull", "-d", dir, REPO ":Q8_0", NULL });
   g_assert_cmpint (again.status, ==, 0);
+  g_autofree char *present = g_strdup_printf ("%s: already present, SHA-256 verified; nothing "
+                                              "downloaded\n", q8);
+  g_assert_true (g_str_has_suffix (again.err, present));
+  g_assert_null (strstr (again.err, "bytes/s"));   /* no progress line of 0 bytes */
+  g_assert_cmpstr (again.out, ==, line);
   g_autoptr (GPtrArray) after = hzt_hub_requests (p.srv);
   g_assert_cmpuint (after->len, ==, before->len + 1);   /* the tree only */
   /* a quantization the repository lacks: the ones it has */
@@ -475,8 +489,8 @@ test_gated (void)
   g_assert_cmpint (r.status, ==, 1);
   g_assert_nonnull (strstr (r.err, "GatedRepo"));
   g_assert_nonnull (strstr (r.err, "HF_TOKEN"));
-  g_autofree char *none = listing (p.models);
-  g_assert_cmpstr (none, ==, "");
+  /* the folder was made for the download and removed with nothing in it */
+  g_assert_false (g_file_test (p.models, G_FILE_TEST_EXISTS));
   g_auto (HzCliRun) ok = { 0 };
   run (&p, &ok, HZT_TOKEN, (const char *const[]) { "pull", GATED, NULL });
   g_assert_cmpint (ok.status, ==, 0);
@@ -502,6 +516,56 @@ test_corrupt (void)
   p_clear (&p);
 }
 
+/* The folder is checked before any request: one that cannot be written to, a file, a
+ * missing folder under a file; a missing folder is made only when the download starts,
+ * and removed again when the pull fails with nothing to resume. */
+static void
+test_folder (void)
+{
+  P p;
+  if (!p_init (&p, NULL))
+    return;
+  g_autofree char *file = g_build_filename (p.home, "a-file", NULL);
+  g_assert_true (g_file_set_contents (file, "x", 1, NULL));
+  g_autofree char *under_file = g_build_filename (file, "models", NULL);
+  static const struct { const char *dir; const char *says; } bad[] = {
+    { "/proc", "cannot write to the folder /proc: " },
+    { "/proc/hanzo-new", "cannot create the folder /proc/hanzo-new: cannot write to /proc: " },
+    { NULL, "is not a folder" },   /* the file */
+    { NULL, "is not a folder" },   /* under the file */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const char *dir = bad[i].dir ? bad[i].dir : i == 2 ? file : under_file;
+      g_auto (HzCliRun) r = { 0 };
+      run (&p, &r, NULL, (const char *const[]) { "pull", "-d", dir, REPO ":Q8_0", NULL });
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_nonnull (strstr (r.err, bad[i].says));
+      g_autoptr (GPtrArray) reqs = hzt_hub_requests (p.srv);
+      g_assert_cmpuint (reqs->len, ==, 0);   /* before any request */
+    }
+  g_assert_false (g_file_test ("/proc/hanzo-new", G_FILE_TEST_EXISTS));
+  /* a missing folder: not made when the pull fails (an unknown repository; a gated one,
+   * whose download is refused after the listing) */
+  g_autofree char *top = g_build_filename (p.home, "new", NULL);
+  g_autofree char *deep = g_build_filename (top, "deeper", "models", NULL);
+  static const char *const failing[] = { "nobody/nothing-GGUF", GATED };
+  for (guint i = 0; i < G_N_ELEMENTS (failing); i++)
+    {
+      g_auto (HzCliRun) r = { 0 };
+      run (&p, &r, NULL, (const char *const[]) { "pull", "-d", deep, failing[i], NULL });
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_false (g_file_test (top, G_FILE_TEST_EXISTS));
+    }
+  /* and made for a download that succeeds */
+  g_auto (HzCliRun) ok = { 0 };
+  run (&p, &ok, NULL, (const char *const[]) { "pull", "-d", deep, REPO ":Q8_0", NULL });
+  g_assert_cmpint (ok.status, ==, 0);
+  g_autofree char *q8 = g_build_filename (deep, Q8, NULL);
+  assert_model (q8, q8_bytes);
+  p_clear (&p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -513,6 +577,7 @@ main (int argc, char **argv)
   g_test_add_func ("/egress/hanzo-pull/full-disk", test_full_disk);
   g_test_add_func ("/egress/hanzo-pull/gated", test_gated);
   g_test_add_func ("/egress/hanzo-pull/corrupt", test_corrupt);
+  g_test_add_func ("/egress/hanzo-pull/folder", test_folder);
   int rc = g_test_run ();
   g_clear_pointer (&f32_bytes, g_bytes_unref);
   g_clear_pointer (&q8_bytes, g_bytes_unref);
