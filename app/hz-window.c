@@ -1669,8 +1669,14 @@ static void
 on_learner_call_failed (HzLearner *learner, const char *method, const char *message,
                         HzWindow *self)
 {
-  /* Pause/Resume failing is not worth a notice; the user's own requests are. */
-  if (g_strcmp0 (method, "LearnNow") == 0 || g_strcmp0 (method, "NeverLearn") == 0)
+  /* Pause/Resume failing is not worth a notice; the user's own requests are. Learn Now's
+   * reason (no model to learn on, battery, paused) may be long: a dialog, not a toast. */
+  if (g_strcmp0 (method, "LearnNow") == 0)
+    {
+      g_autofree char *body = g_strdup_printf (_("The learner cannot start now: %s."), message);
+      hz_window_show_error (self, _("Cannot Learn Now"), body);
+    }
+  else if (g_strcmp0 (method, "NeverLearn") == 0)
     {
       g_autofree char *text = g_strdup_printf (_("Learner: %s"), message);
       hz_window_notify (self, text);
