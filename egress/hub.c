@@ -335,13 +335,19 @@ hz_hub_set_token (HzHub *hub, const char *token, GError **error)
   return TRUE;
 }
 
+char *
+hz_hub_endpoint_normalize (const char *endpoint, GError **error)
+{
+  g_autofree char *def = endpoint ? NULL : hz_hub_default_endpoint ();
+  return hz_egress_check_endpoint (endpoint ? endpoint : def, "Hub endpoint", HZ_HUB_ERROR,
+                                   HZ_HUB_ERROR_INVALID, error);
+}
+
 HzHub *
 hz_hub_new (const char *endpoint, const char *token, HzStore *store, GError **error)
 {
   g_return_val_if_fail (store, NULL);
-  g_autofree char *def = endpoint ? NULL : hz_hub_default_endpoint ();
-  g_autofree char *base = hz_egress_check_endpoint (endpoint ? endpoint : def, "Hub endpoint",
-                                                    HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID, error);
+  g_autofree char *base = hz_hub_endpoint_normalize (endpoint, error);
   if (!base)
     return NULL;
   HzHub *hub = g_new0 (HzHub, 1);

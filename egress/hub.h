@@ -165,6 +165,11 @@ typedef struct _HzHub HzHub;
  *  (g_free). Not checked here (hz_hub_new does). */
 char  *hz_hub_default_endpoint (void);
 
+/** `endpoint` (NULL: hz_hub_default_endpoint()) as a client uses it, and as its token is
+ *  kept in the keyring (credentials.h): checked (https://, or http:// to loopback), without
+ *  trailing '/' (g_free). Errors: HZ_HUB_ERROR_INVALID. */
+char  *hz_hub_endpoint_normalize (const char *endpoint, GError **error);
+
 /** A client for `endpoint` (NULL: hz_hub_default_endpoint()) with an optional access token
  *  (NULL or "": anonymous), logging into `store` (borrowed, must outlive the client).
  *  Errors: HZ_HUB_ERROR_INVALID (endpoint not https:// nor loopback http://; a token with
