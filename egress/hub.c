@@ -78,7 +78,7 @@ hz_hub_path_is_valid (const char *path)
 }
 
 static gboolean
-query_is_valid (const char *q)
+query_chars_ok (const char *q)
 {
   gsize n = q ? strlen (q) : 0;
   if (n < 1 || n > HZ_HUB_MAX_QUERY)
@@ -592,17 +592,25 @@ endpoint_uri (HzHub *hub, const char *path_and_query)
 
 /* ================================================================= search, tree */
 
+gboolean
+hz_hub_check_query (const char *query, guint limit, GError **error)
+{
+  if (!query_chars_ok (query) || limit < 1 || limit > 100)
+    {
+      g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID,
+                   "a search is 1 to %d ASCII letters and digits, spaces or ._-+/ (and 1 "
+                   "to 100 results)", HZ_HUB_MAX_QUERY);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 GPtrArray *
 hz_hub_search (HzHub *hub, const char *query, guint limit, GCancellable *cancellable,
                GError **error)
 {
-  if (!query_is_valid (query) || limit < 1 || limit > 100)
-    {
-      g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID,
-                   "a search is 1 to %d letters, digits, spaces or ._-+/ (and 1 to 100 "
-                   "results)", HZ_HUB_MAX_QUERY);
-      return NULL;
-    }
+  if (!hz_hub_check_query (query, limit, error))
+    return NULL;
   g_autofree char *q = g_uri_escape_string (query, NULL, FALSE);
   g_autofree char *pq = g_strdup_printf ("/api/models?search=%s&filter=gguf&sort=downloads"
                                          "&direction=-1&limit=%u&expand=downloads"

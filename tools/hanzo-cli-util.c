@@ -19,9 +19,7 @@ hz_cli_escape (const char *s)
           continue;
         }
       const char *next = g_utf8_next_char (p);
-      if (c == '\\')
-        g_string_append (out, "\\\\");
-      else if (c == '\n')
+      if (c == '\n')
         g_string_append (out, "\\n");
       else if (c == '\t')
         g_string_append (out, "\\t");

@@ -8,8 +8,9 @@ G_BEGIN_DECLS
 
 /** `s` as it may be echoed to a terminal (g_free): control characters (C0, DEL, C1),
  *  Unicode format characters (bidirectional overrides, zero-width ones) and bytes that are
- *  not UTF-8 become escapes (\n, \t, \xNN, \u{NNNN}) and a backslash is doubled; printable
- *  UTF-8 (ü, 模型) is kept as it is. NULL gives "". */
+ *  not UTF-8 become escapes (\n, \t, \xNN, \u{NNNN}); everything else, printable UTF-8
+ *  (ü, 模型) and backslashes included, is kept as it is (so a message that already quotes
+ *  bytes as \xNN reads the same). NULL gives "". */
 char *hz_cli_escape (const char *s);
 
 /** Prints "hanzo CMD: MESSAGE" on stderr with MESSAGE escaped (hz_cli_escape): for errors

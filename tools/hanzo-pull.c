@@ -395,16 +395,27 @@ hz_cmd_pull (int argc, char **argv)
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "REPO[:QUANT|/FILE] — download a GGUF model from the Hugging Face Hub");
+  g_option_context_set_description (ctx,
+    "Without :QUANT or /FILE the first of Q4_K_M, Q4_K_S, Q5_K_M, ... the repository has is\n"
+    "taken (it says which, and why). Only .gguf files are downloaded; each is checked\n"
+    "against the repository's SHA-256 before it gets its name.\n"
+    "Gated or private repositories need an access token: $HF_TOKEN, or one stored with\n"
+    "`hanzo hub-login`. $HF_ENDPOINT (or --endpoint) names a mirror.\n"
+    "Ctrl+C (or SIGTERM) stops with exit status 130 and keeps NAME.part: the same command\n"
+    "resumes it. Exit status: 0 ok, 1 error, 2 usage error, 130 interrupted.\n");
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
   int rc = 2;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    fprintf (stderr, "hanzo pull: %s\n", error->message);
+    hz_cli_print_error ("pull", error->message);
   else if (argc != 2)
     fprintf (stderr, "hanzo pull: name one repository\nUsage: hanzo pull [--dir DIR] "
                      "REPO[:QUANT|/FILE]   e.g. hanzo pull bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M\n");
   else if (p.revision && !hz_hub_revision_is_valid (p.revision))
-    fprintf (stderr, "hanzo pull: invalid revision '%s'\n", p.revision);
+    {
+      g_autofree char *shown = hz_cli_escape (p.revision);
+      fprintf (stderr, "hanzo pull: invalid revision '%s'\n", shown);
+    }
   else if (parse_spec (&p, argv[1]))
     rc = 0;
   if (rc == 0 && !p.dir)
