@@ -125,16 +125,22 @@ assert_log (P *p)
 }
 
 static void
-p_clear (P *p)
+p_free (P *p)
 {
-  if (!p->srv)
-    return;
-  assert_log (p);
   hzt_hub_free (p->srv);
   rm_rf (p->home);
   g_free (p->home);
   g_free (p->data);
   g_free (p->models);
+}
+
+static void
+p_clear (P *p)
+{
+  if (!p->srv)
+    return;
+  assert_log (p);
+  p_free (p);
 }
 
 static GSubprocessLauncher *
@@ -608,11 +614,7 @@ test_hub_login (void)
       g_autofree char *why = g_strdup_printf ("no Secret Service (run under with-keyring.sh): %s",
                                               error->message);
       g_test_skip (why);
-      hzt_hub_free (p.srv);
-      rm_rf (p.home);
-      g_free (p.home);
-      g_free (p.data);
-      g_free (p.models);
+      p_free (&p);
       return;
     }
   g_clear_error (&error);

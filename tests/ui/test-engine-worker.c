@@ -194,6 +194,22 @@ test_errors_without_model (void)
   events_clear (&ev);
 }
 
+/* A copy of the first `n` bytes (G_MAXSIZE: all) of `src` as `name` in the new temporary
+ * folder *dir (g_free both; the file's path is returned). *size: the source's size. */
+static char *
+copy_model (const char *src, const char *name, gsize n, char **dir, gsize *size)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  char *path = g_build_filename (*dir, name, NULL);
+  g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (path, data, (gssize) MIN (n, len), NULL));
+  if (size)
+    *size = len;
+  return path;
+}
+
 /* A file that cannot be loaded, asked for while a model serves (the app's --model sent to
  * the running instance): model-error for it, then model-loaded for the model used before,
  * which serves on without a load; a reply still comes. */
@@ -203,12 +219,10 @@ test_bad_model_keeps_previous (void)
   g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
   if (path == NULL)
     return;
-  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
-  g_autofree char *bad = g_build_filename (dir, "bad.gguf", NULL);
-  g_autofree char *data = NULL;
-  gsize len = 0;
-  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
-  g_assert_true (g_file_set_contents (bad, data, (gssize) (len / 2), NULL));   /* cut */
+  g_autofree char *dir = NULL;
+  GStatBuf st;
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  g_autofree char *bad = copy_model (path, "bad.gguf", (gsize) st.st_size / 2, &dir, NULL);   /* cut */
 
   Events ev = { 0 };
   HzEngineWorker *w = new_worker (&ev);
@@ -353,12 +367,9 @@ test_registry_and_titles (void)
   g_autofree char *a = hz_test_shared_path ("models/stories260K.gguf");
   if (a == NULL)
     return;
-  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
-  g_autofree char *b = g_build_filename (dir, "copy.gguf", NULL);
-  g_autofree char *data = NULL;
+  g_autofree char *dir = NULL;
   gsize size;
-  g_assert_true (g_file_get_contents (a, &data, &size, NULL));
-  g_assert_true (g_file_set_contents (b, data, size, NULL));
+  g_autofree char *b = copy_model (a, "copy.gguf", G_MAXSIZE, &dir, &size);
 
   /* no budget: both stay loaded, switching back costs no load */
   {
