@@ -126,6 +126,8 @@ typedef struct {
   char           *text;
   GError         *error;
   guint           n_ctx;
+  char           *kept;           /* EV_MODEL_ERROR: the model that serves on, or NULL */
+  guint           n_ctx_request;  /* EV_MODEL_ERROR with `kept`: its context size asked for */
   guint           n_dropped;   /* EV_TRIMMED */
   HzGenerateStats stats;
 } Event;
@@ -138,6 +140,7 @@ event_free (gpointer data)
   g_free (ev->path);
   g_free (ev->name);
   g_free (ev->text);
+  g_free (ev->kept);
   g_clear_error (&ev->error);
   g_free (ev);
 }
@@ -186,12 +189,27 @@ dispatch_event (gpointer data)
       g_signal_emit (self, signals[SIG_MODEL_LOADED], 0, ev->path, ev->name);
       break;
     case EV_MODEL_ERROR:
-      if (g_strcmp0 (self->model_path, ev->path) == 0)
-        {
-          self->model_loaded = FALSE;
-          self->n_ctx = 0;
-        }
-      g_signal_emit (self, signals[SIG_MODEL_ERROR], 0, ev->path, ev->error);
+      {
+        gboolean current = g_strcmp0 (self->model_path, ev->path) == 0;
+        if (current)
+          {
+            self->model_loaded = FALSE;
+            self->n_ctx = 0;
+          }
+        g_signal_emit (self, signals[SIG_MODEL_ERROR], 0, ev->path, ev->error);
+        /* the model used before serves on, unless another load was asked for meanwhile
+         * (also by a handler of the error) */
+        if (current && ev->kept != NULL && !self->shut_down &&
+            g_strcmp0 (self->model_path, ev->path) == 0)
+          {
+            g_free (self->model_path);
+            self->model_path = g_strdup (ev->kept);
+            self->model_loaded = TRUE;
+            self->n_ctx = ev->n_ctx;
+            self->n_ctx_request = ev->n_ctx_request;
+            g_signal_emit (self, signals[SIG_MODEL_LOADED], 0, ev->kept, ev->name);
+          }
+      }
       break;
     case EV_CONTEXT_CHANGED:
       self->n_ctx = ev->n_ctx;
@@ -517,12 +535,107 @@ adapters_apply (Shared *s, Adapters *as, HzModel *model, HzContext *ctx, gboolea
     }
 }
 
+/* The worker thread's model in use and its context. */
+typedef struct {
+  HzModel   *model;
+  HzContext *ctx;
+  char      *path;    /* the model's name in the registry, NULL when none */
+  guint      n_ctx;   /* the context size asked for (0 = the engine's default) */
+} InUse;
+
+/* Drop the context and hand the model back to the registry (it stays loaded, idle, while
+ * the memory budget allows); `path` and `n_ctx` stay, to come back to. */
+static void
+in_use_release (Shared *s, InUse *use)
+{
+  g_clear_pointer (&use->ctx, hz_context_free);
+  if (use->model != NULL)
+    hz_registry_release (s->registry, g_steal_pointer (&use->model));
+}
+
+/* Release the model in use and switch to `path` with a context of `n_ctx` (through the
+ * registry: a model still loaded costs no load). FALSE: nothing is in use, and a file
+ * that failed to load is forgotten by the registry (it may be fixed and retried). */
+static gboolean
+in_use_switch (Shared *s, InUse *use, const char *path, guint n_ctx, GError **error)
+{
+  GError *local = NULL;
+  HzModel *model = NULL;
+  HzContext *ctx = NULL;
+
+  in_use_release (s, use);
+  g_clear_pointer (&use->path, g_free);
+  if (!hz_registry_add (s->registry, path, path, NULL, &local) &&
+      g_error_matches (local, HZ_SERVE_ERROR, HZ_SERVE_ERROR_EXISTS))
+    g_clear_error (&local);
+  if (local == NULL)
+    model = hz_registry_acquire (s->registry, path, &local);
+  if (model != NULL)
+    ctx = new_context (model, n_ctx, &local);
+  if (ctx == NULL)
+    {
+      if (model != NULL)
+        hz_registry_release (s->registry, model);
+      hz_registry_remove (s->registry, path, NULL);
+      if (local == NULL)
+        local = g_error_new_literal (HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_FAILED, _("Unknown error"));
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  use->model = model;
+  use->ctx = ctx;
+  use->path = g_strdup (path);
+  use->n_ctx = n_ctx;
+  return TRUE;
+}
+
+/* REQ_LOAD: switch to r->path. When it cannot be loaded, the model used before (if any,
+ * and another file) serves on: EV_MODEL_ERROR then names it in `kept`. */
+static void
+load_model (Shared *s, InUse *use, Adapters *adapters, Request *r)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *before = g_strdup (use->path);
+  const guint before_n_ctx = use->n_ctx;
+  Event *ev;
+
+  if (in_use_switch (s, use, r->path, r->n_ctx, &error))
+    {
+      ev = event_new (EV_MODEL_LOADED, 0);
+      ev->path = g_strdup (r->path);
+      ev->name = g_strdup (hz_model_name (use->model));
+      ev->n_ctx = hz_context_n_ctx (use->ctx);
+    }
+  else
+    {
+      ev = event_new (EV_MODEL_ERROR, 0);
+      ev->path = g_strdup (r->path);
+      ev->error = g_steal_pointer (&error);
+      /* normally still loaded (released just now, idle): back at once, without a load */
+      if (before != NULL && strcmp (before, r->path) != 0)
+        {
+          if (in_use_switch (s, use, before, before_n_ctx, &error))
+            {
+              ev->kept = g_steal_pointer (&before);
+              ev->name = g_strdup (hz_model_name (use->model));
+              ev->n_ctx = hz_context_n_ctx (use->ctx);
+              ev->n_ctx_request = before_n_ctx;
+            }
+          else
+            g_message ("the model used before %s cannot be used again: %s", r->path,
+                       error->message);
+        }
+    }
+  post_event (s, ev);
+  /* adapters are loaded for each model anew (after "model-loaded") */
+  adapters_apply (s, adapters, use->model, use->ctx, TRUE);
+}
+
 static gpointer
 worker_thread (gpointer data)
 {
   Shared *s = data;
-  HzModel *model = NULL;
-  HzContext *ctx = NULL;
+  InUse use = { NULL };
   gboolean running = TRUE;
   Adapters adapters = { .reported = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL) };
 
@@ -533,53 +646,14 @@ worker_thread (gpointer data)
       switch (r->kind)
         {
         case REQ_LOAD:
-          {
-            g_autoptr(GError) error = NULL;
-            Event *ev;
-
-            /* Switch through the registry: the model used so far stays loaded (idle)
-             * until the memory budget needs its room, so switching back is instant. */
-            g_clear_pointer (&ctx, hz_context_free);
-            if (model != NULL)
-              hz_registry_release (s->registry, g_steal_pointer (&model));
-            if (!hz_registry_add (s->registry, r->path, r->path, NULL, &error) &&
-                g_error_matches (error, HZ_SERVE_ERROR, HZ_SERVE_ERROR_EXISTS))
-              g_clear_error (&error);
-            if (error == NULL)
-              model = hz_registry_acquire (s->registry, r->path, &error);
-            if (model != NULL)
-              ctx = new_context (model, r->n_ctx, &error);
-            if (ctx == NULL)
-              {
-                if (model != NULL)
-                  hz_registry_release (s->registry, g_steal_pointer (&model));
-                /* a file that failed to load is forgotten (it may be fixed and retried) */
-                hz_registry_remove (s->registry, r->path, NULL);
-                ev = event_new (EV_MODEL_ERROR, 0);
-                ev->path = g_strdup (r->path);
-                ev->error = error ? g_steal_pointer (&error)
-                                  : g_error_new_literal (HZ_ENGINE_ERROR,
-                                                         HZ_ENGINE_ERROR_FAILED,
-                                                         _("Unknown error"));
-              }
-            else
-              {
-                ev = event_new (EV_MODEL_LOADED, 0);
-                ev->path = g_strdup (r->path);
-                ev->name = g_strdup (hz_model_name (model));
-                ev->n_ctx = hz_context_n_ctx (ctx);
-              }
-            post_event (s, ev);
-            /* adapters are loaded for each model anew (after "model-loaded") */
-            adapters_apply (s, &adapters, model, ctx, TRUE);
-          }
+          load_model (s, &use, &adapters, r);
           break;
 
         case REQ_RESIZE:
-          if (model != NULL)
+          if (use.model != NULL)
             {
               g_autoptr(GError) error = NULL;
-              HzContext *fresh = new_context (model, r->n_ctx, &error);
+              HzContext *fresh = new_context (use.model, r->n_ctx, &error);
               if (fresh == NULL)
                 {
                   /* Keep the context there is; say so in the log. */
@@ -588,17 +662,18 @@ worker_thread (gpointer data)
               else
                 {
                   Event *ev = event_new (EV_CONTEXT_CHANGED, 0);
-                  hz_context_free (ctx);
-                  ctx = fresh;
-                  ev->n_ctx = hz_context_n_ctx (ctx);
+                  hz_context_free (use.ctx);
+                  use.ctx = fresh;
+                  use.n_ctx = r->n_ctx;
+                  ev->n_ctx = hz_context_n_ctx (use.ctx);
                   post_event (s, ev);
-                  adapters_apply (s, &adapters, model, ctx, FALSE);
+                  adapters_apply (s, &adapters, use.model, use.ctx, FALSE);
                 }
             }
           break;
 
         case REQ_GENERATE:
-          run_generate (s, ctx, r);
+          run_generate (s, use.ctx, r);
           g_mutex_lock (&s->lock);
           g_ptr_array_remove (s->active, r->cancellable);
           g_mutex_unlock (&s->lock);
@@ -607,7 +682,7 @@ worker_thread (gpointer data)
         case REQ_TITLE:
           {
             Event *ev = event_new (EV_TITLE, r->id);
-            ev->text = run_title (model, s, r);
+            ev->text = run_title (use.model, s, r);
             post_event (s, ev);
             g_mutex_lock (&s->lock);
             g_ptr_array_remove (s->active, r->cancellable);
@@ -624,7 +699,7 @@ worker_thread (gpointer data)
           adapters.shared = g_strdup (r->shared);
           /* a file written anew under a path may load now: report its failure again */
           g_hash_table_remove_all (adapters.reported);
-          adapters_apply (s, &adapters, model, ctx, TRUE);
+          adapters_apply (s, &adapters, use.model, use.ctx, TRUE);
           break;
 
         case REQ_SHUTDOWN:
@@ -634,10 +709,9 @@ worker_thread (gpointer data)
       request_free (r);
     }
 
-  g_clear_pointer (&ctx, hz_context_free);
+  in_use_release (s, &use);
+  g_free (use.path);
   adapters_clear (&adapters);
-  if (model != NULL)
-    hz_registry_release (s->registry, model);
   shared_unref (s);
   return NULL;
 }

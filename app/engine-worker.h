@@ -13,7 +13,11 @@
  * Signals (all emitted on the worker's main context):
  *   model-loading (path)               emitted at once by hz_engine_worker_load_model()
  *   model-loaded (path, name)          a model finished loading and is ready
- *   model-error  (path, GError)        a model could not be loaded (no model is loaded now)
+ *   model-error  (path, GError)        a model could not be loaded; the model in use
+ *                                      before (if any) serves on: "model-loaded" follows
+ *                                      for it, and hz_engine_worker_get_model_path() names
+ *                                      it again (unless another load was asked for); else
+ *                                      no model is loaded now
  *   context-changed (n_ctx)            the context was remade with another size
  *                                      (hz_engine_worker_set_context_length())
  *   token        (request, text, n_generated)  new reply text: everything generated since
@@ -89,9 +93,10 @@ HzEngineWorker *hz_engine_worker_new_full (guint64 memory_budget);
  *
  * Queue switching to @path through the registry (@path is the model's name there): the
  * model used before (if any) is released first (it stays loaded while the memory budget
- * allows), and @path is loaded unless it still is. After a "model-error" no model is in
- * use (and @path is forgotten by the registry, so a fixed file can be retried). Emits
- * "model-loaded" or "model-error". Main thread; returns at once.
+ * allows), and @path is loaded unless it still is. After a "model-error" the model used
+ * before serves on (followed by its "model-loaded"), or no model when there was none or it
+ * cannot be used again; @path is forgotten by the registry, so a fixed file can be
+ * retried. Emits "model-loaded" or "model-error". Main thread; returns at once.
  */
 void hz_engine_worker_load_model (HzEngineWorker *self, const char *path);
 

@@ -76,28 +76,6 @@ hash_file_done (GObject *source, GAsyncResult *result, gpointer user_data)
   self->model_sha256 = g_steal_pointer (&sha);
 }
 
-static void
-on_model_loaded (HzEngineWorker *worker, const char *path, const char *name, HzApplication *self)
-{
-  g_autoptr(GTask) task = NULL;
-
-  if (g_strcmp0 (path, self->remember_path) == 0)
-    {
-      g_settings_set_string (self->settings, "model-path", path);
-      g_clear_pointer (&self->remember_path, g_free);
-    }
-
-  g_cancellable_cancel (self->hash_cancellable);
-  g_clear_object (&self->hash_cancellable);
-  g_clear_pointer (&self->model_sha256, g_free);
-
-  self->hash_cancellable = g_cancellable_new ();
-  task = g_task_new (self, self->hash_cancellable, hash_file_done, NULL);
-  g_task_set_source_tag (task, on_model_loaded);
-  g_task_set_task_data (task, g_strdup (path), g_free);
-  g_task_run_in_thread (task, hash_file_thread);
-}
-
 /* The context length the current model asks for (its own, else the default). */
 static guint
 model_context_length (HzApplication *self)
@@ -137,6 +115,30 @@ on_model_loading (HzEngineWorker *worker, const char *path, HzApplication *self)
   g_cancellable_cancel (self->hash_cancellable);
   g_clear_pointer (&self->model_sha256, g_free);
   use_model_settings (self, path);  /* (loaded some other way than open_model) */
+}
+
+static void
+on_model_loaded (HzEngineWorker *worker, const char *path, const char *name, HzApplication *self)
+{
+  g_autoptr(GTask) task = NULL;
+
+  if (g_strcmp0 (path, self->remember_path) == 0)
+    {
+      g_settings_set_string (self->settings, "model-path", path);
+      g_clear_pointer (&self->remember_path, g_free);
+    }
+  /* also after a failed load, when the model used before serves on */
+  use_model_settings (self, path);
+
+  g_cancellable_cancel (self->hash_cancellable);
+  g_clear_object (&self->hash_cancellable);
+  g_clear_pointer (&self->model_sha256, g_free);
+
+  self->hash_cancellable = g_cancellable_new ();
+  task = g_task_new (self, self->hash_cancellable, hash_file_done, NULL);
+  g_task_set_source_tag (task, on_model_loaded);
+  g_task_set_task_data (task, g_strdup (path), g_free);
+  g_task_run_in_thread (task, hash_file_thread);
 }
 
 /* ------------------------------------------------------------------ public API */

@@ -41,7 +41,8 @@ hz_model_hub_error_text (const GError *error)
     case HZ_HUB_ERROR_AUTH:
       return g_strdup_printf (_("The repository is gated or private: accept its terms on its "
                                 "Hugging Face page and keep an access token for this Hub in "
-                                "your keyring. (%s)"), error->message);
+                                "your keyring (in a terminal: hanzo hub-login). (%s)"),
+                              error->message);
     case HZ_HUB_ERROR_NOT_FOUND:
       return g_strdup_printf (_("Not found on the Hub: %s"), error->message);
     case HZ_HUB_ERROR_INVALID:

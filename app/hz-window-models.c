@@ -15,6 +15,9 @@
  * the answer is usable and the title is still the one made from the first message (the
  * user may have renamed it meanwhile).
  *
+ * With no model in use, the empty chat page lists the library's models (a row opens one as
+ * the switcher does) next to Find a Model… and Open Model File….
+ *
  * GGUF files dropped on the window are imported through the model manager.
  */
 #include "hz-window-private.h"
@@ -113,6 +116,44 @@ on_library_changed (GListModel *models, guint pos, guint removed, guint added, H
 {
   rebuild_menu (self);
   hz_window_models_sync (self);
+  hz_window_update_state (self);   /* the empty page's offer of models */
+}
+
+/* A row of the empty page's list: the model's name, its file and size; activating it opens
+ * the model as the switcher does (chat.model). */
+static GtkWidget *
+status_row (gpointer item, gpointer data)
+{
+  HzWindow *self = data;
+  HzModelEntry *e = item;
+  GListModel *models = hz_model_library_get_models (hz_application_get_model_library (self->app));
+  const char *path = hz_model_entry_get_path (e);
+  const HzModelInfo *info = hz_model_entry_get_info (e);
+  g_autofree char *label = entry_label (models, e);
+  g_autofree char *base = g_path_get_basename (path);
+  g_autofree char *size = info ? g_format_size (info->file_size) : NULL;
+  g_autofree char *subtitle = size ? g_strdup_printf ("%s · %s", base, size) : g_strdup (base);
+  GtkWidget *row = adw_action_row_new ();
+
+  adw_preferences_row_set_use_markup (ADW_PREFERENCES_ROW (row), FALSE);
+  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (row), label);
+  adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
+  adw_action_row_add_suffix (ADW_ACTION_ROW (row), gtk_image_new_from_icon_name ("go-next-symbolic"));
+  gtk_widget_set_tooltip_text (row, path);
+  gtk_list_box_row_set_activatable (GTK_LIST_BOX_ROW (row), TRUE);
+  gtk_actionable_set_action_name (GTK_ACTIONABLE (row), "chat.model");
+  gtk_actionable_set_action_target_value (GTK_ACTIONABLE (row), g_variant_new_string (path));
+  return row;
+}
+
+gboolean
+hz_window_models_offer (HzWindow *self, gboolean offer)
+{
+  guint n = self->app != NULL
+    ? g_list_model_get_n_items (hz_model_library_get_models (hz_application_get_model_library (self->app)))
+    : 0;
+  gtk_widget_set_visible (GTK_WIDGET (self->status_models), offer && n > 0);
+  return n > 0;
 }
 
 static void
@@ -160,6 +201,7 @@ hz_window_models_attach (HzWindow *self)
                                                G_CALLBACK (on_library_changed), self);
   self->title_requests = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
                                                 title_request_free);
+  gtk_list_box_bind_model (self->status_models, models, status_row, self, NULL);
   rebuild_menu (self);
   hz_window_models_sync (self);
 

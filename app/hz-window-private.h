@@ -41,6 +41,7 @@ struct _HzWindow {
   GtkWidget         *status_spinner;
   GtkWidget         *status_open_button;
   GtkWidget         *status_find_button;   /* Find Models (app.find-models), with no model */
+  GtkListBox        *status_models;   /* the library's models to open, with no model */
   AdwWindowTitle    *window_title;
   AdwToastOverlay   *toast_overlay;
   GtkRevealer       *edit_revealer;
@@ -129,6 +130,9 @@ void     hz_window_models_sync (HzWindow *self);
 /* The chat header's "open model" button shows only while the window is not folded or the
  * model menu (which then offers Open Model…) is hidden: a narrow window keeps its width. */
 void     hz_window_models_update_header (HzWindow *self);
+/* The empty page's list of the library's models: shown when `offer` (no model in use) and
+ * the library has models. Returns whether it has any. */
+gboolean hz_window_models_offer (HzWindow *self, gboolean offer);
 void     hz_window_request_title (HzWindow *self, gint64 conversation_id, const char *expected,
                                   const char *user, const char *assistant);
 void     hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,

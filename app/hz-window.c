@@ -330,14 +330,19 @@ hz_window_update_state (HzWindow *self)
                           self->model_state == MODEL_NONE || self->model_state == MODEL_FAILED);
   gtk_widget_set_visible (self->status_find_button,
                           self->model_state == MODEL_NONE || self->model_state == MODEL_FAILED);
+  /* with no model: the models of the library, one click away */
+  gboolean have_models = hz_window_models_offer (self, self->model_state == MODEL_NONE ||
+                                                         self->model_state == MODEL_FAILED);
   switch (self->model_state)
     {
     case MODEL_NONE:
       adw_status_page_set_title (self->status_page, _("No Model"));
-      adw_status_page_set_description (self->status_page,
-        _("Find a language model on Hugging Face and download one that fits this computer, "
-          "or open a GGUF file you have. It runs on this computer: nothing you type leaves "
-          "it."));
+      adw_status_page_set_description (self->status_page, have_models
+        ? _("Choose one of your models, find another on Hugging Face, or open a GGUF file "
+            "you have. It runs on this computer: nothing you type leaves it.")
+        : _("Find a language model on Hugging Face and download one that fits this computer, "
+            "or open a GGUF file you have. It runs on this computer: nothing you type leaves "
+            "it."));
       break;
     case MODEL_LOADING:
       adw_status_page_set_title (self->status_page, _("Loading Model…"));
@@ -346,8 +351,10 @@ hz_window_update_state (HzWindow *self)
     case MODEL_FAILED:
       /* the reason is in the dialog on top (on_worker_model_error): said once */
       adw_status_page_set_title (self->status_page, _("Model Could Not Be Loaded"));
-      adw_status_page_set_description (self->status_page,
-        _("Find another model, or open another model file (GGUF), to start chatting."));
+      adw_status_page_set_description (self->status_page, have_models
+        ? _("Choose one of your models, find another, or open another model file (GGUF), to "
+            "start chatting.")
+        : _("Find another model, or open another model file (GGUF), to start chatting."));
       break;
     case MODEL_READY:
       {
@@ -1662,8 +1669,14 @@ static void
 on_learner_call_failed (HzLearner *learner, const char *method, const char *message,
                         HzWindow *self)
 {
-  /* Pause/Resume failing is not worth a notice; the user's own requests are. */
-  if (g_strcmp0 (method, "LearnNow") == 0 || g_strcmp0 (method, "NeverLearn") == 0)
+  /* Pause/Resume failing is not worth a notice; the user's own requests are. Learn Now's
+   * reason (no model to learn on, battery, paused) may be long: a dialog, not a toast. */
+  if (g_strcmp0 (method, "LearnNow") == 0)
+    {
+      g_autofree char *body = g_strdup_printf (_("The learner cannot start now: %s."), message);
+      hz_window_show_error (self, _("Cannot Learn Now"), body);
+    }
+  else if (g_strcmp0 (method, "NeverLearn") == 0)
     {
       g_autofree char *text = g_strdup_printf (_("Learner: %s"), message);
       hz_window_notify (self, text);
@@ -1921,6 +1934,7 @@ hz_window_class_init (HzWindowClass *klass)
   CHILD (status_spinner);
   CHILD (status_open_button);
   CHILD (status_find_button);
+  CHILD (status_models);
   CHILD (window_title);
   CHILD (toast_overlay);
   CHILD (edit_revealer);

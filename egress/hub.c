@@ -78,7 +78,7 @@ hz_hub_path_is_valid (const char *path)
 }
 
 static gboolean
-query_is_valid (const char *q)
+query_chars_ok (const char *q)
 {
   gsize n = q ? strlen (q) : 0;
   if (n < 1 || n > HZ_HUB_MAX_QUERY)
@@ -335,13 +335,19 @@ hz_hub_set_token (HzHub *hub, const char *token, GError **error)
   return TRUE;
 }
 
+char *
+hz_hub_endpoint_normalize (const char *endpoint, GError **error)
+{
+  g_autofree char *def = endpoint ? NULL : hz_hub_default_endpoint ();
+  return hz_egress_check_endpoint (endpoint ? endpoint : def, "Hub endpoint", HZ_HUB_ERROR,
+                                   HZ_HUB_ERROR_INVALID, error);
+}
+
 HzHub *
 hz_hub_new (const char *endpoint, const char *token, HzStore *store, GError **error)
 {
   g_return_val_if_fail (store, NULL);
-  g_autofree char *def = endpoint ? NULL : hz_hub_default_endpoint ();
-  g_autofree char *base = hz_egress_check_endpoint (endpoint ? endpoint : def, "Hub endpoint",
-                                                    HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID, error);
+  g_autofree char *base = hz_hub_endpoint_normalize (endpoint, error);
   if (!base)
     return NULL;
   HzHub *hub = g_new0 (HzHub, 1);
@@ -543,7 +549,7 @@ api_get (HzHub *hub, GUri *uri, HzEgressPurpose purpose, const char *subject, gs
           return cancelled_error (cancellable, error), NULL;
         }
       int code = HZ_HUB_ERROR_NETWORK;
-      g_free (last);
+      g_clear_pointer (&last, g_free);   /* `last` is freed again on return */
       if (local)
         last = g_strdup_printf ("%s%s", http ? "reading the reply: " : "", local->message);
       else if (SOUP_STATUS_IS_SUCCESSFUL (http))
@@ -586,17 +592,25 @@ endpoint_uri (HzHub *hub, const char *path_and_query)
 
 /* ================================================================= search, tree */
 
+gboolean
+hz_hub_check_query (const char *query, guint limit, GError **error)
+{
+  if (!query_chars_ok (query) || limit < 1 || limit > 100)
+    {
+      g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID,
+                   "a search is 1 to %d ASCII letters and digits, spaces or ._-+/ (and 1 "
+                   "to 100 results)", HZ_HUB_MAX_QUERY);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 GPtrArray *
 hz_hub_search (HzHub *hub, const char *query, guint limit, GCancellable *cancellable,
                GError **error)
 {
-  if (!query_is_valid (query) || limit < 1 || limit > 100)
-    {
-      g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID,
-                   "a search is 1 to %d letters, digits, spaces or ._-+/ (and 1 to 100 "
-                   "results)", HZ_HUB_MAX_QUERY);
-      return NULL;
-    }
+  if (!hz_hub_check_query (query, limit, error))
+    return NULL;
   g_autofree char *q = g_uri_escape_string (query, NULL, FALSE);
   g_autofree char *pq = g_strdup_printf ("/api/models?search=%s&filter=gguf&sort=downloads"
                                          "&direction=-1&limit=%u&expand=downloads"

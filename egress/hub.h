@@ -4,7 +4,7 @@
  * out). What it sends is built only from:
  *   - an HzHubFileRef: a public repository id, a revision and a file path, each checked
  *     by hz_hub_file_ref_new() against the Hub's rules (below) and percent-encoded;
- *   - a search text checked by hz_hub_search() (letters, digits, space and ._-+/ only,
+ *   - a search text checked by hz_hub_search() (ASCII letters, digits, space and ._-+/ only,
  *     at most HZ_HUB_MAX_QUERY bytes);
  *   - the endpoint (https://, or http:// to loopback) and an optional access token, sent
  *     only to the endpoint's own origin, never to the host a download redirects to.
@@ -165,6 +165,11 @@ typedef struct _HzHub HzHub;
  *  (g_free). Not checked here (hz_hub_new does). */
 char  *hz_hub_default_endpoint (void);
 
+/** `endpoint` (NULL: hz_hub_default_endpoint()) as a client uses it, and as its token is
+ *  kept in the keyring (credentials.h): checked (https://, or http:// to loopback), without
+ *  trailing '/' (g_free). Errors: HZ_HUB_ERROR_INVALID. */
+char  *hz_hub_endpoint_normalize (const char *endpoint, GError **error);
+
 /** A client for `endpoint` (NULL: hz_hub_default_endpoint()) with an optional access token
  *  (NULL or "": anonymous), logging into `store` (borrowed, must outlive the client).
  *  Errors: HZ_HUB_ERROR_INVALID (endpoint not https:// nor loopback http://; a token with
@@ -182,8 +187,13 @@ gboolean    hz_hub_set_token (HzHub *hub, const char *token, GError **error);
 /** Replace the retry policy (clamped: max_attempts >= 1, timeout_s >= 1). */
 void        hz_hub_set_retry (HzHub *hub, const HzEgressRetry *retry);
 
+/** The check hz_hub_search() makes, for callers that want it before anything else: `query`
+ *  is 1 to HZ_HUB_MAX_QUERY ASCII letters, digits, spaces and ._-+/, and `limit` 1..100.
+ *  Errors: HZ_HUB_ERROR_INVALID (its message names the rule). */
+gboolean   hz_hub_check_query (const char *query, guint limit, GError **error);
+
 /** Search GGUF models whose name contains `query` (checked: HZ_HUB_MAX_QUERY bytes of
- *  letters, digits, space and ._-+/), sorted by downloads, at most `limit` (1..100).
+ *  ASCII letters, digits, space and ._-+/), sorted by downloads, at most `limit` (1..100).
  *  Returns HzHubModel* (the array frees them). Errors: as above, HZ_HUB_ERROR_INVALID. */
 GPtrArray *hz_hub_search (HzHub *hub, const char *query, guint limit,
                           GCancellable *cancellable, GError **error);

@@ -918,7 +918,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   if (!g_file_test (cfg_path, G_FILE_TEST_EXISTS))
     {
       g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_NOENT,
-                   "%s is a folder but not a Hugging Face model folder (no config.json); "
+                   "%s: a folder, but not a Hugging Face model folder (no config.json); "
                    "give a GGUF file or a folder with config.json and *.safetensors", dir);
       return FALSE;
     }

@@ -5,7 +5,8 @@
  *   hanzo-learner --gapplication-service      (as started by D-Bus activation)
  *
  * Configuration: $XDG_CONFIG_HOME/hanzo/learner.ini, group [learner]:
- *   model=PATH (base GGUF; no model: the learner waits), window=02:00-06:00,
+ *   model=PATH (base GGUF; default: GSettings ai.hanzo.Desktop model-path, the model the app
+ *   opens at start; with neither the learner waits, and LearnNow says so), window=02:00-06:00,
  *   never_learn=false, steps=100, batch=4, lr=2e-4, rank=8, max_tokens=512,
  *   checkpoint_every=20, keep=3, heldout=0.2, include_unrated=false,
  *   idle_seconds=300 (session idle threshold), tick_seconds=60 (schedule re-check),
@@ -139,7 +140,12 @@ load_config (Learner *l, HzLearnerJobConfig *c)
   if (c == NULL)
     return;
   hz_learner_job_config_init (c);
+  /* the base model: learner.ini's, else the app's (whose replies the adapter serves) */
   c->model_path = g_key_file_get_string (k, "learner", "model", NULL);
+  if (c->model_path != NULL && *c->model_path == '\0')
+    g_clear_pointer (&c->model_path, g_free);
+  if (c->model_path == NULL)
+    c->model_path = hz_learner_model_from_settings ();
   c->store_path = g_key_file_get_string (k, "learner", "store", NULL);
 #define INT_KEY(key, field) \
   if (g_key_file_has_key (k, "learner", key, NULL)) field = g_key_file_get_integer (k, "learner", key, NULL)
@@ -400,7 +406,8 @@ start_job (Learner *l)
   load_config (l, &j->cfg);
   if (j->cfg.model_path == NULL)
     {
-      g_message ("no model= in %s: nothing to train", l->config_path);
+      g_message ("no model to train: the app has none (GSettings model-path) and %s has no "
+                 "model=", l->config_path);
       hz_learner_job_config_clear (&j->cfg);
       g_free (j);
       l->learn_now = FALSE;
@@ -464,6 +471,23 @@ on_tick (gpointer data)
 
 /* ------------------------------------------------------------------ D-Bus */
 
+/* Why no job can start for lack of a base model (g_free), or NULL when there is one. */
+static char *
+no_model_reason (Learner *l)
+{
+  HzLearnerJobConfig c;
+  load_config (l, &c);
+  char *why = NULL;
+  if (c.model_path == NULL)
+    why = g_strdup ("no model is chosen for learning: open a model in Hanzo (the learner "
+                    "trains the one Hanzo opens at start), or name one with model= in "
+                    "learner.ini");
+  else if (!g_file_test (c.model_path, G_FILE_TEST_IS_REGULAR))
+    why = g_strdup_printf ("the model chosen for learning, %s, is not there", c.model_path);
+  hz_learner_job_config_clear (&c);
+  return why;
+}
+
 static void
 method_call (GDBusConnection *conn, const char *sender, const char *path, const char *iface,
              const char *method, GVariant *params, GDBusMethodInvocation *inv, gpointer data)
@@ -488,6 +512,12 @@ method_call (GDBusConnection *conn, const char *sender, const char *path, const 
         {
           g_dbus_method_invocation_return_dbus_error (inv, LEARNER_IFACE ".Error.NotAllowed",
             l->never_learn ? "learning is switched off (NeverLearn)" : "the learner is paused");
+          return;
+        }
+      g_autofree char *why = no_model_reason (l);
+      if (why != NULL)
+        {
+          g_dbus_method_invocation_return_dbus_error (inv, LEARNER_IFACE ".Error.NoModel", why);
           return;
         }
       l->learn_now = TRUE;

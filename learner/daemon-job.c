@@ -40,12 +40,25 @@ hz_learner_gate_report_clear (HzLearnerGateReport *r)
   g_clear_pointer (&r->note, g_free);
 }
 
+/* A path-valued key of the app's settings, or NULL when empty or not installed. */
+static char *
+app_settings_path (const char *key)
+{
+  g_autoptr (GSettings) s = hz_learner_app_settings (key);
+  g_autofree char *path = s ? g_settings_get_string (s, key) : NULL;
+  return path && *path ? g_steal_pointer (&path) : NULL;
+}
+
 char *
 hz_learner_guard_model_from_settings (void)
 {
-  g_autoptr (GSettings) s = hz_learner_app_settings ("guard-model-path");
-  g_autofree char *path = s ? g_settings_get_string (s, "guard-model-path") : NULL;
-  return path && *path ? g_steal_pointer (&path) : NULL;
+  return app_settings_path ("guard-model-path");
+}
+
+char *
+hz_learner_model_from_settings (void)
+{
+  return app_settings_path ("model-path");
 }
 
 typedef struct {

@@ -33,7 +33,8 @@ typedef void (*HzLearnerJobDatasetFunc) (const HzLearnDataset *train,
 
 typedef struct {
   char            *store_path;      /* NULL = default */
-  char            *model_path;      /* base GGUF */
+  char            *model_path;      /* base GGUF (learner.ini model=, else the app's model,
+                                     * hz_learner_model_from_settings()) */
   char            *adapters_dir;    /* $XDG_DATA_HOME/hanzo/adapters */
   HzLearnJobParams job;
   double           heldout_fraction;/* default 0.2 */
@@ -101,6 +102,13 @@ gboolean hz_learner_job_redact (const HzLearnerJobConfig *c, HzStore *store, gin
 /** The guard model slot of the app: GSettings ai.hanzo.Desktop guard-model-path (set by
  *  the model manager), or NULL when it is empty or the schema is not installed. */
 char *hz_learner_guard_model_from_settings (void);
+
+/** The model the app opens at start: GSettings ai.hanzo.Desktop model-path (the model last
+ *  opened from a file, a download or the command line, or made the default in the model
+ *  manager), or NULL when it is empty or the schema is not installed. The learner trains
+ *  this model unless learner.ini names another (model=): the app serves an adapter only
+ *  on the model it was trained on (its base SHA-256), so this is the one it helps. */
+char *hz_learner_model_from_settings (void);
 
 /** Run one job: the redaction gate (hz_learner_job_redact(); a `stop` during it ends the
  *  job as INTERRUPTED before a run is recorded; the guard model's note goes into the run's

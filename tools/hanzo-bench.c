@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
 #include "gguf.h"
@@ -153,7 +154,7 @@ hz_cmd_bench (int argc, char **argv)
   hz_gen_opts_add (octx, &o, HZ_GEN_OPT_NO_THREADS);   /* -m, -c, -b */
   if (!g_option_context_parse (octx, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo bench: %s\n", error->message);
+      hz_cli_print_error ("bench", error->message);
       hz_gen_opts_clear (&o);
       return 2;
     }
@@ -258,7 +259,7 @@ hz_cmd_bench (int argc, char **argv)
       if (ctx == NULL || !hz_gen_opts_set_lora (&o, "bench", model, ctx))
         {
           if (ctx == NULL)
-            fprintf (stderr, "hanzo bench: %s\n", error->message);
+            hz_cli_print_error ("bench", error->message);
           hz_gen_opts_clear (&o);
           return 1;
         }
@@ -309,7 +310,7 @@ hz_cmd_bench (int argc, char **argv)
   return 0;
 
 fail:
-  fprintf (stderr, "hanzo bench: %s\n", error->message);
+  hz_cli_print_error ("bench", error->message);
   hz_gen_opts_clear (&o);
   return 1;
 }

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
 #include "model.h"
@@ -217,7 +218,7 @@ hz_cmd_chat (int argc, char **argv)
   hz_gen_opts_add (octx, &o, HZ_GEN_OPT_SAMPLING);
   if (!g_option_context_parse (octx, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo chat: %s\n", error->message);
+      hz_cli_print_error ("chat", error->message);
       hz_gen_opts_clear (&o);
       return 2;
     }
@@ -353,7 +354,7 @@ hz_cmd_chat (int argc, char **argv)
       fputc ('\n', stdout);
       if (reply == NULL)
         {
-          fprintf (stderr, "hanzo chat: %s\n", error->message);
+          hz_cli_print_error ("chat", error->message);
           status = 1;
           break;
         }

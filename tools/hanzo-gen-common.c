@@ -1,4 +1,5 @@
 /* tools/hanzo-gen-common.c — shared options of the generation commands (see the header). */
+#include "hanzo-cli-util.h"
 #include "hanzo-gen-common.h"
 
 #include <stdio.h>
@@ -220,10 +221,8 @@ hz_cli_load_model (const char *cmd, const char *path, guint n_threads, const cha
   mp.vocab_gguf = vocab;
   const gint64 t0 = g_get_monotonic_time ();
   HzModel *m = hz_model_load (path, &mp, &error);
-  if (m == NULL && g_str_has_prefix (error->message, path))   /* the message names it */
-    fprintf (stderr, "hanzo %s: cannot load model %s\n", cmd, error->message);
-  else if (m == NULL)
-    fprintf (stderr, "hanzo %s: cannot load model '%s': %s\n", cmd, path, error->message);
+  if (m == NULL)
+    hz_cli_print_load_error (cmd, path, error);
   else if (isq)
     fprintf (stderr, "hanzo %s: --isq %s: weights quantized at load in %.2f s (%.1f MiB)\n",
              cmd, hz_model_isq (m), (g_get_monotonic_time () - t0) / 1e6,
@@ -294,10 +293,12 @@ hz_gen_opts_set_lora (const HzGenOpts *o, const char *cmd, HzModel *model, HzCon
       HzAdapter *a = hz_adapter_load (model, path, &error);
       if (a == NULL)
         {
-          if (g_str_has_prefix (error->message, path))   /* the message names it already */
-            fprintf (stderr, "hanzo %s: --lora %s\n", cmd, error->message);
+          g_autofree char *shown = hz_cli_escape (path);
+          g_autofree char *why = hz_cli_escape (error->message);
+          if (g_str_has_prefix (why, shown))   /* the message names it already */
+            fprintf (stderr, "hanzo %s: --lora %s\n", cmd, why);
           else
-            fprintf (stderr, "hanzo %s: --lora %s: %s\n", cmd, path, error->message);
+            fprintf (stderr, "hanzo %s: --lora %s: %s\n", cmd, shown, why);
           return FALSE;
         }
       g_ptr_array_add (adapters, a);

@@ -13,6 +13,7 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <string.h>
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
 #include "json-out.h"
@@ -70,7 +71,7 @@ hz_cmd_generate (int argc, char **argv)
   hz_gen_opts_add (octx, &o, HZ_GEN_OPT_SAMPLING);
   if (!g_option_context_parse (octx, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo generate: %s\n", error->message);
+      hz_cli_print_error ("generate", error->message);
       hz_gen_opts_clear (&o);
       return 2;
     }
@@ -113,7 +114,7 @@ hz_cmd_generate (int argc, char **argv)
     {
       if (printed)   /* ends the partial reply's line; nothing on stdout when none came */
         fputc ('\n', stdout);
-      fprintf (stderr, "hanzo generate: %s\n", error->message);
+      hz_cli_print_error ("generate", error->message);
       return 1;
     }
 

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include "credentials.h"
+#include "hanzo-cli-util.h"
 
 HzHub *
 hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store)
@@ -21,7 +22,7 @@ hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store)
   HzHub *hub = hz_hub_new (endpoint, token, *store, &error);
   if (!hub)
     {
-      fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+      hz_cli_print_error (cmd, error->message);
       g_clear_pointer (store, hz_store_close);
     }
   return hub;
@@ -30,9 +31,9 @@ hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store)
 void
 hz_cli_hub_print_error (const char *cmd, const GError *error)
 {
-  fprintf (stderr, "hanzo %s: %s\n", cmd, error->message);
+  hz_cli_print_error (cmd, error->message);   /* may quote the server or the user */
   if (g_error_matches (error, HZ_HUB_ERROR, HZ_HUB_ERROR_AUTH))
     fprintf (stderr, "hanzo %s: the repository is gated or private: accept its terms on the "
                      "Hub's page, create an access token (huggingface.co/settings/tokens) "
-                     "and set HF_TOKEN\n", cmd);
+                     "and store it with `hanzo hub-login` (or set HF_TOKEN)\n", cmd);
 }

@@ -18,7 +18,8 @@ G_BEGIN_DECLS
  *  stderr. */
 HzHub *hz_cli_hub_open (const char *cmd, const char *endpoint, HzStore **store);
 
-/** Prints "hanzo CMD: MESSAGE" and, for HZ_HUB_ERROR_AUTH, how to give a token. */
+/** Prints "hanzo CMD: MESSAGE" (escaped: it may quote the server or the user's input) and,
+ *  for HZ_HUB_ERROR_AUTH, how to give a token (`hanzo hub-login`, HF_TOKEN). */
 void hz_cli_hub_print_error (const char *cmd, const GError *error);
 
 G_END_DECLS

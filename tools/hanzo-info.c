@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hanzo-cli-util.h"
 #include "gguf.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
@@ -98,15 +99,12 @@ print_tensors (const HzGgufTensor *const *tensors, int64_t n)
           human);
 }
 
-/* "hanzo info: PATH: reason" on stderr (the path once, also when the reason starts with it,
- * as the Hugging Face importer's "DIR: no tokenizer.json" does); returns 1. */
+/* "hanzo info: cannot load model 'PATH': reason" on stderr (hz_cli_print_load_error);
+ * returns 1. */
 static int
 info_fail (const char *path, const GError *error)
 {
-  if (g_str_has_prefix (error->message, path))
-    fprintf (stderr, "hanzo info: %s\n", error->message);
-  else
-    fprintf (stderr, "hanzo info: %s: %s\n", path, error->message);
+  hz_cli_print_load_error ("info", path, error);
   return 1;
 }
 
@@ -128,7 +126,7 @@ hz_cmd_info (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo info: %s\n", error->message);
+      hz_cli_print_error ("info", error->message);
       return 2;
     }
   if (argc != 2 || max_elems < 0)

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo/engine.h"
 #include "adapter-io.h"
@@ -53,10 +54,12 @@ usage_error (GOptionContext *ctx, const char *msg)
 static int
 fail (const char *what, const GError *error)
 {
-  if (error && g_str_has_prefix (error->message, what))   /* the message names it already */
-    fprintf (stderr, "hanzo learn: %s\n", error->message);
+  g_autofree char *shown = hz_cli_escape (what);
+  g_autofree char *why = hz_cli_escape (error ? error->message : "failed");
+  if (g_str_has_prefix (why, shown))   /* the message names it already */
+    fprintf (stderr, "hanzo learn: %s\n", why);
   else
-    fprintf (stderr, "hanzo learn: %s: %s\n", what, error ? error->message : "failed");
+    fprintf (stderr, "hanzo learn: %s: %s\n", shown, why);
   return 1;
 }
 
@@ -418,7 +421,10 @@ cmd_sft (int argc, char **argv)
     return fail ("--out", error);
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
-    return fail (o.model, error);
+    {
+      hz_cli_print_load_error ("learn", o.model, error);
+      return 1;
+    }
   g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
   if (!hz_learn_dataset_load_jsonl (d, data, &error))
     return fail (data, error);
@@ -507,7 +513,10 @@ cmd_grpo (int argc, char **argv)
     return fail ("--out", error);
   g_autoptr (HzModel) model = hz_model_load (o.model, NULL, &error);
   if (!model)
-    return fail (o.model, error);
+    {
+      hz_cli_print_load_error ("learn", o.model, error);
+      return 1;
+    }
   const HzLlm *llm = hz_model_get_llm (model);
   g_autoptr (HzReward) reward = NULL;
   if (reward_spec && !(reward = hz_reward_parse (reward_spec, hz_model_eos (model), &error)))
@@ -650,10 +659,16 @@ hz_cmd_learn (int argc, char **argv)
                                       g_str_equal (argv[1], "-h") || g_str_equal (argv[1], "help"));
   FILE *out = help ? stdout : stderr;
   if (argc >= 2 && !help)
-    fprintf (stderr, "hanzo learn: unknown command '%s'\n\n", argv[1]);
+    {
+      g_autofree char *shown = hz_cli_escape (argv[1]);
+      fprintf (stderr, "hanzo learn: unknown command '%s'\n\n", shown);
+    }
   fprintf (out, "Usage: hanzo learn COMMAND [OPTION…]\n\nCommands:\n");
+  int w = 0;
   for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
-    fprintf (out, "  %-6s %s\n", subs[i].name, subs[i].summary);
+    w = MAX (w, (int) strlen (subs[i].name));
+  for (guint i = 0; i < G_N_ELEMENTS (subs); i++)
+    fprintf (out, "  %-*s  %s\n", w, subs[i].name, subs[i].summary);
   fprintf (out, "\nRun 'hanzo learn COMMAND --help' for the options of a command.\n");
   return help ? 0 : 2;
 }

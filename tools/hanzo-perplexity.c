@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
 #include "perplexity.h"
@@ -51,7 +52,7 @@ hz_cmd_perplexity (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (oc, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo perplexity: %s\n", error->message);
+      hz_cli_print_error ("perplexity", error->message);
       return 2;
     }
   if (!model_path || !text_path || argc != 1 || n_ctx < 4 || n_batch < 1)
@@ -72,7 +73,7 @@ hz_cmd_perplexity (int argc, char **argv)
   gsize len = 0;
   if (!g_file_get_contents (text_path, &text, &len, &error))
     {
-      fprintf (stderr, "hanzo perplexity: %s\n", error->message);
+      hz_cli_print_error ("perplexity", error->message);
       return 1;
     }
   /* like `hanzo chat`: bytes that are not UTF-8 (or NUL) are scored as U+FFFD */

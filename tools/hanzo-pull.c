@@ -4,17 +4,20 @@
  *
  * REPO is "owner/name" (a leading "https://huggingface.co/" or "hf.co/" is dropped). With
  * :QUANT the model whose file name carries that quantization tag (Q4_K_M, Q8_0, ...); with
- * /FILE that file of the repository; with neither the first of Q4_K_M, Q4_K_S, Q5_K_M, ...
+ * /FILE that GGUF file of the repository (other files are refused); with neither the first of Q4_K_M, Q4_K_S, Q5_K_M, ...
  * present (hub-select.h), and the command says which it took and why. A split model
  * (-00001-of-0000N.gguf) comes as a whole. --list prints the repository's GGUF models
  * instead.
  *
- * The files go to DIR (default: the app's model library, $XDG_DATA_HOME/hanzo/models): each
- * is written to NAME.part, checked against the repository's SHA-256 and only then renamed
+ * The files go to DIR (default: the app's model library, $XDG_DATA_HOME/hanzo/models),
+ * checked before any request (a folder this process can write in, or one it can make);
+ * a missing DIR is made only when the download starts, and removed again if the pull
+ * fails leaving nothing in it. Each file is written to NAME.part, checked against the repository's SHA-256 and only then renamed
  * to NAME (egress/hub.h). A progress line (bytes, speed, time left) goes to stderr. Ctrl+C
  * (or SIGTERM) stops it with the .part kept: the same command later resumes where it
  * stopped; so does a run after a kill or a lost connection. The path of the model (its
- * first file) is printed on stdout, for `hanzo chat -m "$(hanzo pull ...)"`.
+ * first file) is printed on stdout, for `hanzo chat -m "$(hanzo pull ...)"`; a model already
+ * in DIR is checked (size and SHA-256) and reported "already present" without a download.
  *
  * Gated or private repositories need an access token: $HF_TOKEN, else the one the keyring
  * holds for the endpoint (asked only after the Hub refused). $HF_ENDPOINT or --endpoint
@@ -24,10 +27,13 @@
 #include <glib.h>
 #include <glib-unix.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-hub-common.h"
 #include "hub-select.h"
@@ -45,7 +51,11 @@ typedef struct {
   gint64        t0, last_line;
   guint64       first_done;   /* bytes already there when this run began */
   gboolean      have_first;
+  gboolean      fetched;      /* a file was fetched (else all were in place already) */
   int           line_len;
+  /* the folder: the first of its missing parents (NULL when it exists), made only when
+   * the download starts and removed again if the pull fails leaving it empty */
+  char         *missing_from;
 } Pull;
 
 /* REPO[:QUANT|/FILE] with an optional Hub URL prefix. Prints the usage error. */
@@ -78,11 +88,110 @@ parse_spec (Pull *p, const char *spec)
   if (!hz_hub_repo_id_is_valid (p->repo) || (p->file && !hz_hub_path_is_valid (p->file)) ||
       (p->quant && (!*p->quant || strpbrk (p->quant, "/:"))))
     {
+      g_autofree char *shown = hz_cli_escape (spec);
       fprintf (stderr, "hanzo pull: '%s' is not REPO, REPO:QUANT or REPO/FILE (REPO is "
-                       "owner/name, e.g. bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M)\n", spec);
+                       "owner/name, e.g. bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M)\n", shown);
+      return FALSE;
+    }
+  g_autofree char *lower = p->file ? g_ascii_strdown (p->file, -1) : NULL;
+  if (lower && !g_str_has_suffix (lower, ".gguf"))
+    {
+      fprintf (stderr, "hanzo pull: '%s' is not a GGUF model file (.gguf): hanzo pull "
+                       "downloads models; `hanzo pull --list %s` lists them\n", p->file, p->repo);
       return FALSE;
     }
   return TRUE;
+}
+
+/* ---------------------------------------------------------------- the folder */
+
+/* Whether a file can be made in the folder `dir` (tried: a root process passes access(2)
+ * checks that the file system then refuses, as in /proc). Prints why not. */
+static gboolean
+can_write_in (const char *dir, const char *target)
+{
+  g_autofree char *probe = g_build_filename (dir, ".hanzo-pull-XXXXXX", NULL);
+  int fd = g_mkstemp_full (probe, O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0)
+    {
+      int e = errno;
+      if (strcmp (dir, target) == 0)
+        fprintf (stderr, "hanzo pull: cannot write to the folder %s: %s\n", dir, g_strerror (e));
+      else
+        fprintf (stderr, "hanzo pull: cannot create the folder %s: cannot write to %s: %s\n",
+                 target, dir, g_strerror (e));
+      return FALSE;
+    }
+  close (fd);
+  g_unlink (probe);
+  return TRUE;
+}
+
+/* Before any request: `p->dir` is a folder this process can write to, or can be made (its
+ * nearest existing parent is one). Nothing is created here. Prints why not. */
+static gboolean
+check_dir (Pull *p)
+{
+  GStatBuf st;
+  g_autofree char *dir = g_canonicalize_filename (p->dir, NULL);
+  g_autofree char *first_missing = NULL;
+  while (g_stat (dir, &st) != 0)
+    {
+      if (errno != ENOENT && errno != ENOTDIR)   /* ENOTDIR: a file on the way (said below) */
+        {
+          fprintf (stderr, "hanzo pull: cannot use the folder %s: %s: %s\n", p->dir, dir,
+                   g_strerror (errno));
+          return FALSE;
+        }
+      g_free (first_missing);
+      first_missing = g_steal_pointer (&dir);
+      dir = g_path_get_dirname (first_missing);
+    }
+  if (!S_ISDIR (st.st_mode))
+    {
+      if (first_missing)
+        fprintf (stderr, "hanzo pull: cannot create the folder %s: %s is not a folder\n",
+                 p->dir, dir);
+      else
+        fprintf (stderr, "hanzo pull: %s is not a folder\n", p->dir);
+      return FALSE;
+    }
+  if (!can_write_in (dir, first_missing ? p->dir : dir))
+    return FALSE;
+  p->missing_from = g_steal_pointer (&first_missing);
+  return TRUE;
+}
+
+/* Makes the missing part of the folder (check_dir), just before the first write. */
+static gboolean
+make_dir (Pull *p, GError **error)
+{
+  if (p->missing_from && g_mkdir_with_parents (p->dir, 0700) != 0)
+    {
+      int e = errno;
+      g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_IO, "cannot create the folder %s: %s",
+                   p->dir, g_strerror (e));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* After a failed pull: the folders make_dir() made, when nothing was left in them (a .part
+ * to resume from keeps them). */
+static void
+unmake_dir (Pull *p)
+{
+  if (!p->missing_from)
+    return;
+  g_autofree char *dir = g_canonicalize_filename (p->dir, NULL);
+  for (;;)
+    {
+      if (g_rmdir (dir) != 0 || strcmp (dir, p->missing_from) == 0)
+        break;
+      char *up = g_path_get_dirname (dir);
+      g_free (dir);
+      dir = up;
+    }
 }
 
 /* ---------------------------------------------------------------- progress */
@@ -104,6 +213,10 @@ on_progress (guint64 done, guint64 total, const char *file, gpointer user_data)
 {
   Pull *p = user_data;
   gint64 now = g_get_monotonic_time ();
+  if (file)
+    p->fetched = TRUE;
+  else if (!p->fetched)
+    return;   /* every file was in place already (said after the download) */
   if (!p->have_first)
     {
       p->have_first = TRUE;
@@ -214,19 +327,26 @@ run_pull (Pull *p, HzHub *hub)
       g_ptr_array_add (refs, ref);
     }
   g_autofree char *commit = NULL;
-  gboolean ok = hz_hub_download (hub, refs, p->dir, on_progress, p, &commit, p->cancel, &error);
+  gboolean ok = make_dir (p, &error) &&
+                hz_hub_download (hub, refs, p->dir, on_progress, p, &commit, p->cancel, &error);
   if (!ok && hz_credentials_hub_token_after_refusal (hub, error))
     {
       g_clear_error (&error);
       ok = hz_hub_download (hub, refs, p->dir, on_progress, p, &commit, p->cancel, &error);
     }
   if (!ok)
-    return pull_failed (p, error);
+    {
+      unmake_dir (p);
+      return pull_failed (p, error);
+    }
   const HzHubFile *first = choice->files->pdata[0];
   g_autofree char *base = g_path_get_basename (first->path);
   g_autofree char *path = g_build_filename (p->dir, base, NULL);
-  fprintf (stderr, "%s: SHA-256 verified%s%s\n", path, commit ? ", commit " : "",
-           commit ? commit : "");
+  if (!p->fetched)
+    fprintf (stderr, "%s: already present, SHA-256 verified; nothing downloaded\n", path);
+  else
+    fprintf (stderr, "%s: SHA-256 verified%s%s\n", path, commit ? ", commit " : "",
+             commit ? commit : "");
   printf ("%s\n", path);
   return 0;
 }
@@ -275,25 +395,33 @@ hz_cmd_pull (int argc, char **argv)
   };
   g_autoptr (GOptionContext) ctx = g_option_context_new (
     "REPO[:QUANT|/FILE] — download a GGUF model from the Hugging Face Hub");
+  g_option_context_set_description (ctx,
+    "Without :QUANT or /FILE the first of Q4_K_M, Q4_K_S, Q5_K_M, ... the repository has is\n"
+    "taken (it says which, and why). Only .gguf files are downloaded; each is checked\n"
+    "against the repository's SHA-256 before it gets its name.\n"
+    "Gated or private repositories need an access token: $HF_TOKEN, or one stored with\n"
+    "`hanzo hub-login`. $HF_ENDPOINT (or --endpoint) names a mirror.\n"
+    "Ctrl+C (or SIGTERM) stops with exit status 130 and keeps NAME.part: the same command\n"
+    "resumes it. Exit status: 0 ok, 1 error, 2 usage error, 130 interrupted.\n");
   g_autoptr (GError) error = NULL;
   g_option_context_add_main_entries (ctx, entries, NULL);
   int rc = 2;
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
-    fprintf (stderr, "hanzo pull: %s\n", error->message);
+    hz_cli_print_error ("pull", error->message);
   else if (argc != 2)
     fprintf (stderr, "hanzo pull: name one repository\nUsage: hanzo pull [--dir DIR] "
                      "REPO[:QUANT|/FILE]   e.g. hanzo pull bartowski/Llama-3.2-1B-Instruct-GGUF:Q4_K_M\n");
   else if (p.revision && !hz_hub_revision_is_valid (p.revision))
-    fprintf (stderr, "hanzo pull: invalid revision '%s'\n", p.revision);
+    {
+      g_autofree char *shown = hz_cli_escape (p.revision);
+      fprintf (stderr, "hanzo pull: invalid revision '%s'\n", shown);
+    }
   else if (parse_spec (&p, argv[1]))
     rc = 0;
   if (rc == 0 && !p.dir)
     p.dir = g_build_filename (g_get_user_data_dir (), "hanzo", "models", NULL);
-  if (rc == 0 && !list && g_mkdir_with_parents (p.dir, 0700) != 0)
-    {
-      fprintf (stderr, "hanzo pull: cannot create the folder %s: %s\n", p.dir, g_strerror (errno));
-      rc = 1;
-    }
+  if (rc == 0 && !list && !check_dir (&p))
+    rc = 1;
   if (rc == 0)
     {
       p.list = list;
@@ -317,5 +445,6 @@ hz_cmd_pull (int argc, char **argv)
   g_free (p.revision);
   g_free (p.dir);
   g_free (p.endpoint);
+  g_free (p.missing_from);
   return rc;
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
 #include "quant.h"
@@ -53,7 +54,7 @@ hz_cmd_quantize (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (oc, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo quantize: %s\n", error->message);
+      hz_cli_print_error ("quantize", error->message);
       return 2;
     }
   if (!hz_cli_check_threads ("quantize", "--threads", threads))
@@ -100,7 +101,7 @@ hz_cmd_quantize (int argc, char **argv)
   gint64 t0 = g_get_monotonic_time ();
   if (!hz_quantize_file (argv[1], argv[2], &p, &st, &error))
     {
-      fprintf (stderr, "hanzo quantize: %s\n", error->message);
+      hz_cli_print_error ("quantize", error->message);
       return 1;
     }
   double secs = (g_get_monotonic_time () - t0) / 1e6;

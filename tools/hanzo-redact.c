@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "hanzo-cli-util.h"
 #include "hanzo/redact-engine.h"
 #include "hanzo/redact.h"
 #include "hanzo-cmd.h"
@@ -312,7 +313,7 @@ run_eval (FILE *out, const HzRedactor *r, HzRedactFlags flags, char **files, con
       pred->by_id = g_hash_table_new (g_str_hash, g_str_equal);
       if (!hz_eval_for_each_record (pred_path, load_pred, pred, &err))
         {
-          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          hz_cli_print_error ("redact", err->message);
           g_error_free (err);
           return 1;
         }
@@ -324,7 +325,7 @@ run_eval (FILE *out, const HzRedactor *r, HzRedactFlags flags, char **files, con
       st[i] = (EvalState) { r, flags, pred, i ? st[i - 1].position : 0 };
       if (!hz_eval_for_each_record (files[i], eval_record, &st[i], &err))
         {
-          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          hz_cli_print_error ("redact", err->message);
           g_error_free (err);
           return 1;
         }
@@ -495,7 +496,7 @@ read_stdin (void)
   char *s = hz_cli_read_all ("-", &len, &error);
   if (!s)
     {
-      fprintf (stderr, "hanzo redact: %s\n", error->message);
+      hz_cli_print_error ("redact", error->message);
       return NULL;
     }
   const char *nul = memchr (s, '\0', len);
@@ -584,7 +585,7 @@ output_close (Output *o, gboolean ok)
       GError *err = NULL;
       if (!hz_atomic_file_commit (g_steal_pointer (&o->af), &err))
         {
-          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          hz_cli_print_error ("redact", err->message);
           g_error_free (err);
           ok = FALSE;
         }
@@ -632,7 +633,7 @@ hz_cmd_redact (int argc, char **argv)
   GError *err = NULL;
   if (!g_option_context_parse (ctx, &argc, &argv, &err))
     {
-      fprintf (stderr, "hanzo redact: %s\n", err->message);
+      hz_cli_print_error ("redact", err->message);
       g_error_free (err);
       return 2;
     }
@@ -697,7 +698,7 @@ hz_cmd_redact (int argc, char **argv)
   HzRedactor *r = hz_redactor_new (&err);
   if (!r)
     {
-      fprintf (stderr, "hanzo redact: %s\n", err->message);
+      hz_cli_print_error ("redact", err->message);
       g_error_free (err);
       return 1;
     }
@@ -709,7 +710,7 @@ hz_cmd_redact (int argc, char **argv)
       if (!(model = hz_model_load (model_path, NULL, &err))
           || !hz_redactor_set_engine_model (r, model, 0, model_tokens, &err))
         {
-          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          hz_cli_print_load_error ("redact", model_path, err);
           g_error_free (err);
           hz_redactor_free (r);
           return 1;
@@ -719,7 +720,7 @@ hz_cmd_redact (int argc, char **argv)
   Output out;
   if (!output_open (&out, output, &err))
     {
-      fprintf (stderr, "hanzo redact: %s\n", err->message);
+      hz_cli_print_error ("redact", err->message);
       g_error_free (err);
       hz_redactor_free (r);
       return 1;
@@ -732,7 +733,7 @@ hz_cmd_redact (int argc, char **argv)
       JsonlState st = { r, flags, out.fp };
       if (!hz_eval_for_each_record (jsonl, jsonl_record, &st, &err))
         {
-          fprintf (stderr, "hanzo redact: %s\n", err->message);
+          hz_cli_print_error ("redact", err->message);
           g_error_free (err);
           rc = 1;
         }

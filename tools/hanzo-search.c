@@ -5,13 +5,14 @@
  * Asks the Hub (egress/hub.h: GET /api/models?search=QUERY&filter=gguf&sort=downloads) and
  * prints a table on stdout: repository, downloads (last 30 days), likes, last update, and
  * "gated" for repositories that need an access token. QUERY words are joined with spaces:
- * letters, digits and ._-+/ only (the search is sent to the Hub; nothing else is). The
+ * ASCII letters, digits and ._-+/ only (the search is sent to the Hub; nothing else is). The
  * request is written to the egress log. Exit status: 0 ok (also for no results), 1 error,
  * 2 usage error.
  */
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-hub-common.h"
 
@@ -32,7 +33,7 @@ hz_cmd_search (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo search: %s\n", error->message);
+      hz_cli_print_error ("search", error->message);
       return 2;
     }
   if (argc < 2 || limit < 1 || limit > 100)
@@ -42,6 +43,11 @@ hz_cmd_search (int argc, char **argv)
       return 2;
     }
   g_autofree char *query = g_strjoinv (" ", argv + 1);
+  if (!hz_hub_check_query (query, (guint) limit, &error))   /* before the store is opened */
+    {
+      hz_cli_hub_print_error ("search", error);
+      return 2;
+    }
   g_autoptr (HzStore) store = NULL;
   g_autoptr (HzHub) hub = hz_cli_hub_open ("search", endpoint, &store);
   if (!hub)

@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <stdio.h>
 
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
 #include "quant.h"
@@ -55,7 +56,7 @@ hz_cmd_synth (int argc, char **argv)
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (oc, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo synth: %s\n", error->message);
+      hz_cli_print_error ("synth", error->message);
       return 2;
     }
   if (!hz_cli_check_threads ("synth", "--threads", threads))
@@ -69,7 +70,7 @@ hz_cmd_synth (int argc, char **argv)
   p.matrix_type = -1;
   if (!hz_synth_shape_parse (shape, &p.shape, &error))
     {
-      fprintf (stderr, "hanzo synth: %s\n", error->message);
+      hz_cli_print_error ("synth", error->message);
       return 2;
     }
   const HzFtypeInfo *fi = hz_ftype_from_name (type);
@@ -104,7 +105,7 @@ hz_cmd_synth (int argc, char **argv)
   gint64 t0 = g_get_monotonic_time ();
   if (!hz_synth_write (&p, out, &error))
     {
-      fprintf (stderr, "hanzo synth: %s\n", error->message);
+      hz_cli_print_error ("synth", error->message);
       return 1;
     }
   printf ("%s: %s shape %s at %s in %.1f s\n", out, arch ? arch : p.shape.arch, p.shape.name,

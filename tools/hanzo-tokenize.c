@@ -18,6 +18,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
+#include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "gguf.h"
 #include "tokenizer.h"
@@ -43,7 +44,8 @@ hz_cmd_tokenize (int argc, char **argv)
       "Also print each token's text, one per line, after the ids", NULL },
     { NULL }
   };
-  g_autoptr(GOptionContext) ctx = g_option_context_new ("[TEXT] — print the token ids of a text");
+  g_autoptr(GOptionContext) ctx = g_option_context_new ("{TEXT | -f FILE | -f -} — print the "
+                                                        "token ids of a text");
   g_autoptr(GError) error = NULL;
   g_autoptr(HzGguf) gguf = NULL;
   g_autoptr(HzTokenizer) tok = NULL;
@@ -55,21 +57,22 @@ hz_cmd_tokenize (int argc, char **argv)
   g_option_context_add_main_entries (ctx, entries, NULL);
   if (!g_option_context_parse (ctx, &argc, &argv, &error))
     {
-      fprintf (stderr, "hanzo tokenize: %s\n", error->message);
+      hz_cli_print_error ("tokenize", error->message);
       return 2;
     }
   if (model == NULL || (file == NULL && argc != 2) || (file != NULL && argc != 1))
     {
-      fprintf (stderr, "hanzo tokenize: need -m MODEL and either TEXT or --file FILE\n"
-                       "Usage: hanzo tokenize -m MODEL [--no-bos] [--special] "
-                       "[--file F] [TEXT]\n");
+      fprintf (stderr, "hanzo tokenize: need -m MODEL and either TEXT or --file FILE "
+                       "(-f - reads stdin)\n"
+                       "Usage: hanzo tokenize -m MODEL [--vocab V.gguf] [--no-bos] [--special] "
+                       "[--raw-bytes] [--pieces] {TEXT | -f FILE | -f -}\n");
       return 2;
     }
   if (file != NULL)
     {
       if (!(contents = hz_cli_read_all (file, &len, &error)))
         {
-          fprintf (stderr, "hanzo tokenize: %s\n", error->message);
+          hz_cli_print_error ("tokenize", error->message);
           return 1;
         }
       text = contents;
@@ -108,10 +111,7 @@ hz_cmd_tokenize (int argc, char **argv)
     tok = hz_tokenizer_new_from_gguf (gguf, &error);
   if (tok == NULL)
     {
-      if (g_str_has_prefix (error->message, model))   /* the message names it already */
-        fprintf (stderr, "hanzo tokenize: %s\n", error->message);
-      else
-        fprintf (stderr, "hanzo tokenize: %s: %s\n", model, error->message);
+      hz_cli_print_load_error ("tokenize", model, error);
       return 1;
     }
 

@@ -32,6 +32,7 @@ struct _HztHub {
   guint       tree_page;
   gsize       chunk;
   guint       interval_ms;
+  HztFail     fail_first;      /* HZT_FAIL_NONE once done */
   char       *fixtures;
   JsonObject *tree_template;   /* an LFS entry of the recorded tree */
   GMutex      lock;
@@ -183,6 +184,13 @@ hzt_hub_set_throttle (HztHub *hub, gsize chunk, guint interval_ms)
 {
   hub->chunk = chunk;
   hub->interval_ms = interval_ms;
+}
+
+void
+hzt_hub_fail_first (HztHub *hub, HztFail how)
+{
+  g_assert_null (hub->thread);
+  hub->fail_first = how;
 }
 
 /* ----------------------------------------------------------------- replies */
@@ -514,6 +522,23 @@ handle_resolve (HztHub *hub, SoupServerMessage *msg, HztRequest *r, HztRepo *rep
   soup_message_headers_replace (h, "Location", loc);
 }
 
+/* Fails `msg` as `how` (hzt_hub_fail_first). A cut or stalled message stays paused until
+ * the client goes or hzt_hub_free() disconnects it; its recorded status stays 0. */
+static void
+fail_request (SoupServerMessage *msg, HztRequest *r, HztFail how)
+{
+  if (how == HZT_FAIL_503)
+    {
+      set_status (msg, r, 503);
+      soup_server_message_set_response (msg, "text/plain", SOUP_MEMORY_STATIC,
+                                        "Service Unavailable", 19);
+      return;
+    }
+  soup_server_message_pause (msg);
+  if (how == HZT_FAIL_CUT)
+    g_socket_shutdown (soup_server_message_get_socket (msg), TRUE, TRUE, NULL);
+}
+
 static void
 hub_handler (SoupServer *server, SoupServerMessage *msg, const char *path, GHashTable *query,
              gpointer p)
@@ -522,6 +547,12 @@ hub_handler (SoupServer *server, SoupServerMessage *msg, const char *path, GHash
   HztRequest *r = record (hub, msg, FALSE);
   soup_message_headers_replace (soup_server_message_get_response_headers (msg), "Connection",
                                 "close");
+  if (hub->fail_first != HZT_FAIL_NONE)
+    {
+      fail_request (msg, r, hub->fail_first);
+      hub->fail_first = HZT_FAIL_NONE;
+      return;
+    }
   if (strcmp (r->path, "/api/models") == 0)
     {
       handle_search (hub, msg, r);

@@ -33,6 +33,14 @@ typedef enum {
   HZT_503_ALWAYS = 1 << 6,  /* every resolve request is answered 503 */
 } HztFlags;
 
+/** How hzt_hub_fail_first() fails a request. */
+typedef enum {
+  HZT_FAIL_NONE,
+  HZT_FAIL_503,     /* answered 503 Service Unavailable */
+  HZT_FAIL_CUT,     /* the connection is shut down before any reply */
+  HZT_FAIL_STALL,   /* no reply is ever sent: the client's read times out */
+} HztFail;
+
 /** One request the server saw. */
 typedef struct {
   gboolean  cdn;      /* on the CDN port (else the Hub's) */
@@ -56,6 +64,9 @@ void    hzt_hub_set_gated (HztHub *hub, const char *repo);
 void    hzt_hub_set_tree_page (HztHub *hub, guint n);
 /** Bodies are sent `chunk` bytes every `interval_ms` ms (default: 256 KiB every 1 ms). */
 void    hzt_hub_set_throttle (HztHub *hub, gsize chunk, guint interval_ms);
+/** The first request on the Hub's port (a search, a tree page or a resolve, whichever comes
+ *  first) fails as `how`; the ones after it are served as usual. */
+void    hzt_hub_fail_first (HztHub *hub, HztFail how);
 void    hzt_hub_start (HztHub *hub);
 /** The Hub's base URL "http://127.0.0.1:PORT" (g_free). */
 char   *hzt_hub_url (HztHub *hub);

@@ -1,17 +1,24 @@
 /* `hanzo pull` and `hanzo search` (tools/hanzo-pull.c, tools/hanzo-search.c; issue 27) as
  * a user runs them, against the loopback Hub of hub-server.c ($HF_ENDPOINT), each in a
  * throwaway $XDG_DATA_HOME: the search table; the default quantization and why, REPO:QUANT,
- * REPO/FILE, --list, bad names; a pull killed with SIGKILL at 40 % of a slow download
+ * REPO/FILE (GGUF files only), a model already there, --list, bad names; the download
+ * folder checked before any request and made only for a download; a pull killed with SIGKILL at 40 % of a slow download
  * resumes where it was (the server sees "Range: bytes=N-" for the N bytes of the .part)
  * and ends with the right SHA-256; Ctrl+C exits 130 leaving a .part that the next run
  * resumes; a full disk (a file-size limit in the child) leaves nothing in the folder; a
- * gated repository needs HF_TOKEN; a corrupted file is never placed. After every run the
+ * gated repository needs HF_TOKEN, or a token stored by `hanzo hub-login` (under
+ * with-keyring.sh: a throwaway Secret Service); a corrupted file is never placed. After every run the
  * egress log in the store holds exactly the requests the server saw. The files served are
  * ../shared/models/stories260K.gguf (F32) and its Q8_0 quantization made by the engine. */
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <signal.h>
+#include <stdlib.h>
+#include <termios.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/resource.h>
+#include "credentials.h"
 #include "hub-server.h"
 #include "quantize.h"
 #include "../hz-test-util.h"
@@ -26,8 +33,9 @@
 static GBytes *f32_bytes, *q8_bytes;   /* made once */
 
 typedef struct {
-  HztHub *srv;
-  char   *home, *data, *models;   /* $HOME, $XDG_DATA_HOME, its hanzo/models */
+  HztHub  *srv;
+  char    *home, *data, *models;   /* $HOME, $XDG_DATA_HOME, its hanzo/models */
+  gboolean keyring;                /* the children reach the session bus's keyring */
 } P;
 
 /* The two models, or FALSE after g_test_skip (no shared data). */
@@ -117,16 +125,22 @@ assert_log (P *p)
 }
 
 static void
-p_clear (P *p)
+p_free (P *p)
 {
-  if (!p->srv)
-    return;
-  assert_log (p);
   hzt_hub_free (p->srv);
   rm_rf (p->home);
   g_free (p->home);
   g_free (p->data);
   g_free (p->models);
+}
+
+static void
+p_clear (P *p)
+{
+  if (!p->srv)
+    return;
+  assert_log (p);
+  p_free (p);
 }
 
 static GSubprocessLauncher *
@@ -137,12 +151,14 @@ launcher (P *p, GSubprocessFlags flags, const char *token)
   g_subprocess_launcher_setenv (l, "HF_ENDPOINT", url, TRUE);
   g_subprocess_launcher_setenv (l, "HOME", p->home, TRUE);
   g_subprocess_launcher_setenv (l, "XDG_DATA_HOME", p->data, TRUE);
-  /* no token, and no keyring to ask (libsecret fails at once without a session bus) */
+  /* no token, and no keyring to ask (libsecret fails at once without a session bus) unless
+   * the test is about the keyring */
   static const char *const unset[] = { "HF_TOKEN", "HUGGING_FACE_HUB_TOKEN",
                                        "DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "WAYLAND_DISPLAY",
                                        NULL };
   for (int i = 0; unset[i]; i++)
-    g_subprocess_launcher_unsetenv (l, unset[i]);
+    if (!p->keyring || strcmp (unset[i], "DBUS_SESSION_BUS_ADDRESS") != 0)
+      g_subprocess_launcher_unsetenv (l, unset[i]);
   if (token)
     g_subprocess_launcher_setenv (l, "HF_TOKEN", token, TRUE);
   return l;
@@ -177,6 +193,21 @@ run (P *p, HzCliRun *r, const char *token, const char *const *args)
                                                    G_SUBPROCESS_FLAGS_STDERR_PIPE, token);
   g_autoptr (GSubprocess) sp = spawn (l, args);
   finish (sp, r);
+}
+
+/* As run(), without HF_TOKEN, with `input` on stdin (a pipe, not a terminal). */
+static void
+run_input (P *p, HzCliRun *r, const char *input, const char *const *args)
+{
+  g_autoptr (GSubprocessLauncher) l = launcher (p, G_SUBPROCESS_FLAGS_STDIN_PIPE |
+                                                   G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                   G_SUBPROCESS_FLAGS_STDERR_PIPE, NULL);
+  g_autoptr (GSubprocess) sp = spawn (l, args);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (g_subprocess_communicate_utf8 (sp, input, NULL, &r->out, &r->err, &error));
+  g_assert_no_error (error);
+  r->status = g_subprocess_get_if_exited (sp) ? g_subprocess_get_exit_status (sp) : -1;
+  g_test_message ("exit %d\nstdout: %s\nstderr: %s", r->status, r->out, r->err);
 }
 
 static char *
@@ -288,16 +319,29 @@ test_choose (void)
   g_assert_cmpint (f.status, ==, 0);
   g_autofree char *f32 = g_build_filename (dir, F32, NULL);
   assert_model (f32, f32_bytes);
+  g_auto (HzCliRun) fq = { 0 };
+  run (&p, &fq, NULL, (const char *const[]) { "pull", "-d", dir, REPO "/" F32, NULL });
+  g_assert_cmpint (fq.status, ==, 0);
+  /* a file that is not a model: refused before any request */
+  g_autoptr (GPtrArray) before_rd = hzt_hub_requests (p.srv);
   g_auto (HzCliRun) rd = { 0 };
   run (&p, &rd, NULL, (const char *const[]) { "pull", "-d", dir, REPO "/README.md", NULL });
-  g_assert_cmpint (rd.status, ==, 0);
+  g_assert_cmpint (rd.status, ==, 2);
+  g_assert_nonnull (strstr (rd.err, "'README.md' is not a GGUF model file"));
+  g_autoptr (GPtrArray) after_rd = hzt_hub_requests (p.srv);
+  g_assert_cmpuint (after_rd->len, ==, before_rd->len);
   g_autofree char *names = listing (dir);
-  g_assert_cmpstr (names, ==, "README.md " F32 " " Q8);
-  /* pulling again: already there, verified, nothing downloaded */
+  g_assert_cmpstr (names, ==, F32 " " Q8);
+  /* pulling again: already there, verified, nothing downloaded, and said so */
   g_autoptr (GPtrArray) before = hzt_hub_requests (p.srv);
   g_auto (HzCliRun) again = { 0 };
   run (&p, &again, NULL, (const char *const[]) { "pull", "-d", dir, REPO ":Q8_0", NULL });
   g_assert_cmpint (again.status, ==, 0);
+  g_autofree char *present = g_strdup_printf ("%s: already present, SHA-256 verified; nothing "
+                                              "downloaded\n", q8);
+  g_assert_true (g_str_has_suffix (again.err, present));
+  g_assert_null (strstr (again.err, "bytes/s"));   /* no progress line of 0 bytes */
+  g_assert_cmpstr (again.out, ==, line);
   g_autoptr (GPtrArray) after = hzt_hub_requests (p.srv);
   g_assert_cmpuint (after->len, ==, before->len + 1);   /* the tree only */
   /* a quantization the repository lacks: the ones it has */
@@ -475,8 +519,8 @@ test_gated (void)
   g_assert_cmpint (r.status, ==, 1);
   g_assert_nonnull (strstr (r.err, "GatedRepo"));
   g_assert_nonnull (strstr (r.err, "HF_TOKEN"));
-  g_autofree char *none = listing (p.models);
-  g_assert_cmpstr (none, ==, "");
+  /* the folder was made for the download and removed with nothing in it */
+  g_assert_false (g_file_test (p.models, G_FILE_TEST_EXISTS));
   g_auto (HzCliRun) ok = { 0 };
   run (&p, &ok, HZT_TOKEN, (const char *const[]) { "pull", GATED, NULL });
   g_assert_cmpint (ok.status, ==, 0);
@@ -502,6 +546,168 @@ test_corrupt (void)
   p_clear (&p);
 }
 
+/* The folder is checked before any request: one that cannot be written to, a file, a
+ * missing folder under a file; a missing folder is made only when the download starts,
+ * and removed again when the pull fails with nothing to resume. */
+static void
+test_folder (void)
+{
+  P p;
+  if (!p_init (&p, NULL))
+    return;
+  g_autofree char *file = g_build_filename (p.home, "a-file", NULL);
+  g_assert_true (g_file_set_contents (file, "x", 1, NULL));
+  g_autofree char *under_file = g_build_filename (file, "models", NULL);
+  static const struct { const char *dir; const char *says; } bad[] = {
+    { "/proc", "cannot write to the folder /proc: " },
+    { "/proc/hanzo-new", "cannot create the folder /proc/hanzo-new: cannot write to /proc: " },
+    { NULL, "is not a folder" },   /* the file */
+    { NULL, "is not a folder" },   /* under the file */
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      const char *dir = bad[i].dir ? bad[i].dir : i == 2 ? file : under_file;
+      g_auto (HzCliRun) r = { 0 };
+      run (&p, &r, NULL, (const char *const[]) { "pull", "-d", dir, REPO ":Q8_0", NULL });
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_nonnull (strstr (r.err, bad[i].says));
+      g_autoptr (GPtrArray) reqs = hzt_hub_requests (p.srv);
+      g_assert_cmpuint (reqs->len, ==, 0);   /* before any request */
+    }
+  g_assert_false (g_file_test ("/proc/hanzo-new", G_FILE_TEST_EXISTS));
+  /* a missing folder: not made when the pull fails (an unknown repository; a gated one,
+   * whose download is refused after the listing) */
+  g_autofree char *top = g_build_filename (p.home, "new", NULL);
+  g_autofree char *deep = g_build_filename (top, "deeper", "models", NULL);
+  static const char *const failing[] = { "nobody/nothing-GGUF", GATED };
+  for (guint i = 0; i < G_N_ELEMENTS (failing); i++)
+    {
+      g_auto (HzCliRun) r = { 0 };
+      run (&p, &r, NULL, (const char *const[]) { "pull", "-d", deep, failing[i], NULL });
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_false (g_file_test (top, G_FILE_TEST_EXISTS));
+    }
+  /* and made for a download that succeeds */
+  g_auto (HzCliRun) ok = { 0 };
+  run (&p, &ok, NULL, (const char *const[]) { "pull", "-d", deep, REPO ":Q8_0", NULL });
+  g_assert_cmpint (ok.status, ==, 0);
+  g_autofree char *q8 = g_build_filename (deep, Q8, NULL);
+  assert_model (q8, q8_bytes);
+  p_clear (&p);
+}
+
+/* `hanzo hub-login` stores a token for the endpoint in the keyring (read from stdin, never
+ * echoed), `hanzo pull` of a gated repository then uses it, --logout removes it. Under
+ * with-keyring.sh (a throwaway Secret Service); skipped without one. */
+static void
+test_hub_login (void)
+{
+  P p;
+  if (!p_init (&p, NULL))
+    return;
+  g_autofree char *url = hzt_hub_url (p.srv);
+  g_autoptr (GError) error = NULL;
+  char *probe = hz_credentials_lookup_hub_token (url, NULL, &error);
+  hz_credentials_free_token (probe);
+  if (g_error_matches (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_UNAVAILABLE))
+    {
+      g_autofree char *why = g_strdup_printf ("no Secret Service (run under with-keyring.sh): %s",
+                                              error->message);
+      g_test_skip (why);
+      p_free (&p);
+      return;
+    }
+  g_clear_error (&error);
+  p.keyring = TRUE;
+  /* no token yet: the gated repository is refused */
+  g_auto (HzCliRun) no = { 0 };
+  run (&p, &no, NULL, (const char *const[]) { "pull", GATED, NULL });
+  g_assert_cmpint (no.status, ==, 1);
+  g_assert_nonnull (strstr (no.err, "GatedRepo"));
+  g_assert_nonnull (strstr (no.err, "hanzo hub-login"));   /* the way out is named */
+  /* typed at a terminal (a pty): echo is off while it is read, and on again after */
+  int master = posix_openpt (O_RDWR | O_NOCTTY | O_CLOEXEC);
+  g_assert_cmpint (master, >=, 0);
+  g_assert_cmpint (grantpt (master), ==, 0);
+  g_assert_cmpint (unlockpt (master), ==, 0);
+  int tty = open (ptsname (master), O_RDWR | O_NOCTTY | O_CLOEXEC);
+  g_assert_cmpint (tty, >=, 0);
+  struct termios t;
+  g_assert_cmpint (tcgetattr (tty, &t), ==, 0);
+  g_assert_true (t.c_lflag & ECHO);
+  {
+    g_autoptr (GSubprocessLauncher) l = launcher (&p, G_SUBPROCESS_FLAGS_STDOUT_PIPE |
+                                                      G_SUBPROCESS_FLAGS_STDERR_PIPE, NULL);
+    g_subprocess_launcher_take_stdin_fd (l, dup (tty));
+    g_autoptr (GSubprocess) sp = spawn (l, (const char *const[]) { "hub-login", NULL });
+    gint64 deadline = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+    while (tcgetattr (tty, &t) == 0 && (t.c_lflag & ECHO))
+      {
+        g_assert_cmpint (g_get_monotonic_time (), <, deadline);
+        g_usleep (2000);
+      }
+    static const char typed[] = "hf_typed_at_the_prompt\n";
+    g_assert_cmpint (write (master, typed, strlen (typed)), ==, (gssize) strlen (typed));
+    g_auto (HzCliRun) pty = { 0 };
+    finish (sp, &pty);
+    g_assert_cmpint (pty.status, ==, 0);
+    g_assert_nonnull (strstr (pty.err, "Access token for"));
+    g_assert_null (strstr (pty.err, "hf_typed"));
+    /* what the terminal showed: not the token */
+    g_assert_cmpint (fcntl (master, F_SETFL, O_NONBLOCK), ==, 0);
+    char shown[256];
+    gssize n = read (master, shown, sizeof shown - 1);
+    shown[MAX (n, 0)] = 0;
+    g_assert_null (strstr (shown, "hf_typed"));
+    g_assert_cmpint (tcgetattr (tty, &t), ==, 0);
+    g_assert_true (t.c_lflag & ECHO);   /* restored */
+  }
+  close (tty);
+  close (master);
+  char *typed_stored = hz_credentials_lookup_hub_token (url, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (typed_stored, ==, "hf_typed_at_the_prompt");
+  hz_credentials_free_token (typed_stored);
+  /* the token on stdin (blanks around it dropped), for $HF_ENDPOINT: replaces that one */
+  g_auto (HzCliRun) in = { 0 };
+  run_input (&p, &in, "  " HZT_TOKEN "  \n", (const char *const[]) { "hub-login", NULL });
+  g_assert_cmpint (in.status, ==, 0);
+  g_assert_null (strstr (in.out, HZT_TOKEN));
+  g_assert_null (strstr (in.err, HZT_TOKEN));
+  g_assert_nonnull (strstr (in.err, url));
+  char *stored = hz_credentials_lookup_hub_token (url, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (stored, ==, HZT_TOKEN);
+  hz_credentials_free_token (stored);
+  /* pull asks the keyring after the refusal, and gets the file */
+  g_auto (HzCliRun) ok = { 0 };
+  run (&p, &ok, NULL, (const char *const[]) { "pull", GATED, NULL });
+  g_assert_cmpint (ok.status, ==, 0);
+  g_autofree char *q8 = g_build_filename (p.models, Q8, NULL);
+  assert_model (q8, q8_bytes);
+  /* bad input: nothing, a token with a space, a token on the command line, a bad endpoint */
+  static const struct { const char *input; const char *arg; const char *says; } bad[] = {
+    { "", NULL, "no token given" },
+    { "hf_a b\n", NULL, "token" },
+    { "", HZT_TOKEN, "not the command line" },
+    { "x\n", "--endpoint=ftp://example.org", "must be an https:// URL" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_auto (HzCliRun) b = { 0 };
+      run_input (&p, &b, bad[i].input, (const char *const[]) { "hub-login", bad[i].arg, NULL });
+      g_assert_cmpint (b.status, ==, 2);
+      g_assert_nonnull (strstr (b.err, bad[i].says));
+    }
+  /* the stored token is still the good one; --logout removes it */
+  g_auto (HzCliRun) out = { 0 };
+  run_input (&p, &out, "", (const char *const[]) { "hub-login", "--logout", NULL });
+  g_assert_cmpint (out.status, ==, 0);
+  g_assert_null (hz_credentials_lookup_hub_token (url, NULL, &error));
+  g_assert_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_NOT_FOUND);
+  p_clear (&p);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -513,6 +719,8 @@ main (int argc, char **argv)
   g_test_add_func ("/egress/hanzo-pull/full-disk", test_full_disk);
   g_test_add_func ("/egress/hanzo-pull/gated", test_gated);
   g_test_add_func ("/egress/hanzo-pull/corrupt", test_corrupt);
+  g_test_add_func ("/egress/hanzo-pull/folder", test_folder);
+  g_test_add_func ("/egress/hanzo-pull/hub-login", test_hub_login);
   int rc = g_test_run ();
   g_clear_pointer (&f32_bytes, g_bytes_unref);
   g_clear_pointer (&q8_bytes, g_bytes_unref);

@@ -745,6 +745,72 @@ test_server_errors (void)
   f_clear (&f);
 }
 
+/* The first request of a search, a tree listing and a download fails (503, a connection
+ * cut before any reply, a server that never answers); the retry succeeds, once, and the
+ * log has both rows. Before the fix of api_get a search or tree retried after a failure
+ * freed the failure's message twice (a crash in `hanzo search` / `hanzo pull --list`). */
+static void
+test_first_request_fails (void)
+{
+  static const struct { HztFail how; const char *name; guint status; } fails[] = {
+    { HZT_FAIL_503, "503", 503 }, { HZT_FAIL_CUT, "cut", 0 }, { HZT_FAIL_STALL, "stall", 0 },
+  };
+  static const char *const ops[] = { "search", "tree", "download" };
+  for (guint fi = 0; fi < G_N_ELEMENTS (fails); fi++)
+    for (guint oi = 0; oi < G_N_ELEMENTS (ops); oi++)
+      {
+        F f;
+        if (!f_init (&f))
+          return;
+        gsize size = g_bytes_get_size (f.model);
+        hzt_hub_add_file (f.srv, REPO, FILE_F32, f.model, HZT_LFS, 0);
+        hzt_hub_fail_first (f.srv, fails[fi].how);
+        f_start (&f, NULL);
+        g_autoptr (GError) error = NULL;
+        gint64 t0 = g_get_monotonic_time ();
+        guint want_status = 200;
+        if (oi == 0)
+          {
+            g_autoptr (GPtrArray) models = hz_hub_search (f.hub, "llama", 5, NULL, &error);
+            g_assert_no_error (error);
+            g_assert_cmpuint (models->len, ==, 5);
+          }
+        else if (oi == 1)
+          {
+            g_autoptr (GPtrArray) files = hz_hub_list_files (f.hub, REPO, NULL, NULL, &error);
+            g_assert_no_error (error);
+            g_assert_cmpuint (files->len, ==, 1);
+            g_assert_cmpstr (((HzHubFile *) files->pdata[0])->sha256, ==, f.sha);
+          }
+        else
+          {
+            g_autoptr (GPtrArray) refs = refs_of (FILE_F32, size, f.sha);
+            g_assert_true (download (&f, refs, &error));
+            g_assert_no_error (error);
+            assert_file_is (&f, FILE_F32, f.model);
+            want_status = 302;
+          }
+        double s = (g_get_monotonic_time () - t0) / 1e6;
+        g_test_message ("%s of the first %s request: done in %.2f s", fails[fi].name, ops[oi], s);
+        g_assert_cmpfloat (s, <, 5.0);   /* the stall: the 1 s timeout, then the retry */
+        g_autoptr (GPtrArray) reqs = hzt_hub_requests (f.srv);
+        g_assert_cmpuint (reqs->len, ==, oi == 2 ? 3 : 2);
+        g_assert_cmpstr (req (reqs, 0)->path, ==, req (reqs, 1)->path);
+        g_assert_cmpstr (req (reqs, 0)->query, ==, req (reqs, 1)->query);
+        g_assert_cmpuint (req (reqs, 0)->status, ==, fails[fi].status);
+        g_assert_cmpuint (req (reqs, 1)->status, ==, want_status);
+        g_autoptr (GPtrArray) rows = hz_store_list_egress_log (f.store, 0, 0, &error);
+        const HzEgressLogEntry *failed = rows->pdata[0], *ok = rows->pdata[1];
+        g_assert_cmpint (failed->status, ==, HZ_EGRESS_STATUS_RETRY);
+        g_assert_cmpint (failed->attempt, ==, 1);
+        g_assert_nonnull (failed->message);
+        g_test_message ("  logged: %s", failed->message);
+        g_assert_cmpint (ok->status, ==, HZ_EGRESS_STATUS_OK);
+        g_assert_cmpint (ok->attempt, ==, 2);
+        f_clear (&f);
+      }
+}
+
 /* Wrong bytes (the tree's and X-Linked-Etag's sha256 is of the true file): refused, the
  * .part deleted, nothing ever named like the model. */
 static void
@@ -952,6 +1018,7 @@ main (int argc, char **argv)
   g_test_add_func ("/egress/hub/cut", test_cut);
   g_test_add_func ("/egress/hub/stall", test_stall);
   g_test_add_func ("/egress/hub/server-errors", test_server_errors);
+  g_test_add_func ("/egress/hub/first-request-fails", test_first_request_fails);
   g_test_add_func ("/egress/hub/corrupt", test_corrupt);
   g_test_add_func ("/egress/hub/no-space", test_no_space);
   g_test_add_func ("/egress/hub/split-set", test_split_set);

@@ -58,7 +58,8 @@ learner_test_service_model (void)
 }
 
 /** A home for hanzo-learner under `root`: `root`/data/hanzo/hanzo.db filled by
- *  learner_test_fill_store() ("Bob"), and `root`/config/hanzo/learner.ini for `model` with
+ *  learner_test_fill_store() ("Bob"), and `root`/config/hanzo/learner.ini for `model` (NULL:
+ *  no model= line, the learner then takes the app's model-path setting) with
  *  `steps` training steps, a checkpoint every `checkpoint_every`, and a night window that
  *  excludes now (starts in two hours), so that only LearnNow starts a job. */
 static inline void
@@ -74,16 +75,18 @@ learner_test_home (const char *root, const char *model, guint steps, guint check
   const int m = g_date_time_get_hour (now) * 60 + g_date_time_get_minute (now);
   const int ws = (m + 120) % 1440, we = (m + 180) % 1440;
   g_autofree char *ini = g_strdup_printf (
-    "[learner]\nmodel=%s\nwindow=%02d:%02d-%02d:%02d\nsteps=%u\nbatch=4\nlr=5e-3\n"
+    "[learner]\n%s%s%swindow=%02d:%02d-%02d:%02d\nsteps=%u\nbatch=4\nlr=5e-3\n"
     "max_tokens=64\ncheckpoint_every=%u\ntick_seconds=1\nheldout=0.25\nkeep=2\n",
-    model, ws / 60, ws % 60, we / 60, we % 60, steps, checkpoint_every);
+    model ? "model=" : "", model ? model : "", model ? "\n" : "",
+    ws / 60, ws % 60, we / 60, we % 60, steps, checkpoint_every);
   g_autofree char *ini_path = g_build_filename (cfgdir, "learner.ini", NULL);
   g_assert_true (g_file_set_contents (ini_path, ini, -1, NULL));
 }
 
 /** Start hanzo-learner (`exe`) as a D-Bus service on the session bus with the home of
  *  learner_test_home (`root`), and wait up to 10 s for its name ai.hanzo.Desktop.Learner (asserts
- *  that it came). `c`: the session bus. */
+ *  that it came). `c`: the session bus. The app's settings it reads are the build's schema
+ *  with the keyfile backend: `root`/config/glib-2.0/settings/keyfile. */
 static inline GSubprocess *
 learner_test_spawn_service (const char *root, const char *exe, GDBusConnection *c)
 {
@@ -92,6 +95,10 @@ learner_test_spawn_service (const char *root, const char *exe, GDBusConnection *
   g_autoptr (GSubprocessLauncher) l = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_NONE);
   g_subprocess_launcher_setenv (l, "XDG_DATA_HOME", data, TRUE);
   g_subprocess_launcher_setenv (l, "XDG_CONFIG_HOME", config, TRUE);
+  g_subprocess_launcher_setenv (l, "GSETTINGS_BACKEND", "keyfile", TRUE);
+  const char *build = g_getenv ("HZ_BUILD_DIR");
+  g_autofree char *schemas = g_build_filename (build ? build : ".", "data", NULL);
+  g_subprocess_launcher_setenv (l, "GSETTINGS_SCHEMA_DIR", schemas, TRUE);
   g_autoptr (GError) error = NULL;
   GSubprocess *proc = g_subprocess_launcher_spawn (l, &error, exe, "--gapplication-service",
                                                    NULL);

@@ -5,7 +5,9 @@
  * ../shared): Pause/Resume change State; LearnNow trains on the store's redacted, rated
  * replies; a Pause mid-job checkpoints and records an interrupted run; Resume continues
  * from the checkpoint; the adapter is promoted (held-out loss improved), written to
- * $XDG_DATA_HOME/hanzo/adapters/, recorded in the store, and Rollback and NeverLearn work. */
+ * $XDG_DATA_HOME/hanzo/adapters/, recorded in the store, and Rollback and NeverLearn work.
+ * Without model= in learner.ini: LearnNow answers Error.NoModel while the app has no model
+ * (GSettings model-path), and then trains the app's model. */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
@@ -127,15 +129,23 @@ wait_state (GDBusConnection *c, const char *want, double timeout_s)
   return FALSE;
 }
 
+/* The built hanzo-learner (g_free). */
+static char *
+learner_exe (void)
+{
+  const char *build = g_getenv ("HZ_BUILD_DIR");
+  char *exe = g_build_filename (build ? build : ".", "learner", "hanzo-learner", NULL);
+  g_assert_true (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE));
+  return exe;
+}
+
 static void
 test_dbus_round_trip (void)
 {
   g_autofree char *model = learner_test_service_model ();
   if (model == NULL)
     return;
-  const char *build = g_getenv ("HZ_BUILD_DIR");
-  g_autofree char *exe = g_build_filename (build ? build : ".", "learner", "hanzo-learner", NULL);
-  g_assert_true (g_file_test (exe, G_FILE_TEST_IS_EXECUTABLE));
+  g_autofree char *exe = learner_exe ();
   g_autofree char *root = g_dir_make_tmp ("hz-learnerd-XXXXXX", NULL);
   learner_test_home (root, model, 150, 10);
   g_autofree char *dbdir = g_build_filename (root, "data", "hanzo", NULL);
@@ -250,6 +260,91 @@ test_dbus_round_trip (void)
   g_assert_cmpint (system (cmd), ==, 0);
 }
 
+/* Calls LearnNow until its answer is no longer an error containing `old` (10 s at most);
+ * the last error, if any, in *error. */
+static void
+learn_now_until (GDBusConnection *c, const char *old, GError **error)
+{
+  const gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      g_clear_error (error);
+      g_autoptr (GVariant) r = call (c, "LearnNow", error);
+      if (r || !strstr ((*error)->message, old) || g_get_monotonic_time () > end)
+        return;
+      g_usleep (50000);
+    }
+}
+
+/* No model= in learner.ini: LearnNow says why nothing can run while the app has no model
+ * (and its model is gone); then it trains the app's model (GSettings model-path). */
+static void
+test_app_model (void)
+{
+  g_autofree char *model = learner_test_service_model ();
+  if (model == NULL)
+    return;
+  g_autofree char *exe = learner_exe ();
+  g_autofree char *root = g_dir_make_tmp ("hz-learnerd-XXXXXX", NULL);
+  learner_test_home (root, NULL, 4, 2);
+  g_autofree char *db = g_build_filename (root, "data", "hanzo", "hanzo.db", NULL);
+  g_autofree char *kfdir = g_build_filename (root, "config", "glib-2.0", "settings", NULL);
+  g_autofree char *keyfile = g_build_filename (kfdir, "keyfile", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (kfdir, 0700), ==, 0);
+
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GDBusConnection) c = g_bus_get_sync (G_BUS_TYPE_SESSION, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (GSubprocess) proc = learner_test_spawn_service (root, exe, c);
+  g_assert_true (wait_state (c, "waiting", 5));
+  g_autoptr (GVariant) r1 = call (c, "LearnNow", &error);
+  g_assert_null (r1);
+  g_autofree char *name = g_dbus_error_get_remote_error (error);
+  g_assert_cmpstr (name, ==, LEARNER_NAME ".Error.NoModel");
+  g_dbus_error_strip_remote_error (error);
+  g_test_message ("LearnNow without a model: %s", error->message);
+  g_assert_nonnull (strstr (error->message, "no model is chosen for learning"));
+  g_clear_error (&error);
+
+  /* the app's model, but the file is gone (the daemon sees a changed setting once its file
+   * monitor has: asked until the answer changes) */
+  g_autofree char *gone = g_build_filename (root, "gone.gguf", NULL);
+  g_autofree char *kf_gone = g_strdup_printf ("[ai/hanzo/Desktop]\nmodel-path='%s'\n", gone);
+  g_assert_true (g_file_set_contents (keyfile, kf_gone, -1, NULL));
+  learn_now_until (c, "no model is chosen", &error);
+  g_assert_nonnull (error);
+  g_dbus_error_strip_remote_error (error);
+  g_test_message ("LearnNow with a missing model: %s", error->message);
+  g_assert_nonnull (strstr (error->message, "gone.gguf, is not there"));
+  g_clear_error (&error);
+
+  /* the app's model: trained, its adapter made for that model */
+  g_autofree char *kf = g_strdup_printf ("[ai/hanzo/Desktop]\nmodel-path='%s'\n", model);
+  g_assert_true (g_file_set_contents (keyfile, kf, -1, NULL));
+  learn_now_until (c, "gone.gguf", &error);
+  g_assert_no_error (error);
+  g_assert_true (wait_state (c, "running", 10));
+  g_assert_true (wait_state (c, "waiting", 90));
+  {
+    g_autoptr (HzStore) s = hz_store_open (db, &error);
+    g_assert_no_error (error);
+    g_autoptr (GPtrArray) runs = hz_store_learner_run_list (s, 0, &error);
+    g_assert_cmpuint (runs->len, ==, 1);
+    const HzLearnerRun *run = runs->pdata[0];
+    g_test_message ("run: %s, %" G_GINT64_FORMAT " steps", hz_learner_run_status_to_string (run->status),
+                    run->steps);
+    g_assert_cmpint (run->steps, ==, 4);
+    g_autoptr (GMappedFile) mf = g_mapped_file_new (model, FALSE, NULL);
+    g_autoptr (GBytes) bytes = g_mapped_file_get_bytes (mf);
+    g_autofree char *sha = g_compute_checksum_for_bytes (G_CHECKSUM_SHA256, bytes);
+    g_assert_cmpstr (run->base_sha256, ==, sha);
+  }
+  g_subprocess_send_signal (proc, SIGTERM);
+  g_subprocess_wait (proc, NULL, NULL);
+  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", root);
+  g_assert_cmpint (system (cmd), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -257,5 +352,6 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/daemon/schedule-table", test_schedule_table);
   g_test_add_func ("/learner/daemon/next-start", test_next_start);
   g_test_add_func ("/learner/daemon/dbus-round-trip", test_dbus_round_trip);
+  g_test_add_func ("/learner/daemon/app-model", test_app_model);
   return g_test_run ();
 }

@@ -1100,6 +1100,105 @@ test_file_names (void)
   g_unlink (data);
 }
 
+/* What the command line says about itself and about bad input (the new user's report of
+ * session 11): --version, `help COMMAND`, the options the usage lines name, one form of
+ * "cannot load model 'PATH': REASON" in every command (a folder, an empty file, a cut one),
+ * user input echoed with its control bytes escaped, ASCII named where only ASCII goes. */
+static void
+test_messages (void)
+{
+  Run r = { 0 };
+  RUN (&r, "--version");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_true (g_str_has_prefix (r.out, "hanzo ") && g_str_has_suffix (r.out, "\n"));
+  g_assert_true (g_ascii_isdigit (r.out[6]));
+  run_clear (&r);
+  Run h = { 0 };
+  RUN (&r, "help", "pull");
+  RUN (&h, "pull", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpstr (r.out, ==, h.out);
+  for (const char *const *w = (const char *const[]) { "Q4_K_M", "HF_TOKEN", "hub-login", "130",
+                                                      "Ctrl+C", NULL }; *w; w++)
+    g_assert_nonnull (strstr (r.out, *w));
+  run_clear (&r);
+  run_clear (&h);
+  RUN (&r, "tokenize");
+  expect_usage (&r, "[--vocab V.gguf] [--no-bos] [--special] [--raw-bytes] [--pieces] "
+                    "{TEXT | -f FILE | -f -}");
+  RUN (&r, "learn", "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  /* the summaries in one column */
+  g_auto (GStrv) lines = g_strsplit (r.out, "\n", -1);
+  int col = -1;
+  for (char **l = lines; *l; l++)
+    if (g_str_has_prefix (*l, "  ") && (strstr (*l, "sft ") || strstr (*l, "fed-config ")))
+      {
+        const char *name_end = strchr (*l + 2, ' ');
+        int c = (int) (name_end - *l);
+        while ((*l)[c] == ' ')
+          c++;
+        if (col < 0)
+          col = c;
+        g_assert_cmpint (c, ==, col);
+      }
+  g_assert_cmpint (col, >, 0);
+  run_clear (&r);
+
+  /* cannot load model 'PATH': REASON */
+  g_autofree char *empty = g_build_filename (tmp_dir, "empty.gguf", NULL);
+  g_assert_true (g_file_set_contents (empty, "", 0, NULL));
+  static const char *const cmds[][6] = {
+    { "generate", "-p", "x", "-m", NULL }, { "chat", "-m", NULL }, { "info", NULL },
+    { "tokenize", "-m", NULL }, { "redact", "--model", NULL }, { "bench", "-m", NULL },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cmds); i++)
+    for (int k = 0; k < 2; k++)
+      {
+        const char *path = k == 0 ? empty : tmp_dir;
+        const char *argv[10];
+        int n = 0;
+        for (; cmds[i][n]; n++)
+          argv[n] = cmds[i][n];
+        argv[n++] = path;
+        if (g_str_equal (cmds[i][0], "tokenize"))
+          argv[n++] = "hello";
+        argv[n] = NULL;
+        run_hanzo_full (&r, FALSE, "", 0, argv);
+        g_autofree char *want = g_strdup_printf ("hanzo %s: cannot load model '%s': %s",
+                                                 cmds[i][0], path,
+                                                 k == 0 ? "the file is empty\n" : "a folder, but "
+                                                 "not a Hugging Face model folder");
+        g_test_message ("%s", r.err);
+        g_assert_cmpint (r.status, ==, 1);
+        g_assert_true (g_str_has_prefix (r.err, want));
+        run_clear (&r);
+      }
+
+  /* control bytes in what the user typed come back escaped */
+  RUN (&r, "pull", "a/b\x01");
+  expect_usage (&r, "'a/b\\x01' is not REPO");
+  RUN (&r, "pull", "--revision", "\x1b[31mred", "a/b");
+  g_assert_null (strchr (r.err, '\x1b'));
+  expect_usage (&r, "invalid revision '\\x1b[31mred'");
+  RUN (&r, "\x1b]0;title\x07");
+  g_assert_null (strchr (r.err, '\x1b'));
+  expect_usage (&r, "unknown command '\\x1b]0;title\\x07'");
+  RUN (&r, "generate", "--bogus\x1b[2J");
+  g_assert_null (strchr (r.err, '\x1b'));
+  expect_usage (&r, "--bogus\\x1b[2J");
+  g_autofree char *odd = g_build_filename (tmp_dir, "odd\x1b[2J\xe2\x80\xae.gguf", NULL);
+  RUN (&r, "info", odd);
+  g_assert_cmpint (r.status, ==, 1);
+  g_assert_null (strchr (r.err, '\x1b'));
+  g_assert_nonnull (strstr (r.err, "odd\\x1b[2J\\u{202e}.gguf"));   /* bidi override too */
+  run_clear (&r);
+  /* only ASCII goes into a search, and the message says so */
+  RUN (&r, "search", "\xc3\xbc");
+  expect_usage (&r, "1 to 96 ASCII letters and digits");
+  g_unlink (empty);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -1129,6 +1228,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-cli/redact-eval-pred", test_redact_eval_pred);
   g_test_add_func ("/hanzo-cli/json-controls", test_json_controls);
   g_test_add_func ("/hanzo-cli/file-names", test_file_names);
+  g_test_add_func ("/hanzo-cli/messages", test_messages);
   rc = g_test_run ();
   g_rmdir (tmp_dir);
   g_free (missing);

@@ -136,8 +136,7 @@ test_info_bad_files (void)
   const char *expect[] = { "The file is incomplete: it ends after ",
                            "tensor count 2 at offset 8 is absurd: it needs at least 64 bytes "
                            "but the whole file has only 40 (corrupt or truncated)",
-                           "The file is incomplete: it ends after 0 bytes, in header: magic "
-                           "(4 bytes at offset 0)" };
+                           "the file is empty" };
   for (guint k = 0; k < G_N_ELEMENTS (cuts); k++)
     {
       g_autofree char *name = g_strdup_printf ("cut-%u.gguf", k);
@@ -146,7 +145,7 @@ test_info_bad_files (void)
       RunResult r = { 0 };
       run_hanzo (&r, (const char *[]) { "info", cut, NULL });
       g_assert_cmpint (r.status, ==, 1);
-      g_autofree char *prefix = g_strdup_printf ("hanzo info: %s: ", cut);
+      g_autofree char *prefix = g_strdup_printf ("hanzo info: cannot load model '%s': ", cut);
       g_assert_true (g_str_has_prefix (r.err, prefix));
       assert_contains (r.err, expect[k]);
       if (k == 0)   /* where, and how much is missing */
@@ -159,7 +158,8 @@ test_info_bad_files (void)
   RunResult r = { 0 };
   run_hanzo (&r, (const char *[]) { "info", "/nonexistent/x.gguf", NULL });
   g_assert_cmpint (r.status, ==, 1);
-  assert_contains (r.err, "hanzo info: /nonexistent/x.gguf: cannot open: No such file");
+  assert_contains (r.err, "hanzo info: cannot load model '/nonexistent/x.gguf': cannot open: No "
+                          "such file");
   run_result_clear (&r);
 
   run_hanzo (&r, (const char *[]) { "info", NULL });

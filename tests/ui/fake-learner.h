@@ -2,7 +2,8 @@
  * learner/ai.hanzo.Desktop.Learner.xml at /ai/hanzo/Desktop/Learner on its own connection to
  * the session bus and owns ai.hanzo.Desktop.Learner, so the app (same process, another
  * connection) sees it as it would see the real daemon. Records every method call in order; Pause/Resume/LearnNow
- * change State (and emit PropertiesChanged); Rollback answers "/tmp/hz-adapter-prev".
+ * change State (and emit PropertiesChanged; LearnNow fails as the daemon's does when
+ * `no_model` or `never_learn` is set); Rollback answers "/tmp/hz-adapter-prev".
  * Main thread only.
  */
 #pragma once
@@ -20,6 +21,7 @@ typedef struct {
   double           progress;
   gint64           next_run;
   gboolean         never_learn;
+  const char      *no_model;    /* set: LearnNow answers Error.NoModel with this text */
 } FakeLearner;
 
 static void
@@ -55,6 +57,12 @@ fake_learner_method (GDBusConnection *c, const char *sender, const char *path, c
     fake_learner_set_state (fl, "idle");
   else if (g_str_equal (method, "LearnNow"))
     {
+      if (fl->no_model != NULL)
+        {
+          g_dbus_method_invocation_return_dbus_error (inv, HZ_LEARNER_INTERFACE ".Error.NoModel",
+                                                      fl->no_model);
+          return;
+        }
       if (fl->never_learn)
         {
           g_dbus_method_invocation_return_dbus_error (inv, HZ_LEARNER_INTERFACE ".Error.NotAllowed",

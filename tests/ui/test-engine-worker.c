@@ -194,6 +194,78 @@ test_errors_without_model (void)
   events_clear (&ev);
 }
 
+/* A copy of the first `n` bytes (G_MAXSIZE: all) of `src` as `name` in the new temporary
+ * folder *dir (g_free both; the file's path is returned). *size: the source's size. */
+static char *
+copy_model (const char *src, const char *name, gsize n, char **dir, gsize *size)
+{
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
+  char *path = g_build_filename (*dir, name, NULL);
+  g_assert_true (g_file_get_contents (src, &data, &len, NULL));
+  g_assert_true (g_file_set_contents (path, data, (gssize) MIN (n, len), NULL));
+  if (size)
+    *size = len;
+  return path;
+}
+
+/* A file that cannot be loaded, asked for while a model serves (the app's --model sent to
+ * the running instance): model-error for it, then model-loaded for the model used before,
+ * which serves on without a load; a reply still comes. */
+static void
+test_bad_model_keeps_previous (void)
+{
+  g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
+  if (path == NULL)
+    return;
+  g_autofree char *dir = NULL;
+  GStatBuf st;
+  g_assert_cmpint (g_stat (path, &st), ==, 0);
+  g_autofree char *bad = copy_model (path, "bad.gguf", (gsize) st.st_size / 2, &dir, NULL);   /* cut */
+
+  Events ev = { 0 };
+  HzEngineWorker *w = new_worker (&ev);
+  g_autofree char *expected = engine_reply (path, "Once upon a time");
+  hz_engine_worker_load_model_full (w, path, 96);
+  wait_until (&ev.n_loaded, 1);
+  g_assert_cmpuint (hz_engine_worker_get_context_length (w), ==, 96);
+
+  hz_engine_worker_load_model_full (w, bad, 128);
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w), ==, bad);
+  wait_until (&ev.n_model_errors, 1);
+  g_test_message ("bad model: %s", ev.error->message);
+  g_assert_nonnull (strstr (ev.error->message, "incomplete"));
+  wait_until (&ev.n_loaded, 2);
+  g_assert_cmpuint (ev.n_model_errors, ==, 1);
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w), ==, path);
+  g_assert_true (hz_engine_worker_is_model_loaded (w));
+  g_assert_cmpuint (hz_engine_worker_get_context_length (w), ==, 96);
+  /* the first model and the attempt at the cut file; the way back was no load */
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (w), ==, 2);
+
+  g_clear_error (&ev.error);
+  generate (w, &ev, "Once upon a time");
+  wait_until (&ev.n_finished, 1);
+  g_assert_no_error (ev.error);
+  g_assert_cmpstr (ev.final_text, ==, expected);
+
+  /* with no model before, a bad file leaves none */
+  HzEngineWorker *w2 = new_worker (&ev);
+  hz_engine_worker_load_model (w2, bad);
+  wait_until (&ev.n_model_errors, 2);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_false (hz_engine_worker_is_model_loaded (w2));
+  g_assert_cmpstr (hz_engine_worker_get_model_path (w2), ==, bad);
+  g_assert_cmpuint (ev.n_loaded, ==, 2);
+  g_object_unref (w2);
+  g_object_unref (w);
+  events_clear (&ev);
+  g_unlink (bad);
+  g_rmdir (dir);
+}
+
 static void
 test_generate_cancel_context_full (void)
 {
@@ -295,12 +367,9 @@ test_registry_and_titles (void)
   g_autofree char *a = hz_test_shared_path ("models/stories260K.gguf");
   if (a == NULL)
     return;
-  g_autofree char *dir = g_dir_make_tmp ("hz-worker-XXXXXX", NULL);
-  g_autofree char *b = g_build_filename (dir, "copy.gguf", NULL);
-  g_autofree char *data = NULL;
+  g_autofree char *dir = NULL;
   gsize size;
-  g_assert_true (g_file_get_contents (a, &data, &size, NULL));
-  g_assert_true (g_file_set_contents (b, data, size, NULL));
+  g_autofree char *b = copy_model (a, "copy.gguf", G_MAXSIZE, &dir, &size);
 
   /* no budget: both stay loaded, switching back costs no load */
   {
@@ -474,6 +543,7 @@ main (int argc, char *argv[])
   g_setenv ("HZ_WORKER_TOKEN_DELAY_US", "5000", TRUE);
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/app/engine-worker/errors-without-model", test_errors_without_model);
+  g_test_add_func ("/app/engine-worker/bad-model-keeps-previous", test_bad_model_keeps_previous);
   g_test_add_func ("/app/engine-worker/generate-cancel-context-full",
                    test_generate_cancel_context_full);
   g_test_add_func ("/app/engine-worker/registry-and-titles", test_registry_and_titles);

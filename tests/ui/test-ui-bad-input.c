@@ -1,6 +1,6 @@
 /* test-ui-bad-input.c — the real app under Xvfb with bad input: a database file that is
- * not SQLite, a text file named x.gguf, a missing model file, a prompt longer than the
- * model's context. Each gives a clear dialog; nothing crashes; nothing stored is lost.
+ * not SQLite, a text file named x.gguf, a missing model file, a cut model file opened
+ * while a model serves (which serves on), a prompt longer than the model's context. Each gives a clear dialog; nothing crashes; nothing stored is lost.
  */
 #include <hanzo-store.h>
 
@@ -171,6 +171,57 @@ test_missing_model (void)
   g_assert_cmpstr (remembered, ==, "");
 }
 
+/* ------------------------------------------------------------ a bad model while one serves */
+
+/* As `hanzo-desktop --model bad.gguf` sent to the running instance (its command line
+ * calls hz_application_open_model(…, TRUE)): the dialog says why, once; the model used
+ * before serves on (header, sending, the remembered model). */
+static void
+script_bad_model_keeps (HzApplication *app, HzWindow *window, gpointer data)
+{
+  const char *bad = data;
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
+  HzEngineWorker *worker = hz_application_get_worker (app);
+  g_autofree char *good = g_strdup (hz_engine_worker_get_model_path (worker));
+  g_autofree char *remembered_before = remembered_model ();
+  g_assert_cmpstr (remembered_before, ==, good);
+
+  hz_application_open_model (app, bad, TRUE);
+  expect_dialog (window, "Cannot Open Model", "bad.gguf", NULL);
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
+  g_assert_cmpstr (hz_engine_worker_get_model_path (worker), ==, good);
+  hz_ui_spin (0.3);
+  g_assert_null (hz_ui_find_message_dialog (GTK_WINDOW (window)));   /* reported once */
+  g_autofree char *text = hz_ui_collect_text (GTK_WIDGET (window));
+  g_assert_null (strstr (text, "could not be loaded"));
+  g_assert_nonnull (strstr (text, "stories260K"));
+  g_autofree char *shot = hz_ui_screenshot (GTK_WIDGET (window), "bad-model-keeps-working");
+
+  /* sending works with the model that serves on */
+  hz_ui_type_and_send (window, "Once upon a time");
+  g_assert_true (hz_ui_wait_for (hz_ui_reply_done, window, 120));
+  g_assert_cmpuint (g_list_model_get_n_items (hz_window_get_messages (window)), ==, 2);
+  g_autoptr(HzMessageItem) reply = g_list_model_get_item (hz_window_get_messages (window), 1);
+  g_assert_cmpstr (hz_message_item_get_text (reply), !=, "");
+  g_autofree char *remembered = remembered_model ();
+  g_assert_cmpstr (remembered, ==, good);
+}
+
+static void
+test_bad_model_keeps_working_one (void)
+{
+  g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
+  if (path == NULL)
+    return;
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  g_assert_true (g_file_get_contents (path, &data, &len, NULL));
+  g_autofree char *bad = g_build_filename (hz_ui_tmpdir, "bad.gguf", NULL);
+  g_assert_true (g_file_set_contents (bad, data, (gssize) (len / 2), NULL));   /* cut */
+  const char *args[] = { "--model", path, NULL };
+  hz_ui_run_app (args, script_bad_model_keeps, bad);
+}
+
 /* ------------------------------------------------------------ prompt too long */
 
 static void
@@ -225,6 +276,7 @@ main (int argc, char *argv[])
   g_test_add_func ("/ui/bad-input/corrupt-store", test_corrupt_store);
   g_test_add_func ("/ui/bad-input/not-a-model", test_bad_model);
   g_test_add_func ("/ui/bad-input/missing-model", test_missing_model);
+  g_test_add_func ("/ui/bad-input/bad-model-keeps-working-one", test_bad_model_keeps_working_one);
   g_test_add_func ("/ui/bad-input/prompt-too-long", test_prompt_too_long);
   int ret = g_test_run ();
   hz_ui_test_cleanup ();

@@ -1,7 +1,8 @@
 /* test-ui-learner.c — the learner's presence in the real app under Xvfb, against a fake
  * ai.hanzo.Desktop.Learner exported in this process on the session bus (fake-learner.h, the real
  * learner/ai.hanzo.Desktop.Learner.xml): the sidebar's status row shows State/NextRun and hides
- * when the daemon leaves the bus; "Learn Now" calls LearnNow (progress shown); the "Never
+ * when the daemon leaves the bus; "Learn Now" calls LearnNow (progress shown; its error, no
+ * model to learn on, in a dialog); the "Never
  * learn" switch sets the NeverLearn property and follows it; a generation (with
  * ../shared/models/stories260K.gguf) is bracketed by Pause and Resume. Screenshots:
  * learner-bar, learner-learning, learner-generating.
@@ -36,6 +37,12 @@ learning (gpointer ctx)
   HzLearnerBar *bar = HZ_LEARNER_BAR (hz_window_get_learner_bar (c->window));
   return fake_learner_count (c->learner, "LearnNow") == 1 &&
          strstr (gtk_label_get_text (hz_learner_bar_get_status_label (bar)), "Learning") != NULL;
+}
+
+static gboolean
+dialog_up (gpointer window)
+{
+  return hz_ui_find_message_dialog (GTK_WINDOW (window)) != NULL;
 }
 
 static gboolean
@@ -77,6 +84,27 @@ script_learner (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_nonnull (strstr (gtk_label_get_text (hz_learner_bar_get_status_label (bar)), "next run"));
   hz_ui_spin (0.3);
   g_autofree char *s1 = hz_ui_screenshot (GTK_WIDGET (window), "learner-bar");
+
+  /* Learn Now with no model to learn on: the daemon's reason, in a dialog */
+  c->learner->no_model = "no model is chosen for learning: open a model in Hanzo (the learner "
+                         "trains the one Hanzo opens at start), or name one with model= in "
+                         "learner.ini";
+  g_signal_emit_by_name (hz_learner_bar_get_learn_now_button (bar), "clicked");
+  g_assert_true (hz_ui_wait_for (dialog_up, window, 5));
+  GtkWidget *dialog = hz_ui_find_message_dialog (GTK_WINDOW (window));
+  G_GNUC_BEGIN_IGNORE_DEPRECATIONS
+  const char *heading = adw_message_dialog_get_heading (ADW_MESSAGE_DIALOG (dialog));
+  const char *body = adw_message_dialog_get_body (ADW_MESSAGE_DIALOG (dialog));
+  G_GNUC_END_IGNORE_DEPRECATIONS
+  g_test_message ("dialog: %s — %s", heading, body);
+  g_assert_cmpstr (heading, ==, "Cannot Learn Now");
+  g_assert_nonnull (strstr (body, "no model is chosen for learning"));
+  hz_ui_spin (0.3);   /* laid out */
+  g_autofree char *s0 = hz_ui_screenshot (dialog, "learner-no-model");
+  gtk_window_close (GTK_WINDOW (dialog));
+  hz_ui_spin (0.2);
+  c->learner->no_model = NULL;
+  g_ptr_array_set_size (c->learner->calls, 0);
 
   /* Learn Now. */
   g_signal_emit_by_name (hz_learner_bar_get_learn_now_button (bar), "clicked");

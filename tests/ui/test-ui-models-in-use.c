@@ -13,6 +13,9 @@
  * and imported into the manager: each time one dialog, whose text says "The file is
  * incomplete:" once.
  *
+ * /ui/models-in-use/empty-page-offers-library: no model given or remembered, one in the
+ * library (as `hanzo pull` leaves it): the empty chat page lists it, and its row opens it.
+ *
  * Everything the manager and the dialogs show is printed (TAP comments); screenshots go to
  * <build>/tests/ui/artifacts/.
  */
@@ -246,6 +249,65 @@ test_truncated (void)
   hz_ui_run_app (args, script_truncated, cut);
 }
 
+/* With no model in use (none given, none remembered) and one in the library (as after
+ * `hanzo pull`), the empty chat page lists it; its row opens it. */
+static gboolean
+library_loaded (gpointer lib)
+{
+  return hz_model_library_is_loaded (lib);
+}
+
+static void
+script_offer (HzApplication *app, HzWindow *window, gpointer data)
+{
+  const char *pulled = data;
+  HzModelLibrary *lib = hz_application_get_model_library (app);
+  g_assert_true (hz_ui_wait_for (library_loaded, lib, 30));
+  hz_ui_spin (0.3);
+  g_assert_false (hz_window_is_model_ready (window));
+  g_assert_null (hz_engine_worker_get_model_path (hz_application_get_worker (app)));
+  GListModel *models = hz_model_library_get_models (lib);
+  g_assert_cmpuint (g_list_model_get_n_items (models), ==, 1);
+  g_autoptr(HzModelEntry) entry = g_list_model_get_item (models, 0);
+  g_autofree char *text = hz_ui_collect_text (GTK_WIDGET (window));
+  g_test_message ("the empty page shows:\n%s", text);
+  g_assert_nonnull (strstr (text, "Choose one of your models"));
+  GtkWidget *row = hz_ui_find_widget (GTK_WIDGET (window), is_row_titled,
+                                      hz_model_entry_get_name (entry));
+  g_assert_nonnull (row);
+  g_assert_true (gtk_widget_get_mapped (row));
+  g_assert_nonnull (strstr (adw_action_row_get_subtitle (ADW_ACTION_ROW (row)),
+                            "stories-distill-Q8_0.gguf"));
+  g_autofree char *shot = hz_ui_screenshot (GTK_WIDGET (window), "empty-page-offers-library");
+
+  g_signal_emit_by_name (row, "activate");   /* as a click or Enter */
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
+  g_assert_cmpstr (hz_engine_worker_get_model_path (hz_application_get_worker (app)), ==,
+                   pulled);
+  g_assert_false (gtk_widget_get_mapped (row));   /* the chat page now */
+}
+
+static void
+test_offer (void)
+{
+  g_autofree char *path = model_path ();
+  if (path == NULL)
+    return;
+  g_autofree char *dir = g_build_filename (g_get_user_data_dir (), "hanzo", "models", NULL);
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  g_autofree char *pulled = g_build_filename (dir, "stories-distill-Q8_0.gguf", NULL);
+  g_autofree char *contents = NULL;
+  gsize len;
+  g_assert_true (g_file_get_contents (path, &contents, &len, NULL));
+  g_assert_true (g_file_set_contents (pulled, contents, (gssize) len, NULL));
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  g_settings_set_string (settings, "model-path", "");
+  g_settings_set_double (settings, "memory-bandwidth", 20e9);   /* no benchmark here */
+  g_settings_sync ();
+  hz_ui_run_app (NULL, script_offer, pulled);
+  g_assert_cmpint (g_unlink (pulled), ==, 0);
+}
+
 int
 main (int argc, char *argv[])
 {
@@ -253,6 +315,7 @@ main (int argc, char *argv[])
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/ui/models-in-use/shown", test_shown);
   g_test_add_func ("/ui/models-in-use/truncated", test_truncated);
+  g_test_add_func ("/ui/models-in-use/empty-page-offers-library", test_offer);
   int ret = g_test_run ();
   hz_ui_test_cleanup ();
   return ret;
