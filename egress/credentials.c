@@ -1,6 +1,7 @@
 /* egress/credentials.c — federation endpoint + bearer token, Hub tokens, in libsecret
  * (credentials.h). */
 #include "credentials.h"
+#include "egress-private.h"
 
 #include <libsecret/secret.h>
 #include <string.h>
@@ -45,17 +46,6 @@ valid_endpoint (const char *endpoint)
           g_ascii_strcasecmp (g_uri_get_scheme (uri), "http") == 0);
 }
 
-static gboolean
-valid_token (const char *token)
-{
-  if (!token || !*token || !g_utf8_validate (token, -1, NULL))
-    return FALSE;
-  for (const char *p = token; *p; p++)
-    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p))
-      return FALSE;
-  return TRUE;
-}
-
 gboolean
 hz_credentials_clear (GCancellable *cancellable, GError **error)
 {
@@ -70,7 +60,7 @@ hz_credentials_clear (GCancellable *cancellable, GError **error)
 static gboolean
 check_pair (const char *endpoint, const char *token, const char *what, GError **error)
 {
-  if (valid_endpoint (endpoint) && valid_token (token))
+  if (valid_endpoint (endpoint) && hz_egress_token_ok (token))
     return TRUE;
   g_set_error (error, HZ_CREDENTIALS_ERROR, HZ_CREDENTIALS_ERROR_INVALID,
                "the %s endpoint must be an http(s) URL and the token non-empty text without "

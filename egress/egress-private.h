@@ -49,6 +49,10 @@ gboolean hz_egress_backoff_sleep (guint ms, GCancellable *cancellable);
  *  max_backoff_ms, times a uniform jitter in [0.75, 1.25). */
 guint hz_egress_backoff_ms (const HzEgressRetry *retry, int attempt);
 
+/** Whether `token` can be sent as a bearer token: non-empty valid UTF-8 without spaces or
+ *  control characters (so it cannot split or extend an HTTP header). NULL: FALSE. */
+gboolean hz_egress_token_ok (const char *token);
+
 /** Whether an HTTP status is worth retrying: no status (< 100), 408, 429, 5xx. */
 gboolean hz_egress_status_retryable (guint status);
 

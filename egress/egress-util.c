@@ -172,3 +172,14 @@ hz_egress_member_int (JsonObject *o, const char *name, gint64 *out)
   *out = json_node_get_int (n);
   return TRUE;
 }
+
+gboolean
+hz_egress_token_ok (const char *token)
+{
+  if (!token || !*token || !g_utf8_validate (token, -1, NULL))
+    return FALSE;
+  for (const char *p = token; *p; p++)
+    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p))
+      return FALSE;
+  return TRUE;
+}

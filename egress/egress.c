@@ -28,10 +28,7 @@ hz_egress_new (const char *endpoint, const char *token, HzStore *store, HzDeltaC
                                                     error);
   if (!base)
     return NULL;
-  gboolean token_ok = token && *token && g_utf8_validate (token, -1, NULL);
-  for (const char *p = token; token_ok && *p; p++)
-    token_ok = !g_ascii_isspace (*p) && !g_ascii_iscntrl (*p);
-  if (!token_ok)
+  if (!hz_egress_token_ok (token))
     {
       g_set_error (error, HZ_EGRESS_ERROR, HZ_EGRESS_ERROR_INVALID,
                    "the federation token must be non-empty text without spaces");

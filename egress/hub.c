@@ -100,17 +100,6 @@ hex_digest_ok (const char *s, gsize len)
   return TRUE;
 }
 
-static gboolean
-token_ok (const char *token)
-{
-  if (!token || !*token || !g_utf8_validate (token, -1, NULL))
-    return FALSE;
-  for (const char *p = token; *p; p++)
-    if (g_ascii_isspace (*p) || g_ascii_iscntrl (*p))
-      return FALSE;
-  return TRUE;
-}
-
 /* ================================================================= file refs */
 
 struct _HzHubFileRef {
@@ -323,7 +312,7 @@ wipe_auth (HzHub *hub)
 gboolean
 hz_hub_set_token (HzHub *hub, const char *token, GError **error)
 {
-  if (token && *token && !token_ok (token))
+  if (token && *token && !hz_egress_token_ok (token))
     {
       g_set_error (error, HZ_HUB_ERROR, HZ_HUB_ERROR_INVALID,
                    "the Hub access token must be text without spaces or control characters");
