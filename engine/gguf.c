@@ -28,6 +28,17 @@
 
 G_DEFINE_QUARK (hz-gguf-error-quark, hz_gguf_error)
 
+gboolean
+hz_gguf_fail_invalid (GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
+  va_end (ap);
+  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID, msg);
+  return FALSE;
+}
+
 #define GGUF_MAGIC            "GGUF"
 #define GGUF_DEFAULT_ALIGN    32u
 #define GGUF_MAX_DIMS         4u

@@ -32,6 +32,11 @@ typedef enum {
   HZ_GGUF_ERROR_INVALID,       /* anything else malformed: duplicate key/tensor, bad dims, ... */
 } HzGgufError;
 
+/** Sets `error` to HZ_GGUF_ERROR_INVALID with the printf-style message and returns FALSE,
+ *  for importers that turn other formats into GGUF metadata (a Hugging Face folder, its
+ *  tokenizer). Thread-safe. */
+gboolean hz_gguf_fail_invalid (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
+
 /** Metadata value types (gguf.md, `gguf_metadata_value_type`). */
 typedef enum {
   HZ_GGUF_TYPE_UINT8 = 0, HZ_GGUF_TYPE_INT8 = 1, HZ_GGUF_TYPE_UINT16 = 2,

@@ -5,19 +5,6 @@
 #include "json-in.h"
 #include "tokenizer-private.h"
 
-static gboolean
-fail (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-static gboolean
-fail (GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID, msg);
-  return FALSE;
-}
-
 /* ---- normalizer and pre_tokenizer → a split ---- */
 
 typedef struct {
@@ -50,7 +37,7 @@ read_normalizer (JsonNode *node, const char *path, HfSplit *sp, GError **error)
   if (node == NULL || JSON_NODE_HOLDS_NULL (node))
     return TRUE;
   if (!JSON_NODE_HOLDS_OBJECT (node))
-    return fail (error, "%s: normalizer is not an object", path);
+    return hz_gguf_fail_invalid (error, "%s: normalizer is not an object", path);
   o = json_node_get_object (node);
   type = hz_json_str (o, "type");
   if (type && strcmp (type, "Sequence") == 0)
@@ -66,7 +53,7 @@ read_normalizer (JsonNode *node, const char *path, HfSplit *sp, GError **error)
       sp->nfc = TRUE;
       return TRUE;
     }
-  return fail (error, "%s: normalizer %s cannot be represented in a GGUF (a GGUF tokenizer "
+  return hz_gguf_fail_invalid (error, "%s: normalizer %s cannot be represented in a GGUF (a GGUF tokenizer "
                "applies no normalizer but NFC, for Qwen2's pre-tokenizer names)", path,
                type ? type : "(without a type)");
 }
@@ -88,7 +75,7 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
     }
   sp->step++;
   if (sp->byte_level)
-    return fail (error, "%s: pre_tokenizer step %u (%s) comes after ByteLevel: splitting "
+    return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (%s) comes after ByteLevel: splitting "
                  "the byte-level text cannot be represented in a GGUF", path, sp->step,
                  type ? type : "?");
   if (type && strcmp (type, "Split") == 0)
@@ -97,14 +84,14 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
       const char *behavior = hz_json_str (o, "behavior");
       const char *re = hz_json_str (pat, "Regex"), *lit = hz_json_str (pat, "String");
       if (!re && !lit)
-        return fail (error, "%s: pre_tokenizer step %u (Split) has no Regex or String pattern",
+        return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (Split) has no Regex or String pattern",
                      path, sp->step);
       if (!behavior || strcmp (behavior, "Isolated") != 0)
-        return fail (error, "%s: pre_tokenizer step %u (Split) has behavior %s: only Isolated "
+        return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (Split) has behavior %s: only Isolated "
                      "(matches and the text between them become words) can be represented",
                      path, sp->step, behavior ? behavior : "(none)");
       if (hz_json_bool (o, "invert", FALSE))
-        return fail (error, "%s: pre_tokenizer step %u (Split) is inverted: cannot be "
+        return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (Split) is inverted: cannot be "
                      "represented", path, sp->step);
       {
         char *regex = re ? g_strdup (re) : literal_regex (lit);
@@ -112,7 +99,7 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
         HzRegex *compiled = hz_regex_new (regex, &local);
         g_ptr_array_add (sp->regexes, regex);
         if (compiled == NULL)
-          return fail (error, "%s: pre_tokenizer step %u (Split): %s", path, sp->step,
+          return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (Split): %s", path, sp->step,
                        local->message);
         hz_regex_free (compiled);
       }
@@ -134,7 +121,7 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
       else if (behavior && strcmp (behavior, "Isolated") == 0)
         g_ptr_array_add (sp->regexes, g_strdup ("[\\p{P}\\$\\+<=>\\^~\\|`]"));
       else
-        return fail (error, "%s: pre_tokenizer step %u (Punctuation) has behavior %s: only "
+        return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (Punctuation) has behavior %s: only "
                      "Isolated or Contiguous can be represented", path, sp->step,
                      behavior ? behavior : "(none)");
       return TRUE;
@@ -142,7 +129,7 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
   if (type && strcmp (type, "ByteLevel") == 0)
     {
       if (hz_json_bool (o, "add_prefix_space", FALSE))
-        return fail (error, "%s: pre_tokenizer ByteLevel has add_prefix_space: a GGUF "
+        return hz_gguf_fail_invalid (error, "%s: pre_tokenizer ByteLevel has add_prefix_space: a GGUF "
                      "byte-level BPE adds no prefix space", path);
       if (hz_json_bool (o, "use_regex", TRUE))
         g_ptr_array_add (sp->regexes, g_strdup (hz_re_gpt2));
@@ -150,10 +137,10 @@ read_pre_step (JsonObject *o, const char *path, HfSplit *sp, GError **error)
       return TRUE;
     }
   if (type && strcmp (type, "Metaspace") == 0)
-    return fail (error, "%s: pre_tokenizer Metaspace (SentencePiece-style) cannot be "
+    return hz_gguf_fail_invalid (error, "%s: pre_tokenizer Metaspace (SentencePiece-style) cannot be "
                  "represented as a byte-level BPE; convert the model's tokenizer.model, or "
                  "pass --vocab FILE.gguf", path);
-  return fail (error, "%s: pre_tokenizer step %u (%s) cannot be represented in a GGUF "
+  return hz_gguf_fail_invalid (error, "%s: pre_tokenizer step %u (%s) cannot be represented in a GGUF "
                "byte-level BPE", path, sp->step, type ? type : "without a type");
 }
 
@@ -161,7 +148,7 @@ static gboolean
 read_pre (JsonNode *node, const char *path, HfSplit *sp, GError **error)
 {
   if (node == NULL || !JSON_NODE_HOLDS_OBJECT (node))
-    return fail (error, "%s: pre_tokenizer is %s: a byte-level BPE needs a ByteLevel "
+    return hz_gguf_fail_invalid (error, "%s: pre_tokenizer is %s: a byte-level BPE needs a ByteLevel "
                  "pre-tokenizer", path, node && JSON_NODE_HOLDS_NULL (node) ? "null"
                  : node ? "not an object" : "missing");
   return read_pre_step (json_node_get_object (node), path, sp, error);
@@ -200,7 +187,7 @@ hz_hf_tokenizer_pre_name (JsonObject *tokenizer, JsonObject *tokenizer_config,
     return NULL;
   if (!sp.byte_level)
     {
-      fail (error, "%s: pre_tokenizer has no ByteLevel step: not a byte-level BPE", path);
+      hz_gguf_fail_invalid (error, "%s: pre_tokenizer has no ByteLevel step: not a byte-level BPE", path);
       return NULL;
     }
   g_ptr_array_add (sp.regexes, NULL);
@@ -208,7 +195,7 @@ hz_hf_tokenizer_pre_name (JsonObject *tokenizer, JsonObject *tokenizer_config,
   g_ptr_array_remove_index (sp.regexes, sp.regexes->len - 1);
   if (want == NULL)
     {
-      fail (error, "%s: pre_tokenizer: %s", path, local->message);
+      hz_gguf_fail_invalid (error, "%s: pre_tokenizer: %s", path, local->message);
       return NULL;
     }
 
@@ -240,7 +227,7 @@ hz_hf_tokenizer_pre_name (JsonObject *tokenizer, JsonObject *tokenizer_config,
   if (found == NULL)
     {
       g_autofree char *list = describe_regexes (sp.regexes);
-      fail (error, "%s: no tokenizer.ggml.pre name splits as this tokenizer does (regexes "
+      hz_gguf_fail_invalid (error, "%s: no tokenizer.ggml.pre name splits as this tokenizer does (regexes "
             "%s; normalizer %s; ignore_merges %s): it cannot be represented in a GGUF", path,
             list, sp.nfc ? "NFC" : "none", ignore_merges ? "true" : "false");
       return NULL;
@@ -273,14 +260,14 @@ read_vocab (JsonObject *tok, JsonObject *model, int64_t vocab_size, const char *
   int64_t n = vocab_size;
 
   if (vocab == NULL)
-    return fail (error, "%s: model.vocab missing", path);
+    return hz_gguf_fail_invalid (error, "%s: model.vocab missing", path);
   members = json_object_get_members (vocab);
   for (GList *l = members; l; l = l->next)
     n = MAX (n, hz_json_int (vocab, l->data, -1) + 1);
   for (guint i = 0; added && i < json_array_get_length (added); i++)
     n = MAX (n, hz_json_int (json_array_get_object_element (added, i), "id", -1) + 1);
   if (n <= 0 || n > (1 << 22))
-    return fail (error, "%s: implausible vocabulary size %" G_GINT64_FORMAT, path, n);
+    return hz_gguf_fail_invalid (error, "%s: implausible vocabulary size %" G_GINT64_FORMAT, path, n);
   v->n = n;
   v->texts = g_new0 (char *, n + 1);
   v->types = g_new0 (int32_t, n);
@@ -324,7 +311,7 @@ read_merges (JsonObject *model, const char *path, guint *n_out, GError **error)
 
   if (ma == NULL)
     {
-      fail (error, "%s: model.merges missing", path);
+      hz_gguf_fail_invalid (error, "%s: model.merges missing", path);
       return NULL;
     }
   nm = json_array_get_length (ma);
@@ -344,7 +331,7 @@ read_merges (JsonObject *model, const char *path, guint *n_out, GError **error)
       else
         {
           g_strfreev (merges);
-          fail (error, "%s: model.merges[%u] is neither \"left right\" nor a pair of strings",
+          hz_gguf_fail_invalid (error, "%s: model.merges[%u] is neither \"left right\" nor a pair of strings",
                 path, i);
           return NULL;
         }
@@ -429,7 +416,7 @@ read_post_processor (JsonObject *pp, const char *path, const Vocab *v, Around *a
         a->n_after++, a->after = json_array_get_int_element (sep, 1);
       return TRUE;
     }
-  return fail (error, "%s: post_processor %s cannot be represented in a GGUF", path,
+  return hz_gguf_fail_invalid (error, "%s: post_processor %s cannot be represented in a GGUF", path,
                type ? type : "(without a type)");
 }
 
@@ -491,7 +478,7 @@ hz_hf_tokenizer_import (HzGgufWriter *w, const char *dir, int64_t vocab_size,
   tok = hz_json_read_object (tpath, &tp, FALSE, error);
   if (!tok)
     return error && *error ? FALSE
-           : fail (error, "%s: no tokenizer.json; pass a GGUF with the vocabulary "
+           : hz_gguf_fail_invalid (error, "%s: no tokenizer.json; pass a GGUF with the vocabulary "
                    "(--vocab FILE.gguf)", dir);
   tcfg = hz_json_read_object (cpath, &cp, FALSE, error);
   if (!tcfg && error && *error)
@@ -500,15 +487,15 @@ hz_hf_tokenizer_import (HzGgufWriter *w, const char *dir, int64_t vocab_size,
   model = hz_json_obj (tok, "model");
   mtype = hz_json_str (model, "type");
   if (!model || !mtype || strcmp (mtype, "BPE") != 0)
-    return fail (error, "%s: tokenizer model '%s' is not supported (byte-level BPE only); "
+    return hz_gguf_fail_invalid (error, "%s: tokenizer model '%s' is not supported (byte-level BPE only); "
                  "pass --vocab FILE.gguf", tpath, mtype ? mtype : "?");
   if (hz_json_bool (model, "byte_fallback", FALSE))
-    return fail (error, "%s: a SentencePiece-style BPE (byte_fallback) needs tokenizer.model; "
+    return hz_gguf_fail_invalid (error, "%s: a SentencePiece-style BPE (byte_fallback) needs tokenizer.model; "
                  "pass --vocab FILE.gguf", tpath);
   if ((hz_json_str (model, "continuing_subword_prefix") &&
        *hz_json_str (model, "continuing_subword_prefix")) ||
       (hz_json_str (model, "end_of_word_suffix") && *hz_json_str (model, "end_of_word_suffix")))
-    return fail (error, "%s: a BPE with continuing_subword_prefix or end_of_word_suffix "
+    return hz_gguf_fail_invalid (error, "%s: a BPE with continuing_subword_prefix or end_of_word_suffix "
                  "cannot be represented in a GGUF", tpath);
   pre = hz_hf_tokenizer_pre_name (tok, tcfg, tpath, error);
   if (pre == NULL)
@@ -519,7 +506,7 @@ hz_hf_tokenizer_import (HzGgufWriter *w, const char *dir, int64_t vocab_size,
     goto out;
   if (around.n_before > 1 || around.n_after > 1)
     {
-      fail (error, "%s: post_processor adds %d special tokens before and %d after the text: "
+      hz_gguf_fail_invalid (error, "%s: post_processor adds %d special tokens before and %d after the text: "
             "a GGUF adds at most a BOS and an EOS", tpath, around.n_before, around.n_after);
       goto out;
     }

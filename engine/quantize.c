@@ -751,19 +751,6 @@ source_from_gguf (Source *s, const char *path, GError **error)
 
 /* ---------------------------------------------- Hugging Face safetensors folder */
 
-static gboolean
-st_error (GError **error, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-static gboolean
-st_error (GError **error, const char *fmt, ...)
-{
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_set_error_literal (error, HZ_GGUF_ERROR, HZ_GGUF_ERROR_INVALID, msg);
-  return FALSE;
-}
-
 /* HF name → GGUF name (llama.cpp's tensor mapping for Llama/Qwen2/Qwen3); NULL to skip. */
 static char *
 hf_to_gguf_name (const char *hf)
@@ -835,7 +822,7 @@ hf_weight_files (const char *dir, GError **error)
       JsonNode *wm = json_object_get_member (index, "weight_map");
       if (!wm || !JSON_NODE_HOLDS_OBJECT (wm))
         {
-          st_error (error, "%s: no \"weight_map\" object", ipath);
+          hz_gguf_fail_invalid (error, "%s: no \"weight_map\" object", ipath);
           return NULL;
         }
       g_autoptr (GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
@@ -846,7 +833,7 @@ hf_weight_files (const char *dir, GError **error)
           const char *f = hz_json_str (map, l->data);
           if (!f || strchr (f, G_DIR_SEPARATOR) || !g_str_has_suffix (f, ".safetensors"))
             {
-              st_error (error, "%s: tensor '%s' maps to '%s', not a .safetensors file of the "
+              hz_gguf_fail_invalid (error, "%s: tensor '%s' maps to '%s', not a .safetensors file of the "
                         "folder", ipath, (const char *) l->data, f ? f : "(not a string)");
               return NULL;
             }
@@ -856,7 +843,7 @@ hf_weight_files (const char *dir, GError **error)
           g_autofree char *fp = g_build_filename (dir, f, NULL);
           if (!g_file_test (fp, G_FILE_TEST_IS_REGULAR))
             {
-              st_error (error, "%s: shard '%s' (tensor '%s') is missing", ipath, f,
+              hz_gguf_fail_invalid (error, "%s: shard '%s' (tensor '%s') is missing", ipath, f,
                         (const char *) l->data);
               return NULL;
             }
@@ -876,7 +863,7 @@ hf_weight_files (const char *dir, GError **error)
     }
   if (files->len == 0)
     {
-      st_error (error, "%s: no *.safetensors files", dir);
+      hz_gguf_fail_invalid (error, "%s: no *.safetensors files", dir);
       return NULL;
     }
   g_ptr_array_sort (files, cmp_str);
@@ -937,14 +924,14 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
   else if (mt && strcmp (mt, "qwen3") == 0)
     arch = "qwen3";
   if (!arch)
-    return st_error (error, "%s: model_type '%s' is not supported (llama, mistral, qwen2, qwen3)",
+    return hz_gguf_fail_invalid (error, "%s: model_type '%s' is not supported (llama, mistral, qwen2, qwen3)",
                      cfg_path, mt ? mt : "(missing)");
   const int64_t n_embd = hz_json_int (cfg, "hidden_size", -1), n_layer = hz_json_int (cfg, "num_hidden_layers", -1),
                 n_head = hz_json_int (cfg, "num_attention_heads", -1), n_ff = hz_json_int (cfg, "intermediate_size", -1);
   const int64_t n_head_kv = hz_json_int (cfg, "num_key_value_heads", n_head);
   if (n_embd <= 0 || n_layer <= 0 || n_head <= 0 || n_ff <= 0 || n_head_kv <= 0 ||
       n_head % n_head_kv != 0)
-    return st_error (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
+    return hz_gguf_fail_invalid (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
                      "num_key_value_heads or intermediate_size missing or inconsistent", cfg_path);
   const int64_t head_dim = hz_json_int (cfg, "head_dim", n_embd / n_head);
   const double theta = hz_json_dbl (cfg, "rope_theta", 10000.0);
@@ -952,7 +939,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
    * rather than truncate them or abort in an allocation (found by fuzz-hf-folder) */
   if (n_embd > G_MAXINT32 || n_layer > G_MAXINT32 || n_head > G_MAXINT32 || n_ff > G_MAXINT32 ||
       head_dim <= 0 || head_dim > 65536 || head_dim % 2 != 0)
-    return st_error (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
+    return hz_gguf_fail_invalid (error, "%s: hidden_size, num_hidden_layers, num_attention_heads, "
                      "intermediate_size or head_dim (%" G_GINT64_FORMAT ", even, at most "
                      "65536) out of range", cfg_path, head_dim);
 
@@ -1008,7 +995,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
       g_ptr_array_add (s->tensors, t);
     }
   else if (rtype && strcmp (rtype, "default") != 0)
-    return st_error (error, "%s: rope_scaling type '%s' is not supported", cfg_path, rtype);
+    return hz_gguf_fail_invalid (error, "%s: rope_scaling type '%s' is not supported", cfg_path, rtype);
 #undef K
 
   /* the weights */
@@ -1043,13 +1030,13 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
             case HZ_ST_BF16: type = HZ_TYPE_BF16; break;
             default:
               g_free (gname);
-              return st_error (error, "%s: tensor '%s' has dtype %s (F32, F16 or BF16 expected)",
+              return hz_gguf_fail_invalid (error, "%s: tensor '%s' has dtype %s (F32, F16 or BF16 expected)",
                                p, t->name, hz_st_dtype_name (t->dtype));
             }
           if (t->n_dims < 1 || t->n_dims > 4)
             {
               g_free (gname);
-              return st_error (error, "%s: tensor '%s' has %u dimensions", p, t->name, t->n_dims);
+              return hz_gguf_fail_invalid (error, "%s: tensor '%s' has %u dimensions", p, t->name, t->n_dims);
             }
           SrcTensor *o = g_new0 (SrcTensor, 1);
           o->name = gname;
@@ -1068,14 +1055,14 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
           const int64_t nel = (int64_t) (o->n_bytes / esz),
                         rows = o->n_dims == 1 ? nel : nel / o->ne[0];
           if (permute && rows % (2 * (is_q ? n_head : n_head_kv)) != 0)
-            return st_error (error, "%s: tensor '%s': %" G_GINT64_FORMAT " rows do not split "
+            return hz_gguf_fail_invalid (error, "%s: tensor '%s': %" G_GINT64_FORMAT " rows do not split "
                              "into %d heads", p, t->name, rows, (int) (is_q ? n_head : n_head_kv));
           if (o->n_dims == 1)
             {
               /* 1-D tensors become F32, as convert_hf_to_gguf writes them */
               float *f = g_try_new (float, nel);
               if (!f)
-                return st_error (error, "%s: out of memory for tensor '%s'", p, t->name);
+                return hz_gguf_fail_invalid (error, "%s: out of memory for tensor '%s'", p, t->name);
               hz_quant_traits (type)->to_float (t->data, f, nel);
               if (permute)
                 {
@@ -1097,7 +1084,7 @@ source_from_hf_dir (Source *s, const char *dir, const char *vocab_gguf, GError *
                * (others are used in place from the mapping) */
               uint8_t *b = g_try_malloc (o->n_bytes);
               if (!b)
-                return st_error (error, "%s: out of memory for tensor '%s'", p, t->name);
+                return hz_gguf_fail_invalid (error, "%s: out of memory for tensor '%s'", p, t->name);
               if (permute)
                 permute_rows (t->data, b, rows, (int) (is_q ? n_head : n_head_kv), o->ne[0] * esz);
               else
