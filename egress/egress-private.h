@@ -9,7 +9,7 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
-#include "egress.h"
+#include "egress-retry.h"
 
 G_BEGIN_DECLS
 

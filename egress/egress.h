@@ -39,6 +39,7 @@
 #include <gio/gio.h>
 #include "dp.h"
 #include "lora-delta.h"
+#include "egress-retry.h"
 
 G_BEGIN_DECLS
 
@@ -54,17 +55,6 @@ typedef enum {
   HZ_EGRESS_ERROR_CANCELLED,   /* the GCancellable fired */
   HZ_EGRESS_ERROR_STORE,       /* the egress log could not be written */
 } HzEgressError;
-
-/** Retry policy (see above). */
-typedef struct {
-  guint max_attempts;        /* >= 1 */
-  guint initial_backoff_ms;
-  guint max_backoff_ms;
-  guint timeout_s;           /* per I/O operation, >= 1 */
-} HzEgressRetry;
-
-/** 5 attempts, 500 ms .. 30 s backoff, 30 s I/O timeout. */
-#define HZ_EGRESS_RETRY_DEFAULT ((HzEgressRetry) { 5, 500, 30000, 30 })
 
 typedef struct _HzEgress HzEgress;
 

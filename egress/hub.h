@@ -57,7 +57,8 @@
 #pragma once
 
 #include <gio/gio.h>
-#include "egress.h"
+#include "egress-retry.h"
+#include "hanzo-store-privacy.h"
 
 G_BEGIN_DECLS
 
