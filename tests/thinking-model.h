@@ -23,12 +23,14 @@
 #define SCRIPT_LOGIT   4.0f
 #define SCRIPT_DIM     32
 
-/** A template of tests/engine/chat-templates/ (or any file under the source tree), read
- *  whole (g_free). */
+/** A file under the source tree (`rel` relative to it, e.g. a template of
+ *  tests/engine/chat-templates/) or an absolute path, read whole (g_free). */
 static inline char *
 hz_test_source_file (const char *rel)
 {
-  g_autofree char *path = g_build_filename (g_getenv ("HZ_SOURCE_DIR"), rel, NULL);
+  g_autofree char *path = g_path_is_absolute (rel)
+                            ? g_strdup (rel)
+                            : g_build_filename (g_getenv ("HZ_SOURCE_DIR"), rel, NULL);
   char *text = NULL;
   g_autoptr (GError) error = NULL;
   g_assert_true (g_file_get_contents (path, &text, NULL, &error));
