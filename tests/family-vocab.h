@@ -157,6 +157,20 @@ hz_family_load_vocab (const char *path)
   return m;
 }
 
+/* The family's tokenizer and template (vocab_only), through a file written and removed in
+ * a temporary folder; NULL after g_test_skip() when the shared data is absent. */
+static inline HzModel *
+hz_family_vocab_load (const HzFamily *f)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hz-vocab-XXXXXX", NULL);
+  g_autofree char *vocab = hz_family_vocab_write (f, dir);
+  HzModel *m = vocab ? hz_family_load_vocab (vocab) : NULL;
+  if (vocab)
+    g_unlink (vocab);
+  g_rmdir (dir);
+  return m;
+}
+
 /* A random-weight model (hz_synth_write; one tiny layer, F32, context n_ctx) with the
  * family's vocabulary and template, written to `dir`; NULL after g_test_skip() when the
  * shared data is absent. g_free the path. */

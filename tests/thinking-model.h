@@ -38,10 +38,10 @@ hz_test_source_file (const char *rel)
   return text;
 }
 
-/** Qwen3's vocabulary with the template `jinja` as a vocab-only GGUF in `dir` (named after
- *  `name`); NULL after g_test_skip() without the shared data. g_free. */
-static inline char *
-hz_qwen3_vocab_write (const char *dir, const char *name, const char *jinja)
+/** Qwen3's vocabulary with the template `jinja` (nullable: none), as a family of
+ *  tests/family-vocab.h named `name` (both strings must outlive it). */
+static inline HzFamily
+hz_qwen3_family (const char *name, const char *jinja)
 {
   const HzFamily qwen3 = {
     .name = name, .tmpl = HZ_CHAT_TEMPLATE_CHATML,
@@ -50,7 +50,16 @@ hz_qwen3_vocab_write (const char *dir, const char *name, const char *jinja)
     .controls = { "<|im_start|>", "<|im_end|>", NULL }, .rstrip = { NULL }, .typed = "",
     .add_at = 151665, .add_type = 4,   /* llama.cpp's LLAMA_TOKEN_TYPE_USER_DEFINED */
   };
-  return hz_family_vocab_write (&qwen3, dir);
+  return qwen3;
+}
+
+/** Qwen3's vocabulary with the template `jinja`, loaded (vocab only); NULL after
+ *  g_test_skip() without the shared data. */
+static inline HzModel *
+hz_qwen3_vocab_load (const char *jinja)
+{
+  const HzFamily f = hz_qwen3_family ("qwen3", jinja);
+  return hz_family_vocab_load (&f);
 }
 
 /* The one token of `text` in `m` (asserted). */
@@ -72,7 +81,8 @@ static inline char *
 hz_scripted_model_write (const char *dir, const char *name, const char *jinja,
                          const char *start, const char *const *script)
 {
-  g_autofree char *vocab = hz_qwen3_vocab_write (dir, name, jinja);
+  const HzFamily f = hz_qwen3_family (name, jinja);
+  g_autofree char *vocab = hz_family_vocab_write (&f, dir);
   if (vocab == NULL)
     return NULL;
   g_autoptr (GError) error = NULL;
@@ -89,11 +99,7 @@ hz_scripted_model_write (const char *dir, const char *name, const char *jinja,
   g_assert_true (hz_synth_write (&p, raw, &error));
   g_assert_no_error (error);
 
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.vocab_only = TRUE;
-  g_autoptr (HzModel) vm = hz_model_load (vocab, &mp, &error);
-  g_assert_no_error (error);
+  g_autoptr (HzModel) vm = hz_family_load_vocab (vocab);
   guint n_script = 0;
   while (script[n_script])
     n_script++;

@@ -361,29 +361,12 @@ test_in_reasoning (void)
 
 /* ------------------------------------------------------------------ models */
 
-static HzModel *
-load_vocab (const char *path)
-{
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.vocab_only = TRUE;
-  g_autoptr (GError) error = NULL;
-  HzModel *m = hz_model_load (path, &mp, &error);
-  g_assert_no_error (error);
-  return m;
-}
-
-/* Qwen3's vocabulary with template `tmpl` (a template's name, or NULL: none), loaded. */
+/* Qwen3's vocabulary with template `tmpl` (a template's name), loaded. */
 static HzModel *
 qwen3_with (const char *tmpl)
 {
-  g_autofree char *src = tmpl ? template_source (tmpl) : NULL;
-  g_autofree char *path = hz_qwen3_vocab_write (tmpdir, tmpl ? tmpl : "none", src);
-  if (path == NULL)
-    return NULL;
-  HzModel *m = load_vocab (path);
-  g_unlink (path);
-  return m;
+  g_autofree char *src = template_source (tmpl);
+  return src ? hz_qwen3_vocab_load (src) : NULL;
 }
 
 static void
@@ -402,7 +385,7 @@ test_format_of_models (void)
   g_assert_cmpint (hz_model_reasoning_format (gptoss), ==, HZ_REASONING_HARMONY);
   /* Qwen2's vocabulary and template: no reasoning */
   g_autofree char *qwen2 = hz_test_shared_path ("golden/tokenizer/ggml-vocab-qwen2.gguf");
-  g_autoptr (HzModel) q2 = load_vocab (qwen2);
+  g_autoptr (HzModel) q2 = hz_family_load_vocab (qwen2);
   g_assert_cmpint (hz_model_reasoning_format (q2), ==, HZ_REASONING_NONE);
 
   /* the prompt of QwQ's template, as tokens, opens the reasoning */

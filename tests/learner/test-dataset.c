@@ -255,14 +255,10 @@ static void
 test_tokenize_typed_controls (gconstpointer data)
 {
   const HzFamily *f = data;
-  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
-  g_autofree char *vocab = hz_family_vocab_write (f, dir);
-  if (vocab == NULL)
+  g_autoptr (HzModel) model = hz_family_vocab_load (f);
+  if (model == NULL)
     return;
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
-  g_unlink (vocab);
-  g_rmdir (dir);
 
   /* {"messages": [system, user, assistant]} and {"prompt", "chosen", "rejected"} */
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -363,14 +359,10 @@ test_tokenize_template_refuses (void)
     "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
     "{% endif %}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}"
     "<end_of_turn>\n{% endfor %}", { NULL }, { NULL }, { NULL }, "" };
-  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
-  g_autofree char *vocab = hz_family_vocab_write (&refusing, dir);
-  if (vocab == NULL)
+  g_autoptr (HzModel) model = hz_family_vocab_load (&refusing);
+  if (model == NULL)
     return;
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
-  g_unlink (vocab);
-  g_rmdir (dir);
   g_autofree char *path = write_tmp ("refused.jsonl",
     "{\"prompt\": \"hi\", \"response\": \"hello\"}\n"
     "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
@@ -407,15 +399,11 @@ target_text (HzModel *model, const HzSftExample *e)
 static void
 test_tokenize_no_reasoning (void)
 {
-  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
   g_autofree char *src = hz_test_source_file (QWEN3_TEMPLATE);
-  g_autofree char *vocab = hz_qwen3_vocab_write (dir, "qwen3", src);
-  if (vocab == NULL)
+  g_autoptr (HzModel) model = hz_qwen3_vocab_load (src);
+  if (model == NULL)
     return;
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
-  g_unlink (vocab);
-  g_rmdir (dir);
   g_assert_cmpint (hz_model_reasoning_format (model), ==, HZ_REASONING_THINK);
 
   static const char conversation[] =
