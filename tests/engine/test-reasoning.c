@@ -341,6 +341,41 @@ test_edges (void)
     }
 }
 
+/* Random replies made of marker fragments, cut at random places, in every format: the
+ * streamed parts are the whole split's (and nothing loops or reads out of bounds). */
+static void
+test_random_cuts (void)
+{
+  static const char *const bits[] = {
+    "<think>", "</think>", "<", "/", "think", ">", " ", "\n", "a", "é", "[THINK]", "[/THINK]",
+    "<seed:think>", "</seed:think>", "<|channel|>", "analysis", "final", "<|message|>",
+    "<|end|>", "<|start|>", "assistant", "<|return|>", "<|call|>", "<|",
+  };
+  static const HzReasoningFormat fs[] = { HZ_REASONING_NONE, HZ_REASONING_THINK,
+                                          HZ_REASONING_SEED_THINK, HZ_REASONING_BRACKET_THINK,
+                                          HZ_REASONING_HARMONY };
+  guint n_checked = 0;
+  for (guint round = 0; round < 3000; round++)
+    {
+      g_autoptr (GString) text = g_string_new (NULL);
+      const gint32 n_bits = g_test_rand_int_range (0, 24);
+      for (gint32 i = 0; i < n_bits; i++)
+        g_string_append (text, bits[g_test_rand_int_range (0, G_N_ELEMENTS (bits))]);
+      const HzReasoningFormat f = fs[round % G_N_ELEMENTS (fs)];
+      const gboolean opened = g_test_rand_bit ();
+      g_autofree char *want_r = NULL, *want_a = NULL;
+      split (f, opened, text->str, &want_r, &want_a);
+      g_autofree gsize *cuts = g_new (gsize, text->len + 1);
+      guint n = 0;
+      for (gsize i = 1; i < text->len; i++)
+        if (g_test_rand_int_range (0, 4) == 0)
+          cuts[n++] = i;
+      check_pieces (f, opened, text->str, cuts, n, want_r, want_a);
+      n_checked++;
+    }
+  g_test_message ("%u random replies cut at random places give their whole split", n_checked);
+}
+
 /* A stream says when the text so far ends inside the reasoning. */
 static void
 test_in_reasoning (void)
@@ -533,6 +568,7 @@ main (int argc, char **argv)
   g_test_add_func ("/reasoning/split/opened-by-prompt", test_opened_by_prompt);
   g_test_add_func ("/reasoning/split/edges", test_edges);
   g_test_add_func ("/reasoning/stream/in-reasoning", test_in_reasoning);
+  g_test_add_func ("/reasoning/stream/random-cuts", test_random_cuts);
   g_test_add_func ("/reasoning/render/strips-earlier-reasoning", test_render_strips);
   g_test_add_func ("/reasoning/generate/scripted-model", test_scripted_model);
   int rc = g_test_run ();
