@@ -42,7 +42,8 @@ typedef struct {
   GWeakRef        owner;       /* HzEngineWorker */
   GMutex          lock;        /* guards the fields below */
   GPtrArray      *active;      /* GCancellable* of queued/running generations */
-  GString        *pending;     /* streamed text not yet delivered */
+  GString        *pending;     /* streamed answer text not yet delivered */
+  GString        *pending_reasoning;  /* streamed reasoning not yet delivered */
   guint           pending_id;  /* request the pending text belongs to */
   guint           pending_n;   /* tokens generated so far by that request (all of them,
                                   also those whose text is still held back) */
@@ -68,7 +69,8 @@ struct _HzEngineWorker {
 
 G_DEFINE_FINAL_TYPE (HzEngineWorker, hz_engine_worker, G_TYPE_OBJECT)
 
-enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_FINISHED, SIG_ERROR,
+enum { SIG_MODEL_LOADING, SIG_MODEL_LOADED, SIG_MODEL_ERROR, SIG_TOKEN, SIG_REASONING,
+       SIG_FINISHED, SIG_ERROR,
        SIG_CONTEXT_CHANGED, SIG_TITLE, SIG_ADAPTER_CHANGED, SIG_ADAPTER_ERROR, SIG_TRIMMED,
        N_SIGNALS };
 static guint signals[N_SIGNALS];
@@ -95,6 +97,7 @@ shared_unref (Shared *s)
   g_weak_ref_clear (&s->owner);
   g_ptr_array_unref (s->active);
   g_string_free (s->pending, TRUE);
+  g_string_free (s->pending_reasoning, TRUE);
   g_mutex_clear (&s->lock);
   g_free (s);
 }
@@ -145,24 +148,35 @@ event_free (gpointer data)
   g_free (ev);
 }
 
-/* Main context: emit the text collected since the last flush, if any. */
+/* The contents of `buf` (NULL when empty), which is emptied. Under the lock. */
+static char *
+take_pending (GString *buf)
+{
+  if (buf->len == 0)
+    return NULL;
+  char *text = g_strndup (buf->str, buf->len);
+  g_string_truncate (buf, 0);
+  return text;
+}
+
+/* Main context: emit the reasoning, then the answer text collected since the last flush,
+ * if any. */
 static void
 flush_pending (HzEngineWorker *self, Shared *s)
 {
-  g_autofree char *text = NULL;
+  g_autofree char *text = NULL, *reasoning = NULL;
   guint id, n_generated;
 
   g_mutex_lock (&s->lock);
   s->flush_queued = FALSE;
   id = s->pending_id;
   n_generated = s->pending_n;
-  if (s->pending->len > 0)
-    {
-      text = g_strndup (s->pending->str, s->pending->len);
-      g_string_truncate (s->pending, 0);
-    }
+  reasoning = take_pending (s->pending_reasoning);
+  text = take_pending (s->pending);
   g_mutex_unlock (&s->lock);
 
+  if (reasoning != NULL && self != NULL)
+    g_signal_emit (self, signals[SIG_REASONING], 0, id, reasoning, n_generated);
   if (text != NULL && self != NULL)
     g_signal_emit (self, signals[SIG_TOKEN], 0, id, text, n_generated);
 }
@@ -269,26 +283,38 @@ event_new (EventKind kind, guint id)
 /* ------------------------------------------------------------- the worker thread */
 
 typedef struct {
-  Shared *shared;
-  guint   id;
-  guint   n_generated;   /* tokens generated so far */
+  Shared            *shared;
+  guint              id;
+  guint              n_generated;  /* tokens generated so far */
+  HzReasoningStream *split;        /* the reply's reasoning apart from its answer */
+  gsize              n_fed;        /* bytes of the reply fed to it */
+  GString           *reasoning;    /* the split's output for the piece at hand */
+  GString           *answer;       /* all of the answer so far */
 } TokenCtx;
 
-static gboolean
-on_token (HzToken token, const char *text, gpointer user_data)
+/* Feed `text` of the reply to the splitter (final: the reply is complete) and queue what it
+ * decided for the main context: reasoning for "reasoning", answer for "token". */
+static void
+deliver (TokenCtx *tc, const char *text, gboolean final)
 {
-  TokenCtx *tc = user_data;
   Shared *s = tc->shared;
   gboolean queue_flush = FALSE;
+  const gsize answer_was = tc->answer->len;
 
-  tc->n_generated++;
+  g_string_truncate (tc->reasoning, 0);
+  hz_reasoning_stream_push (tc->split, text, -1, tc->reasoning, tc->answer);
+  if (final)
+    hz_reasoning_stream_finish (tc->split, tc->reasoning, tc->answer);
+  tc->n_fed += text ? strlen (text) : 0;
   g_mutex_lock (&s->lock);
   s->pending_id = tc->id;
   s->pending_n = tc->n_generated;
   /* a token without text yet (held back) is counted with the next text delivered */
-  if (text != NULL && *text != '\0')
+  if (tc->reasoning->len > 0 || tc->answer->len > answer_was)
     {
-      g_string_append (s->pending, text);
+      g_string_append_len (s->pending_reasoning, tc->reasoning->str, tc->reasoning->len);
+      g_string_append_len (s->pending, tc->answer->str + answer_was,
+                           tc->answer->len - answer_was);
       if (!s->flush_queued)
         s->flush_queued = queue_flush = TRUE;
     }
@@ -296,8 +322,17 @@ on_token (HzToken token, const char *text, gpointer user_data)
 
   if (queue_flush)
     post_event (s, event_new (EV_FLUSH, tc->id));
-  if (s->token_delay_us > 0)
-    g_usleep (s->token_delay_us);
+}
+
+static gboolean
+on_token (HzToken token, const char *text, gpointer user_data)
+{
+  TokenCtx *tc = user_data;
+
+  tc->n_generated++;
+  deliver (tc, text, FALSE);
+  if (tc->shared->token_delay_us > 0)
+    g_usleep (tc->shared->token_delay_us);
   return TRUE;
 }
 
@@ -357,7 +392,15 @@ run_generate (Shared *s, HzContext *ctx, Request *r)
       ev->n_dropped = (guint) MIN (fit.n_dropped, G_MAXUINT);
       post_event (s, ev);
     }
-  TokenCtx tc = { s, r->id, 0 };
+  /* a thinking model: its reasoning goes to "reasoning", the answer to "token" */
+  HzModel *model = hz_context_model (ctx);
+  HzGenerateParams params = r->params;
+  params.special = hz_model_reasoning_special (model);
+  g_autoptr(HzReasoningStream) split =
+    hz_reasoning_stream_new (hz_model_reasoning_format (model),
+                             hz_model_reasoning_opened (model, prompt, n_prompt));
+  g_autoptr(GString) reasoning = g_string_new (NULL), answer = g_string_new (NULL);
+  TokenCtx tc = { s, r->id, 0, split, 0, reasoning, answer };
   g_autofree char *text = NULL;
 
   if (g_cancellable_is_cancelled (r->cancellable))
@@ -367,7 +410,7 @@ run_generate (Shared *s, HzContext *ctx, Request *r)
     }
   else
     {
-      text = hz_context_generate (ctx, prompt, n_prompt, &r->params, on_token, &tc,
+      text = hz_context_generate (ctx, prompt, n_prompt, &params, on_token, &tc,
                                   r->cancellable, NULL, &stats, &error);
     }
 
@@ -389,8 +432,10 @@ run_generate (Shared *s, HzContext *ctx, Request *r)
       return;
     }
 
+  /* the text never passed to on_token (held back until a stop), then the split's rest */
+  deliver (&tc, text + MIN (tc.n_fed, strlen (text)), TRUE);
   ev = event_new (EV_FINISHED, r->id);
-  ev->text = g_steal_pointer (&text);
+  ev->text = g_strndup (answer->str, answer->len);
   ev->stats = stats;
   post_event (s, ev);
 }
@@ -449,11 +494,20 @@ run_title (HzModel *model, Shared *s, Request *r)
   hz_generate_params_init (&params);  /* greedy */
   params.n_predict = TITLE_MAX_TOKENS;
   HzGenerateStats stats = { 0 };
-  char *text = hz_context_generate (title_ctx, prompt, n_prompt, &params, on_title_token, s,
-                                    r->cancellable, NULL, &stats, &error);
-  if (text != NULL && stats.stop_reason == HZ_STOP_CALLBACK)
-    g_clear_pointer (&text, g_free);  /* interrupted: a half title is no title */
-  return text;
+  params.special = hz_model_reasoning_special (model);
+  g_autofree char *text = hz_context_generate (title_ctx, prompt, n_prompt, &params,
+                                               on_title_token, s, r->cancellable, NULL, &stats,
+                                               &error);
+  if (text == NULL || stats.stop_reason == HZ_STOP_CALLBACK)
+    return NULL;  /* interrupted: a half title is no title */
+  /* a thinking model's title is its answer (none when it was still thinking) */
+  char *answer = NULL;
+  hz_reasoning_split (hz_model_reasoning_format (model),
+                      hz_model_reasoning_opened (model, prompt, n_prompt), text, -1, NULL,
+                      &answer);
+  if (*answer == '\0')
+    g_clear_pointer (&answer, g_free);
+  return answer;
 }
 
 /* The worker thread's LoRA adapters (hot-loaded between replies). */
@@ -1090,6 +1144,9 @@ hz_engine_worker_class_init (HzEngineWorkerClass *klass)
   signals[SIG_TOKEN] =
     g_signal_new ("token", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT);
+  signals[SIG_REASONING] =
+    g_signal_new ("reasoning", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
+                  NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING, G_TYPE_UINT);
   signals[SIG_FINISHED] =
     g_signal_new ("finished", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST, 0,
                   NULL, NULL, NULL, G_TYPE_NONE, 3, G_TYPE_UINT, G_TYPE_STRING,
@@ -1123,6 +1180,7 @@ hz_engine_worker_init (HzEngineWorker *self)
   g_mutex_init (&s->lock);
   s->active = g_ptr_array_new_with_free_func (g_object_unref);
   s->pending = g_string_new (NULL);
+  s->pending_reasoning = g_string_new (NULL);
   const char *delay = g_getenv ("HZ_WORKER_TOKEN_DELAY_US");
   s->token_delay_us = delay ? strtoul (delay, NULL, 10) : 0;
   self->shared = s;

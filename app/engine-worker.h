@@ -20,7 +20,14 @@
  *                                      no model is loaded now
  *   context-changed (n_ctx)            the context was remade with another size
  *                                      (hz_engine_worker_set_context_length())
- *   token        (request, text, n_generated)  new reply text: everything generated since
+ *   reasoning    (request, text, n_generated)  new reasoning of a thinking model's reply
+ *                                      (what it writes inside "<think>…</think>" or on
+ *                                      harmony's analysis channel; engine/reasoning.c
+ *                                      splits it from the answer as it streams, markers
+ *                                      and the white space around it left out), as
+ *                                      "token" below; emitted before the "token" of the
+ *                                      same moment and before "finished"
+ *   token        (request, text, n_generated)  new answer text: everything generated since
  *                                      the last emission (may be several tokens, never
  *                                      splits a UTF-8 character); n_generated (guint): how
  *                                      many tokens the request had generated when this
@@ -29,7 +36,8 @@
  *                                      string, may be counted before its text comes);
  *                                      emitted before "finished"
  *   finished     (request, text, stats) the reply is complete (also after a cancel, with
- *                                      the partial text); stats: const HzGenerateStats *,
+ *                                      the partial text); text: its answer (without the
+ *                                      reasoning); stats: const HzGenerateStats *,
  *                                      valid during the emission only
  *   trimmed      (request, n_dropped)  the conversation is longer than the context: the
  *                                      reply is written from the system prompt and the
@@ -41,8 +49,9 @@
  *                                      message says how many tokens it has); no "finished"
  *                                      follows
  *   title        (request, text)       answer to hz_engine_worker_generate_title(): the
- *                                      model's raw text, or NULL when there is none (base
- *                                      model without a chat template, no model, interrupted)
+ *                                      model's raw answer (its reasoning left out), or
+ *                                      NULL when there is none (base model without a chat
+ *                                      template, no model, interrupted, still thinking)
  *   adapter-changed (path)             the LoRA adapter the replies use now changed (NULL:
  *                                      the base model); see hz_engine_worker_set_adapters()
  *   adapter-error (path, GError)       an adapter could not be used (unreadable, NaN,

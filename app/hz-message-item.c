@@ -2,12 +2,14 @@
 #include "hz-message-item.h"
 
 #include <glib/gi18n.h>
+#include <string.h>
 
 struct _HzMessageItem {
   GObject  parent_instance;
   gint64   id;
   HzRole   role;
   GString *text;
+  GString *reasoning;
   char    *details;
   gboolean streaming;
   gint64   parent_id;
@@ -25,7 +27,7 @@ struct _HzMessageItem {
 
 G_DEFINE_FINAL_TYPE (HzMessageItem, hz_message_item, G_TYPE_OBJECT)
 
-enum { PROP_0, PROP_TEXT, PROP_ROLE, PROP_STREAMING, PROP_DETAILS, PROP_ALTERNATIVES,
+enum { PROP_0, PROP_TEXT, PROP_REASONING, PROP_ROLE, PROP_STREAMING, PROP_DETAILS, PROP_ALTERNATIVES,
        PROP_RATING, PROP_CONTEXT, PROP_CONTEXT_NOTICE, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
@@ -60,24 +62,53 @@ hz_message_item_get_text (HzMessageItem *self)
   return self->text->str;
 }
 
+/* Set (append: add to) the string property `prop` held in `str`; notify when it changed. */
+static void
+set_string (HzMessageItem *self, GString *str, guint prop, const char *value, gboolean append)
+{
+  value = value ? value : "";
+  if (append ? *value == '\0' : strcmp (str->str, value) == 0)
+    return;
+  if (append)
+    g_string_append (str, value);
+  else
+    g_string_assign (str, value);
+  g_object_notify_by_pspec (G_OBJECT (self), props[prop]);
+}
+
 void
 hz_message_item_set_text (HzMessageItem *self, const char *text)
 {
   g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
-  if (g_strcmp0 (self->text->str, text ? text : "") == 0)
-    return;
-  g_string_assign (self->text, text ? text : "");
-  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_TEXT]);
+  set_string (self, self->text, PROP_TEXT, text, FALSE);
 }
 
 void
 hz_message_item_append_text (HzMessageItem *self, const char *text)
 {
   g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
-  if (text == NULL || *text == '\0')
-    return;
-  g_string_append (self->text, text);
-  g_object_notify_by_pspec (G_OBJECT (self), props[PROP_TEXT]);
+  set_string (self, self->text, PROP_TEXT, text, TRUE);
+}
+
+const char *
+hz_message_item_get_reasoning (HzMessageItem *self)
+{
+  g_return_val_if_fail (HZ_IS_MESSAGE_ITEM (self), NULL);
+  return self->reasoning->str;
+}
+
+void
+hz_message_item_set_reasoning (HzMessageItem *self, const char *reasoning)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  set_string (self, self->reasoning, PROP_REASONING, reasoning, FALSE);
+}
+
+void
+hz_message_item_append_reasoning (HzMessageItem *self, const char *reasoning)
+{
+  g_return_if_fail (HZ_IS_MESSAGE_ITEM (self));
+  set_string (self, self->reasoning, PROP_REASONING, reasoning, TRUE);
 }
 
 gboolean
@@ -262,6 +293,9 @@ hz_message_item_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_TEXT:
       g_value_set_string (value, self->text->str);
       break;
+    case PROP_REASONING:
+      g_value_set_string (value, self->reasoning->str);
+      break;
     case PROP_ROLE:
       g_value_set_string (value, hz_role_to_string (self->role));
       break;
@@ -293,6 +327,7 @@ hz_message_item_finalize (GObject *object)
 {
   HzMessageItem *self = HZ_MESSAGE_ITEM (object);
   g_string_free (self->text, TRUE);
+  g_string_free (self->reasoning, TRUE);
   g_free (self->details);
   G_OBJECT_CLASS (hz_message_item_parent_class)->finalize (object);
 }
@@ -308,6 +343,9 @@ hz_message_item_class_init (HzMessageItemClass *klass)
   props[PROP_TEXT] = g_param_spec_string ("text", NULL, NULL, "",
                                           G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
                                           G_PARAM_STATIC_STRINGS);
+  props[PROP_REASONING] = g_param_spec_string ("reasoning", NULL, NULL, "",
+                                               G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+                                               G_PARAM_STATIC_STRINGS);
   props[PROP_ROLE] = g_param_spec_string ("role", NULL, NULL, "user",
                                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   props[PROP_STREAMING] = g_param_spec_boolean ("streaming", NULL, NULL, FALSE,
@@ -335,6 +373,7 @@ static void
 hz_message_item_init (HzMessageItem *self)
 {
   self->text = g_string_new (NULL);
+  self->reasoning = g_string_new (NULL);
   self->n_alts = 1;
   self->tokens_per_s = -1;
 }

@@ -1,7 +1,7 @@
 /* hz-message-item.h — HzMessageItem: one chat message as a list-model item (main thread).
  *
- * The chat view's GListStore holds these; rows bind to the "text" property, so a streamed
- * reply shows up as it grows. The store row it mirrors is `id` (0 = not stored).
+ * The chat view's GListStore holds these; rows bind to the "text" property (and a thinking
+ * model's "reasoning"), so a streamed reply shows up as it grows. The store row it mirrors is `id` (0 = not stored).
  */
 #pragma once
 
@@ -31,6 +31,13 @@ const char *hz_message_item_get_text (HzMessageItem *self);
 void        hz_message_item_set_text (HzMessageItem *self, const char *text);
 /** Append to the text; notifies "text". */
 void        hz_message_item_append_text (HzMessageItem *self, const char *text);
+/** A thinking model's reasoning before the answer ("reasoning" property; never NULL, ""
+ *  when none): shown folded above the text, which is the answer. */
+const char *hz_message_item_get_reasoning (HzMessageItem *self);
+/** Replace the reasoning; notifies "reasoning". */
+void        hz_message_item_set_reasoning (HzMessageItem *self, const char *reasoning);
+/** Append to the reasoning; notifies "reasoning". */
+void        hz_message_item_append_reasoning (HzMessageItem *self, const char *reasoning);
 /** Whether the reply is still streaming in ("streaming" property). */
 gboolean    hz_message_item_get_streaming (HzMessageItem *self);
 /** Set "streaming"; notifies it. */

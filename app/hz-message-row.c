@@ -20,6 +20,9 @@ struct _HzMessageRow {
   GtkLabel       *notice_label;
   GtkLabel       *role_label;
   GtkSpinner     *spinner;
+  GtkExpander    *reasoning_expander;
+  GtkLabel       *reasoning_label;
+  gboolean        thinking;      /* the reasoning streams in (no answer yet): expanded */
   GtkLabel       *text_label;
   HzMarkdownView *markdown;
   GtkWidget      *footer;
@@ -78,6 +81,29 @@ sync_text (HzMessageRow *self)
   gtk_widget_set_visible (GTK_WIDGET (self->markdown), markdown && *text != '\0');
 }
 
+/* A thinking model's reasoning, folded above the answer: "Thinking…" and open while it
+ * streams in, "Reasoning" and folded from the moment the answer starts (and when shown
+ * later); the user may open or fold it at any time after. */
+static void
+sync_reasoning (HzMessageRow *self, gboolean text_changed)
+{
+  HzMessageItem *item = self->item;
+  const char *reasoning = hz_message_item_get_reasoning (item);
+  gboolean thinking = hz_message_item_get_streaming (item) &&
+                      *hz_message_item_get_text (item) == '\0' && *reasoning != '\0';
+
+  gtk_widget_set_visible (GTK_WIDGET (self->reasoning_expander), *reasoning != '\0');
+  if (thinking != self->thinking)
+    {
+      self->thinking = thinking;
+      gtk_expander_set_label (self->reasoning_expander,
+                              thinking ? _("Thinking…") : _("Reasoning"));
+      gtk_expander_set_expanded (self->reasoning_expander, thinking);
+    }
+  if (!text_changed)
+    gtk_label_set_text (self->reasoning_label, reasoning);
+}
+
 /* What a screen reader says for the row: who wrote it and, as its description, the
  * message (a reply as plain text: its Markdown rendered, no `**` read out), busy while a
  * reply is written. (GTK before 4.14 tells AT-SPI about these changes only for rows an
@@ -126,6 +152,7 @@ sync_from_item (HzMessageRow *self)
   int rating = hz_message_item_get_rating (item);
 
   sync_text (self);
+  sync_reasoning (self, FALSE);
   gtk_widget_set_visible (GTK_WIDGET (self->spinner), streaming);
   gtk_spinner_set_spinning (self->spinner, streaming);
   sync_accessible (self);
@@ -182,11 +209,16 @@ on_item_notify (GObject *object, GParamSpec *pspec, gpointer user_data)
         }
     }
 
-  /* A token of a streamed reply: only the text (rendered at the next frame); the rest of
-   * the row stays as it is until the reply ends. */
-  if (strcmp (g_param_spec_get_name (pspec), "text") == 0 &&
-      hz_message_item_get_streaming (self->item))
-    sync_text (self);
+  /* A token of a streamed reply: only the text (rendered at the next frame) or the
+   * reasoning; the rest of the row stays as it is until the reply ends. */
+  const char *name = g_param_spec_get_name (pspec);
+  const gboolean text = strcmp (name, "text") == 0;
+  if ((text || strcmp (name, "reasoning") == 0) && hz_message_item_get_streaming (self->item))
+    {
+      if (text)
+        sync_text (self);
+      sync_reasoning (self, text);
+    }
   else
     sync_from_item (self);
 }
@@ -230,6 +262,10 @@ bind_item (HzMessageRow *self)
   gtk_widget_add_css_class (self->bubble, hz_role_to_string (role));
   gtk_widget_set_halign (self->bubble, role == HZ_ROLE_USER ? GTK_ALIGN_END : GTK_ALIGN_FILL);
   gtk_label_set_text (self->role_label, hz_role_get_display_name (role));
+  /* another message's reasoning starts folded */
+  self->thinking = FALSE;
+  gtk_expander_set_label (self->reasoning_expander, _("Reasoning"));
+  gtk_expander_set_expanded (self->reasoning_expander, FALSE);
   sync_from_item (self);
 }
 
@@ -346,6 +382,8 @@ estimate (HzMessageRow *self, int for_width, int *min_width, int *nat_width, int
   *height += ROW_MARGIN_Y + ROW_CHROME_Y;
   if (hz_message_item_get_context_notice (self->item))
     *height += ROW_MARGIN_Y / 2 + lh;   /* the notice line above the bubble */
+  if (*hz_message_item_get_reasoning (self->item) != '\0')
+    *height += lh + ROW_MARGIN_Y / 2;   /* the folded reasoning's line */
 }
 
 /* (with the template built, its layout manager measures and allocates instead) */
@@ -424,6 +462,8 @@ hz_message_row_class_init (HzMessageRowClass *klass)
   CHILD (notice_label);
   CHILD (role_label);
   CHILD (spinner);
+  CHILD (reasoning_expander);
+  CHILD (reasoning_label);
   CHILD (text_label);
   CHILD (markdown);
   CHILD (footer);

@@ -60,7 +60,7 @@ struct _HzWindow {
   HzStore        *store;
   HzEngineWorker *worker;
   GSettings      *settings;
-  gulong          worker_handlers[10];
+  gulong          worker_handlers[11];
   char           *adapter_error_path; /* the adapter whose failure was last told (toast) */
   gboolean        syncing_model;     /* the model drop-down follows the worker */
   GHashTable     *title_requests;    /* worker title request id -> gint64* conversation */

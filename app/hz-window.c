@@ -400,6 +400,7 @@ item_for_message (HzWindow *self, HzMessage *m, GHashTable *ratings, GHashTable 
     return g_object_ref (self->reply_item);  /* still streaming: keep following it */
 
   HzMessageItem *item = hz_message_item_new (m->id, m->role, m->content);
+  hz_message_item_set_reasoning (item, m->reasoning);
   hz_message_item_set_parent_id (item, m->parent_id);
   if (m->role == HZ_ROLE_ASSISTANT)
     {
@@ -981,9 +982,10 @@ save_reply (HzWindow *self, gint64 n_tokens, double ttft_s, double tokens_per_s)
   self->reply_dirty = FALSE;
   if (self->store == NULL || self->reply_message_id == 0)
     return;
-  if (!hz_store_update_message (self->store, self->reply_message_id,
-                                hz_message_item_get_text (self->reply_item),
-                                n_tokens, ttft_s, tokens_per_s, &error))
+  if (!hz_store_update_reply (self->store, self->reply_message_id,
+                              hz_message_item_get_text (self->reply_item),
+                              hz_message_item_get_reasoning (self->reply_item),
+                              n_tokens, ttft_s, tokens_per_s, &error))
     hz_window_report_store_error (self, error);
 }
 
@@ -1109,6 +1111,27 @@ on_worker_token (HzEngineWorker *worker, guint request, const char *text, guint 
   self->reply_dirty = TRUE;
 }
 
+/* A thinking model's reasoning streams into the reply's folded section (and the store). */
+static void
+on_worker_reasoning (HzEngineWorker *worker, guint request, const char *text,
+                     guint n_generated, HzWindow *self)
+{
+  if (request != self->request_id || self->reply_item == NULL)
+    return;
+  hz_message_item_append_reasoning (self->reply_item, text);
+  self->reply_n_tokens = n_generated;
+  self->reply_dirty = TRUE;
+}
+
+/* Whether the reply has anything to keep: an answer, or reasoning (stopped while the model
+ * was thinking). */
+static gboolean
+reply_has_text (HzMessageItem *reply)
+{
+  return *hz_message_item_get_text (reply) != '\0' ||
+         *hz_message_item_get_reasoning (reply) != '\0';
+}
+
 static void
 on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
                     gpointer stats_ptr, HzWindow *self)
@@ -1147,7 +1170,8 @@ on_worker_finished (HzEngineWorker *worker, guint request, const char *text,
     }
   save_reply (self, stats->n_generated, stats->n_generated ? stats->ttft_seconds : -1, tps);
   save_reply_limits (self);
-  end_reply (self, *text != '\0');  /* stopped before the first word: nothing to keep */
+  /* stopped before the first word: nothing to keep */
+  end_reply (self, reply_has_text (self->reply_item));
 
   announce_reply (self, text);
 }
@@ -1158,7 +1182,7 @@ on_worker_error (HzEngineWorker *worker, guint request, GError *error, HzWindow 
   if (request != self->request_id || self->reply_item == NULL)
     return;
 
-  gboolean has_text = *hz_message_item_get_text (self->reply_item) != '\0';
+  gboolean has_text = reply_has_text (self->reply_item);
   if (has_text)
     save_reply (self, self->reply_n_tokens, NAN, NAN);
   end_reply (self, has_text);
@@ -1712,6 +1736,8 @@ attach_to_app (HzWindow *self, HzApplication *app)
                                                G_CALLBACK (on_worker_adapter_error), self);
   self->worker_handlers[9] = g_signal_connect (self->worker, "trimmed",
                                                G_CALLBACK (on_worker_trimmed), self);
+  self->worker_handlers[10] = g_signal_connect (self->worker, "reasoning",
+                                                G_CALLBACK (on_worker_reasoning), self);
 
   g_settings_bind (self->settings, "window-width", self, "default-width", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
@@ -1874,7 +1900,7 @@ hz_window_dispose (GObject *object)
   if (self->reply_item != NULL)
     {
       save_reply (self, self->reply_n_tokens, NAN, NAN);
-      end_reply (self, *hz_message_item_get_text (self->reply_item) != '\0');
+      end_reply (self, reply_has_text (self->reply_item));
     }
   if (self->app != NULL && self->learner_failed_id != 0)
     g_clear_signal_handler (&self->learner_failed_id, hz_application_get_learner (self->app));

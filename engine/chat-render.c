@@ -11,6 +11,7 @@
 #include <string.h>
 #include "jinja.h"
 #include "model.h"
+#include "reasoning-private.h"
 #include "tokenizer.h"
 
 /* The roles an application may pass: a role is markup (some templates make it a token,
@@ -68,6 +69,9 @@ hz_model_render_chat (const HzModel *m, const HzChatMessage *msgs, gsize n,
                      "system, user, assistant, tool", i + 1, msgs[i].role);
         return NULL;
       }
+  /* earlier replies go to the template without their reasoning, whatever it does */
+  g_autoptr (GPtrArray) stripped = g_ptr_array_new_with_free_func (g_free);
+  msgs = hz_reasoning_strip_messages (m, msgs, n, stripped);
   const GError *parse_error = NULL;
   const HzJinjaTemplate *t = hz_model_get_chat_jinja (m, &parse_error);
   if (parse_error)

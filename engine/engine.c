@@ -634,7 +634,7 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
 
   for (gsize i = 0; i < n_prompt; i++)
     hz_sampler_accept (sampler, prompt[i]);
-  g_autoptr (HzDetokenizer) detok = hz_detokenizer_new (model->tok, FALSE);
+  g_autoptr (HzDetokenizer) detok = hz_detokenizer_new (model->tok, params->special);
   g_autoptr (GString) out = g_string_new (NULL);
   g_autoptr (HzStopScan) scan = hz_stop_scan_new (params->stop_strings);
 
@@ -664,7 +664,10 @@ hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt,
       else if (ctx->tokens->len >= ctx->n_ctx)
         reason = HZ_STOP_CONTEXT_FULL;
 
-      const char *piece = hz_detokenizer_push_final (detok, tok, reason != HZ_STOP_NONE);
+      /* (an end-of-generation token's text is never part of the reply) */
+      const char *piece = reason == HZ_STOP_EOG && params->special
+                            ? hz_detokenizer_flush (detok)
+                            : hz_detokenizer_push_final (detok, tok, reason != HZ_STOP_NONE);
       gboolean hit = FALSE;
       const char *emit = hz_stop_scan_push (scan, piece, reason != HZ_STOP_NONE, &hit);
       if (hit)

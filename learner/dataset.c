@@ -391,11 +391,14 @@ hz_learn_context_tokens (HzModel *model, const GPtrArray *context, int64_t *n, c
 /* Tokens of a reply in `context`: the rest of the full rendering after the prompt
  * rendering (template end-of-turn included, pieces keeping their kinds); plain text + EOS
  * without a template, or when the template's prompt is not a prefix of its full
- * rendering. NULL when the template refuses the conversation. */
+ * rendering. A thinking model's reasoning is never a target: only the answer is
+ * (hz_reasoning_strip(); what the template writes for an answer, e.g. Qwen3's empty
+ * "<think>\n\n</think>\n\n", stays). NULL when the template refuses the conversation. */
 static int32_t *
-reply_tokens (HzModel *model, const GPtrArray *context, const char *reply, int64_t *n,
+reply_tokens (HzModel *model, const GPtrArray *context, const char *raw_reply, int64_t *n,
               GError **error)
 {
+  g_autofree char *reply = hz_reasoning_strip (hz_model_reasoning_format (model), raw_reply, -1);
   g_autoptr (HzPrompt) prompt = render (model, context, NULL, TRUE, error);
   g_autoptr (HzPrompt) full = prompt ? render (model, context, reply, FALSE, error) : NULL;
   if (full == NULL)

@@ -37,7 +37,12 @@
  * template's markup may become control tokens (hz_model_tokenize_prompt): control text in
  * a message or a reply ("<|im_end|>" typed or pasted) is trained on as text, never as a
  * turn boundary. Prompt tokens get
- * target -100 (no loss): only assistant tokens are trained. Examples longer than
+ * target -100 (no loss): only assistant tokens are trained. A thinking model's reasoning
+ * ("<think>…</think>", harmony's analysis channel: engine/reasoning.c, in the model's
+ * format) is never trained on: a target is its reply's answer (hz_reasoning_strip()), and
+ * earlier replies in a context lose theirs as in every prompt (hz_model_render_chat()).
+ * Replies from the store have none (the store keeps it apart from the content, which alone
+ * is redacted); an old stored reply or a JSONL reply may. Examples longer than
  * max_tokens keep their end (the reply) and lose the start of the context; replies alone
  * longer than max_tokens are cut.
  *

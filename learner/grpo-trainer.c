@@ -167,6 +167,7 @@ hz_grpo_trainer_sample (HzGrpoTrainer *t, const int32_t *prompt, int64_t n_promp
   const int64_t max_new = MIN ((int64_t) t->p.max_new_tokens, t->max_tokens - n_prompt);
   const int32_t V = t->llm->hp.n_vocab;
   HzGrpoGroup *g = group_alloc (prompt, n_prompt, G, G * max_new);
+  const gboolean opened = t->model && hz_model_reasoning_opened (t->model, prompt, n_prompt);
   memcpy (t->seq, prompt, sizeof (int32_t) * n_prompt);
   for (int i = 0; i < G; i++)
     {
@@ -190,9 +191,16 @@ hz_grpo_trainer_sample (HzGrpoTrainer *t, const int32_t *prompt, int64_t n_promp
       int32_t *out = g->tokens + g->offsets[i];
       memcpy (out, t->seq + n_prompt, sizeof (int32_t) * nc);
       g->offsets[i + 1] = g->offsets[i] + nc;
+      /* a thinking model's reasoning is not its answer: the reward judges the answer */
+      g_autofree char *answer = NULL;
       if (t->model)
-        g->texts[i] = hz_model_detokenize (t->model, out, nc - (finished ? 1 : 0), FALSE);
-      const HzRewardInput in = { prompt_text, reference, g->texts[i], out, nc, finished };
+        {
+          g->texts[i] = hz_model_detokenize (t->model, out, nc - (finished ? 1 : 0),
+                                             hz_model_reasoning_special (t->model));
+          hz_reasoning_split (hz_model_reasoning_format (t->model), opened, g->texts[i], -1,
+                              NULL, &answer);
+        }
+      const HzRewardInput in = { prompt_text, reference, answer, out, nc, finished };
       g->rewards[i] = hz_reward_score (reward, &in);
     }
   return g;

@@ -70,7 +70,8 @@ typedef struct {
   int32_t *tokens;         /* [offsets[n]] completion tokens back to back */
   int64_t *offsets;        /* [n + 1] */
   double  *rewards;        /* [n] */
-  char   **texts;          /* [n] detokenized completions (NULL entries without tokenizer) */
+  char   **texts;          /* [n] detokenized completions, a thinking model's reasoning
+                            * markers included (NULL entries without tokenizer) */
   /*< private >*/
   double  *logp_old;       /* [offsets[n]] filled at the first iteration */
   double  *logp_ref;       /* [offsets[n]] reference log-probs (beta > 0) */

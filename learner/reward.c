@@ -108,7 +108,8 @@ hz_reward_new_exact (const char *extract, GError **error)
       return NULL;
     }
   g_autofree char *name = g_strdup_printf ("exact%s%s", extract ? ":" : "", extract ? extract : "");
-  return hz_reward_new (name, exact_score, re, (GDestroyNotify) g_regex_unref);
+  /* (without an extractor there is no regex to free) */
+  return hz_reward_new (name, exact_score, re, re ? (GDestroyNotify) g_regex_unref : NULL);
 }
 
 /* ------------------------------------------------------------------ tokens */

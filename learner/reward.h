@@ -27,8 +27,9 @@ G_BEGIN_DECLS
 typedef struct {
   const char    *prompt;      /* the prompt text as given to the trainer (nullable) */
   const char    *reference;   /* the prompt's expected answer, if the task has one (nullable) */
-  const char    *completion;  /* detokenized completion without the end-of-generation token
-                                 (nullable) */
+  const char    *completion;  /* detokenized completion without the end-of-generation token,
+                                 a thinking model's answer only (its reasoning left out:
+                                 engine/reasoning.c) (nullable) */
   const int32_t *tokens;      /* completion token ids, [n_tokens] (EOG token included when
                                  the completion stopped on it) */
   int64_t        n_tokens;

@@ -17,7 +17,7 @@ void
 hz_message_free (HzMessage *msg)
 {
   if (msg)
-    hz_store_free_record (msg, 2, msg->content, msg->model_sha256);
+    hz_store_free_record (msg, 3, msg->content, msg->model_sha256, msg->reasoning);
 }
 
 /* ================================================================= conversations */
@@ -166,7 +166,8 @@ hz_store_delete_conversation (HzStore *store, gint64 id, GError **error)
 
 #define MESSAGE_COLUMNS \
   "id, conversation_id, parent_id, role, content, model_sha256, created_us, updated_us," \
-  " n_tokens, ttft_s, tokens_per_s, complete"
+  " n_tokens, ttft_s, tokens_per_s, complete," \
+  " coalesce ((SELECT reasoning FROM message_reasoning WHERE message_id = messages.id), '')"
 
 static HzMessage *
 message_from_row (sqlite3_stmt *st)
@@ -184,6 +185,7 @@ message_from_row (sqlite3_stmt *st)
   m->ttft_s = hz_store_column_double_or (st, 9, -1.0);
   m->tokens_per_s = hz_store_column_double_or (st, 10, -1.0);
   m->complete = sqlite3_column_int (st, 11) != 0;
+  m->reasoning = hz_store_column_text (st, 12);
   return m;
 }
 
@@ -286,6 +288,14 @@ gboolean
 hz_store_update_message (HzStore *store, gint64 id, const char *content, gint64 n_tokens,
                          double ttft_s, double tokens_per_s, GError **error)
 {
+  return hz_store_update_reply (store, id, content, NULL, n_tokens, ttft_s, tokens_per_s,
+                                error);
+}
+
+gboolean
+hz_store_update_reply (HzStore *store, gint64 id, const char *content, const char *reasoning,
+                       gint64 n_tokens, double ttft_s, double tokens_per_s, GError **error)
+{
   static const char sql[] =
     "UPDATE messages SET content = coalesce (?2, content),"
     "                    n_tokens = coalesce (?3, n_tokens),"
@@ -293,7 +303,15 @@ hz_store_update_message (HzStore *store, gint64 id, const char *content, gint64 
     "                    tokens_per_s = coalesce (?5, tokens_per_s),"
     "                    updated_us = ?6"
     " WHERE id = ?1";
-  if (!hz_store_check_utf8 (content, "the message content", error))
+  static const char set_sql[] =
+    "INSERT INTO message_reasoning (message_id, reasoning) VALUES (?1, ?2)"
+    " ON CONFLICT (message_id) DO UPDATE SET reasoning = excluded.reasoning";
+  static const char clear_sql[] = "DELETE FROM message_reasoning WHERE message_id = ?1";
+  if (!hz_store_check_utf8 (content, "the message content", error) ||
+      !hz_store_check_utf8 (reasoning, "the reasoning", error))
+    return FALSE;
+  sqlite3_stmt *r = NULL;
+  if (reasoning && !(r = hz_store_prepare (store, *reasoning ? set_sql : clear_sql, error)))
     return FALSE;
   sqlite3_stmt *st = hz_store_prepare_write (store, sql, error);
   if (!st)
@@ -308,6 +326,13 @@ hz_store_update_message (HzStore *store, gint64 id, const char *content, gint64 
     sqlite3_bind_double (st, 5, tokens_per_s);
   sqlite3_bind_int64 (st, 6, g_get_real_time ());
   gboolean ok = hz_store_step_write_found (store, st, "updating a message", "message with id", id, error);
+  if (ok && r)
+    {
+      sqlite3_bind_int64 (r, 1, id);
+      if (*reasoning)
+        sqlite3_bind_text (r, 2, reasoning, -1, SQLITE_TRANSIENT);
+      ok = hz_store_step_write (store, r, "storing a reply's reasoning", error);
+    }
   return hz_store_write_end (store, ok, error);
 }
 

@@ -40,7 +40,7 @@ G_BEGIN_DECLS
 
 /** Schema version this library writes and understands (PRAGMA user_version). A file with
  *  a larger user_version is refused with HZ_STORE_ERROR_TOO_NEW. */
-#define HZ_STORE_SCHEMA_VERSION 8
+#define HZ_STORE_SCHEMA_VERSION 9
 
 /** How long one connection waits for another's write lock before HZ_STORE_ERROR_BUSY (ms). */
 #define HZ_STORE_BUSY_TIMEOUT_MS 5000
@@ -102,7 +102,9 @@ typedef struct {
   gint64   parent_id;      /* 0 = none; else a message of the same conversation this one
                               answers/replaces (edits, regenerations) */
   HzRole   role;
-  char    *content;        /* never NULL; UTF-8 */
+  char    *content;        /* never NULL; UTF-8; a reply's answer */
+  char    *reasoning;      /* never NULL; a thinking model's reasoning before the answer
+                              ("" when none; table message_reasoning, schema 9) */
   char    *model_sha256;   /* NULL = unknown / not model-generated; lowercase hex */
   gint64   created_us;     /* Unix microseconds */
   gint64   updated_us;     /* Unix microseconds; bumped by every update */
@@ -252,6 +254,19 @@ gboolean hz_store_update_message (HzStore    *store,
                                   double      ttft_s,
                                   double      tokens_per_s,
                                   GError    **error);
+
+/** As hz_store_update_message(), also setting the reply's reasoning part (kept apart from
+ *  its content, which is the answer: HzMessage.reasoning) in the same transaction:
+ *  `reasoning` NULL keeps it, "" removes it. Errors: those of hz_store_update_message()
+ *  (_INVALID also for bad UTF-8 in `reasoning`). */
+gboolean hz_store_update_reply (HzStore    *store,
+                                gint64      id,
+                                const char *content,
+                                const char *reasoning,
+                                gint64      n_tokens,
+                                double      ttft_s,
+                                double      tokens_per_s,
+                                GError    **error);
 
 /** Mark a streamed message complete (complete = 1, updated_us = now).
  *  HZ_STORE_ERROR_NOT_FOUND if absent. */

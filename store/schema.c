@@ -200,6 +200,17 @@ static const char migration_8[] =
   "  subject TEXT    NOT NULL CHECK (length (subject) > 0)"
   ");";
 
+/* v9: the reasoning part of a thinking model's reply (issue 23: "<think>…</think>", harmony's
+ * analysis channel), kept apart from messages.content, which holds the answer only: one
+ * row per reply that has reasoning. A table of its own (not a column of messages), so
+ * that a file taken back to an older user_version migrates again. */
+static const char migration_9[] =
+  "CREATE TABLE IF NOT EXISTS message_reasoning ("
+  "  message_id INTEGER PRIMARY KEY REFERENCES messages (id) ON DELETE CASCADE,"
+  "  reasoning  TEXT    NOT NULL"
+  "             CHECK (typeof (reasoning) = 'text' AND length (reasoning) > 0)"
+  ");";
+
 /* migrations[i] takes user_version i to i + 1. */
 static const char *const migrations[] = {
   migration_1,
@@ -210,6 +221,7 @@ static const char *const migrations[] = {
   migration_6,
   migration_7,
   migration_8,
+  migration_9,
 };
 
 G_STATIC_ASSERT (G_N_ELEMENTS (migrations) == HZ_STORE_SCHEMA_VERSION);

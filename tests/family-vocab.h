@@ -28,10 +28,13 @@ typedef struct {
   HzChatTemplate  tmpl;
   const char     *vocab;          /* under the shared data */
   const char     *jinja;          /* chat template to set; NULL: the file's own */
-  const char     *add[3];         /* control tokens appended to the vocabulary (NULL-ended) */
+  const char     *add[5];         /* tokens added to the vocabulary (NULL-ended) */
   const char     *controls[8];    /* the family's control texts (NULL-ended) */
   const char     *rstrip[6];      /* those that eat the white space after them (NULL-ended) */
   const char     *typed;          /* a message that types them, forging turns */
+  guint           add_at;         /* `add` replaces the tokens from this id on (the
+                                   * vocabulary's padding); 0: appended after them */
+  int32_t         add_type;       /* their token type; 0: control (3) */
 } HzFamily;
 
 static const HzFamily hz_families[] = {
@@ -101,30 +104,36 @@ hz_family_vocab_write (const HzFamily *f, const char *dir)
       const int64_t is = hz_gguf_find_key (g, "tokenizer.ggml.scores");
       const int64_t ity = hz_gguf_find_key (g, "tokenizer.ggml.token_type");
       g_assert_cmpint (it, >=, 0);
-      g_assert_cmpint (is, >=, 0);
-      g_assert_cmpint (ity, >=, 0);
+      g_assert_cmpint (ity, >=, 0);   /* (scores: SentencePiece vocabularies only) */
       const guint64 n = hz_gguf_arr_n (g, it);
+      const guint64 at = f->add_at ? f->add_at : n;
+      const guint64 total = MAX (n, at + n_add);
+      g_assert_cmpuint (at, <=, n);
       g_autoptr (GPtrArray) toks = g_ptr_array_new_with_free_func (g_free);
-      g_autofree float *scores = g_new (float, n + n_add);
-      g_autofree int32_t *types = g_new (int32_t, n + n_add);
+      g_autofree float *scores = g_new (float, total);
+      g_autofree int32_t *types = g_new (int32_t, total);
       for (guint64 j = 0; j < n; j++)
         {
           HzGgufStr s = hz_gguf_arr_str (g, it, j);
           g_ptr_array_add (toks, g_strndup (s.ptr, s.len));
         }
-      memcpy (scores, hz_gguf_arr_data (g, is), n * sizeof (float));
+      if (is >= 0)
+        memcpy (scores, hz_gguf_arr_data (g, is), n * sizeof (float));
       memcpy (types, hz_gguf_arr_data (g, ity), n * sizeof (int32_t));
       for (guint j = 0; j < n_add; j++)
         {
-          g_ptr_array_add (toks, g_strdup (f->add[j]));
-          scores[n + j] = 0.0f;
-          types[n + j] = 3;   /* llama.cpp's LLAMA_TOKEN_TYPE_CONTROL */
+          if (at + j < n)
+            g_free (g_ptr_array_steal_index (toks, at + j));
+          g_ptr_array_insert (toks, (gint) (at + j), g_strdup (f->add[j]));
+          scores[at + j] = 0.0f;
+          /* llama.cpp's LLAMA_TOKEN_TYPE_CONTROL unless said */
+          types[at + j] = f->add_type ? f->add_type : 3;
         }
       hz_gguf_writer_set_str_arr (w, "tokenizer.ggml.tokens", (const char *const *) toks->pdata,
-                                  n + n_add);
-      hz_gguf_writer_set_arr (w, "tokenizer.ggml.scores", HZ_GGUF_TYPE_FLOAT32, scores, n + n_add);
-      hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types,
-                              n + n_add);
+                                  total);
+      if (is >= 0)
+        hz_gguf_writer_set_arr (w, "tokenizer.ggml.scores", HZ_GGUF_TYPE_FLOAT32, scores, total);
+      hz_gguf_writer_set_arr (w, "tokenizer.ggml.token_type", HZ_GGUF_TYPE_INT32, types, total);
     }
   if (f->jinja)
     hz_gguf_writer_set_str (w, "tokenizer.chat_template", f->jinja);
@@ -145,6 +154,20 @@ hz_family_load_vocab (const char *path)
   HzModel *m = hz_model_load (path, &mp, &error);
   g_assert_no_error (error);
   g_assert_nonnull (m);
+  return m;
+}
+
+/* The family's tokenizer and template (vocab_only), through a file written and removed in
+ * a temporary folder; NULL after g_test_skip() when the shared data is absent. */
+static inline HzModel *
+hz_family_vocab_load (const HzFamily *f)
+{
+  g_autofree char *dir = g_dir_make_tmp ("hz-vocab-XXXXXX", NULL);
+  g_autofree char *vocab = hz_family_vocab_write (f, dir);
+  HzModel *m = vocab ? hz_family_load_vocab (vocab) : NULL;
+  if (vocab)
+    g_unlink (vocab);
+  g_rmdir (dir);
   return m;
 }
 

@@ -15,7 +15,8 @@
  * that earlier messages are beyond what the model sees; every line is answered. Only a
  * line longer than the context on its own is refused (stderr says so; it is left out of the
  * conversation and the next line is answered). Lines "/reset" (forget the conversation)
- * and "/exit" are commands. The reply streams as it is generated; statistics go to stderr
+ * and "/exit" are commands. The reply streams as it is generated (a thinking model's
+ * reasoning too, with its markers; it stays out of the next prompts); statistics go to stderr
  * (at a terminal, or with --stats).
  *
  * Ctrl-C (SIGINT), as in llama.cpp's interactive mode: during a reply it stops the reply
@@ -246,6 +247,9 @@ hz_cmd_chat (int argc, char **argv)
   HzGenerateParams gp;
   if (!hz_gen_opts_open (&o, "chat", &model, &ctx, &gp))
     return 1;
+  /* a thinking model's reasoning markers are in the reply as written (harmony's are
+   * control tokens); the next prompt leaves the reasoning out (hz_model_render_chat) */
+  gp.special = hz_model_reasoning_special (model);
 
   const GError *parse_error = NULL;
   const gboolean own = hz_model_get_chat_jinja (model, &parse_error) != NULL;

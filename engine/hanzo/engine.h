@@ -210,6 +210,9 @@ HzPrompt *hz_chat_template_render (HzChatTemplate t, const HzChatMessage *msgs, 
  *  BOS the tokenizer adds before it is then dropped (hz_model_tokenize_prompt()). A GGUF
  *  without a template uses the built-in renderer of hz_model_chat_template()
  *  (hz_chat_template_render()), said once per model with g_message().
+ *  An assistant message's content goes to the template without its reasoning part
+ *  (hz_reasoning_strip() in hz_model_reasoning_format()), so no turn carries an earlier
+ *  reply's reasoning, whichever template renders it.
  *  Roles: NULL ("user") or one of "system", "user", "assistant", "tool" (roles are markup,
  *  so no other text may be one). Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT (another role);
  *  HZ_JINJA_ERROR (jinja.h) when the template does not parse or raises (e.g. "TemplateError:
@@ -368,6 +371,11 @@ typedef struct {
   int32_t n_predict;                 /* max new tokens; <0: until EOG or context full */
   const char *const *stop_strings;   /* NULL-terminated, may be NULL */
   gboolean ignore_eog;               /* keep going past EOS (benchmarks, golden tests) */
+  gboolean special;                  /* control tokens are in the text as their texts (as
+                                      * llama_token_to_piece(special = true)), except an
+                                      * end-of-generation token that stops the reply: for
+                                      * replies whose reasoning markers are control tokens
+                                      * (hz_model_reasoning_special()) */
 } HzGenerateParams;
 
 void hz_generate_params_init (HzGenerateParams *p);
@@ -398,5 +406,88 @@ char *hz_context_generate (HzContext *ctx, const HzToken *prompt, gsize n_prompt
                            const HzGenerateParams *params, HzTokenFunc func,
                            gpointer user_data, GCancellable *cancellable,
                            GArray *out_tokens, HzGenerateStats *stats, GError **error);
+
+/* -------------------------------------------------------------- reasoning */
+
+/** How a thinking model writes a reply's reasoning apart from its answer (engine/reasoning.c). */
+typedef enum {
+  HZ_REASONING_NONE = 0,       /* no reasoning part: the reply is the answer */
+  HZ_REASONING_THINK,          /* "<think>…</think>" before the answer: Qwen3, QwQ,
+                                * DeepSeek-R1 and V3.1+, GLM-4.5+, MiniMax-M2, Kimi-K2
+                                * Thinking, SmolLM3, Nemotron, Granite 3.3, ... */
+  HZ_REASONING_SEED_THINK,     /* "<seed:think>…</seed:think>": ByteDance Seed-OSS */
+  HZ_REASONING_BRACKET_THINK,  /* "[THINK]…[/THINK]": Mistral's Magistral and Ministral
+                                * Reasoning */
+  HZ_REASONING_HARMONY,        /* OpenAI harmony (gpt-oss): messages "<|channel|>analysis
+                                * <|message|>…<|end|>" are reasoning, the text of
+                                * "<|start|>assistant<|channel|>final<|message|>…" (and
+                                * of any channel but analysis) is the answer */
+} HzReasoningFormat;
+
+/** A short name of `f` ("none", "think", "seed-think", "bracket-think", "harmony"), static. */
+const char *hz_reasoning_format_name (HzReasoningFormat f);
+/** The format a Jinja chat template (NULL: none) writes: HARMONY when it mentions
+ *  "<|channel|>"; else the tag format whose closing tag it mentions ("</think>", ...: a
+ *  template that renders or parses earlier turns' reasoning names it); else NONE.
+ *  Thread-safe. */
+HzReasoningFormat hz_reasoning_format_from_template (const char *chat_template);
+/** The format of the model's replies: its tokenizer.chat_template's
+ *  (hz_reasoning_format_from_template()), or, when that says NONE, the format whose
+ *  markers are all tokens of the vocabulary ("<|channel|>" and "<|message|>"; an opening
+ *  and a closing tag). Thread-safe. */
+HzReasoningFormat hz_model_reasoning_format (const HzModel *m);
+/** TRUE when a marker of the model's format is a control token of its vocabulary (all of
+ *  harmony's are; "<think>" is a user-defined token in Qwen3's and shows as text): its
+ *  replies must then be generated with HzGenerateParams.special for the markers to be in
+ *  the text the splitter reads. Thread-safe. */
+gboolean hz_model_reasoning_special (const HzModel *m);
+/** TRUE when the prompt text (len < 0: NUL-terminated) ends with the opening tag of `f`,
+ *  white space aside: the template's generation prompt opened the reasoning (QwQ's and
+ *  DeepSeek-R1's "<think>\n"), so the reply starts inside it. Qwen3's "<think>\n\n
+ *  </think>\n\n" (thinking off) does not. Always FALSE for NONE and HARMONY. */
+gboolean hz_reasoning_prompt_opens (HzReasoningFormat f, const char *prompt, gssize len);
+/** hz_reasoning_prompt_opens() for the model's format and the last tokens of a prompt
+ *  (detokenized with their control tokens). Thread-safe. */
+gboolean hz_model_reasoning_opened (const HzModel *m, const HzToken *prompt, gsize n);
+
+/** A streaming splitter: fed a reply in pieces (token texts as they come, cut anywhere,
+ *  even inside a tag or a UTF-8 character), it appends to `reasoning` and `answer` the
+ *  bytes it has decided, holding back only what could still begin a marker and the white
+ *  space around the reasoning. The reasoning is the text inside the tags (or of the
+ *  analysis messages) without the white space at its ends; the answer is what follows,
+ *  without the white space before it. Tags count only at the start of the reply (white
+ *  space aside) — an answer that mentions "<think>" keeps it — unless the prompt `opened`
+ *  them (hz_model_reasoning_opened()): then the reply is reasoning up to the closing tag
+ *  (an opening tag written again is dropped), and a reply cut off before it is all
+ *  reasoning. Harmony: every message's header is markup and dropped; a reply that does not
+ *  start with "<|" is all answer. The parts fed piecewise are the same, byte for byte, as
+ *  those of the whole text (hz_reasoning_split()); the answer of pieces that are whole
+ *  UTF-8 characters comes out in whole characters. Plain data, one thread at a time. */
+typedef struct _HzReasoningStream HzReasoningStream;
+HzReasoningStream *hz_reasoning_stream_new (HzReasoningFormat format, gboolean opened);
+void     hz_reasoning_stream_free (HzReasoningStream *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzReasoningStream, hz_reasoning_stream_free)
+/** Feed `len` bytes of `piece` (len < 0: NUL-terminated; NULL: nothing); the bytes decided
+ *  now are appended to `reasoning` and `answer`. */
+void     hz_reasoning_stream_push (HzReasoningStream *s, const char *piece, gssize len,
+                                   GString *reasoning, GString *answer);
+/** The reply is complete (or was cut off): append what was held back. Held white space
+ *  and an unfinished closing tag at the end of the reasoning are dropped. */
+void     hz_reasoning_stream_finish (HzReasoningStream *s, GString *reasoning, GString *answer);
+/** TRUE while the text fed so far ends inside the reasoning (what a UI shows as
+ *  "Thinking…"). */
+gboolean hz_reasoning_stream_in_reasoning (const HzReasoningStream *s);
+
+/** Split a whole reply (len < 0: NUL-terminated) as the stream does: the reasoning and the
+ *  answer as new strings (either pointer nullable; g_free). */
+void  hz_reasoning_split (HzReasoningFormat format, gboolean opened, const char *text,
+                          gssize len, char **reasoning, char **answer);
+/** The answer of a stored reply (g_free): its reasoning left out, as the templates that do
+ *  it read earlier turns: a leading tagged part, or — for a text with a closing tag and no
+ *  opening tag before it (its prompt had opened the tag) — what precedes the closing tag;
+ *  harmony markup and analysis messages. A text without markers is returned as it is.
+ *  hz_model_render_chat() applies this to every assistant message, so the next prompt
+ *  never carries an earlier reply's reasoning, whatever the template does. */
+char *hz_reasoning_strip (HzReasoningFormat format, const char *text, gssize len);
 
 G_END_DECLS

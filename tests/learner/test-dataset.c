@@ -17,6 +17,7 @@
 #include "hz-test-util.h"
 #include "family-vocab.h"
 #include "jinja.h"
+#include "thinking-model.h"
 
 static char *
 write_tmp (const char *name, const char *text)
@@ -254,14 +255,10 @@ static void
 test_tokenize_typed_controls (gconstpointer data)
 {
   const HzFamily *f = data;
-  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
-  g_autofree char *vocab = hz_family_vocab_write (f, dir);
-  if (vocab == NULL)
+  g_autoptr (HzModel) model = hz_family_vocab_load (f);
+  if (model == NULL)
     return;
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
-  g_unlink (vocab);
-  g_rmdir (dir);
 
   /* {"messages": [system, user, assistant]} and {"prompt", "chosen", "rejected"} */
   g_autoptr (JsonBuilder) b = json_builder_new ();
@@ -362,14 +359,10 @@ test_tokenize_template_refuses (void)
     "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
     "{% endif %}{% for m in messages %}<start_of_turn>{{ m['role'] }}\n{{ m['content'] }}"
     "<end_of_turn>\n{% endfor %}", { NULL }, { NULL }, { NULL }, "" };
-  g_autofree char *dir = g_dir_make_tmp ("hz-dataset-XXXXXX", NULL);
-  g_autofree char *vocab = hz_family_vocab_write (&refusing, dir);
-  if (vocab == NULL)
+  g_autoptr (HzModel) model = hz_family_vocab_load (&refusing);
+  if (model == NULL)
     return;
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_family_load_vocab (vocab);
-  g_unlink (vocab);
-  g_rmdir (dir);
   g_autofree char *path = write_tmp ("refused.jsonl",
     "{\"prompt\": \"hi\", \"response\": \"hello\"}\n"
     "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
@@ -386,6 +379,83 @@ test_tokenize_template_refuses (void)
   g_test_message ("%s", error->message);
 }
 
+/* The reply tokens of example `e` (those with a target) as text, control tokens included. */
+static char *
+target_text (HzModel *model, const HzSftExample *e)
+{
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (int32_t));
+  for (int64_t k = 0; k < e->n; k++)
+    if (e->targets[k] >= 0)
+      g_array_append_val (ids, e->targets[k]);
+  return hz_model_detokenize (model, (const HzToken *) (void *) ids->data, ids->len, TRUE);
+}
+
+/* A thinking model's reasoning is never trained on (issue 23): with Qwen3's vocabulary and
+ * template, replies written with "<think>…</think>" give targets that are their answers
+ * as the template writes an answer (its empty "<think>\n\n</think>\n\n" for thinking
+ * off, then the answer and the end of turn), and no example's input holds an earlier
+ * reply's reasoning; the same for a preference pair (GRPO). The template alone would have
+ * put the reasoning into the reply's part. */
+static void
+test_tokenize_no_reasoning (void)
+{
+  g_autofree char *src = hz_test_source_file (QWEN3_TEMPLATE);
+  g_autoptr (HzModel) model = hz_qwen3_vocab_load (src);
+  if (model == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_assert_cmpint (hz_model_reasoning_format (model), ==, HZ_REASONING_THINK);
+
+  static const char conversation[] =
+    "{\"messages\": [{\"role\": \"user\", \"content\": \"What is 2+2?\"}, "
+    "{\"role\": \"assistant\", \"content\": \"<think>\\nSECRET one\\n</think>\\n\\n4\"}, "
+    "{\"role\": \"user\", \"content\": \"And 3+3?\"}, "
+    "{\"role\": \"assistant\", \"content\": \"<think>\\nSECRET two\\n</think>\\n\\n6\"}]}";
+  g_autofree char *all = g_strdup_printf ("%s\n{\"prompt\": \"Pick\", \"chosen\": "
+                                          "\"<think>SECRET three</think>good\", "
+                                          "\"rejected\": \"bad\"}\n", conversation);
+  g_autofree char *path = write_tmp ("thinking.jsonl", all);
+  g_autoptr (HzLearnDataset) d = hz_learn_dataset_new ();
+  g_assert_true (hz_learn_dataset_load_jsonl (d, path, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (d->records->len, ==, 2);
+
+  /* before: Qwen3's template itself writes the last reply's reasoning into it */
+  g_autoptr (HzJinjaTemplate) t = hz_jinja_template_new (src, -1, &error);
+  g_autoptr (JsonParser) jp = json_parser_new ();
+  g_assert_true (json_parser_load_from_data (jp, conversation, -1, &error));
+  g_autofree char *raw = hz_jinja_template_render (t, json_node_get_object (
+                                                     json_parser_get_root (jp)), NULL, NULL,
+                                                   &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (strstr (raw, "SECRET two"));
+
+  g_autoptr (HzLearnTokenized) tok = hz_learn_dataset_tokenize (d, model, 4096, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tok->examples->len, ==, 2);
+  const char *const want[] = { "<think>\n\n</think>\n\n4<|im_end|>\n",
+                               "<think>\n\n</think>\n\n6<|im_end|>\n" };
+  for (guint i = 0; i < 2; i++)
+    {
+      const HzSftExample *e = &g_array_index (tok->examples, HzSftExample, i);
+      g_autofree char *target = target_text (model, e);
+      g_autofree char *input = hz_model_detokenize (model, e->tokens, e->n, TRUE);
+      g_test_message ("example %u: target %s", i + 1, target);
+      g_assert_cmpstr (target, ==, want[i]);
+      g_assert_null (strstr (input, "SECRET"));
+    }
+  g_autoptr (GPtrArray) groups = hz_learn_dataset_feedback_groups (d, model, 4096, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (groups->len, ==, 1);
+  const HzGrpoGroup *g = groups->pdata[0];
+  for (int i = 0; i < g->n; i++)
+    {
+      g_autofree char *text = hz_model_detokenize (model, g->tokens + g->offsets[i],
+                                                   g->offsets[i + 1] - g->offsets[i], TRUE);
+      g_assert_null (strstr (text, "SECRET"));
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -395,6 +465,7 @@ main (int argc, char **argv)
   g_test_add_func ("/learner/dataset/store-privacy", test_store_privacy);
   g_test_add_func ("/learner/dataset/split", test_split);
   g_test_add_func ("/learner/dataset/tokenize-masks-prompt", test_tokenize_masks_prompt);
+  g_test_add_func ("/learner/dataset/no-reasoning-in-targets", test_tokenize_no_reasoning);
   for (guint i = 0; i < G_N_ELEMENTS (hz_families); i++)
     {
       g_autofree char *name = g_strdup_printf ("/learner/dataset/typed-controls/%s",

@@ -9,6 +9,7 @@
 #include "hanzo/engine.h"
 #include "grpo-trainer.h"
 #include "hz-test-util.h"
+#include "thinking-model.h"
 #include "tiny-llama.h"
 
 static void
@@ -236,11 +237,56 @@ test_learns_stories260k (void)
     g_free (prompts[i]);
 }
 
+/* A thinking model's completions are rewarded for their answers (issue 23): the scripted
+ * Qwen3 model (tests/thinking-model.h) writes "<think>Let me think</think>\n\nHello!";
+ * an exact-answer reward sees "Hello!", while the completion's text keeps the reasoning. */
+static void
+test_reward_sees_answer (void)
+{
+  static const char *const script[] = { "<think>", "Let", " me", " think", "</think>", "\n\n",
+                                        "Hello", "!", NULL };
+  g_autofree char *dir = g_dir_make_tmp ("hz-grpo-XXXXXX", NULL);
+  g_autofree char *src = hz_test_source_file (QWEN3_TEMPLATE);
+  g_autofree char *path = hz_scripted_model_write (dir, "scripted", src, "\n", script);
+  if (path == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_unlink (path);
+  g_rmdir (dir);
+  const HzChatMessage msgs[] = { { "user", "Say hello" } };
+  HzChatFit fit;
+  g_autofree HzToken *prompt = hz_model_fit_chat (model, msgs, 1, 256, 0, &fit, &error);
+  g_assert_no_error (error);
+  HzLoraConfig cfg;
+  hz_lora_config_init (&cfg);
+  g_autoptr (HzLora) lora = hz_lora_new (&hz_model_get_llm (model)->hp, &cfg, &error);
+  g_assert_no_error (error);
+  hz_lora_init_peft (lora, 1);   /* B = 0: the base model's completions */
+  HzGrpoTrainerParams p;
+  hz_grpo_trainer_params_init (&p);
+  p.group_size = 2;
+  p.max_new_tokens = 16;
+  g_autoptr (HzGrpoTrainer) t = hz_grpo_trainer_new (hz_model_get_llm (model), model, lora, &p,
+                                                      fit.n_tokens + p.max_new_tokens);
+  g_autoptr (HzReward) exact = hz_reward_new_exact (NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzGrpoGroup) g = hz_grpo_trainer_sample (t, prompt, fit.n_tokens, "Say hello",
+                                                      "Hello!", exact);
+  for (int i = 0; i < g->n; i++)
+    {
+      g_assert_cmpstr (g->texts[i], ==, "<think>Let me think</think>\n\nHello!");
+      g_assert_cmpfloat (g->rewards[i], ==, 1.0);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/learner/grpo-trainer/rewards", test_rewards);
+  g_test_add_func ("/learner/grpo-trainer/reward-sees-answer", test_reward_sees_answer);
   g_test_add_func ("/learner/grpo-trainer/gradient-grpo", test_gradient_grpo);
   g_test_add_func ("/learner/grpo-trainer/gradient-dapo", test_gradient_dapo);
   g_test_add_func ("/learner/grpo-trainer/learns-tiny", test_learns_tiny);

@@ -93,3 +93,24 @@ st_pid_holds_lock (const char *pid, guint64 ino)
     }
   return FALSE;
 }
+
+/* A file at an older schema, for the migration tests: a new store at `path` with one
+ * conversation (*conv) holding a question and its reply `answer` (*reply), then taken back
+ * to `version` by `undo` (SQL that drops what the later migrations add). */
+static inline void
+st_write_old_file (const char *path, int version, const char *undo, const char *answer,
+                   gint64 *conv, gint64 *reply)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzStore) store = st_open (path);
+  *conv = hz_store_create_conversation (store, "old", NULL, NULL, &error);
+  gint64 user = hz_store_append_message (store, *conv, 0, HZ_ROLE_USER, "an old question",
+                                         NULL, TRUE, &error);
+  *reply = hz_store_append_message (store, *conv, user, HZ_ROLE_ASSISTANT, answer, NULL, TRUE,
+                                    &error);
+  g_assert_no_error (error);
+  g_autofree char *sql = g_strdup_printf ("BEGIN; %s PRAGMA user_version = %d; COMMIT;", undo,
+                                          version);
+  g_assert_true (hz_store_exec (store, sql, &error));
+  g_assert_no_error (error);
+}

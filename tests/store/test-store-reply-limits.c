@@ -85,19 +85,8 @@ test_migrate_from_v6 (void)
   g_autofree char *path = st_tmp_path ("v6.db");
   gint64 conv, reply;
   g_autoptr (GError) error = NULL;
-  {
-    g_autoptr (HzStore) store = st_open (path);
-    conv = hz_store_create_conversation (store, "old", NULL, NULL, &error);
-    gint64 user = hz_store_append_message (store, conv, 0, HZ_ROLE_USER, "an old question",
-                                           NULL, TRUE, &error);
-    reply = hz_store_append_message (store, conv, user, HZ_ROLE_ASSISTANT, "an old answer",
-                                     NULL, TRUE, &error);
-    g_assert_no_error (error);
-    /* back to schema 6: the table migration 7 adds is gone */
-    g_assert_true (hz_store_exec (store,
-      "BEGIN; DROP TABLE message_limits; PRAGMA user_version = 6; COMMIT;", &error));
-    g_assert_no_error (error);
-  }
+  /* back to schema 6: the table migration 7 adds is gone */
+  st_write_old_file (path, 6, "DROP TABLE message_limits;", "an old answer", &conv, &reply);
   g_autoptr (HzStore) store = st_open (path);
   g_assert_cmpint (hz_store_get_schema_version (store), ==, HZ_STORE_SCHEMA_VERSION);
   g_assert_cmpint (st_query_int (store, "PRAGMA user_version"), ==, HZ_STORE_SCHEMA_VERSION);

@@ -10,12 +10,16 @@
  *  - the model's own Jinja template renders the prompt: Qwen2.5's adds its default system
  *    turn ("hi": 30 prompt tokens, not the built-in ChatML's 9); a template that does not
  *    parse ends the session with its error (no fallback); a GGUF without a template says
- *    once that it runs as plain completion. */
+ *    once that it runs as plain completion;
+ *  - a thinking model (tests/thinking-model.h, with Qwen2.5's template, which would keep an
+ *    earlier reply's reasoning): its replies stream with their reasoning, and the second
+ *    prompt has the tokens of the conversation with the first reply's answer alone. */
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
 #include "../family-vocab.h"
+#include "../thinking-model.h"
 #include "hanzo-cli-run.h"
 
 static char *tmp_dir;
@@ -174,6 +178,38 @@ test_own_template (void)
   g_unlink (broken);
 }
 
+static void
+test_thinking (void)
+{
+  static const char *const script[] = { "<think>", "Let", " me", " think", "</think>", "\n\n",
+                                        "Hello", "!", NULL };
+  g_autofree char *q25 = hz_test_shared_path ("chat-templates/templates/"
+                                              "Qwen-Qwen2.5-7B-Instruct.jinja");
+  if (q25 == NULL)
+    return;
+  g_autofree char *src = hz_test_source_file (q25);
+  g_autofree char *model = hz_scripted_model_write (tmp_dir, "thinking", src, "\n", script);
+  g_auto (HzCliRun) r = { 0 };
+  static const char input[] = "Hi there\nAnd now?\n";
+  hz_cli_run (&r, input, strlen (input), (const char *const[]) {
+                "chat", "-m", model, "--stats", "--threads", "1", NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpuint (count (r.out, "<think>Let me think</think>\n\nHello!"), ==, 2);
+  g_autoptr (GArray) got = prompt_sizes (r.err);
+  g_assert_cmpuint (got->len, ==, 2);
+  g_autoptr (HzModel) vocab = hz_family_load_vocab (model);
+  const HzChatMessage answer[] = { { "user", "Hi there" }, { "assistant", "Hello!" },
+                                   { "user", "And now?" } };
+  HzChatFit fit;
+  g_autoptr (GError) error = NULL;
+  g_autofree HzToken *ids = hz_model_fit_chat (vocab, answer, 3, 4096, 0, &fit, &error);
+  g_assert_no_error (error);
+  g_test_message ("second prompt: %u tokens; the conversation with the answer alone: %"
+                  G_GSIZE_FORMAT, g_array_index (got, guint, 1), fit.n_tokens);
+  g_assert_cmpuint (g_array_index (got, guint, 1), ==, fit.n_tokens);
+  g_unlink (model);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -187,6 +223,7 @@ main (int argc, char **argv)
   g_test_add_func ("/hanzo-chat-prompt/long-piped", test_long_piped);
   g_test_add_func ("/hanzo-chat-prompt/line-too-long", test_line_too_long);
   g_test_add_func ("/hanzo-chat-prompt/own-template", test_own_template);
+  g_test_add_func ("/hanzo-chat-prompt/thinking", test_thinking);
   int rc = g_test_run ();
   g_rmdir (tmp_dir);
   g_free (tmp_dir);

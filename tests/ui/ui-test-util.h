@@ -127,6 +127,12 @@ hz_ui_on_activate (GApplication *app, HzUiRun *run)
   g_idle_add_once (hz_ui_run_script, run);
 }
 
+static inline gboolean
+hz_ui_no_app (gpointer data)
+{
+  return g_application_get_default () == NULL;
+}
+
 /** Run the real app with `args` (NULL-terminated, without argv[0]); `script` is called
  *  once its window is shown and must not quit the app itself. Asserts a clean exit. */
 static inline void
@@ -134,6 +140,10 @@ hz_ui_run_app (const char *const *args, HzUiScript script, gpointer data)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   HzUiRun run = { script, data, FALSE, FALSE };
+
+  /* an app run before may still be held by a task of its own that ends in the main loop
+   * (the model file's hash, cancelled at quit): the new one must become the default */
+  g_assert_true (hz_ui_wait_for (hz_ui_no_app, NULL, 30));
 
   g_ptr_array_add (argv, (gpointer) "hanzo-desktop");
   for (; args && *args; args++)
