@@ -16,6 +16,7 @@
 
 #include <string.h>
 #include "server-guard.h"
+#include "server-log.h"
 #include "server-reply.h"
 
 typedef struct {
@@ -72,23 +73,11 @@ job_unref (gpointer p)
   g_free (job);
 }
 
-static void
-say (Job *job, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-
-static void
-say (Job *job, const char *fmt, ...)
-{
-  if (job->env.log == NULL)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *rest = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  g_autofree char *line = g_strdup_printf ("%s %s %s: %s", job->id,
-                                           job->req->kind == HZ_API_CHAT ? "chat" : "completion",
-                                           job->req->model, rest);
-  job->env.log (line, job->env.log_data);
-}
+/* A log line about this job: "ID KIND MODEL: ...". */
+#define say(job, fmt, ...)                                                                 \
+  hz_server_say ((job)->env.log, (job)->env.log_data, "%s %s %s: " fmt, (job)->id,          \
+                 (job)->req->kind == HZ_API_CHAT ? "chat" : "completion", (job)->req->model, \
+                 __VA_ARGS__)
 
 static const char *
 finish_reason (HzStopReason r)

@@ -1,5 +1,6 @@
 /* server/server-models.c — models on demand (server-models.h). */
 #include "server-models.h"
+#include "server-log.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -40,21 +41,6 @@ struct _HzModels {
 };
 
 static void
-say (HzModels *models, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-
-static void
-say (HzModels *models, const char *fmt, ...)
-{
-  if (models->log == NULL)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *line = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  models->log (line, models->log_data);
-}
-
-static void
 slot_free (HzModelSlot *slot)
 {
   g_free (slot->name);
@@ -87,7 +73,8 @@ on_idle_timer (gpointer user_data)
         now - slot->last_used >= (gint64) models->idle_unload_s * G_USEC_PER_SEC)
       {
         slot_unload (models, slot);
-        say (models, "model %s unloaded after %u s unused", slot->name, models->idle_unload_s);
+        hz_server_say (models->log, models->log_data, "model %s unloaded after %u s unused",
+                       slot->name, models->idle_unload_s);
       }
   return G_SOURCE_CONTINUE;
 }
@@ -296,13 +283,15 @@ load_done (GObject *source, GAsyncResult *res, gpointer user_data)
       slot->model = g_steal_pointer (&ld->model);
       slot->serve = g_steal_pointer (&ld->serve);
       slot->state = SLOT_LOADED;
-      say (models, "model %s loaded in %.2f s (%s, %s)", slot->name, ld->seconds,
-            hz_model_arch (slot->model), hz_model_type_name (slot->model));
+      hz_server_say (models->log, models->log_data, "model %s loaded in %.2f s (%s, %s)",
+                     slot->name, ld->seconds, hz_model_arch (slot->model),
+                     hz_model_type_name (slot->model));
     }
   else
     {
       slot->state = SLOT_UNLOADED;
-      say (models, "model %s: cannot load '%s': %s", slot->name, slot->path, error->message);
+      hz_server_say (models->log, models->log_data, "model %s: cannot load '%s': %s", slot->name,
+                     slot->path, error->message);
     }
   g_autoptr (GArray) waiters = g_steal_pointer (&slot->waiters);
   if (error)

@@ -8,9 +8,7 @@ static char *
 finish (JsonBuilder *b)
 {
   g_autoptr (JsonNode) root = json_builder_get_root (b);
-  g_autoptr (JsonGenerator) gen = json_generator_new ();
-  json_generator_set_root (gen, root);
-  return hz_json_generator_to_data (gen, NULL);
+  return hz_json_node_to_string (root, FALSE);
 }
 
 static void

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "server-guard.h"
 #include "server-job.h"
+#include "server-log.h"
 #include "server-models.h"
 #include "server-reply.h"
 #include "server-request.h"
@@ -35,28 +36,14 @@ hz_server_options_init (HzServerOptions *o)
   memset (o, 0, sizeof *o);
 }
 
-static void
-say (HzServer *srv, const char *fmt, ...) G_GNUC_PRINTF (2, 3);
-
-static void
-say (HzServer *srv, const char *fmt, ...)
-{
-  if (srv->o.log == NULL)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *line = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  srv->o.log (line, srv->o.log_data);
-}
-
 /* An error answer, logged. */
 static void
 refuse (HzServer *srv, SoupServerMessage *msg, guint status, const char *code, const char *param,
         const char *message)
 {
-  say (srv, "%s %s: %u %s", soup_server_message_get_method (msg),
-        g_uri_get_path (soup_server_message_get_uri (msg)), status, message);
+  hz_server_say (srv->o.log, srv->o.log_data, "%s %s: %u %s",
+                 soup_server_message_get_method (msg),
+                 g_uri_get_path (soup_server_message_get_uri (msg)), status, message);
   hz_reply_send_error (msg, status, code, param, message);
 }
 

@@ -354,6 +354,20 @@ test_fcfs (void)
   collect_clear (&c);
 }
 
+/* A server with the default pool on the paged path, or the fcfs fallback. */
+static HzServe *
+server_on (HzModel *m, gboolean fcfs)
+{
+  HzServeParams sp;
+  hz_serve_params_init (&sp);
+  sp.fcfs = fcfs;
+  sp.n_threads = N_THREADS;
+  g_autoptr (GError) error = NULL;
+  HzServe *srv = hz_serve_new (m, &sp, &error);
+  g_assert_no_error (error);
+  return srv;
+}
+
 /* Stop strings: the streamed text ends just before the first occurrence, on both paths. */
 typedef struct {
   GString     *text;
@@ -401,12 +415,7 @@ check_stop_string (HzModel *m, gboolean fcfs)
   const gsize want_len = strstr (full, stop) - full;
   char *stops[] = { g_strdup ("never generated \x01"), g_strdup (stop), NULL };
 
-  HzServeParams sp;
-  hz_serve_params_init (&sp);
-  sp.fcfs = fcfs;
-  sp.n_threads = N_THREADS;
-  g_autoptr (HzServe) srv = hz_serve_new (m, &sp, &error);
-  g_assert_no_error (error);
+  g_autoptr (HzServe) srv = server_on (m, fcfs);
   HzRequestParams rp;
   hz_request_params_init (&rp);
   rp.n_predict = 48;
@@ -491,12 +500,7 @@ check_logprobs (HzModel *m, gboolean fcfs)
   enum { N_PROMPT = 10, N_GEN = 12, N_TOP = 5 };
   g_autoptr (GError) error = NULL;
   g_autofree HzToken *p = make_prompt (m, 800, N_PROMPT);
-  HzServeParams sp;
-  hz_serve_params_init (&sp);
-  sp.fcfs = fcfs;
-  sp.n_threads = N_THREADS;
-  g_autoptr (HzServe) srv = hz_serve_new (m, &sp, &error);
-  g_assert_no_error (error);
+  g_autoptr (HzServe) srv = server_on (m, fcfs);
   HzRequestParams rp;
   hz_request_params_init (&rp);
   rp.n_predict = N_GEN;
