@@ -51,6 +51,8 @@ typedef struct {
   guint           idle_unload;   /* seconds until an unused model is unloaded; 0: never */
   guint           n_threads;     /* compute threads per model; 0: all cores */
   guint           max_seqs;      /* sequences one model runs at once; 0: 64 */
+  guint           kv_mib;        /* KV cache per model, MiB; 0: the engine's default (256 MiB,
+                                    4 GiB on a GPU; a longer prompt than fits is refused) */
   guint           max_requests;  /* generation requests open at once (more: 429); 0: 256 */
   HzServerLogFunc log;           /* NULL: no log */
   gpointer        log_data;

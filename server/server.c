@@ -292,6 +292,7 @@ hz_server_new (const HzServerOptions *o, GError **error)
   HzServeParams sp;
   hz_serve_params_init (&sp);
   sp.max_seqs = o->max_seqs;
+  sp.kv_bytes = (guint64) o->kv_mib << 20;
   srv->models = hz_models_new (&sp, o->n_threads, o->idle_unload, o->log, o->log_data);
   srv->env = (HzJobEnv) { srv->models, o->log, o->log_data, &srv->n_open };
   srv->soup = soup_server_new ("server-header", "hanzo-serve", NULL);

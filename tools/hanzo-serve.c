@@ -3,7 +3,7 @@
  *
  *   hanzo serve -m MODEL [-m MODEL2 | -m PATH:ALIAS ...] [--models-dir DIR] [--host 127.0.0.1]
  *               [--port 8080] [--api-key KEY] [--idle-unload S] [--threads N]
- *               [--max-seqs N] [--timeout S] [--max-body BYTES]
+ *               [--max-seqs N] [--kv-mib MIB] [--timeout S] [--max-body BYTES]
  *
  * Prints "listening on http://HOST:PORT" on stdout once it accepts connections (with
  * --port 0: the port chosen), then one log line per request and per model load on stderr.
@@ -79,7 +79,7 @@ hz_cmd_serve (int argc, char **argv)
 {
   g_auto (GStrv) models = NULL;
   g_autofree char *dir = NULL, *host = NULL, *key = NULL;
-  int port = 8080, idle = 300, threads = 0, max_seqs = 0, timeout = 30;
+  int port = 8080, idle = 300, threads = 0, max_seqs = 0, timeout = 30, kv_mib = 0;
   gint64 max_body = 8 << 20;
   const GOptionEntry entries[] = {
     { "model", 'm', 0, G_OPTION_ARG_FILENAME_ARRAY, &models,
@@ -100,6 +100,9 @@ hz_cmd_serve (int argc, char **argv)
       "N" },
     { "max-seqs", 0, 0, G_OPTION_ARG_INT, &max_seqs,
       "Sequences one model generates at once (default 64)", "N" },
+    { "kv-mib", 0, 0, G_OPTION_ARG_INT, &kv_mib,
+      "KV cache memory per model in MiB (default 256, 4096 on a GPU): the longest prompt and "
+      "reply one model can hold", "MIB" },
     { "timeout", 0, 0, G_OPTION_ARG_INT, &timeout,
       "Seconds a client may stall sending or taking data (default 30)", "S" },
     { "max-body", 0, 0, G_OPTION_ARG_INT64, &max_body,
@@ -117,9 +120,9 @@ hz_cmd_serve (int argc, char **argv)
   if (models == NULL && dir == NULL)
     return usage_error ("need -m MODEL or --models-dir DIR");
   if (port < 0 || port > 65535 || idle < 0 || threads < 0 || threads > 1024 || max_seqs < 0 ||
-      timeout < 1 || max_body < 1024)
+      timeout < 1 || max_body < 1024 || kv_mib < 0 || kv_mib > 1 << 20)
     return usage_error ("--port is 0..65535, --threads 0..1024, --timeout >= 1, --max-body "
-                        ">= 1024, --idle-unload and --max-seqs >= 0");
+                        ">= 1024, --kv-mib 0..1048576, --idle-unload and --max-seqs >= 0");
 
   HzServerOptions o;
   hz_server_options_init (&o);
@@ -128,6 +131,7 @@ hz_cmd_serve (int argc, char **argv)
   o.idle_unload = (guint) idle;
   o.n_threads = (guint) threads;
   o.max_seqs = (guint) max_seqs;
+  o.kv_mib = (guint) kv_mib;
   o.io_timeout = (guint) timeout;
   o.max_body = (gsize) max_body;
   o.log = print_log;
