@@ -38,6 +38,11 @@ set_null (JsonBuilder *b, const char *name)
 char *
 hz_reply_error (const char *message, const char *type, const char *code, const char *param)
 {
+  /* messages may quote what a client sent: only UTF-8 goes into the reply */
+  g_autofree char *valid_message = g_utf8_make_valid (message, -1);
+  g_autofree char *valid_param = param ? g_utf8_make_valid (param, -1) : NULL;
+  message = valid_message;
+  param = valid_param;
   g_autoptr (JsonBuilder) b = json_builder_new ();
   json_builder_begin_object (b);
   json_builder_set_member_name (b, "error");

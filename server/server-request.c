@@ -26,8 +26,37 @@ fail (Parse *ps, GError **error, HzApiError code, const char *param, const char 
   g_autofree char *msg = g_strdup_vprintf (fmt, ap);
   va_end (ap);
   ps->param = param;
-  g_set_error_literal (error, HZ_API_ERROR, code, msg);
+  /* json-glib's messages quote the input, which may hold bytes that are not UTF-8 */
+  g_autofree char *valid = g_utf8_make_valid (msg, -1);
+  g_set_error_literal (error, HZ_API_ERROR, code, valid);
   return FALSE;
+}
+
+/* TRUE when every string and member name under `n` is UTF-8: json-glib decodes an unpaired
+ * surrogate escape ("\ud83d") into bytes that are not. Depth is bounded by depth_ok(). */
+static gboolean
+strings_valid (JsonNode *n)
+{
+  if (JSON_NODE_HOLDS_OBJECT (n))
+    {
+      JsonObjectIter it;
+      const char *name;
+      JsonNode *v;
+      json_object_iter_init (&it, json_node_get_object (n));
+      while (json_object_iter_next (&it, &name, &v))
+        if (!g_utf8_validate (name, -1, NULL) || !strings_valid (v))
+          return FALSE;
+    }
+  else if (JSON_NODE_HOLDS_ARRAY (n))
+    {
+      JsonArray *a = json_node_get_array (n);
+      for (guint i = 0; i < json_array_get_length (a); i++)
+        if (!strings_valid (json_array_get_element (a, i)))
+          return FALSE;
+    }
+  else if (JSON_NODE_HOLDS_VALUE (n) && json_node_get_value_type (n) == G_TYPE_STRING)
+    return g_utf8_validate (json_node_get_string (n), -1, NULL);
+  return TRUE;
 }
 
 /* TRUE when the JSON text nests at most MAX_DEPTH arrays/objects (json-glib recurses once
@@ -429,6 +458,10 @@ hz_api_request_parse (HzApiKind kind, const char *body, gsize len, char **param,
           local->message);
   else if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL, "the body must be a JSON object");
+  else if (!strings_valid (json_parser_get_root (parser)))
+    fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL,
+          "the body has a string that is not UTF-8 (an unpaired surrogate escape such as "
+          "\\ud800?)");
   else if (read_request (&ps, json_node_get_object (json_parser_get_root (parser)), error))
     return g_steal_pointer (&r);
   if (param)
