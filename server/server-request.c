@@ -456,7 +456,8 @@ hz_api_request_parse (HzApiKind kind, const char *body, gsize len, char **param,
   else if (!json_parser_load_from_data (parser, body, (gssize) len, &local))
     fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL, "the body is not valid JSON: %s",
           local->message);
-  else if (!JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+  else if (json_parser_get_root (parser) == NULL ||   /* an empty body parses to nothing */
+           !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL, "the body must be a JSON object");
   else if (!strings_valid (json_parser_get_root (parser)))
     fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL,
