@@ -16,6 +16,7 @@ G_DEFINE_QUARK (hz-server-error-quark, hz_server_error)
 #define DEFAULT_MAX_BODY ((gsize) 8 << 20)
 #define DEFAULT_IO_TIMEOUT 30
 #define DEFAULT_MAX_REQUESTS 256
+#define LISTEN_BACKLOG 256
 
 struct _HzServer {
   HzServerOptions o;
@@ -396,21 +397,37 @@ hz_server_parse_model_arg (const char *arg, char **path, char **id)
   *id = g_steal_pointer (&base);
 }
 
+/* The listening socket, bound and listening with a backlog for bursts of clients: GSocket's
+ * default of 10 drops the 11th simultaneous connection's SYN, which the client resends only
+ * after a second. */
+static GSocket *
+listening_socket (HzServer *srv, GError **error)
+{
+  g_autoptr (GSocket) sock = g_socket_new (g_inet_address_get_family (srv->address),
+                                           G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP, error);
+  if (sock == NULL)
+    return NULL;
+  g_socket_set_listen_backlog (sock, LISTEN_BACKLOG);
+  g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (srv->address, srv->o.port);
+  if (!g_socket_bind (sock, sa, TRUE, error) || !g_socket_listen (sock, error))
+    return NULL;
+  return g_steal_pointer (&sock);
+}
+
 gboolean
 hz_server_listen (HzServer *srv, GError **error)
 {
-  g_autoptr (GSocketAddress) sa = g_inet_socket_address_new (srv->address, srv->o.port);
   g_autoptr (GError) local = NULL;
-  if (!soup_server_listen (srv->soup, sa, 0, &local))
+  g_autoptr (GSocket) sock = listening_socket (srv, &local);
+  if (sock == NULL || !soup_server_listen_socket (srv->soup, sock, 0, &local))
     {
       g_autofree char *a = g_inet_address_to_string (srv->address);
       g_set_error (error, HZ_SERVER_ERROR, HZ_SERVER_ERROR_LISTEN, "cannot listen on %s port %u: %s",
                    a, srv->o.port, local->message);
       return FALSE;
     }
-  GSList *uris = soup_server_get_uris (srv->soup);
-  srv->port = uris ? (guint) g_uri_get_port (uris->data) : srv->o.port;
-  g_slist_free_full (uris, (GDestroyNotify) g_uri_unref);
+  g_autoptr (GSocketAddress) bound = g_socket_get_local_address (sock, NULL);
+  srv->port = bound ? g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound)) : srv->o.port;
   return TRUE;
 }
 

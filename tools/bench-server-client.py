@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """bench-server-client.py — the client side of tools/bench-server.sh: C concurrent streaming
-completions against an OpenAI-compatible server, timed.
+completions against OpenAI-compatible servers, timed.
 
-Usage: bench-server-client.py URL MODEL LABEL CONC[,CONC...] [--gen N] [--prompt-words N]
+Usage: bench-server-client.py MODEL CONC[,CONC...] LABEL=URL [LABEL=URL ...]
+                              [--gen N] [--prompt-words N] [--repeat R]
 
 For each concurrency C, C threads start together; each streams one POST /v1/completions
 (temperature 0, max_tokens N, ignore_eos, stream_options.include_usage) with a prompt of its
-own (the same story text after a different first sentence, so that no two share a whole
-prompt), reads the server-sent events as they come, and records the time to its first text
-(TTFT) and the time of its last event. One untimed request first warms the server (model
-load, first allocations). Prints Markdown table rows:
+own (the same story text after a first sentence that no other request of the run, or of an
+earlier run, has: no server reuses a cached prompt), reads the server-sent events as they
+come, and records the time to its first text (TTFT) and the time of its last event. The
+servers take turns, run by run, R times (so that a machine shared with other work slows them
+alike), and each row is the median of its R runs. One untimed request first warms each
+server (model load, first allocations). Prints Markdown table rows:
 | server | clients | aggregate tokens/s | tokens/s per client | TTFT median ms | TTFT max ms |
 aggregate = all generated tokens / (last stream's end - start); per client = its tokens /
 (its end - its first token), the median over clients. Tokens are the usage counts of the
@@ -57,10 +60,14 @@ def one(url, model, prompt, gen, out, start):
     out.append({"t0": t0, "first": first or end, "end": end, "tokens": tokens or gen})
 
 
+RUNS = [0]
+
+
 def run(url, model, conc, gen, words):
     out, threads, start = [], [], threading.Event()
+    RUNS[0] += 1
     for i in range(conc):
-        prompt = f"Story number {i + 1}. " + " ".join((STORY + " ") .split()[:words])
+        prompt = f"Story {RUNS[0]}.{i + 1}. " + " ".join(STORY.split()[:words])
         t = threading.Thread(target=one, args=(url, model, prompt, gen, out, start))
         t.start()
         threads.append(t)
@@ -79,21 +86,25 @@ def run(url, model, conc, gen, words):
 
 def main():
     args = sys.argv[1:]
-    gen, words = 128, 40
-    if "--gen" in args:
-        i = args.index("--gen")
-        gen = int(args[i + 1])
-        del args[i:i + 2]
-    if "--prompt-words" in args:
-        i = args.index("--prompt-words")
-        words = int(args[i + 1])
-        del args[i:i + 2]
-    url, model, label, concs = args
-    run(url, model, 1, 8, words)   # warm-up: load, allocate
+    opts = {"--gen": 128, "--prompt-words": 40, "--repeat": 3}
+    for k in list(opts):
+        if k in args:
+            i = args.index(k)
+            opts[k] = int(args[i + 1])
+            del args[i:i + 2]
+    model, concs, servers = args[0], args[1], [a.split("=", 1) for a in args[2:]]
+    gen, words, repeat = opts["--gen"], opts["--prompt-words"], opts["--repeat"]
+    for _, url in servers:
+        run(url, model, 1, 8, words)   # warm-up: load, allocate
     for c in [int(x) for x in concs.split(",")]:
-        agg, per, ttft_med, ttft_max = run(url, model, c, gen, words)
-        print(f"| {label} | {c} | {agg:,.0f} | {per:,.0f} | {ttft_med:,.1f} | {ttft_max:,.1f} |",
-              flush=True)
+        rows = {label: [] for label, _ in servers}
+        for _ in range(repeat):
+            for label, url in servers:
+                rows[label].append(run(url, model, c, gen, words))
+        for label, _ in servers:
+            agg, per, ttft_med, ttft_max = (statistics.median(col) for col in zip(*rows[label]))
+            print(f"| {label} | {c} | {agg:,.0f} | {per:,.0f} | {ttft_med:,.1f} | {ttft_max:,.1f} |",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 #
 #   tools/bench-server.sh [BUILD_DIR] [MODEL]
 #     (defaults: build, ../shared/models/stories-distill/stories-distill-Q8_0.gguf)
-# Environment: CONC (1,4,16), GEN (128), WORDS (prompt words, 40), THREADS (compute threads
+# Both servers run at once and take turns, REPEAT times per concurrency; rows are medians.
+# Environment: CONC (1,4,16), GEN (128), WORDS (prompt words, 40), REPEAT (5), THREADS (compute threads
 #   of both servers, default: cores), LLAMA_SERVER (llama.cpp's llama-server binary; default
 #   the one in PATH; without one only hanzo serve is measured), LLAMA_CTX (llama-server's
 #   context per slot, 512 = the stories models' training context), PORT (first port, 18470).
@@ -24,10 +25,10 @@ hanzo=$build/tools/hanzo
 conc=${CONC:-1,4,16}
 gen=${GEN:-128}
 words=${WORDS:-40}
+repeat=${REPEAT:-5}
 threads=${THREADS:-$(nproc)}
 port=${PORT:-18470}
 llama=${LLAMA_SERVER:-$(command -v llama-server || true)}
-client="python3 $here/tools/bench-server-client.py"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hz-bench-server-XXXXXX")
 pids=""
 cleanup () {
@@ -48,18 +49,11 @@ wait_health () {
 }
 
 id=$(basename "$model" .gguf)
-echo "model: $id ($(du -h "$model" | cut -f1)), $threads threads, $gen tokens per stream, prompts of about $((words + 4)) words"
-echo
-echo "| server | clients | aggregate tokens/s | tokens/s per client | TTFT median ms | TTFT max ms |"
-echo "|---|---:|---:|---:|---:|---:|"
-
 "$hanzo" serve -m "$model" --port "$port" --threads "$threads" --idle-unload 0 \
   > "$tmp/hanzo.out" 2> "$tmp/hanzo.log" &
 pids="$pids $!"
 wait_health "http://127.0.0.1:$port" "$tmp/hanzo.log"
-$client "http://127.0.0.1:$port" "$id" "hanzo serve" "$conc" --gen "$gen" --prompt-words "$words"
-kill "$!" 2>/dev/null || true
-
+servers="hanzo serve=http://127.0.0.1:$port"
 if [ -n "$llama" ] && [ -x "$llama" ]; then
   np=$(echo "$conc" | tr ',' '\n' | sort -n | tail -n 1)
   lport=$((port + 1))
@@ -67,8 +61,15 @@ if [ -n "$llama" ] && [ -x "$llama" ]; then
     -np "$np" -c $((np * ${LLAMA_CTX:-512})) > "$tmp/llama.log" 2>&1 &
   pids="$pids $!"
   wait_health "http://127.0.0.1:$lport" "$tmp/llama.log"
-  $client "http://127.0.0.1:$lport" "$id" "llama-server" "$conc" --gen "$gen" --prompt-words "$words"
-else
-  echo
-  echo "(no llama-server: set LLAMA_SERVER=PATH to compare)"
+  servers="$servers|llama-server=http://127.0.0.1:$lport"
 fi
+
+echo "model: $id ($(du -h "$model" | cut -f1)), $threads threads, $gen tokens per stream, prompts of about $((words + 4)) words, median of $repeat runs (servers taking turns)"
+echo
+echo "| server | clients | aggregate tokens/s | tokens/s per client | TTFT median ms | TTFT max ms |"
+echo "|---|---:|---:|---:|---:|---:|"
+IFS='|'
+# shellcheck disable=SC2086
+python3 "$here/tools/bench-server-client.py" "$id" "$conc" $servers --gen "$gen" --prompt-words "$words" --repeat "$repeat"
+unset IFS
+[ -n "$llama" ] || { echo; echo "(no llama-server: set LLAMA_SERVER=PATH to compare)"; }
