@@ -154,9 +154,15 @@ hz_cmd_serve (int argc, char **argv)
   g_autoptr (GString) ids = g_string_new (NULL);
   if (!add_models (srv, models, dir, ids))
     return 2;
+  /* SIGINT / SIGTERM stop the server cleanly from the moment it can be reached */
+  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  const guint sig_int = g_unix_signal_add (SIGINT, on_signal, loop);
+  const guint sig_term = g_unix_signal_add (SIGTERM, on_signal, loop);
   if (!hz_server_listen (srv, &error))
     {
       hz_cli_print_error ("serve", error->message);
+      g_source_remove (sig_int);
+      g_source_remove (sig_term);
       return 1;
     }
   g_autofree char *shown_host = hz_cli_escape (host ? host : "127.0.0.1");
@@ -173,9 +179,6 @@ hz_cmd_serve (int argc, char **argv)
           hz_server_get_port (srv));
   fflush (stdout);
 
-  g_autoptr (GMainLoop) loop = g_main_loop_new (NULL, FALSE);
-  const guint sig_int = g_unix_signal_add (SIGINT, on_signal, loop);
-  const guint sig_term = g_unix_signal_add (SIGTERM, on_signal, loop);
   g_main_loop_run (loop);
   g_source_remove (sig_int);
   g_source_remove (sig_term);
