@@ -87,9 +87,14 @@ async function main () {
     const runs = await Promise.all(Array.from({ length: 16 }, (_, i) =>
       streamChat(client, `Tell me about the dog ${i % 4}`, i % 2
         ? { temperature: 0.9, seed: i } : { temperature: 0 })));
-    const streamed = runs.every((r) => r.contentChunks >= 2 && r.finish !== null);
+    // every stream comes in several chunks (the role, the text, the finish_reason); the text
+    // itself in many (a stream whose main-loop turns were all late on a busy machine may get
+    // its text in one: the server sends what came meanwhile together)
+    const total = runs.reduce((n, r) => n + r.contentChunks, 0);
+    const streamed = runs.every((r) => r.chunks >= 3 && r.contentChunks >= 1 && r.finish !== null) &&
+      total >= 16 * 10;
     check(streamed, '16 concurrent streams, each in several chunks with a finish_reason',
-      runs.map((r) => `${r.contentChunks} chunks/${r.finish}`).join(' '));
+      `${total} text chunks: ` + runs.map((r) => `${r.chunks}/${r.contentChunks}/${r.finish}`).join(' '));
     check(runs[0].text === alone.text && runs[8].text === alone.text && alone.text.length > 0,
       'the greedy streams among them equal the same request made alone', JSON.stringify(alone.text));
 
