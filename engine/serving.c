@@ -9,6 +9,7 @@
  */
 #include "hanzo/serving.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <string.h>
 #include "backend-hip/forward-gpu-paged.h"
@@ -415,6 +416,40 @@ sample_finish (HzServe *srv, Sample *s, HzStopReason reason)
   req->n_live--;
 }
 
+/* The log-probability of `chosen` and the n_top most likely tokens under softmax(logits),
+ * for HzRequestParams.on_logprobs (n_top <= HZ_SERVE_MAX_TOP_LOGPROBS). */
+static void
+report_logprobs (HzServe *srv, Sample *s, const float *logits, HzToken chosen)
+{
+  Request *req = s->req;
+  const guint n_top = MIN (req->p.n_top_logprobs, HZ_SERVE_MAX_TOP_LOGPROBS);
+  HzTokenLogprob top[HZ_SERVE_MAX_TOP_LOGPROBS];
+  guint n = 0;
+  float max = logits[0];
+  for (guint v = 1; v < srv->n_vocab; v++)
+    max = MAX (max, logits[v]);
+  double sum = 0;
+  for (guint v = 0; v < srv->n_vocab; v++)
+    {
+      sum += exp ((double) logits[v] - max);
+      /* insertion into the sorted top list: a later (higher) id goes after equal ones */
+      if (n_top == 0 || (n == n_top && !(logits[v] > top[n - 1].logprob)))
+        continue;
+      guint at = n < n_top ? n++ : n - 1;
+      while (at > 0 && logits[v] > top[at - 1].logprob)
+        {
+          top[at] = top[at - 1];
+          at--;
+        }
+      top[at] = (HzTokenLogprob) { (HzToken) v, logits[v] };
+    }
+  const double log_z = max + log (sum);
+  for (guint i = 0; i < n; i++)
+    top[i].logprob = (float) (top[i].logprob - log_z);
+  const HzTokenLogprob c = { chosen, (float) (logits[chosen] - log_z) };
+  req->p.on_logprobs (req->id, s->index, &c, top, n, req->user_data);
+}
+
 /* Sample the next token of `s` from `logits`, append it, stream it, maybe finish. */
 static void
 sample_token (HzServe *srv, Sample *s, const float *logits)
@@ -422,6 +457,8 @@ sample_token (HzServe *srv, Sample *s, const float *logits)
   Request *req = s->req;
   const HzToken tok = hz_sampler_sample (s->sampler, logits, (int32_t) srv->n_vocab);
   hz_sampler_accept (s->sampler, tok);
+  if (req->p.on_logprobs)
+    report_logprobs (srv, s, logits, tok);
   g_array_append_val (s->seq->tokens, tok);
   s->n_generated++;
   if (s->n_generated == 1)

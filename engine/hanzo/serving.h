@@ -65,6 +65,24 @@ typedef struct {
 /** Defaults as documented above (prefix_cache TRUE). */
 void hz_serve_params_init (HzServeParams *p);
 
+/** A token and its log-probability: ln of its softmax probability over the model's raw
+ *  logits (before penalties, temperature and truncation: the model's own distribution, as
+ *  OpenAI's logprobs report it), computed in double precision. */
+typedef struct {
+  HzToken token;
+  float   logprob;
+} HzTokenLogprob;
+
+#define HZ_SERVE_MAX_TOP_LOGPROBS 20
+
+/** Called on the stepping thread for each new token of (request, sample) of a request with
+ *  on_logprobs set, before its on_token: `chosen` is the sampled token, `top` the n_top
+ *  most likely tokens, most likely first (equal ones: lower id first). Both are valid
+ *  during the call only. */
+typedef void (*HzServeLogprobsFunc) (guint64 request, guint sample, const HzTokenLogprob *chosen,
+                                     const HzTokenLogprob *top, guint n_top,
+                                     gpointer user_data);
+
 typedef struct {
   HzPriority      priority;
   HzSamplerParams sampler;     /* sample i of n_samples uses seed sampler.seed + i */
@@ -85,6 +103,12 @@ typedef struct {
   HzAdapter *const *adapters;        /* [n_adapters], may be NULL when n_adapters is 0 */
   const float      *adapter_scales;  /* [n_adapters] or NULL */
   guint             n_adapters;
+  /* Log-probabilities (OpenAI's logprobs / top_logprobs): when on_logprobs is set it is
+   * called for each new token, on the stepping thread, just before on_token, with the
+   * token's log-probability and the n_top_logprobs most likely tokens (at most
+   * HZ_SERVE_MAX_TOP_LOGPROBS). */
+  HzServeLogprobsFunc on_logprobs;
+  guint               n_top_logprobs;
 } HzRequestParams;
 
 void hz_request_params_init (HzRequestParams *p);  /* interactive, greedy, n_predict -1 */

@@ -1,14 +1,22 @@
 #!/bin/sh
-# Privacy invariants checked on the build (TAP):
-#  1. no object file or static library outside egress/ references a socket, resolver or HTTP
-#     symbol (nm -u);
+# Privacy invariants checked on the build (TAP): only egress/ sends bytes off the machine,
+# and only server/ listens (besides hanzo-aggregator, egress' self-hosted federation
+# server); server/ cannot connect anywhere.
+#  1. no object file or static library outside egress/ and server/ references a socket,
+#     resolver, HTTP or listening symbol (nm -u);
 #  2. an executable that references such symbols, or links libsoup (ldd), contains egress
-#     (defines hz_egress_upload_release): libsoup only ever arrives through libhzegress;
-#  3. no source outside egress/ and tests/egress/ includes libsoup or curl;
+#     (defines hz_egress_upload_release & co.) or server/ (a function of libhzserver.a):
+#     libsoup only ever arrives through libhzegress or libhzserver;
+#  3. no source outside egress/, server/ and their tests includes libsoup or curl;
 #  4. HzDpRelease is opaque (a declaration of one by value does not compile) and
 #     hz_dp_release() is the only function in egress/ headers returning one;
 #  5. the download channel's request type HzHubFileRef (egress/hub.h, issue 27) likewise:
-#     opaque, built only by hz_hub_file_ref_new() (which validates repo, revision, path).
+#     opaque, built only by hz_hub_file_ref_new() (which validates repo, revision, path);
+#  6. server/ (issue 25) references only libsoup's server side: no connect, resolver,
+#     socket-client or HTTP-client symbol (SoupSession, SoupMessage sending, curl); a
+#     control object that calls soup_session_new is caught by the same rule;
+#  7. server/ references nothing of the store, the learner or the redactor: what a client
+#     sends cannot reach them.
 # Usage: test-no-network.sh BUILD_DIR SOURCE_DIR
 set -u
 build=${1:?build dir}
@@ -20,7 +28,11 @@ ok () { n=$((n + 1)); echo "ok $n - $1"; }
 not_ok () { n=$((n + 1)); failed=1; echo "not ok $n - $1"; }
 
 # Exact undefined-symbol names (glibc versions stripped) that reach the network.
-net_re='^(socket|connect|getaddrinfo|gethostbyname|gethostbyname2|gethostbyname_r|getnameinfo|gethostbyaddr|res_query|res_search|sendto|sendmsg|recvfrom|soup_.*|curl_.*|g_socket_client_.*|g_socket_connect|g_socket_connection_connect.*|g_resolver_.*|g_network_address_.*|g_tcp_connection_.*)$'
+net_re='^(socket|connect|getaddrinfo|gethostbyname|gethostbyname2|gethostbyname_r|getnameinfo|gethostbyaddr|res_query|res_search|sendto|sendmsg|recvfrom|soup_.*|curl_.*|g_socket_client_.*|g_socket_connect|g_socket_connection_connect.*|g_resolver_.*|g_network_address_.*|g_tcp_connection_.*|bind|listen|accept|accept4|g_socket_bind|g_socket_listen|g_socket_accept|g_socket_listener_.*|g_socket_service_.*|g_threaded_socket_service_.*)$'
+# What server/ may reference of those: libsoup's server side (SoupServer, the server
+# message, headers and bodies) and a listening socket of its own (bind, listen), nothing that
+# connects, resolves or sends a request.
+server_ok_re='^(soup_server_.*|soup_message_headers_.*|soup_message_body_.*|soup_header_.*|g_socket_bind|g_socket_listen)$'
 
 # "file symbol" for every undefined network symbol in the given files (one nm run).
 net_refs () {  # $1 = nm flags, then files
@@ -39,13 +51,23 @@ egress_path () {
   esac
 }
 
-echo "1..7"
+# server/ and its tests (whose client side uses libsoup's session to reach the server)
+server_path () {
+  case "$1" in
+    "$build"/server/*|"$build"/tests/server/*) return 0 ;;
+    *) return 1 ;;
+  esac
+}
+
+echo "1..9"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/hz-no-network-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
 
 # 1. static libraries and objects outside egress (objects already inside a lib*.a are
 #    checked through the archive)
 set --
 for f in $(find "$build" -type f \( -name '*.o' -o -name '*.a' \) ! -path '*/meson-private/*' ! -path '*/lib*.a.p/*'); do
-  egress_path "$f" || set -- "$@" "$f"
+  egress_path "$f" || server_path "$f" || set -- "$@" "$f"
 done
 checked=$#
 bad=$(net_refs "-u" "$@")
@@ -54,21 +76,27 @@ if [ "$checked" -lt 2 ] || [ ! -e "$build/engine/libhzengine.a" ] || [ ! -e "$bu
 elif [ -z "$(net_refs "-u" "$build/egress/libhzegress.a")" ]; then
   not_ok "control: the nm check does not see libsoup symbols in libhzegress.a"
 elif [ -n "$bad" ]; then
-  not_ok "network symbols outside egress/:"
+  not_ok "network or listening symbols outside egress/ and server/:"
   echo "$bad" | sed 's/^/#   /'
 else
-  ok "no network symbol in $checked static libraries/objects outside egress/ (control: libhzegress.a has them)"
+  ok "no network or listening symbol in $checked static libraries/objects outside egress/ and server/ (control: libhzegress.a has them)"
 fi
 
 # 2. executables: network symbols or libsoup only where egress code is linked in (defines
-#    hz_egress_*, hz_hub_* or hz_aggregator_* functions) or the target is egress' own
+#    hz_egress_*, hz_hub_* or hz_aggregator_* functions), server code (defines a function
+#    that libhzserver.a defines), or the target is egress' or server's own
+server_lib="$build/server/libhzserver.a"
+nm -g --defined-only "$server_lib" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u > "$tmp/server-defs"
 checked=0
 bad=""
 for f in $(find "$build" -type f -perm -u+x ! -name '*.so*' ! -name '*.sh' ! -path '*/meson-private/*'); do
   head -c 4 "$f" 2>/dev/null | grep -q 'ELF' || continue
   checked=$((checked + 1))
   egress_path "$f" && continue
+  server_path "$f" && continue
   nm "$f" 2>/dev/null | grep -qE ' T hz_(egress|hub|aggregator)_' && continue
+  [ -s "$tmp/server-defs" ] && nm "$f" 2>/dev/null | awk '$2 == "T" { print $3 }' | sort -u |
+    comm -12 - "$tmp/server-defs" | grep -q . && continue
   syms=$(net_refs "-D -u" "$f" | awk '{ print $2 }' | tr '\n' ' ')
   soup=$(ldd "$f" 2>/dev/null | grep -o 'libsoup[^ ]*' | head -n 1)
   if [ -n "$syms" ] || [ -n "$soup" ]; then
@@ -81,7 +109,7 @@ if [ "$checked" -lt 1 ]; then
 elif [ -n "$bad" ]; then
   not_ok "executables reaching the network or linking libsoup without egress:$bad"
 else
-  ok "$checked executables: network symbols and libsoup only where egress is linked in"
+  ok "$checked executables: network symbols and libsoup only where egress or server/ is linked in"
 fi
 agg="$build/egress/hanzo-aggregator"
 if [ -x "$agg" ] && ldd "$agg" | grep -q libsoup-3.0 && nm "$agg" | grep -qE ' T hz_aggregator_' &&
@@ -95,27 +123,29 @@ cli="$build/tools/hanzo"
 if [ ! -x "$cli" ]; then
   ok "# SKIP tools/hanzo not built"
 elif ldd "$cli" | grep -q libsoup-3.0 && nm "$cli" | grep -qE ' T hz_hub_download$' &&
+     nm "$cli" | grep -qE ' T hz_server_listen$' &&
      [ -z "$(net_refs "-u" "$build"/tools/hanzo.p/*.o)" ]; then
-  ok "positive control: hanzo links libsoup only through egress (hz_hub_download); its own objects reference no network symbol"
+  ok "positive control: hanzo links libsoup only through egress (hz_hub_download) and server/ (hz_server_listen); its own objects reference no network symbol"
 else
-  not_ok "hanzo: not linking libsoup through egress/hub.c, or its objects reference network symbols"
+  not_ok "hanzo: not linking libsoup through egress/hub.c and server/, or its objects reference network symbols"
 fi
 
 # 3. sources
 srcs=$(grep -rlE '#\s*include\s*[<"](libsoup/|curl/)' "$src" --include='*.c' --include='*.h' \
         --include='*.cpp' --include='*.hip' 2>/dev/null |
-       grep -vE "^$src/(egress|tests/egress)/" | grep -v '/build' | tr '\n' ' ')
+       grep -vE "^$src/(egress|tests/egress|server|tests/server)/" | grep -v '/build' | tr '\n' ' ')
+curl_in_server=$(grep -rlE '#\s*include\s*[<"]curl/' "$src/server" 2>/dev/null | tr '\n' ' ')
 if [ -n "$srcs" ]; then
-  not_ok "sources outside egress/ include libsoup/curl: $srcs"
+  not_ok "sources outside egress/ and server/ include libsoup/curl: $srcs"
+elif [ -n "$curl_in_server" ]; then
+  not_ok "server/ includes curl: $curl_in_server"
 else
-  ok "no source outside egress/ includes libsoup or curl"
+  ok "no source outside egress/ and server/ includes libsoup or curl"
 fi
 
 # 4. HzDpRelease is opaque, hz_dp_release() its only constructor
 cc=${CC:-cc}
 flags="-I$src/egress -I$src/engine -I$src/engine/quant -I$src/store $(pkg-config --cflags gio-2.0 2>/dev/null)"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/hz-opaque-XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
 printf '#include "dp.h"\nint main (void) { HzDpRelease *r = NULL; return r != NULL; }\n' > "$tmp/ptr.c"
 printf '#include "dp.h"\nint main (void) { HzDpRelease r; return (int) sizeof r; }\n' > "$tmp/val.c"
 ctors=$(grep -hE '^(const )?HzDpRelease +\*' "$src"/egress/*.h | grep -oE 'hz_[a-z0-9_]+' | sort -u | tr '\n' ' ')
@@ -141,5 +171,40 @@ elif [ "$ref_ctors" != "hz_hub_file_ref_new " ]; then
   not_ok "functions returning HzHubFileRef*: '$ref_ctors' (only hz_hub_file_ref_new allowed)"
 else
   ok "HzHubFileRef is opaque; hz_hub_file_ref_new() is its only constructor"
+fi
+# 6. server/: libsoup's server side only; control: an object calling soup_session_new is caught
+server_bad () {  # files: network symbols that server_ok_re does not allow
+  net_refs "-u" "$@" | awk -v ok="$server_ok_re" '$2 !~ ok'
+}
+printf '#include <libsoup/soup.h>\nvoid *f (void) { return soup_session_new (); }\n' > "$tmp/client.c"
+sflags="$(pkg-config --cflags libsoup-3.0 2>/dev/null)"
+if [ ! -e "$server_lib" ]; then
+  not_ok "server/libhzserver.a not built"
+elif [ -z "$(net_refs "-u" "$server_lib" | awk '$2 ~ /^soup_server_listen/')" ]; then
+  not_ok "control: the nm check does not see soup_server_listen in libhzserver.a"
+elif ! $cc $sflags -c "$tmp/client.c" -o "$tmp/client.o" 2>"$tmp/client.err" ||
+     [ -z "$(server_bad "$tmp/client.o")" ]; then
+  not_ok "control: an object calling soup_session_new is not caught ($(head -c 300 "$tmp/client.err"))"
+elif [ -n "$(server_bad "$server_lib")" ]; then
+  not_ok "server/ references client, connect or resolver symbols:"
+  server_bad "$server_lib" | sed 's/^/#   /'
+else
+  ok "server/ references only libsoup's server side (soup_server_*, headers, bodies) and its listening socket: no connect, resolver or client symbol (control: soup_session_new is caught)"
+fi
+
+# 7. server/ uses nothing of the store, the learner or the redactor
+defs=""
+for lib in "$build/store/libhzstore.a" "$build/learner/libhzlearn.a" "$build/redactor/libhzredact.a"; do
+  [ -e "$lib" ] && defs="$defs $(nm -g --defined-only "$lib" 2>/dev/null | awk 'NF >= 3 && $2 ~ /[TDBR]/ { print $3 }')"
+done
+printf '%s\n' $defs | sort -u > "$tmp/defs"
+used=$(nm -u "$server_lib" 2>/dev/null | awk '{ print $NF }' | sort -u | comm -12 - "$tmp/defs" | tr '\n' ' ')
+learn_uses_store=$(nm -u "$build/learner/libhzlearn.a" 2>/dev/null | awk '{ print $NF }' | grep -c '^hz_store_')
+if [ ! -s "$tmp/defs" ] || [ "${learn_uses_store:-0}" -eq 0 ]; then
+  not_ok "control: the store/learner/redactor symbols are not seen (libhzlearn.a should use hz_store_*)"
+elif [ -n "$used" ]; then
+  not_ok "server/ references the store, learner or redactor: $used"
+else
+  ok "server/ references nothing of the store, the learner or the redactor (control: the learner's use of the store is seen)"
 fi
 exit $failed

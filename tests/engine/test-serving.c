@@ -10,9 +10,12 @@
  *  - fork: n_samples = 4 with a seeded sampler equals 4 separate requests with seeds
  *    seed .. seed + 3 (copy-on-write of the shared prompt blocks);
  *  - threads: a loop thread serving requests submitted from 4 threads, with cancellations;
- *  - fcfs: the non-paged fallback gives the tokens of hz_context_generate.
+ *  - fcfs: the non-paged fallback gives the tokens of hz_context_generate;
+ *  - logprobs: on_logprobs reports ln softmax of the logits hz_context_eval computes for the
+ *    same positions, and the most likely tokens in order, on both paths.
  */
 #include <glib.h>
+#include <math.h>
 #include <string.h>
 
 #include "hanzo/engine.h"
@@ -351,6 +354,20 @@ test_fcfs (void)
   collect_clear (&c);
 }
 
+/* A server with the default pool on the paged path, or the fcfs fallback. */
+static HzServe *
+server_on (HzModel *m, gboolean fcfs)
+{
+  HzServeParams sp;
+  hz_serve_params_init (&sp);
+  sp.fcfs = fcfs;
+  sp.n_threads = N_THREADS;
+  g_autoptr (GError) error = NULL;
+  HzServe *srv = hz_serve_new (m, &sp, &error);
+  g_assert_no_error (error);
+  return srv;
+}
+
 /* Stop strings: the streamed text ends just before the first occurrence, on both paths. */
 typedef struct {
   GString     *text;
@@ -398,12 +415,7 @@ check_stop_string (HzModel *m, gboolean fcfs)
   const gsize want_len = strstr (full, stop) - full;
   char *stops[] = { g_strdup ("never generated \x01"), g_strdup (stop), NULL };
 
-  HzServeParams sp;
-  hz_serve_params_init (&sp);
-  sp.fcfs = fcfs;
-  sp.n_threads = N_THREADS;
-  g_autoptr (HzServe) srv = hz_serve_new (m, &sp, &error);
-  g_assert_no_error (error);
+  g_autoptr (HzServe) srv = server_on (m, fcfs);
   HzRequestParams rp;
   hz_request_params_init (&rp);
   rp.n_predict = 48;
@@ -464,6 +476,113 @@ test_errors (void)
   collect_clear (&c);
 }
 
+/* Logprobs: what on_logprobs reported, token by token. */
+typedef struct {
+  Collect c;        /* first: on_done's user data is the same pointer */
+  GArray *chosen;   /* HzTokenLogprob */
+  GArray *top;      /* HzTokenLogprob, n_top per token */
+  guint   n_top;
+} LogprobRun;
+
+static void
+lp_on_logprobs (guint64 request, guint sample, const HzTokenLogprob *chosen,
+                const HzTokenLogprob *top, guint n_top, gpointer data)
+{
+  LogprobRun *r = data;
+  g_assert_cmpuint (n_top, ==, r->n_top);
+  g_array_append_vals (r->chosen, chosen, 1);
+  g_array_append_vals (r->top, top, n_top);
+}
+
+static void
+check_logprobs (HzModel *m, gboolean fcfs)
+{
+  enum { N_PROMPT = 10, N_GEN = 12, N_TOP = 5 };
+  g_autoptr (GError) error = NULL;
+  g_autofree HzToken *p = make_prompt (m, 800, N_PROMPT);
+  g_autoptr (HzServe) srv = server_on (m, fcfs);
+  HzRequestParams rp;
+  hz_request_params_init (&rp);
+  rp.n_predict = N_GEN;
+  rp.ignore_eog = TRUE;
+  rp.sampler.temperature = 0.8f;   /* sampled: the chosen token is not always the top one */
+  rp.sampler.seed = 5;
+  rp.on_logprobs = lp_on_logprobs;
+  rp.n_top_logprobs = N_TOP;
+  LogprobRun r = { .chosen = g_array_new (FALSE, FALSE, sizeof (HzTokenLogprob)),
+                   .top = g_array_new (FALSE, FALSE, sizeof (HzTokenLogprob)), .n_top = N_TOP };
+  collect_init (&r.c);
+  const guint64 id = hz_serve_submit (srv, p, N_PROMPT, &rp, NULL, on_done, &r, &error);
+  g_assert_no_error (error);
+  run (srv);
+  GArray *gen = got (&r.c, id, 0);
+  g_assert_cmpuint (gen->len, ==, N_GEN);
+  g_assert_cmpuint (r.chosen->len, ==, N_GEN);
+
+  /* the reference: the logits of every position from one context evaluation */
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_threads = N_THREADS;
+  g_autoptr (HzContext) ctx = hz_context_new (m, &cp, &error);
+  g_assert_no_error (error);
+  g_autoptr (GArray) all = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_array_append_vals (all, p, N_PROMPT);
+  g_array_append_vals (all, gen->data, N_GEN - 1);
+  g_assert_true (hz_context_eval (ctx, (const HzToken *) (void *) all->data, all->len, TRUE, NULL,
+                                  &error));
+  const int n_vocab = hz_model_n_vocab (m);
+  guint n_not_top = 0;
+  for (guint i = 0; i < N_GEN; i++)
+    {
+      const float *l = hz_context_logits (ctx, N_PROMPT - 1 + i);
+      double mx = l[0], sum = 0;
+      for (int v = 1; v < n_vocab; v++)
+        mx = MAX (mx, l[v]);
+      for (int v = 0; v < n_vocab; v++)
+        sum += exp (l[v] - mx);
+      const double log_z = mx + log (sum);
+      const HzTokenLogprob *ch = &g_array_index (r.chosen, HzTokenLogprob, i);
+      const HzTokenLogprob *top = &g_array_index (r.top, HzTokenLogprob, i * N_TOP);
+      g_assert_cmpint (ch->token, ==, g_array_index (gen, HzToken, i));
+      g_assert_cmpfloat_with_epsilon (ch->logprob, l[ch->token] - log_z, 1e-4);
+      g_assert_cmpfloat (ch->logprob, <=, 0);
+      n_not_top += ch->token != top[0].token;
+      double mass = 0;
+      for (guint k = 0; k < N_TOP; k++)
+        {
+          g_assert_cmpfloat_with_epsilon (top[k].logprob, l[top[k].token] - log_z, 1e-4);
+          if (k > 0)
+            g_assert_cmpfloat (top[k].logprob, <=, top[k - 1].logprob);
+          mass += exp (top[k].logprob);
+          /* nothing outside the list is more likely than its last entry */
+          for (int v = 0; v < n_vocab; v++)
+            {
+              gboolean listed = FALSE;
+              for (guint j = 0; j < N_TOP; j++)
+                listed |= top[j].token == v;
+              g_assert_true (listed || l[v] <= l[top[N_TOP - 1].token]);
+            }
+        }
+      g_assert_cmpfloat (mass, <=, 1.0 + 1e-5);
+      g_assert_cmpfloat (ch->logprob, <=, top[0].logprob + 1e-6);
+    }
+  g_test_message ("logprobs (%s): %u of %u sampled tokens were not the most likely one",
+                  fcfs ? "fcfs" : "paged", n_not_top, (guint) N_GEN);
+  g_array_unref (r.chosen);
+  g_array_unref (r.top);
+  collect_clear (&r.c);
+}
+
+static void
+test_logprobs (void)
+{
+  g_autoptr (HzModel) m = load_model ();
+  if (!m)
+    return;
+  check_logprobs (m, FALSE);
+  check_logprobs (m, TRUE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -476,5 +595,6 @@ main (int argc, char **argv)
   g_test_add_func ("/serving/fcfs", test_fcfs);
   g_test_add_func ("/serving/stop-strings", test_stop_strings);
   g_test_add_func ("/serving/errors", test_errors);
+  g_test_add_func ("/serving/logprobs", test_logprobs);
   return g_test_run ();
 }

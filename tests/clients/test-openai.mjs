@@ -1,0 +1,142 @@
+// tests/clients/test-openai.mjs — the official OpenAI SDK for Node (npm `openai`, pinned in
+// package-lock.json) as the client of `hanzo serve` (TAP on stdout).
+//
+// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf
+// (run-openai-test.sh makes CHAT.gguf: stories260K with a chat template of its own.)
+//
+//  1. models.list() names both models;
+//  2. a greedy completion equals `hanzo generate`'s text for the same prompt;
+//  3. 16 concurrent streaming chat completions, each streamed in several chunks and ending
+//     with a finish_reason; the greedy ones equal the same request made alone;
+//  4. an unknown model: 404 with an OpenAI error body (the SDK's NotFoundError);
+//  5. malformed JSON (sent with fetch: the SDK only sends valid JSON): 400 with an error
+//     body, and the server still serving (models.list, a completion) after both.
+import { spawn, execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import OpenAI from 'openai';
+
+const [hanzo, stories, chatModel] = process.argv.slice(2);
+const results = [];
+const check = (ok, what, detail) => {
+  results.push({ ok: !!ok, what, detail });
+};
+
+function startServer () {
+  const proc = spawn(hanzo, ['serve', '-m', stories, '-m', `${chatModel}:chat`, '--port', '0',
+    '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proc.stderr.on('data', (d) => { log += d; });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: proc.stdout });
+    lines.once('line', (line) => {
+      const m = /^listening on (http:\/\/127\.0\.0\.1:(\d+))$/.exec(line);
+      if (m) resolve({ proc, base: m[1], log: () => log });
+      else reject(new Error(`unexpected first line: ${line}`));
+    });
+    proc.once('exit', (code) => reject(new Error(`hanzo serve exited (${code}): ${log}`)));
+  });
+}
+
+async function streamChat (client, content, opts) {
+  const stream = await client.chat.completions.create({
+    model: 'chat',
+    messages: [{ role: 'user', content }],
+    max_tokens: 40,
+    stream: true,
+    ...opts,
+  });
+  let text = '';
+  let contentChunks = 0;
+  let finish = null;
+  let chunks = 0;
+  for await (const chunk of stream) {
+    chunks++;
+    const c = chunk.choices[0];
+    if (!c) continue;
+    if (c.delta?.content) {
+      text += c.delta.content;
+      contentChunks++;
+    }
+    if (c.finish_reason) finish = c.finish_reason;
+  }
+  return { text, contentChunks, finish, chunks };
+}
+
+async function main () {
+  const server = await startServer();
+  const client = new OpenAI({ baseURL: `${server.base}/v1`, apiKey: 'not-needed-on-loopback',
+    maxRetries: 0, timeout: 120000 });
+  try {
+    // 1. models.list
+    const ids = [];
+    for await (const m of client.models.list()) ids.push(m.id);
+    check(ids.includes('stories260K') && ids.includes('chat') && ids.length === 2,
+      'models.list() names stories260K and chat', ids.join(', '));
+
+    // 2. greedy completion = hanzo generate
+    const prompt = 'Once upon a time';
+    const want = JSON.parse(execFileSync(hanzo, ['generate', '-m', stories, '-p', prompt, '-n',
+      '48', '--json'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString()).text;
+    const cmpl = await client.completions.create({ model: 'stories260K', prompt,
+      max_tokens: 48, temperature: 0 });
+    check(cmpl.choices[0].text === want && want.length > 20,
+      'a greedy completion equals hanzo generate\'s text', JSON.stringify(cmpl.choices[0].text));
+
+    // 3. 16 concurrent streaming chat completions
+    const alone = await streamChat(client, 'Tell me about the dog 0', { temperature: 0 });
+    const runs = await Promise.all(Array.from({ length: 16 }, (_, i) =>
+      streamChat(client, `Tell me about the dog ${i % 4}`, i % 2
+        ? { temperature: 0.9, seed: i } : { temperature: 0 })));
+    // every stream comes in several chunks (the role, the text, the finish_reason); the text
+    // itself in many (a stream whose main-loop turns were all late on a busy machine may get
+    // its text in one: the server sends what came meanwhile together)
+    const total = runs.reduce((n, r) => n + r.contentChunks, 0);
+    const streamed = runs.every((r) => r.chunks >= 3 && r.contentChunks >= 1 && r.finish !== null) &&
+      total >= 16 * 10;
+    check(streamed, '16 concurrent streams, each in several chunks with a finish_reason',
+      `${total} text chunks: ` + runs.map((r) => `${r.chunks}/${r.contentChunks}/${r.finish}`).join(' '));
+    check(runs[0].text === alone.text && runs[8].text === alone.text && alone.text.length > 0,
+      'the greedy streams among them equal the same request made alone', JSON.stringify(alone.text));
+
+    // 4. unknown model
+    let nf = null;
+    try {
+      await client.chat.completions.create({ model: 'no-such-model',
+        messages: [{ role: 'user', content: 'hi' }] });
+    } catch (e) {
+      nf = e;
+    }
+    check(nf instanceof OpenAI.NotFoundError && nf.status === 404 && nf.code === 'model_not_found' &&
+      typeof nf.error?.message === 'string',
+    'an unknown model: 404 with an error body (NotFoundError, code model_not_found)',
+    nf ? `${nf.status} ${nf.code}: ${nf.error?.message}` : 'no error');
+
+    // 5. malformed JSON, then still serving
+    const res = await fetch(`${server.base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"model": "chat", "messages": [',
+    });
+    const body = await res.json().catch(() => null);
+    check(res.status === 400 && body?.error?.code === 'invalid_json' &&
+      typeof body.error.message === 'string' && typeof body.error.type === 'string',
+    'malformed JSON: 400 with an error body', `${res.status} ${JSON.stringify(body)}`);
+    const after = [];
+    for await (const m of client.models.list()) after.push(m.id);
+    const again = await client.completions.create({ model: 'stories260K', prompt,
+      max_tokens: 48, temperature: 0 });
+    check(after.length === 2 && again.choices[0].text === want,
+      'the server serves on after both errors', after.join(', '));
+  } finally {
+    server.proc.kill('SIGTERM');
+  }
+}
+
+main().catch((e) => check(false, 'the SDK test ran to its end', e.stack)).finally(() => {
+  console.log(`1..${results.length}`);
+  results.forEach((r, i) => {
+    console.log(`${r.ok ? 'ok' : 'not ok'} ${i + 1} - ${r.what}`);
+    if (r.detail) console.log(`# ${String(r.detail).replace(/\n/g, '\n# ')}`);
+  });
+  process.exitCode = results.every((r) => r.ok) ? 0 : 1;
+});
