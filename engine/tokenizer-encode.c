@@ -16,6 +16,7 @@
  * Both merge loops use a binary heap with lazy invalidation, O(n log n) per word.
  */
 #include <string.h>
+#include "tokenizer.h"
 #include "tokenizer-private.h"
 #include "unicode.h"
 
@@ -625,12 +626,23 @@ encode_fragments (const HzTokenizer *t, const char *text, GArray *frags, gboolea
   session_clear (&s);
 }
 
-void
-hz_tokenizer_encode_into (const HzTokenizer *t, const char *text, gsize len,
-                          gboolean add_special, gboolean parse_special, GArray *out)
+/* Documented in tokenizer.h. */
+HzToken *
+hz_tokenizer_encode (const HzTokenizer *t, const char *text, gssize len,
+                     gboolean add_special, gboolean parse_special, gsize *n_out)
 {
-  g_autoptr(GArray) frags = partition (t, text, len, parse_special, NULL);
+  GArray *out;
+
+  g_return_val_if_fail (t != NULL && n_out != NULL, NULL);
+  out = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  if (text == NULL)
+    text = "", len = 0;
+  if (len < 0)
+    len = (gssize) strlen (text);
+  g_autoptr(GArray) frags = partition (t, text, (gsize) len, parse_special, NULL);
   encode_fragments (t, text, frags, add_special, out);
+  *n_out = out->len;
+  return (HzToken *) (void *) g_array_free (out, FALSE);
 }
 
 /* Documented in tokenizer.h. */

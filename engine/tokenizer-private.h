@@ -13,7 +13,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "tokenizer.h"
+#include "tokenizer-types.h"
 #include "tokenizer-regex.h"
 
 G_BEGIN_DECLS
@@ -184,9 +184,5 @@ struct _HzTokenizer {
   const char  **pieces;      /* llama_token_to_piece(special = TRUE) of each token */
   guint32      *piece_lens;
 };
-
-/** Tokenize `len` bytes (tokenizer-encode.c); appends to `out` (HzToken array). */
-void hz_tokenizer_encode_into (const HzTokenizer *t, const char *text, gsize len,
-                               gboolean add_special, gboolean parse_special, GArray *out);
 
 G_END_DECLS

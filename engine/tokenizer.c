@@ -5,6 +5,7 @@
  * by token text, the special-token cache, and llama_token_to_piece / llama_detokenize.
  */
 #include <string.h>
+#include "tokenizer.h"
 #include "tokenizer-private.h"
 #include "unicode.h"
 
@@ -809,23 +810,6 @@ hz_tokenizer_find (const HzTokenizer *t, const char *text)
 {
   int32_t id = hz_strtab_lookup (&t->strtab, text, strlen (text));
   return id < t->n_vocab ? id : -1;
-}
-
-HzToken *
-hz_tokenizer_encode (const HzTokenizer *t, const char *text, gssize len,
-                     gboolean add_special, gboolean parse_special, gsize *n_out)
-{
-  GArray *out;
-
-  g_return_val_if_fail (t != NULL && n_out != NULL, NULL);
-  out = g_array_new (FALSE, FALSE, sizeof (HzToken));
-  if (text == NULL)
-    text = "", len = 0;
-  if (len < 0)
-    len = (gssize) strlen (text);
-  hz_tokenizer_encode_into (t, text, (gsize) len, add_special, parse_special, out);
-  *n_out = out->len;
-  return (HzToken *) (void *) g_array_free (out, FALSE);
 }
 
 gsize

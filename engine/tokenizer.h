@@ -16,11 +16,9 @@
 #include <glib.h>
 #include <stdint.h>
 #include "gguf.h"
+#include "tokenizer-types.h"
 
 G_BEGIN_DECLS
-
-typedef int32_t HzToken;
-typedef struct _HzTokenizer HzTokenizer;
 
 #define HZ_TOKENIZER_ERROR (hz_tokenizer_error_quark ())
 GQuark hz_tokenizer_error_quark (void);
@@ -28,12 +26,6 @@ typedef enum {
   HZ_TOKENIZER_ERROR_UNSUPPORTED,  /* unknown tokenizer.ggml.model / pre */
   HZ_TOKENIZER_ERROR_INVALID,      /* inconsistent vocab metadata */
 } HzTokenizerError;
-
-/** Token attributes (llama.cpp's llama_token_attr subset). */
-typedef enum {
-  HZ_TOKEN_NORMAL = 1, HZ_TOKEN_UNKNOWN = 2, HZ_TOKEN_CONTROL = 4,
-  HZ_TOKEN_USER_DEFINED = 8, HZ_TOKEN_BYTE = 16, HZ_TOKEN_UNUSED = 32,
-} HzTokenAttr;
 
 /** Build from the GGUF's tokenizer.ggml.* keys. Works on vocab-only GGUF files. The
  *  tokenizer copies what it needs; `g` may be freed afterwards.
@@ -67,11 +59,6 @@ HzToken  hz_tokenizer_find (const HzTokenizer *t, const char *text);
  *  crashes. Returns a newly allocated array; *n_out receives its length. */
 HzToken *hz_tokenizer_encode (const HzTokenizer *t, const char *text, gssize len,
                               gboolean add_special, gboolean parse_special, gsize *n_out);
-
-/** A byte range [off, off + len) of a text. */
-typedef struct {
-  gsize off, len;
-} HzTextSpan;
 
 /** Tokenize `len` bytes of UTF-8 in which only the `n_markup` byte ranges `markup` (sorted,
  *  disjoint, inside the text) are a chat template's own text: a control (or unknown)

@@ -27,7 +27,8 @@
  * Formats whose decoder is not written yet (qdec<W>::available == false) are uploaded by
  * the host as F16 (CPU to_float, then fp16) and use the F16 path: see kernels/README.md.
  *
- * Block layouts: ggml-common.h (llama.cpp c392e509), mirrored in engine/quant/quant-impl.h;
+ * Block layouts: ggml-common.h (llama.cpp c392e509), as the structs of engine/quant/quant-types.h
+ * (the payload ranges below are their offsetof/sizeof; the meta bytes keep their ggml order);
  * the CPU codecs engine/quant/codec-*.c are the references the tests compare against.
  * ggml-cuda's vecdotq.cuh was read as a reference for the nibble/dp4a tricks; no code is
  * taken from it.
@@ -35,12 +36,16 @@
 #pragma once
 
 #include "gpu_compat.h"
-/* quant.h is C: its prototypes use C99 `restrict`, which C++ spells __restrict__. */
+
+#include <stddef.h>   /* offsetof: the payload ranges are read from the block structs */
+
+/* The ground floor of the formats (HzType, the block structs): C with C99 `restrict` in its
+ * function types, which C++ spells __restrict__. */
 #ifndef restrict
 #define restrict __restrict__
 #define HZK_UNDEF_RESTRICT 1
 #endif
-#include "quant.h"
+#include "quant-types.h"
 #ifdef HZK_UNDEF_RESTRICT
 #undef restrict
 #undef HZK_UNDEF_RESTRICT
@@ -148,9 +153,10 @@ template <int W> struct qdec { static constexpr bool available = false; };
 /** Q4_0: {d fp16; qs[16]}, w = d·(q − 8); low nibbles elements 0..15, high 16..31. */
 template <> struct qdec<HZ_TYPE_Q4_0> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 1, payload_off = 2, payload_bytes = 16;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockQ4_0, qs),
+                              payload_bytes = sizeof (HzBlockQ4_0::qs);
   static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 2 + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -166,9 +172,10 @@ template <> struct qdec<HZ_TYPE_Q4_0> {
 /** Q4_1: {d, m fp16; qs[16]}, w = d·q + m. */
 template <> struct qdec<HZ_TYPE_Q4_1> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 1, payload_off = 4, payload_bytes = 16;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockQ4_1, qs),
+                              payload_bytes = sizeof (HzBlockQ4_1::qs);
   static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 4 + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -183,9 +190,10 @@ template <> struct qdec<HZ_TYPE_Q4_1> {
 /** Q5_0: {d fp16; qh u32; qs[16]}, w = d·((nibble | bit_j(qh)<<4) − 16). Meta = d, qh. */
 template <> struct qdec<HZ_TYPE_Q5_0> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 1, payload_off = 6, payload_bytes = 16;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockQ5_0, qs),
+                              payload_bytes = sizeof (HzBlockQ5_0::qs);
   static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 6 + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -202,9 +210,10 @@ template <> struct qdec<HZ_TYPE_Q5_0> {
 /** Q5_1: {d, m fp16; qh u32; qs[16]}, w = d·(nibble | bit_j(qh)<<4) + m. */
 template <> struct qdec<HZ_TYPE_Q5_1> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 1, payload_off = 8, payload_bytes = 16;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockQ5_1, qs),
+                              payload_bytes = sizeof (HzBlockQ5_1::qs);
   static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 8 + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -220,9 +229,10 @@ template <> struct qdec<HZ_TYPE_Q5_1> {
 /** Q8_0: {d fp16; qs[32] int8}, w = d·q. Two 16-byte units per block. */
 template <> struct qdec<HZ_TYPE_Q8_0> {
   static constexpr bool available = true, is_float = false, symmetric = true;
-  static constexpr int scale_slots = 1, payload_off = 2, payload_bytes = 32;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockQ8_0, qs),
+                              payload_bytes = sizeof (HzBlockQ8_0::qs);
   static constexpr int unit_bytes = 16, units_per_block = 2, runs = 1;
-  static HZK_HD int payload_src (int ub, int i) { return 2 + 16 * ub + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + 16 * ub + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -239,9 +249,10 @@ template <> struct qdec<HZ_TYPE_Q8_0> {
 /** IQ4_NL: {d fp16; qs[16]}, w = d·kvalues_iq4nl[nibble]; nibble order as Q4_0. */
 template <> struct qdec<HZ_TYPE_IQ4_NL> {
   static constexpr bool available = true, is_float = false, symmetric = true;
-  static constexpr int scale_slots = 1, payload_off = 2, payload_bytes = 16;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockIQ4_NL, qs),
+                              payload_bytes = sizeof (HzBlockIQ4_NL::qs);
   static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 2 + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -262,9 +273,10 @@ template <> struct qdec<HZ_TYPE_IQ4_NL> {
  *  ggml_e8m0_to_fp32_half); e < 2 gives the subnormal scales 2^-128, 2^-127. */
 template <> struct qdec<HZ_TYPE_MXFP4> {
   static constexpr bool available = true, is_float = false, symmetric = true;
-  static constexpr int scale_slots = 1, payload_off = 1, payload_bytes = 16;
+  static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockMXFP4, qs),
+                              payload_bytes = sizeof (HzBlockMXFP4::qs);
   static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 1 + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -288,9 +300,10 @@ template <> struct qdec<HZ_TYPE_MXFP4> {
  *  k = 0..3 at 128h + 32k + l0. Meta = scales, d, dmin (20 bytes). */
 template <> struct qdec<HZ_TYPE_Q2_K> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 16, payload_off = 16, payload_bytes = 64;
+  static constexpr int scale_slots = 16, payload_off = offsetof (HzBlockQ2_K, qs),
+                              payload_bytes = sizeof (HzBlockQ2_K::qs);
   static constexpr int unit_bytes = 16, units_per_block = 4, runs = 4;
-  static HZK_HD int payload_src (int ub, int i) { return 16 + 16 * ub + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + 16 * ub + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -348,9 +361,10 @@ hzk_k4_meta (const uint8_t *meta, float *d, float *dmin, uint32_t *s0, uint32_t 
  *  64j + l0 (low) and 64j + 32 + l0 (high). Meta = d, dmin, scales (16 bytes). */
 template <> struct qdec<HZ_TYPE_Q4_K> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 8, payload_off = 16, payload_bytes = 128;
+  static constexpr int scale_slots = 8, payload_off = offsetof (HzBlockQ4_K, qs),
+                              payload_bytes = sizeof (HzBlockQ4_K::qs);
   static constexpr int unit_bytes = 16, units_per_block = 8, runs = 2;
-  static HZK_HD int payload_src (int ub, int i) { return 16 + 16 * ub + i; }
+  static HZK_HD int payload_src (int ub, int i) { return payload_off + 16 * ub + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)
   {
@@ -382,7 +396,8 @@ template <> struct qdec<HZ_TYPE_Q4_K> {
  *  8 runs at 64j + l0 and 64j + 32 + l0). Meta = d, dmin, scales (16 bytes). */
 template <> struct qdec<HZ_TYPE_Q5_K> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 8, payload_off = 16, payload_bytes = 160;
+  static constexpr int scale_slots = 8, payload_off = offsetof (HzBlockQ5_K, qh),
+                              payload_bytes = sizeof (HzBlockQ5_K::qh) + sizeof (HzBlockQ5_K::qs);
   static constexpr int unit_bytes = 80, units_per_block = 2, runs = 8;
   static HZK_HD int payload_src (int ub, int i)
   {
@@ -425,7 +440,8 @@ template <> struct qdec<HZ_TYPE_Q5_K> {
  *  128h + 32k + l0. Meta = scales, d (18 bytes). */
 template <> struct qdec<HZ_TYPE_Q6_K> {
   static constexpr bool available = true, is_float = false, symmetric = false;
-  static constexpr int scale_slots = 16, payload_off = 0, payload_bytes = 192;
+  static constexpr int scale_slots = 16, payload_off = offsetof (HzBlockQ6_K, ql),
+                              payload_bytes = sizeof (HzBlockQ6_K::ql) + sizeof (HzBlockQ6_K::qh);
   static constexpr int unit_bytes = 48, units_per_block = 4, runs = 4;
   static HZK_HD int payload_src (int ub, int i)
   {

@@ -23,12 +23,6 @@ typedef struct { float d, m; } HzqScale;
 static inline uint16_t rd16 (const uint8_t *p) { uint16_t v; memcpy (&v, p, 2); return v; }
 static inline uint32_t rd32 (const uint8_t *p) { uint32_t v; memcpy (&v, p, 4); return v; }
 
-/** ggml's non-linear 4-bit values (kvalues_iq4nl) and the doubled E2M1 values of FP4
- *  (kvalues_fp4), ggml-common.h. */
-const int8_t hzq_kvalues_iq4nl[16] = { -127, -104, -83, -65, -49, -35, -22, -10,
-                                       1, 13, 25, 38, 53, 69, 89, 113 };
-const int8_t hzq_kvalues_fp4[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
-
 /* ---- per-format parts ------------------------------------------------------------------ */
 
 /* 16 bytes of nibbles: low nibble = element j, high nibble = element j+16, mapped by f */

@@ -9,8 +9,13 @@
  * (tests/engine/test-ggml-order.c). */
 #pragma once
 
-#include "ggml-order.h"
+#include "ggml-order-fn.h"
 #include "quant-impl.h"
+
+/* The repacked Q4_0 layout of repack.h (HZ_REPACK_Q4_0X8): rows per interleaved group and
+ * bytes per group and block; the C (repack.c) and x86 (ggml-order-x86.inc) kernels read it. */
+#define HZ_REPACK_Q4_0X8_ROWS  8
+#define HZ_REPACK_Q4_0X8_BLOCK 144
 
 /* Kernel ids; the comment names the ggml code whose float order it follows. */
 typedef enum {

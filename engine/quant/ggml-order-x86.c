@@ -4,7 +4,6 @@
  * out a level's table after hz_simd_supported() said yes. */
 #include "ggml-order-impl.h"
 #include "quant-kunpack.h"
-#include "repack.h"
 
 #include <stdlib.h>
 

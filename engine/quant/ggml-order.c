@@ -11,6 +11,7 @@
  * K-quant kernels share the unpackers of the codecs (quant-kunpack.h) and two loops: the
  * 8-lane one of ggml's AVX2 path and the serial one of its AMX path. The end of the file
  * picks a level's kernels per format and shape. */
+#include "ggml-order.h"
 #include "ggml-order-impl.h"
 #include "quant-kunpack.h"
 

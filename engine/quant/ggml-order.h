@@ -59,6 +59,7 @@
 #pragma once
 
 #include "quant.h"
+#include "ggml-order-fn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -72,23 +73,6 @@ extern "C" {
  *  ggml's do). Never NULL for a format with a vec_dot. At the AVX2 and AVX-512 levels,
  *  `tile` exists for the serial kernels (Q4_0, Q4_1, Q8_0, Q4_K, Q5_K, Q6_K, IQ4_XS in the
  *  shapes that select them) and `one_x4` for Q4_0 and Q4_1. */
-/** Four consecutive weight rows, `row_bytes` apart starting at x, against one activation
- *  row y: s[0..3], each bit-identical to `one` on its row (the four rows' serial float
- *  chains are interleaved, which hides the FMA latency that bounds a single chain). */
-typedef void (*HzGgmlDot4Fn) (int n, float *restrict s, const void *restrict x,
-                              size_t row_bytes, const void *restrict y);
-
-/** A tile of `n_rows` consecutive weight rows (`row_bytes` apart from x) against `n_tok`
- *  activation rows (`y_stride` bytes apart from y), all of `n` elements:
- *  s[t * ld + r] = dot(row r, activation t) for r < n_rows, t < n_tok (other elements of s
- *  untouched), each bit-identical to `batch` on that pair (for the kernels that have a tile,
- *  `batch` and `one` are the same kernel, so also to `one`). Each weight block is unpacked
- *  once per 8 activation rows; any n_rows, n_tok >= 0 (ragged edges included). s must not
- *  alias x or y. */
-typedef void (*HzGgmlTileFn) (int n, int n_rows, int n_tok, float *restrict s, size_t ld,
-                              const void *restrict x, size_t row_bytes,
-                              const void *restrict y, size_t y_stride);
-
 typedef struct {
   HzVecDotFn   one;
   HzVecDotFn   batch;

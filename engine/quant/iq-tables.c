@@ -1,11 +1,18 @@
-/* engine/quant/iq-tables.c — the lookup grids of the IQ quantization formats: the 8- or
+/* engine/quant/iq-tables.c — the lookup tables of the non-linear formats: the 8- or
  * 4-element lattice points that a grid index of IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS, IQ3_S,
- * IQ1_S and IQ1_M selects. Pure data, transcribed from ggml's ggml-common.h (llama.cpp
- * c392e509; MIT licence, (c) the ggml authors). Each uint64_t holds 8 bytes, each uint32_t
+ * IQ1_S and IQ1_M selects, and the 16 values of IQ4_NL/IQ4_XS and of FP4 (MXFP4, NVFP4).
+ * Pure data, transcribed from ggml's ggml-common.h (llama.cpp c392e509; MIT licence, (c) the
+ * ggml authors). Each uint64_t holds 8 bytes, each uint32_t
  * 4 bytes, element 0 in the least significant byte: IQ2/IQ3 grids hold unsigned
  * magnitudes (signs are stored separately), IQ1 grids hold int8 values in {-1, 0, 1}.
  */
 #include "quant-impl.h"
+
+/** ggml's non-linear 4-bit values (kvalues_iq4nl) and the doubled E2M1 values of FP4
+ *  (kvalues_fp4), ggml-common.h. */
+const int8_t hzq_kvalues_iq4nl[16] = { -127, -104, -83, -65, -49, -35, -22, -10,
+                                       1, 13, 25, 38, 53, 69, 89, 113 };
+const int8_t hzq_kvalues_fp4[16] = { 0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12 };
 
 
 const uint64_t hzq_iq2xxs_grid[256] = {

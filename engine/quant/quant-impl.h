@@ -1,63 +1,15 @@
-/* engine/quant/quant-impl.h — internal to engine/quant/: block layouts, codec prototypes
- * (generated from formats.def), fp16/bf16 inline conversions and small shared helpers.
- *
- * Block layouts follow ggml-common.h (llama.cpp c392e509, ggml d99724f2 for MXFP4/NVFP4/
- * Q1_0/Q2_0): packed little-endian structs, sizes checked by static asserts against the
- * block_bytes column of formats.def. Half-precision fields are stored as raw uint16_t bits.
- */
+/* engine/quant/quant-impl.h — internal to engine/quant/: codec prototypes (generated from
+ * formats.def), fp16/bf16 inline conversions and small shared helpers. The block layouts
+ * are on the ground floor, quant-types.h, shared with the GPU kernels. */
 #pragma once
 
-#include "quant.h"
+#include "quant-types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
 
 #include <math.h>
 #include <string.h>
-
-#define HZ_QK_K 256   /* super-block size of the K-, IQ- and TQ-quants */
-
-/* ---- block layouts --------------------------------------------------------------- */
-typedef struct { uint16_t d; uint8_t qs[16]; }                       HzBlockQ4_0;
-typedef struct { uint16_t d, m; uint8_t qs[16]; }                    HzBlockQ4_1;
-typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[16]; }        HzBlockQ5_0;
-typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[16]; }     HzBlockQ5_1;
-typedef struct { uint16_t d; int8_t qs[32]; }                        HzBlockQ8_0;
-typedef struct { uint16_t d, s; int8_t qs[32]; }                     HzBlockQ8_1;
-typedef struct { uint8_t scales[16]; uint8_t qs[64]; uint16_t d, dmin; } HzBlockQ2_K;
-typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t d; } HzBlockQ3_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[128]; } HzBlockQ4_K;
-typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } HzBlockQ5_K;
-typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; uint16_t d; } HzBlockQ6_K;
-typedef struct { float d; int8_t qs[256]; int16_t bsums[16]; }       HzBlockQ8_K;
-typedef struct { uint16_t d; uint16_t qs[32]; }                      HzBlockIQ2_XXS;
-typedef struct { uint16_t d; uint16_t qs[32]; uint8_t scales[8]; }   HzBlockIQ2_XS;
-typedef struct { uint16_t d; uint8_t qs[64]; uint8_t qh[8]; uint8_t scales[8]; } HzBlockIQ2_S;
-typedef struct { uint16_t d; uint8_t qs[96]; }                       HzBlockIQ3_XXS;
-typedef struct { uint16_t d; uint8_t qs[64]; uint8_t qh[8]; uint8_t signs[32]; uint8_t scales[4]; } HzBlockIQ3_S;
-typedef struct { uint16_t d; uint8_t qs[32]; uint16_t qh[8]; }       HzBlockIQ1_S;
-typedef struct { uint8_t qs[32]; uint8_t qh[16]; uint8_t scales[8]; } HzBlockIQ1_M;
-typedef struct { uint16_t d; uint8_t qs[16]; }                       HzBlockIQ4_NL;
-typedef struct { uint16_t d; uint16_t scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } HzBlockIQ4_XS;
-typedef struct { uint8_t qs[48]; uint8_t qh[4]; uint16_t d; }        HzBlockTQ1_0;
-typedef struct { uint8_t qs[64]; uint16_t d; }                       HzBlockTQ2_0;
-typedef struct { uint8_t e; uint8_t qs[16]; }                        HzBlockMXFP4;
-typedef struct { uint8_t d[4]; uint8_t qs[32]; }                     HzBlockNVFP4;
-typedef struct { uint16_t d; uint8_t qs[16]; }                       HzBlockQ1_0;
-typedef struct { uint16_t d; uint8_t qs[16]; }                       HzBlockQ2_0;
-
-_Static_assert (sizeof (HzBlockQ4_0) == 18 && sizeof (HzBlockQ4_1) == 20
-                && sizeof (HzBlockQ5_0) == 22 && sizeof (HzBlockQ5_1) == 24
-                && sizeof (HzBlockQ8_0) == 34 && sizeof (HzBlockQ8_1) == 36
-                && sizeof (HzBlockQ2_K) == 84 && sizeof (HzBlockQ3_K) == 110
-                && sizeof (HzBlockQ4_K) == 144 && sizeof (HzBlockQ5_K) == 176
-                && sizeof (HzBlockQ6_K) == 210 && sizeof (HzBlockQ8_K) == 292
-                && sizeof (HzBlockIQ2_XXS) == 66 && sizeof (HzBlockIQ2_XS) == 74
-                && sizeof (HzBlockIQ2_S) == 82 && sizeof (HzBlockIQ3_XXS) == 98
-                && sizeof (HzBlockIQ3_S) == 110 && sizeof (HzBlockIQ1_S) == 50
-                && sizeof (HzBlockIQ1_M) == 56 && sizeof (HzBlockIQ4_NL) == 18
-                && sizeof (HzBlockIQ4_XS) == 136 && sizeof (HzBlockTQ1_0) == 54
-                && sizeof (HzBlockTQ2_0) == 66 && sizeof (HzBlockMXFP4) == 17
-                && sizeof (HzBlockNVFP4) == 36 && sizeof (HzBlockQ1_0) == 18
-                && sizeof (HzBlockQ2_0) == 18,
-                "block layouts must be packed exactly as in ggml-common.h");
 
 /* ---- codec prototypes, one set per table row ----------------------------------------
  * <codec>_to_float / _from_float / _vec_dot follow HzToFloatFn / HzFromFloatFn /
@@ -194,7 +146,7 @@ hzq_absmax (const float *x, int n)
 }
 
 /* ---- helpers shared between codec files ------------------------------------------------ */
-/** ggml's kvalues_iq4nl and kvalues_fp4 (doubled E2M1) tables (codec-legacy.c). */
+/** ggml's kvalues_iq4nl and kvalues_fp4 (doubled E2M1) tables (iq-tables.c). */
 extern const int8_t hzq_kvalues_iq4nl[16];
 extern const int8_t hzq_kvalues_fp4[16];
 

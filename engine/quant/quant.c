@@ -1,5 +1,6 @@
 /* engine/quant/quant.c — the traits and dispatch tables, generated from formats.def, and the
  * run-time choice of SIMD kernels (CPUID). Nothing in here knows any particular format. */
+#include "quant.h"
 #include "quant-impl.h"
 
 #include <pthread.h>

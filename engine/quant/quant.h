@@ -9,31 +9,14 @@
  */
 #pragma once
 
-#include <stdint.h>
+#include "quant-types.h"
+
 #include <stddef.h>
 #include <stdbool.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-typedef enum {
-#define HZ_QUANT(NAME, id, elems, bytes, vdt, codec, ...) HZ_TYPE_##NAME = id,
-#include "formats.def"
-#undef HZ_QUANT
-  HZ_TYPE_COUNT_ = 64  /* ids are < 64 (ggml's GGML_TYPE_COUNT is 40) */
-} HzType;
-
-/** Dequantize `n` elements (n a multiple of block_elems) from packed blocks `x` to `y`. */
-typedef void (*HzToFloatFn) (const void *restrict x, float *restrict y, int64_t n);
-/** Reference-quantize `n` floats (multiple of block_elems) into packed blocks (ggml's
- *  quantize_row_*_ref, bit-exact). */
-typedef void (*HzFromFloatFn) (const float *restrict x, void *restrict y, int64_t n);
-/** *s = dot(x, y) over n elements: x in this format, y in the format's vec_dot_type.
- *  n is a multiple of both block sizes. Accumulation order follows ggml's scalar path
- *  (SIMD variants selected at run time agree within the tolerances of the golden data). */
-typedef void (*HzVecDotFn) (int n, float *restrict s, const void *restrict x,
-                            const void *restrict y);
 
 typedef struct {
   const char   *name;          /* ggml_type_name(): "q4_0", "f32", ... */
@@ -57,16 +40,6 @@ const HzQuantTraits *hz_quant_format (size_t i);
 /** Bytes of a row of n elements; 0 if n is not a multiple of the block size or the type
  *  is unknown. */
 size_t hz_quant_row_size (uint32_t type, int64_t n);
-
-/** SIMD levels of the vec_dot kernels. The level in use is the highest one that both the
- *  CPU supports (CPUID via __builtin_cpu_supports) and the format implements; the
- *  environment variable HZ_SIMD=scalar|avx2|avx512 caps it (read once, at first use). */
-typedef enum {
-  HZ_SIMD_SCALAR = 0,   /* plain C, always available, the reference */
-  HZ_SIMD_AVX2,         /* AVX2 + FMA + F16C */
-  HZ_SIMD_AVX512,       /* AVX-512 F/BW/VL + VNNI */
-  HZ_SIMD_LEVELS
-} HzSimdLevel;
 
 /** The level the dispatch tables were filled for (after CPUID and HZ_SIMD). */
 HzSimdLevel hz_simd_level (void);

@@ -44,10 +44,6 @@
 extern "C" {
 #endif
 
-/** Rows per interleaved group and bytes per group and block of the Q4_0 layout. */
-#define HZ_REPACK_Q4_0X8_ROWS  8
-#define HZ_REPACK_Q4_0X8_BLOCK 144
-
 /** The rows × tokens kernel on repacked weights of a matrix of `n_out` rows of `n_in`
  *  elements of `type` at SIMD `level`, or NULL when that matrix is not repacked at that
  *  level (another format or shape, no kernel at that level, the CPU lacks `level`). Its arguments are those of
