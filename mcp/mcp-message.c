@@ -13,9 +13,11 @@ invalid (HzMcpMessage *m, int code, const char *fmt, ...)
   va_start (ap, fmt);
   m->kind = HZ_MCP_MSG_INVALID;
   m->error_code = code;
-  g_free (m->error_message);
-  m->error_message = g_strdup_vprintf (fmt, ap);
+  g_autofree char *text = g_strdup_vprintf (fmt, ap);
   va_end (ap);
+  g_free (m->error_message);
+  /* json-glib's parse errors quote the input, which may be a bad escape ("\ud83]") */
+  m->error_message = g_utf8_make_valid (text, -1);
   m->method = NULL;
   m->params = NULL;
   return m;

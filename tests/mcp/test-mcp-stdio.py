@@ -251,6 +251,9 @@ def main():
     ok(code_of(r) == -32700 and r['id'] is None, 'truncated JSON: -32700 with id null', r)
     r = raw(b'{"jsonrpc": "2.0", "id": 1, "method": "ping\xff"}')
     ok(code_of(r) == -32700, 'bytes that are not UTF-8: -32700', r)
+    r = raw(b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud83]"}')
+    ok(code_of(r) == -32700 and 'parse error' in r['error']['message'],
+       'a bad escape: -32700, the message valid UTF-8 (found by fuzz-mcp-message)', r)
     r = raw(b'{"id": 3, "method": "ping"}')
     ok(code_of(r) == -32600 and r['id'] == 3, 'no "jsonrpc": -32600 with the id', r)
     r = raw(b'{"jsonrpc": "2.0", "id": null, "method": "ping"}')
