@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-glib.h"
 #include "mcp-message.h"
 #include "mcp-schema.h"
 
@@ -137,22 +138,12 @@ check_message (const HzMcpMessage *m, gboolean element)
   check_reply (m);
 }
 
-/* A GLib critical or warning is a crash that libFuzzer sees (see fuzz-server-request.c). */
-static GLogWriterOutput
-abort_on_critical (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
-{
-  g_log_writer_default (level, fields, n_fields, data);
-  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
-    abort ();
-  return G_LOG_WRITER_HANDLED;
-}
-
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (!schema)
     {
-      g_log_set_writer_func (abort_on_critical, NULL, NULL);
+      g_log_set_writer_func (fuzz_abort_on_critical, NULL, NULL);
       schema = json_from_string (schema_text, NULL);
       CHECK (schema != NULL);
     }
