@@ -98,6 +98,15 @@ shown (const char *s)
 
 /* ------------------------------------------------------------------ methods */
 
+/* {} (json_node_init_object would take a second reference of a new object) */
+static JsonNode *
+empty_object (void)
+{
+  JsonNode *n = json_node_new (JSON_NODE_OBJECT);
+  json_node_take_object (n, json_object_new ());
+  return n;
+}
+
 static JsonNode *
 initialize (HzMcpServer *srv, JsonObject *params)
 {
@@ -248,7 +257,7 @@ call_tool (HzMcpServer *srv, JsonObject *params, int *code, char **message)
     }
   g_autoptr (JsonNode) empty = NULL;
   if (!args || JSON_NODE_HOLDS_NULL (args))
-    args = empty = json_node_init_object (json_node_alloc (), json_object_new ());
+    args = empty = empty_object ();
   g_autoptr (GError) error = NULL;
   JsonNode *result = NULL;
   if (hz_mcp_schema_check (srv->input[i], args, "arguments", &error))
@@ -288,8 +297,7 @@ on_request (HzMcpServer *srv, HzMcpMessage *m, gboolean in_batch)
       return hz_mcp_response_result (m->id, initialize (srv, m->params));
     }
   if (strcmp (m->method, "ping") == 0)
-    return hz_mcp_response_result (m->id, json_node_init_object (json_node_alloc (),
-                                                                 json_object_new ()));
+    return hz_mcp_response_result (m->id, empty_object ());
   if (!srv->protocol)
     {
       g_autofree char *msg = g_strdup_printf ("%s before initialize: the session starts with "
@@ -361,7 +369,9 @@ handle (HzMcpServer *srv, HzMcpMessage *m, gboolean in_batch)
       json_array_unref (replies);
       return NULL;
     }
-  return json_node_init_array (json_node_alloc (), replies);
+  JsonNode *array = json_node_new (JSON_NODE_ARRAY);
+  json_node_take_array (array, replies);
+  return array;
 }
 
 char *
