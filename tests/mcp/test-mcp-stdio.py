@@ -306,6 +306,12 @@ def main():
         ok(hashlib.sha256(f.read()).hexdigest() == store_sha and os.stat(store).st_mtime_ns == store_mtime,
            'the store file is unchanged (bytes and mtime)')
 
+    # --- a model that cannot be loaded: refused at start, nothing on stdout
+    p = subprocess.run([HANZO, 'mcp', '-m', os.path.join(tmp, 'missing.gguf')], input=b'',
+                       capture_output=True, env=env)
+    ok(p.returncode == 2 and p.stdout == b'' and b"cannot load model" in p.stderr,
+       'a model that cannot be loaded: exit 2, the reason on stderr, nothing on stdout', p)
+
     # --- versions
     s = Session('--store', os.path.join(tmp, 'none.db'), env=env)
     r = s.initialize('2099-01-01')
