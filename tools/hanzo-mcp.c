@@ -8,8 +8,8 @@
  * text redacted). Protocol messages only on stdout: everything else the process prints
  * (log lines of the engine included) goes to stderr, since fd 1 is pointed at stderr and
  * the protocol written to a duplicate of the original stdout. Serves until stdin ends
- * (exit 0). Exit status: 1 stdout or stdin failed, 2 usage error or a model that cannot be
- * loaded. Opens no socket: it listens on nothing and sends nothing. */
+ * (exit 0). Exit status: 1 a model that cannot be loaded (as every command), stdout or
+ * stdin failed; 2 usage error. Opens no socket: it listens on nothing and sends nothing. */
 #include <gio/gunixinputstream.h>
 #include <gio/gunixoutputstream.h>
 #include <glib.h>
@@ -80,7 +80,7 @@ hz_cmd_mcp (int argc, char **argv)
   if (!srv)
     {
       hz_cli_print_load_error ("mcp", model, error);
-      return 2;
+      return 1;
     }
   g_autofree char *store_path = store ? g_strdup (store) : hz_store_default_path ();
   g_autofree char *store_shown = hz_cli_escape (store_path);

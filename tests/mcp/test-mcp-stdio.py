@@ -309,8 +309,8 @@ def main():
     # --- a model that cannot be loaded: refused at start, nothing on stdout
     p = subprocess.run([HANZO, 'mcp', '-m', os.path.join(tmp, 'missing.gguf')], input=b'',
                        capture_output=True, env=env)
-    ok(p.returncode == 2 and p.stdout == b'' and b"cannot load model" in p.stderr,
-       'a model that cannot be loaded: exit 2, the reason on stderr, nothing on stdout', p)
+    ok(p.returncode == 1 and p.stdout == b'' and b"cannot load model" in p.stderr,
+       'a model that cannot be loaded: exit 1, the reason on stderr, nothing on stdout', p)
 
     # --- versions
     s = Session('--store', os.path.join(tmp, 'none.db'), env=env)
