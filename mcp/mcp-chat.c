@@ -39,6 +39,23 @@ static const char output_schema[] =
   "\"dropped_messages\": {\"type\": \"integer\", \"description\": \"Oldest messages left out "
   "to fit the model's context\"}}}";
 
+/* Progress every PROGRESS_EVERY tokens, from the first. */
+#define PROGRESS_EVERY 16
+
+typedef struct {
+  HzMcpEnv *env;
+  guint     n, total;
+} Progress;
+
+static gboolean
+on_token (HzToken token, const char *text, gpointer user_data)
+{
+  Progress *p = user_data;
+  if (p->n++ % PROGRESS_EVERY == 0)
+    p->env->progress (p->n, p->total, p->env->progress_data);
+  return TRUE;
+}
+
 static JsonNode *
 chat (HzMcpEnv *env, JsonObject *args, GError **error)
 {
@@ -91,8 +108,10 @@ chat (HzMcpEnv *env, JsonObject *args, GError **error)
    * (stories260K, temperature 0.9); "same seed and arguments, same reply" holds this way */
   hz_context_truncate (ctx, 0);
   HzGenerateStats stats = { 0 };
-  g_autofree char *text = hz_context_generate (ctx, tokens, n, &gp, NULL, NULL, NULL, NULL,
-                                               &stats, error);
+  Progress progress = { env, 0, (guint) max_tokens };
+  g_autofree char *text = hz_context_generate (ctx, tokens, n, &gp,
+                                               env->progress ? on_token : NULL, &progress,
+                                               NULL, NULL, &stats, error);
   if (!text)
     return NULL;
   g_autofree char *reasoning = NULL, *answer = NULL;

@@ -10,8 +10,14 @@
 
 G_BEGIN_DECLS
 
+/** Progress of the running tool call (MCP's notifications/progress): `done` grows from
+ *  call to call, `total` is the most there can be (0: unknown). */
+typedef void (*HzMcpProgressFunc) (double done, double total, gpointer user_data);
+
 typedef struct {
   /* set by the server */
+  HzMcpProgressFunc progress;   /* during a tools/call whose client asked for progress */
+  gpointer    progress_data;
   char       *model_path;   /* NULL: no chat tool */
   guint       n_threads;    /* 0: the engine's default */
   char       *store_path;   /* the store of search_conversations (hz_store_default_path()) */

@@ -23,6 +23,9 @@ struct _HzMcpServer {
   JsonNode        *input[G_N_ELEMENTS (all_tools)];    /* parsed schemas */
   JsonNode        *output[G_N_ELEMENTS (all_tools)];
   guint            n_tools;
+  GOutputStream   *out;         /* while hz_mcp_server_run runs: notifications go there */
+  JsonNode        *progress_token;   /* of the running tools/call, when it has one */
+  gboolean         out_failed;
 };
 
 void
@@ -231,6 +234,53 @@ tool_result (HzMcpServer *srv, JsonNode *structured, const char *failure)
   return json_builder_get_root (b);
 }
 
+static gboolean send_line (GOutputStream *out, char *line, GError **error);
+
+/* notifications/progress for the running tools/call (HzMcpProgressFunc). A write that fails
+ * is noticed by the response's. */
+static void
+send_progress (double done, double total, gpointer user_data)
+{
+  HzMcpServer *srv = user_data;
+  if (!srv->out || srv->out_failed)
+    return;
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "jsonrpc");
+  json_builder_add_string_value (b, "2.0");
+  json_builder_set_member_name (b, "method");
+  json_builder_add_string_value (b, "notifications/progress");
+  json_builder_set_member_name (b, "params");
+  json_builder_begin_object (b);
+  json_builder_set_member_name (b, "progressToken");
+  json_builder_add_value (b, json_node_copy (srv->progress_token));
+  json_builder_set_member_name (b, "progress");
+  json_builder_add_double_value (b, done);
+  if (total > 0)
+    {
+      json_builder_set_member_name (b, "total");
+      json_builder_add_double_value (b, total);
+    }
+  json_builder_end_object (b);
+  json_builder_end_object (b);
+  g_autoptr (JsonNode) n = json_builder_get_root (b);
+  if (!send_line (srv->out, hz_mcp_to_line (n), NULL))
+    srv->out_failed = TRUE;
+}
+
+/* The progress token of a request's params._meta (a string or an integer), or NULL. */
+static JsonNode *
+progress_token (JsonObject *params)
+{
+  JsonNode *meta = params ? json_object_get_member (params, "_meta") : NULL;
+  JsonNode *t = meta && JSON_NODE_HOLDS_OBJECT (meta)
+                  ? json_object_get_member (json_node_get_object (meta), "progressToken") : NULL;
+  if (!t || !JSON_NODE_HOLDS_VALUE (t))
+    return NULL;
+  const GType type = json_node_get_value_type (t);
+  return type == G_TYPE_STRING || type == G_TYPE_INT64 ? t : NULL;
+}
+
 /* tools/call: the result, or NULL with *code and *message for an error response. */
 static JsonNode *
 call_tool (HzMcpServer *srv, JsonObject *params, int *code, char **message)
@@ -261,7 +311,14 @@ call_tool (HzMcpServer *srv, JsonObject *params, int *code, char **message)
   g_autoptr (GError) error = NULL;
   JsonNode *result = NULL;
   if (hz_mcp_schema_check (srv->input[i], args, "arguments", &error))
-    result = srv->tools[i]->call (&srv->env, json_node_get_object (args), &error);
+    {
+      srv->progress_token = progress_token (params);
+      srv->env.progress = srv->progress_token ? send_progress : NULL;
+      srv->env.progress_data = srv;
+      result = srv->tools[i]->call (&srv->env, json_node_get_object (args), &error);
+      srv->env.progress = NULL;
+      srv->progress_token = NULL;
+    }
   if (result)
     return tool_result (srv, result, NULL);
   if (g_error_matches (error, HZ_MCP_ERROR, HZ_MCP_ERROR_INVALID_ARGS) &&
@@ -404,8 +461,8 @@ too_long (HzMcpServer *srv)
   return hz_mcp_to_line (r);
 }
 
-gboolean
-hz_mcp_server_run (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GError **error)
+static gboolean
+serve (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GError **error)
 {
   g_autoptr (GByteArray) line = g_byte_array_new ();
   g_autofree guint8 *buf = g_malloc (64 * 1024);
@@ -449,4 +506,14 @@ hz_mcp_server_run (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GErro
     return send_line (out, hz_mcp_server_handle_line (srv, (const char *) line->data, line->len),
                       error);
   return TRUE;
+}
+
+gboolean
+hz_mcp_server_run (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GError **error)
+{
+  srv->out = out;   /* for notifications during a call */
+  srv->out_failed = FALSE;
+  const gboolean ok = serve (srv, in, out, error);
+  srv->out = NULL;
+  return ok;
 }

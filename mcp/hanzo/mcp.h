@@ -8,6 +8,8 @@
  * one of them, else the newest (the client then decides, as the specification says).
  * Methods: initialize, ping, tools/list, tools/call; notifications/initialized and
  * notifications/cancelled are taken (a request runs to its end: answers come in order).
+ * A tools/call of chat whose params carry _meta.progressToken gets notifications/progress
+ * (generated tokens of max_tokens: after the first token, then every 16) while it runs.
  * Tools: `chat` (only with a model), `redact`, `search_conversations` (the store read-only,
  * every text redacted), each with an input and an output schema; arguments are checked
  * against the input schema.
@@ -58,7 +60,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzMcpServer, hz_mcp_server_free)
  *  line). */
 char    *hz_mcp_server_handle_line (HzMcpServer *srv, const char *line, gsize len);
 
-/** Serve `in` until it ends: read lines, answer each on `out` (flushed after every line).
+/** Serve `in` until it ends: read lines, answer each on `out` (flushed after every line;
+ *  progress notifications of a running call too).
  *  A line over the size limit is answered -32600 and skipped up to its newline. Returns
  *  TRUE at the end of `in`; FALSE with an error when reading or writing fails (the client
  *  went away: G_IO_ERROR_BROKEN_PIPE). */

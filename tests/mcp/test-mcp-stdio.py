@@ -184,6 +184,20 @@ def main():
     b = structured(s.call('chat', {'messages': msgs, 'max_tokens': 16, 'temperature': 0.9, 'seed': 7}))
     ok(a and b and a['text'] == b['text'] and a['text'] and a['completion_tokens'] <= 16,
        'chat with messages and a seed: the same reply twice', f'{a}\n{b}')
+    s.send({'jsonrpc': '2.0', 'id': 'prog', 'method': 'tools/call',
+            'params': {'name': 'chat', '_meta': {'progressToken': 77},
+                       'arguments': {'prompt': 'Once upon a time', 'max_tokens': 40, 'temperature': 0}}})
+    notes = []
+    while True:
+        m = s.recv()
+        if m.get('method') != 'notifications/progress':
+            break
+        notes.append(m['params'])
+    ok(m.get('id') == 'prog' and structured(m)['completion_tokens'] == 40 and
+       [x['progress'] for x in notes] == [1, 17, 33] and
+       all(x['progressToken'] == 77 and x['total'] == 40 for x in notes),
+       'chat with a progressToken: notifications/progress at tokens 1, 17, 33 of 40, then the result',
+       f'{notes}\n{m}')
     r = s.call('chat', {'prompt': 'x', 'messages': msgs})
     ok(code_of(r) == -32602 and 'either' in r['error']['message'], 'chat with prompt and messages: -32602', r)
     r = s.call('chat', {'messages': [{'role': 'wizard', 'content': 'hi'}]})

@@ -13,12 +13,13 @@
 //     SDK checks every structuredContent against the tool's outputSchema;
 //  4. callTool redact replaces the name, e-mail and phone;
 //  5. callTool search_conversations finds both walrus messages, redacted;
+//     with onprogress, the SDK's progress token brings notifications/progress;
 //  6. an unknown tool is an McpError -32602; bad arguments a result with isError (the
 //     2025-11-25 rule); ping; close() ends the server.
 import { execFileSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { LATEST_PROTOCOL_VERSION, McpError, ProgressNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const [hanzo, model, store] = process.argv.slice(2);
 let n = 0;
@@ -69,6 +70,19 @@ async function main () {
         JSON.parse(chat.content[0].text).text === expected,
     'callTool chat (greedy): the text of `hanzo generate` for the same prompt, validated against outputSchema',
     { chat, expected });
+
+  // onprogress makes the SDK send a progressToken. Its own progress handler runs in a
+  // microtask and is dropped when the response came in the same read (a fast model: the
+  // notifications and the result arrive together, and the response removes the handler
+  // first), so the notifications are taken here, by a handler of the method, in order.
+  const progress = [];
+  client.setNotificationHandler(ProgressNotificationSchema, (note) => { progress.push(note.params); });
+  const long = await client.callTool({ name: 'chat', arguments: { prompt: 'Once upon a time', max_tokens: 40,
+    temperature: 0 } }, undefined, { onprogress: () => {} });
+  check(!long.isError && long.structuredContent?.completion_tokens === 40 && progress.length === 3 &&
+        progress.every((p, i) => p.total === 40 && p.progress === 1 + 16 * i &&
+                                 p.progressToken === progress[0].progressToken),
+    'callTool chat with a progress token: notifications/progress at tokens 1, 17, 33 of 40', { progress, long });
 
   const text = 'Mail Anna Schmidt at anna.schmidt@example.org or call +1 415 555 0132 today.';
   const red = await client.callTool({ name: 'redact', arguments: { text } });
