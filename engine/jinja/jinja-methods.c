@@ -1,6 +1,8 @@
 /* engine/jinja/jinja-methods.c — Python's str, dict and list methods (see jinja-methods.h). */
 #include "jinja-methods.h"
-#include "jinja-ops.h"
+#include "jinja-args.h"
+#include "jinja-format.h"
+#include "jinja-iter.h"
 
 #include <string.h>
 
@@ -286,11 +288,6 @@ hzj_str_split (HzjCtx *ctx, HzjValue *s, HzjValue *sep, gint64 maxsplit, gboolea
 
 /* ---- str methods ---- */
 
-#define BIND(fname, names, req)                                                            \
-  HzjValue *a[G_N_ELEMENTS (names)];                                                       \
-  if (!hzj_args_bind (ctx, fname, args, names, req, a))                                    \
-    return NULL
-
 static gboolean
 want_str (HzjCtx *ctx, HzjValue *v, const char *fname)
 {
@@ -307,7 +304,7 @@ static HzjValue *
 m_strip (HzjCtx *ctx, HzjValue *self, HzjArgs *args, const char *fname, gboolean l, gboolean r)
 {
   static const char *const names[] = { "chars", NULL };
-  BIND (fname, names, 0);
+  HZJ_BIND (fname, names, 0);
   if (a[0] && a[0]->kind != HZJ_NONE && !want_str (ctx, a[0], fname))
     return NULL;
   return hzj_str_strip (self, a[0], l, r);
@@ -335,7 +332,7 @@ static HzjValue *
 m_split_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
 {
   static const char *const names[] = { "sep", "maxsplit", NULL };
-  BIND (right ? "rsplit" : "split", names, 0);
+  HZJ_BIND (right ? "rsplit" : "split", names, 0);
   gint64 max = -1;
   if (a[0] && a[0]->kind != HZJ_NONE && !want_str (ctx, a[0], "split"))
     return NULL;
@@ -351,7 +348,7 @@ static HzjValue *
 m_splitlines (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
 {
   static const char *const names[] = { "keepends", NULL };
-  BIND ("splitlines", names, 0);
+  HZJ_BIND ("splitlines", names, 0);
   const gboolean keep = a[0] && hzj_truthy (a[0]);
   HzjValue *out = hzj_list_new (FALSE);
   const char *t = self->str.s;
@@ -396,7 +393,7 @@ static HzjValue *
 m_affix (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean end)
 {
   static const char *const names[] = { "prefix", "start", "end", NULL };
-  BIND (end ? "endswith" : "startswith", names, 1);
+  HZJ_BIND (end ? "endswith" : "startswith", names, 1);
   const gsize from = cp_bound (self, a[1], 0), to = MAX (from, cp_bound (self, a[2], self->str.len));
   GPtrArray one = { .pdata = (gpointer *) &a[0], .len = 1 };
   GPtrArray *cands = a[0]->kind == HZJ_TUPLE ? a[0]->items : &one;
@@ -420,7 +417,7 @@ static HzjValue *
 m_replace (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
 {
   static const char *const names[] = { "old", "new", "count", NULL };
-  BIND ("replace", names, 2);
+  HZJ_BIND ("replace", names, 2);
   gint64 count = -1;
   if (!want_str (ctx, a[0], "replace") || !want_str (ctx, a[1], "replace") ||
       (a[2] && !hzj_want_int (ctx, a[2], "count", &count)))
@@ -433,7 +430,7 @@ static HzjValue *
 m_search (HzjCtx *ctx, HzjValue *self, HzjArgs *args, const char *fname)
 {
   static const char *const names[] = { "sub", "start", "end", NULL };
-  BIND (fname, names, 1);
+  HZJ_BIND (fname, names, 1);
   if (!want_str (ctx, a[0], fname))
     return NULL;
   const gsize from = cp_bound (self, a[1], 0), to = MAX (from, cp_bound (self, a[2], self->str.len));
@@ -479,21 +476,16 @@ HZJ_VARIANT (m_rindex, m_search, "rindex")
 HZJ_VARIANT (m_count, m_search, "count")
 
 HzjValue *
-hzj_str_join (HzjCtx *ctx, HzjValue *sep, GPtrArray *items, HzjValue *attribute, gboolean convert)
+hzj_str_join (HzjCtx *ctx, HzjValue *sep, GPtrArray *items, gboolean convert)
 {
   HzjBuf b;
   hzj_buf_init (&b, ctx->max_output);
   for (guint i = 0; i < items->len; i++)
     {
-      g_autoptr (HzjValue) it = attribute ? hzj_get_path (ctx, items->pdata[i], attribute)
-                                          : hzj_ref (items->pdata[i]);
-      if (it && !convert && it->kind != HZJ_STR)
+      HzjValue *it = items->pdata[i];
+      if (!convert && it->kind != HZJ_STR)
         {
           hzj_type_error (ctx, "sequence item %u: expected str instance, %s found", i, hzj_type_name (it));
-          g_clear_pointer (&it, hzj_unref);
-        }
-      if (!it)
-        {
           hzj_buf_clear (&b);
           return NULL;
         }
@@ -508,9 +500,9 @@ static HzjValue *
 m_join (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
 {
   static const char *const names[] = { "iterable", NULL };
-  BIND ("join", names, 1);
+  HZJ_BIND ("join", names, 1);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, a[0]);
-  return items ? hzj_str_join (ctx, self, items, NULL, FALSE) : NULL;
+  return items ? hzj_str_join (ctx, self, items, FALSE) : NULL;
 }
 
 static HzjValue *
@@ -573,7 +565,7 @@ static HzjValue *
 m_affix_remove (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean suffix)
 {
   static const char *const names[] = { "affix", NULL };
-  BIND (suffix ? "removesuffix" : "removeprefix", names, 1);
+  HZJ_BIND (suffix ? "removesuffix" : "removeprefix", names, 1);
   if (!want_str (ctx, a[0], suffix ? "removesuffix" : "removeprefix"))
     return NULL;
   const gsize n = a[0]->str.len, len = self->str.len;
@@ -589,7 +581,7 @@ static HzjValue *
 m_partition_any (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean right)
 {
   static const char *const names[] = { "sep", NULL };
-  BIND (right ? "rpartition" : "partition", names, 1);
+  HZJ_BIND (right ? "rpartition" : "partition", names, 1);
   if (!want_str (ctx, a[0], "partition"))
     return NULL;
   if (a[0]->str.len == 0)
@@ -621,7 +613,7 @@ static HzjValue *
 m_pad (HzjCtx *ctx, HzjValue *self, HzjArgs *args, char how)
 {
   static const char *const names[] = { "width", "fillchar", NULL };
-  BIND (how == 'c' ? "center" : how == 'l' ? "ljust" : how == 'r' ? "rjust" : "zfill", names, 1);
+  HZJ_BIND (how == 'c' ? "center" : how == 'l' ? "ljust" : how == 'r' ? "rjust" : "zfill", names, 1);
   gint64 width;
   if (!hzj_want_int (ctx, a[0], "width", &width))
     return NULL;
@@ -698,7 +690,7 @@ static HzjValue *
 d_get (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
 {
   static const char *const names[] = { "key", "default", NULL };
-  BIND ("get", names, 1);
+  HZJ_BIND ("get", names, 1);
   if (!hzj_hashable (a[0]))
     return hzj_type_error (ctx, "unhashable type: '%s'", hzj_type_name (a[0]));
   HzjValue *v = hzj_dict_get (self->dict, a[0]);
@@ -727,7 +719,7 @@ static HzjValue *
 l_search (HzjCtx *ctx, HzjValue *self, HzjArgs *args, gboolean index)
 {
   static const char *const names[] = { "value", NULL };
-  BIND (index ? "index" : "count", names, 1);
+  HZJ_BIND (index ? "index" : "count", names, 1);
   gint64 count = 0;
   for (guint i = 0; i < self->items->len; i++)
     if (hzj_equal (self->items->pdata[i], a[0]))

@@ -5,6 +5,7 @@
 #include "jinja-filters.h"
 #include "jinja-lexer.h"
 #include "jinja-symbols.h"
+#include "jinja-tests.h"
 
 #include <string.h>
 
