@@ -9,6 +9,7 @@
 #include "jinja-loop.h"
 #include "jinja-methods.h"
 #include "jinja-ops.h"
+#include "jinja-str.h"
 #include "jinja-tests.h"
 
 #include <math.h>
