@@ -94,5 +94,12 @@ gboolean hz_server_is_public (HzServer *srv);
  *  `secret-tool store --label "Hanzo server API key" purpose api-key`), or NULL when there
  *  is none or no keyring answers (then `error`, nullable, says why). g_free. */
 char    *hz_server_keyring_key (GError **error);
+/** Keep `key` in the keyring as the one hz_server_keyring_key() returns (replacing any
+ *  before; the app's "Serve to other apps" keeps its key there). Blocks on D-Bus: call it
+ *  off the main thread. FALSE with `error` when no keyring answers. */
+gboolean hz_server_keyring_store_key (const char *key, GError **error);
+/** A new random API key: "hz-" and 48 hex digits (24 bytes from getrandom(2)). g_free.
+ *  Any thread. */
+char    *hz_server_new_key (void);
 
 G_END_DECLS

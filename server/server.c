@@ -4,6 +4,8 @@
 
 #include <libsecret/secret.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/random.h>
 #include "server-guard.h"
 #include "server-job.h"
 #include "server-log.h"
@@ -474,4 +476,32 @@ hz_server_keyring_key (GError **error)
   char *copy = g_strdup (key);
   secret_password_free (key);
   return copy;
+}
+
+gboolean
+hz_server_keyring_store_key (const char *key, GError **error)
+{
+  g_return_val_if_fail (key != NULL && *key != '\0', FALSE);
+  return secret_password_store_sync (key_schema (), SECRET_COLLECTION_DEFAULT,
+                                     "Hanzo server API key", key, NULL, error, "purpose",
+                                     "api-key", NULL);
+}
+
+char *
+hz_server_new_key (void)
+{
+  guint8 raw[24];
+  gsize got = 0;
+  while (got < sizeof raw)
+    {
+      const ssize_t r = getrandom (raw + got, sizeof raw - got, 0);
+      if (r > 0)
+        got += (gsize) r;
+      else
+        g_assert (errno == EINTR);   /* getrandom(2) fails only when interrupted */
+    }
+  GString *key = g_string_new ("hz-");
+  for (gsize i = 0; i < sizeof raw; i++)
+    g_string_append_printf (key, "%02x", raw[i]);
+  return g_string_free (key, FALSE);
 }
