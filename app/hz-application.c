@@ -292,6 +292,7 @@ action_about (GSimpleAction *action, GVariant *param, gpointer user_data)
 #undef about_set
 }
 
+/* The preferences window, shown (on its "Other Apps" page for app.serve-settings). */
 static void
 action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -305,6 +306,8 @@ action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
   GtkWidget *prefs = hz_preferences_window_new_for_model (
     self->settings, self->model_settings, entry ? hz_model_entry_get_name (entry) : name, parent);
   hz_preferences_window_set_app_server (HZ_PREFERENCES_WINDOW (prefs), self->app_server);
+  if (g_strcmp0 (g_action_get_name (G_ACTION (action)), "serve-settings") == 0)
+    hz_preferences_window_show_other_apps (HZ_PREFERENCES_WINDOW (prefs));
   gtk_window_present (GTK_WINDOW (prefs));
 }
 
@@ -347,6 +350,7 @@ action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 static const GActionEntry app_actions[] = {
   { .name = "about", .activate = action_about },
   { .name = "preferences", .activate = action_preferences },
+  { .name = "serve-settings", .activate = action_preferences },
   { .name = "privacy", .activate = action_privacy },
   { .name = "models", .activate = action_models },
   { .name = "find-models", .activate = action_find_models },

@@ -166,6 +166,15 @@ hz_preferences_window_set_app_server (HzPreferencesWindow *self, HzAppServer *se
   gtk_widget_set_visible (self->serve_page, TRUE);
 }
 
+void
+hz_preferences_window_show_other_apps (HzPreferencesWindow *self)
+{
+  g_return_if_fail (HZ_IS_PREFERENCES_WINDOW (self));
+  g_return_if_fail (self->app_server != NULL);
+  adw_preferences_window_set_visible_page (ADW_PREFERENCES_WINDOW (self),
+                                           ADW_PREFERENCES_PAGE (self->serve_page));
+}
+
 GtkSwitch *
 hz_preferences_window_get_serve_switch (HzPreferencesWindow *self)
 {

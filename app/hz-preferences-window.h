@@ -34,6 +34,9 @@ GtkWidget *hz_preferences_window_new_for_model (GSettings *settings, GSettings *
  *  hidden. Once per window. */
 void hz_preferences_window_set_app_server (HzPreferencesWindow *self, HzAppServer *server);
 
+/** Show the "Other Apps" page (after hz_preferences_window_set_app_server()). */
+void hz_preferences_window_show_other_apps (HzPreferencesWindow *self);
+
 /** The page's switch (for tests). */
 GtkSwitch *hz_preferences_window_get_serve_switch (HzPreferencesWindow *self);
 

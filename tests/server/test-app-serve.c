@@ -162,11 +162,12 @@ obj (Reply *r)
 
 static char *chat_model;
 
-/* The preferences window (app.preferences), shown. */
+/* The preferences window on its Other Apps page (app.serve-settings, the header
+ * indicator's action), shown. */
 static HzPreferencesWindow *
 open_preferences (HzApplication *app)
 {
-  g_action_group_activate_action (G_ACTION_GROUP (app), "preferences", NULL);
+  g_action_group_activate_action (G_ACTION_GROUP (app), "serve-settings", NULL);
   GListModel *tops = gtk_window_get_toplevels ();   /* (transfer none) */
   for (guint i = 0; i < g_list_model_get_n_items (tops); i++)
     {
