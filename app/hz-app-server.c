@@ -13,7 +13,7 @@ struct _HzAppServer {
   GObject           parent_instance;
   GSettings        *settings;
   HzEngineWorker   *worker;
-  gulong            worker_handlers[2];
+  gulong            worker_handlers[3];
   HzAppServerState  state;
   HzServer         *server;         /* while listening */
   char             *serving_path;   /* the model file it offers */
@@ -25,6 +25,9 @@ struct _HzAppServer {
   char             *key;            /* once read or made */
   char             *key_note;       /* why it is not in the keyring, or NULL */
   GCancellable     *key_cancellable;  /* a keyring call in flight, or NULL */
+  HzModel          *model;          /* the worker's model, one use of it held, or NULL */
+  char             *model_path;     /* its file */
+  GCancellable     *model_cancellable;  /* hz_engine_worker_acquire_model in flight */
 };
 
 G_DEFINE_FINAL_TYPE (HzAppServer, hz_app_server, G_TYPE_OBJECT)
@@ -106,6 +109,96 @@ key_fetch (HzAppServer *self, gboolean regenerate)
   g_task_run_in_thread (task, key_thread);
 }
 
+/* ------------------------------------------------------------------ the model */
+
+typedef struct {
+  HzEngineWorker *worker;
+  char           *path;
+} ModelFetch;
+
+static void
+model_fetch_free (ModelFetch *f)
+{
+  g_object_unref (f->worker);
+  g_free (f->path);
+  g_free (f);
+}
+
+/* Thread: one use of the worker's model. */
+static void
+model_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
+{
+  ModelFetch *f = task_data;
+  GError *error = NULL;
+  HzModel *model = hz_engine_worker_acquire_model (f->worker, f->path, &error);
+  if (model == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, model, NULL);
+}
+
+static void
+model_done (GObject *source, GAsyncResult *result, gpointer user_data)
+{
+  HzAppServer *self = HZ_APP_SERVER (source);
+  ModelFetch *f = g_task_get_task_data (G_TASK (result));
+  const char *path = f->path;
+  g_autoptr(GError) error = NULL;
+  HzModel *model = g_task_propagate_pointer (G_TASK (result), &error);
+  const gboolean current = g_task_get_cancellable (G_TASK (result)) == self->model_cancellable;
+
+  if (model != NULL && (!current || self->worker == NULL))
+    {
+      /* not wanted any more (the switch went off, another model, or disposed) */
+      hz_engine_worker_release_model (f->worker, model);
+      return;
+    }
+  if (!current)
+    return;
+  g_clear_object (&self->model_cancellable);
+  if (model == NULL)
+    {
+      g_message ("serve to other apps: the model %s: %s", path, error->message);
+      g_free (self->message);
+      self->message = g_strdup_printf (_("Not serving: %s"), error->message);
+      self->state = HZ_APP_SERVER_FAILED;
+      g_signal_emit (self, signals[SIG_CHANGED], 0);
+      return;
+    }
+  self->model = model;
+  self->model_path = g_strdup (path);
+  update (self);
+}
+
+/* Stop any server (it uses the model), then give the model back to the worker. */
+static void stop_server (HzAppServer *self);
+
+static void
+model_drop (HzAppServer *self)
+{
+  stop_server (self);
+  if (self->model_cancellable != NULL)
+    g_cancellable_cancel (self->model_cancellable);
+  g_clear_object (&self->model_cancellable);
+  if (self->model != NULL)
+    hz_engine_worker_release_model (self->worker, g_steal_pointer (&self->model));
+  g_clear_pointer (&self->model_path, g_free);
+}
+
+static void
+model_fetch (HzAppServer *self, const char *path)
+{
+  model_drop (self);
+  self->model_cancellable = g_cancellable_new ();
+  g_autoptr(GTask) task = g_task_new (self, self->model_cancellable, model_done, NULL);
+  ModelFetch *f = g_new0 (ModelFetch, 1);
+  f->worker = g_object_ref (self->worker);
+  f->path = g_strdup (path);
+  g_task_set_source_tag (task, model_fetch);
+  g_task_set_task_data (task, f, (GDestroyNotify) model_fetch_free);
+  g_task_run_in_thread (task, model_thread);
+}
+
 /* ------------------------------------------------------------------ the server */
 
 static void
@@ -117,7 +210,7 @@ server_log (const char *line, gpointer user_data)
 static void
 stop_server (HzAppServer *self)
 {
-  g_clear_pointer (&self->server, hz_server_free);
+  g_clear_pointer (&self->server, hz_server_free);   /* before the model goes */
   g_clear_pointer (&self->serving_path, g_free);
   g_clear_pointer (&self->serving_key, g_free);
   g_clear_pointer (&self->address, g_free);
@@ -135,7 +228,7 @@ model_id_of (const char *path)
   return id;
 }
 
-/* Listen on `port` with the model at `path`; FALSE with `error`. */
+/* Listen on `port` with self->model (its file `path`); FALSE with `error`. */
 static gboolean
 start_server (HzAppServer *self, const char *path, guint port, GError **error)
 {
@@ -148,7 +241,10 @@ start_server (HzAppServer *self, const char *path, guint port, GError **error)
   o.log = server_log;
   g_autoptr(HzServer) srv = hz_server_new (&o, error);
   g_autofree char *id = model_id_of (path);
-  if (srv == NULL || !hz_server_add_model (srv, id, path, error) || !hz_server_listen (srv, error))
+  /* the worker's model itself: the server frees its HzServe before stop_server() returns,
+   * and model_drop() gives the model back only after that */
+  if (srv == NULL || !hz_server_add_loaded_model (srv, id, path, self->model, NULL, NULL, error) ||
+      !hz_server_listen (srv, error))
     return FALSE;
   self->server = g_steal_pointer (&srv);
   self->serving_path = g_strdup (path);
@@ -182,7 +278,7 @@ update (HzAppServer *self)
       if (self->key_cancellable != NULL)
         g_cancellable_cancel (self->key_cancellable);
       g_clear_object (&self->key_cancellable);
-      stop_server (self);
+      model_drop (self);
       set_state (self, HZ_APP_SERVER_OFF, g_strdup (_("Off")));
       return;
     }
@@ -195,9 +291,16 @@ update (HzAppServer *self)
     }
   if (path == NULL)
     {
-      stop_server (self);
+      model_drop (self);
       set_state (self, HZ_APP_SERVER_NO_MODEL,
                  g_strdup (_("Waiting for a model: open one to serve it")));
+      return;
+    }
+  if (g_strcmp0 (self->model_path, path) != 0)
+    {
+      if (self->model_cancellable == NULL)
+        model_fetch (self, path);
+      set_state (self, HZ_APP_SERVER_STARTING, g_strdup (_("Starting…")));
       return;
     }
   if (self->server != NULL && g_strcmp0 (self->serving_path, path) == 0 &&
@@ -229,6 +332,19 @@ on_model_changed (HzEngineWorker *worker, const char *path, gpointer arg, HzAppS
   update (self);
 }
 
+/* Another model is asked for: give back the one served before the worker fits the new one
+ * into its memory budget (a model in use cannot be unloaded to make room). */
+static void
+on_model_loading (HzEngineWorker *worker, const char *path, HzAppServer *self)
+{
+  if (g_strcmp0 (self->model_path, path) == 0 ||
+      (self->model_path == NULL && self->model_cancellable == NULL))
+    return;   /* the same model, or none held */
+  model_drop (self);
+  if (self->state != HZ_APP_SERVER_OFF)
+    set_state (self, HZ_APP_SERVER_NO_MODEL, g_strdup (_("Waiting for the model to load")));
+}
+
 /* ------------------------------------------------------------------ public API */
 
 HzAppServer *
@@ -247,6 +363,8 @@ hz_app_server_new (GSettings *settings, HzEngineWorker *worker)
                                                G_CALLBACK (on_model_changed), self);
   self->worker_handlers[1] = g_signal_connect (worker, "model-error",
                                                G_CALLBACK (on_model_changed), self);
+  self->worker_handlers[2] = g_signal_connect (worker, "model-loading",
+                                               G_CALLBACK (on_model_loading), self);
   update (self);
   return self;
 }
@@ -315,7 +433,8 @@ hz_app_server_dispose (GObject *object)
   if (self->key_cancellable != NULL)
     g_cancellable_cancel (self->key_cancellable);
   g_clear_object (&self->key_cancellable);
-  stop_server (self);
+  if (self->worker != NULL)
+    model_drop (self);
   if (self->settings != NULL)
     g_signal_handlers_disconnect_by_data (self->settings, self);
   for (guint i = 0; i < G_N_ELEMENTS (self->worker_handlers); i++)

@@ -9,10 +9,13 @@
  * item `hanzo serve` reads); without a keyring the key lives until the app quits (the
  * "key-note" says so). Regenerating it restarts the server with a new key.
  *
- * The server offers the file of the app's model (the engine worker's, followed through
- * "model-loaded"); it loads it again for itself on its first request (the weights are
- * mmap'ed: the pages are shared, its KV cache is its own) with its own continuous-batching
- * scheduler, so API requests batch with each other but not yet with the app's own chat.
+ * The server offers the app's model itself: the engine worker's HzModel, followed through
+ * "model-loaded" and held with hz_engine_worker_acquire_model() (never loaded twice; given
+ * back on "model-loading" of another model, before the worker fits that one into its
+ * memory budget). The server runs its own HzServe on it (hz_server_add_loaded_model():
+ * its own KV cache and continuous-batching scheduler, freed after 5 minutes unused), so
+ * API requests batch with each other; the app's own chat runs beside them on the worker's
+ * context, not yet in the same batch.
  *
  * Turning the switch off stops listening at once (requests in progress are cancelled);
  * disposing the object (the app quits) does the same. A port in use, or any other failure

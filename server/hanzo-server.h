@@ -25,6 +25,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include "hanzo/engine.h"
 
 G_BEGIN_DECLS
 
@@ -74,6 +75,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzServer, hz_server_free)
  *  without ".gguf"). Not loaded until requested. Errors: HZ_SERVER_ERROR_MODEL (no such
  *  file, id taken or empty). */
 gboolean hz_server_add_model (HzServer *srv, const char *id, const char *path, GError **error);
+/** Offer `model`, already loaded by the caller from `path` (e.g. the app's engine worker's
+ *  model), as `id`, without loading it again: the server makes its own HzServe on it
+ *  (hanzo/serving.h; its own KV cache and scheduler) at the first request and frees that
+ *  after idle_unload seconds unused; the model is never unloaded here. `model` must stay
+ *  valid until `release(release_data)` (nullable) is called: when the server is freed, or
+ *  at once when this fails. Errors: HZ_SERVER_ERROR_MODEL (id taken or empty). */
+gboolean hz_server_add_loaded_model (HzServer *srv, const char *id, const char *path,
+                                     HzModel *model, GDestroyNotify release,
+                                     gpointer release_data, GError **error);
 /** Offer every *.gguf file of `dir` under its file name. Returns how many, or -1 with
  *  `error` (the folder cannot be read, or an id is taken). */
 int      hz_server_add_models_dir (HzServer *srv, const char *dir, GError **error);

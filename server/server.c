@@ -345,6 +345,24 @@ hz_server_add_model (HzServer *srv, const char *id, const char *path, GError **e
   return FALSE;
 }
 
+gboolean
+hz_server_add_loaded_model (HzServer *srv, const char *id, const char *path, HzModel *model,
+                            GDestroyNotify release, gpointer release_data, GError **error)
+{
+  g_return_val_if_fail (id != NULL && path != NULL && model != NULL, FALSE);
+  g_autoptr (GError) local = NULL;
+  if (*id == '\0' || !g_utf8_validate (id, -1, NULL))
+    g_set_error (&local, G_FILE_ERROR, G_FILE_ERROR_INVAL, "the model id is empty or not UTF-8");
+  else
+    hz_models_add_loaded (srv->models, id, path, model, release, release_data, &local);
+  if (local == NULL)
+    return TRUE;
+  if (release)
+    release (release_data);
+  g_set_error (error, HZ_SERVER_ERROR, HZ_SERVER_ERROR_MODEL, "%s", local->message);
+  return FALSE;
+}
+
 static gint
 cmp_names (gconstpointer a, gconstpointer b)
 {

@@ -5,15 +5,20 @@
  *  - default: the switch is off and the process holds no listening TCP socket;
  *  - on: the switch of the preferences window turns it on; the header shows it; GET
  *    /v1/models names the app's model; without the key 401; a greedy chat completion
- *    equals the app's own greedy reply to the same message (one engine, one template); the
- *    key is the keyring's (the item `hanzo serve` reads);
+ *    equals the app's own greedy reply to the same message (one engine, one template), served
+ *    while the model's file is renamed away (the app's loaded model itself, not a second
+ *    load); the key is the keyring's (the item `hanzo serve` reads);
  *  - new key: the old key gets 401, the new one 200;
+ *  - another model opened in the app: the server serves it, on the engine worker's own
+ *    copy (loads counted by the worker's registry: one per model), within a memory budget
+ *    that holds one model only;
  *  - port in use: the preferences row says so (the app serves on after the port changes);
  *  - off: the port is closed at once (connection refused, no listening socket left).
  *
  * The model: ../shared/models/stories260K.gguf with a chat template (chat-model.h);
  * skipped when ../shared is absent. */
 #include <gio/gio.h>
+#include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 #include <string.h>
@@ -160,7 +165,7 @@ obj (Reply *r)
 
 /* ---------------------------------------------------------------- the app */
 
-static char *chat_model;
+static char *chat_model, *chat_model2;   /* the same size: a budget of 1.5 holds one */
 
 /* The preferences window on its Other Apps page (app.serve-settings, the header
  * indicator's action), shown. */
@@ -251,6 +256,10 @@ script_serve (HzApplication *app, HzWindow *window, gpointer data)
   g_test_message ("the app's reply: %s", f.text);
   g_assert_cmpstr (f.text, !=, "");
 
+  /* the file goes away: the server can only use the model the app has loaded */
+  g_autofree char *moved = g_strconcat (chat_model, ".moved", NULL);
+  g_assert_cmpint (g_rename (chat_model, moved), ==, 0);
+
   /* on, through the preferences' switch, on any free port */
   g_settings_set_int (settings, "serve-port", 0);
   HzPreferencesWindow *prefs = open_preferences (app);
@@ -333,6 +342,35 @@ script_serve (HzApplication *app, HzWindow *window, gpointer data)
       g_assert_cmpstr (kept2, ==, key2);
     }
 
+  g_assert_cmpint (g_rename (moved, chat_model), ==, 0);
+
+  /* another model in the app: the server follows it, on the worker's own copy (no second
+   * load), within a memory budget that holds one model only (so the model served must be
+   * given back before the switch) */
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (hz_application_get_worker (app)), ==, 1);
+  hz_application_open_model (app, chat_model2, FALSE);
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (state_settled, server, 30));
+  g_test_message ("%s", hz_app_server_get_message (server));
+  g_assert_cmpint (hz_app_server_get_state (server), ==, HZ_APP_SERVER_ON);
+  g_assert_cmpstr (hz_app_server_get_model_id (server), ==, "stories-chat-2");
+  g_free (base2);
+  base2 = g_strndup (hz_app_server_get_address (server),
+                     strlen (hz_app_server_get_address (server)) - 3);
+  http (&r, base2, "/v1/models", key2, NULL);
+  g_assert_cmpuint (r.status, ==, 200);
+  g_assert_cmpstr (json_object_get_string_member (json_array_get_object_element (
+                     json_object_get_array_member (obj (&r), "data"), 0), "id"), ==,
+                   "stories-chat-2");
+  g_autofree char *body2 = chat_body ("stories-chat-2");
+  http (&r, base2, "/v1/chat/completions", key2, body2);
+  g_assert_cmpuint (r.status, ==, 200);
+  g_assert_cmpuint (hz_engine_worker_get_n_loads (hz_application_get_worker (app)), ==, 2);
+  GStatBuf st;
+  g_assert_cmpint (g_stat (chat_model2, &st), ==, 0);
+  g_assert_cmpuint (hz_engine_worker_get_loaded_bytes (hz_application_get_worker (app)), ==,
+                    (guint64) st.st_size);
+
   /* off: the port closes at once */
   flip (prefs, server, FALSE);
   g_assert_cmpint (hz_app_server_get_state (server), ==, HZ_APP_SERVER_OFF);
@@ -356,8 +394,10 @@ have_model (void)
   if (chat_model == NULL)
     {
       chat_model = g_build_filename (hz_ui_tmpdir, "stories-chat.gguf", NULL);
+      chat_model2 = g_build_filename (hz_ui_tmpdir, "stories-chat-2.gguf", NULL);
       g_autoptr(GError) error = NULL;
       g_assert_true (hz_test_write_chat_model (stories, chat_model, &error));
+      g_assert_true (hz_test_write_chat_model (stories, chat_model2, &error));
       g_assert_no_error (error);
     }
   return TRUE;
@@ -371,6 +411,9 @@ test_serve (void)
   g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
   g_settings_set_double (settings, "temperature", 0);
   g_settings_set_int (settings, "max-tokens", MAX_TOKENS);
+  GStatBuf st;
+  g_assert_cmpint (g_stat (chat_model, &st), ==, 0);
+  g_settings_set_uint64 (settings, "model-memory-budget", (guint64) st.st_size * 3 / 2);
   const char *args[] = { "--model", chat_model, NULL };
   hz_ui_run_app (args, script_serve, NULL);
 }
@@ -426,5 +469,6 @@ main (int argc, char **argv)
   int status = g_test_run ();
   hz_ui_test_cleanup ();
   g_free (chat_model);
+  g_free (chat_model2);
   return status;
 }
