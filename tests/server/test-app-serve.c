@@ -7,7 +7,7 @@
  *    /v1/models names the app's model; without the key 401; a greedy chat completion
  *    equals the app's own greedy reply to the same message (one engine, one template), served
  *    while the model's file is renamed away (the app's loaded model itself, not a second
- *    load); the key is the keyring's (the item `hanzo serve` reads);
+ *    load), and a streamed completion; the key is the keyring's (the item `hanzo serve` reads);
  *  - new key: the old key gets 401, the new one 200;
  *  - another model opened in the app: the server serves it, on the engine worker's own
  *    copy (loads counted by the worker's registry: one per model), within a memory budget
@@ -304,7 +304,8 @@ script_serve (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_cmpuint (r.status, ==, 200);
   JsonArray *data_arr = json_object_get_array_member (obj (&r), "data");
   g_assert_cmpuint (json_array_get_length (data_arr), ==, 1);
-  const char *id = json_object_get_string_member (json_array_get_object_element (data_arr, 0), "id");
+  g_autofree char *id = g_strdup (json_object_get_string_member (
+    json_array_get_object_element (data_arr, 0), "id"));   /* (r is reused) */
   g_assert_cmpstr (id, ==, "stories-chat");
   g_assert_cmpstr (id, ==, hz_app_server_get_model_id (server));
 
@@ -323,6 +324,13 @@ script_serve (HzApplication *app, HzWindow *window, gpointer data)
   g_assert_nonnull (json_object_get_string_member (choice, "finish_reason"));
   g_assert_cmpint (json_object_get_int_member (json_object_get_object_member (obj (&r), "usage"),
                                                "completion_tokens"), >, 0);
+  /* streamed: server-sent events ending in [DONE] */
+  g_autofree char *streamed = g_strdup_printf ("{\"model\": \"%s\", \"prompt\": \"" MESSAGE "\", "
+                                               "\"max_tokens\": 8, \"stream\": true}", id);
+  http (&r, base, "/v1/completions", key, streamed);
+  g_assert_cmpuint (r.status, ==, 200);
+  g_assert_true (g_str_has_prefix (r.body, "data: {"));
+  g_assert_true (g_str_has_suffix (r.body, "data: [DONE]\n\n"));
 
   /* a new key: the old one is refused, the new one served */
   hz_app_server_regenerate_key (server);
