@@ -19,6 +19,10 @@
  * that disconnects stops its generation at the next token. Nothing a client sends is
  * stored: the server links neither the store nor the learner.
  *
+ * Users: `hanzo serve` (tools/hanzo-serve.c) and the app's "Serve to other apps on this
+ * computer" (app/hz-app-server.c: the app's loaded model through
+ * hz_server_add_loaded_model(), its key in the keyring).
+ *
  * Threads: create, listen and free on one thread; the server runs on that thread's
  * thread-default GMainContext (iterate it, e.g. with a GMainLoop). Generation runs on each
  * model's HzServe thread. */
