@@ -13,7 +13,9 @@
  *    copy (loads counted by the worker's registry: one per model), within a memory budget
  *    that holds one model only;
  *  - port in use: the preferences row says so (the app serves on after the port changes);
- *  - off: the port is closed at once (connection refused, no listening socket left).
+ *  - off: the port is closed at once (connection refused, no listening socket left);
+ *  - on at start without a model: nothing listens until a model is opened, then it is
+ *    served; quitting the app closes the port.
  *
  * The model: ../shared/models/stories260K.gguf with a chat template (chat-model.h);
  * skipped when ../shared is absent. */
@@ -417,6 +419,7 @@ test_serve (void)
   if (!have_model ())
     return;
   g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  g_settings_reset (settings, "serve-enabled");
   g_settings_set_double (settings, "temperature", 0);
   g_settings_set_int (settings, "max-tokens", MAX_TOKENS);
   GStatBuf st;
@@ -467,6 +470,43 @@ test_port_in_use (void)
   g_assert_cmpuint (n_own_listening (), ==, 0);
 }
 
+/* Switched on before the app starts, with no model: nothing listens until one is opened,
+ * then the app serves it; quitting stops it. */
+static void
+script_no_model (HzApplication *app, HzWindow *window, gpointer data)
+{
+  HzAppServer *server = hz_application_get_app_server (app);
+  g_assert_true (hz_ui_wait_for (state_settled, server, 30));
+  g_test_message ("%s", hz_app_server_get_message (server));
+  g_assert_cmpint (hz_app_server_get_state (server), ==, HZ_APP_SERVER_NO_MODEL);
+  g_assert_cmpuint (n_own_listening (), ==, 0);
+
+  hz_application_open_model (app, chat_model, FALSE);
+  g_assert_true (hz_ui_wait_for (hz_ui_model_ready, window, 60));
+  g_assert_true (hz_ui_wait_for (state_settled, server, 30));
+  g_assert_cmpint (hz_app_server_get_state (server), ==, HZ_APP_SERVER_ON);
+  g_autofree char *base = g_strndup (hz_app_server_get_address (server),
+                                     strlen (hz_app_server_get_address (server)) - 3);
+  g_auto(Reply) r = { 0 };
+  http (&r, base, "/v1/models", hz_app_server_get_key (server), NULL);
+  g_assert_cmpuint (r.status, ==, 200);
+  g_assert_cmpuint (n_own_listening (), ==, 1);
+}
+
+static void
+test_no_model (void)
+{
+  if (!have_model ())
+    return;
+  g_autoptr(GSettings) settings = g_settings_new ("ai.hanzo.Desktop");
+  g_settings_reset (settings, "model-path");   /* remembered by the runs before */
+  g_settings_set_int (settings, "serve-port", 0);
+  g_settings_set_boolean (settings, "serve-enabled", TRUE);
+  g_settings_sync ();
+  hz_ui_run_app (NULL, script_no_model, NULL);
+  g_assert_cmpuint (n_own_listening (), ==, 0);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -474,6 +514,7 @@ main (int argc, char **argv)
   gtk_test_init (&argc, &argv, NULL);
   g_test_add_func ("/app-serve/on-off", test_serve);
   g_test_add_func ("/app-serve/port-in-use", test_port_in_use);
+  g_test_add_func ("/app-serve/no-model", test_no_model);
   int status = g_test_run ();
   hz_ui_test_cleanup ();
   g_free (chat_model);
