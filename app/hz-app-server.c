@@ -195,6 +195,8 @@ model_fetch (HzAppServer *self, const char *path)
   f->worker = g_object_ref (self->worker);
   f->path = g_strdup (path);
   g_task_set_source_tag (task, model_fetch);
+  /* a cancelled fetch still hands its model over, to be given back (model_done) */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_task_data (task, f, (GDestroyNotify) model_fetch_free);
   g_task_run_in_thread (task, model_thread);
 }
