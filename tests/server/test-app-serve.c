@@ -3,7 +3,8 @@
  * (tests/egress/with-keyring.sh), spoken to by libsoup's HTTP client on the same main loop:
  *
  *  - default: the switch is off and the process holds no listening TCP socket;
- *  - on: the switch of the preferences window turns it on; the header shows it; GET
+ *  - on: the switch of the preferences window turns it on; the copy buttons copy the
+ *    address and the key; the header shows it; GET
  *    /v1/models names the app's model; without the key 401; a greedy chat completion
  *    equals the app's own greedy reply to the same message (one engine, one template), served
  *    while the model's file is renamed away (the app's loaded model itself, not a second
@@ -185,6 +186,46 @@ open_preferences (HzApplication *app)
   g_assert_not_reached ();
 }
 
+/* A button by its tooltip. */
+static gboolean
+is_button_with_tooltip (GtkWidget *w, gconstpointer tooltip)
+{
+  return GTK_IS_BUTTON (w) && g_strcmp0 (gtk_widget_get_tooltip_text (w), tooltip) == 0;
+}
+
+typedef struct {
+  gboolean done;
+  char    *text;
+} Clip;
+
+static void
+on_clip_read (GObject *source, GAsyncResult *res, gpointer data)
+{
+  Clip *c = data;
+  c->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), res, NULL);
+  c->done = TRUE;
+}
+
+static gboolean
+clip_done (gpointer data)
+{
+  return ((Clip *) data)->done;
+}
+
+/* Click the button of `prefs` whose tooltip is `tooltip`; what it put on the clipboard. */
+static char *
+click_copy (HzPreferencesWindow *prefs, const char *tooltip)
+{
+  GtkWidget *button = hz_ui_find_widget (GTK_WIDGET (prefs), is_button_with_tooltip, tooltip);
+  g_assert_nonnull (button);
+  g_assert_true (gtk_widget_get_sensitive (button));
+  g_signal_emit_by_name (button, "clicked");
+  Clip c = { FALSE, NULL };
+  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (button), NULL, on_clip_read, &c);
+  g_assert_true (hz_ui_wait_for (clip_done, &c, 10));
+  return c.text;
+}
+
 /* The header's "Serving to Other Apps" button. */
 static gboolean
 is_serve_indicator (GtkWidget *w, gconstpointer data)
@@ -291,6 +332,12 @@ script_serve (HzApplication *app, HzWindow *window, gpointer data)
                     hz_app_server_get_key_note (server));
   else
     g_assert_cmpstr (kept, ==, key);
+
+  /* the copy buttons */
+  g_autofree char *copied_address = click_copy (prefs, "Copy Address");
+  g_assert_cmpstr (copied_address, ==, address);
+  g_autofree char *copied_key = click_copy (prefs, "Copy API Key");
+  g_assert_cmpstr (copied_key, ==, key);
 
   /* the header shows it, with the address */
   GtkWidget *indicator = hz_ui_find_widget (GTK_WIDGET (window), is_serve_indicator, NULL);
