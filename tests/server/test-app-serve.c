@@ -193,25 +193,6 @@ is_button_with_tooltip (GtkWidget *w, gconstpointer tooltip)
   return GTK_IS_BUTTON (w) && g_strcmp0 (gtk_widget_get_tooltip_text (w), tooltip) == 0;
 }
 
-typedef struct {
-  gboolean done;
-  char    *text;
-} Clip;
-
-static void
-on_clip_read (GObject *source, GAsyncResult *res, gpointer data)
-{
-  Clip *c = data;
-  c->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), res, NULL);
-  c->done = TRUE;
-}
-
-static gboolean
-clip_done (gpointer data)
-{
-  return ((Clip *) data)->done;
-}
-
 /* Click the button of `prefs` whose tooltip is `tooltip`; what it put on the clipboard. */
 static char *
 click_copy (HzPreferencesWindow *prefs, const char *tooltip)
@@ -220,10 +201,7 @@ click_copy (HzPreferencesWindow *prefs, const char *tooltip)
   g_assert_nonnull (button);
   g_assert_true (gtk_widget_get_sensitive (button));
   g_signal_emit_by_name (button, "clicked");
-  Clip c = { FALSE, NULL };
-  gdk_clipboard_read_text_async (gtk_widget_get_clipboard (button), NULL, on_clip_read, &c);
-  g_assert_true (hz_ui_wait_for (clip_done, &c, 10));
-  return c.text;
+  return hz_ui_clipboard_text (gtk_widget_get_clipboard (button));
 }
 
 /* The header's "Serving to Other Apps" button. */
