@@ -827,8 +827,10 @@ hz_engine_worker_load_model_full (HzEngineWorker *self, const char *path, guint 
   self->model_path = g_strdup (r->path);  /* `path` may have been self->model_path */
   self->model_loaded = FALSE;
   self->n_ctx = 0;
-  push (self, r);
+  /* first the handlers (they may give back a use of the model being left), then the
+   * thread: it fits the new model into the memory budget */
   g_signal_emit (self, signals[SIG_MODEL_LOADING], 0, self->model_path);
+  push (self, r);
 }
 
 guint
@@ -902,6 +904,22 @@ hz_engine_worker_get_loaded_bytes (HzEngineWorker *self)
 {
   g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), 0);
   return hz_registry_loaded_bytes (self->shared->registry);
+}
+
+HzModel *
+hz_engine_worker_acquire_model (HzEngineWorker *self, const char *path, GError **error)
+{
+  g_return_val_if_fail (HZ_IS_ENGINE_WORKER (self), NULL);
+  g_return_val_if_fail (path != NULL, NULL);
+  return hz_registry_acquire (self->shared->registry, path, error);
+}
+
+void
+hz_engine_worker_release_model (HzEngineWorker *self, HzModel *model)
+{
+  g_return_if_fail (HZ_IS_ENGINE_WORKER (self));
+  g_return_if_fail (model != NULL);
+  hz_registry_release (self->shared->registry, model);
 }
 
 void

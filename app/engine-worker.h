@@ -11,7 +11,11 @@
  * for the engine on the calling thread.
  *
  * Signals (all emitted on the worker's main context):
- *   model-loading (path)               emitted at once by hz_engine_worker_load_model()
+ *   model-loading (path)               emitted at once by hz_engine_worker_load_model(),
+ *                                      before the worker thread sees the request (a
+ *                                      handler can let go of the model used so far, e.g.
+ *                                      hz_engine_worker_release_model(), before the new
+ *                                      one is fitted into the memory budget)
  *   model-loaded (path, name)          a model finished loading and is ready
  *   model-error  (path, GError)        a model could not be loaded; the model in use
  *                                      before (if any) serves on: "model-loaded" follows
@@ -177,6 +181,33 @@ guint hz_engine_worker_get_n_loads (HzEngineWorker *self);
  * Returns: bytes of the models loaded now (file sizes). Any thread.
  */
 guint64 hz_engine_worker_get_loaded_bytes (HzEngineWorker *self);
+
+/**
+ * hz_engine_worker_acquire_model:
+ * @self: the worker
+ * @path: a model file, as given to hz_engine_worker_load_model()
+ * @error: HZ_SERVE_ERROR_NOT_FOUND when the worker's registry does not know @path, or
+ *   hz_registry_acquire()'s errors
+ *
+ * The worker's own HzModel for @path (the same weights its replies use; never a second
+ * load), with a use count + 1 in its registry, so that the registry does not unload it:
+ * give it back with hz_engine_worker_release_model(). A model the registry unloaded
+ * meanwhile is loaded again, so call this off the main thread (the app's server does it
+ * in a GTask thread, right after "model-loaded"). Any thread.
+ *
+ * Returns: (transfer none) (nullable): the model, or NULL with @error
+ */
+HzModel *hz_engine_worker_acquire_model (HzEngineWorker *self, const char *path, GError **error);
+
+/**
+ * hz_engine_worker_release_model:
+ * @self: the worker
+ * @model: a model of hz_engine_worker_acquire_model()
+ *
+ * Give back one use of @model. Call it before the worker is finalized (its registry goes
+ * with it). Any thread.
+ */
+void hz_engine_worker_release_model (HzEngineWorker *self, HzModel *model);
 
 /**
  * hz_engine_worker_cancel:

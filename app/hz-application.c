@@ -3,6 +3,7 @@
 
 #include <glib/gi18n.h>
 
+#include "hz-app-server.h"
 #include "hz-config.h"
 #include "hz-learner.h"
 #include "hz-model-hub.h"
@@ -29,6 +30,7 @@ struct _HzApplication {
   GtkWindow      *model_manager;   /* weak */
   GSettings      *model_settings;  /* the current model's own settings, or NULL */
   char           *model_settings_name;  /* its file name */
+  HzAppServer    *app_server;      /* "Serve to other apps on this computer" */
 };
 
 G_DEFINE_FINAL_TYPE (HzApplication, hz_application, ADW_TYPE_APPLICATION)
@@ -174,6 +176,13 @@ hz_application_get_worker (HzApplication *self)
   return self->worker;
 }
 
+HzAppServer *
+hz_application_get_app_server (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->app_server;
+}
+
 HzLearner *
 hz_application_get_learner (HzApplication *self)
 {
@@ -283,6 +292,7 @@ action_about (GSimpleAction *action, GVariant *param, gpointer user_data)
 #undef about_set
 }
 
+/* The preferences window, shown (on its "Other Apps" page for app.serve-settings). */
 static void
 action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
@@ -293,9 +303,12 @@ action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
   g_autofree char *name = path != NULL ? g_path_get_basename (path) : NULL;
   HzModelEntry *entry = path != NULL ? hz_model_library_find (self->library, path) : NULL;
 
-  gtk_window_present (GTK_WINDOW (hz_preferences_window_new_for_model (
-    self->settings, self->model_settings, entry ? hz_model_entry_get_name (entry) : name,
-    parent)));
+  GtkWidget *prefs = hz_preferences_window_new_for_model (
+    self->settings, self->model_settings, entry ? hz_model_entry_get_name (entry) : name, parent);
+  hz_preferences_window_set_app_server (HZ_PREFERENCES_WINDOW (prefs), self->app_server);
+  if (g_strcmp0 (g_action_get_name (G_ACTION (action)), "serve-settings") == 0)
+    hz_preferences_window_show_other_apps (HZ_PREFERENCES_WINDOW (prefs));
+  gtk_window_present (GTK_WINDOW (prefs));
 }
 
 static void
@@ -337,6 +350,7 @@ action_quit (GSimpleAction *action, GVariant *param, gpointer user_data)
 static const GActionEntry app_actions[] = {
   { .name = "about", .activate = action_about },
   { .name = "preferences", .activate = action_preferences },
+  { .name = "serve-settings", .activate = action_preferences },
   { .name = "privacy", .activate = action_privacy },
   { .name = "models", .activate = action_models },
   { .name = "find-models", .activate = action_find_models },
@@ -375,6 +389,7 @@ hz_application_startup (GApplication *app)
                     G_CALLBACK (on_context_length_changed), self);
   g_signal_connect (self->worker, "model-loading", G_CALLBACK (on_model_loading), self);
   g_signal_connect (self->worker, "model-loaded", G_CALLBACK (on_model_loaded), self);
+  self->app_server = hz_app_server_new (self->settings, self->worker);  /* off by default */
 
   g_action_map_add_action_entries (G_ACTION_MAP (self), app_actions,
                                    G_N_ELEMENTS (app_actions), self);
@@ -457,6 +472,8 @@ hz_application_shutdown (GApplication *app)
     gtk_window_destroy (windows->data);
 
   g_cancellable_cancel (self->hash_cancellable);
+  if (self->app_server != NULL)
+    g_object_run_dispose (G_OBJECT (self->app_server));  /* stops listening */
   if (self->worker != NULL)
     hz_engine_worker_shutdown (self->worker);
   g_clear_pointer (&self->store, hz_store_close);
@@ -481,6 +498,7 @@ hz_application_finalize (GObject *object)
   g_clear_object (&self->settings);
   g_clear_pointer (&self->store, hz_store_close);
   g_clear_error (&self->store_error);
+  g_clear_object (&self->app_server);
   g_clear_object (&self->worker);
   g_clear_object (&self->learner);
   g_clear_object (&self->hub);

@@ -15,6 +15,7 @@
 #include <adwaita.h>
 #include <hanzo-store.h>
 #include "engine-worker.h"
+#include "hz-app-server.h"
 #include "hz-learner.h"
 #include "hz-model-hub.h"
 #include "hz-model-library.h"
@@ -41,6 +42,9 @@ HzStore        *hz_application_get_store (HzApplication *self);
 
 /** The engine worker (valid after startup). */
 HzEngineWorker *hz_application_get_worker (HzApplication *self);
+
+/** "Serve to other apps on this computer" (hz-app-server.h; valid after startup). */
+HzAppServer    *hz_application_get_app_server (HzApplication *self);
 
 /** The learner daemon's presence and controls (valid after startup). */
 HzLearner      *hz_application_get_learner (HzApplication *self);

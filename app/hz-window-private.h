@@ -48,6 +48,7 @@ struct _HzWindow {
   GtkMenuButton     *model_button;     /* the model switcher */
   GtkLabel          *model_label;      /* its label: the model in use, ellipsized */
   GtkWidget         *open_model_button;
+  GtkWidget         *serve_indicator;  /* shown while serving to other apps */
   GMenu             *model_menu;
   GSimpleAction     *model_action;     /* chat.model (s): the model of the chat, by path */
   gulong             library_changed_id;

@@ -1707,6 +1707,22 @@ on_learner_call_failed (HzLearner *learner, const char *method, const char *mess
     }
 }
 
+/* While other apps are served (or it fails), a header button says so, with the address;
+ * it opens the preferences. */
+static void
+on_app_server_changed (HzAppServer *server, HzWindow *self)
+{
+  const HzAppServerState state = hz_app_server_get_state (server);
+  const gboolean shown = state == HZ_APP_SERVER_ON || state == HZ_APP_SERVER_FAILED;
+
+  gtk_widget_set_visible (self->serve_indicator, shown);
+  gtk_widget_set_tooltip_text (self->serve_indicator, hz_app_server_get_message (server));
+  if (state == HZ_APP_SERVER_FAILED)
+    gtk_widget_add_css_class (self->serve_indicator, "error");
+  else
+    gtk_widget_remove_css_class (self->serve_indicator, "error");
+}
+
 /* Connect the window to the application's objects (from hz_window_new()). */
 static void
 attach_to_app (HzWindow *self, HzApplication *app)
@@ -1743,6 +1759,9 @@ attach_to_app (HzWindow *self, HzApplication *app)
   g_settings_bind (self->settings, "window-height", self, "default-height", G_SETTINGS_BIND_DEFAULT);
   g_settings_bind (self->settings, "window-maximized", self, "maximized", G_SETTINGS_BIND_DEFAULT);
 
+  g_signal_connect_object (hz_application_get_app_server (self->app), "changed",
+                           G_CALLBACK (on_app_server_changed), self, 0);
+  on_app_server_changed (hz_application_get_app_server (self->app), self);
   hz_window_sidebar_attach (self);
   hz_window_models_attach (self);
   self->learner_bar = hz_learner_bar_new (hz_application_get_learner (self->app));
@@ -1967,6 +1986,7 @@ hz_window_class_init (HzWindowClass *klass)
   CHILD (model_button);
   CHILD (model_label);
   CHILD (open_model_button);
+  CHILD (serve_indicator);
 #undef CHILD
   hz_window_sidebar_class_init (widget_class);
 

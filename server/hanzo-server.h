@@ -19,12 +19,17 @@
  * that disconnects stops its generation at the next token. Nothing a client sends is
  * stored: the server links neither the store nor the learner.
  *
+ * Users: `hanzo serve` (tools/hanzo-serve.c) and the app's "Serve to other apps on this
+ * computer" (app/hz-app-server.c: the app's loaded model through
+ * hz_server_add_loaded_model(), its key in the keyring).
+ *
  * Threads: create, listen and free on one thread; the server runs on that thread's
  * thread-default GMainContext (iterate it, e.g. with a GMainLoop). Generation runs on each
  * model's HzServe thread. */
 #pragma once
 
 #include <gio/gio.h>
+#include "hanzo/engine.h"
 
 G_BEGIN_DECLS
 
@@ -74,6 +79,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzServer, hz_server_free)
  *  without ".gguf"). Not loaded until requested. Errors: HZ_SERVER_ERROR_MODEL (no such
  *  file, id taken or empty). */
 gboolean hz_server_add_model (HzServer *srv, const char *id, const char *path, GError **error);
+/** Offer `model`, already loaded by the caller from `path` (e.g. the app's engine worker's
+ *  model), as `id`, without loading it again: the server makes its own HzServe on it
+ *  (hanzo/serving.h; its own KV cache and scheduler) at the first request and frees that
+ *  after idle_unload seconds unused; the model is never unloaded here. `model` must stay
+ *  valid until `release(release_data)` (nullable) is called: when the server is freed, or
+ *  at once when this fails. Errors: HZ_SERVER_ERROR_MODEL (id taken or empty). */
+gboolean hz_server_add_loaded_model (HzServer *srv, const char *id, const char *path,
+                                     HzModel *model, GDestroyNotify release,
+                                     gpointer release_data, GError **error);
 /** Offer every *.gguf file of `dir` under its file name. Returns how many, or -1 with
  *  `error` (the folder cannot be read, or an id is taken). */
 int      hz_server_add_models_dir (HzServer *srv, const char *dir, GError **error);
@@ -94,5 +108,12 @@ gboolean hz_server_is_public (HzServer *srv);
  *  `secret-tool store --label "Hanzo server API key" purpose api-key`), or NULL when there
  *  is none or no keyring answers (then `error`, nullable, says why). g_free. */
 char    *hz_server_keyring_key (GError **error);
+/** Keep `key` in the keyring as the one hz_server_keyring_key() returns (replacing any
+ *  before; the app's "Serve to other apps" keeps its key there). Blocks on D-Bus: call it
+ *  off the main thread. FALSE with `error` when no keyring answers. */
+gboolean hz_server_keyring_store_key (const char *key, GError **error);
+/** A new random API key: "hz-" and 48 hex digits (24 bytes from getrandom(2)). g_free.
+ *  Any thread. */
+char    *hz_server_new_key (void);
 
 G_END_DECLS

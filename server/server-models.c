@@ -24,6 +24,9 @@ struct _HzModelSlot {
   guint      n_users;
   gint64     last_used;  /* monotonic µs */
   GArray    *waiters;    /* Waiter, while loading */
+  HzModel   *given;      /* a model the caller loaded (hz_models_add_loaded), or NULL */
+  GDestroyNotify release;  /* of `given`, with release_data */
+  gpointer   release_data;
 };
 
 struct _HzModels {
@@ -43,20 +46,28 @@ struct _HzModels {
 static void
 slot_free (HzModelSlot *slot)
 {
+  if (slot->given && slot->release)
+    slot->release (slot->release_data);
   g_free (slot->name);
   g_free (slot->path);
   g_clear_pointer (&slot->waiters, g_array_unref);
   g_free (slot);
 }
 
-/* Free a loaded slot's server and give its model back (the registry then unloads it). */
+/* Free a loaded slot's server and give its model back (the registry then unloads it; a
+ * given model stays with its owner). */
 static void
 slot_unload (HzModels *models, HzModelSlot *slot)
 {
   g_clear_pointer (&slot->serve, hz_serve_free);
-  if (slot->model)
-    hz_registry_release (models->registry, g_steal_pointer (&slot->model));
-  hz_registry_unload (models->registry, slot->name, NULL);
+  if (slot->given)
+    slot->model = NULL;
+  else
+    {
+      if (slot->model)
+        hz_registry_release (models->registry, g_steal_pointer (&slot->model));
+      hz_registry_unload (models->registry, slot->name, NULL);
+    }
   slot->state = SLOT_UNLOADED;
 }
 
@@ -181,6 +192,29 @@ hz_models_add (HzModels *models, const char *id, const char *path, GError **erro
   return TRUE;
 }
 
+gboolean
+hz_models_add_loaded (HzModels *models, const char *id, const char *path, HzModel *model,
+                      GDestroyNotify release, gpointer release_data, GError **error)
+{
+  GStatBuf st;
+  if (g_hash_table_contains (models->ids, id))
+    {
+      g_set_error (error, HZ_SERVE_ERROR, HZ_SERVE_ERROR_EXISTS,
+                   "the model id '%s' is given twice", id);
+      return FALSE;
+    }
+  HzModelSlot *slot = g_new0 (HzModelSlot, 1);
+  slot->name = g_strdup (id);
+  slot->path = g_canonicalize_filename (path, NULL);
+  slot->mtime = g_stat (path, &st) == 0 ? (gint64) st.st_mtime : 0;
+  slot->given = model;
+  slot->release = release;
+  slot->release_data = release_data;
+  g_hash_table_insert (models->slots, slot->name, slot);
+  g_hash_table_insert (models->ids, g_strdup (id), slot);
+  return TRUE;
+}
+
 static int
 cmp_str (const void *a, const void *b)
 {
@@ -241,7 +275,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
   Load *ld = task_data;
   GError *error = NULL;
   const gint64 t0 = g_get_monotonic_time ();
-  ld->model = hz_registry_acquire (ld->models->registry, ld->slot->name, &error);
+  ld->model = ld->slot->given ? ld->slot->given
+                              : hz_registry_acquire (ld->models->registry, ld->slot->name, &error);
   if (ld->model)
     {
       HzServeParams sp = ld->models->serve;
@@ -249,6 +284,8 @@ load_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *can
       ld->serve = hz_serve_new (ld->model, &sp, &error);
       if (ld->serve)
         hz_serve_start (ld->serve);
+      else if (ld->slot->given)
+        ld->model = NULL;
       else
         {
           hz_registry_release (ld->models->registry, g_steal_pointer (&ld->model));

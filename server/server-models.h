@@ -35,6 +35,13 @@ void      hz_models_free (HzModels *models);
 /** Offer `path` as `id`. Errors: G_FILE_ERROR_NOENT (no such file), HZ_SERVE_ERROR_EXISTS
  *  (the id is taken). */
 gboolean  hz_models_add (HzModels *models, const char *id, const char *path, GError **error);
+/** Offer `model`, loaded by the caller from `path`, as `id`: its HzServe is made on the
+ *  first request (and freed after idle_unload_s), the model itself is never loaded nor
+ *  unloaded here; `release` (nullable) gets `release_data` when the slot is freed
+ *  (hz_models_free), after which the model is not touched. Errors: HZ_SERVE_ERROR_EXISTS. */
+gboolean  hz_models_add_loaded (HzModels *models, const char *id, const char *path,
+                                HzModel *model, GDestroyNotify release, gpointer release_data,
+                                GError **error);
 /** The ids, sorted (g_strfreev), and in *created (nullable, g_free) each file's
  *  modification time in Unix seconds. */
 char    **hz_models_ids (HzModels *models, gint64 **created);

@@ -4,6 +4,8 @@
 
 #include <libsecret/secret.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/random.h>
 #include "server-guard.h"
 #include "server-job.h"
 #include "server-log.h"
@@ -343,6 +345,24 @@ hz_server_add_model (HzServer *srv, const char *id, const char *path, GError **e
   return FALSE;
 }
 
+gboolean
+hz_server_add_loaded_model (HzServer *srv, const char *id, const char *path, HzModel *model,
+                            GDestroyNotify release, gpointer release_data, GError **error)
+{
+  g_return_val_if_fail (id != NULL && path != NULL && model != NULL, FALSE);
+  g_autoptr (GError) local = NULL;
+  if (*id == '\0' || !g_utf8_validate (id, -1, NULL))
+    g_set_error (&local, G_FILE_ERROR, G_FILE_ERROR_INVAL, "the model id is empty or not UTF-8");
+  else
+    hz_models_add_loaded (srv->models, id, path, model, release, release_data, &local);
+  if (local == NULL)
+    return TRUE;
+  if (release)
+    release (release_data);
+  g_set_error (error, HZ_SERVER_ERROR, HZ_SERVER_ERROR_MODEL, "%s", local->message);
+  return FALSE;
+}
+
 static gint
 cmp_names (gconstpointer a, gconstpointer b)
 {
@@ -474,4 +494,32 @@ hz_server_keyring_key (GError **error)
   char *copy = g_strdup (key);
   secret_password_free (key);
   return copy;
+}
+
+gboolean
+hz_server_keyring_store_key (const char *key, GError **error)
+{
+  g_return_val_if_fail (key != NULL && *key != '\0', FALSE);
+  return secret_password_store_sync (key_schema (), SECRET_COLLECTION_DEFAULT,
+                                     "Hanzo server API key", key, NULL, error, "purpose",
+                                     "api-key", NULL);
+}
+
+char *
+hz_server_new_key (void)
+{
+  guint8 raw[24];
+  gsize got = 0;
+  while (got < sizeof raw)
+    {
+      const ssize_t r = getrandom (raw + got, sizeof raw - got, 0);
+      if (r > 0)
+        got += (gsize) r;
+      else
+        g_assert (errno == EINTR);   /* getrandom(2) fails only when interrupted */
+    }
+  GString *key = g_string_new ("hz-");
+  for (gsize i = 0; i < sizeof raw; i++)
+    g_string_append_printf (key, "%02x", raw[i]);
+  return g_string_free (key, FALSE);
 }

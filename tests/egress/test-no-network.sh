@@ -21,6 +21,8 @@
 #     all: libhzmcp.a and libhzmcpmsg.a reference no socket, connect, listen, resolver,
 #     HTTP or D-Bus symbol (a wider list than 1's: every g_socket_*, g_inet_*, send/recv),
 #     nothing of egress/ or server/, and no source of mcp/ includes a network header.
+# The app (hanzo-desktop) links server/ for "Serve to other apps": its own objects still
+# reference no network symbol, and only app/hz-app-server.c calls server/ (a check of 2).
 # Usage: test-no-network.sh BUILD_DIR SOURCE_DIR
 set -u
 build=${1:?build dir}
@@ -63,7 +65,7 @@ server_path () {
   esac
 }
 
-echo "1..10"
+echo "1..11"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hz-no-network-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -135,6 +137,24 @@ elif ldd "$cli" | grep -q libsoup-3.0 && nm "$cli" | grep -qE ' T hz_hub_downloa
   ok "positive control: hanzo links libsoup only through egress (hz_hub_download) and server/ (hz_server_listen); its own objects reference no network symbol"
 else
   not_ok "hanzo: not linking libsoup through egress/hub.c and server/, or its objects reference network symbols"
+fi
+
+# The app serves other apps of this computer (issue 25, Preferences → Other Apps) through
+# libhzserver: it may link libsoup through server/ (and egress for Find Models), but its
+# own objects reference no network or listening symbol, and only app/hz-app-server.c calls
+# server/ at all.
+app="$build/app/hanzo-desktop"
+if [ ! -x "$app" ]; then
+  ok "# SKIP app/hanzo-desktop not built"
+else
+  app_net=$(net_refs "-u" "$build/app/libhzapp.a" "$build"/app/hanzo-desktop.p/*.o)
+  app_callers=$(nm -A -u "$build/app/libhzapp.a" 2>/dev/null | awk '$NF ~ /^hz_server_/ { f = $1; sub(/:$/, "", f); sub(/.*[:\/]/, "", f); print f }' | sort -u | tr '\n' ' ')
+  if ldd "$app" | grep -q libsoup-3.0 && nm "$app" | grep -qE ' T hz_server_listen$' &&
+     [ -z "$app_net" ] && [ "$app_callers" = "hz-app-server.c.o " ]; then
+    ok "positive control: hanzo-desktop links libsoup only through egress and server/ (hz_server_listen); the app's own objects reference no network symbol, and only hz-app-server.c calls server/"
+  else
+    not_ok "hanzo-desktop: not linking server/, or its objects reference network symbols ($app_net), or server/ is called from other app files than hz-app-server.c ($app_callers)"
+  fi
 fi
 
 # 3. sources

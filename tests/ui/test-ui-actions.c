@@ -41,26 +41,6 @@ activate_on (HzWindow *window, const char *action, HzMessageItem *item)
                                              hz_message_item_get_id (item)));
 }
 
-typedef struct {
-  GdkClipboard *clipboard;
-  char         *text;
-  gboolean      done;
-} ClipRead;
-
-static void
-clip_read_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  ClipRead *cr = data;
-  cr->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), result, NULL);
-  cr->done = TRUE;
-}
-
-static gboolean
-clip_read (gpointer data)
-{
-  return ((ClipRead *) data)->done;
-}
-
 static void
 script_actions (HzApplication *app, HzWindow *window, gpointer data)
 {
@@ -121,11 +101,8 @@ script_actions (HzApplication *app, HzWindow *window, gpointer data)
 
   /* Copy a message. */
   activate_on (window, "win.copy-message", second);
-  ClipRead cr = { gtk_widget_get_clipboard (GTK_WIDGET (window)), NULL, FALSE };
-  gdk_clipboard_read_text_async (cr.clipboard, NULL, clip_read_done, &cr);
-  g_assert_true (hz_ui_wait_for (clip_read, &cr, 5));
-  g_assert_cmpstr (cr.text, ==, hz_message_item_get_text (second));
-  g_free (cr.text);
+  g_autofree char *copied = hz_ui_clipboard_text (gtk_widget_get_clipboard (GTK_WIDGET (window)));
+  g_assert_cmpstr (copied, ==, hz_message_item_get_text (second));
 
   /* Thumbs up, then down: stored as feedback; again: removed. */
   activate_on (window, "win.rate-good", second);

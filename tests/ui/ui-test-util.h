@@ -186,6 +186,36 @@ hz_ui_reply_done (gpointer window)
   return !hz_window_is_generating (window);
 }
 
+typedef struct {
+  gboolean done;
+  char    *text;
+} HzUiClipRead;
+
+static inline void
+hz_ui_clip_read_done (GObject *source, GAsyncResult *res, gpointer data)
+{
+  HzUiClipRead *c = data;
+  c->text = gdk_clipboard_read_text_finish (GDK_CLIPBOARD (source), res, NULL);
+  c->done = TRUE;
+}
+
+static inline gboolean
+hz_ui_clip_read_ready (gpointer data)
+{
+  return ((HzUiClipRead *) data)->done;
+}
+
+/** The text on `clipboard` (g_free; NULL when none), read while the main loop runs
+ *  (asserts it is read within 10 s). */
+static inline char *
+hz_ui_clipboard_text (GdkClipboard *clipboard)
+{
+  HzUiClipRead c = { FALSE, NULL };
+  gdk_clipboard_read_text_async (clipboard, NULL, hz_ui_clip_read_done, &c);
+  g_assert_true (hz_ui_wait_for (hz_ui_clip_read_ready, &c, 10));
+  return c.text;
+}
+
 /** Type `text` into the composer and send it (win.send). */
 static inline void
 hz_ui_type_and_send (HzWindow *window, const char *text)
