@@ -253,7 +253,10 @@ char *
 hz_tool_stream_push (HzToolStream *s, const char *text, gsize len)
 {
   g_string_append_len (s->text, text, (gssize) len);
-  const gsize k = hz_tool_calls_content_prefix (s->format, s->text->str, s->text->len);
+  gsize k = hz_tool_calls_content_prefix (s->format, s->text->str, s->text->len);
+  /* white space before a call is trimmed from the content: it waits for what follows */
+  while (k > s->released && g_ascii_isspace (s->text->str[k - 1]))
+    k--;
   if (k <= s->released)
     return g_strdup ("");
   char *out = g_strndup (s->text->str + s->released, k - s->released);

@@ -20,7 +20,7 @@
  * template (hz_model_tool_format()); with calls, finish_reason is "tool_calls" and the
  * message's content is what remains (null when nothing). Streamed, content goes out as it
  * comes until a call may begin (hz_tool_calls_content_prefix(): a marker, or a prefix of
- * one at the end), and the rest is held, parsed at the end and sent as the remaining
+ * one at the end; white space waits for what follows it), and the rest is held, parsed at the end and sent as the remaining
  * content and one `delta.tool_calls` chunk with every call whole (as llama-server does
  * when it cannot stream a call's arguments partially).
  *
