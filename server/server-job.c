@@ -41,6 +41,7 @@ typedef struct {
   HzApiTools    tools;        /* the request's tools (prepare) */
   HzToolStream *calls;        /* the reply split into content and tool calls, when the
                                * template got tools (server-tools.h) */
+  gboolean      special;      /* the reply's text has control tokens (harmony with tools) */
 
   /* shared with the stepping thread, under `lock` */
   GMutex        lock;
@@ -395,6 +396,8 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
                      "server knows ('tools' cannot be used with it)", req->model);
       else if (job->tools.tools_json)
         job->calls = hz_tool_stream_new (format);
+      /* harmony's markers are control tokens: the reply's text must show them */
+      job->special = job->calls && format == HZ_TOOL_FORMAT_HARMONY;
       g_autoptr (HzPrompt) p = error ? NULL
                                      : hz_model_render_chat_tools (job->model, req->messages,
                                                                    req->n_messages,
@@ -427,6 +430,7 @@ submit (Job *job, GArray *tokens)
     rp.sampler.seed = ((guint64) g_random_int () << 32) | g_random_int ();
   rp.n_predict = req->max_tokens > 0 ? (int32_t) req->max_tokens : -1;
   rp.ignore_eog = req->ignore_eos;
+  rp.special = job->special;
   rp.stop_strings = (const char *const *) req->stop;
   if (req->logprobs)
     {

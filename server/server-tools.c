@@ -253,6 +253,8 @@ char *
 hz_tool_stream_push (HzToolStream *s, const char *text, gsize len)
 {
   g_string_append_len (s->text, text, (gssize) len);
+  if (s->format == HZ_TOOL_FORMAT_HARMONY)
+    return g_strdup ("");   /* markup throughout: the answer is taken out at the end */
   gsize k = hz_tool_calls_content_prefix (s->format, s->text->str, s->text->len);
   /* white space before a call is trimmed from the content: it waits for what follows */
   while (k > s->released && g_ascii_isspace (s->text->str[k - 1]))
@@ -270,6 +272,12 @@ hz_tool_stream_finish (HzToolStream *s, char **content)
   g_autofree char *all = NULL;
   GPtrArray *calls = hz_tool_calls_parse (s->format, s->text->str, (gssize) s->text->len, &all);
   hz_api_tool_calls_set_ids (calls);
+  if (s->format == HZ_TOOL_FORMAT_HARMONY)
+    {
+      /* the final channel's message; analysis messages and markers left out */
+      hz_reasoning_split (HZ_REASONING_HARMONY, FALSE, all, -1, NULL, content);
+      return calls;
+    }
   /* the content sent is a prefix of `all`, except for white space that the split trims
    * when there are calls (at its start, or the end of what was sent) */
   const char *sent = s->text->str, *rest = all;

@@ -29,7 +29,8 @@ if ! "$build/tests/server/make-chat-model" "$model" "$tmp/stories-chat.gguf"; th
 fi
 if ! "$build/tests/server/make-tool-model" "$tmp" >/dev/null; then
   echo "1..1"
-  echo "not ok 1 - make-tool-model could not write the tool model"
+  echo "not ok 1 - make-tool-model could not write the tool models"
   exit 1
 fi
-node "$here/test-openai.mjs" "$build/tools/hanzo" "$model" "$tmp/stories-chat.gguf" "$tmp/tool.gguf"
+node "$here/test-openai.mjs" "$build/tools/hanzo" "$model" "$tmp/stories-chat.gguf" "$tmp/tool.gguf" \
+  "$tmp/harmony.gguf"

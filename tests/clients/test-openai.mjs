@@ -1,10 +1,10 @@
 // tests/clients/test-openai.mjs — the official OpenAI SDK for Node (npm `openai`, pinned in
 // package-lock.json) as the client of `hanzo serve` (TAP on stdout).
 //
-// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf TOOL.gguf
+// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf TOOL.gguf HARMONY.gguf
 // (run-openai-test.sh makes CHAT.gguf: stories260K with a chat template of its own, and
-// TOOL.gguf: tests/server/tool-model.h's scripted model with Qwen3's tools template, whose
-// reply is a call of get_weather for Paris.)
+// TOOL.gguf and HARMONY.gguf: tests/server/tool-model.h's scripted models with Qwen3's and
+// gpt-oss's templates, whose reply is a call of get_weather for Paris.)
 //
 //  1. models.list() names both models;
 //  2. a greedy completion equals `hanzo generate`'s text for the same prompt;
@@ -15,12 +15,13 @@
 //     body, and the server still serving (models.list, a completion) after both;
 //  6. tools: the tool model's call parsed into message.tool_calls (name, arguments,
 //     finish_reason 'tool_calls'), streamed as delta.tool_calls, and a second turn that
-//     carries the call and the tool's answer; malformed tools answered 400.
+//     carries the call and the tool's answer; gpt-oss's harmony format; malformed tools
+//     answered 400.
 import { spawn, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
 
-const [hanzo, stories, chatModel, toolModel] = process.argv.slice(2);
+const [hanzo, stories, chatModel, toolModel, harmonyModel] = process.argv.slice(2);
 const results = [];
 const check = (ok, what, detail) => {
   results.push({ ok: !!ok, what, detail });
@@ -28,7 +29,7 @@ const check = (ok, what, detail) => {
 
 function startServer () {
   const proc = spawn(hanzo, ['serve', '-m', stories, '-m', `${chatModel}:chat`, '-m',
-    `${toolModel}:tool`, '--port', '0', '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    `${toolModel}:tool`, '-m', `${harmonyModel}:harmony`, '--port', '0', '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stderr.on('data', (d) => { log += d; });
   return new Promise((resolve, reject) => {
@@ -76,7 +77,8 @@ async function main () {
     const ids = [];
     for await (const m of client.models.list()) ids.push(m.id);
     check(ids.includes('stories260K') && ids.includes('chat') && ids.includes('tool') &&
-      ids.length === 3, 'models.list() names stories260K, chat and tool', ids.join(', '));
+      ids.includes('harmony') && ids.length === 4,
+    'models.list() names stories260K, chat, tool and harmony', ids.join(', '));
 
     // 2. greedy completion = hanzo generate
     const prompt = 'Once upon a time';
@@ -130,7 +132,7 @@ async function main () {
     for await (const m of client.models.list()) after.push(m.id);
     const again = await client.completions.create({ model: 'stories260K', prompt,
       max_tokens: 48, temperature: 0 });
-    check(after.length === 3 && again.choices[0].text === want,
+    check(after.length === 4 && again.choices[0].text === want,
       'the server serves on after both errors', after.join(', '));
 
     // 6. tools: a tool call parsed into tool_calls
@@ -172,6 +174,11 @@ async function main () {
     check(second.choices[0].message.tool_calls?.length === 1 &&
       second.usage.prompt_tokens > tc.usage.prompt_tokens,
     'a second turn carries the call and the tool message', JSON.stringify(second.usage));
+
+    const hc = await client.chat.completions.create({ model: 'harmony', messages: ask, tools });
+    check(hc.choices[0].message.tool_calls?.length === 1 && isWeather(hc.choices[0].message.tool_calls[0]) &&
+      hc.choices[0].message.content === null && hc.choices[0].finish_reason === 'tool_calls',
+    'gpt-oss\'s harmony format: the call in message.tool_calls', JSON.stringify(hc.choices[0].message));
 
     let badTools = null;
     try {

@@ -495,34 +495,14 @@ assert_weather_call (JsonObject *o, gboolean delta)
   g_assert_cmpstr (json_object_get_string_member (f, "arguments"), ==, "{\"city\":\"Paris\"}");
 }
 
+/* The streamed reply of `model` to a question with tools: one delta.tool_calls chunk,
+ * finish_reason tool_calls, no text, [DONE]. */
 static void
-test_tools (void)
+assert_streamed_call (Srv *s, const char *model)
 {
-  if (!have_models ())
-    return;
-  g_autofree char *tool_model = hz_test_write_tool_model (tmp_dir);
-  if (tool_model == NULL)
-    return;
-  Srv *s = srv_start ((const char *const[]) { "-m", tool_model, "-m", stories, NULL });
-  if (s == NULL)
-    return;
-  const char *ask = "\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}]";
-
-  /* whole: the call in message.tool_calls, no content, finish_reason tool_calls */
-  g_autofree char *body = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
-                                           "\"temperature\":0}", ask, TOOLS_JSON);
-  g_auto (Reply) whole = { 0 };
-  post (s, &whole, "/v1/chat/completions", body, 200);
-  JsonObject *msg = json_object_get_object_member (choice0 (&whole), "message");
-  g_assert_true (json_node_is_null (json_object_get_member (msg, "content")));
-  assert_weather_call (msg, FALSE);
-  g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
-                   "tool_calls");
-  g_assert_cmpint (usage_of (&whole, "completion_tokens"), ==, 16);
-
-  /* streamed: role, one delta.tool_calls chunk, finish_reason tool_calls, no text */
-  g_autofree char *sbody = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
-                                            "\"stream\":true}", ask, TOOLS_JSON);
+  g_autofree char *sbody = g_strdup_printf (
+    "{\"model\":\"%s\",\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}],"
+    "\"tools\":%s,\"stream\":true}", model, TOOLS_JSON);
   g_auto (Reply) st = { 0 };
   post (s, &st, "/v1/chat/completions", sbody, 200);
   g_auto (GStrv) events = g_strsplit (st.body, "\n\n", -1);
@@ -550,6 +530,35 @@ test_tools (void)
   g_assert_cmpuint (n_calls, ==, 1);
   g_assert_cmpstr (finish, ==, "tool_calls");
   g_assert_cmpstr (text->str, ==, "");
+}
+
+static void
+test_tools (void)
+{
+  if (!have_models ())
+    return;
+  g_autofree char *tool_model = hz_test_write_tool_model (tmp_dir);
+  if (tool_model == NULL)
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", tool_model, "-m", stories, NULL });
+  if (s == NULL)
+    return;
+  const char *ask = "\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}]";
+
+  /* whole: the call in message.tool_calls, no content, finish_reason tool_calls */
+  g_autofree char *body = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
+                                           "\"temperature\":0}", ask, TOOLS_JSON);
+  g_auto (Reply) whole = { 0 };
+  post (s, &whole, "/v1/chat/completions", body, 200);
+  JsonObject *msg = json_object_get_object_member (choice0 (&whole), "message");
+  g_assert_true (json_node_is_null (json_object_get_member (msg, "content")));
+  assert_weather_call (msg, FALSE);
+  g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
+                   "tool_calls");
+  g_assert_cmpint (usage_of (&whole, "completion_tokens"), ==, 16);
+
+  /* streamed: role, one delta.tool_calls chunk, finish_reason tool_calls, no text */
+  assert_streamed_call (s, "tool");
 
   /* the call and its answer carried in the conversation (OpenAI's shapes) */
   g_autofree char *turn = g_strdup_printf (
@@ -612,6 +621,34 @@ test_tools (void)
   assert_weather_call (json_object_get_object_member (choice0 (&nm), "message"), FALSE);
   srv_stop (s);
   g_unlink (tool_model);
+}
+
+/* gpt-oss's harmony format: the call (whose <|call|> is a control token) parsed, whole
+ * and streamed, with no markup left in the content. */
+static void
+test_tools_harmony (void)
+{
+  if (!have_models ())
+    return;
+  g_autofree char *model = hz_test_write_harmony_model (tmp_dir);
+  if (model == NULL)
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", model, NULL });
+  if (s == NULL)
+    return;
+  g_autofree char *body = g_strdup_printf (
+    "{\"model\":\"harmony\",\"messages\":[{\"role\":\"user\",\"content\":\"Weather in "
+    "Paris?\"}],\"tools\":%s}", TOOLS_JSON);
+  g_auto (Reply) whole = { 0 };
+  post (s, &whole, "/v1/chat/completions", body, 200);
+  JsonObject *msg = json_object_get_object_member (choice0 (&whole), "message");
+  assert_weather_call (msg, FALSE);
+  g_assert_true (json_node_is_null (json_object_get_member (msg, "content")));
+  g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
+                   "tool_calls");
+  assert_streamed_call (s, "harmony");
+  srv_stop (s);
+  g_unlink (model);
 }
 
 static void
@@ -945,6 +982,7 @@ main (int argc, char **argv)
   g_test_add_func ("/server/api", test_api);
   g_test_add_func ("/server/errors", test_errors);
   g_test_add_func ("/server/tools", test_tools);
+  g_test_add_func ("/server/tools-harmony", test_tools_harmony);
   g_test_add_func ("/server/auth", test_auth);
   g_test_add_func ("/server/loopback", test_loopback);
   g_test_add_func ("/server/cancel", test_cancel);

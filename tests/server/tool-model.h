@@ -30,3 +30,30 @@ hz_test_write_tool_model (const char *dir)
   g_autofree char *tmpl = hz_test_source_file (QWEN3_TEMPLATE);
   return hz_scripted_model_write (dir, "tool", tmpl, "\n", script);
 }
+
+#define HARMONY_TEMPLATE "tests/engine/chat-templates/openai-gpt-oss-120b.jinja"
+#define HARMONY_MODEL_REPLY                                                               \
+  "<|channel|>commentary to=functions.get_weather json<|message|>{\"city\":\"Paris\"}<|call|>"
+
+/** The same construction with gpt-oss's template and harmony's markers added to the
+ *  vocabulary (<|start|>, <|channel|>, <|message|>, which the tokenizer shows as text as
+ *  llama.cpp does, and <|call|>, a control token and an end of generation that reaches the
+ *  text only when it is detokenized with special tokens): after the generation prompt's
+ *  "<|start|>assistant" it writes HARMONY_MODEL_REPLY, a call of get_weather in gpt-oss's
+ *  format. DIR/harmony.gguf; NULL after g_test_skip() without the shared data. */
+static inline char *
+hz_test_write_harmony_model (const char *dir)
+{
+  static const char *const script[] = { "<|channel|>", "comment", "ary", " to", "=", "functions",
+                                        ".get", "_weather", " json", "<|message|>", "{\"",
+                                        "city", "\":\"", "Paris", "\"}", "<|call|>", NULL };
+  g_autofree char *tmpl = hz_test_source_file (HARMONY_TEMPLATE);
+  HzFamily f = hz_qwen3_family ("harmony", tmpl);
+  const HzFamily harmony = {
+    .name = "harmony", .tmpl = f.tmpl, .vocab = f.vocab, .jinja = tmpl,
+    .add = { "<|start|>", "<|channel|>", "<|message|>", "<|call|>", NULL },
+    .controls = { "<|im_start|>", "<|im_end|>", NULL }, .rstrip = { NULL }, .typed = "",
+    .add_at = 151665, .add_type = 3,
+  };
+  return hz_scripted_model_write_family (dir, &harmony, "assistant", script);
+}
