@@ -4,12 +4,13 @@
  * At each marker a parser of the family reads one call (or one group of calls) and says
  * how many bytes it took; when it cannot (not JSON, no name, not closed), the marker stays
  * in the content and the scan goes on after it. JSON is delimited by a bracket scanner
- * that skips strings (json_value_end) and then parsed by json-glib, so arguments are
+ * that skips strings (hz_json_bracket_scan) and then parsed by json-glib, so arguments are
  * always checked JSON; nothing here allocates in proportion to more than the reply. */
 #include "hanzo/tool-calls.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include "json-in.h"
 #include "json-out.h"
 #include "model.h"
 #include "gguf.h"
@@ -149,35 +150,6 @@ take_until (Scan *sc, const char *end)
   return g_strstrip (t);
 }
 
-/* The end of the JSON object or array at s[0] (after the closing bracket), or 0 when s does
- * not start with one or it is not closed within len. Strings and escapes are skipped. */
-static gsize
-json_value_end (const char *s, gsize len)
-{
-  if (len == 0 || (s[0] != '{' && s[0] != '['))
-    return 0;
-  guint depth = 0;
-  gboolean in_str = FALSE;
-  for (gsize i = 0; i < len; i++)
-    {
-      const char c = s[i];
-      if (in_str)
-        {
-          if (c == '\\')
-            i++;
-          else if (c == '"')
-            in_str = FALSE;
-        }
-      else if (c == '"')
-        in_str = TRUE;
-      else if (c == '{' || c == '[')
-        depth++;
-      else if ((c == '}' || c == ']') && --depth == 0)
-        return i + 1;
-    }
-  return 0;
-}
-
 /* Parse `len` bytes as JSON (NULL when they are not exactly one value). */
 static JsonNode *
 parse_json (const char *s, gsize len)
@@ -195,7 +167,7 @@ take_json (Scan *sc)
 {
   const gsize save = sc->i;
   skip_space (sc);
-  const gsize n = json_value_end (sc->s + sc->i, sc->len - sc->i);
+  const gsize n = hz_json_bracket_scan (sc->s + sc->i, sc->len - sc->i, NULL);
   JsonNode *v = n ? parse_json (sc->s + sc->i, n) : NULL;
   sc->i = v ? sc->i + n : save;
   return v;
@@ -225,10 +197,28 @@ make_call (const char *id, const char *name, JsonNode *args)
   if (args && !JSON_NODE_HOLDS_OBJECT (args))
     return NULL;
   HzToolCall *c = g_new0 (HzToolCall, 1);
-  c->id = g_strdup (id);
-  c->name = g_strdup (name);
+  /* names from the reply's text, which need not be UTF-8 (fuzz-tool-calls) */
+  c->id = id ? g_utf8_make_valid (id, -1) : NULL;
+  c->name = g_utf8_make_valid (name, -1);
   c->arguments = args ? hz_json_node_to_string (args, FALSE) : g_strdup ("{}");
   return c;
+}
+
+/* make_call() appended to `out`; FALSE when it is not a call. */
+static gboolean
+add_call (GPtrArray *out, const char *id, const char *name, JsonNode *args)
+{
+  HzToolCall *c = make_call (id, name, args);
+  if (c)
+    g_ptr_array_add (out, c);
+  return c != NULL;
+}
+
+/* An empty arguments object, for the parameters of the XML-style families. */
+static JsonNode *
+new_args (void)
+{
+  return json_node_init_object (json_node_alloc (), json_object_new ());
 }
 
 /* A call from a JSON object {NAME_KEY: name, ARGS_KEY: {...}} (the keys each family uses). */
@@ -295,7 +285,8 @@ set_param (JsonObject *args, const char *key, const char *v, gsize n)
       g_autofree char *s = g_utf8_make_valid (v, (gssize) n);
       json_node_set_string (j, s);
     }
-  json_object_set_member (args, key, j);
+  g_autofree char *valid_key = g_utf8_make_valid (key, -1);
+  json_object_set_member (args, valid_key, j);
 }
 
 /* Parameters KEY/VALUE until `end`: open_key KEY close_key VALUE close_value, repeated
@@ -373,10 +364,7 @@ parse_mistral (Scan *sc, GPtrArray *out)
   if (!take (sc, "[ARGS]", FALSE))
     return FALSE;
   g_autoptr (JsonNode) v = take_json (sc);
-  HzToolCall *c = v ? make_call (id, name, v) : NULL;
-  if (c)
-    g_ptr_array_add (out, c);
-  return c != NULL;
+  return v && add_call (out, id, name, v);
 }
 
 /* <tool_call><function=NAME><parameter=K>V</parameter>...</function></tool_call>. */
@@ -388,14 +376,11 @@ parse_qwen3_coder (Scan *sc, GPtrArray *out)
   g_autofree char *name = take_until (sc, ">");
   if (name == NULL || !take (sc, ">", FALSE))
     return FALSE;
-  g_autoptr (JsonNode) args = json_node_init_object (json_node_alloc (), json_object_new ());
+  g_autoptr (JsonNode) args = new_args ();
   if (!take_params (sc, json_node_get_object (args), "<parameter=", ">", NULL, "</parameter>") ||
       !take (sc, "</function>", TRUE) || !take (sc, "</tool_call>", TRUE))
     return FALSE;
-  HzToolCall *c = make_call (NULL, name, args);
-  if (c)
-    g_ptr_array_add (out, c);
-  return c != NULL;
+  return add_call (out, NULL, name, args);
 }
 
 /* <tool_call>NAME<arg_key>K</arg_key><arg_value>V</arg_value>...</tool_call> (GLM). */
@@ -410,15 +395,12 @@ parse_glm (Scan *sc, GPtrArray *out)
   const gsize name_end = (gsize) (k >= 0 && k < e ? k : e);
   g_autofree char *name = g_strstrip (g_strndup (sc->s + sc->i, name_end - sc->i));
   sc->i = name_end;
-  g_autoptr (JsonNode) args = json_node_init_object (json_node_alloc (), json_object_new ());
+  g_autoptr (JsonNode) args = new_args ();
   if (!take_params (sc, json_node_get_object (args), "<arg_key>", "</arg_key>", "<arg_value>",
                     "</arg_value>") ||
       !take (sc, "</tool_call>", TRUE))
     return FALSE;
-  HzToolCall *c = make_call (NULL, name, args);
-  if (c)
-    g_ptr_array_add (out, c);
-  return c != NULL;
+  return add_call (out, NULL, name, args);
 }
 
 /* <minimax:tool_call><invoke name="N"><parameter name="K">V</parameter></invoke>...
@@ -434,15 +416,13 @@ parse_minimax (Scan *sc, GPtrArray *out)
       g_autofree char *name = take_until (sc, "\">");
       if (name == NULL || !take (sc, "\">", FALSE))
         return FALSE;
-      g_autoptr (JsonNode) args = json_node_init_object (json_node_alloc (), json_object_new ());
+      g_autoptr (JsonNode) args = new_args ();
       if (!take_params (sc, json_node_get_object (args), "<parameter name=\"", "\">", NULL,
                         "</parameter>") ||
           !take (sc, "</invoke>", TRUE))
         return FALSE;
-      HzToolCall *c = make_call (NULL, name, args);
-      if (c == NULL)
+      if (!add_call (out, NULL, name, args))
         return FALSE;
-      g_ptr_array_add (out, c);
       any = TRUE;
     }
   return any && take (sc, "</minimax:tool_call>", TRUE);
@@ -472,10 +452,8 @@ parse_deepseek (Scan *sc, GPtrArray *out)
       sc->i = (gsize) nl;
       const gboolean fenced = take (sc, "```json", TRUE);
       g_autoptr (JsonNode) v = take_json (sc);
-      HzToolCall *c = v ? make_call (NULL, name, v) : NULL;
-      if (c == NULL)
+      if (v == NULL || !add_call (out, NULL, name, v))
         return FALSE;
-      g_ptr_array_add (out, c);
       any = TRUE;
       if ((fenced && !take (sc, "```", TRUE)) ||
           !take (sc, "<" FW_BAR "tool" SP_LOW "call" SP_LOW "end" FW_BAR ">", TRUE))
@@ -504,10 +482,8 @@ parse_kimi (Scan *sc, GPtrArray *out)
       if (colon)
         *colon = '\0';
       g_autoptr (JsonNode) v = take_json (sc);
-      HzToolCall *c = v ? make_call (id, name, v) : NULL;
-      if (c == NULL)
+      if (v == NULL || !add_call (out, id, name, v))
         return FALSE;
-      g_ptr_array_add (out, c);
       any = TRUE;
       if (!take (sc, "<|tool_call_end|>", TRUE))
         return FALSE;
@@ -540,10 +516,8 @@ parse_harmony (Scan *sc, GPtrArray *out)
     return FALSE;
   sc->i = (gsize) msg + strlen ("<|message|>");
   g_autoptr (JsonNode) v = take_json (sc);
-  HzToolCall *c = v ? make_call (NULL, name, v) : NULL;
-  if (c == NULL)
+  if (v == NULL || !add_call (out, NULL, name, v))
     return FALSE;
-  g_ptr_array_add (out, c);
   take (sc, "<|call|>", TRUE);
   return TRUE;
 }

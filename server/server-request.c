@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "json-in.h"
 
 G_DEFINE_QUARK (hz-api-error-quark, hz_api_error)
 
@@ -60,33 +61,13 @@ strings_valid (JsonNode *n)
 }
 
 /* TRUE when the JSON text nests at most MAX_DEPTH arrays/objects (json-glib recurses once
- * per level). Strings are skipped with their escapes; the text need not be valid JSON. */
+ * per level). */
 static gboolean
 depth_ok (const char *s, gsize len)
 {
   guint depth = 0;
-  gboolean in_str = FALSE;
-  for (gsize i = 0; i < len; i++)
-    {
-      const char c = s[i];
-      if (in_str)
-        {
-          if (c == '\\')
-            i++;
-          else if (c == '"')
-            in_str = FALSE;
-        }
-      else if (c == '"')
-        in_str = TRUE;
-      else if (c == '[' || c == '{')
-        {
-          if (++depth > MAX_DEPTH)
-            return FALSE;
-        }
-      else if ((c == ']' || c == '}') && depth > 0)
-        depth--;
-    }
-  return TRUE;
+  hz_json_bracket_scan (s, len, &depth);
+  return depth <= MAX_DEPTH;
 }
 
 /* Member `name` of `o`, or NULL when absent or JSON null. */
