@@ -12,6 +12,7 @@
  * built from it (the error body with the parser's message and member, a completion and a
  * streamed chunk whose text is the request's own text) are JSON that json-glib reads back
  * to the same strings. Any violation aborts; GLib criticals abort too (tools/fuzz.sh). */
+#define FUZZ_NAME "fuzz-server-request"
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,17 +21,9 @@
 #include "server-request.h"
 #include "server-tools.h"
 
-int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
+#include "fuzz-check.h"
 
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      {                                                                                      \
-        g_printerr ("fuzz-server-request: invariant failed: %s (%s:%d)\n", #cond, __FILE__,   \
-                    __LINE__);                                                               \
-        abort ();                                                                            \
-      }                                                                                      \
-  } while (0)
+int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
 /* Parse `json` (must succeed) and return its root object's member path a.b (strings). */
 static JsonNode *
@@ -151,26 +144,10 @@ check_replies (const HzApiRequest *r)
   CHECK (k != NULL);
 }
 
-/* A GLib critical or warning is a crash that libFuzzer sees: G_DEBUG=fatal-criticals stops
- * the process with SIGTRAP, which libFuzzer does not catch (no artifact would be kept). */
-static GLogWriterOutput
-abort_on_critical (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
-{
-  g_log_writer_default (level, fields, n_fields, data);
-  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
-    abort ();
-  return G_LOG_WRITER_HANDLED;
-}
-
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  static gboolean init;
-  if (!init)
-    {
-      g_log_set_writer_func (abort_on_critical, NULL, NULL);
-      init = TRUE;
-    }
+  fuzz_check_init ();
   if (size == 0)
     return 0;
   const HzApiKind kind = data[0] % 2 ? HZ_API_COMPLETION : HZ_API_CHAT;

@@ -8,42 +8,21 @@
  * and only text that the whole reply's content begins with (white space at its ends aside,
  * which the split trims when there are calls). Any violation aborts; GLib criticals abort
  * too (tools/fuzz.sh). */
+#define FUZZ_NAME "fuzz-tool-calls"
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hanzo/tool-calls.h"
 
+#include "fuzz-check.h"
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      {                                                                                      \
-        g_printerr ("fuzz-tool-calls: invariant failed: %s (%s:%d)\n", #cond, __FILE__,       \
-                    __LINE__);                                                               \
-        abort ();                                                                            \
-      }                                                                                      \
-  } while (0)
-
-static GLogWriterOutput
-abort_on_critical (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
-{
-  g_log_writer_default (level, fields, n_fields, data);
-  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
-    abort ();
-  return G_LOG_WRITER_HANDLED;
-}
 
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  static gboolean init;
-  if (!init)
-    {
-      g_log_set_writer_func (abort_on_critical, NULL, NULL);
-      init = TRUE;
-    }
+  fuzz_check_init ();
   if (size < 2)
     return 0;
   const HzToolFormat f = (HzToolFormat) (data[0] % (HZ_TOOL_FORMAT_GIGACHAT + 1));
