@@ -191,6 +191,17 @@ begin_object (JsonBuilder *b, const HzReplyInfo *info, gboolean chunk)
   set_str (b, "system_fingerprint", "hanzo");
 }
 
+/* The object's shared members, then "choices": [{"index": 0, ... (left open). */
+static void
+begin_choice (JsonBuilder *b, const HzReplyInfo *info, gboolean chunk)
+{
+  begin_object (b, info, chunk);
+  json_builder_set_member_name (b, "choices");
+  json_builder_begin_array (b);
+  json_builder_begin_object (b);
+  set_int (b, "index", 0);
+}
+
 static void
 add_usage (JsonBuilder *b, const HzReplyUsage *u)
 {
@@ -213,11 +224,7 @@ hz_reply_completion (const HzReplyInfo *info, const char *text, const GPtrArray 
 {
   const gboolean with_calls = calls && calls->len > 0;
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  begin_object (b, info, FALSE);
-  json_builder_set_member_name (b, "choices");
-  json_builder_begin_array (b);
-  json_builder_begin_object (b);
-  set_int (b, "index", 0);
+  begin_choice (b, info, FALSE);
   if (info->kind == HZ_API_CHAT)
     {
       json_builder_set_member_name (b, "message");
@@ -282,11 +289,7 @@ char *
 hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls, gboolean with_usage_null)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  begin_object (b, info, TRUE);
-  json_builder_set_member_name (b, "choices");
-  json_builder_begin_array (b);
-  json_builder_begin_object (b);
-  set_int (b, "index", 0);
+  begin_choice (b, info, TRUE);
   json_builder_set_member_name (b, "delta");
   json_builder_begin_object (b);
   hz_api_tool_calls_add_json (b, calls, TRUE);
