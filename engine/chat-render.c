@@ -8,7 +8,7 @@
  * has no template, and that is said once per model. Tools (hz_model_render_chat_tools())
  * go to the template as transformers passes them: `tools`, and `tool_calls`,
  * `tool_call_id` and `name` on the messages. */
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 #include <string.h>
 #include "jinja.h"

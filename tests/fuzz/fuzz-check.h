@@ -1,12 +1,10 @@
-/* tests/fuzz/fuzz-check.h — what the newer fuzz targets share (header-only): CHECK, which
- * aborts with the failed invariant and its place (define FUZZ_NAME first), and
- * fuzz_check_init(), which makes GLib's criticals and warnings abort too: under
- * G_DEBUG=fatal-criticals GLib stops the process with SIGTRAP, which libFuzzer does not
- * catch (no artifact would be kept). */
+/* tests/fuzz/fuzz-check.h — what fuzz-tool-calls.c and fuzz-server-request.c share
+ * (header-only): CHECK, which aborts with the failed invariant and its place (define
+ * FUZZ_NAME first), and fuzz_check_init(), which installs fuzz-glib.h's abort on GLib
+ * criticals and warnings once per process. */
 #pragma once
 
-#include <glib.h>
-#include <stdlib.h>
+#include "fuzz-glib.h"
 
 #define CHECK(cond)                                                                          \
   do {                                                                                       \
@@ -18,17 +16,7 @@
       }                                                                                      \
   } while (0)
 
-static GLogWriterOutput
-fuzz_abort_on_critical (GLogLevelFlags level, const GLogField *fields, gsize n_fields,
-                        gpointer data)
-{
-  g_log_writer_default (level, fields, n_fields, data);
-  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
-    abort ();
-  return G_LOG_WRITER_HANDLED;
-}
-
-/** Once per process: GLib criticals and warnings abort. */
+/** Once per process: GLib criticals and warnings abort (fuzz_abort_on_critical). */
 static inline void
 fuzz_check_init (void)
 {
