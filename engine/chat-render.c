@@ -5,7 +5,9 @@
  * the model's BOS and EOS texts; its pieces become the HzPrompt's (the template's markup,
  * the roles and the special-token texts stay markup; every byte of a message's content
  * stays content). The built-in renderers of chat-template.c stand in only for a GGUF that
- * has no template, and that is said once per model. */
+ * has no template, and that is said once per model. Tools (hz_model_render_chat_tools())
+ * go to the template as transformers passes them: `tools`, and `tool_calls`,
+ * `tool_call_id` and `name` on the messages. */
 #include "hanzo/engine-error.h"
 
 #include <string.h>
@@ -31,20 +33,83 @@ token_text (const HzTokenizer *tok, HzToken id)
   return id >= 0 ? hz_tokenizer_token_text (tok, id) : NULL;
 }
 
-/* The render variables: messages, add_generation_prompt, bos_token, eos_token. */
-static JsonObject *
-render_vars (const HzModel *m, const HzChatMessage *msgs, gsize n, gboolean add_generation_prompt)
+/* The JSON array of `json` (NULL: none), or NULL with `error` naming `what`. */
+static JsonArray *
+parse_array (const char *json, const char *what, GError **error)
 {
-  JsonObject *vars = json_object_new ();
+  g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+  g_autoptr (GError) local = NULL;
+  if (!json_parser_load_from_data (parser, json, -1, &local) ||
+      !JSON_NODE_HOLDS_ARRAY (json_parser_get_root (parser)))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "%s must be a JSON array%s%s", what, local ? ": " : "",
+                   local ? local->message : "");
+      return NULL;
+    }
+  return json_array_ref (json_node_get_array (json_parser_get_root (parser)));
+}
+
+/* Each call's function.arguments as a JSON object when it is the text of one: OpenAI sends
+ * a string, the templates read an object (`arguments | tojson`, `arguments | items`). */
+static void
+arguments_as_objects (JsonArray *calls)
+{
+  for (guint i = 0; i < json_array_get_length (calls); i++)
+    {
+      JsonNode *c = json_array_get_element (calls, i);
+      JsonObject *co = JSON_NODE_HOLDS_OBJECT (c) ? json_node_get_object (c) : NULL;
+      JsonNode *f = co && json_object_has_member (co, "function")
+                      ? json_object_get_member (co, "function") : NULL;
+      JsonObject *fo = f && JSON_NODE_HOLDS_OBJECT (f) ? json_node_get_object (f) : NULL;
+      JsonNode *a = fo && json_object_has_member (fo, "arguments")
+                      ? json_object_get_member (fo, "arguments") : NULL;
+      if (a == NULL || !JSON_NODE_HOLDS_VALUE (a) || json_node_get_value_type (a) != G_TYPE_STRING)
+        continue;
+      g_autoptr (JsonParser) parser = json_parser_new_immutable ();
+      if (json_parser_load_from_data (parser, json_node_get_string (a), -1, NULL) &&
+          JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
+        json_object_set_member (fo, "arguments", json_node_copy (json_parser_get_root (parser)));
+    }
+}
+
+/* The render variables: messages, tools, add_generation_prompt, bos_token, eos_token. NULL
+ * with `error` when tools or a message's tool_calls are not JSON arrays. */
+static JsonObject *
+render_vars (const HzModel *m, const HzChatMessage *msgs, gsize n, const char *tools,
+             gboolean add_generation_prompt, GError **error)
+{
+  g_autoptr (JsonObject) vars = json_object_new ();
   JsonArray *arr = json_array_sized_new ((guint) n);
+  json_object_set_array_member (vars, "messages", arr);
   for (gsize i = 0; i < n; i++)
     {
       JsonObject *msg = json_object_new ();
+      json_array_add_object_element (arr, msg);
       json_object_set_string_member (msg, "role", msgs[i].role ? msgs[i].role : "user");
       json_object_set_string_member (msg, "content", msgs[i].content ? msgs[i].content : "");
-      json_array_add_object_element (arr, msg);
+      if (msgs[i].tool_calls)
+        {
+          g_autofree char *what = g_strdup_printf ("the tool_calls of message %" G_GSIZE_FORMAT,
+                                                   i + 1);
+          JsonArray *calls = parse_array (msgs[i].tool_calls, what, error);
+          if (calls == NULL)
+            return NULL;
+          arguments_as_objects (calls);
+          json_object_set_array_member (msg, "tool_calls", calls);
+        }
+      if (msgs[i].tool_call_id)
+        json_object_set_string_member (msg, "tool_call_id", msgs[i].tool_call_id);
+      if (msgs[i].name)
+        json_object_set_string_member (msg, "name", msgs[i].name);
     }
-  json_object_set_array_member (vars, "messages", arr);
+  if (tools)
+    {
+      JsonArray *t = parse_array (tools, "the tools", error);
+      if (t == NULL)
+        return NULL;
+      json_object_set_array_member (vars, "tools", t);
+    }
   json_object_set_boolean_member (vars, "add_generation_prompt", add_generation_prompt);
   const HzTokenizer *tok = hz_model_get_tokenizer (m);
   const char *bos = token_text (tok, hz_tokenizer_bos (tok));
@@ -53,12 +118,20 @@ render_vars (const HzModel *m, const HzChatMessage *msgs, gsize n, gboolean add_
     json_object_set_string_member (vars, "bos_token", bos);
   if (eos)
     json_object_set_string_member (vars, "eos_token", eos);
-  return vars;
+  return g_steal_pointer (&vars);
 }
 
 HzPrompt *
 hz_model_render_chat (const HzModel *m, const HzChatMessage *msgs, gsize n,
                       gboolean add_generation_prompt, GError **error)
+{
+  return hz_model_render_chat_tools (m, msgs, n, NULL, add_generation_prompt, error);
+}
+
+HzPrompt *
+hz_model_render_chat_tools (const HzModel *m, const HzChatMessage *msgs, gsize n,
+                            const char *tools_json, gboolean add_generation_prompt,
+                            GError **error)
 {
   g_return_val_if_fail (m != NULL && (msgs != NULL || n == 0), NULL);
   for (gsize i = 0; i < n; i++)
@@ -93,7 +166,10 @@ hz_model_render_chat (const HzModel *m, const HzChatMessage *msgs, gsize n,
                    hz_model_name (m), hz_chat_template_name (b));
       return hz_chat_template_render (b, msgs, n, add_generation_prompt);
     }
-  g_autoptr (JsonObject) vars = render_vars (m, msgs, n, add_generation_prompt);
+  g_autoptr (JsonObject) vars = render_vars (m, msgs, n, tools_json, add_generation_prompt,
+                                             error);
+  if (vars == NULL)
+    return NULL;
   g_autoptr (GError) local = NULL;
   g_autoptr (GPtrArray) pieces = hz_jinja_template_render_pieces (t, vars, NULL, NULL, &local);
   if (pieces == NULL)

@@ -266,7 +266,7 @@ sample_new (HzServe *srv, Request *req, guint index, const HzToken *tokens, guin
   s->sampler = hz_sampler_new (&sp);
   for (guint i = 0; i < req->n_prompt; i++)
     hz_sampler_accept (s->sampler, req->prompt[i]);
-  s->detok = hz_detokenizer_new (hz_model_get_tokenizer (srv->model), FALSE);
+  s->detok = hz_detokenizer_new (hz_model_get_tokenizer (srv->model), req->p.special);
   s->stop = hz_stop_scan_new ((const char *const *) req->stop_strings);
   g_ptr_array_add (req->samples, s);
   req->n_live++;

@@ -26,7 +26,7 @@ context_new (void)
 static void
 context_add (GPtrArray *ctx, const char *role, const char *content)
 {
-  HzChatMessage *m = g_new (HzChatMessage, 1);
+  HzChatMessage *m = g_new0 (HzChatMessage, 1);
   m->role = g_strdup (role);
   m->content = g_strdup (content);
   g_ptr_array_add (ctx, m);

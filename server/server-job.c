@@ -18,6 +18,7 @@
 #include "server-guard.h"
 #include "server-log.h"
 #include "server-reply.h"
+#include "server-tools.h"
 
 typedef struct {
   gint          ref;
@@ -37,6 +38,10 @@ typedef struct {
   gsize         text_sent;    /* bytes of text sent (completion logprobs' text_offset) */
   GString      *text;         /* the whole text, when not streaming */
   GArray       *lps;          /* HzReplyLogprob, the whole reply's, when not streaming */
+  HzApiTools    tools;        /* the request's tools (prepare) */
+  HzToolStream *calls;        /* the reply split into content and tool calls, when the
+                               * template got tools (server-tools.h) */
+  gboolean      special;      /* the reply's text has control tokens (harmony with tools) */
 
   /* shared with the stepping thread, under `lock` */
   GMutex        lock;
@@ -68,6 +73,8 @@ job_unref (gpointer p)
   g_string_free (job->pending, TRUE);
   g_array_unref (job->lps);
   g_array_unref (job->pending_lp);
+  hz_api_tools_clear (&job->tools);
+  hz_tool_stream_free (job->calls);
   g_main_context_unref (job->context);
   g_mutex_clear (&job->lock);
   g_free (job);
@@ -164,16 +171,30 @@ write_stream (Job *job, const GString *text, const GArray *lps, gboolean done)
 {
   const gboolean with_lp = job->req->logprobs;
   const gboolean null_usage = job->req->include_usage;
-  if (text->len > 0 || lps->len > 0)
+  /* with tools, only the text that cannot begin a call goes out now */
+  g_autofree char *content = job->calls ? hz_tool_stream_push (job->calls, text->str, text->len)
+                                        : g_strdup (text->str);
+  if (*content || lps->len > 0)
     {
-      send_event (job, hz_reply_chunk (&job->info, FALSE, text->str, NULL,
+      send_event (job, hz_reply_chunk (&job->info, FALSE, *content ? content : NULL, NULL,
                                        with_lp ? (const HzReplyLogprob *) (void *) lps->data : NULL,
                                        lps->len, job->text_sent, NULL, null_usage));
-      job->text_sent += text->len;
+      job->text_sent += strlen (content);
     }
   if (done)
     {
-      send_event (job, hz_reply_chunk (&job->info, FALSE, NULL, finish_reason (job->stop), NULL,
+      const char *finish = finish_reason (job->stop);
+      g_autofree char *rest = NULL;
+      g_autoptr (GPtrArray) calls = job->calls ? hz_tool_stream_finish (job->calls, &rest) : NULL;
+      if (rest && *rest)
+        send_event (job, hz_reply_chunk (&job->info, FALSE, rest, NULL, NULL, 0, 0, NULL,
+                                         null_usage));
+      if (calls && calls->len > 0)
+        {
+          send_event (job, hz_reply_chunk_calls (&job->info, calls, null_usage));
+          finish = "tool_calls";
+        }
+      send_event (job, hz_reply_chunk (&job->info, FALSE, NULL, finish, NULL,
                                        0, 0, NULL, null_usage));
       if (job->req->include_usage)
         {
@@ -193,7 +214,16 @@ static void
 write_whole (Job *job)
 {
   const HzReplyUsage u = usage (job);
-  char *body = hz_reply_completion (&job->info, job->text->str, finish_reason (job->stop),
+  g_autofree char *content = NULL;
+  g_autoptr (GPtrArray) calls = NULL;
+  if (job->calls)
+    {
+      g_free (hz_tool_stream_push (job->calls, job->text->str, job->text->len));
+      calls = hz_tool_stream_finish (job->calls, &content);
+    }
+  const gboolean with_calls = calls && calls->len > 0;
+  char *body = hz_reply_completion (&job->info, content ? content : job->text->str, calls,
+                                    with_calls ? "tool_calls" : finish_reason (job->stop),
                                     job->req->logprobs ? (const HzReplyLogprob *) (void *) job->lps->data
                                                        : NULL,
                                     job->lps->len, &u);
@@ -355,14 +385,28 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
   GError *error = NULL;
   gsize n = 0;
   HzToken *tokens = NULL;
-  if (req->kind == HZ_API_CHAT)
+  /* tools (checked when the request came, server.c): the template renders them, and the
+   * reply is parsed in its format */
+  if (req->kind == HZ_API_CHAT && hz_api_tools_check (req, &job->tools, NULL, &error))
     {
-      g_autoptr (HzPrompt) p = hz_model_render_chat (job->model, req->messages, req->n_messages,
-                                                     TRUE, &error);
+      const HzToolFormat format = hz_model_tool_format (job->model);
+      if (job->tools.tools_json && format == HZ_TOOL_FORMAT_NONE)
+        g_set_error (&error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED,
+                     "the chat template of the model '%s' has no tool-call format that this "
+                     "server knows ('tools' cannot be used with it)", req->model);
+      else if (job->tools.tools_json)
+        job->calls = hz_tool_stream_new (format);
+      /* harmony's markers are control tokens: the reply's text must show them */
+      job->special = job->calls && format == HZ_TOOL_FORMAT_HARMONY;
+      g_autoptr (HzPrompt) p = error ? NULL
+                                     : hz_model_render_chat_tools (job->model, req->messages,
+                                                                   req->n_messages,
+                                                                   job->tools.tools_json, TRUE,
+                                                                   &error);
       if (p)
         tokens = hz_model_tokenize_prompt (job->model, p, TRUE, &n);
     }
-  else
+  else if (req->kind == HZ_API_COMPLETION)
     tokens = hz_model_tokenize (job->model, req->prompt, -1, TRUE, FALSE, &n);
   if (error)
     {
@@ -386,6 +430,7 @@ submit (Job *job, GArray *tokens)
     rp.sampler.seed = ((guint64) g_random_int () << 32) | g_random_int ();
   rp.n_predict = req->max_tokens > 0 ? (int32_t) req->max_tokens : -1;
   rp.ignore_eog = req->ignore_eos;
+  rp.special = job->special;
   rp.stop_strings = (const char *const *) req->stop;
   if (req->logprobs)
     {
@@ -417,8 +462,11 @@ on_prepared (GObject *source, GAsyncResult *res, gpointer user_data)
     return;
   if (tokens == NULL)
     {
-      /* the model's template refused the conversation (a Jinja error it raises) */
-      job_fail (job, SOUP_STATUS_BAD_REQUEST, "invalid_value", "messages", error->message);
+      /* the model's template refused the conversation (a Jinja error it raises), or has
+       * no tool-call format */
+      const gboolean tools = g_error_matches (error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED);
+      job_fail (job, SOUP_STATUS_BAD_REQUEST, tools ? "unsupported_parameter" : "invalid_value",
+                tools ? "tools" : "messages", error->message);
       return;
     }
   if (job->gone)

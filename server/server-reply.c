@@ -3,6 +3,7 @@
 
 #include <string.h>
 #include "json-out.h"
+#include "server-tools.h"
 
 static char *
 finish (JsonBuilder *b)
@@ -190,6 +191,17 @@ begin_object (JsonBuilder *b, const HzReplyInfo *info, gboolean chunk)
   set_str (b, "system_fingerprint", "hanzo");
 }
 
+/* The object's shared members, then "choices": [{"index": 0, ... (left open). */
+static void
+begin_choice (JsonBuilder *b, const HzReplyInfo *info, gboolean chunk)
+{
+  begin_object (b, info, chunk);
+  json_builder_set_member_name (b, "choices");
+  json_builder_begin_array (b);
+  json_builder_begin_object (b);
+  set_int (b, "index", 0);
+}
+
 static void
 add_usage (JsonBuilder *b, const HzReplyUsage *u)
 {
@@ -206,22 +218,22 @@ add_usage (JsonBuilder *b, const HzReplyUsage *u)
 }
 
 char *
-hz_reply_completion (const HzReplyInfo *info, const char *text, const char *finish_reason,
-                     const HzReplyLogprob *lp, guint n_lp, const HzReplyUsage *usage)
+hz_reply_completion (const HzReplyInfo *info, const char *text, const GPtrArray *calls,
+                     const char *finish_reason, const HzReplyLogprob *lp, guint n_lp,
+                     const HzReplyUsage *usage)
 {
+  const gboolean with_calls = calls && calls->len > 0;
   g_autoptr (JsonBuilder) b = json_builder_new ();
-  begin_object (b, info, FALSE);
-  json_builder_set_member_name (b, "choices");
-  json_builder_begin_array (b);
-  json_builder_begin_object (b);
-  set_int (b, "index", 0);
+  begin_choice (b, info, FALSE);
   if (info->kind == HZ_API_CHAT)
     {
       json_builder_set_member_name (b, "message");
       json_builder_begin_object (b);
       set_str (b, "role", "assistant");
-      set_str (b, "content", text);
+      set_str (b, "content", with_calls && *text == '\0' ? NULL : text);
       set_null (b, "refusal");
+      if (with_calls)
+        hz_api_tool_calls_add_json (b, calls, FALSE);
       json_builder_end_object (b);
     }
   else
@@ -268,6 +280,25 @@ hz_reply_chunk (const HzReplyInfo *info, gboolean role, const char *text,
   if (usage)
     add_usage (b, usage);
   else if (with_usage_null)
+    set_null (b, "usage");
+  json_builder_end_object (b);
+  return finish (b);
+}
+
+char *
+hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls, gboolean with_usage_null)
+{
+  g_autoptr (JsonBuilder) b = json_builder_new ();
+  begin_choice (b, info, TRUE);
+  json_builder_set_member_name (b, "delta");
+  json_builder_begin_object (b);
+  hz_api_tool_calls_add_json (b, calls, TRUE);
+  json_builder_end_object (b);
+  set_null (b, "logprobs");
+  set_null (b, "finish_reason");
+  json_builder_end_object (b);
+  json_builder_end_array (b);
+  if (with_usage_null)
     set_null (b, "usage");
   json_builder_end_object (b);
   return finish (b);

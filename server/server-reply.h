@@ -45,10 +45,13 @@ typedef struct {
   guint prompt, completion, cached;   /* tokens; cached: prompt tokens from the prefix cache */
 } HzReplyUsage;
 
-/** The whole reply of a request that does not stream: the text, "stop" / "length", the
- *  logprobs of its tokens (n_lp entries; lp NULL: "logprobs": null), usage. */
-char *hz_reply_completion (const HzReplyInfo *info, const char *text, const char *finish_reason,
-                           const HzReplyLogprob *lp, guint n_lp, const HzReplyUsage *usage);
+/** The whole reply of a request that does not stream: the text, its tool calls (chat;
+ *  HzToolCall* with ids, nullable: with some, the message gets "tool_calls" and an empty
+ *  text is "content": null), "stop" / "length" / "tool_calls", the logprobs of its tokens
+ *  (n_lp entries; lp NULL: "logprobs": null), usage. */
+char *hz_reply_completion (const HzReplyInfo *info, const char *text, const GPtrArray *calls,
+                           const char *finish_reason, const HzReplyLogprob *lp, guint n_lp,
+                           const HzReplyUsage *usage);
 
 /** One streamed chunk (without the "data: " framing). `role`: the chat's first chunk (delta
  *  {"role": "assistant", "content": ""}); `text` the new text (may be NULL); finish_reason
@@ -59,6 +62,11 @@ char *hz_reply_completion (const HzReplyInfo *info, const char *text, const char
 char *hz_reply_chunk (const HzReplyInfo *info, gboolean role, const char *text,
                       const char *finish_reason, const HzReplyLogprob *lp, guint n_lp,
                       gsize text_offset, const HzReplyUsage *usage, gboolean with_usage_null);
+
+/** The streamed chunk of a chat's tool calls (server-tools.h): delta {"tool_calls": [...]}
+ *  with each call whole (index, id, type, function {name, arguments}). */
+char *hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls,
+                            gboolean with_usage_null);
 
 /** {"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}...]} of the
  *  NULL-terminated `ids`; `created` per id (Unix seconds, the file's time). */

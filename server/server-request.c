@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "json-in.h"
 
 G_DEFINE_QUARK (hz-api-error-quark, hz_api_error)
 
@@ -60,33 +61,13 @@ strings_valid (JsonNode *n)
 }
 
 /* TRUE when the JSON text nests at most MAX_DEPTH arrays/objects (json-glib recurses once
- * per level). Strings are skipped with their escapes; the text need not be valid JSON. */
+ * per level). */
 static gboolean
 depth_ok (const char *s, gsize len)
 {
   guint depth = 0;
-  gboolean in_str = FALSE;
-  for (gsize i = 0; i < len; i++)
-    {
-      const char c = s[i];
-      if (in_str)
-        {
-          if (c == '\\')
-            i++;
-          else if (c == '"')
-            in_str = FALSE;
-        }
-      else if (c == '"')
-        in_str = TRUE;
-      else if (c == '[' || c == '{')
-        {
-          if (++depth > MAX_DEPTH)
-            return FALSE;
-        }
-      else if ((c == ']' || c == '}') && depth > 0)
-        depth--;
-    }
-  return TRUE;
+  hz_json_bracket_scan (s, len, &depth);
+  return depth <= MAX_DEPTH;
 }
 
 /* Member `name` of `o`, or NULL when absent or JSON null. */
@@ -237,9 +218,13 @@ read_messages (Parse *ps, JsonObject *o, GError **error)
         return fail (ps, error, HZ_API_ERROR_INVALID_VALUE, "messages",
                      "'%s.role' must be one of system, developer, user, assistant, tool",
                      param);
+      /* tool calls and answers: kept as sent, checked by server-tools.c */
       JsonNode *calls = member (mo, "tool_calls");
-      r->tool_calls |= calls != NULL && (!JSON_NODE_HOLDS_ARRAY (calls) ||
-                                         json_array_get_length (json_node_get_array (calls)) > 0);
+      if (calls && !(JSON_NODE_HOLDS_ARRAY (calls) &&
+                     json_array_get_length (json_node_get_array (calls)) == 0))
+        r->messages[i].tool_calls = json_to_string (calls, FALSE);
+      r->messages[i].tool_call_id = g_strdup (string_of (member (mo, "tool_call_id")));
+      r->messages[i].name = g_strdup (string_of (member (mo, "name")));
       g_autofree char *cparam = g_strdup_printf ("%s.content", param);
       char *content = read_content (ps, member (mo, "content"), cparam, error);
       if (content == NULL)
@@ -474,16 +459,10 @@ gboolean
 hz_api_request_check_served (const HzApiRequest *r, char **param, GError **error)
 {
   const char *what = NULL, *name = NULL;
-  const char *choice = string_of (r->tool_choice);
   JsonObject *format = r->response_format ? json_node_get_object (r->response_format) : NULL;
   const char *format_type = format ? string_of (member (format, "type")) : NULL;
-  if (r->tools && json_array_get_length (json_node_get_array (r->tools)) > 0 &&
-      g_strcmp0 (choice, "none") != 0)
-    name = "tools", what = "tool calls ('tools') are";
-  else if (r->tool_choice && g_strcmp0 (choice, "none") != 0 && g_strcmp0 (choice, "auto") != 0)
-    name = "tool_choice", what = "tool calls ('tool_choice') are";
-  else if (r->tool_calls)
-    name = "messages", what = "assistant messages with 'tool_calls' are";
+  if (r->kind == HZ_API_COMPLETION && r->tools)
+    name = "tools", what = "tools on /v1/completions are";
   else if (format_type && strcmp (format_type, "text") != 0)
     name = "response_format", what = "structured output ('response_format' other than text) is";
   if (param)
@@ -504,6 +483,9 @@ hz_api_request_free (HzApiRequest *r)
     {
       g_free ((char *) r->messages[i].role);
       g_free ((char *) r->messages[i].content);
+      g_free ((char *) r->messages[i].tool_calls);
+      g_free ((char *) r->messages[i].tool_call_id);
+      g_free ((char *) r->messages[i].name);
     }
   g_free (r->messages);
   g_free (r->prompt);

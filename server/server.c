@@ -12,6 +12,7 @@
 #include "server-models.h"
 #include "server-reply.h"
 #include "server-request.h"
+#include "server-tools.h"
 
 G_DEFINE_QUARK (hz-server-error-quark, hz_server_error)
 
@@ -195,6 +196,10 @@ handle_generate (HzServer *srv, SoupServerMessage *msg, HzApiKind kind)
   g_autoptr (HzApiRequest) req = hz_api_request_parse (kind, data ? data : "", len, &param, &error);
   if (req && !hz_api_request_check_served (req, &param, &error))
     g_clear_pointer (&req, hz_api_request_free);
+  HzApiTools tools = { 0 };
+  if (req && !hz_api_tools_check (req, &tools, &param, &error))   /* server-tools.h */
+    g_clear_pointer (&req, hz_api_request_free);
+  hz_api_tools_clear (&tools);
   if (req == NULL)
     {
       const char *code = error->code == HZ_API_ERROR_INVALID_JSON    ? "invalid_json"

@@ -78,10 +78,25 @@ hz_test_one_token (HzModel *m, const char *text)
  *  `start`), then "<|im_end|>" (see above); written to `dir`/`name`.gguf, F32, one layer,
  *  context 512. NULL after g_test_skip() without the shared data. g_free the path. */
 static inline char *
+hz_scripted_model_write_family (const char *dir, const HzFamily *family, const char *start,
+                                const char *const *script);
+
+static inline char *
 hz_scripted_model_write (const char *dir, const char *name, const char *jinja,
                          const char *start, const char *const *script)
 {
   const HzFamily f = hz_qwen3_family (name, jinja);
+  return hz_scripted_model_write_family (dir, &f, start, script);
+}
+
+/** hz_scripted_model_write() with another variant of Qwen3's vocabulary (`family`: its
+ *  name names the file; other added tokens, e.g. harmony's markers as control tokens). */
+static inline char *
+hz_scripted_model_write_family (const char *dir, const HzFamily *family, const char *start,
+                                const char *const *script)
+{
+  const HzFamily f = *family;
+  const char *name = f.name;
   g_autofree char *vocab = hz_family_vocab_write (&f, dir);
   if (vocab == NULL)
     return NULL;

@@ -93,9 +93,16 @@ char *hz_model_detokenize (const HzModel *m, const HzToken *tokens, gsize n, gbo
 
 /* ----------------------------------------------------------- chat template */
 
+/** One message of a conversation. Fields after `content` are optional (NULL): positional
+ *  initialisers such as { "user", "hi" } leave them out. */
 typedef struct {
-  const char *role;     /* "system", "user" or "assistant" */
-  const char *content;  /* UTF-8 */
+  const char *role;          /* "system", "user", "assistant" or "tool" */
+  const char *content;       /* UTF-8 */
+  const char *tool_calls;    /* assistant: the calls it made, as the JSON text of an OpenAI
+                              * "tool_calls" array ([{"id", "type": "function", "function":
+                              * {"name", "arguments"}}]), or NULL */
+  const char *tool_call_id;  /* tool: the id of the call this message answers, or NULL */
+  const char *name;          /* tool: the name of the function that answered, or NULL */
 } HzChatMessage;
 
 typedef enum {
@@ -208,6 +215,22 @@ HzPrompt *hz_chat_template_render (HzChatTemplate t, const HzChatMessage *msgs, 
  *  immutable). */
 HzPrompt *hz_model_render_chat (const HzModel *m, const HzChatMessage *msgs, gsize n,
                                 gboolean add_generation_prompt, GError **error);
+
+/** hz_model_render_chat() with the functions the model may call: `tools_json` (nullable)
+ *  is the JSON text of an OpenAI "tools" array ([{"type": "function", "function": {"name",
+ *  "description", "parameters"}}]), passed to the template as `tools`, as transformers'
+ *  apply_chat_template(messages, tools=...) does. A message's `tool_calls` becomes its
+ *  "tool_calls" list, each call's "arguments" given as a JSON object when it is the text
+ *  of one (OpenAI sends a string; the templates write `arguments | tojson` or iterate its
+ *  items, as llama.cpp passes them), else as sent; a tool message's `tool_call_id` and
+ *  `name` become its members. The tools' and calls' text is content, never markup.
+ *  Errors: those of hz_model_render_chat(); HZ_ENGINE_ERROR_INVALID_ARGUMENT when
+ *  `tools_json` is not a JSON array or a message's `tool_calls` not a JSON array (the
+ *  message says which). A GGUF without a Jinja template ignores tools (the built-in
+ *  formats have none). Returns a new prompt, or NULL. Thread-safe. */
+HzPrompt *hz_model_render_chat_tools (const HzModel *m, const HzChatMessage *msgs, gsize n,
+                                      const char *tools_json, gboolean add_generation_prompt,
+                                      GError **error);
 
 /** What hz_model_fit_chat() kept. */
 typedef struct {

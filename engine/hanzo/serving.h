@@ -109,6 +109,9 @@ typedef struct {
    * HZ_SERVE_MAX_TOP_LOGPROBS). */
   HzServeLogprobsFunc on_logprobs;
   guint               n_top_logprobs;
+  /* TRUE: on_token's text also has the control tokens' texts (e.g. gpt-oss's harmony
+   * markers, for a reply parsed for tool calls), as hz_model_detokenize(special = TRUE) */
+  gboolean            special;
 } HzRequestParams;
 
 void hz_request_params_init (HzRequestParams *p);  /* interactive, greedy, n_predict -1 */

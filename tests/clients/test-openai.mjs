@@ -1,8 +1,10 @@
 // tests/clients/test-openai.mjs — the official OpenAI SDK for Node (npm `openai`, pinned in
 // package-lock.json) as the client of `hanzo serve` (TAP on stdout).
 //
-// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf
-// (run-openai-test.sh makes CHAT.gguf: stories260K with a chat template of its own.)
+// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf TOOL.gguf HARMONY.gguf
+// (run-openai-test.sh makes CHAT.gguf: stories260K with a chat template of its own, and
+// TOOL.gguf and HARMONY.gguf: tests/server/tool-model.h's scripted models with Qwen3's and
+// gpt-oss's templates, whose reply is a call of get_weather for Paris.)
 //
 //  1. models.list() names both models;
 //  2. a greedy completion equals `hanzo generate`'s text for the same prompt;
@@ -10,20 +12,24 @@
 //     with a finish_reason; the greedy ones equal the same request made alone;
 //  4. an unknown model: 404 with an OpenAI error body (the SDK's NotFoundError);
 //  5. malformed JSON (sent with fetch: the SDK only sends valid JSON): 400 with an error
-//     body, and the server still serving (models.list, a completion) after both.
+//     body, and the server still serving (models.list, a completion) after both;
+//  6. tools: the tool model's call parsed into message.tool_calls (name, arguments,
+//     finish_reason 'tool_calls'), streamed as delta.tool_calls, and a second turn that
+//     carries the call and the tool's answer; gpt-oss's harmony format; malformed tools
+//     answered 400.
 import { spawn, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
 
-const [hanzo, stories, chatModel] = process.argv.slice(2);
+const [hanzo, stories, chatModel, toolModel, harmonyModel] = process.argv.slice(2);
 const results = [];
 const check = (ok, what, detail) => {
   results.push({ ok: !!ok, what, detail });
 };
 
 function startServer () {
-  const proc = spawn(hanzo, ['serve', '-m', stories, '-m', `${chatModel}:chat`, '--port', '0',
-    '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(hanzo, ['serve', '-m', stories, '-m', `${chatModel}:chat`, '-m',
+    `${toolModel}:tool`, '-m', `${harmonyModel}:harmony`, '--port', '0', '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stderr.on('data', (d) => { log += d; });
   return new Promise((resolve, reject) => {
@@ -70,8 +76,9 @@ async function main () {
     // 1. models.list
     const ids = [];
     for await (const m of client.models.list()) ids.push(m.id);
-    check(ids.includes('stories260K') && ids.includes('chat') && ids.length === 2,
-      'models.list() names stories260K and chat', ids.join(', '));
+    check(ids.includes('stories260K') && ids.includes('chat') && ids.includes('tool') &&
+      ids.includes('harmony') && ids.length === 4,
+    'models.list() names stories260K, chat, tool and harmony', ids.join(', '));
 
     // 2. greedy completion = hanzo generate
     const prompt = 'Once upon a time';
@@ -125,8 +132,63 @@ async function main () {
     for await (const m of client.models.list()) after.push(m.id);
     const again = await client.completions.create({ model: 'stories260K', prompt,
       max_tokens: 48, temperature: 0 });
-    check(after.length === 2 && again.choices[0].text === want,
+    check(after.length === 4 && again.choices[0].text === want,
       'the server serves on after both errors', after.join(', '));
+
+    // 6. tools: a tool call parsed into tool_calls
+    const tools = [{ type: 'function', function: { name: 'get_weather',
+      description: 'Current weather of a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+    const ask = [{ role: 'user', content: 'What is the weather in Paris?' }];
+    const isWeather = (c) => c?.type === 'function' && c.function.name === 'get_weather' &&
+      JSON.stringify(JSON.parse(c.function.arguments)) === '{"city":"Paris"}' && /^call_/.test(c.id);
+    const tc = await client.chat.completions.create({ model: 'tool', messages: ask, tools,
+      temperature: 0 });
+    const m = tc.choices[0].message;
+    check(m.tool_calls?.length === 1 && isWeather(m.tool_calls[0]) && m.content === null &&
+      tc.choices[0].finish_reason === 'tool_calls',
+    'a tool call parsed into message.tool_calls (finish_reason tool_calls)', JSON.stringify(tc.choices[0]));
+
+    const stream = await client.chat.completions.create({ model: 'tool', messages: ask, tools,
+      stream: true });
+    const calls = [];
+    let sfinish = null;
+    let stext = '';
+    for await (const chunk of stream) {
+      const c = chunk.choices[0];
+      if (!c) continue;
+      for (const d of c.delta?.tool_calls ?? []) {
+        calls[d.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } };
+        if (d.id) calls[d.index].id += d.id;
+        if (d.function?.name) calls[d.index].function.name += d.function.name;
+        if (d.function?.arguments) calls[d.index].function.arguments += d.function.arguments;
+      }
+      if (c.delta?.content) stext += c.delta.content;
+      if (c.finish_reason) sfinish = c.finish_reason;
+    }
+    check(calls.length === 1 && isWeather(calls[0]) && sfinish === 'tool_calls' && stext === '',
+      'streamed: the call in delta.tool_calls, finish_reason tool_calls', JSON.stringify(calls));
+
+    const second = await client.chat.completions.create({ model: 'tool', tools, messages: [
+      ...ask, m, { role: 'tool', tool_call_id: m.tool_calls[0].id, content: '{"temp_c": 18}' }] });
+    check(second.choices[0].message.tool_calls?.length === 1 &&
+      second.usage.prompt_tokens > tc.usage.prompt_tokens,
+    'a second turn carries the call and the tool message', JSON.stringify(second.usage));
+
+    const hc = await client.chat.completions.create({ model: 'harmony', messages: ask, tools });
+    check(hc.choices[0].message.tool_calls?.length === 1 && isWeather(hc.choices[0].message.tool_calls[0]) &&
+      hc.choices[0].message.content === null && hc.choices[0].finish_reason === 'tool_calls',
+    'gpt-oss\'s harmony format: the call in message.tool_calls', JSON.stringify(hc.choices[0].message));
+
+    let badTools = null;
+    try {
+      await client.chat.completions.create({ model: 'tool', messages: ask,
+        tools: [{ type: 'function', function: { name: 'no spaces allowed' } }] });
+    } catch (e) {
+      badTools = e;
+    }
+    check(badTools instanceof OpenAI.BadRequestError && badTools.param === 'tools',
+      'malformed tools: 400 (BadRequestError, param tools)', badTools && badTools.message);
   } finally {
     server.proc.kill('SIGTERM');
   }

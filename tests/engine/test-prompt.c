@@ -527,7 +527,7 @@ fixture_messages (const char *name, gsize *n, gboolean *gen, JsonParser **keep)
   JsonArray *a = json_object_get_array_member (o, "messages");
   *n = json_array_get_length (a);
   *gen = json_object_get_boolean_member (o, "add_generation_prompt");
-  HzChatMessage *msgs = g_new (HzChatMessage, *n + 1);
+  HzChatMessage *msgs = g_new0 (HzChatMessage, *n + 1);
   for (guint i = 0; i < *n; i++)
     {
       JsonObject *mo = json_array_get_object_element (a, i);

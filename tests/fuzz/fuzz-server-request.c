@@ -6,29 +6,24 @@
  * every member in its documented range (model named; chat: messages with known roles and
  * valid UTF-8 content; completion: a prompt; temperature 0..2, top_p in (0, 1], min_p 0..1,
  * penalties -2..2, at most 16 non-empty stop strings, at most 20 alternatives per token);
- * hz_api_request_check_served() either passes it or names the member; and the replies
+ * hz_api_request_check_served() either passes it or names the member; the tools check
+ * (server-tools.h) either refuses with a member named or gives tools that are a JSON array
+ * (only the named function for a named tool_choice); and the replies
  * built from it (the error body with the parser's message and member, a completion and a
  * streamed chunk whose text is the request's own text) are JSON that json-glib reads back
  * to the same strings. Any violation aborts; GLib criticals abort too (tools/fuzz.sh). */
+#define FUZZ_NAME "fuzz-server-request"
 #include <json-glib/json-glib.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fuzz-glib.h"
 #include "server-reply.h"
 #include "server-request.h"
+#include "server-tools.h"
+
+#include "fuzz-check.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
-
-#define CHECK(cond)                                                                          \
-  do {                                                                                       \
-    if (!(cond))                                                                             \
-      {                                                                                      \
-        g_printerr ("fuzz-server-request: invariant failed: %s (%s:%d)\n", #cond, __FILE__,   \
-                    __LINE__);                                                               \
-        abort ();                                                                            \
-      }                                                                                      \
-  } while (0)
 
 /* Parse `json` (must succeed) and return its root object's member path a.b (strings). */
 static JsonNode *
@@ -85,6 +80,46 @@ check_request (const HzApiRequest *r)
     CHECK (r->stop[i][0] != '\0');
 }
 
+/* The tools check, and a whole reply and a chunk carrying a call. */
+static void
+check_tools (const HzApiRequest *r)
+{
+  HzApiTools t;
+  g_autofree char *param = NULL;
+  g_autoptr (GError) error = NULL;
+  if (!hz_api_tools_check (r, &t, &param, &error))
+    {
+      CHECK (g_error_matches (error, HZ_API_ERROR, HZ_API_ERROR_INVALID_VALUE) && param);
+      check_error_body (error, param);
+      return;
+    }
+  if (t.tools_json)
+    {
+      g_autoptr (JsonParser) p = json_parser_new ();
+      CHECK (json_parser_load_from_data (p, t.tools_json, -1, NULL));
+      CHECK (JSON_NODE_HOLDS_ARRAY (json_parser_get_root (p)));
+      const guint n = json_array_get_length (json_node_get_array (json_parser_get_root (p)));
+      CHECK (n >= 1 && n <= HZ_API_MAX_TOOLS);
+      CHECK (t.choice != HZ_API_TOOL_CHOICE_NAMED || n == 1);
+    }
+  CHECK ((t.choice == HZ_API_TOOL_CHOICE_NONE) == (t.tools_json == NULL));
+  /* a call named after the request's model, with its text as arguments, reads back */
+  g_autoptr (GPtrArray) calls = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_tool_call_free);
+  HzToolCall *c = g_new0 (HzToolCall, 1);
+  c->name = g_strdup (r->model);
+  c->arguments = g_strdup (r->kind == HZ_API_CHAT ? r->messages[0].content : r->prompt);
+  g_ptr_array_add (calls, c);
+  hz_api_tool_calls_set_ids (calls);
+  const HzReplyInfo info = { HZ_API_CHAT, "id-1", 1, r->model, NULL };
+  const HzReplyUsage u = { 1, 2, 0 };
+  g_autofree char *whole = hz_reply_completion (&info, "", calls, "tool_calls", NULL, 0, &u);
+  g_autoptr (JsonNode) w = reparse (whole);
+  g_autofree char *chunk = hz_reply_chunk_calls (&info, calls, TRUE);
+  CHECK (strchr (chunk, '\n') == NULL);
+  g_autoptr (JsonNode) k = reparse (chunk);
+  hz_api_tools_clear (&t);
+}
+
 /* The request's own text in a whole reply and in a chunk: read back unchanged. */
 static void
 check_replies (const HzApiRequest *r)
@@ -92,7 +127,7 @@ check_replies (const HzApiRequest *r)
   const char *text = r->kind == HZ_API_CHAT ? r->messages[r->n_messages - 1].content : r->prompt;
   const HzReplyInfo info = { r->kind, "id-1", 1, r->model, NULL };
   const HzReplyUsage u = { 1, 2, 0 };
-  g_autofree char *whole = hz_reply_completion (&info, text, "stop", NULL, 0, &u);
+  g_autofree char *whole = hz_reply_completion (&info, text, NULL, "stop", NULL, 0, &u);
   g_autoptr (JsonNode) w = reparse (whole);
   JsonObject *c = json_array_get_object_element (
     json_object_get_array_member (json_node_get_object (w), "choices"), 0);
@@ -112,12 +147,7 @@ check_replies (const HzApiRequest *r)
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
-  static gboolean init;
-  if (!init)
-    {
-      g_log_set_writer_func (fuzz_abort_on_critical, NULL, NULL);
-      init = TRUE;
-    }
+  fuzz_check_init ();
   if (size == 0)
     return 0;
   const HzApiKind kind = data[0] % 2 ? HZ_API_COMPLETION : HZ_API_CHAT;
@@ -143,6 +173,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     }
   else
     CHECK (served_param == NULL && error == NULL);
+  check_tools (r);
   check_replies (r);
   return 0;
 }

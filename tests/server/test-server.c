@@ -7,7 +7,12 @@
  *    engine's for the template's markup + the messages' content, so a typed "</s>" stays
  *    text), streaming events ending in [DONE] with usage, stop strings, logprobs, the
  *    prefix cache (cached_tokens) on a repeated prompt;
- *  - errors: malformed JSON, unknown model, bad members, n = 2, tools (not yet), a prompt
+ *  - tools: a model that calls a tool (tool-model.h): its reply as OpenAI tool_calls with
+ *    finish_reason "tool_calls", whole and streamed (delta.tool_calls), a conversation
+ *    that carries the call and its answer (a tool message), tool_choice "none" (content),
+ *    malformed tools and tool_choice answered 400, tools on a model whose template has
+ *    no tool-call format 400;
+ *  - errors: malformed JSON, unknown model, bad members, n = 2, tools without a format, a prompt
  *    longer than the context, wrong method / path / content type, a body over the limit
  *    (Content-Length and chunked), a Host that is not loopback: each a 4xx with an
  *    OpenAI-style error body, and the server serving on after all of them;
@@ -29,6 +34,7 @@
 
 #include "../hz-test-util.h"
 #include "chat-model.h"
+#include "tool-model.h"
 #include "hanzo/engine.h"
 
 static char *tmp_dir;
@@ -467,6 +473,184 @@ test_api (void)
   srv_stop (s);
 }
 
+#define TOOLS_JSON                                                                        \
+  "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"description\":"   \
+  "\"Current weather of a city\",\"parameters\":{\"type\":\"object\",\"properties\":"  \
+  "{\"city\":{\"type\":\"string\"}},\"required\":[\"city\"]}}}]"
+
+/* The one call of a message or delta: get_weather({"city": "Paris"}) with an id. */
+static void
+assert_weather_call (JsonObject *o, gboolean delta)
+{
+  JsonArray *calls = json_object_get_array_member (o, "tool_calls");
+  g_assert_nonnull (calls);
+  g_assert_cmpuint (json_array_get_length (calls), ==, 1);
+  JsonObject *c = json_array_get_object_element (calls, 0);
+  g_assert_true (g_str_has_prefix (json_object_get_string_member (c, "id"), "call_"));
+  g_assert_cmpstr (json_object_get_string_member (c, "type"), ==, "function");
+  if (delta)
+    g_assert_cmpint (json_object_get_int_member (c, "index"), ==, 0);
+  JsonObject *f = json_object_get_object_member (c, "function");
+  g_assert_cmpstr (json_object_get_string_member (f, "name"), ==, "get_weather");
+  g_assert_cmpstr (json_object_get_string_member (f, "arguments"), ==, "{\"city\":\"Paris\"}");
+}
+
+/* The streamed reply of `model` to a question with tools: one delta.tool_calls chunk,
+ * finish_reason tool_calls, no text, [DONE]. */
+static void
+assert_streamed_call (Srv *s, const char *model)
+{
+  g_autofree char *sbody = g_strdup_printf (
+    "{\"model\":\"%s\",\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}],"
+    "\"tools\":%s,\"stream\":true}", model, TOOLS_JSON);
+  g_auto (Reply) st = { 0 };
+  post (s, &st, "/v1/chat/completions", sbody, 200);
+  g_auto (GStrv) events = g_strsplit (st.body, "\n\n", -1);
+  guint n_calls = 0;
+  g_autofree char *finish = NULL;
+  g_autoptr (GString) text = g_string_new (NULL);
+  for (guint i = 0; events[i] && *events[i] && strcmp (events[i], "data: [DONE]") != 0; i++)
+    {
+      g_autoptr (JsonParser) jp = json_parser_new ();
+      g_assert_true (json_parser_load_from_data (jp, events[i] + 6, -1, NULL));
+      JsonObject *c = json_array_get_object_element (
+        json_object_get_array_member (json_node_get_object (json_parser_get_root (jp)), "choices"), 0);
+      JsonObject *delta = json_object_get_object_member (c, "delta");
+      if (json_object_has_member (delta, "tool_calls"))
+        {
+          assert_weather_call (delta, TRUE);
+          n_calls++;
+        }
+      if (json_object_has_member (delta, "content"))
+        g_string_append (text, json_object_get_string_member (delta, "content"));
+      if (!json_node_is_null (json_object_get_member (c, "finish_reason")))
+        finish = g_strdup (json_object_get_string_member (c, "finish_reason"));
+    }
+  g_assert_true (g_str_has_suffix (st.body, "data: [DONE]\n\n"));
+  g_assert_cmpuint (n_calls, ==, 1);
+  g_assert_cmpstr (finish, ==, "tool_calls");
+  g_assert_cmpstr (text->str, ==, "");
+}
+
+static void
+test_tools (void)
+{
+  if (!have_models ())
+    return;
+  g_autofree char *tool_model = hz_test_write_tool_model (tmp_dir);
+  if (tool_model == NULL)
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", tool_model, "-m", stories, NULL });
+  if (s == NULL)
+    return;
+  const char *ask = "\"messages\":[{\"role\":\"user\",\"content\":\"Weather in Paris?\"}]";
+
+  /* whole: the call in message.tool_calls, no content, finish_reason tool_calls */
+  g_autofree char *body = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
+                                           "\"temperature\":0}", ask, TOOLS_JSON);
+  g_auto (Reply) whole = { 0 };
+  post (s, &whole, "/v1/chat/completions", body, 200);
+  JsonObject *msg = json_object_get_object_member (choice0 (&whole), "message");
+  g_assert_true (json_node_is_null (json_object_get_member (msg, "content")));
+  assert_weather_call (msg, FALSE);
+  g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
+                   "tool_calls");
+  g_assert_cmpint (usage_of (&whole, "completion_tokens"), ==, 16);
+
+  /* streamed: role, one delta.tool_calls chunk, finish_reason tool_calls, no text */
+  assert_streamed_call (s, "tool");
+
+  /* the call and its answer carried in the conversation (OpenAI's shapes) */
+  g_autofree char *turn = g_strdup_printf (
+    "{\"model\":\"tool\",\"tools\":%s,\"messages\":[{\"role\":\"user\",\"content\":"
+    "\"Weather in Paris?\"},{\"role\":\"assistant\",\"content\":null,\"tool_calls\":"
+    "[{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+    "\"arguments\":\"{\\\"city\\\":\\\"Paris\\\"}\"}}]},{\"role\":\"tool\","
+    "\"tool_call_id\":\"call_1\",\"content\":\"{\\\"temp_c\\\": 18}\"}]}", TOOLS_JSON);
+  g_auto (Reply) again = { 0 };
+  post (s, &again, "/v1/chat/completions", turn, 200);
+  assert_weather_call (json_object_get_object_member (choice0 (&again), "message"), FALSE);
+  /* the prompt holds the tools, the call and the answer: longer than the first one */
+  g_assert_cmpint (usage_of (&again, "prompt_tokens"), >, usage_of (&whole, "prompt_tokens") + 20);
+
+  /* tool_choice "none": no tools in the prompt, the reply is content */
+  g_autofree char *none = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
+                                           "\"tool_choice\":\"none\"}", ask, TOOLS_JSON);
+  g_auto (Reply) plain = { 0 };
+  post (s, &plain, "/v1/chat/completions", none, 200);
+  JsonObject *pm = json_object_get_object_member (choice0 (&plain), "message");
+  g_assert_cmpstr (json_object_get_string_member (pm, "content"), ==, TOOL_MODEL_REPLY);
+  g_assert_false (json_object_has_member (pm, "tool_calls"));
+  g_assert_cmpstr (json_object_get_string_member (choice0 (&plain), "finish_reason"), ==, "stop");
+  g_assert_cmpint (usage_of (&plain, "prompt_tokens"), <, usage_of (&whole, "prompt_tokens"));
+
+  /* malformed tools and tool choices; tools on a model without a tool-call format */
+  static const struct { const char *tools, *extra, *code; } bad[] = {
+    { "{}", "", "invalid_value" },
+    { "[{\"type\":\"function\"}]", "", "invalid_value" },
+    { "[{\"type\":\"retrieval\",\"function\":{\"name\":\"f\"}}]", "", "invalid_value" },
+    { "[{\"type\":\"function\",\"function\":{\"name\":\"get weather\"}}]", "", "invalid_value" },
+    { "[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":[]}}]", "",
+      "invalid_value" },
+    { "[{\"type\":\"function\",\"function\":{\"name\":\"f\"}},{\"type\":\"function\","
+      "\"function\":{\"name\":\"f\"}}]", "", "invalid_value" },
+    { TOOLS_JSON, ",\"tool_choice\":\"sometimes\"", "invalid_value" },
+    { TOOLS_JSON, ",\"tool_choice\":{\"type\":\"function\",\"function\":{\"name\":\"f\"}}",
+      "invalid_value" },
+    { "[]", ",\"tool_choice\":\"required\"", "invalid_value" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autofree char *b = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s%s}", ask,
+                                            bad[i].tools, bad[i].extra);
+      g_auto (Reply) r = { 0 };
+      http (s, &r, "POST", "/v1/chat/completions", b, NULL);
+      assert_error (&r, 400, bad[i].code);
+    }
+  g_autofree char *nofmt = g_strdup_printf ("{\"model\":\"stories260K\",%s,\"tools\":%s}", ask,
+                                            TOOLS_JSON);
+  g_auto (Reply) nf = { 0 };
+  http (s, &nf, "POST", "/v1/chat/completions", nofmt, NULL);
+  assert_error (&nf, 400, "unsupported_parameter");
+  /* a named function: the call comes back */
+  g_autofree char *named = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
+                                            "\"tool_choice\":{\"type\":\"function\",\"function\":"
+                                            "{\"name\":\"get_weather\"}}}", ask, TOOLS_JSON);
+  g_auto (Reply) nm = { 0 };
+  post (s, &nm, "/v1/chat/completions", named, 200);
+  assert_weather_call (json_object_get_object_member (choice0 (&nm), "message"), FALSE);
+  srv_stop (s);
+  g_unlink (tool_model);
+}
+
+/* gpt-oss's harmony format: the call (whose <|call|> is a control token) parsed, whole
+ * and streamed, with no markup left in the content. */
+static void
+test_tools_harmony (void)
+{
+  if (!have_models ())
+    return;
+  g_autofree char *model = hz_test_write_harmony_model (tmp_dir);
+  if (model == NULL)
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", model, NULL });
+  if (s == NULL)
+    return;
+  g_autofree char *body = g_strdup_printf (
+    "{\"model\":\"harmony\",\"messages\":[{\"role\":\"user\",\"content\":\"Weather in "
+    "Paris?\"}],\"tools\":%s}", TOOLS_JSON);
+  g_auto (Reply) whole = { 0 };
+  post (s, &whole, "/v1/chat/completions", body, 200);
+  JsonObject *msg = json_object_get_object_member (choice0 (&whole), "message");
+  assert_weather_call (msg, FALSE);
+  g_assert_true (json_node_is_null (json_object_get_member (msg, "content")));
+  g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
+                   "tool_calls");
+  assert_streamed_call (s, "harmony");
+  srv_stop (s);
+  g_unlink (model);
+}
+
 static void
 test_errors (void)
 {
@@ -797,6 +981,8 @@ main (int argc, char **argv)
   tmp_dir = g_dir_make_tmp ("hz-test-server-XXXXXX", NULL);
   g_test_add_func ("/server/api", test_api);
   g_test_add_func ("/server/errors", test_errors);
+  g_test_add_func ("/server/tools", test_tools);
+  g_test_add_func ("/server/tools-harmony", test_tools_harmony);
   g_test_add_func ("/server/auth", test_auth);
   g_test_add_func ("/server/loopback", test_loopback);
   g_test_add_func ("/server/cancel", test_cancel);

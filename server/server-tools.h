@@ -1,0 +1,82 @@
+/* server/server-tools.h — tool calls in the OpenAI API (private to server/): `tools` and
+ * `tool_choice` checked, the tools the chat template gets, the model's reply split into
+ * content and `tool_calls` (engine/hanzo/tool-calls.h), streamed or whole.
+ *
+ * Request side (OpenAI's API reference, "Create chat completion": tools, tool_choice;
+ * messages of role assistant with tool_calls, of role tool with tool_call_id):
+ *   tools        an array of at most HZ_API_MAX_TOOLS {"type": "function", "function":
+ *                {"name", "description"?, "parameters"?, "strict"?}}, names of 1-64
+ *                characters [A-Za-z0-9_-], none twice;
+ *   tool_choice  "none", "auto" (the default with tools), "required", or {"type":
+ *                "function", "function": {"name"}} naming one of the tools; "required" and
+ *                a named function need tools;
+ *   messages     an assistant message's tool_calls: [{"id"?, "type": "function",
+ *                "function": {"name", "arguments": a string (or an object)}}].
+ * With "none" the template gets no tools and the reply is all content. "required" and a
+ * named function are not enforced by constrained sampling: the template gets the tools
+ * (only the named one), and a reply without a call comes back as content.
+ *
+ * Reply side: a reply of a request with tools is parsed in the format of the model's
+ * template (hz_model_tool_format()); with calls, finish_reason is "tool_calls" and the
+ * message's content is what remains (null when nothing). Streamed, content goes out as it
+ * comes until a call may begin (hz_tool_calls_content_prefix(): a marker, or a prefix of
+ * one at the end; white space waits for what follows it), and the rest is held, parsed at the end and sent as the remaining
+ * content and one `delta.tool_calls` chunk with every call whole (as llama-server does
+ * when it cannot stream a call's arguments partially).
+ *
+ * Thread safety: plain functions; a stream is used by one thread at a time. */
+#pragma once
+
+#include <json-glib/json-glib.h>
+#include "hanzo/tool-calls.h"
+#include "server-request.h"
+
+G_BEGIN_DECLS
+
+/** Most tools a request may give. */
+#define HZ_API_MAX_TOOLS 128
+
+typedef enum {
+  HZ_API_TOOL_CHOICE_NONE,
+  HZ_API_TOOL_CHOICE_AUTO,
+  HZ_API_TOOL_CHOICE_REQUIRED,
+  HZ_API_TOOL_CHOICE_NAMED,
+} HzApiToolChoice;
+
+typedef struct {
+  HzApiToolChoice choice;
+  char           *tools_json;   /* the tools for the template (JSON array text), or NULL:
+                                 * none given, or tool_choice "none" */
+  char           *named;        /* NAMED: the function's name */
+} HzApiTools;
+
+/** Check the tool members of a chat request `r` (tools, tool_choice, the messages'
+ *  tool_calls) and fill `out` (clear it with hz_api_tools_clear()). FALSE with
+ *  HZ_API_ERROR_INVALID_VALUE, the message in terms of the API's members, and *param
+ *  (nullable; g_free) the member at fault. A completion request has no tools. */
+gboolean hz_api_tools_check (const HzApiRequest *r, HzApiTools *out, char **param,
+                             GError **error);
+void     hz_api_tools_clear (HzApiTools *t);
+
+/** Give every call without an id one: "call_" and 24 random letters and digits. */
+void hz_api_tool_calls_set_ids (GPtrArray *calls);
+
+/** Add the member "tool_calls": [{"index"?, "id", "type": "function", "function":
+ *  {"name", "arguments"}}] of `calls` (HzToolCall*) to the object being built; `delta`
+ *  adds each call's "index" (a streamed chunk's shape). */
+void hz_api_tool_calls_add_json (JsonBuilder *b, const GPtrArray *calls, gboolean delta);
+
+/** A streamed reply being split: content released as it comes, calls at the end. */
+typedef struct _HzToolStream HzToolStream;
+
+HzToolStream *hz_tool_stream_new (HzToolFormat format);
+void          hz_tool_stream_free (HzToolStream *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzToolStream, hz_tool_stream_free)
+/** Feed `len` bytes of reply text; returns the content that may be sent now (g_free;
+ *  possibly ""). */
+char         *hz_tool_stream_push (HzToolStream *s, const char *text, gsize len);
+/** The reply is complete: the calls (with ids) and in *content (g_free) the content not
+ *  sent yet. */
+GPtrArray    *hz_tool_stream_finish (HzToolStream *s, char **content);
+
+G_END_DECLS

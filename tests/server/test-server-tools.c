@@ -1,0 +1,187 @@
+/* tests/server/test-server-tools.c — the streaming split of server/server-tools.c: replies of
+ * several tool-call families, with content before, between and after their calls, fed to an
+ * HzToolStream in two pieces cut at every byte and byte by byte, give exactly what the
+ * whole reply parses to: the content sent as it came plus the rest at the end equals the
+ * parsed content, and the calls (with ids) are the parsed calls; content is never sent
+ * after a call has begun. Also the tools check of requests: tool_choice forms and the
+ * tools the template gets. */
+#include <string.h>
+#include "server-tools.h"
+
+static const struct { HzToolFormat f; const char *text; } replies[] = {
+  { HZ_TOOL_FORMAT_HERMES, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>" },
+  { HZ_TOOL_FORMAT_HERMES, "  Let me check.\n<tool_call>{\"name\": \"a\", \"arguments\": {}}</tool_call>\n"
+                           "and <tool_call>{\"name\": \"b\", \"arguments\": {\"x\": [1, \"]\"]}}</tool_call> done \n" },
+  { HZ_TOOL_FORMAT_HERMES, "No call, just <tool text and a < sign." },
+  { HZ_TOOL_FORMAT_HERMES, "Broken: <tool_call>{\"name\": \"a\", \"arguments\": {</tool_call> end" },
+  { HZ_TOOL_FORMAT_LLAMA3, "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Paris\"}}" },
+  { HZ_TOOL_FORMAT_LLAMA3, "Paris is sunny {mostly}." },
+  { HZ_TOOL_FORMAT_MISTRAL, "Sure.[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}" },
+  { HZ_TOOL_FORMAT_QWEN3_CODER, "Checking.\n<tool_call>\n<function=f>\n<parameter=k>\nv\n</parameter>\n</function>\n</tool_call>" },
+};
+
+typedef struct {
+  GString   *sent;
+  GPtrArray *calls;
+  char      *rest;
+} Fed;
+
+static void
+fed_clear (Fed *f)
+{
+  g_string_free (f->sent, TRUE);
+  g_ptr_array_unref (f->calls);
+  g_free (f->rest);
+}
+
+/* Feed `text` cut at the offsets `cuts` (ascending, -1 ended). */
+static Fed
+feed (HzToolFormat format, const char *text, const gssize *cuts)
+{
+  g_autoptr (HzToolStream) s = hz_tool_stream_new (format);
+  Fed f = { g_string_new (NULL), NULL, NULL };
+  gsize from = 0;
+  const gsize n = strlen (text);
+  for (int i = 0;; i++)
+    {
+      const gsize to = cuts[i] < 0 ? n : (gsize) cuts[i];
+      g_autofree char *out = hz_tool_stream_push (s, text + from, to - from);
+      g_string_append (f.sent, out);
+      from = to;
+      if (cuts[i] < 0)
+        break;
+    }
+  f.calls = hz_tool_stream_finish (s, &f.rest);
+  return f;
+}
+
+static void
+check (HzToolFormat format, const char *text, const Fed *f)
+{
+  g_autofree char *content = NULL;
+  g_autoptr (GPtrArray) calls = hz_tool_calls_parse (format, text, -1, &content);
+  g_autofree char *got = g_strconcat (f->sent->str, f->rest, NULL);
+  /* what was sent may keep white space at its start that the parsed content trims */
+  const char *g = got;
+  if (calls->len > 0)
+    while (g_ascii_isspace (*g))
+      g++;
+  if (strcmp (g, content) != 0)
+    g_error ("'%s': sent '%s' + rest '%s', want '%s'", text, f->sent->str, f->rest, content);
+  g_assert_cmpuint (f->calls->len, ==, calls->len);
+  for (guint i = 0; i < calls->len; i++)
+    {
+      const HzToolCall *a = f->calls->pdata[i], *b = calls->pdata[i];
+      g_assert_cmpstr (a->name, ==, b->name);
+      g_assert_cmpstr (a->arguments, ==, b->arguments);
+      g_assert_true (a->id && *a->id);
+    }
+}
+
+static void
+test_stream (void)
+{
+  guint n_feeds = 0;
+  for (gsize r = 0; r < G_N_ELEMENTS (replies); r++)
+    {
+      const char *text = replies[r].text;
+      const gsize n = strlen (text);
+      for (gsize cut = 0; cut <= n; cut++)
+        {
+          const gssize cuts[] = { (gssize) cut, -1 };
+          Fed f = feed (replies[r].f, text, cuts);
+          check (replies[r].f, text, &f);
+          fed_clear (&f);
+          n_feeds++;
+        }
+      g_autofree gssize *bytes = g_new (gssize, n + 1);
+      for (gsize i = 0; i < n; i++)
+        bytes[i] = (gssize) i + 1;
+      bytes[n] = -1;
+      Fed f = feed (replies[r].f, text, bytes);
+      check (replies[r].f, text, &f);
+      fed_clear (&f);
+    }
+  g_test_message ("%u replies fed in two pieces at every cut, and byte by byte", n_feeds);
+}
+
+static HzApiRequest *
+request (const char *body, GError **error)
+{
+  return hz_api_request_parse (HZ_API_CHAT, body, strlen (body), NULL, error);
+}
+
+static void
+test_choice (void)
+{
+  static const char tools[] =
+    "[{\"type\":\"function\",\"function\":{\"name\":\"a\"}},"
+    "{\"type\":\"function\",\"function\":{\"name\":\"b\",\"parameters\":{\"type\":\"object\"}}}]";
+  static const struct { const char *choice; HzApiToolChoice want; guint n_tools; } cases[] = {
+    { NULL, HZ_API_TOOL_CHOICE_AUTO, 2 },
+    { "\"auto\"", HZ_API_TOOL_CHOICE_AUTO, 2 },
+    { "\"none\"", HZ_API_TOOL_CHOICE_NONE, 0 },
+    { "\"required\"", HZ_API_TOOL_CHOICE_REQUIRED, 2 },
+    { "{\"type\":\"function\",\"function\":{\"name\":\"b\"}}", HZ_API_TOOL_CHOICE_NAMED, 1 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_autofree char *body = g_strdup_printf (
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":%s%s%s}",
+        tools, cases[i].choice ? ",\"tool_choice\":" : "", cases[i].choice ? cases[i].choice : "");
+      g_autoptr (GError) error = NULL;
+      g_autoptr (HzApiRequest) r = request (body, &error);
+      g_assert_no_error (error);
+      HzApiTools t;
+      g_assert_true (hz_api_tools_check (r, &t, NULL, &error));
+      g_assert_cmpint (t.choice, ==, cases[i].want);
+      if (cases[i].n_tools == 0)
+        g_assert_null (t.tools_json);
+      else
+        {
+          g_autoptr (JsonParser) p = json_parser_new ();
+          g_assert_true (json_parser_load_from_data (p, t.tools_json, -1, NULL));
+          g_assert_cmpuint (json_array_get_length (json_node_get_array (json_parser_get_root (p))),
+                            ==, cases[i].n_tools);
+        }
+      if (cases[i].want == HZ_API_TOOL_CHOICE_NAMED)
+        {
+          g_assert_cmpstr (t.named, ==, "b");
+          g_assert_nonnull (strstr (t.tools_json, "\"b\""));
+        }
+      hz_api_tools_clear (&t);
+    }
+  /* no tools: none; a tool message and an assistant call are kept on the messages */
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzApiRequest) r = request (
+    "{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"content\":null,\"tool_calls\":"
+    "[{\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}}]},"
+    "{\"role\":\"tool\",\"tool_call_id\":\"c1\",\"name\":\"a\",\"content\":\"ok\"}]}", &error);
+  g_assert_no_error (error);
+  HzApiTools t;
+  g_assert_true (hz_api_tools_check (r, &t, NULL, &error));
+  g_assert_cmpint (t.choice, ==, HZ_API_TOOL_CHOICE_NONE);
+  g_assert_null (t.tools_json);
+  g_assert_nonnull (strstr (r->messages[0].tool_calls, "\"c1\""));
+  g_assert_cmpstr (r->messages[0].content, ==, "");
+  g_assert_cmpstr (r->messages[1].tool_call_id, ==, "c1");
+  g_assert_cmpstr (r->messages[1].name, ==, "a");
+  /* a call that is not OpenAI's shape is refused, naming messages */
+  g_autoptr (HzApiRequest) bad = request (
+    "{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"tool_calls\":[{\"function\":{}}]}]}",
+    &error);
+  g_assert_no_error (error);
+  g_autofree char *param = NULL;
+  g_assert_false (hz_api_tools_check (bad, &t, &param, &error));
+  g_assert_error (error, HZ_API_ERROR, HZ_API_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (param, ==, "messages");
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/server-tools/stream", test_stream);
+  g_test_add_func ("/server-tools/choice", test_choice);
+  return g_test_run ();
+}
