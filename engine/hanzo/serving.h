@@ -25,6 +25,7 @@
 #pragma once
 
 #include "hanzo/engine.h"
+#include "hanzo/json-constrain.h"
 
 G_BEGIN_DECLS
 
@@ -109,6 +110,12 @@ typedef struct {
    * HZ_SERVE_MAX_TOP_LOGPROBS). */
   HzServeLogprobsFunc on_logprobs;
   guint               n_top_logprobs;
+  /* Constrained JSON output (hanzo/json-constrain.h; referenced at submit; NULL: free
+   * text): each sample's text is a JSON value of this schema — only tokens that continue
+   * it are sampled, end-of-generation only once it is complete (then it ends the sample
+   * even with ignore_eog), and it closes within n_predict tokens (and the sequence's
+   * positions) where the vocabulary allows. Stop strings still apply. */
+  HzJsonSchema       *json;
 } HzRequestParams;
 
 void hz_request_params_init (HzRequestParams *p);  /* interactive, greedy, n_predict -1 */
