@@ -12,8 +12,10 @@
  * cost of the frames below it once it is closed; the top frame's own cost follows from
  * its phase and its schema's precomputed tables.
  *
- * Grammar bounds (so that every output parses with json-glib into ordinary values):
- * whitespace runs of at most WS_MAX bytes; numbers with at most 15 digits before the
+ * Grammar bounds (so that every output parses with json-glib into ordinary values, and a
+ * model cannot spin on whitespace): whitespace runs of at most WS_MAX bytes inside the
+ * value, EDGE_WS_MAX before and after it, each with at most one newline and no carriage
+ * return; numbers with at most 15 digits before the
  * point, 15 after it and 2 in the exponent; strings valid UTF-8 with escapes and \u
  * surrogate pairs complete (a lone surrogate is refused). */
 #include "json-constrain.h"
@@ -21,6 +23,7 @@
 #include <string.h>
 
 #define WS_MAX 24
+#define EDGE_WS_MAX 2   /* before and after the whole value */
 #define MAX_INT_DIGITS 15
 #define MAX_FRAC_DIGITS 15
 #define MAX_EXP_DIGITS 2
@@ -51,6 +54,7 @@ typedef struct {
   guint8   digits;     /* number: digits of the current part */
   guint8   integer;    /* number: no fraction or exponent */
   guint8   key;        /* string / literal: a member name */
+  guint8   nl;         /* the whitespace run has its newline */
   guint16  pos;        /* literal: bytes matched */
   guint16  lit_base;   /* literal of a member name: the property of lits[0] */
   guint16  n_lits;
@@ -106,6 +110,18 @@ static inline gboolean
 is_ws (guint8 c)
 {
   return c == ' ' || c == '\n' || c == '\t' || c == '\r';
+}
+
+/* A whitespace byte of a run of at most `max` bytes with at most one newline (and no
+ * carriage return: "\n" and spaces or tabs make every layout). */
+static inline gboolean
+ws_step (Lex *x, guint8 c, guint max)
+{
+  if (x->ws >= max || c == '\r' || (c == '\n' && x->nl))
+    return FALSE;
+  x->ws++;
+  x->nl |= c == '\n';
+  return TRUE;
 }
 
 static inline gboolean
@@ -257,7 +273,7 @@ static void
 value_done (HzJsonState *s)
 {
   Lex *x = &s->x;
-  x->ws = 0;
+  x->ws = x->nl = 0;
   if (x->depth == 0)
     {
       x->mode = M_END;
@@ -280,7 +296,7 @@ key_done (HzJsonState *s, guint prop)
   f->phase = P_COLON;
   f->prop = (guint16) prop;
   s->x.mode = M_CONT;
-  s->x.ws = 0;
+  s->x.ws = s->x.nl = 0;
 }
 
 /* After a literal byte: when every candidate left is complete, it is done. */
@@ -334,7 +350,7 @@ push (HzJsonState *s, const HzJsonNode *node, gboolean obj)
   s->f[x->depth++] = (Frame) { .node = node, .obj = (guint8) obj, .phase = P_OPEN,
                                .base = x->rest };
   x->mode = M_CONT;
-  x->ws = 0;
+  x->ws = x->nl = 0;
   return TRUE;
 }
 
@@ -381,7 +397,7 @@ expect_value (HzJsonState *s, const HzJsonNode *node, guint rest)
   s->x.mode = M_VALUE;
   s->x.want = node;
   s->x.rest = rest;
-  s->x.ws = 0;
+  s->x.ws = s->x.nl = 0;
 }
 
 static gboolean
@@ -554,8 +570,8 @@ cont_step (HzJsonState *s, guint8 c)
 {
   Lex *x = &s->x;
   if (is_ws (c))
-    return x->ws < WS_MAX && ++x->ws;
-  x->ws = 0;
+    return ws_step (x, c, WS_MAX);
+  x->ws = x->nl = 0;
   Frame *f = &s->f[x->depth - 1];
   const HzJsonNode *n = f->node;
   if (f->obj)
@@ -622,8 +638,8 @@ step (HzJsonState *s, guint8 c)
       return str_step (s, c);
     case M_VALUE:
       if (is_ws (c))
-        return x->ws < WS_MAX && ++x->ws;
-      x->ws = 0;
+        return ws_step (x, c, x->depth == 0 && x->rest == 0 ? EDGE_WS_MAX : WS_MAX);
+      x->ws = x->nl = 0;
       return start_value (s, x->want, c);
     case M_CONT:
       return cont_step (s, c);
@@ -659,7 +675,7 @@ step (HzJsonState *s, guint8 c)
         return step (s, c);
       }
     default:   /* M_END */
-      return is_ws (c) && x->ws < WS_MAX && ++x->ws;
+      return is_ws (c) && ws_step (x, c, EDGE_WS_MAX);
     }
 }
 

@@ -387,6 +387,7 @@ submit (Job *job, GArray *tokens)
   rp.n_predict = req->max_tokens > 0 ? (int32_t) req->max_tokens : -1;
   rp.ignore_eog = req->ignore_eos;
   rp.stop_strings = (const char *const *) req->stop;
+  rp.json = req->json;   /* response_format (referenced by the submit) */
   if (req->logprobs)
     {
       rp.on_logprobs = on_logprobs;

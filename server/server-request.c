@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "server-format.h"
 
 G_DEFINE_QUARK (hz-api-error-quark, hz_api_error)
 
@@ -401,6 +402,11 @@ read_feature_members (Parse *ps, JsonObject *o, GError **error)
   r->tools = tools ? json_node_copy (tools) : NULL;
   r->tool_choice = choice ? json_node_copy (choice) : NULL;
   r->response_format = format ? json_node_copy (format) : NULL;
+  g_autoptr (GError) local = NULL;
+  if (!hz_server_response_format (format, &r->json, &local))
+    return fail (ps, error, local->code == HZ_JSON_SCHEMA_ERROR_UNSUPPORTED
+                              ? HZ_API_ERROR_UNSUPPORTED : HZ_API_ERROR_INVALID_VALUE,
+                 "response_format", "%s", local->message);
   return TRUE;
 }
 
@@ -475,8 +481,6 @@ hz_api_request_check_served (const HzApiRequest *r, char **param, GError **error
 {
   const char *what = NULL, *name = NULL;
   const char *choice = string_of (r->tool_choice);
-  JsonObject *format = r->response_format ? json_node_get_object (r->response_format) : NULL;
-  const char *format_type = format ? string_of (member (format, "type")) : NULL;
   if (r->tools && json_array_get_length (json_node_get_array (r->tools)) > 0 &&
       g_strcmp0 (choice, "none") != 0)
     name = "tools", what = "tool calls ('tools') are";
@@ -484,8 +488,6 @@ hz_api_request_check_served (const HzApiRequest *r, char **param, GError **error
     name = "tool_choice", what = "tool calls ('tool_choice') are";
   else if (r->tool_calls)
     name = "messages", what = "assistant messages with 'tool_calls' are";
-  else if (format_type && strcmp (format_type, "text") != 0)
-    name = "response_format", what = "structured output ('response_format' other than text) is";
   if (param)
     *param = g_strdup (name);
   if (name == NULL)
@@ -511,5 +513,6 @@ hz_api_request_free (HzApiRequest *r)
   g_clear_pointer (&r->tools, json_node_unref);
   g_clear_pointer (&r->tool_choice, json_node_unref);
   g_clear_pointer (&r->response_format, json_node_unref);
+  hz_json_schema_unref (r->json);
   g_free (r);
 }

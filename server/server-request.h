@@ -12,7 +12,8 @@
  *   logprobs (chat: boolean; completion: an integer 0..20, the number of alternatives);
  *   top_logprobs (chat, 0..20, with logprobs); ignore_eos (llama-server's extension);
  *   tools, tool_choice, response_format (kept as sent for the features that read them:
- *   hz_api_request_check_served()).
+ *   hz_api_request_check_served()); response_format compiled into `json`
+ *   (server-format.h: an unsupported schema keyword is HZ_API_ERROR_UNSUPPORTED).
  * Members that clients send but this server cannot honour (best_of > 1, echo, suffix, a
  * non-empty logit_bias, images or audio in messages) are refused rather than ignored.
  * JSON null counts as absent. Nesting deeper than 64 is refused before json-glib parses
@@ -23,6 +24,7 @@
 
 #include <json-glib/json-glib.h>
 #include "hanzo/engine.h"
+#include "hanzo/json-constrain.h"
 
 G_BEGIN_DECLS
 
@@ -59,6 +61,7 @@ typedef struct {
   guint           top_logprobs;  /* alternatives per token (0..20) */
   gboolean        ignore_eos;
   JsonNode       *tools, *tool_choice, *response_format;   /* as sent, or NULL */
+  HzJsonSchema   *json;          /* response_format's constraint (server-format.h), or NULL */
   gboolean        tool_calls;    /* an assistant message carries tool_calls */
 } HzApiRequest;
 
@@ -72,8 +75,8 @@ HzApiRequest *hz_api_request_parse (HzApiKind kind, const char *body, gsize len,
 /** The seam for the features that other parts of the server add (tool calls, constrained
  *  JSON output): FALSE with HZ_API_ERROR_UNSUPPORTED and *param (g_free) naming the member
  *  when the request needs one that is not wired yet: tools with a tool_choice other than
- *  "none", a response_format other than {"type":"text"}, an assistant message with
- *  tool_calls. */
+ *  "none", an assistant message with tool_calls. (response_format is compiled
+ *  at parse time: server-format.h.) */
 gboolean hz_api_request_check_served (const HzApiRequest *r, char **param, GError **error);
 
 void hz_api_request_free (HzApiRequest *r);

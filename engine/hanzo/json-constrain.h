@@ -22,7 +22,10 @@
  *   annotations     title, description, default, examples, $schema, $id, $comment,
  *                   deprecated, readOnly, writeOnly: ignored
  * Nesting: at most HZ_JSON_MAX_DEPTH arrays and objects in a schema and in any output.
- * Whitespace between tokens: at most 24 bytes in a row.
+ * Whitespace: runs of at most 24 bytes inside the value, 2 before and after it, each with
+ * at most one newline (no carriage return). Numbers:
+ * at most 15 digits before the point, 15 after it, 2 in the exponent. Strings: valid
+ * UTF-8, \u surrogates only in pairs. Tokens longer than 1024 bytes are never sampled.
  *
  * Thread safety: an HzJsonSchema is immutable and refcounted (atomic): share it freely.
  */
