@@ -692,6 +692,14 @@ hz_json_state_complete (const HzJsonState *s)
   return x->mode == M_LIT && !x->key && hz_json_state_close_bytes (s) == 0;
 }
 
+const char *
+hz_json_state_where (const HzJsonState *s)
+{
+  static const char *const names[] = { "value", "structure", "string", "number", "literal",
+                                       "end" };
+  return names[s->x.mode];
+}
+
 gboolean
 hz_json_state_feed (HzJsonState *s, const char *bytes, gsize n)
 {
@@ -726,7 +734,8 @@ struct _HzJsonVocab {
   Trie      tails;         /* tokens with a non-plain byte: from the first one on */
   guint8   *pre_ok;        /* [n]: UTF-8 states from which such a token's plain head is
                               valid and ends on a character boundary (bit u) */
-  guint64  *plain[8];      /* [8][n_words]: tokens all plain and valid from UTF-8 state u */
+  guint64  *plain[8][4];   /* [u][p][n_words]: tokens all plain, valid from UTF-8 state u,
+                              ending with p bytes of a character still to come */
   guint64  *eog;           /* [n_words] */
   HzToken   any_eog;
 };
@@ -821,7 +830,8 @@ hz_json_vocab_new (const char *const *pieces, const gsize *lens, guint n, const 
   v->eog = g_new0 (guint64, v->n_words);
   v->any_eog = -1;
   for (guint u = 0; u < 8; u++)
-    v->plain[u] = g_new0 (guint64, v->n_words);
+    for (guint p = 0; p < 4; p++)
+      v->plain[u][p] = g_new0 (guint64, v->n_words);
   g_autofree guint *start = g_new0 (guint, n);
   g_autoptr (GArray) all = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_autoptr (GArray) tails = g_array_new (FALSE, FALSE, sizeof (guint32));
@@ -846,7 +856,7 @@ hz_json_vocab_new (const char *const *pieces, const gsize *lens, guint n, const 
           for (guint i = 0; i < ts && s >= 0; i++)
             s = utf8_step (s, (guint8) v->bytes[t][i]);
           if (ts == v->len[t] && s >= 0)
-            v->plain[u][t / 64] |= G_GUINT64_CONSTANT (1) << (t % 64);
+            v->plain[u][utf8_pending[s]][t / 64] |= G_GUINT64_CONSTANT (1) << (t % 64);
           else if (ts < v->len[t] && s == 0)
             v->pre_ok[t] |= (guint8) (1u << u);
         }
@@ -899,7 +909,8 @@ hz_json_vocab_free (HzJsonVocab *v)
   g_free (v->pre_ok);
   g_free (v->eog);
   for (guint u = 0; u < 8; u++)
-    g_free (v->plain[u]);
+    for (guint p = 0; p < 4; p++)
+      g_free (v->plain[u][p]);
   g_array_unref (v->all.nodes);
   g_array_unref (v->all.toks);
   g_array_unref (v->tails.nodes);
@@ -1017,14 +1028,21 @@ hz_json_mask (const HzJsonVocab *v, const HzJsonState *s, guint budget, guint64 
   Walk w = { &st, &v->all, NULL, 0, budget == G_MAXUINT ? G_MAXUINT : MAX (budget, 1) - 1,
              mask, 0 };
   const Lex *x = &s->x;
-  /* inside a free string, far from the budget: the plain tokens all pass (their bitmap),
-   * the others are walked from their first quote, backslash or control byte */
-  if (x->mode == M_STR && x->esc == 0 && (w.limit == G_MAXUINT || x->rest + 4 <= w.limit))
+  /* inside a free string: the plain tokens stay in it, needing rest + 1 + p bytes to
+   * close when they end p bytes into a character: their bitmaps for the p that the budget
+   * allows; the others are walked from their first quote, backslash or control byte */
+  if (x->mode == M_STR && x->esc == 0)
     {
-      const guint64 *plain = v->plain[x->utf8];
-      memcpy (mask, plain, v->n_words * sizeof *mask);
-      for (guint i = 0; i < v->n_words; i++)
-        w.count += (guint) __builtin_popcountll (plain[i]);
+      for (guint p = 0; p < 4; p++)
+        if (w.limit == G_MAXUINT || (guint64) x->rest + 1 + p <= w.limit)
+          {
+            const guint64 *plain = v->plain[x->utf8][p];
+            for (guint i = 0; i < v->n_words; i++)
+              {
+                mask[i] |= plain[i];
+                w.count += (guint) __builtin_popcountll (plain[i]);
+              }
+          }
       w.tr = &v->tails;
       w.pre_ok = v->pre_ok;
       w.u_bit = (guint8) (1u << x->utf8);

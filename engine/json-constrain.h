@@ -108,6 +108,10 @@ gboolean hz_json_state_accept (HzJsonState *s, const HzJsonVocab *v, HzToken t);
 gboolean hz_json_state_complete (const HzJsonState *s);
 /** The fewest bytes that make the text complete from here (0 when it is). */
 guint    hz_json_state_close_bytes (const HzJsonState *s);
+/** What the state is reading, for benchmarks and messages: "value" (before a value),
+ *  "structure" (between the members or elements of a container), "string", "number",
+ *  "literal" (true/false/null, an enum value or a schema's member name) or "end". */
+const char *hz_json_state_where (const HzJsonState *s);
 
 /**
  * hz_json_mask:
