@@ -755,41 +755,57 @@ typedef struct {
   const guint       *start;   /* [n] byte offset of each token's key */
 } KeyCtx;
 
-static int
-cmp_key (gconstpointer a, gconstpointer b, gpointer data)
+/* Key byte d of token t (its tail's, for the tails trie), or 256 where the key ends. */
+static inline guint
+key_at (const KeyCtx *k, guint32 t, guint d)
 {
-  const KeyCtx *k = data;
-  const guint ta = *(const guint32 *) a, tb = *(const guint32 *) b;
-  const guint la = k->v->len[ta] - k->start[ta], lb = k->v->len[tb] - k->start[tb];
-  const int r = memcmp (k->v->bytes[ta] + k->start[ta], k->v->bytes[tb] + k->start[tb], MIN (la, lb));
-  if (r != 0)
-    return r;
-  if (la != lb)
-    return la < lb ? -1 : 1;
-  return ta < tb ? -1 : ta > tb;
+  const guint at = k->start[t] + d;
+  return at < k->v->len[t] ? (guint8) k->v->bytes[t][at] : 256;
 }
 
-/* Fill node `at` from the sorted ids[lo, hi), whose keys share their first d bytes. */
+/* Fill node `at` from ids[lo, hi), whose keys share their first d bytes: a counting sort
+ * of the range by key byte d (the keys that end here first, then by byte; stable, so
+ * equal keys keep their id order), then one child per byte, allocated together. The whole
+ * trie costs O(total key bytes): an MSD radix sort that builds as it goes. */
 static void
-trie_fill (Trie *tr, const KeyCtx *k, const guint32 *ids, guint lo, guint hi, guint d, guint at)
+trie_fill (Trie *tr, const KeyCtx *k, guint32 *ids, guint32 *tmp, guint lo, guint hi, guint d,
+           guint at)
 {
+  if (hi - lo > 1 && hi - lo <= 16)
+    /* few keys (most nodes): insertion sort by this byte, stable */
+    for (guint i = lo + 1; i < hi; i++)
+      {
+        const guint32 t = ids[i];
+        const guint kt = (key_at (k, t, d) + 1) % 257;
+        guint j = i;
+        for (; j > lo && (key_at (k, ids[j - 1], d) + 1) % 257 > kt; j--)
+          ids[j] = ids[j - 1];
+        ids[j] = t;
+      }
+  else if (hi - lo > 16)
+    {
+      guint count[258] = { 0 };
+      for (guint i = lo; i < hi; i++)
+        count[(key_at (k, ids[i], d) + 1) % 257 + 1]++;   /* the end (256) sorts first */
+      for (guint b = 1; b < 258; b++)
+        count[b] += count[b - 1];
+      for (guint i = lo; i < hi; i++)
+        tmp[lo + count[(key_at (k, ids[i], d) + 1) % 257]++] = ids[i];
+      memcpy (ids + lo, tmp + lo, (hi - lo) * sizeof *ids);
+    }
+
   TrieNode node = g_array_index (tr->nodes, TrieNode, at);
   node.tok = tr->toks->len;
-  while (lo < hi && k->v->len[ids[lo]] - k->start[ids[lo]] == d)
+  while (lo < hi && key_at (k, ids[lo], d) == 256)
     {
       g_array_append_val (tr->toks, ids[lo]);
       lo++;
       node.n_tok++;
     }
-  /* children: one per distinct byte at d, allocated together */
   guint n_child = 0;
-  for (guint i = lo; i < hi;)
-    {
-      const guint8 b = (guint8) k->v->bytes[ids[i]][k->start[ids[i]] + d];
-      while (i < hi && (guint8) k->v->bytes[ids[i]][k->start[ids[i]] + d] == b)
-        i++;
-      n_child++;
-    }
+  for (guint i = lo; i < hi; n_child++)
+    for (const guint b = key_at (k, ids[i], d); i < hi && key_at (k, ids[i], d) == b;)
+      i++;
   node.child = tr->nodes->len;
   node.n_child = (guint16) n_child;
   g_array_index (tr->nodes, TrieNode, at) = node;
@@ -797,12 +813,12 @@ trie_fill (Trie *tr, const KeyCtx *k, const guint32 *ids, guint lo, guint hi, gu
   guint c = node.child;
   for (guint i = lo; i < hi; c++)
     {
-      const guint8 b = (guint8) k->v->bytes[ids[i]][k->start[ids[i]] + d];
+      const guint b = key_at (k, ids[i], d);
       guint j = i;
-      while (j < hi && (guint8) k->v->bytes[ids[j]][k->start[ids[j]] + d] == b)
+      while (j < hi && key_at (k, ids[j], d) == b)
         j++;
-      g_array_index (tr->nodes, TrieNode, c) = (TrieNode) { .byte = b };
-      trie_fill (tr, k, ids, i, j, d + 1, c);
+      g_array_index (tr->nodes, TrieNode, c) = (TrieNode) { .byte = (guint8) b };
+      trie_fill (tr, k, ids, tmp, i, j, d + 1, c);
       i = j;
     }
 }
@@ -811,11 +827,11 @@ static void
 trie_build (Trie *tr, const HzJsonVocab *v, GArray *ids, const guint *start)
 {
   KeyCtx k = { v, start };
-  g_array_sort_with_data (ids, cmp_key, &k);
+  g_autofree guint32 *tmp = g_new (guint32, MAX (ids->len, 1));
   tr->nodes = g_array_new (FALSE, TRUE, sizeof (TrieNode));
   tr->toks = g_array_new (FALSE, FALSE, sizeof (guint32));
   g_array_set_size (tr->nodes, 1);
-  trie_fill (tr, &k, (const guint32 *) (void *) ids->data, 0, ids->len, 0, 0);
+  trie_fill (tr, &k, (guint32 *) (void *) ids->data, tmp, 0, ids->len, 0, 0);
 }
 
 HzJsonVocab *

@@ -9,11 +9,13 @@
  * the state was reading, against the brute-force mask (every token fed to a copy of the
  * state) on every 64th step (percentiles, not means: on a busy machine a mask that the
  * scheduler interrupts takes milliseconds). For a model with weights, also the tokens/s of one greedy
- * HzServe request of GEN tokens without and with response_format json_object (the same
- * prompt; end-of-generation ignored without the constraint, so both generate GEN tokens
- * unless the JSON closes first; best of three runs each, alternating). Prints Markdown
+ * HzServe request of GEN tokens without a constraint (end-of-generation ignored), with
+ * response_format json_object (a random model may close it in a few tokens), and with a
+ * schema whose shortest text is about GEN - 8 bytes (so that it runs about GEN tokens:
+ * the constraint's cost per token; the same prompt each time; best of three runs each, alternating). Prints Markdown
  * tables. Exit: 0 ok, 1 error, 2 usage. */
 #include <glib.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -50,7 +52,7 @@ static double
 pct (GArray *v, double p)
 {
   if (v->len == 0)
-    return 0;
+    return NAN;
   g_array_sort (v, cmp_double);
   return g_array_index (v, double, (guint) MIN ((double) v->len - 1, p / 100.0 * v->len));
 }
@@ -256,21 +258,31 @@ main (int argc, char **argv)
           g_printerr ("bench-json: %s: %s\n", argv[f], error->message);
           return 1;
         }
+      /* a schema whose shortest text (an object holding an array of M empty strings) is
+       * about GEN - 8 bytes: every run generates about GEN tokens, as the free one */
+      const guint m = MAX (((guint) n_gen - 8 - 14) / 3, 1);
+      g_autofree char *long_json = g_strdup_printf (
+        "{\"properties\":{\"items\":{\"items\":{\"type\":\"string\"},\"minItems\":%u}},"
+        "\"required\":[\"items\"]}", m);
+      g_autoptr (HzJsonSchema) longer = hz_json_schema_compile (long_json, -1, NULL, NULL);
       /* alternately, best of three each (the first run also warms the caches) */
-      guint n_free = 0, n_json = 0;
-      double free_rate = 0, json_rate = 0;
+      guint n_free = 0, n_json = 0, n_long = 0;
+      double free_rate = 0, json_rate = 0, long_rate = 0;
       for (int rep = 0; rep < 3; rep++)
         {
           free_rate = MAX (free_rate, gen_rate (model, NULL, (guint) n_gen, (guint) threads, &n_free));
           json_rate = MAX (json_rate, gen_rate (model, object, (guint) n_gen, (guint) threads, &n_json));
+          long_rate = MAX (long_rate, gen_rate (model, longer, (guint) n_gen, (guint) threads, &n_long));
         }
-      g_string_append_printf (rates, "| %s | %d | %u | %.1f | %u | %.1f | %.1f %% |\n", name,
-                              hz_tokenizer_n_vocab (t), n_free, free_rate, n_json, json_rate,
-                              free_rate > 0 ? 100.0 * (free_rate - json_rate) / free_rate : 0);
+      g_string_append_printf (rates, "| %s | %d | %u | %.1f | %u | %.1f | %u | %.1f | %.1f %% |\n",
+                              name, hz_tokenizer_n_vocab (t), n_free, free_rate, n_json, json_rate,
+                              n_long, long_rate,
+                              free_rate > 0 ? 100.0 * (free_rate - long_rate) / free_rate : 0);
     }
   if (rates->len)
     printf ("\n| model | vocabulary | tokens (free) | tokens/s (free) | tokens (json_object) "
-            "| tokens/s (json_object) | cost |\n|---|---:|---:|---:|---:|---:|---:|\n%s",
+            "| tokens/s (json_object) | tokens (long schema) | tokens/s (long schema) "
+            "| cost (long schema) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n%s",
             rates->str);
   return 0;
 }
