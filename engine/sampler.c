@@ -578,6 +578,19 @@ draw (HzRng *rng, const HzCand *c, gsize n)
   return c[n - 1].id;  /* u within rounding of the sum */
 }
 
+/* Stage 1: the row the other stages read — `logits` itself, or with penalties a copy in
+ * s->work with them applied. Sizes the sampler's buffers for n_vocab. */
+static const float *
+penalized_row (HzSampler *s, const float *logits, gsize n_vocab)
+{
+  ensure_buffers (s, n_vocab);
+  if (!penalties_active (s))
+    return logits;
+  memcpy (s->work, logits, n_vocab * sizeof (float));
+  apply_penalties (s, s->work, n_vocab);
+  return s->work;
+}
+
 /* Stages 4-7 (temperature, top-p, min-p, the draw) over candidates c[0..n), n >= 1. */
 static HzToken
 sample_candidates (HzSampler *s, HzCand *c, gsize n)
@@ -625,15 +638,7 @@ hz_sampler_sample (HzSampler *s, const float *logits, int32_t n_vocab)
     return -1;
   const gsize nv = (gsize) n_vocab;
   const HzSamplerParams *p = &s->p;
-
-  ensure_buffers (s, nv);
-  const float *row = logits;
-  if (penalties_active (s))
-    {
-      memcpy (s->work, logits, nv * sizeof (float));
-      apply_penalties (s, s->work, nv);
-      row = s->work;
-    }
+  const float *row = penalized_row (s, logits, nv);
 
   if (p->temperature <= 0.0f)
     return argmax (row, nv);
@@ -675,17 +680,11 @@ hz_sampler_sample_masked (HzSampler *s, const float *logits, int32_t n_vocab,
     return -1;
   const gsize nv = (gsize) n_vocab;
   const HzSamplerParams *p = &s->p;
-  ensure_buffers (s, nv);
-  const float *row = logits;
-  if (penalties_active (s))
-    {
-      memcpy (s->work, logits, nv * sizeof (float));
-      apply_penalties (s, s->work, nv);
-      row = s->work;
-    }
+  const float *row = penalized_row (s, logits, nv);
   HzCand *c = s->cand;
+  const gboolean greedy = p->temperature <= 0.0f;
   gsize n = 0;
-  HzToken first = -1;
+  HzToken first = -1, best = -1;   /* greedy: ids ascend, so ties keep the lowest */
   for (gsize w = 0; w < (nv + 63) / 64; w++)
     for (guint64 bits = allow[w]; bits; bits &= bits - 1)
       {
@@ -694,19 +693,17 @@ hz_sampler_sample_masked (HzSampler *s, const float *logits, int32_t n_vocab,
           break;
         if (first < 0)
           first = (HzToken) i;
-        if (row[i] > -INFINITY)  /* false for NaN and -inf */
+        if (!(row[i] > -INFINITY))  /* NaN and -inf are never candidates */
+          continue;
+        if (greedy)
+          best = best < 0 || row[i] > row[best] ? (HzToken) i : best;
+        else
           c[n++] = (HzCand) { row[i], 0.0f, (int32_t) i };
       }
+  if (greedy)
+    return best >= 0 ? best : first;
   if (n == 0)
     return first;
-  if (p->temperature <= 0.0f)
-    {
-      gsize best = 0;   /* ids ascend: the first of equal logits is the lowest id */
-      for (gsize i = 1; i < n; i++)
-        if (c[i].logit > c[best].logit)
-          best = i;
-      return c[best].id;
-    }
   if (p->top_k > 0 && (gsize) p->top_k < n)
     {
       cand_select (c, n, (gsize) p->top_k);

@@ -3,11 +3,16 @@
  * broken texts, random and mutated texts (whatever it calls complete parses with
  * json-glib), and constrained generations over synthetic and real vocabularies
  * (../shared: stories260K, stories-distill, llama-spm 32k, qwen2 152k) where every mask
- * equals the brute-force answer and every output parses and satisfies its schema. */
+ * equals the brute-force answer and every output parses and satisfies its schema;
+ * hz_sampler_sample_masked; HzServe requests with HzRequestParams.json (forked samples,
+ * budgets down to the schema's shortest text, ignore_eog) on stories260K. */
+#include <math.h>
 #include <string.h>
 #include <json-glib/json-glib.h>
 #include "gguf.h"
+#include "hanzo/serving.h"
 #include "json-constrain.h"
+#include "sampler.h"
 #include "json-out.h"
 #include "tokenizer.h"
 #include "../hz-test-util.h"
@@ -572,6 +577,127 @@ test_generate_real (gconstpointer data)
   vocab_clear (&v);
 }
 
+/* ------------------------------------------------------------------ sampling */
+
+static void
+test_sampler_masked (void)
+{
+  enum { N = 200 };
+  float logits[N];
+  guint64 allow[(N + 63) / 64] = { 0 };
+  g_autoptr (GRand) r = g_rand_new_with_seed (5);
+  for (guint i = 0; i < N; i++)
+    logits[i] = (float) g_rand_double_range (r, -4, 4);
+  logits[7] = 10;   /* the argmax, not allowed */
+  for (guint i = 20; i < N; i += 3)
+    allow[i / 64] |= G_GUINT64_CONSTANT (1) << (i % 64);
+  HzSamplerParams p;
+  hz_sampler_params_init (&p);
+  g_autoptr (HzSampler) greedy = hz_sampler_new (&p);
+  HzToken want = -1;
+  for (guint i = 20; i < N; i += 3)
+    if (want < 0 || logits[i] > logits[want])
+      want = (HzToken) i;
+  g_assert_cmpint (hz_sampler_sample_masked (greedy, logits, N, allow), ==, want);
+  g_assert_cmpint (hz_sampler_sample_masked (greedy, logits, N, NULL), ==, 7);
+  /* sampled: only allowed tokens, and the same ones for the same seed */
+  p.temperature = 1.5f;
+  p.top_k = 10;
+  p.top_p = 0.95f;
+  p.seed = 9;
+  g_autoptr (HzSampler) a = hz_sampler_new (&p), b = hz_sampler_new (&p);
+  guint seen = 0;
+  for (guint k = 0; k < 500; k++)
+    {
+      const HzToken t = hz_sampler_sample_masked (a, logits, N, allow);
+      g_assert_cmpint (t, ==, hz_sampler_sample_masked (b, logits, N, allow));
+      g_assert_true (t >= 20 && (t - 20) % 3 == 0);
+      seen |= 1u << MIN ((guint) (t - 20) / 3, 31u);
+    }
+  g_assert_cmpuint (__builtin_popcount (seen), >, 3);
+  /* every allowed logit -inf or NaN: the lowest allowed id; nothing allowed: -1 */
+  for (guint i = 20; i < N; i += 3)
+    logits[i] = i % 2 ? -INFINITY : NAN;
+  g_assert_cmpint (hz_sampler_sample_masked (a, logits, N, allow), ==, 20);
+  g_assert_cmpint (hz_sampler_sample_masked (greedy, logits, N, allow), ==, 20);
+  memset (allow, 0, sizeof allow);
+  g_assert_cmpint (hz_sampler_sample_masked (a, logits, N, allow), ==, -1);
+}
+
+typedef struct {
+  GString     *text[2];
+  HzStopReason stop[2];
+  guint        n[2];
+} Out;
+
+static gboolean
+on_token (guint64 request, guint sample, HzToken token, const char *text, gpointer data)
+{
+  Out *o = data;
+  g_string_append (o->text[sample], text);
+  return TRUE;
+}
+
+static void
+on_done (const HzServeResult *r, gpointer data)
+{
+  Out *o = data;
+  o->stop[r->sample] = r->stop_reason;
+  o->n[r->sample] = r->n_generated;
+}
+
+/* HzServe with HzRequestParams.json on stories260K: two samples forked after the prompt,
+ * greedy and sampled, budgets from the schema's shortest text up, ignore_eog: every text
+ * parses, and the sample ends at its end-of-generation token, its budget or the end of the
+ * model's context. */
+static void
+test_serving (void)
+{
+  g_autofree char *path = hz_test_shared_path ("models/stories260K.gguf");
+  if (path == NULL)
+    return;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzServe) srv = hz_serve_new (model, NULL, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzJsonSchema) person = compile_ok (person_schema);
+  g_autoptr (HzJsonSchema) object = hz_json_schema_new_object ();
+  gsize n_prompt = 0;
+  g_autofree HzToken *prompt = hz_model_tokenize (model, "Once upon a time", -1, TRUE, FALSE,
+                                                  &n_prompt);
+  for (guint i = 0; i < 8; i++)
+    {
+      HzJsonSchema *schema = i % 2 ? person : object;
+      HzRequestParams rp;
+      hz_request_params_init (&rp);
+      rp.json = schema;
+      rp.n_samples = 2;
+      rp.n_predict = (int32_t) (hz_json_schema_min_bytes (schema) + (guint[]) { 0, 5, 40, 200 }[i / 2]);
+      rp.sampler.temperature = i % 3 ? 0.9f : 0.0f;
+      rp.sampler.seed = i;
+      rp.ignore_eog = i % 4 == 3;
+      Out o = { { g_string_new (NULL), g_string_new (NULL) } };
+      g_assert_cmpuint (hz_serve_submit (srv, prompt, n_prompt, &rp, on_token, on_done, &o, &error),
+                        >, 0);
+      g_assert_true (hz_serve_run (srv, &error));
+      g_assert_no_error (error);
+      for (guint k = 0; k < 2; k++)
+        {
+          g_test_message ("%u tokens (stop %d): %s", o.n[k], (int) o.stop[k],
+                          o.text[k]->str);
+          g_autoptr (JsonParser) p = json_parser_new ();
+          if (!json_parser_load_from_data (p, o.text[k]->str, -1, &error))
+            g_error ("not JSON: %s (%s)", o.text[k]->str, error->message);
+          /* stories260K holds 128 positions: the longest budgets close at its end */
+          g_assert_true (o.stop[k] == HZ_STOP_EOG || o.stop[k] == HZ_STOP_LENGTH ||
+                         o.stop[k] == HZ_STOP_CONTEXT_FULL);
+          g_assert_cmpuint (o.n[k], <=, (guint) rp.n_predict);
+          g_string_free (o.text[k], TRUE);
+        }
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -580,6 +706,8 @@ main (int argc, char **argv)
   g_test_add_func ("/json-constrain/texts", test_texts);
   g_test_add_func ("/json-constrain/random-texts", test_random_texts);
   g_test_add_func ("/json-constrain/generate-synthetic", test_generate_synthetic);
+  g_test_add_func ("/json-constrain/sampler-masked", test_sampler_masked);
+  g_test_add_func ("/json-constrain/serving", test_serving);
   g_test_add_data_func ("/json-constrain/generate/stories260K", "models/stories260K.gguf",
                         test_generate_real);
   g_test_add_data_func ("/json-constrain/generate/stories-distill",
