@@ -226,6 +226,12 @@ read_literals (Compile *c, HzJsonNode *node, JsonNode *values, gboolean is_const
         return refuse (c, path, is_const ? "const" : "enum",
                        "only strings, numbers, booleans and null can be listed");
       char *text = hz_json_node_to_string (v, FALSE);
+      if (!g_utf8_validate (text, -1, NULL))
+        {
+          g_free (text);   /* json-glib decodes a broken \u escape into bytes that are not */
+          return invalid (c, path, "'%s' has a string that is not UTF-8 (a broken \\u escape?)",
+                          is_const ? "const" : "enum");
+        }
       gboolean dup = FALSE;
       for (guint k = 0; k < texts->len; k++)
         dup |= strcmp (texts->pdata[k], text) == 0;
@@ -286,6 +292,8 @@ read_properties (Compile *c, HzJsonNode *node, JsonObject *o, const char *path, 
       json_node_set_string (key, l->data);
       node->keys[i] = hz_json_node_to_string (key, FALSE);
       node->key_len[i] = (guint) strlen (node->keys[i]);
+      if (!g_utf8_validate (node->keys[i], -1, NULL))
+        return invalid (c, path, "a property name is not UTF-8 (a broken \\u escape?)");
       g_autofree char *sub = path_child (ppath, l->data);
       if (!(node->props[i] = compile_node (c, json_object_get_member (po, l->data), sub, depth + 1)))
         return FALSE;
