@@ -736,6 +736,8 @@ struct _HzJsonVocab {
                               valid and ends on a character boundary (bit u) */
   guint64  *plain[8][4];   /* [u][p][n_words]: tokens all plain, valid from UTF-8 state u,
                               ending with p bytes of a character still to come */
+  guint64  *plain_any[8];  /* [u][n_words]: the union over p */
+  guint     n_plain_any[8];
   guint64  *eog;           /* [n_words] */
   HzToken   any_eog;
 };
@@ -882,6 +884,16 @@ hz_json_vocab_new (const char *const *pieces, const gsize *lens, guint n, const 
           g_array_append_val (tails, t);
         }
     }
+  for (guint u = 0; u < 8; u++)
+    {
+      v->plain_any[u] = g_new0 (guint64, v->n_words);
+      for (guint i = 0; i < v->n_words; i++)
+        {
+          for (guint p = 0; p < 4; p++)
+            v->plain_any[u][i] |= v->plain[u][p][i];
+          v->n_plain_any[u] += (guint) __builtin_popcountll (v->plain_any[u][i]);
+        }
+    }
   g_autofree guint *zero = g_new0 (guint, n);
   trie_build (&v->all, v, all, zero);
   trie_build (&v->tails, v, tails, start);
@@ -925,8 +937,11 @@ hz_json_vocab_free (HzJsonVocab *v)
   g_free (v->pre_ok);
   g_free (v->eog);
   for (guint u = 0; u < 8; u++)
-    for (guint p = 0; p < 4; p++)
-      g_free (v->plain[u][p]);
+    {
+      for (guint p = 0; p < 4; p++)
+        g_free (v->plain[u][p]);
+      g_free (v->plain_any[u]);
+    }
   g_array_unref (v->all.nodes);
   g_array_unref (v->all.toks);
   g_array_unref (v->tails.nodes);
@@ -1047,10 +1062,20 @@ hz_json_mask (const HzJsonVocab *v, const HzJsonState *s, guint budget, guint64 
   /* inside a free string: the plain tokens stay in it, needing rest + 1 + p bytes to
    * close when they end p bytes into a character: their bitmaps for the p that the budget
    * allows; the others are walked from their first quote, backslash or control byte */
-  if (x->mode == M_STR && x->esc == 0)
+  if (x->mode == M_STR && x->esc == 0 && (w.limit == G_MAXUINT || (guint64) x->rest + 4 <= w.limit))
+    {
+      /* far from the budget (most of the time): every plain token, one copy */
+      memcpy (mask, v->plain_any[x->utf8], v->n_words * sizeof *mask);
+      w.count = v->n_plain_any[x->utf8];
+      w.tr = &v->tails;
+      w.pre_ok = v->pre_ok;
+      w.u_bit = (guint8) (1u << x->utf8);
+      st.x.utf8 = 0;
+    }
+  else if (x->mode == M_STR && x->esc == 0)
     {
       for (guint p = 0; p < 4; p++)
-        if (w.limit == G_MAXUINT || (guint64) x->rest + 1 + p <= w.limit)
+        if ((guint64) x->rest + 1 + p <= w.limit)
           {
             const guint64 *plain = v->plain[x->utf8][p];
             for (guint i = 0; i < v->n_words; i++)
