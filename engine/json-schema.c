@@ -85,6 +85,8 @@ typedef struct {
   HzJsonSchema *schema;
   char        **keyword;
   GError      **error;
+  JsonNode     *root;     /* the whole document, for "$ref" */
+  GHashTable   *refs;     /* "$ref" text -> its compiled node, or NULL while compiling it */
 } Compile;
 
 static gboolean
@@ -95,7 +97,7 @@ refuse (Compile *c, const char *path, const char *keyword, const char *why)
   g_set_error (c->error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_UNSUPPORTED,
                "the schema keyword '%s' at %s is not supported%s%s (supported: type, "
                "properties, required, additionalProperties, items, minItems, maxItems, enum, "
-               "const)", keyword, *path ? path : "/", why ? ": " : "", why ? why : "");
+               "const, $ref to $defs)", keyword, *path ? path : "/", why ? ": " : "", why ? why : "");
   return FALSE;
 }
 
@@ -136,7 +138,7 @@ static const char *const annotations[] = {
 };
 static const char *const used[] = {
   "type", "properties", "required", "additionalProperties", "items", "minItems",
-  "maxItems", "enum", "const", NULL,
+  "maxItems", "enum", "const", "$ref", "$defs", "definitions", NULL,
 };
 
 static const struct { const char *name; guint bit; } type_names[] = {
@@ -350,6 +352,59 @@ node_min_len (const HzJsonNode *n)
   return m;
 }
 
+/* "$ref": a JSON pointer into the same document ("#/$defs/Name"), compiled once; a
+ * reference that leads back to itself is refused (the automaton's schemas are trees). */
+static HzJsonNode *
+compile_ref (Compile *c, JsonObject *o, const char *path, guint depth)
+{
+  const char *ref = string_of (json_object_get_member (o, "$ref"));
+  if (ref == NULL || !g_str_has_prefix (ref, "#"))
+    {
+      refuse (c, path, "$ref", "only references inside the schema (\"#/...\")");
+      return NULL;
+    }
+  g_autoptr (GList) members = json_object_get_members (o);
+  for (GList *l = members; l; l = l->next)
+    if (strcmp (l->data, "$ref") != 0 && strcmp (l->data, "$defs") != 0 &&
+        strcmp (l->data, "definitions") != 0 && !g_strv_contains (annotations, l->data))
+      {
+        refuse (c, path, l->data, "beside '$ref'");
+        return NULL;
+      }
+  gpointer done = NULL;
+  if (g_hash_table_lookup_extended (c->refs, ref, NULL, &done))
+    {
+      if (done == NULL)
+        refuse (c, path, "$ref", "a recursive reference (a schema that contains itself)");
+      return done;
+    }
+  /* the pointer, RFC 6901: /-separated names, ~1 for '/', ~0 for '~' */
+  JsonNode *at = c->root;
+  g_auto (GStrv) steps = g_strsplit (ref + 1, "/", -1);
+  for (guint i = 1; steps[0] && steps[i] && at; i++)
+    {
+      g_autoptr (GString) name = g_string_new (NULL);
+      for (const char *p = steps[i]; *p; p++)
+        if (p[0] == '~' && (p[1] == '0' || p[1] == '1'))
+          g_string_append_c (name, *++p == '0' ? '~' : '/');
+        else
+          g_string_append_c (name, *p);
+      at = JSON_NODE_HOLDS_OBJECT (at) ? json_object_get_member (json_node_get_object (at), name->str)
+                                       : NULL;
+    }
+  if (at == NULL || (steps[0] && *steps[0]))
+    {
+      invalid (c, path, "'$ref' \"%s\" names nothing in the schema", ref);
+      return NULL;
+    }
+  g_hash_table_insert (c->refs, g_strdup (ref), NULL);
+  /* errors inside name the place in the document: the pointer itself */
+  HzJsonNode *node = compile_node (c, at, ref + 1, depth);
+  if (node)
+    g_hash_table_insert (c->refs, g_strdup (ref), node);
+  return node;
+}
+
 static HzJsonNode *
 compile_node (Compile *c, JsonNode *j, const char *path, guint depth)
 {
@@ -362,6 +417,8 @@ compile_node (Compile *c, JsonNode *j, const char *path, guint depth)
       return NULL;
     }
   JsonObject *o = json_node_get_object (j);
+  if (json_object_has_member (o, "$ref"))
+    return compile_ref (c, o, path, depth);
   g_autoptr (GList) members = json_object_get_members (o);
   for (GList *l = members; l; l = l->next)
     if (!g_strv_contains (annotations, l->data) && !g_strv_contains (used, l->data))
@@ -480,7 +537,8 @@ hz_json_schema_compile (const char *json, gssize len, char **keyword, GError **e
       return NULL;
     }
   g_autoptr (HzJsonSchema) schema = schema_new (NULL);
-  Compile c = { schema, keyword, error };
-  schema->root = compile_node (&c, json_parser_get_root (parser), "", 0);
+  g_autoptr (GHashTable) refs = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  Compile c = { schema, keyword, error, json_parser_get_root (parser), refs };
+  schema->root = compile_node (&c, c.root, "", 0);
   return schema->root ? g_steal_pointer (&schema) : NULL;
 }

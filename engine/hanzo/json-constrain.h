@@ -19,6 +19,9 @@
  *   items, minItems, maxItems   an array's element schema and bounds
  *   enum, const     string, number, boolean or null values (at most 64), written as
  *                   json-glib writes them compactly
+ *   $ref            "#/..." JSON pointers into the same document (Pydantic's "$defs",
+ *                   "definitions"), each compiled once; a reference that leads back to
+ *                   itself (a recursive schema) and other documents are refused
  *   annotations     title, description, default, examples, $schema, $id, $comment,
  *                   deprecated, readOnly, writeOnly: ignored
  * Nesting: at most HZ_JSON_MAX_DEPTH arrays and objects in a schema and in any output.

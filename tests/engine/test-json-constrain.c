@@ -135,7 +135,11 @@ test_schema_compile (void)
   static const struct { const char *schema, *keyword; } unsupported[] = {
     { "{\"type\":\"string\",\"pattern\":\"^a\"}", "pattern" },
     { "{\"anyOf\":[{\"type\":\"string\"}]}", "anyOf" },
-    { "{\"$ref\":\"#/$defs/a\"}", "$ref" },
+    { "{\"$ref\":\"https://example.com/s.json\"}", "$ref" },
+    { "{\"$defs\":{\"N\":{\"properties\":{\"next\":{\"$ref\":\"#/$defs/N\"}}}},\"$ref\":\"#/$defs/N\"}",
+      "$ref" },
+    { "{\"items\":{\"$ref\":\"#\"}}", "$ref" },
+    { "{\"$defs\":{\"A\":{}},\"$ref\":\"#/$defs/A\",\"type\":\"string\"}", "type" },
     { "{\"type\":\"string\",\"format\":\"date-time\"}", "format" },
     { "{\"properties\":{\"a\":{\"type\":\"string\",\"minLength\":2}}}", "minLength" },
     { "{\"type\":\"number\",\"minimum\":0}", "minimum" },
@@ -161,7 +165,7 @@ test_schema_compile (void)
   static const char *const invalid[] = {
     "{\"type\":\"strin\"}", "{\"properties\":{},\"required\":[\"x\"]}",
     "{\"minItems\":3,\"maxItems\":2}", "not json", "[1]", "{\"type\":[]}", "{\"enum\":[]}",
-    "{\"minItems\":-1}", "{\"properties\":[]}", "",
+    "{\"minItems\":-1}", "{\"properties\":[]}", "", "{\"$ref\":\"#/$defs/nope\"}",
   };
   for (guint i = 0; i < G_N_ELEMENTS (invalid); i++)
     {
@@ -169,6 +173,20 @@ test_schema_compile (void)
       g_assert_null (hz_json_schema_compile (invalid[i], -1, NULL, &error));
       g_assert_error (error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_INVALID);
     }
+  /* $ref into $defs / definitions (Pydantic's and zod-to-json-schema's shapes) */
+  g_autoptr (HzJsonSchema) refs = compile_ok (
+    "{\"$defs\":{\"Pet\":{\"type\":\"object\",\"properties\":{\"kind\":{\"enum\":[\"cat\","
+    "\"dog\"]}},\"required\":[\"kind\"]},\"unused\":{\"pattern\":\"x\"}},\"type\":\"object\","
+    "\"properties\":{\"pet\":{\"$ref\":\"#/$defs/Pet\",\"description\":\"d\"},\"pets\":{\"type\":"
+    "\"array\",\"items\":{\"$ref\":\"#/$defs/Pet\"}}},\"required\":[\"pet\"]}");
+  const char *pets = "{\"pet\":{\"kind\":\"cat\"},\"pets\":[{\"kind\":\"dog\"}]}";
+  g_assert_true (accepts (refs, pets, strlen (pets)));
+  g_assert_false (accepts (refs, "{\"pet\":{\"kind\":\"cow\"}}", 24));
+  g_assert_cmpuint (hz_json_schema_min_bytes (refs), ==, 22);   /* {"pet":{"kind":"cat"}} */
+  g_autoptr (HzJsonSchema) zod = compile_ok (
+    "{\"$ref\":\"#/definitions/A\",\"definitions\":{\"A\":{\"type\":\"integer\"}}}");
+  g_assert_true (accepts (zod, "42", 2));
+  g_assert_false (accepts (zod, "4.2", 3));
   /* nesting */
   g_autoptr (GString) deep = g_string_new (NULL);
   for (guint i = 0; i < HZ_JSON_MAX_DEPTH + 1; i++)

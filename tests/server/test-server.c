@@ -646,11 +646,12 @@ test_json (void)
         g_assert_true (JSON_NODE_HOLDS_OBJECT (v));
       }
   /* a schema: {"name":"","age":0,"pet":{"kind":"cat"}} is its shortest text (40 bytes) */
-  static const char schema[] =
-    "{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+  static const char schema[] =   /* Pydantic's shape: the pet's model in $defs */
+    "{\"$defs\":{\"Pet\":{\"title\":\"Pet\",\"type\":\"object\",\"properties\":{\"kind\":"
+    "{\"enum\":[\"cat\",\"dog\"]},\"legs\":{\"type\":\"number\"}},\"required\":[\"kind\"]}},"
+    "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
     "\"age\":{\"type\":\"integer\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
-    "\"maxItems\":3},\"pet\":{\"type\":\"object\",\"properties\":{\"kind\":{\"enum\":"
-    "[\"cat\",\"dog\"]},\"legs\":{\"type\":\"number\"}},\"required\":[\"kind\"]},"
+    "\"maxItems\":3},\"pet\":{\"$ref\":\"#/$defs/Pet\"},"
     "\"good\":{\"type\":\"boolean\"}},\"required\":[\"name\",\"age\",\"pet\"]}";
   for (guint i = 0; i < 8; i++)
     {
