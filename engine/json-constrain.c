@@ -366,9 +366,9 @@ start_value (HzJsonState *s, const HzJsonNode *node, guint8 c)
   switch (c)
     {
     case '{':
-      return (t & HZ_JT_OBJECT) && push (s, node, TRUE);
+      return (t & HZ_JT_OBJECT) && push (s, node->as_object ? node->as_object : node, TRUE);
     case '[':
-      return (t & HZ_JT_ARRAY) && push (s, node, FALSE);
+      return (t & HZ_JT_ARRAY) && push (s, node->as_array ? node->as_array : node, FALSE);
     case '"':
       if (!(t & HZ_JT_STRING))
         return FALSE;

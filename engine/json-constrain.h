@@ -56,6 +56,8 @@ struct _HzJsonNode {
                                 with its comma, key, colon and shortest value */
   guint       *after_comma;  /* [n_props + 1]: fewest bytes after a comma when property i
                                 is the next candidate, up to and with the closing brace */
+  /* anyOf / oneOf: the branch whose object / array keywords apply (NULL: this node's) */
+  HzJsonNode  *as_object, *as_array;
   /* arrays */
   HzJsonNode  *items;        /* never NULL */
   guint        min_items, max_items;

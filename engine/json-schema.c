@@ -97,7 +97,7 @@ refuse (Compile *c, const char *path, const char *keyword, const char *why)
   g_set_error (c->error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_UNSUPPORTED,
                "the schema keyword '%s' at %s is not supported%s%s (supported: type, "
                "properties, required, additionalProperties, items, minItems, maxItems, enum, "
-               "const, $ref to $defs)", keyword, *path ? path : "/", why ? ": " : "", why ? why : "");
+               "const, $ref to $defs, anyOf/oneOf of different types)", keyword, *path ? path : "/", why ? ": " : "", why ? why : "");
   return FALSE;
 }
 
@@ -138,7 +138,7 @@ static const char *const annotations[] = {
 };
 static const char *const used[] = {
   "type", "properties", "required", "additionalProperties", "items", "minItems",
-  "maxItems", "enum", "const", "$ref", "$defs", "definitions", NULL,
+  "maxItems", "enum", "const", "$ref", "$defs", "definitions", "anyOf", "oneOf", NULL,
 };
 
 static const struct { const char *name; guint bit; } type_names[] = {
@@ -405,6 +405,90 @@ compile_ref (Compile *c, JsonObject *o, const char *path, guint depth)
   return node;
 }
 
+/* anyOf / oneOf whose branches the first byte of a value tells apart (Pydantic's
+ * Optional: a type or null): the union of their types, the object and the array branch
+ * (at most one each) kept for their keywords; or, when every branch is an enum or const,
+ * the union of their values. Either way at most one branch matches, so oneOf is anyOf. */
+static HzJsonNode *
+compile_union (Compile *c, JsonObject *o, const char *kw, const char *path, guint depth)
+{
+  JsonNode *list = json_object_get_member (o, kw);
+  g_autoptr (GList) members = json_object_get_members (o);
+  for (GList *l = members; l; l = l->next)
+    if (strcmp (l->data, kw) != 0 && strcmp (l->data, "$defs") != 0 &&
+        strcmp (l->data, "definitions") != 0 && !g_strv_contains (annotations, l->data))
+      {
+        g_autofree char *why = g_strdup_printf ("beside '%s'", kw);
+        refuse (c, path, l->data, why);
+        return NULL;
+      }
+  if (!JSON_NODE_HOLDS_ARRAY (list) || json_array_get_length (json_node_get_array (list)) == 0)
+    {
+      invalid (c, path, "'%s' must be a non-empty array of schemas", kw);
+      return NULL;
+    }
+  JsonArray *a = json_node_get_array (list);
+  HzJsonNode *node = g_new0 (HzJsonNode, 1);
+  g_ptr_array_add (c->schema->nodes, node);
+  node->items = &any_node;
+  node->max_items = G_MAXUINT;
+  node->min_len = G_MAXUINT;
+  g_autoptr (GPtrArray) lits = g_ptr_array_new_with_free_func (g_free);
+  guint n_enum = 0;
+  g_autofree char *kpath = path_child (path, kw);
+  for (guint i = 0; i < json_array_get_length (a); i++)
+    {
+      g_autofree char *index = g_strdup_printf ("%u", i);
+      g_autofree char *sub = path_child (kpath, index);
+      HzJsonNode *b = compile_node (c, json_array_get_element (a, i), sub, depth);
+      if (b == NULL)
+        return NULL;
+      node->min_len = MIN (node->min_len, b->min_len);
+      if (b->n_lits)
+        {
+          n_enum++;
+          for (guint k = 0; k < b->n_lits; k++)
+            if (!g_ptr_array_find_with_equal_func (lits, b->lits[k], g_str_equal, NULL))
+              g_ptr_array_add (lits, g_strdup (b->lits[k]));
+          continue;
+        }
+      const guint clash = node->types & b->types & (HZ_JT_OBJECT | HZ_JT_ARRAY);
+      if (clash)
+        {
+          refuse (c, path, kw, clash & HZ_JT_OBJECT ? "two branches that both allow objects"
+                                                    : "two branches that both allow arrays");
+          return NULL;
+        }
+      node->types |= b->types;
+      if (b->types & HZ_JT_OBJECT)
+        node->as_object = b->as_object ? b->as_object : b;
+      if (b->types & HZ_JT_ARRAY)
+        node->as_array = b->as_array ? b->as_array : b;
+    }
+  if (n_enum > 0 && n_enum < json_array_get_length (a))
+    {
+      refuse (c, path, kw, "enum or const branches beside other schemas");
+      return NULL;
+    }
+  if (lits->len > HZ_JSON_MAX_CHOICES)
+    {
+      refuse (c, path, kw, "more than 64 values");
+      return NULL;
+    }
+  if (node->types & HZ_JT_NUMBER)
+    node->types &= ~HZ_JT_INTEGER;
+  if (lits->len)
+    {
+      node->n_lits = lits->len;
+      node->lit_len = g_new (guint, lits->len);
+      for (guint i = 0; i < lits->len; i++)
+        node->lit_len[i] = (guint) strlen (lits->pdata[i]);
+      g_ptr_array_add (lits, NULL);
+      node->lits = (char **) g_ptr_array_free (g_steal_pointer (&lits), FALSE);
+    }
+  return node;
+}
+
 static HzJsonNode *
 compile_node (Compile *c, JsonNode *j, const char *path, guint depth)
 {
@@ -419,6 +503,9 @@ compile_node (Compile *c, JsonNode *j, const char *path, guint depth)
   JsonObject *o = json_node_get_object (j);
   if (json_object_has_member (o, "$ref"))
     return compile_ref (c, o, path, depth);
+  if (json_object_has_member (o, "anyOf") || json_object_has_member (o, "oneOf"))
+    return compile_union (c, o, json_object_has_member (o, "anyOf") ? "anyOf" : "oneOf", path,
+                          depth);
   g_autoptr (GList) members = json_object_get_members (o);
   for (GList *l = members; l; l = l->next)
     if (!g_strv_contains (annotations, l->data) && !g_strv_contains (used, l->data))

@@ -19,6 +19,9 @@
  *   items, minItems, maxItems   an array's element schema and bounds
  *   enum, const     string, number, boolean or null values (at most 64), written as
  *                   json-glib writes them compactly
+ *   anyOf, oneOf    branches that a value's first byte tells apart: at most one allowing
+ *                   objects and one allowing arrays (Pydantic's Optional: a type or null),
+ *                   or all of them enum / const (their values joined)
  *   $ref            "#/..." JSON pointers into the same document (Pydantic's "$defs",
  *                   "definitions"), each compiled once; a reference that leads back to
  *                   itself (a recursive schema) and other documents are refused

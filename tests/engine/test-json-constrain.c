@@ -112,6 +112,8 @@ validates (JsonNode *schema, JsonNode *v)
   return TRUE;
 }
 
+static const char *const union_schema;
+
 /* ------------------------------------------------------------------ schemas */
 
 static void
@@ -134,7 +136,11 @@ test_schema_compile (void)
 
   static const struct { const char *schema, *keyword; } unsupported[] = {
     { "{\"type\":\"string\",\"pattern\":\"^a\"}", "pattern" },
-    { "{\"anyOf\":[{\"type\":\"string\"}]}", "anyOf" },
+    { "{\"anyOf\":[{\"type\":\"object\"},{\"type\":\"object\",\"properties\":{}}]}", "anyOf" },
+    { "{\"oneOf\":[{\"type\":\"array\"},{\"items\":{}}]}", "oneOf" },
+    { "{\"anyOf\":[{\"const\":1},{\"type\":\"string\"}]}", "anyOf" },
+    { "{\"anyOf\":[{\"type\":\"string\"}],\"type\":\"string\"}", "type" },
+    { "{\"allOf\":[{\"type\":\"string\"}]}", "allOf" },
     { "{\"$ref\":\"https://example.com/s.json\"}", "$ref" },
     { "{\"$defs\":{\"N\":{\"properties\":{\"next\":{\"$ref\":\"#/$defs/N\"}}}},\"$ref\":\"#/$defs/N\"}",
       "$ref" },
@@ -166,6 +172,7 @@ test_schema_compile (void)
     "{\"type\":\"strin\"}", "{\"properties\":{},\"required\":[\"x\"]}",
     "{\"minItems\":3,\"maxItems\":2}", "not json", "[1]", "{\"type\":[]}", "{\"enum\":[]}",
     "{\"minItems\":-1}", "{\"properties\":[]}", "", "{\"$ref\":\"#/$defs/nope\"}",
+    "{\"anyOf\":[]}", "{\"oneOf\":{}}",
   };
   for (guint i = 0; i < G_N_ELEMENTS (invalid); i++)
     {
@@ -187,6 +194,24 @@ test_schema_compile (void)
     "{\"$ref\":\"#/definitions/A\",\"definitions\":{\"A\":{\"type\":\"integer\"}}}");
   g_assert_true (accepts (zod, "42", 2));
   g_assert_false (accepts (zod, "4.2", 3));
+  /* anyOf / oneOf of branches told apart by their first byte (Pydantic's Optional) */
+  g_autoptr (HzJsonSchema) opt = compile_ok (
+    "{\"type\":\"object\",\"properties\":{\"nick\":{\"anyOf\":[{\"type\":\"string\"},"
+    "{\"type\":\"null\"}],\"default\":null,\"title\":\"Nick\"}},\"required\":[\"nick\"]}");
+  g_assert_true (accepts (opt, "{\"nick\":null}", 13));
+  g_assert_true (accepts (opt, "{\"nick\":\"x\"}", 12));
+  g_assert_false (accepts (opt, "{\"nick\":1}", 10));
+  g_autoptr (HzJsonSchema) uni = compile_ok (union_schema);
+  g_assert_true (accepts (uni, "{\"a\":1}", 7));
+  g_assert_true (accepts (uni, "[true,false]", 12));
+  g_assert_true (accepts (uni, "null", 4));
+  g_assert_false (accepts (uni, "{\"b\":1}", 7));
+  g_assert_false (accepts (uni, "[1]", 3));
+  g_assert_cmpuint (hz_json_schema_min_bytes (uni), ==, 2);   /* [] */
+  g_autoptr (HzJsonSchema) lits = compile_ok ("{\"oneOf\":[{\"const\":\"x\"},{\"enum\":[\"y\",1]}]}");
+  g_assert_true (accepts (lits, "\"y\"", 3));
+  g_assert_true (accepts (lits, "1", 1));
+  g_assert_false (accepts (lits, "\"z\"", 3));
   /* nesting */
   g_autoptr (GString) deep = g_string_new (NULL);
   for (guint i = 0; i < HZ_JSON_MAX_DEPTH + 1; i++)
@@ -561,6 +586,10 @@ static const char *const person_schema =
   "\"nested\":{\"type\":\"object\",\"properties\":{\"x\":{\"type\":[\"number\",\"null\"]}},"
   "\"required\":[\"x\"]}},\"required\":[\"name\",\"age\",\"nested\"]}";
 
+static const char *const union_schema =
+  "{\"anyOf\":[{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"}},"
+  "\"required\":[\"a\"]},{\"type\":\"array\",\"items\":{\"type\":\"boolean\"}},{\"type\":\"null\"}]}";
+
 static const char *const schemas[] = {
   NULL,   /* json_object */
   "{}",
@@ -577,6 +606,7 @@ test_generate_synthetic (void)
     for (guint budget = 8; budget <= 128; budget *= 4)
       generate_runs (&v, schemas[i], 40, budget, 1, 7 + i + budget);
   generate_runs (&v, person_schema, 60, 64, 1, 11);
+  generate_runs (&v, union_schema, 40, 32, 1, 13);
   generate_runs (&v, person_schema, 20, 400, 1, 12);
   vocab_clear (&v);
 }

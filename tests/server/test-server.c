@@ -646,12 +646,13 @@ test_json (void)
         g_assert_true (JSON_NODE_HOLDS_OBJECT (v));
       }
   /* a schema: {"name":"","age":0,"pet":{"kind":"cat"}} is its shortest text (40 bytes) */
-  static const char schema[] =   /* Pydantic's shape: the pet's model in $defs */
+  static const char schema[] =   /* Pydantic's shapes: the pet's model in $defs, Optional */
     "{\"$defs\":{\"Pet\":{\"title\":\"Pet\",\"type\":\"object\",\"properties\":{\"kind\":"
     "{\"enum\":[\"cat\",\"dog\"]},\"legs\":{\"type\":\"number\"}},\"required\":[\"kind\"]}},"
     "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
     "\"age\":{\"type\":\"integer\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
     "\"maxItems\":3},\"pet\":{\"$ref\":\"#/$defs/Pet\"},"
+    "\"nick\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null},"
     "\"good\":{\"type\":\"boolean\"}},\"required\":[\"name\",\"age\",\"pet\"]}";
   for (guint i = 0; i < 8; i++)
     {
@@ -670,6 +671,9 @@ test_json (void)
       const char *kind = json_object_get_string_member (json_object_get_object_member (o, "pet"),
                                                         "kind");
       g_assert_true (g_strcmp0 (kind, "cat") == 0 || g_strcmp0 (kind, "dog") == 0);
+      if (json_object_has_member (o, "nick"))
+        g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (o, "nick")) ||
+                       json_object_get_string_member (o, "nick") != NULL);
       if (json_object_has_member (o, "tags"))
         g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "tags")), <=, 3);
     }
