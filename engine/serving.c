@@ -98,8 +98,9 @@ struct _HzServe {
   guint64         fcfs_salt;       /* cache salt of the adapters set on ctx */
 
   GPtrArray      *active;          /* Request, stepping thread only */
-  HzJsonVocab    *json_vocab;      /* made at the first JSON request (stepping thread) */
-  guint64        *json_mask;
+  HzJsonVocab    *json_vocab;      /* hz_serve_prepare_json (atomic), or at the first JSON
+                                      request on the stepping thread */
+  guint64        *json_mask;       /* stepping thread */
 
   pthread_mutex_t lock;
   pthread_cond_t  wake, idle;
@@ -461,19 +462,26 @@ report_logprobs (HzServe *srv, Sample *s, const float *logits, HzToken chosen)
   req->p.on_logprobs (req->id, s->index, &c, top, n, req->user_data);
 }
 
+void
+hz_serve_prepare_json (HzServe *srv)
+{
+  if (g_atomic_pointer_get (&srv->json_vocab))
+    return;
+  HzJsonVocab *v = hz_json_vocab_new_from_tokenizer (hz_model_get_tokenizer (srv->model));
+  if (!g_atomic_pointer_compare_and_exchange (&srv->json_vocab, NULL, v))
+    hz_json_vocab_free (v);   /* another thread's came first */
+}
+
 /* The next token of a sample with a JSON constraint: sampled among the tokens its mask
  * allows within the budget (the tokens it may still generate), else among those that
  * continue the text at all; when none does, an end-of-generation token. */
 static HzToken
 sample_json (HzServe *srv, Sample *s, const float *logits)
 {
-  if (srv->json_vocab == NULL)
-    {
-      srv->json_vocab = hz_json_vocab_new_from_tokenizer (hz_model_get_tokenizer (srv->model));
-      srv->json_mask = g_new0 (guint64, MAX (hz_json_vocab_mask_words (srv->json_vocab),
-                                             (srv->n_vocab + 63) / 64));
-    }
-  const HzJsonVocab *v = srv->json_vocab;
+  hz_serve_prepare_json (srv);
+  const HzJsonVocab *v = g_atomic_pointer_get (&srv->json_vocab);
+  if (srv->json_mask == NULL)
+    srv->json_mask = g_new0 (guint64, MAX (hz_json_vocab_mask_words (v), (srv->n_vocab + 63) / 64));
   guint budget = srv->p.max_seq_len - s->seq->tokens->len;
   if (s->req->p.n_predict >= 0)
     budget = MIN (budget, (guint) s->req->p.n_predict - s->n_generated);

@@ -364,6 +364,8 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
     }
   else
     tokens = hz_model_tokenize (job->model, req->prompt, -1, TRUE, FALSE, &n);
+  if (req->json)
+    hz_serve_prepare_json (job->serve);   /* the JSON tables here, not on the stepping thread */
   if (error)
     {
       g_task_return_error (task, error);

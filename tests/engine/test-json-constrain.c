@@ -694,8 +694,16 @@ on_done (const HzServeResult *r, gpointer data)
   o->n[r->sample] = r->n_generated;
 }
 
+static gpointer
+prepare_json (gpointer srv)
+{
+  hz_serve_prepare_json (srv);
+  return NULL;
+}
+
 /* HzServe with HzRequestParams.json on stories260K: two samples forked after the prompt,
- * greedy and sampled, budgets from the schema's shortest text up, ignore_eog: every text
+ * greedy and sampled, budgets from the schema's shortest text up, ignore_eog, the JSON
+ * tables made ahead by two threads at once (hz_serve_prepare_json): every text
  * parses, and the sample ends at its end-of-generation token, its budget or the end of the
  * model's context. */
 static void
@@ -711,6 +719,11 @@ test_serving (void)
   g_assert_no_error (error);
   g_autoptr (HzJsonSchema) person = compile_ok (person_schema);
   g_autoptr (HzJsonSchema) object = hz_json_schema_new_object ();
+  /* the tables made ahead by two threads at once (one is kept) */
+  GThread *a = g_thread_new ("prepare-a", prepare_json, srv);
+  GThread *b = g_thread_new ("prepare-b", prepare_json, srv);
+  g_thread_join (a);
+  g_thread_join (b);
   gsize n_prompt = 0;
   g_autofree HzToken *prompt = hz_model_tokenize (model, "Once upon a time", -1, TRUE, FALSE,
                                                   &n_prompt);
