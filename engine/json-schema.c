@@ -1,10 +1,10 @@
 /* engine/json-schema.c — JSON schemas compiled for the JSON constraint
- * (hanzo/json-constrain.h documents the subset; the nodes are in json-constrain.h).
+ * (hanzo/json-constrain.h documents the subset; the nodes are in json-schema.h).
  *
  * The schema is parsed with json-glib and walked once; every keyword is either used,
  * ignored as an annotation, or refused by name with its place as a JSON pointer. The
  * shortest text of every node is computed bottom-up (the constraint's closing budget). */
-#include "json-constrain.h"
+#include "json-schema.h"
 
 #include <json-glib/json-glib.h>
 #include <string.h>
