@@ -150,6 +150,17 @@ char *hz_store_default_path (void);
  *  Returns NULL on error. Thread-safe (returns a new, independent connection). */
 HzStore *hz_store_open (const char *path, GError **error);
 
+/** Open the existing store at `path` (NULL = hz_store_default_path()) for reading only
+ *  (SQLITE_OPEN_READONLY and PRAGMA query_only): nothing is created, migrated, chmod'ed or
+ *  written; every write accessor fails with HZ_STORE_ERROR_READONLY. For readers outside
+ *  the app, e.g. `hanzo mcp`'s search_conversations. The app's WAL is read through its
+ *  -shm index as SQLite does for any reader (SQLite may create an empty -wal/-shm pair
+ *  next to a file that has none, with the database's mode). Errors:
+ *  HZ_STORE_ERROR_NOT_FOUND (no file at `path`), _CORRUPT (not a Hanzo database),
+ *  _TOO_NEW, _READONLY (an older or empty file: it is migrated only when a writer opens
+ *  it), _IO / _BUSY / _FAILED. Thread-safe (returns a new, independent connection). */
+HzStore *hz_store_open_readonly (const char *path, GError **error);
+
 /** Finalise cached statements and close the connection. NULL is ignored. Any transaction
  *  opened with hz_store_begin() and not committed is rolled back. */
 void hz_store_close (HzStore *store);

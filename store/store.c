@@ -57,9 +57,10 @@ check_sqlite_header (HzStore *store, GError **error)
   return TRUE;
 }
 
-/* Read-only checks before anything is written: the file parses, is ours, is not newer. */
+/* Read-only checks before anything is written: the file parses, is ours, is not newer.
+ * `out_version` (nullable): the file's user_version. */
 static gboolean
-check_identity (HzStore *store, GError **error)
+check_identity (HzStore *store, gint64 *out_version, GError **error)
 {
   gint64 app_id = 0, version = 0, n_objects = 0;
   GError *local = NULL;
@@ -102,6 +103,8 @@ check_identity (HzStore *store, GError **error)
                    store->path, version, HZ_STORE_SCHEMA_VERSION);
       return FALSE;
     }
+  if (out_version)
+    *out_version = version;
   return TRUE;
 }
 
@@ -210,13 +213,36 @@ finalize_stmt (gpointer st)
   sqlite3_finalize (st);
 }
 
+/* A store of `path` (NULL: the default path) without a connection yet. */
+static HzStore *
+store_new (const char *path)
+{
+  HzStore *store = g_new0 (HzStore, 1);
+  store->path = path ? g_strdup (path) : hz_store_default_path ();
+  store->stmts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, finalize_stmt);
+  return store;
+}
+
+/* SQLite's connection to store->path with `flags`, extended result codes and the busy
+ * timeout. */
+static gboolean
+connect_db (HzStore *store, int flags, GError **error)
+{
+  int rc = sqlite3_open_v2 (store->path, &store->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+  if (rc != SQLITE_OK)
+    {
+      g_autofree char *what = g_strdup_printf ("opening %s", store->path);
+      return hz_store_set_sqlite_error (error, store->db, rc, what);
+    }
+  sqlite3_extended_result_codes (store->db, 1);
+  sqlite3_busy_timeout (store->db, HZ_STORE_BUSY_TIMEOUT_MS);
+  return TRUE;
+}
+
 HzStore *
 hz_store_open (const char *path, GError **error)
 {
-  g_autoptr (HzStore) store = g_new0 (HzStore, 1);
-  store->path = path ? g_strdup (path) : hz_store_default_path ();
-  store->stmts = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
-                                        finalize_stmt);
+  g_autoptr (HzStore) store = store_new (path);
 
   g_autofree char *dir = g_path_get_dirname (store->path);
   if (g_mkdir_with_parents (dir, 0700) != 0)
@@ -229,25 +255,46 @@ hz_store_open (const char *path, GError **error)
   if (!create_private_db_file (store->path, error))
     return NULL;
 
-  int rc = sqlite3_open_v2 (store->path, &store->db,
-                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                            NULL);
-  if (rc != SQLITE_OK)
-    {
-      g_autofree char *what = g_strdup_printf ("opening %s", store->path);
-      hz_store_set_sqlite_error (error, store->db, rc, what);
-      return NULL;
-    }
-  sqlite3_extended_result_codes (store->db, 1);
-  sqlite3_busy_timeout (store->db, HZ_STORE_BUSY_TIMEOUT_MS);
+  if (!connect_db (store, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, error))
+    return NULL;
 
   /* (sqlite3_open_v2 opened the file without reading it; the first read is check_identity's) */
-  if (!check_sqlite_header (store, error) || !check_identity (store, error))
+  if (!check_sqlite_header (store, error) || !check_identity (store, NULL, error))
     return NULL;
   secure_db_files (store->path);   /* -wal and -shm made later get the database's mode */
   if (!configure (store, error) ||
       !hz_schema_migrate (store, error))
     return NULL;
+  return g_steal_pointer (&store);
+}
+
+HzStore *
+hz_store_open_readonly (const char *path, GError **error)
+{
+  g_autoptr (HzStore) store = store_new (path);
+  if (!g_file_test (store->path, G_FILE_TEST_IS_REGULAR))
+    {
+      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
+                   "there is no Hanzo database at %s", store->path);
+      return NULL;
+    }
+  if (!connect_db (store, SQLITE_OPEN_READONLY, error))
+    return NULL;
+  sqlite3_db_config (store->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+  gint64 version = 0;
+  if (!check_sqlite_header (store, error) || !check_identity (store, &version, error) ||
+      !hz_store_exec (store, "PRAGMA query_only = ON", error))
+    return NULL;
+  if (version != HZ_STORE_SCHEMA_VERSION)
+    {
+      /* (a read-only connection cannot migrate; the accessors expect the current schema) */
+      g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_READONLY,
+                   "%s has schema %" G_GINT64_FORMAT " and this version reads %d; it is "
+                   "updated when the app (or another writer) opens it", store->path, version,
+                   HZ_STORE_SCHEMA_VERSION);
+      return NULL;
+    }
+  store->schema_version = (int) version;
   return g_steal_pointer (&store);
 }
 

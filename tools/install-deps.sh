@@ -1,7 +1,8 @@
 #!/bin/sh
 # Install the Debian/Ubuntu packages Hanzo Desktop needs to build, run and test.
 # Idempotent: packages already present are skipped; apt is only called when something is missing.
-# Then `npm ci` for each test-client folder (tests/*/package-lock.json), when npm is there.
+# Then `npm ci` for each test-client folder (tests/*/ and tests/clients/*/ with a
+# package-lock.json), when npm is there.
 # Usage: tools/install-deps.sh            (uses sudo when not root)
 set -eu
 
@@ -34,11 +35,12 @@ else
   $SUDO apt-get install -y -qq --no-install-recommends $missing
 fi
 
-# Test clients from npm (e.g. tests/clients: the official OpenAI SDK for `hanzo serve`),
-# exactly as their package-lock.json pins them. Optional: without node/npm (or offline) the
+# Test clients from npm (tests/clients: the official OpenAI SDK for `hanzo serve`;
+# tests/clients/mcp: the official MCP SDK for `hanzo mcp`), exactly as their
+# package-lock.json pins them. Optional: without node/npm (or offline) the
 # tests that use them skip with a message.
 src=$(cd "$(dirname "$0")/.." && pwd)
-for lock in "$src"/tests/*/package-lock.json; do
+for lock in "$src"/tests/*/package-lock.json "$src"/tests/clients/*/package-lock.json; do
   [ -f "$lock" ] || continue
   dir=$(dirname "$lock")
   if ! command -v npm >/dev/null 2>&1; then

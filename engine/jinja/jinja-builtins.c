@@ -1,8 +1,10 @@
-/* engine/jinja/jinja-builtins.c — the globals of a chat template (see jinja-filters.h):
+/* engine/jinja/jinja-builtins.c — the globals of a chat template (see jinja-builtins.h):
  * Jinja2's range (the sandbox's safe_range), namespace and dict, and transformers'
  * raise_exception and strftime_now. */
-#include "jinja-filters.h"
-#include "jinja-ops.h"
+#include "jinja-builtins.h"
+#include "jinja-args.h"
+#include "jinja-iter.h"
+#include "jinja-scope.h"
 
 #include <locale.h>
 #include <string.h>

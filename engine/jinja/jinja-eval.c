@@ -1,228 +1,24 @@
-/* engine/jinja/jinja-eval.c — the evaluator: scopes, statements, expressions, macros and
- * loops (see jinja-eval.h). Operators and lookups are in jinja-ops.c, filters and tests
- * in jinja-filters.c, methods in jinja-methods.c. */
+/* engine/jinja/jinja-eval.c — the evaluator: statements, expressions, calls of macros
+ * and recursive loops (see jinja-eval.h). Operators are in jinja-ops.c, lookups in
+ * jinja-lookup.c, filters and tests in jinja-filters.c and jinja-tests.c, methods in
+ * jinja-methods.c; scopes, macro and loop objects in jinja-scope.c, jinja-macro.c and
+ * jinja-loop.c. */
 #include "jinja-eval.h"
-#include "jinja-error.h"
 #include "jinja-filters.h"
+#include "jinja-iter.h"
+#include "jinja-lookup.h"
+#include "jinja-loop.h"
+#include "jinja-macro.h"
 #include "jinja-ops.h"
+#include "jinja-scope.h"
+#include "jinja-tests.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 /* nested evaluations (each a few hundred bytes of C stack) */
 #define MAX_EVAL_DEPTH 2000
 
 typedef enum { FLOW_OK, FLOW_BREAK, FLOW_CONTINUE, FLOW_ERROR } Flow;
-
-/* a scope's variables: a short array searched in order (a loop iteration binds two or
- * three), indexed by a hash table once it grows */
-#define SCOPE_INDEX_MIN 12
-
-#define SCOPE_INLINE 4
-
-struct _HzjScope {
-  int ref;
-  gboolean captured; /* a macro holds it: in ctx->live_scopes */
-  HzjCtx *ctx;
-  HzjScope *parent;
-  guint n, cap;
-  const char **names; /* borrowed: names live as long as the render (AST, variables) */
-  HzjValue **vals;
-  GHashTable *index;  /* name -> position + 1 */
-  const char *inline_names[SCOPE_INLINE];
-  HzjValue *inline_vals[SCOPE_INLINE];
-};
-
-struct _HzjLoop {
-  GPtrArray *items;
-  guint index0, depth0;
-  const HzjNode *node;   /* the for statement */
-  HzjScope *scope;       /* where it runs (borrowed); NULL once it has ended */
-  HzjValue *changed_last;
-};
-
-/* ---- errors and bounds ---- */
-
-gpointer
-hzj_fail (HzjCtx *ctx, int code, const char *pyclass, const char *fmt, ...)
-{
-  if (ctx->error)
-    return NULL;
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  hzj_error_set (&ctx->error, code, pyclass, ctx->line, "%s", msg);
-  return NULL;
-}
-
-gpointer
-hzj_fail_undefined (HzjCtx *ctx, HzjValue *u)
-{
-  if (u->undef.unsafe)
-    return hzj_fail (ctx, HZ_JINJA_ERROR_RUNTIME, "SecurityError", "%s", u->undef.hint);
-  return hzj_fail (ctx, HZ_JINJA_ERROR_RUNTIME, "UndefinedError", "%s",
-                   u->undef.hint ? u->undef.hint : "value is undefined");
-}
-
-gboolean
-hzj_step (HzjCtx *ctx)
-{
-  return hzj_charge (ctx, 1);
-}
-
-gboolean
-hzj_charge (HzjCtx *ctx, guint64 units)
-{
-  if (ctx->error)
-    return FALSE;
-  ctx->steps += units;
-  if (ctx->steps > ctx->max_steps)
-    {
-      hzj_limit_error (ctx, "the template ran more than %" G_GUINT64_FORMAT " steps "
-                       "(an endless or far too long loop)", ctx->max_steps);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gpointer
-hzj_fail_size (HzjCtx *ctx)
-{
-  return hzj_limit_error (ctx, "the output or a string passed %" G_GSIZE_FORMAT " bytes",
-                          ctx->max_output);
-}
-
-HzjValue *
-hzj_buf_finish (HzjCtx *ctx, HzjBuf *b)
-{
-  if (b->overflow)
-    {
-      hzj_buf_clear (b);
-      return hzj_fail_size (ctx);
-    }
-  return hzj_str_from_buf (b);
-}
-
-/* ---- scopes ---- */
-
-HzjScope *
-hzj_scope_new (HzjCtx *ctx, HzjScope *parent)
-{
-  HzjScope *s = g_new0 (HzjScope, 1);
-  s->ref = 1;
-  s->ctx = ctx;
-  s->parent = parent;
-  if (parent)
-    parent->ref++;
-  s->names = s->inline_names;
-  s->vals = s->inline_vals;
-  s->cap = SCOPE_INLINE;
-  return s;
-}
-
-/* drops every variable of s */
-static void
-scope_clear (HzjScope *s)
-{
-  /* detach first: a value's finalizer may come back to this scope */
-  HzjValue *small[SCOPE_INLINE];
-  HzjValue **vals = s->vals == s->inline_vals ? memcpy (small, s->vals, sizeof small) : s->vals;
-  const char **names = s->names;
-  const guint n = s->n;
-  s->names = s->inline_names;
-  s->vals = s->inline_vals;
-  s->n = 0;
-  s->cap = SCOPE_INLINE;
-  g_clear_pointer (&s->index, g_hash_table_unref);
-  for (guint i = 0; i < n; i++)
-    hzj_unref (vals[i]);
-  if (names != s->inline_names)
-    {
-      g_free (names);
-      g_free (vals);
-    }
-}
-
-static gssize
-scope_find (HzjScope *s, const char *name)
-{
-  if (s->index)
-    return (gssize) GPOINTER_TO_UINT (g_hash_table_lookup (s->index, name)) - 1;
-  for (guint i = 0; i < s->n; i++)
-    if (strcmp (s->names[i], name) == 0)
-      return i;
-  return -1;
-}
-
-void
-hzj_scope_unref (HzjScope *s)
-{
-  while (s && --s->ref == 0)
-    {
-      HzjScope *parent = s->parent;
-      if (s->captured)
-        g_hash_table_remove (s->ctx->live_scopes, s);
-      scope_clear (s);
-      g_free (s);
-      s = parent;
-    }
-}
-
-void
-hzj_scope_set (HzjScope *s, const char *name, HzjValue *v)
-{
-  const gssize at = scope_find (s, name);
-  if (at >= 0)
-    {
-      HzjValue *old = s->vals[at];
-      s->vals[at] = v;
-      hzj_unref (old);
-      return;
-    }
-  if (s->n == s->cap)
-    {
-      s->cap *= 2;
-      if (s->names == s->inline_names)
-        {
-          s->names = g_memdup2 (s->inline_names, sizeof s->inline_names);
-          s->vals = g_memdup2 (s->inline_vals, sizeof s->inline_vals);
-        }
-      s->names = g_renew (const char *, s->names, s->cap);
-      s->vals = g_renew (HzjValue *, s->vals, s->cap);
-    }
-  s->names[s->n] = name;
-  s->vals[s->n] = v;
-  s->n++;
-  if (s->index)
-    g_hash_table_insert (s->index, (gpointer) s->names[s->n - 1], GUINT_TO_POINTER (s->n));
-  else if (s->n > SCOPE_INDEX_MIN)
-    {
-      s->index = g_hash_table_new (g_str_hash, g_str_equal);
-      for (guint i = 0; i < s->n; i++)
-        g_hash_table_insert (s->index, (gpointer) s->names[i], GUINT_TO_POINTER (i + 1));
-    }
-}
-
-HzjValue *
-hzj_scope_lookup (HzjScope *s, const char *name)
-{
-  for (; s; s = s->parent)
-    {
-      const gssize at = scope_find (s, name);
-      if (at >= 0)
-        return s->vals[at];
-    }
-  return NULL;
-}
-
-/* the names Jinja2 starts as Undefined in a frame (jinja-symbols.h) */
-static void
-bind_shadow (HzjScope *s, char **names)
-{
-  for (; names && *names; names++)
-    hzj_scope_set (s, *names, hzj_undefined_new (g_strdup_printf ("'%s' is undefined", *names), FALSE));
-}
 
 /* ---- arguments ---- */
 
@@ -354,30 +150,6 @@ assign (HzjCtx *ctx, HzjScope *s, const HzjNode *target, HzjValue *v)
 
 /* ---- macros ---- */
 
-const char *
-hzj_macro_name (HzjValue *macro)
-{
-  return macro->macro.node->kind == HZJ_N_MACRO ? macro->macro.node->name : "caller";
-}
-
-static HzjValue *
-macro_new (const HzjNode *node, HzjScope *scope)
-{
-  HzjValue *m = g_new0 (HzjValue, 1);
-  m->ref = 1;
-  m->kind = HZJ_MACRO;
-  m->macro.node = node;
-  m->macro.scope = scope;
-  scope->ref++;
-  if (!scope->captured)
-    {
-      /* a macro and the scope it is bound in hold each other: hzj_ctx_finish breaks that */
-      scope->captured = TRUE;
-      g_hash_table_add (scope->ctx->live_scopes, scope);
-    }
-  return m;
-}
-
 static gboolean
 render_to_str (HzjCtx *ctx, HzjScope *s, GPtrArray *body, HzjValue **out)
 {
@@ -432,7 +204,7 @@ call_macro (HzjCtx *ctx, HzjValue *m, HzjArgs *args)
     }
   HzjScope *s = hzj_scope_new (ctx, m->macro.scope);
   HzjValue *result = NULL;
-  bind_shadow (s, node->shadow);
+  hzj_scope_shadow (s, node->shadow);
   for (guint i = 0; i < np; i++)
     {
       const HzjNode *param = node->list2->pdata[i];
@@ -473,81 +245,10 @@ out:
 static Flow run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable,
                      guint depth0, HzjBuf *out);
 
-void
-hzj_loop_free (HzjLoop *loop)
-{
-  g_ptr_array_unref (loop->items);
-  hzj_unref (loop->changed_last);
-  g_free (loop);
-}
-
-static HzjValue *
-loop_cycle (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
-{
-  if (args->n_pos == 0)
-    return hzj_type_error (ctx, "no items for cycling given");
-  return hzj_ref (args->pos[self->loop->index0 % args->n_pos]);
-}
-
-static HzjValue *
-loop_changed (HzjCtx *ctx, HzjValue *self, HzjArgs *args)
-{
-  (void) ctx;
-  HzjValue *now = hzj_list_new (TRUE);
-  for (guint i = 0; i < args->n_pos; i++)
-    hzj_list_push (now, hzj_ref (args->pos[i]));
-  HzjLoop *l = self->loop;
-  if (l->changed_last && hzj_equal (l->changed_last, now))
-    {
-      hzj_unref (now);
-      return hzj_bool (FALSE);
-    }
-  hzj_unref (l->changed_last);
-  l->changed_last = now;
-  return hzj_bool (TRUE);
-}
-
-HzjValue *
-hzj_loop_attr (HzjCtx *ctx, HzjValue *loop, const char *name)
-{
-  (void) ctx;
-  const HzjLoop *l = loop->loop;
-  const gint64 n = l->items->len, i = l->index0;
-  if (!strcmp (name, "index"))
-    return hzj_int (i + 1);
-  if (!strcmp (name, "index0"))
-    return hzj_int (i);
-  if (!strcmp (name, "revindex"))
-    return hzj_int (n - i);
-  if (!strcmp (name, "revindex0"))
-    return hzj_int (n - i - 1);
-  if (!strcmp (name, "first"))
-    return hzj_bool (i == 0);
-  if (!strcmp (name, "last"))
-    return hzj_bool (i == n - 1);
-  if (!strcmp (name, "length"))
-    return hzj_int (n);
-  if (!strcmp (name, "depth"))
-    return hzj_int (l->depth0 + 1);
-  if (!strcmp (name, "depth0"))
-    return hzj_int (l->depth0);
-  if (!strcmp (name, "previtem"))
-    return i > 0 ? hzj_ref (l->items->pdata[i - 1])
-                 : hzj_undefined_new (g_strdup ("there is no previous item"), FALSE);
-  if (!strcmp (name, "nextitem"))
-    return i + 1 < n ? hzj_ref (l->items->pdata[i + 1])
-                     : hzj_undefined_new (g_strdup ("there is no next item"), FALSE);
-  if (!strcmp (name, "cycle"))
-    return hzj_func_new (loop_cycle, loop, "cycle");
-  if (!strcmp (name, "changed"))
-    return hzj_func_new (loop_changed, loop, "changed");
-  return NULL;
-}
-
 static HzjValue *
 call_loop (HzjCtx *ctx, HzjValue *loop, HzjArgs *args)
 {
-  HzjLoop *l = loop->loop;
+  HzjLoop *l = loop->loop.state;
   if (!(l->node->flags & HZJ_F_RECURSIVE))
     return hzj_type_error (ctx, "Tried to call non recursive loop. Maybe you forgot the 'recursive' modifier.");
   if (l->scope == NULL)
@@ -608,20 +309,13 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
     {
       g_ptr_array_unref (items);
       HzjScope *es = hzj_scope_new (ctx, s);
-      bind_shadow (es, n->shadow2);
+      hzj_scope_shadow (es, n->shadow2);
       const Flow f = exec_body (ctx, es, n->list2, out);
       hzj_scope_unref (es);
       return f;
     }
-  HzjLoop *l = g_new0 (HzjLoop, 1);
-  l->items = items;
-  l->depth0 = depth0;
-  l->node = n;
-  l->scope = s;
-  HzjValue *loop = g_new0 (HzjValue, 1);
-  loop->ref = 1;
-  loop->kind = HZJ_LOOP;
-  loop->loop = l;
+  HzjValue *loop = hzj_loop_new (items, depth0, n, s);
+  HzjLoop *l = loop->loop.state;
   Flow result = FLOW_OK;
   HzjScope *is = NULL;
   for (guint i = 0; i < items->len; i++)
@@ -633,13 +327,13 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
         }
       l->index0 = i;
       /* each iteration starts a fresh scope; the last one is reused when nothing kept it */
-      if (is && (is->captured || is->ref > 1))
+      if (is && hzj_scope_in_use (is))
         g_clear_pointer (&is, hzj_scope_unref);
       if (is)
-        scope_clear (is);
+        hzj_scope_clear (is);
       else
         is = hzj_scope_new (ctx, s);
-      bind_shadow (is, n->shadow);
+      hzj_scope_shadow (is, n->shadow);
       Flow f = assign (ctx, is, n->a, items->pdata[i]) ? FLOW_OK : FLOW_ERROR;
       if (f == FLOW_OK)
         {
@@ -663,22 +357,11 @@ run_for (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue *iterable, guint d
 
 /* ---- calls ---- */
 
-HzjValue *
-hzj_call (HzjCtx *ctx, HzjValue *callee, HzjArgs *args)
+/* what hzj_call passes on: a macro or a recursive loop (ctx->env->call) */
+static HzjValue *
+call_macro_or_loop (HzjCtx *ctx, HzjValue *callee, HzjArgs *args)
 {
-  switch (callee->kind)
-    {
-    case HZJ_FUNC:
-      return callee->func.fn (ctx, callee->func.self, args);
-    case HZJ_MACRO:
-      return call_macro (ctx, callee, args);
-    case HZJ_LOOP:
-      return call_loop (ctx, callee, args);
-    case HZJ_UNDEFINED:
-      return hzj_fail_undefined (ctx, callee);
-    default:
-      return hzj_type_error (ctx, "'%s' object is not callable", hzj_type_name (callee));
-    }
+  return callee->kind == HZJ_MACRO ? call_macro (ctx, callee, args) : call_loop (ctx, callee, args);
 }
 
 /* ---- expressions ---- */
@@ -945,7 +628,7 @@ exec_call_block (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjBuf *out)
   Flow f = FLOW_ERROR;
   if (eval_args (ctx, s, call, &a))
     {
-      args_add_kw (&a, "caller", 6, macro_new (n, s));
+      args_add_kw (&a, "caller", 6, hzj_macro_new (n, s));
       args_seal (&a);
       g_autoptr (HzjValue) r = hzj_call (ctx, callee, &a.args);
       if (r)
@@ -960,7 +643,7 @@ exec_block_value (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjValue **value)
 {
   HzjScope *bs = hzj_scope_new (ctx, s);
   HzjValue *body = NULL;
-  bind_shadow (bs, n->shadow);
+  hzj_scope_shadow (bs, n->shadow);
   const gboolean ok = render_to_str (ctx, bs, n->list, &body);
   hzj_scope_unref (bs);
   if (!ok)
@@ -988,7 +671,7 @@ exec_with (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjBuf *out)
       g_ptr_array_add (vals, v);
     }
   HzjScope *ws = hzj_scope_new (ctx, s);
-  bind_shadow (ws, n->shadow);
+  hzj_scope_shadow (ws, n->shadow);
   Flow f = FLOW_OK;
   for (guint i = 0; i < len && f == FLOW_OK; i++)
     if (!assign (ctx, ws, ((HzjNode *) n->list2->pdata[i])->a, vals->pdata[i]))
@@ -1036,7 +719,7 @@ exec (HzjCtx *ctx, HzjScope *s, const HzjNode *n, HzjBuf *out)
         return FLOW_ERROR;
       return emit (ctx, out, v);
     case HZJ_N_MACRO:
-      hzj_scope_set (s, n->name, macro_new (n, s));
+      hzj_scope_set (s, n->name, hzj_macro_new (n, s));
       return FLOW_OK;
     case HZJ_N_CALL_BLOCK:
       return exec_call_block (ctx, s, n, out);
@@ -1073,29 +756,8 @@ exec_body (HzjCtx *ctx, HzjScope *s, GPtrArray *body, HzjBuf *out)
 gboolean
 hzj_render (HzjCtx *ctx, const HzjNode *root, HzjScope *vars, HzjBuf *out)
 {
-  bind_shadow (vars, root->shadow);
+  static const HzjEnv env = { call_macro_or_loop, hzj_getattr, hzj_getitem, hzj_filter_exists };
+  ctx->env = &env;
+  hzj_scope_shadow (vars, root->shadow);
   return exec_body (ctx, vars, root->list, out) != FLOW_ERROR && !ctx->error;
-}
-
-void
-hzj_ctx_finish (HzjCtx *ctx)
-{
-  /* scopes that macros captured and namespaces still alive may be in reference cycles (a
-   * macro and the scope it was defined in; a namespace that holds itself): empty them
-   * all, then let go */
-  g_autoptr (GPtrArray) scopes = g_ptr_array_new ();
-  GHashTableIter it;
-  gpointer key;
-  g_hash_table_iter_init (&it, ctx->live_scopes);
-  while (g_hash_table_iter_next (&it, &key, NULL))
-    g_ptr_array_add (scopes, key);
-  for (guint i = 0; i < scopes->len; i++)
-    ((HzjScope *) scopes->pdata[i])->ref++;
-  for (guint i = 0; i < scopes->len; i++)
-    scope_clear (scopes->pdata[i]);
-  for (guint i = 0; i < ctx->namespaces->len; i++)
-    hzj_dict_clear (((HzjValue *) ctx->namespaces->pdata[i])->dict);
-  for (guint i = 0; i < scopes->len; i++)
-    hzj_scope_unref (scopes->pdata[i]);
-  g_ptr_array_set_size (ctx->namespaces, 0);
 }

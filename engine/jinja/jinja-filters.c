@@ -1,17 +1,19 @@
-/* engine/jinja/jinja-filters.c — Jinja2 3.1's filters and tests (see jinja-filters.h);
- * each follows the function of the same name in jinja2/filters.py or jinja2/tests.py. */
+/* engine/jinja/jinja-filters.c — Jinja2 3.1's filters (see jinja-filters.h); each follows
+ * the function of the same name in jinja2/filters.py. */
 #include "jinja-filters.h"
+#include "jinja-args.h"
+#include "jinja-format.h"
+#include "jinja-iter.h"
 #include "jinja-json.h"
+#include "jinja-lookup.h"
+#include "jinja-loop.h"
 #include "jinja-methods.h"
 #include "jinja-ops.h"
+#include "jinja-str.h"
+#include "jinja-tests.h"
 
 #include <math.h>
 #include <string.h>
-
-#define BIND(fname, names, req)                                                            \
-  HzjValue *a[G_N_ELEMENTS (names)];                                                       \
-  if (!hzj_args_bind (ctx, fname, args, names, req, a))                                    \
-    return NULL
 
 /* str(v) (Undefined is ""), NULL past max_output */
 static HzjValue *
@@ -164,7 +166,7 @@ static HzjValue *
 f_attr (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "name", NULL };
-  BIND ("attr", names, 1);
+  HZJ_BIND ("attr", names, 1);
   if (a[0]->kind != HZJ_STR || v->kind == HZJ_DICT)
     return hzj_undefined ();
   if (v->kind == HZJ_UNDEFINED)
@@ -176,7 +178,7 @@ static HzjValue *
 f_batch (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "linecount", "fill_with", NULL };
-  BIND ("batch", names, 1);
+  HZJ_BIND ("batch", names, 1);
   gint64 n;
   if (!hzj_want_int (ctx, a[0], "linecount", &n))
     return NULL;
@@ -220,7 +222,7 @@ static HzjValue *
 f_center (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "width", NULL };
-  BIND ("center", names, 0);
+  HZJ_BIND ("center", names, 0);
   g_autoptr (HzjValue) s = soft_str (ctx, v);
   g_autoptr (HzjValue) w = a[0] ? hzj_ref (a[0]) : hzj_int (80);
   return s ? empty_args_call (ctx, s, "center", &w, 1) : NULL;
@@ -230,7 +232,7 @@ static HzjValue *
 f_default (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "default_value", "boolean", NULL };
-  BIND ("default", names, 0);
+  HZJ_BIND ("default", names, 0);
   if (v->kind == HZJ_UNDEFINED || (a[1] && hzj_truthy (a[1]) && !hzj_truthy (v)))
     return a[0] ? hzj_ref (a[0]) : hzj_str ("", 0, FALSE);
   return hzj_ref (v);
@@ -240,7 +242,7 @@ static HzjValue *
 f_dictsort (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "case_sensitive", "by", "reverse", NULL };
-  BIND ("dictsort", names, 0);
+  HZJ_BIND ("dictsort", names, 0);
   if (v->kind != HZJ_DICT)
     return hzj_type_error (ctx, "dictsort() needs a mapping, not %s", hzj_type_name (v));
   int pos = 0;
@@ -326,7 +328,7 @@ static HzjValue *
 f_float (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "default", NULL };
-  BIND ("float", names, 0);
+  HZJ_BIND ("float", names, 0);
   double x;
   if (v->kind == HZJ_UNDEFINED) /* float(Undefined) raises */
     return hzj_fail_undefined (ctx, v);
@@ -352,7 +354,7 @@ static HzjValue *
 f_int (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "default", "base", NULL };
-  BIND ("int", names, 0);
+  HZJ_BIND ("int", names, 0);
   gint64 base = 10;
   if (a[1] && !hzj_want_int (ctx, a[1], "base", &base))
     return NULL;
@@ -439,7 +441,7 @@ static HzjValue *
 f_indent (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "width", "first", "blank", NULL };
-  BIND ("indent", names, 0);
+  HZJ_BIND ("indent", names, 0);
   g_autoptr (HzjValue) ind = NULL;
   if (a[0] && a[0]->kind == HZJ_STR)
     ind = hzj_ref (a[0]);
@@ -501,12 +503,31 @@ static HzjValue *
 f_join (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "d", "attribute", NULL };
-  BIND ("join", names, 0);
+  HZJ_BIND ("join", names, 0);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
   g_autoptr (HzjValue) sep = a[0] ? soft_str (ctx, a[0]) : hzj_str ("", 0, FALSE);
-  return sep ? hzj_str_join (ctx, sep, items, a[1], TRUE) : NULL;
+  if (!sep)
+    return NULL;
+  if (a[1])
+    {
+      /* each item looked up by Jinja2's attribute path */
+      GPtrArray *found = g_ptr_array_new_with_free_func ((GDestroyNotify) hzj_unref);
+      for (guint i = 0; i < items->len; i++)
+        {
+          HzjValue *it = hzj_get_path (ctx, items->pdata[i], a[1]);
+          if (!it)
+            {
+              g_ptr_array_unref (found);
+              return NULL;
+            }
+          g_ptr_array_add (found, it);
+        }
+      g_ptr_array_unref (items);
+      items = found;
+    }
+  return hzj_str_join (ctx, sep, items, TRUE);
 }
 
 static HzjValue *
@@ -582,7 +603,7 @@ static HzjValue *
 f_minmax (HzjCtx *ctx, HzjValue *v, HzjArgs *args, gboolean max)
 {
   static const char *const names[] = { "case_sensitive", "attribute", NULL };
-  BIND (max ? "max" : "min", names, 0);
+  HZJ_BIND (max ? "max" : "min", names, 0);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -658,7 +679,7 @@ static HzjValue *
 f_replace (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "old", "new", "count", NULL };
-  BIND ("replace", names, 2);
+  HZJ_BIND ("replace", names, 2);
   gint64 count = -1;
   if (a[2] && a[2]->kind != HZJ_NONE && !hzj_want_int (ctx, a[2], "count", &count))
     return NULL;
@@ -695,7 +716,7 @@ static HzjValue *
 f_round (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "precision", "method", NULL };
-  BIND ("round", names, 0);
+  HZJ_BIND ("round", names, 0);
   gint64 p = 0;
   if (a[0] && !hzj_want_int (ctx, a[0], "precision", &p))
     return NULL;
@@ -741,7 +762,7 @@ static HzjValue *
 f_sort (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "reverse", "case_sensitive", "attribute", NULL };
-  BIND ("sort", names, 0);
+  HZJ_BIND ("sort", names, 0);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -761,7 +782,7 @@ static HzjValue *
 f_sum (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "attribute", "start", NULL };
-  BIND ("sum", names, 0);
+  HZJ_BIND ("sum", names, 0);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;
@@ -805,7 +826,7 @@ static HzjValue *
 f_tojson (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "ensure_ascii", "indent", "separators", "sort_keys", NULL };
-  BIND ("tojson", names, 0);
+  HZJ_BIND ("tojson", names, 0);
   g_autofree char *indent = NULL;
   if (a[1] && a[1]->kind != HZJ_NONE)
     {
@@ -845,7 +866,7 @@ static HzjValue *
 f_trim (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "chars", NULL };
-  BIND ("trim", names, 0);
+  HZJ_BIND ("trim", names, 0);
   g_autoptr (HzjValue) s = soft_str (ctx, v);
   return s ? hzj_str_strip (s, a[0], TRUE, TRUE) : NULL;
 }
@@ -854,7 +875,7 @@ static HzjValue *
 f_truncate (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "length", "killwords", "end", "leeway", NULL };
-  BIND ("truncate", names, 0);
+  HZJ_BIND ("truncate", names, 0);
   gint64 length = 255, leeway = 5;
   if ((a[0] && !hzj_want_int (ctx, a[0], "length", &length)) ||
       (a[3] && a[3]->kind != HZJ_NONE && !hzj_want_int (ctx, a[3], "leeway", &leeway)))
@@ -887,7 +908,7 @@ static HzjValue *
 f_unique (HzjCtx *ctx, HzjValue *v, HzjArgs *args)
 {
   static const char *const names[] = { "case_sensitive", "attribute", NULL };
-  BIND ("unique", names, 0);
+  HZJ_BIND ("unique", names, 0);
   g_autoptr (GPtrArray) items = hzj_iterate (ctx, v);
   if (!items)
     return NULL;

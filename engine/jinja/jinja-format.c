@@ -1,9 +1,8 @@
 /* engine/jinja/jinja-format.c — Python's string formatting: str.format() with the format
- * specification mini-language, and the printf-style % operator (see jinja-methods.h).
+ * specification mini-language, and the printf-style % operator (see jinja-format.h).
  * Sources: the Python Library Reference, "Format String Syntax" and "printf-style String
  * Formatting". */
-#include "jinja-methods.h"
-#include "jinja-ops.h"
+#include "jinja-format.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -299,11 +298,11 @@ field_value (HzjCtx *ctx, const char *name, gsize len, HzjArgs *args, int *auto_
           for (gsize i = k; i < e; i++)
             digits &= g_ascii_isdigit (name[i]);
           g_autoptr (HzjValue) key = digits ? hzj_int (g_ascii_strtoll (part, NULL, 10)) : hzj_cstr (part);
-          next = hzj_getitem (ctx, v, key);
+          next = ctx->env->getitem (ctx, v, key);
           e++;
         }
       else
-        next = hzj_getattr (ctx, v, part);
+        next = ctx->env->getattr (ctx, v, part);
       hzj_unref (v);
       v = next;
       k = e;

@@ -6,7 +6,7 @@
 #pragma once
 
 #include <json-glib/json-glib.h>
-#include "jinja-eval.h"
+#include "jinja-context.h"
 
 G_BEGIN_DECLS
 

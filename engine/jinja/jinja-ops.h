@@ -6,7 +6,7 @@
 #pragma once
 
 #include "jinja-ast.h"
-#include "jinja-eval.h"
+#include "jinja-context.h"
 
 G_BEGIN_DECLS
 
@@ -20,7 +20,5 @@ int hzj_op_compare (HzjCtx *ctx, HzjCmpop op, HzjValue *a, HzjValue *b);
  *  out); strings keep their tagging. Anything else raises, as Python's subscription. */
 HzjValue *hzj_op_slice (HzjCtx *ctx, HzjValue *obj, HzjValue *start, HzjValue *stop,
                         HzjValue *step);
-/** An integer argument (int or bool), or a TypeError naming @what. */
-gboolean hzj_want_int (HzjCtx *ctx, HzjValue *v, const char *what, gint64 *out);
 
 G_END_DECLS

@@ -4,18 +4,16 @@
  * macro, call, filter, with, print, raw. Other tags ({% generation %}, include, extends,
  * ...) are refused as Jinja2 refuses an unknown tag.
  *
- * Nesting is bounded (HZJ_MAX_NESTING levels of brackets, operators and blocks) so that
- * neither parsing nor evaluating recurses without end. As Jinja2, a filter or test that
- * does not exist is an error at parse time unless it sits inside an {% if %} or an
- * inline if, where it is an error only when reached. */
+ * Nesting is bounded (HZJ_MAX_NESTING levels of brackets, operators and blocks:
+ * jinja-parse-stream.h) so that neither parsing nor evaluating recurses without end. As
+ * Jinja2, a filter or test that does not exist is an error at parse time unless it sits
+ * inside an {% if %} or an inline if, where it is an error only when reached. */
 #pragma once
 
 #include <glib.h>
 #include "jinja-ast.h"
 
 G_BEGIN_DECLS
-
-#define HZJ_MAX_NESTING 200
 
 /**
  * hzj_parse:

@@ -1,6 +1,6 @@
 /* engine/jinja/jinja-tests.c — Jinja2 3.1's tests (`x is defined`, `x is string`, ...; see
- * jinja-filters.h), each as the function of the same name in jinja2/tests.py. */
-#include "jinja-filters.h"
+ * jinja-tests.h), each as the function of the same name in jinja2/tests.py. */
+#include "jinja-tests.h"
 #include "jinja-methods.h"
 #include "jinja-ops.h"
 
@@ -97,9 +97,8 @@ t_sameas (HzjCtx *c, HzjValue *v, HzjValue *x)
 static int
 t_filter (HzjCtx *c, HzjValue *v, HzjValue *x)
 {
-  (void) c;
   (void) x;
-  return v->kind == HZJ_STR && hzj_filter_exists (v->str.s);
+  return v->kind == HZJ_STR && c->env->filter_exists (v->str.s);
 }
 
 static int

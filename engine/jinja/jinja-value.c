@@ -1,6 +1,5 @@
 /* engine/jinja/jinja-value.c — values with Python's semantics (see jinja-value.h). */
 #include "jinja-value.h"
-#include "jinja-eval.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -44,11 +43,10 @@ value_free_contents (HzjValue *v)
       g_free (v->func.name);
       break;
     case HZJ_MACRO:
-      hzj_scope_unref (v->macro.scope);
-      hzj_unref (v->macro.caller);
+      v->macro.klass->finalize (v);
       break;
     case HZJ_LOOP:
-      hzj_loop_free (v->loop);
+      v->loop.klass->finalize (v);
       break;
     case HZJ_UNDEFINED:
       g_free (v->undef.hint);
@@ -804,9 +802,9 @@ str_or_repr (HzjBuf *out, HzjValue *v, gboolean repr, guint depth)
     case HZJ_FUNC:
       return hzj_buf_printf (out, "<built-in function %s>", v->func.name);
     case HZJ_MACRO:
-      return hzj_buf_printf (out, "<Macro '%s'>", hzj_macro_name (v));
+      return v->macro.klass->repr (out, v);
     case HZJ_LOOP:
-      return hzj_buf_printf (out, "<LoopContext>");
+      return v->loop.klass->repr (out, v);
     }
   return TRUE;
 }

@@ -27,14 +27,14 @@ typedef enum {
   HZJ_DICT,
   HZJ_NAMESPACE,
   HZJ_FUNC,   /* a built-in function or bound method */
-  HZJ_MACRO,  /* a template macro (jinja-eval.c) */
-  HZJ_LOOP,   /* the `loop` object of a for loop (jinja-eval.c) */
+  HZJ_MACRO,  /* a template macro (jinja-macro.c) */
+  HZJ_LOOP,   /* the `loop` object of a for loop (jinja-loop.c) */
 } HzjKind;
 
 typedef struct _HzjValue HzjValue;
-typedef struct _HzjCtx HzjCtx;        /* one render (jinja-eval.h) */
-typedef struct _HzjScope HzjScope;    /* variables (jinja-eval.c) */
-typedef struct _HzjLoop HzjLoop;      /* loop state (jinja-eval.c) */
+typedef struct _HzjCtx HzjCtx;        /* one render (jinja-context.h) */
+typedef struct _HzjScope HzjScope;    /* variables (jinja-scope.c) */
+typedef struct _HzjLoop HzjLoop;      /* loop state (jinja-loop.h) */
 typedef struct _HzjNode HzjNode;      /* AST (jinja-ast.h) */
 
 /** Arguments of a call: @n_pos positional values, then @n_kw keyword ones (borrowed). */
@@ -55,6 +55,21 @@ typedef struct {
   GPtrArray *keys, *vals; /* owned references, same length */
   GHashTable *index;      /* key -> index + 1, built once the dict passes 8 entries */
 } HzjDict;
+
+/**
+ * HzjObjectClass:
+ * @finalize: lets go of what the value holds (not of the value itself)
+ * @repr: appends repr(v) (str(v) is the same) to @out; FALSE on overflow
+ *
+ * What this floor needs of a value kind that a floor above it defines: a macro
+ * (jinja-macro.c) holds a scope, a loop object (jinja-loop.c) its state. hzj_unref() and
+ * repr() reach them through the class the value carries, so that values never call up
+ * (dependency inversion, as a GObject's class finalize).
+ */
+typedef struct {
+  void (*finalize) (HzjValue *v);
+  gboolean (*repr) (HzjBuf *out, HzjValue *v);
+} HzjObjectClass;
 
 /** How deep lists, tuples and dicts may nest (walks over values recurse; the evaluator
  *  refuses a deeper value, as Python's recursion limit would stop repr or json.dumps). */
@@ -82,11 +97,14 @@ struct _HzjValue {
       char *name;
     } func;
     struct {
+      const HzjObjectClass *klass;
       const HzjNode *node; /* the macro (or call block body) node, owned by the template */
       HzjScope *scope;     /* where it was defined */
-      HzjValue *caller;    /* the `caller` of a call block, or NULL */
     } macro;
-    HzjLoop *loop;
+    struct {
+      const HzjObjectClass *klass;
+      HzjLoop *state;
+    } loop;
     struct {
       char *hint;        /* the error an operation on it raises, or NULL */
       gboolean unsafe;   /* a sandbox refusal (SecurityError) rather than UndefinedError */

@@ -1,13 +1,12 @@
 /* engine/jinja/jinja.c — the public face of the chat-template interpreter (see jinja.h):
  * parsing, the render variables and their tagging, bounds, and the output pieces. */
 #include "jinja.h"
-#include "jinja-error.h"
+#include "jinja-builtins.h"
 #include "jinja-eval.h"
-#include "jinja-filters.h"
 #include "jinja-json.h"
 #include "jinja-parser.h"
+#include "jinja-scope.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 #define DEFAULT_MAX_OUTPUT (16 * 1024 * 1024)
@@ -17,23 +16,6 @@
 struct _HzJinjaTemplate {
   HzjNode *root;
 };
-
-G_DEFINE_QUARK (hz-jinja-error-quark, hz_jinja_error)
-
-void
-hzj_error_set (GError **error, int code, const char *pyclass, int line, const char *fmt, ...)
-{
-  if (error == NULL || *error != NULL)
-    return;
-  va_list ap;
-  va_start (ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf (fmt, ap);
-  va_end (ap);
-  if (line > 0)
-    g_set_error (error, HZ_JINJA_ERROR, code, "%s: %s (template line %d)", pyclass, msg, line);
-  else
-    g_set_error (error, HZ_JINJA_ERROR, code, "%s: %s", pyclass, msg);
-}
 
 void
 hz_jinja_piece_free (HzJinjaPiece *piece)
@@ -224,7 +206,7 @@ hz_jinja_template_render_pieces (const HzJinjaTemplate *t, JsonObject *vars,
       hzj_buf_clear (&out);
       hzj_scope_unref (scope);
     }
-  hzj_ctx_finish (&ctx);
+  hzj_scopes_release (&ctx);
   g_clear_error (&ctx.error);
   g_hash_table_unref (ctx.live_scopes);
   g_ptr_array_unref (ctx.namespaces);

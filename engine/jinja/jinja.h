@@ -26,18 +26,11 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 
+#include "jinja-error.h"
+
 G_BEGIN_DECLS
 
-#define HZ_JINJA_ERROR (hz_jinja_error_quark ())
-GQuark hz_jinja_error_quark (void);
-
-typedef enum {
-  HZ_JINJA_ERROR_SYNTAX,  /* the template does not parse (TemplateSyntaxError, ...) */
-  HZ_JINJA_ERROR_RAISED,  /* the template called raise_exception() (TemplateError) */
-  HZ_JINJA_ERROR_RUNTIME, /* UndefinedError, TypeError, SecurityError, ... while rendering */
-  HZ_JINJA_ERROR_LIMIT,   /* a bound of HzJinjaLimits was reached */
-  HZ_JINJA_ERROR_INPUT,   /* the template or a variable is not valid UTF-8, or not usable */
-} HzJinjaError;
+/* HZ_JINJA_ERROR and its codes (HzJinjaError): jinja-error.h */
 
 /**
  * HzJinjaLimits:

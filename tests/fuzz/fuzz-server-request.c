@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz-glib.h"
 #include "server-reply.h"
 #include "server-request.h"
 
@@ -108,24 +109,13 @@ check_replies (const HzApiRequest *r)
   CHECK (k != NULL);
 }
 
-/* A GLib critical or warning is a crash that libFuzzer sees: G_DEBUG=fatal-criticals stops
- * the process with SIGTRAP, which libFuzzer does not catch (no artifact would be kept). */
-static GLogWriterOutput
-abort_on_critical (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
-{
-  g_log_writer_default (level, fields, n_fields, data);
-  if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING))
-    abort ();
-  return G_LOG_WRITER_HANDLED;
-}
-
 int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   static gboolean init;
   if (!init)
     {
-      g_log_set_writer_func (abort_on_critical, NULL, NULL);
+      g_log_set_writer_func (fuzz_abort_on_critical, NULL, NULL);
       init = TRUE;
     }
   if (size == 0)

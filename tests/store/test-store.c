@@ -328,6 +328,66 @@ test_messages_streaming (void)
   st_assert_integrity (store);
 }
 
+/* hz_store_open_readonly: reads a store another connection is writing (WAL), refuses every
+ * write, and creates, migrates or changes nothing (missing, foreign, empty files). */
+static void
+test_open_readonly (void)
+{
+  g_autofree char *path = st_tmp_path ("ro.db");
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzStore) writer = st_open (path);
+  gint64 conv = hz_store_create_conversation (writer, "Read me", NULL, NULL, &error);
+  gint64 msg = hz_store_append_message (writer, conv, 0, HZ_ROLE_USER, "a walrus on the ice",
+                                        NULL, TRUE, &error);
+  g_assert_no_error (error);
+
+  g_autoptr (HzStore) ro = hz_store_open_readonly (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (hz_store_get_schema_version (ro), ==, HZ_STORE_SCHEMA_VERSION);
+  g_assert_cmpint (st_query_int (ro, "PRAGMA query_only"), ==, 1);
+  g_autoptr (GPtrArray) hits = hz_store_search_messages (ro, "walr", 10, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hits->len, ==, 1);
+  g_assert_cmpint (((HzSearchHit *) hits->pdata[0])->message_id, ==, msg);
+  /* what the writer commits later is seen; writes through the reader fail */
+  hz_store_append_message (writer, conv, msg, HZ_ROLE_ASSISTANT, "the walrus waves", NULL,
+                           TRUE, &error);
+  g_assert_no_error (error);
+  g_clear_pointer (&hits, g_ptr_array_unref);
+  hits = hz_store_search_messages (ro, "walrus", 10, &error);
+  g_assert_cmpuint (hits->len, ==, 2);
+  g_assert_cmpint (hz_store_create_conversation (ro, "no", NULL, NULL, &error), ==, 0);
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_READONLY);
+  g_clear_error (&error);
+  g_assert_cmpint (st_query_int (writer, "SELECT count(*) FROM conversations"), ==, 1);
+
+  /* nothing is created for a missing file, or in a missing folder */
+  g_autofree char *missing = st_tmp_path ("no-such-dir/missing.db");
+  g_assert_null (hz_store_open_readonly (missing, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND);
+  g_clear_error (&error);
+  g_autofree char *missing_dir = g_path_get_dirname (missing);
+  g_assert_false (g_file_test (missing_dir, G_FILE_TEST_EXISTS));
+
+  /* an empty file (a writer would initialise it) and a foreign file stay as they are */
+  g_autofree char *empty = st_tmp_path ("ro-empty.db");
+  g_assert_true (g_file_set_contents (empty, "", 0, NULL));
+  g_assert_null (hz_store_open_readonly (empty, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_READONLY);
+  g_clear_error (&error);
+  struct stat sb;
+  g_assert_cmpint (stat (empty, &sb), ==, 0);
+  g_assert_cmpint (sb.st_size, ==, 0);
+  g_autofree char *text = st_tmp_path ("ro-text.db");
+  g_assert_true (g_file_set_contents (text, "not a database at all, just words\n", -1, NULL));
+  g_assert_null (hz_store_open_readonly (text, &error));
+  g_assert_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_CORRUPT);
+  g_clear_error (&error);
+  g_autofree char *kept = NULL;
+  g_assert_true (g_file_get_contents (text, &kept, NULL, NULL));
+  g_assert_cmpstr (kept, ==, "not a database at all, just words\n");
+}
+
 static void
 test_reopen_keeps_data (void)
 {
@@ -579,6 +639,7 @@ main (int argc, char **argv)
   g_test_add_func ("/store/open/default-path", test_open_default_path);
   g_test_add_func ("/store/open/empty-file-migrates", test_open_empty_file_migrates);
   g_test_add_func ("/store/open/private-files", test_open_private_files);
+  g_test_add_func ("/store/open/readonly", test_open_readonly);
   g_test_add_func ("/store/roles", test_roles);
   g_test_add_func ("/store/conversations", test_conversations);
   g_test_add_func ("/store/messages/streaming", test_messages_streaming);

@@ -1151,6 +1151,7 @@ test_messages (void)
   static const char *const cmds[][6] = {
     { "generate", "-p", "x", "-m", NULL }, { "chat", "-m", NULL }, { "info", NULL },
     { "tokenize", "-m", NULL }, { "redact", "--model", NULL }, { "bench", "-m", NULL },
+    { "mcp", "-m", NULL },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cmds); i++)
     for (int k = 0; k < 2; k++)
