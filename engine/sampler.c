@@ -578,6 +578,32 @@ draw (HzRng *rng, const HzCand *c, gsize n)
   return c[n - 1].id;  /* u within rounding of the sum */
 }
 
+/* Stage 1: the row the other stages read — `logits` itself, or with penalties a copy in
+ * s->work with them applied. Sizes the sampler's buffers for n_vocab. */
+static const float *
+penalized_row (HzSampler *s, const float *logits, gsize n_vocab)
+{
+  ensure_buffers (s, n_vocab);
+  if (!penalties_active (s))
+    return logits;
+  memcpy (s->work, logits, n_vocab * sizeof (float));
+  apply_penalties (s, s->work, n_vocab);
+  return s->work;
+}
+
+/* Stages 4-7 (temperature, top-p, min-p, the draw) over candidates c[0..n), n >= 1. */
+static HzToken
+sample_candidates (HzSampler *s, HzCand *c, gsize n)
+{
+  const HzSamplerParams *p = &s->p;
+  n = apply_temperature (c, n, p->temperature);
+  if (p->top_p < 1.0f)
+    n = apply_top_p (c, n, p->top_p);
+  if (p->min_p > 0.0f)
+    n = apply_min_p (c, n, p->min_p);
+  return draw (&s->rng, c, n);
+}
+
 /**
  * hz_sampler_sample:
  * @s: a sampler
@@ -612,15 +638,7 @@ hz_sampler_sample (HzSampler *s, const float *logits, int32_t n_vocab)
     return -1;
   const gsize nv = (gsize) n_vocab;
   const HzSamplerParams *p = &s->p;
-
-  ensure_buffers (s, nv);
-  const float *row = logits;
-  if (penalties_active (s))
-    {
-      memcpy (s->work, logits, nv * sizeof (float));
-      apply_penalties (s, s->work, nv);
-      row = s->work;
-    }
+  const float *row = penalized_row (s, logits, nv);
 
   if (p->temperature <= 0.0f)
     return argmax (row, nv);
@@ -629,12 +647,69 @@ hz_sampler_sample (HzSampler *s, const float *logits, int32_t n_vocab)
   gsize n = top_k_candidates (row, nv, p->top_k, c);
   if (n == 0)
     return 0;  /* nothing above -inf: every token ties, lowest id */
-  n = apply_temperature (c, n, p->temperature);
-  if (p->top_p < 1.0f)
-    n = apply_top_p (c, n, p->top_p);
-  if (p->min_p > 0.0f)
-    n = apply_min_p (c, n, p->min_p);
-  return draw (&s->rng, c, n);
+  return sample_candidates (s, c, n);
+}
+
+/**
+ * hz_sampler_sample_masked:
+ * @s: a sampler
+ * @logits: [n_vocab] unnormalised float32 logits (read only)
+ * @n_vocab: row length, > 0
+ * @allow: (nullable): a bitmap of (n_vocab + 63) / 64 words, bit t of word t / 64 set for
+ *   each token that may be chosen (the JSON constraint's mask, json-constrain.h); NULL:
+ *   hz_sampler_sample()
+ *
+ * hz_sampler_sample() over the allowed tokens only: the same stages (penalties, greedy
+ * argmax, top-k, temperature, top-p, min-p, one draw), as if every other logit were -inf.
+ * Deterministic as hz_sampler_sample() (same seed and inputs, same token), though a draw
+ * need not pick the token hz_sampler_sample() would on a row with those logits at -inf
+ * (the candidates come in another order).
+ * Returns: an allowed token id; when every allowed logit is NaN or -inf, the lowest
+ * allowed id; -1 when nothing is allowed, @logits is NULL or @n_vocab <= 0.
+ * Cost: one pass over the bitmap and the allowed tokens. Thread safety: one thread at a
+ * time per sampler.
+ */
+HzToken
+hz_sampler_sample_masked (HzSampler *s, const float *logits, int32_t n_vocab,
+                          const guint64 *allow)
+{
+  g_return_val_if_fail (s != NULL, -1);
+  if (allow == NULL)
+    return hz_sampler_sample (s, logits, n_vocab);
+  if (logits == NULL || n_vocab <= 0)
+    return -1;
+  const gsize nv = (gsize) n_vocab;
+  const HzSamplerParams *p = &s->p;
+  const float *row = penalized_row (s, logits, nv);
+  HzCand *c = s->cand;
+  const gboolean greedy = p->temperature <= 0.0f;
+  gsize n = 0;
+  HzToken first = -1, best = -1;   /* greedy: ids ascend, so ties keep the lowest */
+  for (gsize w = 0; w < (nv + 63) / 64; w++)
+    for (guint64 bits = allow[w]; bits; bits &= bits - 1)
+      {
+        const gsize i = w * 64 + (gsize) __builtin_ctzll (bits);
+        if (i >= nv)
+          break;
+        if (first < 0)
+          first = (HzToken) i;
+        if (!(row[i] > -INFINITY))  /* NaN and -inf are never candidates */
+          continue;
+        if (greedy)
+          best = best < 0 || row[i] > row[best] ? (HzToken) i : best;
+        else
+          c[n++] = (HzCand) { row[i], 0.0f, (int32_t) i };
+      }
+  if (greedy)
+    return best >= 0 ? best : first;
+  if (n == 0)
+    return first;
+  if (p->top_k > 0 && (gsize) p->top_k < n)
+    {
+      cand_select (c, n, (gsize) p->top_k);
+      n = (gsize) p->top_k;
+    }
+  return sample_candidates (s, c, n);
 }
 
 /**

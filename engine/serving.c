@@ -16,10 +16,12 @@
 #include "cpu/forward-paged.h"
 #include "cpu/forward.h"
 #include "cpu/matmul.h"
+#include "json-constrain.h"
 #include "kv-paged.h"
 #include "lora-adapter.h"
 #include "model.h"
 #include "prefix-cache.h"
+#include "sampler.h"
 #include "scheduler.h"
 #include "stop-scan.h"
 #include "tokenizer.h"
@@ -46,6 +48,7 @@ typedef struct {
   HzSampler     *sampler;
   HzDetokenizer *detok;
   HzStopScan    *stop;       /* stop strings over the streamed text */
+  HzJsonState   *json;       /* the JSON constraint's state, or NULL */
   guint          n_generated, n_prompt_evaluated;
   gint64         t_first;
   gboolean       finished;
@@ -95,6 +98,9 @@ struct _HzServe {
   guint64         fcfs_salt;       /* cache salt of the adapters set on ctx */
 
   GPtrArray      *active;          /* Request, stepping thread only */
+  HzJsonVocab    *json_vocab;      /* hz_serve_prepare_json (atomic), or at the first JSON
+                                      request on the stepping thread */
+  guint64        *json_mask;       /* stepping thread */
 
   pthread_mutex_t lock;
   pthread_cond_t  wake, idle;
@@ -268,6 +274,8 @@ sample_new (HzServe *srv, Request *req, guint index, const HzToken *tokens, guin
     hz_sampler_accept (s->sampler, req->prompt[i]);
   s->detok = hz_detokenizer_new (hz_model_get_tokenizer (srv->model), req->p.special);
   s->stop = hz_stop_scan_new ((const char *const *) req->stop_strings);
+  if (req->p.json)
+    s->json = hz_json_state_new (req->p.json);
   g_ptr_array_add (req->samples, s);
   req->n_live++;
   return s;
@@ -280,6 +288,7 @@ sample_free (Sample *s)
   hz_sampler_free (s->sampler);
   hz_detokenizer_free (s->detok);
   hz_stop_scan_free (s->stop);
+  hz_json_state_free (s->json);
   g_free (s);
 }
 
@@ -291,6 +300,7 @@ request_free (Request *req)
   g_strfreev (req->stop_strings);
   hz_lora_binding_clear (&req->lora);
   g_free (req->adapter_scales);
+  g_clear_pointer (&req->p.json, hz_json_schema_unref);
   g_free (req);
 }
 
@@ -347,6 +357,8 @@ hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
   req->stop_strings = g_strdupv ((char **) params->stop_strings);
   req->p.stop_strings = (const char *const *) req->stop_strings;
   req->p.n_samples = MAX (req->p.n_samples, 1);
+  if (params->json)
+    req->p.json = hz_json_schema_ref (params->json);
   req->p.priority = req->p.priority == HZ_PRIORITY_BACKGROUND ? HZ_PRIORITY_BACKGROUND
                                                               : HZ_PRIORITY_INTERACTIVE;
   req->on_token = on_token;
@@ -450,12 +462,46 @@ report_logprobs (HzServe *srv, Sample *s, const float *logits, HzToken chosen)
   req->p.on_logprobs (req->id, s->index, &c, top, n, req->user_data);
 }
 
+void
+hz_serve_prepare_json (HzServe *srv)
+{
+  if (g_atomic_pointer_get (&srv->json_vocab))
+    return;
+  HzJsonVocab *v = hz_json_vocab_new_from_tokenizer (hz_model_get_tokenizer (srv->model));
+  if (!g_atomic_pointer_compare_and_exchange (&srv->json_vocab, NULL, v))
+    hz_json_vocab_free (v);   /* another thread's came first */
+}
+
+/* The next token of a sample with a JSON constraint: sampled among the tokens its mask
+ * allows within the budget (the tokens it may still generate), else among those that
+ * continue the text at all; when none does, an end-of-generation token. */
+static HzToken
+sample_json (HzServe *srv, Sample *s, const float *logits)
+{
+  hz_serve_prepare_json (srv);
+  const HzJsonVocab *v = g_atomic_pointer_get (&srv->json_vocab);
+  if (srv->json_mask == NULL)
+    srv->json_mask = g_new0 (guint64, MAX (hz_json_vocab_mask_words (v), (srv->n_vocab + 63) / 64));
+  guint budget = srv->p.max_seq_len - s->seq->tokens->len;
+  if (s->req->p.n_predict >= 0)
+    budget = MIN (budget, (guint) s->req->p.n_predict - s->n_generated);
+  if (hz_json_mask (v, s->json, budget, srv->json_mask) == 0 &&
+      hz_json_mask (v, s->json, G_MAXUINT, srv->json_mask) == 0)
+    return hz_json_vocab_any_eog (v) >= 0 ? hz_json_vocab_any_eog (v)
+                                          : hz_sampler_sample (s->sampler, logits, (int32_t) srv->n_vocab);
+  const HzToken tok = hz_sampler_sample_masked (s->sampler, logits, (int32_t) srv->n_vocab,
+                                                srv->json_mask);
+  hz_json_state_accept (s->json, v, tok);
+  return tok;
+}
+
 /* Sample the next token of `s` from `logits`, append it, stream it, maybe finish. */
 static void
 sample_token (HzServe *srv, Sample *s, const float *logits)
 {
   Request *req = s->req;
-  const HzToken tok = hz_sampler_sample (s->sampler, logits, (int32_t) srv->n_vocab);
+  const HzToken tok = s->json ? sample_json (srv, s, logits)
+                              : hz_sampler_sample (s->sampler, logits, (int32_t) srv->n_vocab);
   hz_sampler_accept (s->sampler, tok);
   if (req->p.on_logprobs)
     report_logprobs (srv, s, logits, tok);
@@ -465,7 +511,7 @@ sample_token (HzServe *srv, Sample *s, const float *logits)
     s->t_first = g_get_monotonic_time ();
 
   HzStopReason reason = HZ_STOP_NONE;
-  if (!req->p.ignore_eog && hz_model_is_eog (srv->model, tok))
+  if ((!req->p.ignore_eog || s->json) && hz_model_is_eog (srv->model, tok))
     reason = HZ_STOP_EOG;
   else if (req->p.n_predict >= 0 && s->n_generated >= (guint) req->p.n_predict)
     reason = HZ_STOP_LENGTH;
@@ -872,6 +918,8 @@ hz_serve_free (HzServe *srv)
   hz_context_free (srv->ctx);
   g_clear_pointer (&srv->ctx_tokens, g_array_unref);
   g_free (srv->logits);
+  hz_json_vocab_free (srv->json_vocab);
+  g_free (srv->json_mask);
   g_clear_pointer (&srv->row_tokens, g_array_unref);
   g_clear_pointer (&srv->row_pos, g_array_unref);
   g_clear_pointer (&srv->row_tables, g_array_unref);

@@ -408,6 +408,8 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
     }
   else if (req->kind == HZ_API_COMPLETION)
     tokens = hz_model_tokenize (job->model, req->prompt, -1, TRUE, FALSE, &n);
+  if (req->json)
+    hz_serve_prepare_json (job->serve);   /* the JSON tables here, not on the stepping thread */
   if (error)
     {
       g_task_return_error (task, error);
@@ -432,6 +434,7 @@ submit (Job *job, GArray *tokens)
   rp.ignore_eog = req->ignore_eos;
   rp.special = job->special;
   rp.stop_strings = (const char *const *) req->stop;
+  rp.json = req->json;   /* response_format (referenced by the submit) */
   if (req->logprobs)
     {
       rp.on_logprobs = on_logprobs;

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "json-in.h"
+#include "server-format.h"
 
 G_DEFINE_QUARK (hz-api-error-quark, hz_api_error)
 
@@ -386,6 +387,11 @@ read_feature_members (Parse *ps, JsonObject *o, GError **error)
   r->tools = tools ? json_node_copy (tools) : NULL;
   r->tool_choice = choice ? json_node_copy (choice) : NULL;
   r->response_format = format ? json_node_copy (format) : NULL;
+  g_autoptr (GError) local = NULL;
+  if (!hz_server_response_format (format, &r->json, &local))
+    return fail (ps, error, local->code == HZ_JSON_SCHEMA_ERROR_UNSUPPORTED
+                              ? HZ_API_ERROR_UNSUPPORTED : HZ_API_ERROR_INVALID_VALUE,
+                 "response_format", "%s", local->message);
   return TRUE;
 }
 
@@ -459,12 +465,8 @@ gboolean
 hz_api_request_check_served (const HzApiRequest *r, char **param, GError **error)
 {
   const char *what = NULL, *name = NULL;
-  JsonObject *format = r->response_format ? json_node_get_object (r->response_format) : NULL;
-  const char *format_type = format ? string_of (member (format, "type")) : NULL;
   if (r->kind == HZ_API_COMPLETION && r->tools)
     name = "tools", what = "tools on /v1/completions are";
-  else if (format_type && strcmp (format_type, "text") != 0)
-    name = "response_format", what = "structured output ('response_format' other than text) is";
   if (param)
     *param = g_strdup (name);
   if (name == NULL)
@@ -493,5 +495,6 @@ hz_api_request_free (HzApiRequest *r)
   g_clear_pointer (&r->tools, json_node_unref);
   g_clear_pointer (&r->tool_choice, json_node_unref);
   g_clear_pointer (&r->response_format, json_node_unref);
+  hz_json_schema_unref (r->json);
   g_free (r);
 }

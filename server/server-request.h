@@ -12,7 +12,9 @@
  *   logprobs (chat: boolean; completion: an integer 0..20, the number of alternatives);
  *   top_logprobs (chat, 0..20, with logprobs); ignore_eos (llama-server's extension);
  *   tools, tool_choice, response_format (kept as sent for the features that read them:
- *   server-tools.h, hz_api_request_check_served()); a message's tool_calls (its JSON text),
+ *   server-tools.h, hz_api_request_check_served()); response_format compiled into `json`
+ *   (server-format.h: an unsupported schema keyword is HZ_API_ERROR_UNSUPPORTED); a message's
+ *   tool_calls (its JSON text),
  *   tool_call_id and name (strings) on its HzChatMessage.
  * Members that clients send but this server cannot honour (best_of > 1, echo, suffix, a
  * non-empty logit_bias, images or audio in messages) are refused rather than ignored.
@@ -24,6 +26,7 @@
 
 #include <json-glib/json-glib.h>
 #include "hanzo/engine.h"
+#include "hanzo/json-constrain.h"
 
 G_BEGIN_DECLS
 
@@ -60,6 +63,7 @@ typedef struct {
   guint           top_logprobs;  /* alternatives per token (0..20) */
   gboolean        ignore_eos;
   JsonNode       *tools, *tool_choice, *response_format;   /* as sent, or NULL */
+  HzJsonSchema   *json;          /* response_format's constraint (server-format.h), or NULL */
 } HzApiRequest;
 
 /** Parse `len` bytes of `body` (need not be NUL-terminated; may hold anything). Returns
@@ -69,11 +73,11 @@ typedef struct {
 HzApiRequest *hz_api_request_parse (HzApiKind kind, const char *body, gsize len, char **param,
                                     GError **error);
 
-/** The seam for the features that other parts of the server add (constrained JSON
- *  output): FALSE with HZ_API_ERROR_UNSUPPORTED and *param (g_free) naming the member
- *  when the request needs one that is not wired yet: a response_format other than
- *  {"type":"text"}, tools on /v1/completions. Tools of chat requests are checked by
- *  server-tools.h (hz_api_tools_check()). */
+/** The seam for the features that other parts of the server add: FALSE with
+ *  HZ_API_ERROR_UNSUPPORTED and *param (g_free) naming the member when the request needs
+ *  one that is not wired yet: tools on /v1/completions. Tools of chat requests are checked
+ *  by server-tools.h (hz_api_tools_check()); response_format is compiled at parse time
+ *  (server-format.h). */
 gboolean hz_api_request_check_served (const HzApiRequest *r, char **param, GError **error);
 
 void hz_api_request_free (HzApiRequest *r);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include "hanzo/engine.h"
+#include "hanzo/json-constrain.h"
 
 G_BEGIN_DECLS
 
@@ -112,6 +113,12 @@ typedef struct {
   /* TRUE: on_token's text also has the control tokens' texts (e.g. gpt-oss's harmony
    * markers, for a reply parsed for tool calls), as hz_model_detokenize(special = TRUE) */
   gboolean            special;
+  /* Constrained JSON output (hanzo/json-constrain.h; referenced at submit; NULL: free
+   * text): each sample's text is a JSON value of this schema — only tokens that continue
+   * it are sampled, end-of-generation only once it is complete (then it ends the sample
+   * even with ignore_eog), and it closes within n_predict tokens (and the sequence's
+   * positions) where the vocabulary allows. Stop strings still apply. */
+  HzJsonSchema       *json;
 } HzRequestParams;
 
 void hz_request_params_init (HzRequestParams *p);  /* interactive, greedy, n_predict -1 */
@@ -159,6 +166,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzServe, hz_serve_free)
 guint64  hz_serve_submit (HzServe *srv, const HzToken *prompt, gsize n_prompt,
                           const HzRequestParams *params, HzServeTokenFunc on_token,
                           HzServeDoneFunc on_done, gpointer user_data, GError **error);
+/** Make the vocabulary tables of constrained JSON output (HzRequestParams.json) now, on
+ *  the calling thread, unless they are made: about 0.1-0.5 s for a 150k-token vocabulary,
+ *  which the first JSON request would otherwise spend on the stepping thread, holding up
+ *  every running request. Thread-safe (two callers may both build; one table is kept). */
+void     hz_serve_prepare_json (HzServe *srv);
 /** Ask a request to stop; its samples end (HZ_STOP_CANCELLED) at the next step. Unknown
  *  or finished ids are ignored. Thread-safe. */
 void     hz_serve_cancel (HzServe *srv, guint64 request);

@@ -17,6 +17,10 @@
 //     finish_reason 'tool_calls'), streamed as delta.tool_calls, and a second turn that
 //     carries the call and the tool's answer; gpt-oss's harmony format; malformed tools
 //     answered 400.
+//  7. response_format: json_object gives text that JSON.parse reads as an object (whole and
+//     streamed), json_schema text that parses with the schema's required members and types,
+//     also with max_tokens at its shortest text's 32 bytes, and a schema keyword outside the
+//     subset a 400 (BadRequestError) naming it.
 import { spawn, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
@@ -189,6 +193,52 @@ async function main () {
     }
     check(badTools instanceof OpenAI.BadRequestError && badTools.param === 'tools',
       'malformed tools: 400 (BadRequestError, param tools)', badTools && badTools.message);
+
+    // 7. response_format
+    const parsed = (text) => { try { return JSON.parse(text); } catch { return undefined; } };
+    const objects = [];
+    for (const [i, opts] of [{ temperature: 0 }, { temperature: 1, seed: 3 }].entries()) {
+      const r = await client.chat.completions.create({ model: 'chat', max_tokens: 48, ...opts,
+        messages: [{ role: 'user', content: 'Describe the dog as JSON' }],
+        response_format: { type: 'json_object' } });
+      objects.push(r.choices[0].message.content);
+      const s = await streamChat(client, `Describe dog ${i} as JSON`,
+        { ...opts, response_format: { type: 'json_object' } });
+      objects.push(s.text);
+    }
+    check(objects.every((t) => { const v = parsed(t); return v && typeof v === 'object' && !Array.isArray(v); }),
+      'response_format json_object: JSON.parse reads an object (whole and streamed)',
+      objects.map((t) => JSON.stringify(t)).join(' | '));
+    const schema = { type: 'object', additionalProperties: false, required: ['name', 'age', 'friends'],
+      properties: { name: { type: 'string' }, age: { type: 'integer' },
+        friends: { type: 'array', items: { type: 'string' }, maxItems: 2 },
+        mood: { enum: ['happy', 'sad'] } } };
+    const people = [];
+    for (const max of [120, 40, 32]) {
+      const r = await client.chat.completions.create({ model: 'chat', max_tokens: max, temperature: 0.8,
+        seed: max, messages: [{ role: 'user', content: 'Who is Lily?' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'person', strict: true, schema } } });
+      people.push(r.choices[0].message.content);
+    }
+    check(people.every((t) => {
+      const v = parsed(t);
+      return v && typeof v.name === 'string' && Number.isInteger(v.age) && Array.isArray(v.friends) &&
+        v.friends.length <= 2 && v.friends.every((f) => typeof f === 'string') &&
+        (v.mood === undefined || ['happy', 'sad'].includes(v.mood)) &&
+        Object.keys(v).every((k) => k in schema.properties);
+    }), 'response_format json_schema: parses, with the required members and their types',
+    people.map((t) => JSON.stringify(t)).join(' | '));
+    let bad = null;
+    try {
+      await client.chat.completions.create({ model: 'chat', messages: [{ role: 'user', content: 'hi' }],
+        response_format: { type: 'json_schema',
+          json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'string', pattern: '^a' } } } } } });
+    } catch (e) {
+      bad = e;
+    }
+    check(bad instanceof OpenAI.BadRequestError && bad.status === 400 &&
+      bad.code === 'unsupported_parameter' && /'pattern' at \/properties\/a/.test(bad.error?.message),
+    'a schema keyword outside the subset: 400 naming it', bad ? `${bad.status} ${bad.error?.message}` : 'no error');
   } finally {
     server.proc.kill('SIGTERM');
   }

@@ -12,7 +12,11 @@
  *    that carries the call and its answer (a tool message), tool_choice "none" (content),
  *    malformed tools and tool_choice answered 400, tools on a model whose template has
  *    no tool-call format 400;
- *  - errors: malformed JSON, unknown model, bad members, n = 2, tools without a format, a prompt
+ *  - json: response_format json_object and json_schema (chat and completion, whole and
+ *    streamed, greedy and sampled, max_tokens down to the schema's shortest text): every
+ *    text parses and has the schema's members; "text" is free text;
+ *  - errors: malformed JSON, unknown model, bad members, n = 2, tools without a format, a
+ *    schema keyword outside the subset (named in the message), a prompt
  *    longer than the context, wrong method / path / content type, a body over the limit
  *    (Content-Length and chunked), a Host that is not loopback: each a 4xx with an
  *    OpenAI-style error body, and the server serving on after all of them;
@@ -682,8 +686,14 @@ test_errors (void)
       "\"content\":\"hi\"}],\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}]}",
       "unsupported_parameter", 400 },
     { "/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\","
-      "\"content\":\"hi\"}],\"response_format\":{\"type\":\"json_object\"}}",
+      "\"content\":\"hi\"}],\"response_format\":{\"type\":\"json_schema\",\"json_schema\":"
+      "{\"name\":\"x\",\"schema\":{\"type\":\"string\",\"pattern\":\"^a\"}}}}",
       "unsupported_parameter", 400 },
+    { "/v1/chat/completions", "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\","
+      "\"content\":\"hi\"}],\"response_format\":{\"type\":\"yaml\"}}", "invalid_value", 400 },
+    { "/v1/completions", "{\"model\":\"stories260K\",\"prompt\":\"hi\",\"response_format\":"
+      "{\"type\":\"json_schema\",\"json_schema\":{\"schema\":{\"type\":\"object\","
+      "\"required\":[\"a\"],\"properties\":{}}}}}", "invalid_value", 400 },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
@@ -691,6 +701,18 @@ test_errors (void)
       http (s, &r, "POST", cases[i].path, cases[i].body, NULL);
       assert_error (&r, cases[i].status, cases[i].code);
     }
+  /* an unsupported schema keyword is named, with the member at fault */
+  g_auto (Reply) kw = { 0 };
+  http (s, &kw, "POST", "/v1/chat/completions",
+        "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],"
+        "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"x\",\"schema\":"
+        "{\"type\":\"object\",\"properties\":{\"when\":{\"type\":\"string\",\"format\":"
+        "\"date-time\"}}}}}}", NULL);
+  assert_error (&kw, 400, "unsupported_parameter");
+  JsonObject *kw_error = json_object_get_object_member (obj (&kw), "error");
+  g_assert_nonnull (strstr (json_object_get_string_member (kw_error, "message"),
+                            "'format' at /properties/when"));
+  g_assert_cmpstr (json_object_get_string_member (kw_error, "param"), ==, "response_format");
   /* a prompt longer than the model's 512-token context */
   g_autoptr (GString) huge = g_string_new ("{\"model\":\"stories260K\",\"prompt\":\"");
   for (int i = 0; i < 400; i++)
@@ -739,6 +761,113 @@ test_errors (void)
   post (s, &ok, "/v1/completions",
         "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":5}", 200);
   g_assert_cmpint (usage_of (&ok, "completion_tokens"), >=, 1);
+  srv_stop (s);
+}
+
+/* The text of a reply (chat: the message's content; completion: the text; streamed: the
+ * events' pieces joined), parsed: it must be JSON. */
+static JsonNode *
+json_reply (Srv *s, const char *path, const char *body)
+{
+  g_auto (Reply) r = { 0 };
+  post (s, &r, path, body, 200);
+  g_autoptr (GString) text = g_string_new (NULL);
+  if (g_str_has_prefix (r.body, "data: "))
+    {
+      g_auto (GStrv) events = g_strsplit (r.body, "\n\n", -1);
+      for (guint i = 0; events[i] && g_str_has_prefix (events[i], "data: {"); i++)
+        {
+          g_autoptr (JsonParser) jp = json_parser_new ();
+          g_assert_true (json_parser_load_from_data (jp, events[i] + 6, -1, NULL));
+          JsonArray *ch = json_object_get_array_member (json_node_get_object (json_parser_get_root (jp)),
+                                                        "choices");
+          JsonObject *c0 = json_array_get_length (ch) ? json_array_get_object_element (ch, 0) : NULL;
+          JsonObject *delta = c0 && json_object_has_member (c0, "delta")
+                                ? json_object_get_object_member (c0, "delta") : c0;
+          const char *piece = delta && json_object_has_member (delta, "content")
+                                ? json_object_get_string_member (delta, "content")
+                              : delta && json_object_has_member (delta, "text")
+                                ? json_object_get_string_member (delta, "text") : NULL;
+          if (piece)
+            g_string_append (text, piece);
+        }
+    }
+  else if (strstr (path, "chat"))
+    g_string_append (text, json_object_get_string_member (
+                             json_object_get_object_member (choice0 (&r), "message"), "content"));
+  else
+    g_string_append (text, json_object_get_string_member (choice0 (&r), "text"));
+  g_test_message ("%s -> %s", body, text->str);
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  if (!json_parser_load_from_data (p, text->str, -1, &error))
+    g_error ("not JSON: %s (%s)", text->str, error->message);
+  return json_parser_steal_root (p);
+}
+
+/* response_format: json_object and a json_schema, whole and streamed, chat and completion,
+ * greedy and sampled, with max_tokens down to what the schema's shortest text needs: the
+ * text always parses and has the schema's required members and types. */
+static void
+test_json (void)
+{
+  if (!have_models ())
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", stories, "-m", distill, NULL });
+  if (s == NULL)
+    return;
+  static const char *const models[] = { "stories260K", "distill" };
+  for (guint m = 0; m < G_N_ELEMENTS (models); m++)
+    for (guint i = 0; i < 8; i++)
+      {
+        const guint max_tokens = (guint[]) { 60, 20, 8, 3 }[i % 4];
+        g_autofree char *body = g_strdup_printf (
+          "{\"model\":\"%s\",\"messages\":[{\"role\":\"user\",\"content\":\"Once upon a time\"}],"
+          "\"max_tokens\":%u,\"temperature\":%s,\"seed\":%u,\"stream\":%s,"
+          "\"response_format\":{\"type\":\"json_object\"}}", models[m], max_tokens,
+          i < 4 ? "0" : "1", i, i % 2 ? "true" : "false");
+        g_autoptr (JsonNode) v = json_reply (s, "/v1/chat/completions", body);
+        g_assert_true (JSON_NODE_HOLDS_OBJECT (v));
+      }
+  /* a schema: {"name":"","age":0,"pet":{"kind":"cat"}} is its shortest text (40 bytes) */
+  static const char schema[] =   /* Pydantic's shapes: the pet's model in $defs, Optional */
+    "{\"$defs\":{\"Pet\":{\"title\":\"Pet\",\"type\":\"object\",\"properties\":{\"kind\":"
+    "{\"enum\":[\"cat\",\"dog\"]},\"legs\":{\"type\":\"number\"}},\"required\":[\"kind\"]}},"
+    "\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},"
+    "\"age\":{\"type\":\"integer\"},\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},"
+    "\"maxItems\":3},\"pet\":{\"$ref\":\"#/$defs/Pet\"},"
+    "\"nick\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null},"
+    "\"good\":{\"type\":\"boolean\"}},\"required\":[\"name\",\"age\",\"pet\"]}";
+  for (guint i = 0; i < 8; i++)
+    {
+      const guint max_tokens = (guint[]) { 200, 80, 45, 40 }[i % 4];
+      g_autofree char *body = g_strdup_printf (
+        "{\"model\":\"%s\",%s,\"max_tokens\":%u,\"temperature\":%s,\"stream\":%s,"
+        "\"response_format\":{\"type\":\"json_schema\",\"json_schema\":{\"name\":\"p\","
+        "\"strict\":true,\"schema\":%s}}}", models[i % 2],
+        i < 4 ? "\"messages\":[{\"role\":\"user\",\"content\":\"A cat\"}]" : "\"prompt\":\"A cat\"",
+        max_tokens, i % 3 ? "0.8" : "0", i % 2 ? "true" : "false", schema);
+      g_autoptr (JsonNode) v = json_reply (s, i < 4 ? "/v1/chat/completions" : "/v1/completions",
+                                           body);
+      JsonObject *o = json_node_get_object (v);
+      g_assert_nonnull (json_object_get_string_member (o, "name"));
+      g_assert_true (json_node_get_value_type (json_object_get_member (o, "age")) == G_TYPE_INT64);
+      const char *kind = json_object_get_string_member (json_object_get_object_member (o, "pet"),
+                                                        "kind");
+      g_assert_true (g_strcmp0 (kind, "cat") == 0 || g_strcmp0 (kind, "dog") == 0);
+      if (json_object_has_member (o, "nick"))
+        g_assert_true (JSON_NODE_HOLDS_NULL (json_object_get_member (o, "nick")) ||
+                       json_object_get_string_member (o, "nick") != NULL);
+      if (json_object_has_member (o, "tags"))
+        g_assert_cmpuint (json_array_get_length (json_object_get_array_member (o, "tags")), <=, 3);
+    }
+  /* "text" is free text, as without response_format */
+  g_auto (Reply) text = { 0 };
+  post (s, &text, "/v1/completions",
+        "{\"model\":\"stories260K\",\"prompt\":\"Once upon a time\",\"max_tokens\":10,"
+        "\"temperature\":0,\"response_format\":{\"type\":\"text\"}}", 200);
+  g_autofree char *want = generate_text (stories, "Once upon a time", 10);
+  g_assert_cmpstr (json_object_get_string_member (choice0 (&text), "text"), ==, want);
   srv_stop (s);
 }
 
@@ -983,6 +1112,7 @@ main (int argc, char **argv)
   g_test_add_func ("/server/errors", test_errors);
   g_test_add_func ("/server/tools", test_tools);
   g_test_add_func ("/server/tools-harmony", test_tools_harmony);
+  g_test_add_func ("/server/json", test_json);
   g_test_add_func ("/server/auth", test_auth);
   g_test_add_func ("/server/loopback", test_loopback);
   g_test_add_func ("/server/cancel", test_cancel);
