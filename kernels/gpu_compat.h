@@ -380,8 +380,9 @@ hzk_prefetch_l2 (const void *p)
 #endif
 }
 
-/** Whether hzk_launch_dep asks for dependent launches (set by hzk_dep_launch_set; host). */
-extern int hzk_dep_enabled;
+/** Whether hzk_launch_dep asks for dependent launches (set by hzk_dep_launch_set; host), and
+ *  whether the decode matvec then prefetches its weight rows into L2 before waiting. */
+extern int hzk_dep_enabled, hzk_weight_prefetch;
 
 #include <utility>
 

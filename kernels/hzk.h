@@ -232,6 +232,9 @@ int  hzk_set_device (int dev);
  *  compute capability 9.0+; never on AMD). Process-wide; set it before capturing graphs.
  *  Returns whether they are now used. Not thread-safe against concurrent launches. */
 int  hzk_dep_launch_set (int on);
+/** With dependent launches on: whether the decode matvec (batch 1) pulls its block's weight
+ *  rows into L2 before it waits for the kernel before it (default off). Process-wide. */
+void hzk_weight_prefetch_set (int on);
 int  hzk_stream_create (void **stream);
 int  hzk_stream_destroy (void *stream);
 int  hzk_stream_sync (void *stream);

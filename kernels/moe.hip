@@ -145,7 +145,6 @@ hzk_moe_router_kernel (const uint8_t *HZK_RESTRICT w, int n_expert, int64_t K,
                        int *counter)
 {
   using C = typename hzk_launch<W>::type;
-  hzk_prefetch_rows<W, C> (w, n_expert, K, blockIdx.x);
   hzk_dep_begin ();
   __shared__ float p[HZK_MOE_MAX_EXPERT];
   __shared__ int last;

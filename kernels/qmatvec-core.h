@@ -171,9 +171,10 @@ qmatvec_rows (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
 }
 
 /** Pull the weight rows of block `blk` (contiguous payload, then their meta bytes) into L2:
- *  weights need no earlier kernel, so a dependent launch (gpu_compat.h) does this before
- *  hzk_dep_wait, while the kernels before it still run. NVIDIA sm_90+ only (elsewhere a
- *  no-op: no dependent launches there). */
+ *  weights need no earlier kernel, so a dependent launch (gpu_compat.h) may do this before
+ *  hzk_dep_wait, while the kernels before it still run (qmatvec_core with PF, opt-in:
+ *  HZ_GPU_PREFETCH=1; measured slower for the dense 7B shapes, docs/PERFORMANCE.md).
+ *  NVIDIA sm_90+ only (elsewhere a no-op: no dependent launches there). */
 template <int W, class C>
 static __device__ __forceinline__ void
 hzk_prefetch_rows (const uint8_t *w, int64_t n_rows, int64_t K, int64_t blk)
@@ -198,13 +199,16 @@ hzk_prefetch_rows (const uint8_t *w, int64_t n_rows, int64_t K, int64_t blk)
 #endif
 }
 
-template <int W, int B, class C>
+/** PF: prefetch the block's weight rows into L2 before hzk_dep_wait (hzk_prefetch_rows;
+ *  the launcher's choice, hzk_weight_prefetch). */
+template <int W, int B, class C, bool PF = false>
 __global__ void __launch_bounds__ (HZK_THREADS)
 qmatvec_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
               const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
               const float *HZK_RESTRICT x, float *HZK_RESTRICT y)
 {
-  hzk_prefetch_rows<W, C> (w, n_rows, K, blockIdx.x);
+  if constexpr (PF)
+    hzk_prefetch_rows<W, C> (w, n_rows, K, blockIdx.x);
   hzk_dep_begin ();
   qmatvec_rows<W, B, C> (w, n_rows, K, aq, am, x, y, blockIdx.x);
 }

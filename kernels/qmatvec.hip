@@ -166,8 +166,13 @@ hzk_matvec_launch (const void *w, int64_t n_rows, int64_t K, const int8_t *aq, c
 {
   const int64_t per_block = (int64_t) C::G * C::ROWS;
   const unsigned grid = (unsigned) ((n_rows + per_block - 1) / per_block);
-  (void) hzk_launch_dep (qmatvec_core<W, B, C>, grid, HZK_THREADS, 0, (hipStream_t) stream,
-      (const uint8_t *) w, n_rows, K, aq, (const float2 *) am, x, y);
+  if (B == 1 && hzk_dep_enabled && hzk_weight_prefetch)
+    (void) hzk_launch_dep (qmatvec_core<W, B, C, true>, grid, HZK_THREADS, 0,
+                           (hipStream_t) stream, (const uint8_t *) w, n_rows, K, aq,
+                           (const float2 *) am, x, y);
+  else
+    (void) hzk_launch_dep (qmatvec_core<W, B, C>, grid, HZK_THREADS, 0, (hipStream_t) stream,
+                           (const uint8_t *) w, n_rows, K, aq, (const float2 *) am, x, y);
   return (int) hipGetLastError ();
 }
 

@@ -50,9 +50,11 @@ int hzk_set_device (int dev) { return (int) hipSetDevice (dev); }
 
 }  /* extern "C" */
 
-int hzk_dep_enabled = 0;
+int hzk_dep_enabled = 0, hzk_weight_prefetch = 0;
 
 extern "C" {
+
+void hzk_weight_prefetch_set (int on) { hzk_weight_prefetch = on != 0; }
 
 int
 hzk_dep_launch_set (int on)
