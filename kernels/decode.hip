@@ -159,6 +159,7 @@ __global__ void __launch_bounds__ (HZK_OP_THREADS)
 hzk_quantize_mode_kernel (const float *HZK_RESTRICT x, int64_t n, int mode,
                           int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am)
 {
+  hzk_dep_begin ();
   __shared__ float qsh[2 * HZK_OP_THREADS / HZK_SEG];
   const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
   const bool valid = i < n;
@@ -169,6 +170,27 @@ hzk_quantize_mode_kernel (const float *HZK_RESTRICT x, int64_t n, int mode,
 #define HZK_NORM_THREADS 1024
 #define HZK_NORM_REG 8        /* elements per thread kept in registers (n <= 8192) */
 
+/** Element i of token `row`'s mixture-of-experts output (hzk_rms_norm_moe): the k expert
+ *  rows weighted and summed as hzk_moe_combine does (same order and rounding, so the
+ *  residual is bit-identical to combine + add). */
+static __device__ __forceinline__ float
+hzk_moe_sum_at (const HzkMoeSum &ms, int64_t row, int64_t n, int64_t i)
+{
+  float acc = 0.0f;
+  for (int j = 0; j < ms.k; j++)
+    {
+      const int64_t pr = row * ms.k + j;
+      const float v = __fmul_rn (ms.weights[pr], ms.ys[(size_t) pr * ms.ldys + i]);
+      acc = j == 0 ? v : __fadd_rn (acc, v);
+    }
+  if (ms.shared)
+    {
+      const float g = 1.0f / (1.0f + expf (-ms.shared_gate[row]));
+      acc = __fadd_rn (acc, __fmul_rn (ms.shared[(size_t) row * n + i], g));
+    }
+  return acc;
+}
+
 /** One block of 1024 threads per row; a row of up to 8192 elements stays in registers
  *  (each thread's loads are independent, so one DRAM round trip instead of a chain of
  *  them); longer rows re-read x. */
@@ -176,8 +198,9 @@ __global__ void __launch_bounds__ (HZK_NORM_THREADS)
 hzk_rms_norm_kernel (float *HZK_RESTRICT x, const float *HZK_RESTRICT add,
                      const float *HZK_RESTRICT add_bias, const float *HZK_RESTRICT w, int64_t n,
                      float eps, float *HZK_RESTRICT y, int8_t *HZK_RESTRICT aq,
-                     float2 *HZK_RESTRICT am, int mode)
+                     float2 *HZK_RESTRICT am, int mode, HzkMoeSum ms)
 {
+  hzk_dep_begin ();
   __shared__ float sh[HZK_NORM_THREADS / HZK_SEG];
   __shared__ float qsh[2 * HZK_NORM_THREADS / HZK_SEG];
   const int64_t row = blockIdx.x;
@@ -194,7 +217,12 @@ hzk_rms_norm_kernel (float *HZK_RESTRICT x, const float *HZK_RESTRICT add,
       if (i < n)
         {
           v = xr[i];
-          if (add)
+          if (ms.ys)
+            {
+              v += hzk_moe_sum_at (ms, row, n, i);
+              xr[i] = v;
+            }
+          else if (add)
             {
               /* the CPU adds the bias inside the matmul, then the residual: x + (y + b) */
               v += add_bias ? add[row * n + i] + add_bias[i] : add[row * n + i];
@@ -207,7 +235,12 @@ hzk_rms_norm_kernel (float *HZK_RESTRICT x, const float *HZK_RESTRICT add,
   for (int64_t i = threadIdx.x + HZK_NORM_REG * T; i < n; i += T)
     {
       float v = xr[i];
-      if (add)
+      if (ms.ys)
+        {
+          v += hzk_moe_sum_at (ms, row, n, i);
+          xr[i] = v;
+        }
+      else if (add)
         {
           v += add_bias ? add[row * n + i] + add_bias[i] : add[row * n + i];
           xr[i] = v;
@@ -255,6 +288,7 @@ hzk_qkv_rope_kernel (const float *HZK_RESTRICT qkv, const float *HZK_RESTRICT bi
                      int n_head, int n_head_kv, int hdk, int hdv, int n_rot, int neox,
                      float *HZK_RESTRICT q_out, KV *HZK_RESTRICT k_cache, KV *HZK_RESTRICT v_cache)
 {
+  hzk_dep_begin ();
   extern __shared__ float hbuf[];            /* [hdk] */
   __shared__ float sh[128 / HZK_SEG];
   const int pos = *pos_p + (int) blockIdx.y;
@@ -332,12 +366,20 @@ hzk_qkv_rope_kernel (const float *HZK_RESTRICT qkv, const float *HZK_RESTRICT bi
  *  4th position with an online softmax (running max m, sum l, output acc, lane owning
  *  dims lane + 32i); the four are merged in shared memory into the partial
  *  part[h][s] = {m, l, acc[hdv]}. */
+static __device__ void hzk_attn_merge_head (int h, const float *HZK_RESTRICT part, int n_split,
+                                             int hdv, float *HZK_RESTRICT out,
+                                             int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
+                                             int mode);
+
 template <typename KV>
 __global__ void __launch_bounds__ (HZK_ATT_THREADS)
 hzk_attn_split_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
                        const KV *HZK_RESTRICT vc, const int *HZK_RESTRICT pos_p, int n_head,
-                       int n_head_kv, int hdk, int hdv, float scale, float *HZK_RESTRICT part)
+                       int n_head_kv, int hdk, int hdv, float scale, float *HZK_RESTRICT part,
+                       int *HZK_RESTRICT counters, float *HZK_RESTRICT att_out,
+                       int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am, int mode)
 {
+  hzk_dep_begin ();
   constexpr int NW = HZK_ATT_THREADS / HZK_SEG, MAXV = HZK_ATT_MAXD / HZK_SEG;
   __shared__ float qs[HZK_ATT_MAXD];
   __shared__ float wm[NW], wl[NW];
@@ -407,25 +449,42 @@ hzk_attn_split_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
         a += wm[i] == -INFINITY ? 0.0f : wacc[i][d] * expf (wm[i] - M);
       out[2 + d] = a;
     }
+  if (!counters)
+    return;
+  /* fused merge: the head's last split block to finish merges the head */
+  __shared__ int last;
+  __threadfence ();
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    last = atomicAdd (&counters[h], 1) == n_split - 1;
+  __syncthreads ();
+  if (!last)
+    return;
+  __threadfence ();
+  hzk_attn_merge_head (h, part, n_split, hdv, att_out, aq, am, mode);
+  if (threadIdx.x == 0)
+    counters[h] = 0;
 }
 
 /** Merge the n_split partials of head h: out[h·hdv + d] = Σ_s acc_s[d] e^{m_s − M} / Σ_s l_s e^{m_s − M}.
  *  With aq (hdv % 32 == 0), also the int8 quantization of the output (hzk_quant32). */
-__global__ void __launch_bounds__ (HZK_ATT_THREADS)
-hzk_attn_combine_kernel (const float *HZK_RESTRICT part, int n_split, int hdv,
-                         float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
-                         int mode)
+/** The merge of head h's n_split partials (+ the int8 quantization of the head's output);
+ *  all HZK_ATT_THREADS threads of the block call it. Partials are read from L2: in the
+ *  fused launch other blocks of the grid wrote them. */
+static __device__ void
+hzk_attn_merge_head (int h, const float *HZK_RESTRICT part, int n_split, int hdv,
+                     float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
+                     int mode)
 {
-  const int h = blockIdx.x;
   const float *p = part + (int64_t) h * n_split * (2 + hdv);
   float M = -INFINITY;
   for (int s = 0; s < n_split; s++)
-    M = fmaxf (M, p[s * (2 + hdv)]);
+    M = fmaxf (M, hzk_ld_l2 (p + s * (2 + hdv)));
   float L = 0.0f;
   for (int s = 0; s < n_split; s++)
     {
-      const float ms = p[s * (2 + hdv)];
-      L += ms == -INFINITY ? 0.0f : p[s * (2 + hdv) + 1] * expf (ms - M);
+      const float ms = hzk_ld_l2 (p + s * (2 + hdv));
+      L += ms == -INFINITY ? 0.0f : hzk_ld_l2 (p + s * (2 + hdv) + 1) * expf (ms - M);
     }
   const float inv = 1.0f / L;
   const int d_up = (hdv + HZK_SEG - 1) / HZK_SEG * HZK_SEG;
@@ -435,16 +494,24 @@ hzk_attn_combine_kernel (const float *HZK_RESTRICT part, int n_split, int hdv,
       float a = 0.0f;
       for (int s = 0; valid && s < n_split; s++)
         {
-          const float ms = p[s * (2 + hdv)];
+          const float ms = hzk_ld_l2 (p + s * (2 + hdv));
           if (ms != -INFINITY)
-            a += p[s * (2 + hdv) + 2 + d] * expf (ms - M);
+            a += hzk_ld_l2 (p + s * (2 + hdv) + 2 + d) * expf (ms - M);
         }
       a *= inv;
       if (valid)
         out[(int64_t) h * hdv + d] = a;
       if (aq)
         hzk_quant32 (a, (int64_t) h * hdv + d, valid, mode, aq, am);
-    }
+    }}
+
+__global__ void __launch_bounds__ (HZK_ATT_THREADS)
+hzk_attn_combine_kernel (const float *HZK_RESTRICT part, int n_split, int hdv,
+                         float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am,
+                         int mode)
+{
+  hzk_dep_begin ();
+  hzk_attn_merge_head (blockIdx.x, part, n_split, hdv, out, aq, am, mode);
 }
 
 /* ---- causal attention of a batch of tokens (prefill) ----------------------------------- */
@@ -905,6 +972,7 @@ hzk_swiglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up,
                    int64_t n, float *HZK_RESTRICT out, int8_t *HZK_RESTRICT aq,
                    float2 *HZK_RESTRICT am, int mode)
 {
+  hzk_dep_begin ();
   __shared__ float qsh[2 * HZK_OP_THREADS / HZK_SEG];
   const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y;
   const bool valid = i < n;
@@ -923,6 +991,7 @@ hzk_swiglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up,
 __global__ void
 hzk_pos_add_kernel (int *pos, int delta, const int *tok, int *hist)
 {
+  hzk_dep_begin ();
   if (hist)
     hist[*pos + delta] = *tok;
   *pos += delta;
@@ -931,17 +1000,37 @@ hzk_pos_add_kernel (int *pos, int delta, const int *tok, int *hist)
 /* ---- host launchers ----------------------------------------------------------------------- */
 #define S(stream) ((hipStream_t) (stream))
 
-extern "C" int
-hzk_rms_norm (float *x, const float *add, const float *add_bias, const float *w, int64_t n,
-              int rows, float eps, float *y, void *act, int act_mode, void *stream)
+static int
+rms_norm_launch (float *x, const float *add, const float *add_bias, const HzkMoeSum &ms,
+                 const float *w, int64_t n, int rows, float eps, float *y, void *act,
+                 int act_mode, void *stream)
 {
   if (act && (n % (act_mode == HZK_ACT_Q8_K ? 256 : 32)))
     return (int) hipErrorInvalidValue;
   int8_t *aq = act ? (int8_t *) act : NULL;
   float2 *am = act ? (float2 *) hzk_act_m (act, n * rows, 1) : NULL;
-  hzk_rms_norm_kernel<<<rows, HZK_NORM_THREADS, 0, S (stream)>>> (x, add, add_bias, w, n, eps,
-                                                                    y, aq, am, act_mode);
+  (void) hzk_launch_dep (hzk_rms_norm_kernel, rows, HZK_NORM_THREADS, 0, S (stream), x, add, add_bias, w, n, eps,
+                                                                    y, aq, am, act_mode, ms);
   return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_rms_norm (float *x, const float *add, const float *add_bias, const float *w, int64_t n,
+              int rows, float eps, float *y, void *act, int act_mode, void *stream)
+{
+  return rms_norm_launch (x, add, add_bias, HzkMoeSum {}, w, n, rows, eps, y, act, act_mode,
+                          stream);
+}
+
+extern "C" int
+hzk_rms_norm_moe (float *x, const float *ys, int64_t ldys, const float *weights, int k,
+                  const float *shared, const float *shared_gate, const float *w, int64_t n,
+                  int rows, float eps, float *y, void *act, int act_mode, void *stream)
+{
+  if (!ys || !weights || k < 1 || ldys < n || (shared && !shared_gate))
+    return (int) hipErrorInvalidValue;
+  const HzkMoeSum ms = { ys, ldys, weights, k, shared, shared_gate };
+  return rms_norm_launch (x, NULL, NULL, ms, w, n, rows, eps, y, act, act_mode, stream);
 }
 
 extern "C" int
@@ -955,11 +1044,11 @@ hzk_qkv_rope (const float *qkv, const float *bias, const float *q_norm, const fl
   const size_t shm = sizeof (float) * hdk;
   const dim3 grid ((unsigned) (n_head + n_head_kv), (unsigned) n_tok);
   if (kv_f16)
-    hzk_qkv_rope_kernel<__half><<<grid, 128, shm, S (stream)>>> (
+    (void) hzk_launch_dep (hzk_qkv_rope_kernel<__half>, grid, 128, shm, S (stream),
         qkv, bias, q_norm, k_norm, eps, cs, pos, n_head, n_head_kv, hdk, hdv, n_rot, neox, q_out,
         (__half *) k_cache, (__half *) v_cache);
   else
-    hzk_qkv_rope_kernel<float><<<grid, 128, shm, S (stream)>>> (
+    (void) hzk_launch_dep (hzk_qkv_rope_kernel<float>, grid, 128, shm, S (stream),
         qkv, bias, q_norm, k_norm, eps, cs, pos, n_head, n_head_kv, hdk, hdv, n_rot, neox, q_out,
         (float *) k_cache, (float *) v_cache);
   return (int) hipGetLastError ();
@@ -975,24 +1064,26 @@ extern "C" int
 hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
                  const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
                  int n_split, float *part, float *out, void *act, int act_mode,
-                 void *stream)
+                 int *counters, void *stream)
 {
   if (act && (hdv % 32 || act_mode == HZK_ACT_Q8_K))
     return (int) hipErrorInvalidValue;
   if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_split < 1 || n_head % n_head_kv)
     return (int) hipErrorInvalidValue;
   const dim3 grid (n_head, n_split);
+  int8_t *aq = act ? (int8_t *) act : NULL;
+  float2 *am = act ? (float2 *) hzk_act_m (act, (int64_t) n_head * hdv, 1) : NULL;
   if (kv_f16)
-    hzk_attn_split_kernel<__half><<<grid, HZK_ATT_THREADS, 0, S (stream)>>> (
+    (void) hzk_launch_dep (hzk_attn_split_kernel<__half>, grid, HZK_ATT_THREADS, 0, S (stream),
         q, (const __half *) k_cache, (const __half *) v_cache, pos, n_head, n_head_kv, hdk, hdv,
-        scale, part);
+        scale, part, counters, out, aq, am, act_mode);
   else
-    hzk_attn_split_kernel<float><<<grid, HZK_ATT_THREADS, 0, S (stream)>>> (
+    (void) hzk_launch_dep (hzk_attn_split_kernel<float>, grid, HZK_ATT_THREADS, 0, S (stream),
         q, (const float *) k_cache, (const float *) v_cache, pos, n_head, n_head_kv, hdk, hdv,
-        scale, part);
-  hzk_attn_combine_kernel<<<n_head, HZK_ATT_THREADS, 0, S (stream)>>> (
-      part, n_split, hdv, out, act ? (int8_t *) act : NULL,
-      act ? (float2 *) hzk_act_m (act, (int64_t) n_head * hdv, 1) : NULL, act_mode);
+        scale, part, counters, out, aq, am, act_mode);
+  if (!counters)
+    (void) hzk_launch_dep (hzk_attn_combine_kernel, n_head, HZK_ATT_THREADS, 0, S (stream),
+                           part, n_split, hdv, out, aq, am, act_mode);
   return (int) hipGetLastError ();
 }
 
@@ -1131,7 +1222,7 @@ hzk_swiglu_rows (const float *gate, const float *up, int64_t ld, int64_t n, int 
   int8_t *aq = act ? (int8_t *) act : NULL;
   float2 *am = act ? (float2 *) hzk_act_m (act, n * rows, 1) : NULL;
   const dim3 grid ((unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS), (unsigned) rows);
-  hzk_swiglu_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (gate, up, ld, n, out, aq, am,
+  (void) hzk_launch_dep (hzk_swiglu_kernel, grid, HZK_OP_THREADS, 0, S (stream), gate, up, ld, n, out, aq, am,
                                                               act_mode);
   return (int) hipGetLastError ();
 }
@@ -1149,7 +1240,7 @@ hzk_quantize_act_mode (const float *x, int64_t n, int mode, void *act, void *str
   if (n % (mode == HZK_ACT_Q8_K ? 256 : 32))
     return (int) hipErrorInvalidValue;
   const unsigned grid = (unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS);
-  hzk_quantize_mode_kernel<<<grid, HZK_OP_THREADS, 0, S (stream)>>> (
+  (void) hzk_launch_dep (hzk_quantize_mode_kernel, grid, HZK_OP_THREADS, 0, S (stream),
       x, n, mode, (int8_t *) act, (float2 *) hzk_act_m (act, n, 1));
   return (int) hipGetLastError ();
 }
@@ -1157,6 +1248,6 @@ hzk_quantize_act_mode (const float *x, int64_t n, int mode, void *act, void *str
 extern "C" int
 hzk_pos_add (int *pos, int delta, const int *tok, int *hist, void *stream)
 {
-  hzk_pos_add_kernel<<<1, 1, 0, S (stream)>>> (pos, delta, tok, hist);
+  (void) hzk_launch_dep (hzk_pos_add_kernel, 1, 1, 0, S (stream), pos, delta, tok, hist);
   return (int) hipGetLastError ();
 }

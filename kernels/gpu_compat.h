@@ -334,3 +334,83 @@ hzk_bf16_bits_to_float (uint16_t h)
 {
   return __uint_as_float ((uint32_t) h << 16);
 }
+
+/* ---------------------------------------------------------------- dependent launches */
+/* Programmatic dependent launch (NVIDIA sm_90+, issue 21): a kernel launched by
+ * hzk_launch_dep while hzk_dep_enabled is set may start while the kernel before it on the
+ * stream still runs, as soon as every block of that one has called hzk_dep_release (or
+ * exited). Its blocks then do what needs no input of the previous kernels (address
+ * arithmetic, prefetching weights into L2) and call hzk_dep_wait before they read or write
+ * any activation: that waits for the whole previous grid and its memory. Every kernel so
+ * launched calls hzk_dep_wait before its first activation access, so the chain stays
+ * ordered transitively. Elsewhere (AMD, older NVIDIA, hzk_dep_enabled 0) hzk_launch_dep is
+ * a plain launch and both device calls are no-ops: the portable twin. */
+static __device__ __forceinline__ void
+hzk_dep_wait (void)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile ("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void
+hzk_dep_release (void)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile ("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+/** Both, at the top of a kernel with nothing to do before its inputs are complete. */
+static __device__ __forceinline__ void
+hzk_dep_begin (void)
+{
+  hzk_dep_wait ();
+  hzk_dep_release ();
+}
+
+/** Prefetch the cache line of p into L2 (weights a kernel will read after hzk_dep_wait). */
+static __device__ __forceinline__ void
+hzk_prefetch_l2 (const void *p)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__)
+  asm volatile ("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  __builtin_prefetch (p);
+#endif
+}
+
+/** Whether hzk_launch_dep asks for dependent launches (set by hzk_dep_launch_set; host), and
+ *  whether the decode matvec then prefetches its weight rows into L2 before waiting. */
+extern int hzk_dep_enabled, hzk_weight_prefetch;
+
+#include <utility>
+
+/** Launch kernel k<<<grid, block, smem, stream>>>(args...), as a programmatic dependent
+ *  launch where hzk_dep_enabled (CUDA: cudaLaunchKernelEx with
+ *  cudaLaunchAttributeProgrammaticStreamSerialization; capturable into graphs). k must call
+ *  hzk_dep_wait before touching activations. Returns the launch's error. */
+template <typename... KA, typename... A>
+static inline hipError_t
+hzk_launch_dep (void (*k) (KA...), dim3 grid, dim3 block, size_t smem, hipStream_t stream,
+                A &&...args)
+{
+#if defined(HZK_CUDA)
+  if (hzk_dep_enabled)
+    {
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      at[0].val.programmaticStreamSerializationAllowed = 1;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = grid;
+      cfg.blockDim = block;
+      cfg.dynamicSmemBytes = smem;
+      cfg.stream = stream;
+      cfg.attrs = at;
+      cfg.numAttrs = 1;
+      return cudaLaunchKernelEx (&cfg, k, std::forward<A> (args)...);
+    }
+#endif
+  k<<<grid, block, smem, stream>>> (std::forward<A> (args)...);
+  return hipGetLastError ();
+}

@@ -107,11 +107,28 @@ HzkMatvecFn hzk_matvec_variant (uint32_t type, int v, const char **name);
  * 32 (256 for Q8_K). */
 enum { HZK_ACT_F32 = 0, HZK_ACT_Q8_0 = 1, HZK_ACT_Q8_1 = 2, HZK_ACT_Q8_K = 3 };
 
+/** The k expert rows of a mixture-of-experts output still to be summed (hzk_rms_norm_moe). */
+typedef struct {
+  const float *ys;           /* row t·k+j at ys + (t·k+j)·ldys; NULL: none */
+  int64_t      ldys;
+  const float *weights;      /* [rows·k] */
+  int          k;
+  const float *shared, *shared_gate;   /* qwen2moe's shared expert [rows·n], gate [rows]; nullable */
+} HzkMoeSum;
+
 /** For each of `rows` rows of n: if add, x += add (+ add_bias: x + (add + add_bias), the
  *  CPU's order; [n], nullable) in place (the residual add); then y = x / sqrt(mean(x²) + eps) · w (w nullable = 1). Formula of
  *  hz_cpu_rms_norm_to (engine/cpu/ops.c), sum of squares in fp32. */
 int hzk_rms_norm (float *x, const float *add, const float *add_bias, const float *w, int64_t n,
                   int rows, float eps, float *y, void *act, int act_mode, void *stream);
+
+/** hzk_rms_norm whose residual is the mixture-of-experts output of each row, summed here
+ *  instead of by hzk_moe_combine (one launch fewer per MoE layer): row t adds
+ *  Σ_j weights[t·k+j]·ys[(t·k+j)·ldys + i] (+ sigmoid(shared_gate[t])·shared[t·n + i]),
+ *  bit-identical to hzk_moe_combine (pos NULL) followed by hzk_rms_norm with that add. */
+int hzk_rms_norm_moe (float *x, const float *ys, int64_t ldys, const float *weights, int k,
+                      const float *shared, const float *shared_gate, const float *w, int64_t n,
+                      int rows, float eps, float *y, void *act, int act_mode, void *stream);
 /** qkv = [q: n_head·hdk | k: n_head_kv·hdk | v: n_head_kv·hdv] (one matvec's output):
  *  + bias (same layout, nullable); q, k heads RMS-normed with q_norm / k_norm ([hdk],
  *  nullable; qwen3); RoPE of the first n_rot dims of each q and k head with the
@@ -132,11 +149,13 @@ size_t hzk_attn_part_bytes (int n_head, int hdv, int n_split);
  *  out[h·hdv ..] = softmax(scale · q_h·K^T) V. Split-K: n_split blocks per head each take
  *  a contiguous share of the positions (online softmax), then a merge (which also writes
  *  the quantization of out into act when given; needs hdv % 32 == 0, not Q8_K). part:
- *  hzk_attn_part_bytes. hdk, hdv <= 256. */
+ *  hzk_attn_part_bytes. hdk, hdv <= 256. counters (nullable): n_head device ints, 0 before
+ *  and left 0 after: then each head's last split block to finish merges the head in the
+ *  same launch (one launch instead of two; same arithmetic), else a second launch merges. */
 int hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
                      const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
                      int n_split, float *part, float *out, void *act, int act_mode,
-                     void *stream);
+                     int *counters, void *stream);
 /** Causal attention of n_tok tokens at positions *pos .. *pos + n_tok − 1 (prefill; their
  *  K/V rows are in the caches already, hzk_qkv_rope with n_tok; *pos > 0 continues a
  *  cache: chunked prefill): for token t and q head h,
@@ -208,6 +227,14 @@ int  hzk_device_count (int *n);
 int  hzk_device_info (int dev, char *name, size_t name_len, size_t *mem, int *n_sm,
                       size_t *l2_bytes);
 int  hzk_set_device (int dev);
+/** Programmatic dependent launches for the decode step's kernels (kernels/gpu_compat.h,
+ *  hzk_launch_dep): asks for them when `on` and the current device supports them (NVIDIA
+ *  compute capability 9.0+; never on AMD). Process-wide; set it before capturing graphs.
+ *  Returns whether they are now used. Not thread-safe against concurrent launches. */
+int  hzk_dep_launch_set (int on);
+/** With dependent launches on: whether the decode matvec (batch 1) pulls its block's weight
+ *  rows into L2 before it waits for the kernel before it (default off). Process-wide. */
+void hzk_weight_prefetch_set (int on);
 int  hzk_stream_create (void **stream);
 int  hzk_stream_destroy (void *stream);
 int  hzk_stream_sync (void *stream);
@@ -279,6 +306,14 @@ typedef int (*HzkMoeMatvecFn) (const void *const *w, int n_expert, int64_t n_row
                                const float *x, int per_slot, float *y, int64_t ldy,
                                void *stream);
 HzkMoeMatvecFn hzk_moe_matvec_fn (uint32_t type);   /* NULL without a device decoder */
+/** Decode router of one token in one launch: logits[e] = Σ W[e][·]·x (W [n_expert][K] in the
+ *  format's device layout; integer formats read aq/am as hzk_matvec, float formats x), then
+ *  the routing of hzk_moe_route (n_tok 1) into ids / weights by the grid's last block.
+ *  counter: one device int, 0 before the launch and left 0 after it (one per stream). */
+typedef int (*HzkMoeRouterFn) (const void *w, int n_expert, int64_t K, const int8_t *aq,
+                               const void *am, const float *x, float *logits, int k, int norm,
+                               int *ids, float *weights, int *counter, void *stream);
+HzkMoeRouterFn hzk_moe_router_fn (uint32_t type);   /* NULL without a device decoder */
 /** Device bytes of the prefill plan of n_pairs = n_tok·k (token, slot) pairs. */
 size_t hzk_moe_plan_bytes (int n_pairs, int n_expert);
 /** Sort the pairs (pair i = token i / k, slot i % k; expert ids[i]) by expert on the

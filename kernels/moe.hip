@@ -12,6 +12,8 @@
  * Ops (C ABI in kernels/hzk.h):
  *   hzk_moe_route    softmax + top-k + (normalised) weights, one 32-lane block per token,
  *                    the ids and weights stay on the device.
+ *   hzk_moe_router   decode: the router matvec and the routing in one launch (the grid's
+ *                    last block routes, after a counter; one node fewer per layer).
  *   hzk_moe_matvec   decode: the k routed experts of one token through the decode matvec's
  *                    body (qmatvec_rows<W>, kernels/qmatvec-core.h), grid.y = slot; each
  *                    block reads its expert id from the device array of selected ids and the
@@ -36,72 +38,77 @@
 static_assert (HZK_MOE_MAX_EXPERT % 32 == 0, "experts per lane");
 
 /* ---- routing -------------------------------------------------------------------------- */
-/** One 32-thread block per token: p = softmax(logits row), then k rounds of a segment
- *  argmax (ties to the lower id) over the experts not taken yet. */
-__global__ void __launch_bounds__ (32)
-hzk_moe_route_kernel (const float *HZK_RESTRICT logits, int64_t ld, int n_expert, int k,
-                      int norm, int *HZK_RESTRICT ids, float *HZK_RESTRICT weights)
+/** Routing of one token (logits row l, read from L2: another block of the same launch may
+ *  have written it) into out_id / out_w: p = softmax(l), then k rounds of a segment argmax
+ *  (ties to the lower id) over the experts not taken yet. Lanes 0..31 work; every thread of
+ *  the block must call it (it synchronises the block). p: shared, HZK_MOE_MAX_EXPERT. */
+static __device__ void
+hzk_route_row (const float *l, float *p, int n_expert, int k, int norm, int *out_id,
+               float *out_w)
 {
-  __shared__ float p[HZK_MOE_MAX_EXPERT];
   const int lane = threadIdx.x;
-  const float *l = logits + (size_t) blockIdx.x * ld;
-  float mx = -INFINITY;
-  for (int e = lane; e < n_expert; e += 32)
+  const bool on = lane < 32;
+  if (on)
     {
-      const float v = l[e];
-      p[e] = v;
-      mx = fmaxf (mx, v);                  /* NaN logits are skipped by fmaxf */
+      float mx = -INFINITY;
+      for (int e = lane; e < n_expert; e += 32)
+        {
+          const float v = hzk_ld_l2 (l + e);
+          p[e] = v;
+          mx = fmaxf (mx, v);              /* NaN logits are skipped by fmaxf */
+        }
+      for (int o = 16; o > 0; o >>= 1)
+        mx = fmaxf (mx, hzk_shfl_xor (mx, o, 32));
+      double s = 0.0;                      /* ggml_vec_soft_max_f32 sums in double */
+      for (int e = lane; e < n_expert; e += 32)
+        {
+          const float v = expf (p[e] - mx);
+          p[e] = v;
+          s += v;
+        }
+      for (int o = 16; o > 0; o >>= 1)
+        s += hzk_shfl_xor (s, o, 32);
+      const float inv = (float) (1.0 / s);
+      for (int e = lane; e < n_expert; e += 32)
+        p[e] = p[e] * inv;
     }
-  for (int o = 16; o > 0; o >>= 1)
-    mx = fmaxf (mx, hzk_shfl_xor (mx, o, 32));
-  double s = 0.0;                          /* ggml_vec_soft_max_f32 sums in double */
-  for (int e = lane; e < n_expert; e += 32)
-    {
-      const float v = expf (p[e] - mx);
-      p[e] = v;
-      s += v;
-    }
-  for (int o = 16; o > 0; o >>= 1)
-    s += hzk_shfl_xor (s, o, 32);
-  const float inv = (float) (1.0 / s);
-  for (int e = lane; e < n_expert; e += 32)
-    p[e] = p[e] * inv;
   __syncthreads ();
-  int *out_id = ids + (size_t) blockIdx.x * k;
-  float *out_w = weights + (size_t) blockIdx.x * k;
   double sum = 0.0;                        /* ggml_sum_rows accumulates in double */
   for (int j = 0; j < k; j++)
     {
       float bv = -0.5f;                    /* below every probability, above the taken */
       int bi = n_expert;
-      for (int e = lane; e < n_expert; e += 32)
-        if (p[e] > bv)                     /* ascending e per lane: ties keep the lower id */
-          {
-            bv = p[e];
-            bi = e;
-          }
-      for (int o = 16; o > 0; o >>= 1)
+      if (on)
         {
-          const float ov = hzk_shfl_xor (bv, o, 32);
-          const int oi = hzk_shfl_xor (bi, o, 32);
-          if (ov > bv || (ov == bv && oi < bi))
-            {
-              bv = ov;
-              bi = oi;
-            }
-        }
-      if (bi >= n_expert)                  /* all remaining NaN: take the lowest free id */
-        {
-          bv = 0.0f;
-          bi = 0;
-          for (int e = 0; e < n_expert; e++)
-            if (!(p[e] < 0.0f))
+          for (int e = lane; e < n_expert; e += 32)
+            if (p[e] > bv)                 /* ascending e per lane: ties keep the lower id */
               {
+                bv = p[e];
                 bi = e;
-                break;
               }
+          for (int o = 16; o > 0; o >>= 1)
+            {
+              const float ov = hzk_shfl_xor (bv, o, 32);
+              const int oi = hzk_shfl_xor (bi, o, 32);
+              if (ov > bv || (ov == bv && oi < bi))
+                {
+                  bv = ov;
+                  bi = oi;
+                }
+            }
+          if (bi >= n_expert)              /* all remaining NaN: take the lowest free id */
+            {
+              bv = 0.0f;
+              bi = 0;
+              for (int e = 0; e < n_expert; e++)
+                if (!(p[e] < 0.0f))
+                  {
+                    bi = e;
+                    break;
+                  }
+            }
+          sum += (double) bv;
         }
-      sum += (double) bv;
       __syncthreads ();                    /* every lane has read p before it is marked */
       if (lane == 0)
         {
@@ -115,6 +122,63 @@ hzk_moe_route_kernel (const float *HZK_RESTRICT logits, int64_t ld, int n_expert
     out_w[lane] = out_w[lane] / (float) fmax (sum, 6.103515625e-5);
 }
 
+/** One 32-thread block per token. */
+__global__ void __launch_bounds__ (32)
+hzk_moe_route_kernel (const float *HZK_RESTRICT logits, int64_t ld, int n_expert, int k,
+                      int norm, int *HZK_RESTRICT ids, float *HZK_RESTRICT weights)
+{
+  hzk_dep_begin ();
+  __shared__ float p[HZK_MOE_MAX_EXPERT];
+  hzk_route_row (logits + (size_t) blockIdx.x * ld, p, n_expert, k, norm,
+                 ids + (size_t) blockIdx.x * k, weights + (size_t) blockIdx.x * k);
+}
+
+/** Decode router of one token in one launch: the router matvec's rows (qmatvec_rows<W>, as
+ *  the dispatch table's matvec computes them) into logits, then the grid's last block to
+ *  finish (a counter: each block fences its rows, then counts itself) routes the token
+ *  (hzk_route_row) and sets the counter back to 0. */
+template <int W>
+__global__ void __launch_bounds__ (HZK_THREADS)
+hzk_moe_router_kernel (const uint8_t *HZK_RESTRICT w, int n_expert, int64_t K,
+                       const int8_t *aq, const float2 *am, const float *x, float *logits,
+                       int k, int norm, int *HZK_RESTRICT ids, float *HZK_RESTRICT weights,
+                       int *counter)
+{
+  using C = typename hzk_launch<W>::type;
+  hzk_dep_begin ();
+  __shared__ float p[HZK_MOE_MAX_EXPERT];
+  __shared__ int last;
+  qmatvec_rows<W, 1, C> (w, n_expert, K, aq, am, x, logits, blockIdx.x);
+  __threadfence ();
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    last = atomicAdd (counter, 1) == (int) gridDim.x - 1;
+  __syncthreads ();
+  if (!last)
+    return;
+  __threadfence ();
+  hzk_route_row (logits, p, n_expert, k, norm, ids, weights);
+  if (threadIdx.x == 0)
+    *counter = 0;
+}
+
+template <int W>
+static int
+hzk_moe_router_launch (const void *w, int n_expert, int64_t K, const int8_t *aq, const void *am,
+                       const float *x, float *logits, int k, int norm, int *ids, float *weights,
+                       int *counter, void *stream)
+{
+  using C = typename hzk_launch<W>::type;
+  if (n_expert < 1 || n_expert > HZK_MOE_MAX_EXPERT || k < 1 || k > HZK_MOE_MAX_USED
+      || k > n_expert || !counter)
+    return (int) hipErrorInvalidValue;
+  const int64_t per_block = (int64_t) C::G * C::ROWS;
+  (void) hzk_launch_dep (hzk_moe_router_kernel<W>, (unsigned) ((n_expert + per_block - 1) / per_block),
+                         HZK_THREADS, 0, (hipStream_t) stream, (const uint8_t *) w, n_expert, K, aq,
+                         (const float2 *) am, x, logits, k, norm, ids, weights, counter);
+  return (int) hipGetLastError ();
+}
+
 /* ---- decode: routed experts through the matvec body ------------------------------------- */
 /** Block (bx, s): rows of block bx of expert ids[s]'s matrix against slot s's activations
  *  (aq/am/x + s·a_stride elements; a_stride 0: all slots read the same row) into
@@ -126,6 +190,7 @@ hzk_moe_matvec_kernel (const void *const *HZK_RESTRICT wp, int n_expert, int64_t
                        const float2 *am, const float *x, int64_t a_stride, float *y,
                        int64_t ldy)
 {
+  hzk_dep_begin ();
   using C = typename hzk_launch<W>::type;
   const int s = blockIdx.y;
   int e = ids[s];
@@ -147,7 +212,7 @@ hzk_moe_matvec_launch (const void *const *w, int n_expert, int64_t n_rows, int64
     return (int) hipErrorInvalidValue;
   const int64_t per_block = (int64_t) C::G * C::ROWS;
   const dim3 grid ((unsigned) ((n_rows + per_block - 1) / per_block), (unsigned) n_slot);
-  hzk_moe_matvec_kernel<W><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+  (void) hzk_launch_dep (hzk_moe_matvec_kernel<W>, grid, HZK_THREADS, 0, (hipStream_t) stream,
       w, n_expert, n_rows, K, ids, aq, (const float2 *) am, x, per_slot ? K : 0, y, ldy);
   return (int) hipGetLastError ();
 }
@@ -295,6 +360,7 @@ hzk_moe_combine_kernel (const float *HZK_RESTRICT ys, int64_t ldys,
                         int64_t n, const float *HZK_RESTRICT shared,
                         const float *HZK_RESTRICT shared_gate, float *HZK_RESTRICT out)
 {
+  hzk_dep_begin ();
   const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
   const int t = blockIdx.y;
   if (i >= n)
@@ -323,6 +389,28 @@ hzk_moe_matvec_entry (void)
     return hzk_moe_matvec_launch<W>;
   else
     return NULL;
+}
+
+template <int W>
+static HzkMoeRouterFn
+hzk_moe_router_entry (void)
+{
+  if constexpr (qdw_traits<W>::available)
+    return hzk_moe_router_launch<W>;
+  else
+    return NULL;
+}
+
+extern "C" HzkMoeRouterFn
+hzk_moe_router_fn (uint32_t type)
+{
+  switch (type)
+    {
+#define HZ_QUANT(NAME, ...) case HZ_TYPE_##NAME: return hzk_moe_router_entry<HZ_TYPE_##NAME> ();
+#include "formats.def"
+#undef HZ_QUANT
+    default: return NULL;
+    }
 }
 
 template <int W>
@@ -366,7 +454,7 @@ hzk_moe_route (const float *logits, int64_t ld, int n_expert, int n_tok, int k, 
   if (n_tok < 1 || n_expert < 1 || n_expert > HZK_MOE_MAX_EXPERT || k < 1
       || k > HZK_MOE_MAX_USED || k > n_expert || ld < n_expert)
     return (int) hipErrorInvalidValue;
-  hzk_moe_route_kernel<<<n_tok, 32, 0, (hipStream_t) stream>>> (logits, ld, n_expert, k, norm,
+  (void) hzk_launch_dep (hzk_moe_route_kernel, n_tok, 32, 0, (hipStream_t) stream, logits, ld, n_expert, k, norm,
                                                                  ids, weights);
   return (int) hipGetLastError ();
 }
@@ -401,7 +489,7 @@ hzk_moe_combine (const float *ys, int64_t ldys, const float *weights, const int 
   if (n_tok < 1 || k < 1 || n < 1 || ldys < n || (shared && !shared_gate))
     return (int) hipErrorInvalidValue;
   const dim3 grid ((unsigned) ((n + 255) / 256), (unsigned) n_tok);
-  hzk_moe_combine_kernel<<<grid, 256, 0, (hipStream_t) stream>>> (ys, ldys, weights, pos, k, n,
+  (void) hzk_launch_dep (hzk_moe_combine_kernel, grid, 256, 0, (hipStream_t) stream, ys, ldys, weights, pos, k, n,
                                                                   shared, shared_gate, out);
   return (int) hipGetLastError ();
 }

@@ -170,11 +170,45 @@ qmatvec_rows (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
     }
 }
 
-template <int W, int B, class C>
+/** Pull the weight rows of block `blk` (contiguous payload, then their meta bytes) into L2:
+ *  weights need no earlier kernel, so a dependent launch (gpu_compat.h) may do this before
+ *  hzk_dep_wait, while the kernels before it still run (qmatvec_core with PF, opt-in:
+ *  HZ_GPU_PREFETCH=1; measured slower for the dense 7B shapes, docs/PERFORMANCE.md).
+ *  NVIDIA sm_90+ only (elsewhere a no-op: no dependent launches there). */
+template <int W, class C>
+static __device__ __forceinline__ void
+hzk_prefetch_rows (const uint8_t *w, int64_t n_rows, int64_t K, int64_t blk)
+{
+#if defined(HZK_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  using T = qdw_traits<W>;
+  const int64_t r0 = blk * C::G * C::ROWS;
+  const int64_t nr = n_rows - r0 < C::G * C::ROWS ? n_rows - r0 : C::G * C::ROWS;
+  const size_t row_bytes = (size_t) (K / T::unit_elems) * T::unit_bytes;
+  const uint8_t *p = w + (size_t) r0 * row_bytes;
+  for (size_t o = (size_t) threadIdx.x * 128; o < (size_t) nr * row_bytes; o += HZK_THREADS * 128)
+    hzk_prefetch_l2 (p + o);
+  if constexpr (!T::is_float)
+    {
+      const size_t mrow = (size_t) (K / T::blk_elems) * T::meta_bytes;
+      const uint8_t *m = w + hzk_align256 ((size_t) n_rows * row_bytes) + (size_t) r0 * mrow;
+      for (size_t o = (size_t) threadIdx.x * 128; o < (size_t) nr * mrow; o += HZK_THREADS * 128)
+        hzk_prefetch_l2 (m + o);
+    }
+#else
+  (void) w, (void) n_rows, (void) K, (void) blk;
+#endif
+}
+
+/** PF: prefetch the block's weight rows into L2 before hzk_dep_wait (hzk_prefetch_rows;
+ *  the launcher's choice, hzk_weight_prefetch). */
+template <int W, int B, class C, bool PF = false>
 __global__ void __launch_bounds__ (HZK_THREADS)
 qmatvec_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
               const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
               const float *HZK_RESTRICT x, float *HZK_RESTRICT y)
 {
+  if constexpr (PF)
+    hzk_prefetch_rows<W, C> (w, n_rows, K, blockIdx.x);
+  hzk_dep_begin ();
   qmatvec_rows<W, B, C> (w, n_rows, K, aq, am, x, y, blockIdx.x);
 }

@@ -47,6 +47,7 @@ __global__ void __launch_bounds__ (HZK_THREADS)
 hzk_quantize_act_kernel (const float *HZK_RESTRICT x, int64_t nblk, int8_t *HZK_RESTRICT aq,
                          float2 *HZK_RESTRICT am)
 {
+  hzk_dep_begin ();
   const int lane = threadIdx.x & 31;
   const int64_t blk = ((int64_t) blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   if (blk >= nblk)
@@ -118,6 +119,7 @@ __global__ void __launch_bounds__ (HZK_THREADS)
 hzk_embed_kernel (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K,
                   const int *HZK_RESTRICT row_p, float *HZK_RESTRICT out)
 {
+  hzk_dep_begin ();
   using T = qdw_traits<W>;
   const int64_t nu = K / T::unit_elems;
   const int64_t u = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
@@ -164,8 +166,13 @@ hzk_matvec_launch (const void *w, int64_t n_rows, int64_t K, const int8_t *aq, c
 {
   const int64_t per_block = (int64_t) C::G * C::ROWS;
   const unsigned grid = (unsigned) ((n_rows + per_block - 1) / per_block);
-  qmatvec_core<W, B, C><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
-      (const uint8_t *) w, n_rows, K, aq, (const float2 *) am, x, y);
+  if (B == 1 && hzk_dep_enabled && hzk_weight_prefetch)
+    (void) hzk_launch_dep (qmatvec_core<W, B, C, true>, grid, HZK_THREADS, 0,
+                           (hipStream_t) stream, (const uint8_t *) w, n_rows, K, aq,
+                           (const float2 *) am, x, y);
+  else
+    (void) hzk_launch_dep (qmatvec_core<W, B, C>, grid, HZK_THREADS, 0, (hipStream_t) stream,
+                           (const uint8_t *) w, n_rows, K, aq, (const float2 *) am, x, y);
   return (int) hipGetLastError ();
 }
 
@@ -192,7 +199,7 @@ hzk_embed_launch (const void *w, int64_t n_rows, int64_t K, const int *row, int 
   if (n < 1)
     return (int) hipErrorInvalidValue;
   const dim3 grid ((unsigned) ((nu + HZK_THREADS - 1) / HZK_THREADS), (unsigned) n);
-  hzk_embed_kernel<W><<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+  (void) hzk_launch_dep (hzk_embed_kernel<W>, grid, HZK_THREADS, 0, (hipStream_t) stream,
       (const uint8_t *) w, n_rows, K, row, out);
   return (int) hipGetLastError ();
 }
@@ -321,7 +328,7 @@ hzk_quantize_act (const float *x, int64_t K, int batch, void *scratch, void *str
 {
   const int64_t nblk = (int64_t) batch * K / 32;
   const unsigned grid = (unsigned) ((nblk * 32 + HZK_THREADS - 1) / HZK_THREADS);
-  hzk_quantize_act_kernel<<<grid, HZK_THREADS, 0, (hipStream_t) stream>>> (
+  (void) hzk_launch_dep (hzk_quantize_act_kernel, grid, HZK_THREADS, 0, (hipStream_t) stream,
       x, nblk, (int8_t *) scratch, (float2 *) hzk_act_m (scratch, K, batch));
   return (int) hipGetLastError ();
 }

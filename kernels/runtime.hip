@@ -48,6 +48,30 @@ hzk_device_info (int dev, char *name, size_t name_len, size_t *mem, int *n_sm, s
 
 int hzk_set_device (int dev) { return (int) hipSetDevice (dev); }
 
+}  /* extern "C" */
+
+int hzk_dep_enabled = 0, hzk_weight_prefetch = 0;
+
+extern "C" {
+
+void hzk_weight_prefetch_set (int on) { hzk_weight_prefetch = on != 0; }
+
+int
+hzk_dep_launch_set (int on)
+{
+  int use = 0;
+#ifdef HZK_CUDA
+  int dev = 0, major = 0;
+  if (on && cudaGetDevice (&dev) == cudaSuccess
+      && cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor, dev) == cudaSuccess)
+    use = major >= 9;
+#else
+  (void) on;
+#endif
+  hzk_dep_enabled = use;
+  return use;
+}
+
 int
 hzk_stream_create (void **stream)
 {

@@ -230,6 +230,7 @@ __global__ void __launch_bounds__ (HZK_SMP_THREADS)
 hzk_sample_kernel (const float *HZK_RESTRICT x, int64_t n, const HzkSampleParams *HZK_RESTRICT pp,
                    uint64_t *HZK_RESTRICT rng, int *HZK_RESTRICT out)
 {
+  hzk_dep_begin ();
   __shared__ HzkSmpShared sh;
   const HzkSampleParams p = *pp;
   const int tid = threadIdx.x;
@@ -353,6 +354,7 @@ hzk_sample_kernel (const float *HZK_RESTRICT x, int64_t n, const HzkSampleParams
 __global__ void __launch_bounds__ (HZK_SMP_THREADS)
 hzk_argmax_kernel (const float *HZK_RESTRICT x, int64_t n, int *HZK_RESTRICT out)
 {
+  hzk_dep_begin ();
   __shared__ float sv[HZK_SMP_THREADS / HZK_SMP_SEG];
   __shared__ int si[HZK_SMP_THREADS / HZK_SMP_SEG];
   __shared__ int res;
@@ -364,7 +366,7 @@ hzk_argmax_kernel (const float *HZK_RESTRICT x, int64_t n, int *HZK_RESTRICT out
 extern "C" int
 hzk_argmax (const float *x, int64_t n, int *out, void *stream)
 {
-  hzk_argmax_kernel<<<1, HZK_SMP_THREADS, 0, (hipStream_t) stream>>> (x, n, out);
+  (void) hzk_launch_dep (hzk_argmax_kernel, 1, HZK_SMP_THREADS, 0, (hipStream_t) stream, x, n, out);
   return (int) hipGetLastError ();
 }
 
@@ -374,7 +376,7 @@ hzk_sample (const float *logits, int64_t n, const HzkSampleParams *params, uint6
 {
   if (n < 1 || n > INT_MAX)
     return (int) hipErrorInvalidValue;
-  hzk_sample_kernel<<<1, HZK_SMP_THREADS, 0, (hipStream_t) stream>>> (logits, n, params, rng, out);
+  (void) hzk_launch_dep (hzk_sample_kernel, 1, HZK_SMP_THREADS, 0, (hipStream_t) stream, logits, n, params, rng, out);
   return (int) hipGetLastError ();
 }
 

@@ -14,9 +14,14 @@
 #       build, llama.cpp's llama-bench on the same files (-p 512 -n 128 -ngl 99 -r 3, its
 #       defaults otherwise), with our speed over llama.cpp's. VOCAB defaults to
 #       ../shared/models/stories260K.gguf (a 512-token vocabulary: both programs read the
-#       same small logits matrix). docs/PERFORMANCE.md has the numbers and how llama.cpp
-#       was built.
-# Builds with -Dcuda=enabled (HZ_GPU=hip: -Dhip=enabled) if the build dir does not exist.
+#       same small logits matrix). A type written moe:T is the qwen3moe 30B-A3B shape, 48
+#       layers (`hanzo synth --shape moe-30b-a3b --type T --pure --fast`, 17 GB for Q4_K).
+#       Our tg128 is the mean of 3 runs (as llama-bench's), with the GB/s of weights it
+#       reads and their share of the device's measured copy bandwidth.
+#       docs/PERFORMANCE.md has the numbers and how llama.cpp was built.
+# Builds with -Dcuda=enabled (HZ_GPU=hip: -Dhip=enabled) if the build dir does not exist;
+# HZ_BENCH_BIN=DIR (holding hanzo and test-forward, e.g. a packed build on a GPU machine)
+# uses those binaries instead of a build dir.
 # Exit status: 0, or that of the first failing build or benchmark; 2 on usage errors.
 set -eu
 cd "$(dirname "$0")/.."
@@ -27,7 +32,8 @@ if [ "${1:-}" = --models ]; then
 fi
 build=${1:-build-gpu}
 backend=${HZ_GPU:-cuda}
-if [ ! -d "$build" ]; then
+bin=${HZ_BENCH_BIN:-}
+if [ -z "$bin" ] && [ ! -d "$build" ]; then
   meson setup "$build" -D"$backend"=enabled -Dapp=disabled
 fi
 shift $(( $# > 0 ? 1 : 0 ))
@@ -40,7 +46,12 @@ types=${1:-Q4_0,Q4_K,Q8_0}
 vocab=${VOCAB:-${HZ_SHARED_DIR:-../shared}/models/stories260K.gguf}
 cache=${HZ_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hanzo/bench}
 [ -f "$vocab" ] || { echo "bench-gpu: vocabulary file not found: $vocab (set VOCAB)" >&2; exit 2; }
-ninja -C "$build" tools/hanzo tests/gpu/test-forward
+if [ -n "$bin" ]; then
+  hanzo=$bin/hanzo tf=$bin/test-forward
+else
+  ninja -C "$build" tools/hanzo tests/gpu/test-forward
+  hanzo=$build/tools/hanzo tf=$build/tests/gpu/test-forward
+fi
 mkdir -p "$cache"
 llama=${LLAMA_CUDA_BIN:-}
 if [ -n "$llama" ] && [ ! -x "$llama/llama-bench" ]; then
@@ -49,44 +60,55 @@ if [ -n "$llama" ] && [ ! -x "$llama/llama-bench" ]; then
 fi
 [ -n "$llama" ] || echo "(LLAMA_CUDA_BIN not set: llama.cpp columns skipped)" >&2
 
-# t/s of the test-forward --bench table row whose first cell starts with $1
-ours_ts() { awk -F'|' -v k="$1" 'index($2, k) == 2 { gsub(/ /, "", $5); print $5; exit }' "$2"; }
+# cell $3 (5: t/s, 6: GB/s, 7: % of copy) of the test-forward --bench table row whose
+# first cell starts with $1
+ours_ts() {
+  awk -F'|' -v k="$1" -v c="${3:-5}" 'index($2, k) == 2 { gsub(/ /, "", $c); print $c; exit }' "$2"
+}
 # avg_ts of the llama-bench JSONL line with n_prompt $1 and n_gen $2
 llama_ts() {
   grep "\"n_prompt\": *$1," "$3" | grep "\"n_gen\": *$2," | head -n 1 \
-    | sed 's/.*"avg_ts": *\([0-9.]*\).*/\1/'
+    | sed 's/.*"avg_ts": *\([0-9.]*\).*/\1/' | awk '{ printf "%.1f\n", $1 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.2fx", a / b; else print "-" }'; }
 
 rows=""
-for t in $(echo "$types" | tr ',' ' '); do
-  f="$cache/llama2-7b-$t-pure-fast.gguf"
+for spec in $(echo "$types" | tr ',' ' '); do
+  case $spec in
+    moe:*) t=${spec#moe:} name="30B-A3B $t" f="$cache/moe-30b-a3b-$t-pure-fast.gguf"
+           synth="--shape moe-30b-a3b" ;;
+    *) t=$spec name="7B $t" f="$cache/llama2-7b-$t-pure-fast.gguf"
+       synth="--arch llama --shape llama2-7b" ;;
+  esac
   if [ ! -f "$f" ]; then
-    "$build/tools/hanzo" synth --arch llama --shape llama2-7b --type "$t" --pure --fast \
-      --vocab "$vocab" -o "$f" >&2
+    "$hanzo" synth $synth --type "$t" --pure --fast --vocab "$vocab" -o "$f" >&2
   fi
-  log="$cache/bench-gpu-$t.txt"
+  log="$cache/bench-gpu-$(echo "$spec" | tr ':' '-').txt"
   rc=0
-  "$build/tests/gpu/test-forward" --bench "$f" 128 > "$log" || rc=$?
+  HZ_BENCH_GENERATE=0 "$tf" --bench "$f" 128 > "$log" || rc=$?
   if [ "$rc" != 0 ]; then
     tail -n 3 "$log" >&2
     exit "$rc"
   fi
   pp=$(ours_ts "pp512" "$log")
   tg=$(ours_ts "graph, device argmax" "$log")
+  gbs=$(ours_ts "graph, device argmax" "$log" 6)
+  pct=$(ours_ts "graph, device argmax" "$log" 7)
   lpp=- ltg=-
   if [ -n "$llama" ]; then
+    lj="$cache/llama-bench-$(echo "$spec" | tr ':' '-').jsonl"
     LD_LIBRARY_PATH="$llama${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-      "$llama/llama-bench" -m "$f" -p 512 -n 128 -ngl 99 -r 3 -o jsonl > "$cache/llama-bench-$t.jsonl"
-    lpp=$(llama_ts 512 0 "$cache/llama-bench-$t.jsonl")
-    ltg=$(llama_ts 0 128 "$cache/llama-bench-$t.jsonl")
+      "$llama/llama-bench" -m "$f" -p 512 -n 128 -ngl 99 -r 3 -o jsonl > "$lj"
+    lpp=$(llama_ts 512 0 "$lj")
+    ltg=$(llama_ts 0 128 "$lj")
   fi
-  rows="$rows| $t | ${pp:--} | $lpp | $(ratio "${pp:-0}" "$lpp") | ${tg:--} | $ltg | $(ratio "${tg:-0}" "$ltg") |
+  rows="$rows| $name | ${pp:--} | $lpp | $(ratio "${pp:-0}" "$lpp") | ${tg:--} | $ltg | $(ratio "${tg:-0}" "$ltg") | ${gbs:--} | ${pct:--} |
 "
 done
+first=$(echo "$types" | cut -d, -f1 | tr ':' '-')
 echo
-echo "7B shape (hanzo synth --pure --fast), tokens/s; device: $(grep -m 1 '^device:' "$cache/bench-gpu-$(echo "$types" | cut -d, -f1).txt" | cut -c9-)"
+echo "synthetic shapes (hanzo synth --pure --fast), tokens/s; device: $(grep -m 1 '^device:' "$cache/bench-gpu-$first.txt" | cut -c9-); $(grep -m 1 '^copy bandwidth:' "$cache/bench-gpu-$first.txt")"
 echo
-echo "| type | pp512 ours | pp512 llama.cpp | x | tg128 ours | tg128 llama.cpp | x |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| model | pp512 ours | pp512 llama.cpp | x | tg128 ours | tg128 llama.cpp | x | tg GB/s of weights | % of copy |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s' "$rows"

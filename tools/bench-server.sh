@@ -10,7 +10,8 @@
 # Environment: CONC (1,4,16), GEN (128), WORDS (prompt words, 40), REPEAT (5), THREADS (compute threads
 #   of both servers, default: cores), LLAMA_SERVER (llama.cpp's llama-server binary; default
 #   the one in PATH; without one only hanzo serve is measured), LLAMA_CTX (llama-server's
-#   context per slot, 512 = the stories models' training context), PORT (first port, 18470).
+#   context per slot, 512 = the stories models' training context), LLAMA_ARGS (more
+#   llama-server arguments, e.g. "-ngl 99" on a GPU), PORT (first port, 18470).
 # llama-server runs with -np = the largest CONC (one slot per client), -c = slots x LLAMA_CTX,
 # -t/-tb THREADS; hanzo serve with --threads THREADS. Nothing from llama.cpp is part of the
 # project: build it yourself (e.g. from the source bundled in npm node-llama-cpp) and point
@@ -58,7 +59,7 @@ if [ -n "$llama" ] && [ -x "$llama" ]; then
   np=$(echo "$conc" | tr ',' '\n' | sort -n | tail -n 1)
   lport=$((port + 1))
   "$llama" -m "$model" --host 127.0.0.1 --port "$lport" -t "$threads" -tb "$threads" \
-    -np "$np" -c $((np * ${LLAMA_CTX:-512})) > "$tmp/llama.log" 2>&1 &
+    -np "$np" -c $((np * ${LLAMA_CTX:-512})) ${LLAMA_ARGS:-} > "$tmp/llama.log" 2>&1 &
   pids="$pids $!"
   wait_health "http://127.0.0.1:$lport" "$tmp/llama.log"
   servers="$servers|llama-server=http://127.0.0.1:$lport"

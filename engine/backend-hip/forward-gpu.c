@@ -83,6 +83,13 @@ struct _HzGpuForward {
   void  **ev;
   int    *ev_cat, n_ev, ev_cap;
   gboolean prof_on;
+  /* decode-step fusions, opt-in (HZ_GPU_FUSE=1; measured no faster on an H200 with the
+   * dependent launches, docs/PERFORMANCE.md): the attention merge in the split launch, the
+   * router and routing in one launch, a MoE layer's weighted sum left to the next norm
+   * (moe_pend: that layer, until the norm that sums it is enqueued) */
+  gboolean fuse;
+  const GpuMoe *moe_pend;
+  int     *att_cnt, *rt_cnt;       /* the fused launches' counters (n_head, 1), left at 0 */
   uint64_t step_bytes;
   guint    n_converted;       /* tensors on the host F16 fallback */
   /* paged serving (hz_gpu_forward_rows, forward-gpu-paged.c) */
@@ -335,7 +342,8 @@ hz_gpu_forward_free (HzGpuForward *f)
                    f->py, f->pgu, f->ps, f->plog, f->pact, f->ptok, f->rlog, f->wts, f->egu,
                    f->es, f->eo, f->shgu, f->shs, f->sho, f->shg, f->ids, f->eact, f->act_r,
                    f->act_sh, f->prlog, f->pwts, f->pegu, f->pes, f->peo, f->pshgu, f->pshs,
-                   f->psho, f->pshg, f->pids, f->pplan, f->peact, f->pact_r, f->pact_sh };
+                   f->psho, f->pshg, f->pids, f->pplan, f->peact, f->pact_r, f->pact_sh,
+                   f->att_cnt, f->rt_cnt };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
     hz_gpu_free (g, bufs[i]);
   hz_gpu_close (g);
@@ -357,6 +365,7 @@ moe_alloc (HzGpuForward *f, GError **error)
          && (f->eo = dev_alloc (f, fl * k * d, error))
          && (f->eact = dev_alloc (f, hzk_act_bytes (fe, (int) k), error))
          && (f->act_r = dev_alloc (f, hzk_act_bytes (d, 1), error))
+         && (f->rt_cnt = dev_alloc (f, sizeof (int), error))
          && (fs == 0
              || ((f->shgu = dev_alloc (f, fl * 2 * fs, error))
                  && (f->shs = dev_alloc (f, fl * fs, error))
@@ -402,6 +411,7 @@ forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GErro
   f->no_kv = no_kv;
   f->pf_rows = pf_rows;
   f->kv_f16 = g_strcmp0 (g_getenv ("HZ_GPU_KV"), "f16") == 0;
+  f->fuse = g_strcmp0 (g_getenv ("HZ_GPU_FUSE"), "1") == 0;
   f->n_rot = hp->n_rot;
   f->n_split = CLAMP (2 * hz_gpu_n_sm (gpu) / hp->n_head, 1, 32);
 
@@ -476,6 +486,7 @@ forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GErro
        && (f->s = dev_alloc (f, sizeof (float) * nff, error))
        && (f->logits = dev_alloc (f, sizeof (float) * hp->n_vocab, error))
        && (f->part = dev_alloc (f, hzk_attn_part_bytes (hp->n_head, hp->head_dim_v, f->n_split), error))
+       && (f->att_cnt = dev_alloc (f, sizeof (int) * hp->n_head, error))
        && (f->tok = dev_alloc (f, sizeof (int), error))
        && (f->pos = dev_alloc (f, sizeof (int), error))
        && (f->hist = dev_alloc (f, sizeof (int) * (n_ctx + 1), error))
@@ -653,11 +664,18 @@ moe_step (HzGpuForward *f, const GpuMoe *M, GError **error)
   void *st = hz_gpu_stream (f->gpu), *a = NULL;
   const int64_t d = hp->n_embd, fe = hp->n_ff_exp, fs = hp->n_ff_shexp;
   const int ne = hp->n_expert, k = hp->n_expert_used, have = act_mode_of (M->gu[0].type);
-  if (!act_for (f, hz_gpu_tensor_device_type (M->router.t[0]), have, f->h, d, 1, f->act_d,
-                f->act_r, &a, error)
-      || !run_mat (f, &M->router, f->h, a, f->rlog, error)
-      || !rt (hzk_moe_route (f->rlog, ne, ne, 1, k, hp->expert_weights_norm, f->ids, f->wts, st),
-              "routing", error)
+  const uint32_t rtype = hz_gpu_tensor_device_type (M->router.t[0]);
+  /* router matvec and routing in one launch when the router is one tensor */
+  const HzkMoeRouterFn router = f->fuse && M->router.n == 1 ? hzk_moe_router_fn (rtype) : NULL;
+  const gboolean rfl = is_float_type (rtype);
+  if (!act_for (f, rtype, have, f->h, d, 1, f->act_d, f->act_r, &a, error)
+      || !(router ? rt (router (hz_gpu_tensor_data (M->router.t[0]), ne, d,
+                                rfl ? NULL : hzk_act_q (a, d, 1), rfl ? NULL : hzk_act_m (a, d, 1),
+                                f->h, f->rlog, k, hp->expert_weights_norm, f->ids, f->wts,
+                                f->rt_cnt, st), "router", error)
+                  : run_mat (f, &M->router, f->h, a, f->rlog, error)
+                    && rt (hzk_moe_route (f->rlog, ne, ne, 1, k, hp->expert_weights_norm, f->ids,
+                                          f->wts, st), "routing", error))
       || !mark (f, P_GU))
     return FALSE;
   for (int i = 0; i < M->n_gu; i++)
@@ -679,9 +697,34 @@ moe_step (HzGpuForward *f, const GpuMoe *M, GError **error)
                               act_mode (&M->sh_down), st), "swiglu", error)
           || !run_mat (f, &M->sh_down, f->shs, f->act_sh, f->sho, error)))
     return FALSE;
+  if (f->fuse)
+    {
+      f->moe_pend = M;                     /* summed by the next norm (step_norm) */
+      return mark (f, P_DOWN);
+    }
   return rt (hzk_moe_combine (f->eo, d, f->wts, NULL, 1, k, d, M->sh_inp ? f->sho : NULL,
                               f->shg, f->y, st), "expert sum", error)
          && mark (f, P_DOWN);
+}
+
+/* The residual add and RMSNorm of a decode step: x += add (+ bias), h = norm(x)·w,
+ * quantized in `mode` into act_d; when the previous layer's MoE sum is pending, the norm
+ * sums it itself as the residual (hzk_rms_norm_moe, bit-identical to combine + add). */
+static gboolean
+step_norm (HzGpuForward *f, const float *add, const float *bias, const float *w, int mode,
+           const char *what, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  const int64_t d = hp->n_embd;
+  void *st = hz_gpu_stream (f->gpu);
+  const GpuMoe *M = f->moe_pend;
+  f->moe_pend = NULL;
+  if (M)
+    return rt (hzk_rms_norm_moe (f->x, f->eo, d, f->wts, hp->n_expert_used,
+                                 M->sh_inp ? f->sho : NULL, f->shg, w, d, 1, hp->norm_eps, f->h,
+                                 f->act_d, mode, st), what, error);
+  return rt (hzk_rms_norm (f->x, add, bias, w, d, 1, hp->norm_eps, f->h, f->act_d, mode, st),
+             what, error);
 }
 
 /* The MoE FFN of a prefill pass of nt rows: f->ph (quantized in act as the routed gate|up
@@ -736,11 +779,12 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
 {
   const HzHparams *hp = &f->llm->hp;
   void *st = hz_gpu_stream (f->gpu);
-  const int64_t d = hp->n_embd, dov = (int64_t) hp->n_head * hp->head_dim_v, nff = hp->n_ff;
+  const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v, nff = hp->n_ff;
   const int kv_f16 = f->kv_f16;
   const float scale = 1.0f / sqrtf ((float) hp->head_dim_k);
   const GpuMat out = { { f->output }, { 0 }, 1 };
 
+  f->moe_pend = NULL;
   if (!mark (f, P_EMBED) || !hz_gpu_embed (f->gpu, f->embd, f->tok, 1, f->x, error)
       || !mark (f, P_EMBED))
     return FALSE;
@@ -750,8 +794,8 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
       const int m_o = act_mode (&L->wo);
       /* the attention merge quantizes its output itself when the heads are whole 32-groups */
       const gboolean fuse_q = f->act_att && hp->head_dim_v % 32 == 0 && m_o != HZK_ACT_Q8_K;
-      if (!rt (hzk_rms_norm (f->x, il > 0 ? f->y : NULL, NULL, L->attn_norm, d, 1, hp->norm_eps,
-                             f->h, f->act_d, act_mode (&L->qkv), st), "attention norm", error)
+      if (!step_norm (f, il > 0 ? f->y : NULL, NULL, L->attn_norm, act_mode (&L->qkv),
+                      "attention norm", error)
           || !mark (f, P_NORM)
           || !run_mat (f, &L->qkv, f->h, f->act_d, f->qkv, error) || !mark (f, P_QKV)
           || !rt (hzk_qkv_rope (f->qkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs, f->pos,
@@ -762,13 +806,12 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
           || !rt (hzk_attn_decode (f->q, L->k_cache, L->v_cache, kv_f16, f->pos, hp->n_head,
                                    hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, scale,
                                    f->n_split, f->part, f->att, fuse_q ? f->act_att : NULL, m_o,
-                                   st), "attention", error)
+                                   f->fuse ? f->att_cnt : NULL, st), "attention", error)
           || (f->act_att && !fuse_q
               && !rt (hzk_quantize_act_mode (f->att, dov, m_o, f->act_att, st), "quantize", error))
           || !mark (f, P_ATTN)
           || !run_mat (f, &L->wo, f->att, f->act_att, f->y, error) || !mark (f, P_WO)
-          || !rt (hzk_rms_norm (f->x, f->y, L->bo, L->ffn_norm, d, 1, hp->norm_eps, f->h,
-                                f->act_d, ffn_act_mode (L), st), "ffn norm", error)
+          || !step_norm (f, f->y, L->bo, L->ffn_norm, ffn_act_mode (L), "ffn norm", error)
           || !mark (f, P_NORM))
         return FALSE;
       if (L->moe)
@@ -784,8 +827,7 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
           || !run_mat (f, &L->down, f->s, f->act_ff, f->y, error) || !mark (f, P_DOWN))
         return FALSE;
     }
-  return rt (hzk_rms_norm (f->x, f->y, NULL, f->output_norm, d, 1, hp->norm_eps, f->h, f->act_d,
-                          act_mode (&out), st), "output norm", error)
+  return step_norm (f, f->y, NULL, f->output_norm, act_mode (&out), "output norm", error)
          && mark (f, P_NORM)
          && run_mat (f, &out, f->h, f->act_d, f->logits, error) && mark (f, P_LOGITS)
          && (sample ? rt (hzk_sample (f->logits, hp->n_vocab, f->sp, f->rng, f->tok, st), "sample", error)

@@ -80,8 +80,14 @@ hz_gpu_open (int device, GError **error)
       hz_gpu_close (g);
       return NULL;
     }
-  g_snprintf (g->desc, sizeof g->desc, "%s (%s, %.1f GB, %d SMs, L2 %.0f MB)", name,
-              hzk_platform (), mem / 1e9, g->n_sm, g->l2_bytes / 1e6);
+  /* the decode step's kernels as programmatic dependent launches where the device has them
+   * (NVIDIA sm_90+; kernels/gpu_compat.h); HZ_GPU_PDL=0 launches them plainly */
+  const int pdl = hzk_dep_launch_set (g_strcmp0 (g_getenv ("HZ_GPU_PDL"), "0") != 0);
+  /* HZ_GPU_PREFETCH=1: the decode matvec prefetches its weights into L2 while it waits */
+  hzk_weight_prefetch_set (g_strcmp0 (g_getenv ("HZ_GPU_PREFETCH"), "1") == 0);
+  g_snprintf (g->desc, sizeof g->desc, "%s (%s, %.1f GB, %d SMs, L2 %.0f MB%s)", name,
+              hzk_platform (), mem / 1e9, g->n_sm, g->l2_bytes / 1e6,
+              pdl ? ", dependent launches" : "");
   return g;
 }
 

@@ -36,7 +36,8 @@ typedef struct HzGpuTensor HzGpuTensor;
  *  the CPU backend and show the message. */
 HzGpu *hz_gpu_open (int device, GError **error);
 void hz_gpu_close (HzGpu *gpu);
-/** "NVIDIA H200 (cuda, 140.4 GB, 132 SMs, L2 60 MB)". */
+/** "NVIDIA H200 (cuda, 140.4 GB, 132 SMs, L2 60 MB, dependent launches)" (the last part where
+ *  the decode step's kernels are programmatic dependent launches, hzk_dep_launch_set). */
 const char *hz_gpu_describe (const HzGpu *gpu);
 /** Bytes of the device's last-level cache (benchmarks rotate buffers larger than it). */
 size_t hz_gpu_l2_bytes (const HzGpu *gpu);

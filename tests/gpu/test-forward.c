@@ -57,14 +57,20 @@
  *   seeded   top-k 40 / top-p 0.95 / min-p 0.05 at temperature 0.8, seed 7: two runs give
  *            the same ids (the device's float sums differ from the CPU's, so the draws
  *            need not match the host sampler's: how many leading ids do is printed).
+ *  4. the decode step's opt-in fusions (HZ_GPU_FUSE=1: attention merge in the split
+ *     launch, MoE router + routing in one launch, the MoE weighted sum in the next norm;
+ *     issue 21) against the default step, the short prompt and the 64 ids of check 2:
+ *     logits bit-identical at every step (the dependent launches, HZ_GPU_PDL, are on in
+ *     both).
  * --bench: synthetic or real model, n_ctx 512: prompt tokens/s of a 512-token prefill
  * (pp512, best of 3 after a warm-up), tokens/s of 128 graph-replayed greedy
- * steps and of 128 host-driven steps (hz_gpu_forward_eval, logits copied back each
+ * steps (the mean of 3 runs) and of 128 host-driven steps (hz_gpu_forward_eval, logits copied back each
  * step), GB/s = weight bytes read per token × tokens/s, next to the device's copy
  * bandwidth; then op-by-op times of one decode step and of the pp512 pass
  * (hz_gpu_forward_profile); then tg128 through hz_context_generate (greedy and llama.cpp's
  * sampling defaults, EOG ignored) with the device sampler and with the host sampler
- * (HZ_GPU_SAMPLE=0: the logits row copied back each token). TAP output; exit 77 (skip)
+ * (HZ_GPU_SAMPLE=0: the logits row copied back each token; HZ_BENCH_GENERATE=0 skips
+ * these). TAP output; exit 77 (skip)
  * without a GPU or models.
  */
 #include "cpu/forward.h"
@@ -160,6 +166,42 @@ lockstep (HzCpuForward *cpu, HzGpuForward *gpu, int nv, float *lc, float *lg, gu
  * model, with HZ_DEVICE / HZ_GPU_SAMPLE set to device / gpu_sample for the call (NULL:
  * unset), n_runs times on the same context; the ids of run r into ids[r]. *tps = the
  * best tokens/s of the runs' generation phase, if larger (may be NULL). */
+/* The decode step's opt-in fusions (HZ_GPU_FUSE=1, engine/backend-hip/forward-gpu.c: the
+ * attention merge in the split launch, the MoE router + routing in one launch, the MoE
+ * weighted sum in the next norm) change no arithmetic: a context made with HZ_GPU_FUSE=1
+ * and `gpu` (the default step), fed the same prompt and ids, give bit-identical logits at
+ * every step. */
+static void
+check_fused (const HzLlm *llm, HzGpuForward *gpu, const char *base, const HzToken *prompt,
+               gsize n_prompt, const int32_t *ids, int n_steps, guint n_ctx)
+{
+  GError *error = NULL;
+  const int nv = llm->hp.n_vocab;
+  g_setenv ("HZ_GPU_FUSE", "1", TRUE);
+  HzGpuForward *fz = hz_gpu_forward_new (llm, n_ctx, &error);
+  g_unsetenv ("HZ_GPU_FUSE");
+  float *a = g_new (float, nv), *b = g_new (float, nv);
+  int same = 0;
+  gboolean ok = fz && hz_gpu_forward_eval (gpu, prompt, n_prompt, 0, FALSE, a, &error)
+                && hz_gpu_forward_eval (fz, prompt, n_prompt, 0, FALSE, b, &error);
+  for (int s = 0; ok && s < n_steps; s++)
+    {
+      ok = hz_gpu_forward_eval (gpu, &ids[s], 1, (guint) n_prompt + s, FALSE, a, &error)
+           && hz_gpu_forward_eval (fz, &ids[s], 1, (guint) n_prompt + s, FALSE, b, &error);
+      same += ok && memcmp (a, b, sizeof (float) * nv) == 0;
+    }
+  if (!ok)
+    printf ("not ok %d - %s: fused vs unfused: %s\n", ++n_test, base,
+            error ? error->message : "?");
+  else
+    printf ("%s %d - %-30s fused decode step (HZ_GPU_FUSE=1) vs default: logits bit-identical "
+            "at %d/%d steps\n", same == n_steps ? "ok" : "not ok", ++n_test, base, same, n_steps);
+  n_fail += !ok || same != n_steps;
+  g_clear_error (&error);
+  hz_gpu_forward_free (fz);
+  g_free (a), g_free (b);
+}
+
 static gboolean
 generate_ids (HzModel *model, guint n_ctx, const char *device, const char *gpu_sample,
               const HzToken *prompt, gsize n_prompt, const HzSamplerParams *sp, int n_predict,
@@ -414,6 +456,8 @@ check_model (const char *path)
               n_r, worst, tol, fb);
       n_fail += !pass;
     }
+  if (ok)
+    check_fused (llm, gpu, base, sprompt, n_short, ids_c, N_STEPS, n_ctx);
   g_free (lc), g_free (lg), g_free (lc_all), g_free (lg_all);
   hz_gpu_forward_free (gpu);
   hz_cpu_forward_free (cpu);
@@ -479,13 +523,22 @@ bench (const char *path, int n)
   if (!hz_gpu_forward_greedy (f, bos, 0, 8, ids, &done, &error))
     g_error ("%s", error->message);
   printf ("\n| mode | tokens | s | tokens/s | GB/s of weights | %% of copy |\n|---|---:|---:|---:|---:|---:|\n");
-  gint64 t0 = g_get_monotonic_time ();
-  if (!hz_gpu_forward_greedy (f, bos, 0, n, ids, &done, &error))
-    g_error ("%s", error->message);
-  double s = (g_get_monotonic_time () - t0) / 1e6;
+  /* the mean of 3 runs (llama-bench -r 3 reports its mean too) */
+  double s = 0;
+  guint done_all = 0;
+  for (int r = 0; r < 3; r++)
+    {
+      const gint64 tr = g_get_monotonic_time ();
+      if (!hz_gpu_forward_greedy (f, bos, 0, n, ids, &done, &error))
+        g_error ("%s", error->message);
+      s += (g_get_monotonic_time () - tr) / 1e6;
+      done_all += done;
+    }
+  done = done_all / 3;
+  s /= 3;
   printf ("| graph, device argmax | %u | %.3f | %.1f | %.0f | %.1f%% |\n", done, s, done / s,
           bytes * done / s / 1e9, 100.0 * bytes * done / s / 1e9 / copy);
-  t0 = g_get_monotonic_time ();
+  gint64 t0 = g_get_monotonic_time ();
   int32_t tok = bos;
   for (int i = 0; i < n; i++)
     {
@@ -522,6 +575,11 @@ bench (const char *path, int n)
   g_free (ids);
   g_free (logits);
   hz_gpu_forward_free (f);
+  if (g_strcmp0 (g_getenv ("HZ_BENCH_GENERATE"), "0") == 0)
+    {
+      hz_model_free (model);      /* HZ_BENCH_GENERATE=0: the table above only */
+      return 0;
+    }
   /* tgN through the public API: the device sampler vs the host sampler on the same GPU
    * context kind (a new context per row: its own weight upload, untimed), prompt = BOS */
   printf ("\ntg%d through hz_context_generate (EOG ignored), best of 2 runs (the first captures "

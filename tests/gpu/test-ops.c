@@ -196,9 +196,40 @@ test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
   const float scale = 1.0f / sqrtf ((float) hd);
   void *act = hd % 32 == 0 ? gtu_up (gpu, NULL, hzk_act_bytes (dq, 1)) : NULL;
   CHECK (hzk_attn_decode (qd, kd, vd, f16, posd, nh, nkv, hd, hd, scale, n_split, part, od, act,
-                          HZK_ACT_F32, st));
+                          HZK_ACT_F32, NULL, st));
   float *og = g_new (float, dq), *oc = g_new (float, dq);
   gtu_down (gpu, og, od, 4 * dq);
+  {
+    /* the fused merge (each head's last split block merges): the same bytes, counters back
+     * at 0; run twice so that a counter left over would show */
+    int *zero = g_new0 (int, nh), *cnt_h = g_new (int, nh);
+    int *cnt = gtu_up (gpu, zero, sizeof (int) * nh);
+    void *act2 = act ? gtu_up (gpu, NULL, hzk_act_bytes (dq, 1)) : NULL;
+    float *od2 = gtu_up (gpu, NULL, 4 * dq), *og2 = g_new (float, dq);
+    gboolean same = TRUE;
+    for (int r = 0; r < 2; r++)
+      {
+        CHECK (hzk_attn_decode (qd, kd, vd, f16, posd, nh, nkv, hd, hd, scale, n_split, part,
+                                od2, act2, HZK_ACT_F32, cnt, st));
+        gtu_down (gpu, og2, od2, 4 * dq);
+        gtu_down (gpu, cnt_h, cnt, sizeof (int) * nh);
+        same = same && memcmp (og, og2, 4 * dq) == 0 && memcmp (zero, cnt_h, sizeof (int) * nh) == 0;
+        if (act)
+          {
+            int8_t *q1 = g_new (int8_t, dq), *q2 = g_new (int8_t, dq);
+            gtu_down (gpu, q1, hzk_act_q (act, dq, 1), dq);
+            gtu_down (gpu, q2, hzk_act_q (act2, dq, 1), dq);
+            same = same && memcmp (q1, q2, dq) == 0;
+            g_free (q1), g_free (q2);
+          }
+      }
+    gtu_report (&tap, same, "attention %d/%d heads, d %d, pos %d, %d splits: fused merge identical",
+                nh, nkv, hd, pos, n_split);
+    hz_gpu_free (gpu, cnt), hz_gpu_free (gpu, od2);
+    if (act2)
+      hz_gpu_free (gpu, act2);
+    g_free (zero), g_free (cnt_h), g_free (og2);
+  }
   double eq = 0;             /* the fused int8 quantization of the output, dequantized */
   if (act)
     {

@@ -163,7 +163,7 @@ test_attention (void)
                      && hz_gpu_upload (gpu, d_vc, V[q], sizeof (float) * CTX * dv, &error)
                      && hz_gpu_upload (gpu, d_p1, &pos[t], sizeof (int), &error));
       g_assert_cmpint (hzk_attn_decode (d_q + (gsize) t * dq, d_kc, d_vc, 0, d_p1, NH, NKV, HD, HD,
-                                        scale, 4, d_cpart, d_ref, NULL, 0, st), ==, 0);
+                                        scale, 4, d_cpart, d_ref, NULL, 0, NULL, st), ==, 0);
       g_assert_true (hz_gpu_download (gpu, ref_gpu + (gsize) t * NH * HD, d_ref,
                                       sizeof (float) * NH * HD, &error));
       for (int h = 0; h < NH; h++)
