@@ -1,9 +1,11 @@
-/* tests/engine/synth-test-util.h — writing a random-weight model (engine/synth.h) for a test
- * (header-only): shared by test-synth, test-moe and test-gemma. */
+/* tests/engine/synth-test-util.h — writing a random-weight model (engine/synth.h) for a test,
+ * loading it and serving it (header-only): shared by test-synth, test-moe and test-gemma. */
 #pragma once
 
 #include <glib.h>
 #include <unistd.h>
+#include "hanzo/engine.h"
+#include "hanzo/serving.h"
 #include "quant.h"
 #include "synth.h"
 #include "../hz-test-util.h"
@@ -38,4 +40,30 @@ hz_test_synth_write (const char *tag, const char *shape, const char *arch, uint3
       return NULL;
     }
   return out;
+}
+
+/** hz_model_load with `threads` threads (errors as hz_model_load). */
+static inline HzModel *
+hz_test_model_load (const char *path, guint threads, GError **error)
+{
+  HzModelParams mp;
+  hz_model_params_init (&mp);
+  mp.n_threads = threads;
+  return hz_model_load (path, &mp, error);
+}
+
+/** An HzServe for the synthetic models' serving tests: steps of up to 48 tokens (several
+ *  prompt chunks and decodes share each step), sequences up to 256 positions. */
+static inline HzServe *
+hz_test_small_server (HzModel *m, guint threads)
+{
+  HzServeParams sp;
+  hz_serve_params_init (&sp);
+  sp.max_batch_tokens = 48;
+  sp.max_seq_len = 256;
+  sp.n_threads = threads;
+  g_autoptr (GError) error = NULL;
+  HzServe *srv = hz_serve_new (m, &sp, &error);
+  g_assert_no_error (error);
+  return srv;
 }

@@ -40,10 +40,7 @@ static HzModel *
 load (const char *path)
 {
   g_autoptr (GError) error = NULL;
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.n_threads = N_THREADS;
-  HzModel *m = hz_model_load (path, &mp, &error);
+  HzModel *m = hz_test_model_load (path, N_THREADS, &error);
   g_assert_no_error (error);
   return m;
 }
@@ -125,20 +122,6 @@ test_window_decode (gconstpointer data)
 
 /* ------------------------------------------------------------- serving (paged) */
 
-static HzServe *
-server (HzModel *m)
-{
-  HzServeParams sp;
-  hz_serve_params_init (&sp);
-  sp.max_batch_tokens = 48;   /* prompt chunks and decodes share steps */
-  sp.max_seq_len = 256;
-  sp.n_threads = N_THREADS;
-  g_autoptr (GError) error = NULL;
-  HzServe *srv = hz_serve_new (m, &sp, &error);
-  g_assert_no_error (error);
-  return srv;
-}
-
 #define N_REQ 6
 #define N_PREDICT 40
 
@@ -153,8 +136,8 @@ test_serving (gconstpointer data)
     return;
   g_assert_no_error (error);
   g_autoptr (HzModel) m = load (path);
-  g_autoptr (HzServe) alone = server (m);
-  g_autoptr (HzServe) together = server (m);
+  g_autoptr (HzServe) alone = hz_test_small_server (m, N_THREADS);
+  g_autoptr (HzServe) together = hz_test_small_server (m, N_THREADS);
   Collect seq, conc;
   collect_init (&seq);
   collect_init (&conc);
@@ -227,13 +210,27 @@ set_window (HzGgufWriter *w, const char *arch)
   hz_gguf_writer_set_u32 (w, k, 1024);
 }
 
+/* the window and a per-layer pattern array of n bools */
+static void
+set_pattern_array (HzGgufWriter *w, const char *arch, const guint8 *pattern, guint n)
+{
+  set_window (w, arch);
+  g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window_pattern", arch);
+  hz_gguf_writer_set_arr (w, k, HZ_GGUF_TYPE_BOOL, pattern, n);
+}
+
 static void
 set_window_array (HzGgufWriter *w, const char *arch)
 {
-  set_window (w, arch);
-  const guint8 pattern[6] = { 1, 0, 1, 1, 0, 0 };
-  g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window_pattern", arch);
-  hz_gguf_writer_set_arr (w, k, HZ_GGUF_TYPE_BOOL, pattern, 6);
+  static const guint8 pattern[6] = { 1, 0, 1, 1, 0, 0 };
+  set_pattern_array (w, arch, pattern, 6);
+}
+
+static void
+set_short_array (HzGgufWriter *w, const char *arch)
+{
+  static const guint8 pattern[3] = { 1, 0, 1 };
+  set_pattern_array (w, arch, pattern, 3);
 }
 
 static void
@@ -242,15 +239,6 @@ set_window_period (HzGgufWriter *w, const char *arch)
   set_window (w, arch);
   g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window_pattern", arch);
   hz_gguf_writer_set_u32 (w, k, 3);
-}
-
-static void
-set_short_array (HzGgufWriter *w, const char *arch)
-{
-  set_window (w, arch);
-  const guint8 pattern[3] = { 1, 0, 1 };
-  g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window_pattern", arch);
-  hz_gguf_writer_set_arr (w, k, HZ_GGUF_TYPE_BOOL, pattern, 3);
 }
 
 static void

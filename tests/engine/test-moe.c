@@ -136,10 +136,7 @@ write_moe (const char *shape, uint32_t type, guint64 seed)
 static HzModel *
 load (const char *path, GError **error)
 {
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.n_threads = N_THREADS;
-  return hz_model_load (path, &mp, error);
+  return hz_test_model_load (path, N_THREADS, error);
 }
 
 /* ------------------------------------------------------------------ serving */
@@ -173,15 +170,7 @@ submit (HzServe *srv, const HzToken *p, guint n, int n_predict, Collect *c)
 static HzServe *
 server (HzModel *m)
 {
-  HzServeParams sp;
-  hz_serve_params_init (&sp);
-  sp.max_batch_tokens = 48;   /* several prompt chunks and decodes share each step */
-  sp.max_seq_len = 256;
-  sp.n_threads = N_THREADS;
-  g_autoptr (GError) error = NULL;
-  HzServe *srv = hz_serve_new (m, &sp, &error);
-  g_assert_no_error (error);
-  return srv;
+  return hz_test_small_server (m, N_THREADS);
 }
 
 static void
