@@ -24,6 +24,7 @@
 
 #include "gguf.h"
 #include "hanzo/engine.h"
+#include "lora-adapter.h"
 #include "model.h"
 #include "serving-test-util.h"
 #include "synth-test-util.h"
@@ -334,6 +335,19 @@ test_metadata (void)
   g_assert_false (read_hparams ("gemma2", 6, set_zero_softcap, &hp, &error));
   g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
   g_assert_nonnull (strstr (error->message, "soft-capping"));
+  g_clear_error (&error);
+
+  /* LoRA adapters: applied at inference, not trained (the learner's pass has no Gemma) */
+  g_assert_true (read_hparams ("gemma3", 6, set_window, &hp, &error));
+  HzLoraConfig cfg;
+  hz_lora_config_init (&cfg);
+  g_autoptr (HzLora) infer = hz_lora_alloc (&hp, &cfg, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (infer);
+  g_autoptr (HzLora) train = hz_lora_alloc (&hp, &cfg, TRUE, &error);
+  g_assert_null (train);
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "gemma3"));
   g_clear_error (&error);
 }
 
