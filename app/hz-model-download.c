@@ -1,7 +1,7 @@
 /* hz-model-download.c — HzModelDownload (hz-model-download.h).
  *
  * A transfer is one GTask thread running hz_hub_download() with its own HzHub and store
- * connection (hz_model_hub_open_client). Its GCancellable is not the task's (the task
+ * connection (hz_hub_client_open). Its GCancellable is not the task's (the task
  * always returns what the Hub call returned, so a pause that comes as the last file is
  * renamed still reports success); cancelling makes hz_hub_download stop within one read
  * with HZ_HUB_ERROR_CANCELLED, keeping the .part files, which the thread then deletes when
@@ -16,7 +16,7 @@
 
 #include "credentials.h"
 #include "hub-select.h"
-#include "hz-model-hub.h"
+#include "hz-hub-client.h"
 
 #define SPEED_WINDOW_US (G_USEC_PER_SEC / 2)   /* speed samples at least this far apart */
 
@@ -249,7 +249,7 @@ transfer (HzModelDownload *self, RunData *d, GError **error)
       return FALSE;
     }
   g_autoptr(HzStore) store = NULL;
-  g_autoptr(HzHub) hub = hz_model_hub_open_client (d->endpoint, d->store_path, &store, error);
+  g_autoptr(HzHub) hub = hz_hub_client_open (d->endpoint, d->store_path, &store, error);
   if (hub == NULL)
     return FALSE;
   GError *local = NULL;
@@ -332,7 +332,7 @@ run_done (GObject *source, GAsyncResult *result, gpointer data)
                                                        : HZ_DOWNLOAD_PAUSED);
   else
     {
-      g_autofree char *text = hz_model_hub_error_text (error);
+      g_autofree char *text = hz_hub_client_error_text (error);
       set_message (self, text);
       set_state (self, HZ_DOWNLOAD_FAILED);
     }

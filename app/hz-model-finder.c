@@ -347,7 +347,7 @@ search_done (GObject *source, GAsyncResult *result, gpointer data)
   set_busy (self->search_spinner, FALSE);
   if (models == NULL)
     {
-      g_autofree char *text = hz_model_hub_error_text (error);
+      g_autofree char *text = hz_hub_client_error_text (error);
       show_status (self->search_status, text);
       return;
     }
@@ -512,7 +512,7 @@ list_done (GObject *source, GAsyncResult *result, gpointer data)
   set_busy (self->files_spinner, FALSE);
   if (files == NULL)
     {
-      g_autofree char *text = hz_model_hub_error_text (error);
+      g_autofree char *text = hz_hub_client_error_text (error);
       show_status (self->files_status, text);
       return;
     }

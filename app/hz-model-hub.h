@@ -4,7 +4,7 @@
  * restart) and cancel. The app calls egress' public API only.
  *
  * Every network call runs in a GTask thread with its own HzHub and store connection
- * (hz_model_hub_open_client): the egress log, which gets a row for every request, is the
+ * (hz_hub_client_open): the egress log, which gets a row for every request, is the
  * app's database, shown on the privacy page. The main thread never waits on the network.
  * Endpoint: GSettings hub-endpoint when set, else $HF_ENDPOINT, else https://huggingface.co
  * (a mirror must be https://, or http:// to loopback). Gated or private repositories: after
@@ -18,13 +18,14 @@
  * hold, and Resume continues from there. Nothing is sent before the user resumes them.
  * Cancelled downloads leave the list; finished ones stay until dismissed.
  *
- * Main thread only (except hz_model_hub_open_client).
+ * Main thread only.
  */
 #pragma once
 
 #include <gio/gio.h>
 #include <hanzo-store.h>
 #include "hub.h"
+#include "hz-hub-client.h"
 #include "hz-model-download.h"
 #include "hz-model-library.h"
 
@@ -79,16 +80,5 @@ void        hz_model_hub_resume (HzModelHub *self, HzModelDownload *download);
 /** Take a finished, failed or cancelled download off the list (a failed one's .part files
  *  are deleted). Running and paused ones are cancelled first. */
 void        hz_model_hub_remove (HzModelHub *self, HzModelDownload *download);
-
-/** What an error of the Hub channel (HZ_HUB_ERROR; others: their message) means for the
- *  user, with the channel's message (translated; g_free). */
-char       *hz_model_hub_error_text (const GError *error);
-
-/** For worker threads: a Hub client for `endpoint` (NULL: $HF_ENDPOINT, else
- *  huggingface.co) logging every request into the database at `store_path`, opened into
- *  *store (free the client first, then close the store). NULL with the error (HZ_HUB_ERROR
- *  for the endpoint, HZ_STORE_ERROR for the database). Any thread. */
-HzHub      *hz_model_hub_open_client (const char *endpoint, const char *store_path,
-                                      HzStore **store, GError **error);
 
 G_END_DECLS

@@ -6,7 +6,7 @@
  * the roles and the special-token texts stay markup; every byte of a message's content
  * stays content). The built-in renderers of chat-template.c stand in only for a GGUF that
  * has no template, and that is said once per model. */
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 #include <string.h>
 #include "jinja.h"

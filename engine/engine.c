@@ -18,8 +18,6 @@
 #include "prompt.h"
 #include "jinja.h"
 
-G_DEFINE_QUARK (hz-engine-error-quark, hz_engine_error)
-
 /* ------------------------------------------------------------------ model */
 
 struct _HzModel {
@@ -184,6 +182,19 @@ hz_model_free (HzModel *m)
 const HzGguf *hz_model_get_gguf (const HzModel *m) { return m->gguf; }
 const struct _HzTokenizer *hz_model_get_tokenizer (const HzModel *m) { return m->tok; }
 const HzLlm *hz_model_get_llm (const HzModel *m) { return m->llm; }
+
+HzAdapter *
+hz_adapter_load (HzModel *model, const char *path, GError **error)
+{
+  g_return_val_if_fail (model != NULL && path != NULL, NULL);
+  if (model->llm == NULL)
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "model '%s' was loaded vocab-only: no adapter applies", model->name);
+      return NULL;
+    }
+  return hz_adapter_new_for (&model->llm->hp, path, error);
+}
 
 const HzJinjaTemplate *
 hz_model_get_chat_jinja (const HzModel *m, const GError **parse_error)

@@ -9,7 +9,7 @@
 #include "kv-paged.h"
 
 #include <string.h>
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 typedef struct {
   guint32  ref;

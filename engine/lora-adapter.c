@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "gguf.h"
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 #include "quant.h"
 #include "safetensors.h"
 
@@ -625,21 +625,13 @@ struct _HzAdapter {
 };
 
 HzAdapter *
-hz_adapter_load (HzModel *model, const char *path, GError **error)
+hz_adapter_new_for (const HzHparams *hp, const char *path, GError **error)
 {
   static guint64 next_serial = 1;
   G_LOCK_DEFINE_STATIC (serial);
 
-  g_return_val_if_fail (model != NULL && path != NULL, NULL);
-  const HzLlm *llm = hz_model_get_llm (model);
-  if (llm == NULL)
-    {
-      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-                   "model '%s' was loaded vocab-only: no adapter applies",
-                   hz_model_name (model));
-      return NULL;
-    }
-  HzLora *lora = hz_lora_read (path, &llm->hp, error);
+  g_return_val_if_fail (hp != NULL && path != NULL, NULL);
+  HzLora *lora = hz_lora_read (path, hp, error);
   if (lora == NULL)
     return NULL;
   HzAdapter *a = g_new0 (HzAdapter, 1);

@@ -200,4 +200,10 @@ void     hz_lora_binding_clear (HzLoraBinding *b);
 /** The adapter set inside a public HzAdapter. */
 const HzLora *hz_adapter_get_lora (const HzAdapter *a);
 
+/** The refcounted HzAdapter of hz_adapter_load() (hanzo/engine.h) for a model of
+ *  hyperparameters `hp`: reads `path` (a PEFT folder or a GGUF LoRA file, hz_lora_read())
+ *  and checks it against `hp`. Errors as hz_lora_read(). Thread-safe (the serial number
+ *  that identifies each load is taken under a lock). */
+HzAdapter *hz_adapter_new_for (const HzHparams *hp, const char *path, GError **error);
+
 G_END_DECLS

@@ -3,7 +3,7 @@
 
 #include <time.h>
 #include <unistd.h>
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 #include "threadpool.h"
 
 typedef struct {

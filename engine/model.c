@@ -10,7 +10,7 @@
 
 #include <math.h>
 #include <string.h>
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 /* Sanity limits: far above any real model, low enough that products cannot overflow. */
 #define HZ_MAX_DIM   (1 << 20)

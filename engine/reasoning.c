@@ -13,7 +13,7 @@
  * start of a marker (a tag cut between two tokens) or white space around the reasoning
  * (which is trimmed). The whole-text split and the prompt-side strip run the same stream,
  * so the streamed parts of a reply always add up to its whole split. */
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 #include <string.h>
 #include "gguf.h"

@@ -23,7 +23,7 @@
  * min-p and the draw are linear; exp() is evaluated once per candidate. All buffers live
  * in the sampler and are only reallocated when n_vocab grows.
  */
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 #include "sampler.h"
 
 #include <float.h>

@@ -7,7 +7,7 @@
 
 #include "atomic-file.h"
 #include "gguf.h"
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 #include "quant.h"
 
 /* Most layers a custom shape may have (real models have a few hundred at most). */

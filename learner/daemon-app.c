@@ -536,7 +536,7 @@ method_call (GDBusConnection *conn, const char *sender, const char *path, const 
       HzLearnerJobConfig c;
       load_config (l, &c);
       g_autoptr (GError) error = NULL;
-      g_autofree char *active = hz_learner_rollback (c.store_path, &error);
+      g_autofree char *active = hz_learner_job_rollback (c.store_path, &error);
       hz_learner_job_config_clear (&c);
       if (active == NULL)
         g_dbus_method_invocation_return_gerror (inv, error);

@@ -333,7 +333,7 @@ hz_learner_job_maybe_federate (const HzLearnerJobConfig *c, HzLearnerJobOutcome 
 }
 
 char *
-hz_learner_rollback (const char *store_path, GError **error)
+hz_learner_job_rollback (const char *store_path, GError **error)
 {
   g_autoptr (HzStore) store = hz_store_open (store_path, error);
   if (store == NULL)

@@ -130,6 +130,6 @@ gboolean hz_learner_job_maybe_federate (const HzLearnerJobConfig *c, HzLearnerJo
 
 /** Make the adapter before the active one active (none if there is none): returns the new
  *  active path ("" for none; g_free) or NULL on error. */
-char *hz_learner_rollback (const char *store_path, GError **error);
+char *hz_learner_job_rollback (const char *store_path, GError **error);
 
 G_END_DECLS

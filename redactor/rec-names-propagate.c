@@ -116,18 +116,16 @@ is_cue_place (const HzCand *k)
   return k->type == HZ_ENTITY_LOCATION && k->rec && strcmp (k->rec, "place-cue") == 0;
 }
 
-/* Other occurrences, in any case, of the names found so far (whole words only), and the
- * surname of a full name on its own. One pass over the tokens: each token's hash is looked
- * up (binary search) among the hashes of the names' first words. */
-void
-hz_names_propagate (HzScan *scan, guint first_cand)
+enum { MAX_NAMES = 256 };
+
+/* The names to look for again, from the PERSON candidates [first_cand, ..) found with a score
+ * of 0.5 or more: each name once, and a full name's surname on its own unless it is an
+ * English word or shorter than three bytes. Fills pats (room for 2 * MAX_NAMES: at most two
+ * patterns per name, on the caller's stack) and returns how many. */
+static guint
+collect_repeats (const HzScan *scan, guint first_cand, Repeat *pats)
 {
   guint end = scan->cands->len;
-  if (end == first_cand)
-    return;
-  enum { MAX_NAMES = 256 };
-  /* at most two patterns per name (the name, its surname): on the stack, no allocation */
-  Repeat pats[2 * MAX_NAMES];
   guint n_pats = 0;
   guint64 seen[MAX_NAMES];
   guint n_seen = 0;
@@ -161,17 +159,16 @@ hz_names_propagate (HzScan *scan, guint first_cand)
             pats[n_pats++] = sr;
         }
     }
-  if (n_pats == 0)
-    return;
-  qsort (pats, n_pats, sizeof pats[0], repeat_cmp);
-  const Repeat *P = pats;
-  /* tokens inside a candidate already found are not searched again: keeps the number of
-   * candidates linear in the text (a long text repeating a few names) */
-  guint8 cov_stack[1024];
-  guint8 *cov = scan->n_toks + 1 <= sizeof cov_stack ? cov_stack : g_malloc (scan->n_toks + 1);
-  memset (cov, 0, scan->n_toks + 1);
-  /* ... except a place guessed from its cue alone ("say hello to Quenby"): a repeat of a
-   * name found in the text is that person (the place guess is dropped below) */
+  return n_pats;
+}
+
+/* Marks cov[ti] for the tokens inside a candidate already found (they are not searched
+ * again: keeps the number of candidates linear in the text, a long text repeating a few
+ * names), except inside a place guessed from its cue alone ("say hello to Quenby": a repeat
+ * of a name found in the text is that person). TRUE when there is such a place guess. */
+static gboolean
+mark_found_tokens (const HzScan *scan, guint8 *cov)
+{
   gboolean guessed_place = FALSE;
   for (guint c = 0; c < scan->cands->len; c++)
     {
@@ -184,55 +181,86 @@ hz_names_propagate (HzScan *scan, guint first_cand)
       for (guint ti = hz_token_at_or_after (scan, k->s); ti < scan->n_toks && scan->toks[ti].s < k->e; ti++)
         cov[ti] = 1;
     }
-  guint n_before = scan->cands->len;
+  return guessed_place;
+}
+
+/* The hash of token t's word without a possessive 's (which ends at we), as the names'
+ * first words are hashed. */
+static guint64
+word_hash (const HzScan *scan, const HzToken *t, gsize we)
+{
+  if (we == t->e)
+    return t->hash;
+  char buf[64];
+  gsize kn;
+  return hz_lex_key (scan->text + t->s, we - t->s, buf, sizeof buf, &kn);
+}
+
+/* The first of the n patterns (sorted by hash) with hash h, or n. */
+static guint
+first_with_hash (const Repeat *pats, guint n, guint64 h)
+{
+  guint lo = 0, hi = n;
+  while (lo < hi)
+    {
+      guint mid = (lo + hi) / 2;
+      if (pats[mid].h < h)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+  return lo;
+}
+
+/* Token ti (its word ending at we) starts another occurrence of the name r: the same bytes
+ * in any case, a whole word (for a lone surname the whole token), and for a name that is
+ * also a word capitalised inside a sentence and not after "in", "on", "at" and the like. */
+static gboolean
+repeats_name (const HzScan *scan, guint ti, gsize we, const Repeat *r)
+{
+  const HzToken *t = &scan->toks[ti];
+  gsize n = r->n;
+  if (t->s == r->s || t->s + n > scan->len)
+    return FALSE;
+  if (g_ascii_strncasecmp (scan->text + t->s, scan->text + r->s, n) != 0)
+    return FALSE;
+  if (r->word_only ? we - t->s != n
+                   : (hz_alnum_at (scan->text, scan->len, t->s + n) && scan->text[t->s + n] != '\''))
+    return FALSE;
+  if (r->cased && (!(t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) || (t->flags & HZ_TOK_SENT)
+                   || (ti > 0 && (hz_tok_in (&scan->toks[ti - 1], HZ_W_LOC_CUE)
+                                  || hz_tok_in (&scan->toks[ti - 1], HZ_W_LOC_CUE_WEAK)
+                                  || hz_token_is (scan, &scan->toks[ti - 1], "on")))))
+    return FALSE;
+  return TRUE;
+}
+
+/* Adds a "name-repeat" candidate for each occurrence of one of the n_pats patterns (sorted
+ * by hash) at a token that cov does not mark. One pass over the tokens: each token's hash
+ * is looked up (binary search) among the hashes of the names' first words. */
+static void
+add_repeats (HzScan *scan, const Repeat *pats, guint n_pats, const guint8 *cov)
+{
   for (guint ti = 0; ti < scan->n_toks; ti++)
     {
       const HzToken *t = &scan->toks[ti];
       if (!(t->flags & HZ_TOK_ALPHA) || cov[ti])
         continue;
-      guint64 h = t->hash;
       gsize we = word_end (scan, t);
-      if (we != t->e)
-        {
-          char buf[64];
-          gsize kn;
-          h = hz_lex_key (scan->text + t->s, we - t->s, buf, sizeof buf, &kn);
-        }
+      guint64 h = word_hash (scan, t, we);
       if (!h)
         continue;
-      guint lo = 0, hi = n_pats;
-      while (lo < hi)
-        {
-          guint mid = (lo + hi) / 2;
-          if (P[mid].h < h)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-      for (; lo < n_pats && P[lo].h == h; lo++)
-        {
-          const Repeat *r = &P[lo];
-          gsize n = r->n;
-          if (t->s == r->s || t->s + n > scan->len)
-            continue;
-          if (g_ascii_strncasecmp (scan->text + t->s, scan->text + r->s, n) != 0)
-            continue;
-          if (r->word_only ? we - t->s != n
-                           : (hz_alnum_at (scan->text, scan->len, t->s + n) && scan->text[t->s + n] != '\''))
-            continue;
-          if (r->cased && (!(t->flags & (HZ_TOK_CAP | HZ_TOK_UPPER)) || (t->flags & HZ_TOK_SENT)
-                           || (ti > 0 && (hz_tok_in (&scan->toks[ti - 1], HZ_W_LOC_CUE)
-                                          || hz_tok_in (&scan->toks[ti - 1], HZ_W_LOC_CUE_WEAK)
-                                          || hz_token_is (scan, &scan->toks[ti - 1], "on")))))
-            continue;
-          hz_scan_add (scan, t->s, t->s + n, HZ_ENTITY_PERSON, r->score, HZ_TIER_NAME, "name-repeat");
-        }
+      for (guint p = first_with_hash (pats, n_pats, h); p < n_pats && pats[p].h == h; p++)
+        if (repeats_name (scan, ti, we, &pats[p]))
+          hz_scan_add (scan, t->s, t->s + pats[p].n, HZ_ENTITY_PERSON, pats[p].score, HZ_TIER_NAME, "name-repeat");
     }
-  if (cov != cov_stack)
-    g_free (cov);
-  if (!guessed_place || scan->cands->len == n_before)
-    return;
-  /* drop the place guesses that a repeat now covers */
+}
+
+/* Drops the place guesses ("place-cue") that a repeat added from candidate n_before on
+ * covers: the repeat of a found name is that person. */
+static void
+drop_covered_place_guesses (HzScan *scan, guint n_before)
+{
   guint w = 0;
   for (guint c = 0; c < scan->cands->len; c++)
     {
@@ -247,4 +275,28 @@ hz_names_propagate (HzScan *scan, guint first_cand)
         g_array_index (scan->cands, HzCand, w++) = k;
     }
   g_array_set_size (scan->cands, w);
+}
+
+/* Other occurrences, in any case, of the names found so far (whole words only), and the
+ * surname of a full name on its own. */
+void
+hz_names_propagate (HzScan *scan, guint first_cand)
+{
+  if (scan->cands->len == first_cand)
+    return;
+  Repeat pats[2 * MAX_NAMES];
+  guint n_pats = collect_repeats (scan, first_cand, pats);
+  if (n_pats == 0)
+    return;
+  qsort (pats, n_pats, sizeof pats[0], repeat_cmp);
+  guint8 cov_stack[1024];
+  guint8 *cov = scan->n_toks + 1 <= sizeof cov_stack ? cov_stack : g_malloc (scan->n_toks + 1);
+  memset (cov, 0, scan->n_toks + 1);
+  gboolean guessed_place = mark_found_tokens (scan, cov);
+  guint n_before = scan->cands->len;
+  add_repeats (scan, pats, n_pats, cov);
+  if (cov != cov_stack)
+    g_free (cov);
+  if (guessed_place && scan->cands->len > n_before)
+    drop_covered_place_guesses (scan, n_before);
 }

@@ -4,7 +4,7 @@
 #include <math.h>
 #include "cpu/attention-paged.h"
 #include "cpu/matmul.h"
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 typedef struct {
   HzKvPool          *pool;

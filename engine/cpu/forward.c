@@ -7,7 +7,7 @@
 #include "cpu/matmul.h"
 #include "cpu/moe.h"
 #include "cpu/ops.h"
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 struct _HzCpuForward {
   const HzLlm  *llm;

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "cpu/ops.h"
-#include "hanzo/engine.h"
+#include "hanzo/engine-error.h"
 
 struct _HzCpuMoe {
   guint    n_batch;

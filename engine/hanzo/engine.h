@@ -16,24 +16,11 @@
 
 #include <gio/gio.h>
 #include <stdint.h>
+#include "hanzo/engine-error.h"
 
 G_BEGIN_DECLS
 
 typedef int32_t HzToken;
-
-#define HZ_ENGINE_ERROR (hz_engine_error_quark ())
-GQuark hz_engine_error_quark (void);
-typedef enum {
-  HZ_ENGINE_ERROR_FAILED,
-  HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,  /* general.architecture not supported */
-  HZ_ENGINE_ERROR_BAD_MODEL,         /* missing/mis-shaped tensors, bad hyperparameters */
-  HZ_ENGINE_ERROR_CONTEXT_FULL,      /* prompt (+ generation) longer than n_ctx */
-  HZ_ENGINE_ERROR_INVALID_ARGUMENT,
-  HZ_ENGINE_ERROR_BAD_ADAPTER,       /* malformed LoRA adapter file or config, missing
-                                        tensor, non-finite value, unsupported option */
-  HZ_ENGINE_ERROR_ADAPTER_MISMATCH,  /* the adapter does not fit the model (architecture,
-                                        layer count, shapes) */
-} HzEngineError;
 
 /* ------------------------------------------------------------------ model */
 
