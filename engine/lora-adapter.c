@@ -70,19 +70,6 @@ hz_lora_gguf_key (int32_t il, HzLoraTarget t, char ab)
   return g_strdup_printf ("blk.%d.%s.weight.lora_%c", il, hz_lora_target_gguf_name (t), ab);
 }
 
-const char *
-hz_arch_name (HzArch arch)
-{
-  static const char *const names[] = { "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe" };
-  for (gsize i = 0; i < G_N_ELEMENTS (names); i++)
-    {
-      HzArch a;
-      if (hz_arch_from_name (names[i], &a) && a == arch)
-        return names[i];
-    }
-  return "unknown";
-}
-
 void
 hz_lora_config_init (HzLoraConfig *c)
 {
@@ -137,6 +124,15 @@ hz_lora_alloc (const HzHparams *hp, const HzLoraConfig *cfg, gboolean with_grads
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
                    "training LoRA adapters of mixture-of-experts models (%d experts) is not "
                    "supported", hp->n_expert);
+      return NULL;
+    }
+  if (hp->gemma && with_grads)
+    {
+      /* the learner's forward/backward pass has no post-norms, GeGLU, soft-capping or
+       * sliding window */
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "training LoRA adapters of %s models is not supported",
+                   hz_arch_name (hp->arch));
       return NULL;
     }
   if (hp->n_expert > 0 && (cfg->targets & ffn_targets))

@@ -75,8 +75,6 @@ gboolean    hz_lora_target_from_name (const char *name, HzLoraTarget *out);
 char       *hz_lora_peft_key (int32_t layer, HzLoraTarget t, char ab);
 /** GGUF LoRA tensor name of (layer, target), ab 'a' or 'b' (g_free). */
 char       *hz_lora_gguf_key (int32_t layer, HzLoraTarget t, char ab);
-/** general.architecture name of `arch` ("llama", "qwen2", "qwen3"). */
-const char *hz_arch_name (HzArch arch);
 
 /** Hyperparameters of an adapter set. */
 typedef struct {

@@ -14,7 +14,6 @@
 
 /* Sanity limits: far above any real model, low enough that products cannot overflow. */
 #define HZ_MAX_DIM   (1 << 20)
-#define HZ_MAX_LAYER 4096
 /* llama.cpp's LLAMA_MAX_EXPERTS */
 #define HZ_MAX_EXPERT 512
 
@@ -24,6 +23,8 @@ static const struct { const char *name; HzArch arch; HzRopeMode rope; } arch_tab
   { "qwen3", HZ_ARCH_QWEN3, HZ_ROPE_NEOX },
   { "qwen2moe", HZ_ARCH_QWEN2MOE, HZ_ROPE_NEOX },
   { "qwen3moe", HZ_ARCH_QWEN3MOE, HZ_ROPE_NEOX },
+  { "gemma2", HZ_ARCH_GEMMA2, HZ_ROPE_NEOX },
+  { "gemma3", HZ_ARCH_GEMMA3, HZ_ROPE_NEOX },
 };
 
 gboolean
@@ -38,13 +39,13 @@ hz_arch_from_name (const char *name, HzArch *out)
   return FALSE;
 }
 
-static const char *
-arch_name (HzArch arch)
+const char *
+hz_arch_name (HzArch arch)
 {
   for (gsize i = 0; i < G_N_ELEMENTS (arch_table); i++)
     if (arch_table[i].arch == arch)
       return arch_table[i].name;
-  return "?";
+  return "unknown";
 }
 
 /* ------------------------------------------------------------------ hparams */
@@ -187,10 +188,86 @@ load_moe_hparams (HzHparams *hp, const KeyReader *kr, int32_t n_expert, GError *
   return TRUE;
 }
 
+/* The window layers from <arch>.attention.sliding_window_pattern: a per-layer bool (or
+ * integer) array, else a period N (default `def`): layer il uses the window when
+ * il % N < N - 1; N = 0 makes every layer a window layer (llama.cpp set_swa_pattern). */
+static gboolean
+load_swa_pattern (HzHparams *hp, const KeyReader *kr, int32_t def, GError **error)
+{
+  g_autofree char *key = g_strdup_printf ("%s.attention.sliding_window_pattern", kr->arch);
+  const int64_t ki = hz_gguf_find_key (kr->g, key);
+  memset (hp->swa_layers, 0, sizeof hp->swa_layers);
+  if (ki >= 0 && hz_gguf_kv_type (kr->g, ki) == HZ_GGUF_TYPE_ARRAY)
+    {
+      const HzGgufType et = hz_gguf_arr_type (kr->g, ki);
+      const gsize esz = et == HZ_GGUF_TYPE_BOOL || et == HZ_GGUF_TYPE_UINT8 || et == HZ_GGUF_TYPE_INT8 ? 1
+                        : et == HZ_GGUF_TYPE_UINT32 || et == HZ_GGUF_TYPE_INT32 ? 4 : 0;
+      const guint8 *data = hz_gguf_arr_data (kr->g, ki);
+      if (esz == 0 || data == NULL || hz_gguf_arr_n (kr->g, ki) < (guint64) hp->n_layer)
+        {
+          g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+                       "model metadata key '%s' must be a bool array with one entry per "
+                       "layer (%d)", key, hp->n_layer);
+          return FALSE;
+        }
+      for (int il = 0; il < hp->n_layer; il++)
+        {
+          gboolean on = FALSE;
+          for (gsize b = 0; b < esz; b++)
+            on |= data[(gsize) il * esz + b] != 0;
+          if (on)
+            hp->swa_layers[il / 64] |= (uint64_t) 1 << (il % 64);
+        }
+      return TRUE;
+    }
+  int32_t period = def;
+  if (!read_dim (kr, "attention.sliding_window_pattern", def, 0, &period, error))
+    return FALSE;
+  for (int il = 0; il < hp->n_layer; il++)
+    if (period == 0 || il % period < period - 1)
+      hp->swa_layers[il / 64] |= (uint64_t) 1 << (il % 64);
+  return TRUE;
+}
+
+/* gemma2 / gemma3 (llama.cpp src/models/gemma2.cpp, gemma3.cpp load_arch_hparams): the
+ * sliding window and its layers, the window layers' RoPE, soft-capping, the query scale. */
+static gboolean
+load_gemma_hparams (HzHparams *hp, const KeyReader *kr, GError **error)
+{
+  const gboolean g2 = hp->arch == HZ_ARCH_GEMMA2;
+  hp->gemma = TRUE;
+  if (!read_dim (kr, "attention.sliding_window", g2 ? 4096 : 0, 0, &hp->n_swa, error))
+    return FALSE;
+  if (hp->n_swa > 0 && !load_swa_pattern (hp, kr, g2 ? 2 : 6, error))
+    return FALSE;
+  /* gemma2: the window layers share the global RoPE unless freq_base_swa says; gemma3: their
+   * own base (default 10000) and no scaling */
+  if (!g2)
+    {
+      hp->rope_freq_base_swa = 10000.0f;
+      hp->rope_freq_scale_swa = 1.0f;
+    }
+  if (!read_float (kr, "rope.freq_base_swa", hp->rope_freq_base_swa, FALSE,
+                   &hp->rope_freq_base_swa, error) ||
+      !read_float (kr, "attn_logit_softcapping", g2 ? 50.0f : 0.0f, TRUE, &hp->attn_softcap, error) ||
+      !read_float (kr, "final_logit_softcapping", g2 ? 30.0f : 0.0f, TRUE, &hp->final_softcap, error))
+    return FALSE;
+  if (!g2)
+    hp->attn_softcap = 0;   /* gemma3 has none (llama.cpp does not read the key) */
+  if (g2 && (hp->attn_softcap == 0 || hp->final_softcap == 0))
+    return bad_hparam (error, "gemma2's soft-capping values must be positive");
+  /* Gemma's query_pre_attn_scalar: n_embd / n_head for the 27B models, which llama.cpp
+   * recognises by their layer count, else the head size */
+  const gboolean is_27b = hp->n_layer == (g2 ? 46 : 62);
+  hp->attn_scale = is_27b ? 1.0f / sqrtf ((float) (hp->n_embd / hp->n_head))
+                          : 1.0f / sqrtf ((float) hp->head_dim_k);
+  return TRUE;
+}
+
 gboolean
 hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
 {
-  KeyReader kr = { g, arch_name (arch) };
+  KeyReader kr = { g, hz_arch_name (arch) };
   int32_t n_expert = 0;
 
   memset (hp, 0, sizeof *hp);
@@ -262,6 +339,10 @@ hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
   hp->yarn_ext_factor = hp->rope_scaling == HZ_ROPE_SCALING_YARN ? 1.0f : 0.0f;
   hp->yarn_beta_fast = 32.0f;
   hp->yarn_beta_slow = 1.0f;
+  hp->rope_freq_base_swa = hp->rope_freq_base;
+  hp->rope_freq_scale_swa = hp->rope_freq_scale;
+  if (arch == HZ_ARCH_GEMMA2 || arch == HZ_ARCH_GEMMA3)
+    return load_gemma_hparams (hp, &kr, error);
   return TRUE;
 }
 
@@ -468,7 +549,8 @@ bind_layer (Binder *b, int il, GError **error)
                 dv = (int64_t) hp->n_head_kv * hp->head_dim_v,
                 dov = (int64_t) hp->n_head * hp->head_dim_v, ff = hp->n_ff;
   const gboolean qkv_bias = hp->arch == HZ_ARCH_QWEN2 || hp->arch == HZ_ARCH_QWEN2MOE;
-  const gboolean qk_norm = hp->arch == HZ_ARCH_QWEN3 || hp->arch == HZ_ARCH_QWEN3MOE;
+  const gboolean qk_norm = hp->arch == HZ_ARCH_QWEN3 || hp->arch == HZ_ARCH_QWEN3MOE ||
+                           hp->arch == HZ_ARCH_GEMMA3;
   const int64_t fe = hp->n_ff_exp, fs = hp->n_ff_shexp;
   const int32_t ne = hp->n_expert;
   char n[96];
@@ -485,7 +567,9 @@ bind_layer (Binder *b, int il, GError **error)
          bind_vector (b, &L->bo, NAME ("attn_output.bias"), d, FALSE, error) &&
          bind_vector (b, &L->q_norm, NAME ("attn_q_norm.weight"), hp->head_dim_k, qk_norm, error) &&
          bind_vector (b, &L->k_norm, NAME ("attn_k_norm.weight"), hp->head_dim_k, qk_norm, error) &&
-         bind_vector (b, &L->ffn_norm, NAME ("ffn_norm.weight"), d, TRUE, error)))
+         bind_vector (b, &L->ffn_norm, NAME ("ffn_norm.weight"), d, TRUE, error) &&
+         bind_vector (b, &L->attn_post_norm, NAME ("post_attention_norm.weight"), d, hp->gemma, error) &&
+         bind_vector (b, &L->ffn_post_norm, NAME ("post_ffw_norm.weight"), d, hp->gemma, error)))
     return FALSE;
   if (ne > 0)
     return bind_matrix (b, &L->ffn_gate_inp, NAME ("ffn_gate_inp.weight"), d, ne, TRUE, error) &&
@@ -531,7 +615,7 @@ arch_of (const HzGguf *g, HzArch *arch, char **arch_str, GError **error)
   if (!hz_arch_from_name (s, arch))
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe)", s);
+                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3)", s);
       return FALSE;
     }
   if (arch_str)
@@ -553,11 +637,27 @@ hz_llm_check_tokens (const HzLlm *llm, const int32_t *tokens, gsize n, GError **
 }
 
 gboolean
-hz_llm_check_metadata (const HzGguf *g, GError **error)
+hz_hparams_read (HzHparams *hp, const HzGguf *g, GError **error)
 {
   HzArch arch;
+  return arch_of (g, &arch, NULL, error) && hz_hparams_load (hp, g, arch, error);
+}
+
+gboolean
+hz_llm_check_metadata (const HzGguf *g, GError **error)
+{
   HzHparams hp;
-  return arch_of (g, &arch, NULL, error) && hz_hparams_load (&hp, g, arch, error);
+  return hz_hparams_read (&hp, g, error);
+}
+
+uint64_t
+hz_hparams_kv_bytes (const HzHparams *hp, int64_t n_ctx, guint elem_bytes)
+{
+  const uint64_t per_cell = (uint64_t) hp->n_head_kv * (hp->head_dim_k + hp->head_dim_v) * elem_bytes;
+  uint64_t cells = 0;
+  for (int il = 0; il < hp->n_layer; il++)
+    cells += (uint64_t) hz_layer_kv_cells (hp, il, n_ctx);
+  return cells * per_cell;
 }
 
 HzLlm *
@@ -596,7 +696,9 @@ hz_llm_load_tensors (const HzGguf *g, GHashTable *tensors, GError **error)
 
   if (!bind_matrix (&b, &llm->tok_embd, "token_embd.weight", hp->n_embd, hp->n_vocab, TRUE, error) ||
       !bind_vector (&b, &llm->output_norm, "output_norm.weight", hp->n_embd, TRUE, error) ||
-      !bind_matrix (&b, &llm->output, "output.weight", hp->n_embd, hp->n_vocab, FALSE, error) ||
+      /* gemma2 always reuses token_embd (llama.cpp ignores an output.weight) */
+      (hp->arch != HZ_ARCH_GEMMA2 &&
+       !bind_matrix (&b, &llm->output, "output.weight", hp->n_embd, hp->n_vocab, FALSE, error)) ||
       !bind_vector (&b, &llm->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, FALSE, error))
     return NULL;
   if (llm->output.data == NULL)

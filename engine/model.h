@@ -11,6 +11,18 @@
  *            scaled by sigmoid(ffn_gate_inp_shexp · x).
  *   qwen3moe — qwen3 attention; mixture-of-experts FFN (no shared expert).
  *   llama with <arch>.expert_count > 0 — Mixtral: llama attention, mixture-of-experts FFN.
+ *   gemma2 — NeoX RoPE; embeddings scaled by sqrt(n_embd); post-attention and post-FFN
+ *            RMSNorms (attn_post_norm, ffn_post_norm); GeGLU FFN (tanh GELU); q scaled by
+ *            attn_scale before q.k; attention and final logits soft-capped
+ *            (c * tanh(x / c)); layers alternate sliding-window (even) and global (odd);
+ *            the output always reuses token_embd.
+ *   gemma3 — as gemma2 with per-head q/k RMSNorms, no attention soft-capping (final
+ *            soft-capping only when the key is present), five window layers to one global
+ *            (il % 6 == 5 global), and the window layers' own RoPE base (freq_base_swa,
+ *            default 10000) and no RoPE scaling on them.
+ *   Gemma's RMSNorm is x * (1 + w): llama.cpp's converter stores 1 + w in every
+ *   *norm.weight tensor (conversion/gemma.py), so the engine multiplies by the stored
+ *   weight as for every other architecture.
  *
  * Mixture of experts (llama.cpp llama-graph.cpp build_moe_ffn, softmax gating, SiLU):
  *   p = softmax(ffn_gate_inp · x) over all n_expert experts (float32);
@@ -42,7 +54,12 @@ typedef enum {
   HZ_ARCH_QWEN3,
   HZ_ARCH_QWEN2MOE,
   HZ_ARCH_QWEN3MOE,
+  HZ_ARCH_GEMMA2,
+  HZ_ARCH_GEMMA3,
 } HzArch;
+
+/* Sanity limit of <arch>.block_count: far above any real model. */
+#define HZ_MAX_LAYER 4096
 
 /** RoPE pairing: NORM rotates (x[2i], x[2i+1]); NEOX rotates (x[i], x[i + n_rot/2]). */
 typedef enum { HZ_ROPE_NORM, HZ_ROPE_NEOX } HzRopeMode;
@@ -89,7 +106,45 @@ typedef struct {
                              * 0 when the architecture has no shared expert */
   gboolean expert_weights_norm; /* divide the selected experts' probabilities by their sum
                              * (llama/Mixtral, qwen3moe: TRUE; qwen2moe: FALSE) */
+  /* Gemma (gemma2, gemma3; every other architecture: the neutral values noted) */
+  gboolean gemma;           /* embeddings * sqrt(n_embd), post-norms, GeGLU */
+  float    attn_scale;      /* q is multiplied by this before q.k (llama.cpp's
+                             * f_attention_scale: 1/sqrt(n_embd / n_head) for the 27B shapes
+                             * (gemma2 46 layers, gemma3 62), else 1/sqrt(head_dim_k), as
+                             * Gemma's query_pre_attn_scalar); 0: the softmax scales by
+                             * 1/sqrt(head_dim_k) instead (every other architecture) */
+  float    attn_softcap;    /* <arch>.attn_logit_softcapping (gemma2, default 50): scores
+                             * become c * tanh(s / c) before the softmax; 0: none */
+  float    final_softcap;   /* <arch>.final_logit_softcapping (gemma2 default 30; gemma3 only
+                             * when present): logits become c * tanh(l / c); 0: none */
+  int32_t  n_swa;           /* <arch>.attention.sliding_window: a window layer's query at
+                             * position p attends to positions p - n_swa < j <= p (gemma2
+                             * default 4096; gemma3 without the key: no window layers);
+                             * 0: none */
+  float    rope_freq_base_swa;  /* window layers' RoPE base (<arch>.rope.freq_base_swa;
+                             * gemma2 default rope_freq_base, gemma3 10000) */
+  float    rope_freq_scale_swa; /* window layers' freq scale (gemma2: rope_freq_scale;
+                             * gemma3: 1, the global layers' linear scaling is not theirs) */
+  uint64_t swa_layers[HZ_MAX_LAYER / 64]; /* bit il: layer il uses the window (hz_layer_swa);
+                             * <arch>.attention.sliding_window_pattern as a per-layer bool
+                             * array, or N: il % N < N - 1 (gemma2 default 2, gemma3 6) */
 } HzHparams;
+
+/** TRUE when layer il attends through the sliding window (hp->n_swa > 0 and its bit set). */
+static inline gboolean
+hz_layer_swa (const HzHparams *hp, int il)
+{
+  return hp->n_swa > 0 && il >= 0 && il < HZ_MAX_LAYER &&
+         ((hp->swa_layers[il / 64] >> (il % 64)) & 1) != 0;
+}
+
+/** KV cells layer il needs for a context of n_ctx tokens: min(n_ctx, n_swa) for a window
+ *  layer, n_ctx otherwise (the window rule of hz_model_kv_bytes_per_token). */
+static inline int64_t
+hz_layer_kv_cells (const HzHparams *hp, int il, int64_t n_ctx)
+{
+  return hz_layer_swa (hp, il) ? MIN (n_ctx, (int64_t) hp->n_swa) : n_ctx;
+}
 
 /** A weight matrix in any format of the quant table: n_out rows of n_in elements, each row
  *  `row_bytes` bytes of packed blocks of `qt`'s format, rows contiguous. */
@@ -144,7 +199,9 @@ typedef struct {
   HzMatrix     wv;          /* [n_embd] -> [n_head_kv * head_dim_v] */
   HzMatrix     wo;          /* [n_head * head_dim_v] -> [n_embd] */
   const float *bq, *bk, *bv, *bo;   /* biases (qwen2 has q/k/v; optional for llama) */
-  const float *q_norm, *k_norm;     /* [head_dim_k] (qwen3) */
+  const float *q_norm, *k_norm;     /* [head_dim_k] (qwen3, gemma3) */
+  const float *attn_post_norm;      /* [n_embd] (gemma): rms_norm of the attention output */
+  const float *ffn_post_norm;       /* [n_embd] (gemma): rms_norm of the FFN output */
   const float *ffn_norm;    /* [n_embd] */
   HzMatrix     w_gate;      /* [n_embd] -> [n_ff] */
   HzMatrix     w_up;        /* [n_embd] -> [n_ff] */
@@ -180,6 +237,9 @@ typedef struct {
 
 /** Architecture of a general.architecture string; FALSE if unsupported. */
 gboolean hz_arch_from_name (const char *name, HzArch *out);
+/** The general.architecture string of `arch` ("llama", "gemma3", ...; "unknown" for a value
+ *  outside the enum). Static. */
+const char *hz_arch_name (HzArch arch);
 
 /** Read and validate the hyperparameters of `arch` from the GGUF metadata.
  *  Errors: HZ_ENGINE_ERROR_BAD_MODEL naming the missing or invalid key. */
@@ -197,6 +257,14 @@ gboolean hz_llm_check_tokens (const HzLlm *llm, const int32_t *tokens, gsize n, 
 /** Checks the architecture and hyperparameters only (no tensors), with hz_llm_load's
  *  errors: lets a loader refuse a model before converting its weights. */
 gboolean hz_llm_check_metadata (const HzGguf *g, GError **error);
+/** The architecture's hyperparameters from general.architecture and the metadata (no
+ *  tensors; n_vocab stays 0), with hz_llm_load's errors. */
+gboolean hz_hparams_read (HzHparams *hp, const HzGguf *g, GError **error);
+/** Bytes of K and V that the layers keep for a context of n_ctx tokens at elem_bytes bytes
+ *  per element (4: the CPU cache's float32; 2: f16), under the window rule: a window
+ *  layer keeps min(n_ctx, n_swa) positions, the others n_ctx (hz_layer_kv_cells), each
+ *  n_head_kv * (head_dim_k + head_dim_v) elements. Pure. */
+uint64_t hz_hparams_kv_bytes (const HzHparams *hp, int64_t n_ctx, guint elem_bytes);
 /** As hz_llm_load, with the tensors taken from `tensors` (char* name -> const HzGgufTensor*,
  *  e.g. converted at load by hz_isq_load) instead of g's; g supplies the metadata only. Both
  *  must outlive the HzLlm. `tensors` NULL: g's tensors. */

@@ -29,6 +29,15 @@ static const HzSynthShape shapes[] = {
   { "tiny-qwen3moe",  "qwen3moe", 256, 2, 4, 2, 64, 1024, 512, 256, 1e6f, 1e-6f, FALSE, 8, 2, 256, 0 },
   { "tiny-mixtral",   "llama",     256, 2, 4, 2, 64,  256, 512, 256, 1e6f, 1e-5f, FALSE, 4, 2, 0, 0 },
   { "tiny-qwen2moe",  "qwen2moe",  256, 2, 4, 4, 64,  512, 512, 256, 1e6f, 1e-6f, FALSE, 8, 4, 256, 512 },
+  /* Gemma (config.json of google/gemma-3-1b-it, gemma-3-12b-it, gemma-2-2b-it):
+   *                                                             window base_swa linear */
+  { "gemma3-1b",      "gemma3", 1152, 26,  4, 1, 256,  6912, 262144, 32768, 1e6f, 1e-6f, TRUE, 0, 0, 0, 0, 512, 1e4f, 0 },
+  { "gemma3-12b",     "gemma3", 3840, 48, 16, 8, 256, 15360, 262208, 131072, 1e6f, 1e-6f, TRUE, 0, 0, 0, 0, 1024, 1e4f, 8.0f },
+  { "gemma2-2b",      "gemma2", 2304, 26,  8, 4, 256,  9216, 256000, 8192, 1e4f, 1e-6f, TRUE, 0, 0, 0, 0, 4096, 0, 0 },
+  /* small Gemma models for tests: a window of 32 tokens, so 64-token runs pass it;
+   * tiny-gemma3 has gemma3's 5 window layers to 1 global and the 12B's RoPE scaling */
+  { "tiny-gemma3",    "gemma3",  256, 6, 4, 2, 64,  512, 512, 256, 1e6f, 1e-6f, TRUE, 0, 0, 0, 0, 32, 1e4f, 8.0f },
+  { "tiny-gemma2",    "gemma2",  256, 4, 4, 2, 64,  512, 512, 256, 1e4f, 1e-6f, TRUE, 0, 0, 0, 0, 32, 0, 0 },
 };
 
 const char *const *
@@ -58,7 +67,8 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
       }
   if (!g_str_has_prefix (spec, "custom:"))
     return bad (error, "unknown shape '%s' (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, "
-                "qwen3-0.6b, moe-30b-a3b, tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe or "
+                "qwen3-0.6b, moe-30b-a3b, tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b, "
+                "gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2 or "
                 "custom:dim=..,layers=..,heads=..,kv=..,ffn=..)", spec);
   HzSynthShape s = { "custom", "llama", 0, 0, 0, 0, 0, 0, 0, 2048, 1e4f, 1e-5f, FALSE, 0, 0, 0, 0 };
   g_auto (GStrv) kv = g_strsplit (spec + 7, ",", -1);
@@ -88,9 +98,13 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
       else if (strcmp (k, "experts_used") == 0) s.n_expert_used = iv;
       else if (strcmp (k, "ffn_exp") == 0) s.n_ff_exp = iv;
       else if (strcmp (k, "ffn_shexp") == 0) s.n_ff_shexp = iv;
+      else if (strcmp (k, "window") == 0) s.n_swa = iv;
+      else if (strcmp (k, "rope_base_swa") == 0) s.rope_base_swa = (float) d;
+      else if (strcmp (k, "rope_linear") == 0) s.rope_linear = (float) d;
       else
         return bad (error, "custom shape: unknown key '%s' (dim, layers, heads, kv, ffn, head_dim, "
-                    "ctx, tied, rope_base, eps, experts, experts_used, ffn_exp, ffn_shexp)", k);
+                    "ctx, tied, rope_base, eps, experts, experts_used, ffn_exp, ffn_shexp, window, "
+                    "rope_base_swa, rope_linear)", k);
     }
   if (s.n_head_kv == 0)
     s.n_head_kv = s.n_head;
@@ -164,7 +178,7 @@ fill_normal (Rng *r, float *x, int64_t n, double sigma)
 
 /* ---------------------------------------------------------------- tensors */
 
-typedef enum { INIT_NORMAL, INIT_ONES } Init;
+typedef enum { INIT_NORMAL, INIT_ONES, INIT_SHIFTED /* mean + N(0, sigma) */ } Init;
 
 typedef struct {
   char    *name;
@@ -172,6 +186,7 @@ typedef struct {
   int64_t  ne[4];
   Init     init;
   double   sigma;
+  double   mean;     /* INIT_SHIFTED */
 } Spec;
 
 static void
@@ -194,6 +209,19 @@ add_spec (GArray *a, Init init, double sigma, int64_t ne0, int64_t ne1, const ch
   va_start (ap, fmt);
   add_spec_v (a, init, sigma, ne0, ne1, 1, fmt, ap);
   va_end (ap);
+}
+
+/* Gemma's norm weight vector [n]: mean + N(0, 0.1) (the stored 1 + w of its RMSNorm). */
+static void
+add_gemma_norm (GArray *a, double mean, int64_t n, const char *fmt, ...) G_GNUC_PRINTF (4, 5);
+static void
+add_gemma_norm (GArray *a, double mean, int64_t n, const char *fmt, ...)
+{
+  va_list ap;
+  va_start (ap, fmt);
+  add_spec_v (a, INIT_SHIFTED, 0.1, n, 1, 1, fmt, ap);
+  va_end (ap);
+  g_array_index (a, Spec, a->len - 1).mean = mean;
 }
 
 /* The 3-D tensor of n_expert matrices [n_in] -> [n_out], N(0, 1/sqrt(n_in)). */
@@ -300,6 +328,8 @@ run_chunk (gpointer data, gpointer user_data)
       Rng r;
       rng_seed (&r, c->seed);
       fill_normal (&r, x, n, c->spec->sigma);
+      for (int64_t i = 0; c->spec->init == INIT_SHIFTED && i < n; i++)
+        x[i] += (float) c->spec->mean;
     }
   hz_quant_quantize_rows (c->type, x, c->out + (size_t) c->r0 * c->row_bytes, c->r1 - c->r0,
                           c->spec->ne[0]);
@@ -350,11 +380,13 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   const gboolean qwen2 = strcmp (arch, "qwen2") == 0 || strcmp (arch, "qwen2moe") == 0;
   const gboolean qwen3 = strcmp (arch, "qwen3") == 0 || strcmp (arch, "qwen3moe") == 0;
   const gboolean moe_arch = g_str_has_suffix (arch, "moe");
-  if (strcmp (arch, "llama") != 0 && !qwen2 && !qwen3)
+  const gboolean gemma2 = strcmp (arch, "gemma2") == 0, gemma3 = strcmp (arch, "gemma3") == 0;
+  const gboolean gemma = gemma2 || gemma3;
+  if (strcmp (arch, "llama") != 0 && !qwen2 && !qwen3 && !gemma)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
                    "synth: architecture '%s' is not supported (llama, qwen2, qwen3, qwen2moe, "
-                   "qwen3moe)", arch);
+                   "qwen3moe, gemma2, gemma3)", arch);
       return FALSE;
     }
   if ((sh->n_expert > 0 && (strcmp (arch, "llama") != 0 && !moe_arch)) ||
@@ -417,12 +449,18 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   g_array_set_clear_func (specs, spec_clear);
   const double se = 1.0 / sqrt ((double) E);
   add_spec (specs, INIT_NORMAL, se, E, n_vocab, "token_embd.weight");
-  add_spec (specs, INIT_ONES, 0, E, 1, "output_norm.weight");
-  if (!sh->tied)
+  if (gemma)
+    add_gemma_norm (specs, 1.0, E, "output_norm.weight");
+  else
+    add_spec (specs, INIT_ONES, 0, E, 1, "output_norm.weight");
+  if (!sh->tied && !gemma)
     add_spec (specs, INIT_NORMAL, se, E, n_vocab, "output.weight");
   for (int l = 0; l < sh->n_layer; l++)
     {
-      add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.attn_norm.weight", l);
+      if (gemma)
+        add_gemma_norm (specs, 1.0, E, "blk.%d.attn_norm.weight", l);
+      else
+        add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.attn_norm.weight", l);
       add_spec (specs, INIT_NORMAL, se, E, nq, "blk.%d.attn_q.weight", l);
       add_spec (specs, INIT_NORMAL, se, E, nkv, "blk.%d.attn_k.weight", l);
       add_spec (specs, INIT_NORMAL, se, E, nkv, "blk.%d.attn_v.weight", l);
@@ -438,7 +476,22 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
           add_spec (specs, INIT_ONES, 0, hd, 1, "blk.%d.attn_q_norm.weight", l);
           add_spec (specs, INIT_ONES, 0, hd, 1, "blk.%d.attn_k_norm.weight", l);
         }
-      add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.ffn_norm.weight", l);
+      if (gemma3)
+        {
+          add_gemma_norm (specs, 1.0, hd, "blk.%d.attn_q_norm.weight", l);
+          add_gemma_norm (specs, 1.0, hd, "blk.%d.attn_k_norm.weight", l);
+        }
+      if (gemma)
+        {
+          /* the blocks' outputs at RMS ~4, so that the embedding (RMS ~1 after the
+           * sqrt(n_embd) scale) does not dominate the residual: with the tied output it
+           * would make every greedy step repeat the input token */
+          add_gemma_norm (specs, 4.0, E, "blk.%d.post_attention_norm.weight", l);
+          add_gemma_norm (specs, 4.0, E, "blk.%d.post_ffw_norm.weight", l);
+          add_gemma_norm (specs, 1.0, E, "blk.%d.ffn_norm.weight", l);
+        }
+      else
+        add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.ffn_norm.weight", l);
       if (NE > 0)
         {
           add_spec (specs, INIT_NORMAL, se, E, NE, "blk.%d.ffn_gate_inp.weight", l);
@@ -479,12 +532,26 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), sh->rope_base);
   hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"), sh->norm_eps);
   hz_gguf_writer_set_u32 (w, K ("rope.dimension_count"), (uint32_t) hd);
-  if (hd * sh->n_head != E)
+  if (hd * sh->n_head != E || gemma)
     {
       hz_gguf_writer_set_u32 (w, K ("attention.key_length"), (uint32_t) hd);
       hz_gguf_writer_set_u32 (w, K ("attention.value_length"), (uint32_t) hd);
     }
   hz_gguf_writer_set_u32 (w, K ("vocab_size"), (uint32_t) n_vocab);
+  if (gemma && sh->n_swa > 0)
+    hz_gguf_writer_set_u32 (w, K ("attention.sliding_window"), (uint32_t) sh->n_swa);
+  if (gemma3 && sh->rope_base_swa > 0)
+    hz_gguf_writer_set_f32 (w, K ("rope.freq_base_swa"), sh->rope_base_swa);
+  if (gemma3 && sh->rope_linear > 0)
+    {
+      hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "linear");
+      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), sh->rope_linear);
+    }
+  if (gemma2)
+    {
+      hz_gguf_writer_set_f32 (w, K ("attn_logit_softcapping"), 50.0f);
+      hz_gguf_writer_set_f32 (w, K ("final_logit_softcapping"), 30.0f);
+    }
   if (NE > 0)
     {
       hz_gguf_writer_set_u32 (w, K ("expert_count"), (uint32_t) NE);

@@ -6,7 +6,17 @@
  *     unit-variance input has unit variance and activations stay O(1) through the layers;
  *   - token_embd and output: N(0, 1/sqrt(n_embd)) (logits of std ~1);
  *   - RMSNorm weights (attn_norm, ffn_norm, output_norm, qwen3 attn_q/k_norm): 1.0;
- *   - qwen2 q/k/v biases: N(0, 0.02).
+ *   - qwen2 q/k/v biases: N(0, 0.02);
+ *   - gemma2/gemma3 norm weights (attn_norm, ffn_norm, output_norm, gemma3's attn_q/k_norm):
+ *     1 + N(0, 0.1), the stored 1 + w of llama.cpp's converter, different per tensor so that
+ *     a norm applied in the wrong place shows; post_attention_norm and post_ffw_norm
+ *     4 + N(0, 0.1), so that the blocks' outputs outweigh the embedding (RMS 1 after the
+ *     sqrt(n_embd) scale), which with the tied output would make the model repeat its
+ *     input token.
+ * Gemma shapes also write <arch>.attention.sliding_window, attention.key_length /
+ * value_length, gemma3's rope.freq_base_swa and linear rope.scaling (type, factor) of the
+ * global layers, gemma2's attn_logit_softcapping (50) and final_logit_softcapping (30), and
+ * no output.weight (the output reuses token_embd, as in every Gemma).
  * Mixture-of-experts shapes (n_expert > 0) write llama.cpp's MoE tensors instead of the dense
  * FFN: blk.N.ffn_gate_inp [n_embd, n_expert] (router, N(0, 1/sqrt(n_embd)), kept F32 as
  * llama-quantize does), ffn_gate_exps / ffn_up_exps [n_embd, n_ff_exp, n_expert] and
@@ -47,10 +57,15 @@ typedef struct {
   int32_t n_ff_exp;     /* MoE: width of one expert (0: n_ff for llama, n_ff / n_expert_used
                          * for qwen2moe/qwen3moe, as llama.cpp) */
   int32_t n_ff_shexp;   /* qwen2moe: width of the shared expert (0: n_ff) */
+  /* gemma2 / gemma3 (0 for the others) */
+  int32_t n_swa;        /* <arch>.attention.sliding_window (0: key not written) */
+  float   rope_base_swa;/* gemma3: <arch>.rope.freq_base_swa (0: key not written) */
+  float   rope_linear;  /* gemma3: linear RoPE scaling factor of the global layers (0: none) */
 } HzSynthShape;
 
 /** Parses a shape: a name (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b,
- *  moe-30b-a3b (Qwen3-30B-A3B), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe) or
+ *  moe-30b-a3b (Qwen3-30B-A3B), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b,
+ *  gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2) or
  *  "custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D][,ctx=N][,tied=0|1]
  *  [,rope_base=F][,eps=F][,experts=E,experts_used=K[,ffn_exp=F][,ffn_shexp=F]]".
  *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the bad field (values above 2^24, more
@@ -61,7 +76,8 @@ gboolean hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **err
 const char *const *hz_synth_shape_names (void);
 
 typedef struct {
-  const char  *arch;        /* "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe"; NULL = the
+  const char  *arch;        /* "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2",
+                             * "gemma3" (dense shapes only); NULL = the
                              * shape's. A MoE shape needs llama or a *moe arch, and the
                              * *moe archs need a MoE shape. */
   HzSynthShape shape;

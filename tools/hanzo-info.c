@@ -8,7 +8,11 @@
  * Prints the GGUF version, alignment and data offset, every metadata key with its type and
  * value (arrays show their first N elements, default 8), then a table of the tensors
  * (index, name, ggml type, shape with ne[0] first as in ggml, bytes, offset in the data
- * section) and the totals. A file that does not validate prints
+ * section) and the totals. For a model of a supported architecture it then prints the KV
+ * cache it needs (the window rule of engine/model.h: a sliding-window layer keeps at most
+ * its window, the others every position): the bytes per token of context of the global
+ * layers and of the window layers (float32, as the CPU keeps it), and the totals at a few
+ * context sizes. A file that does not validate prints
  * "hanzo: MODEL: <error>" on stderr (see engine/gguf.h for the checks).
  * Exit status: 0 ok, 1 unreadable or invalid file, 2 usage error.
  */
@@ -20,6 +24,7 @@
 #include "gguf.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
+#include "model.h"
 #include "quant.h"
 #include "quantize.h"
 
@@ -99,6 +104,37 @@ print_tensors (const HzGgufTensor *const *tensors, int64_t n)
           human);
 }
 
+/* The KV cache section: nothing for a file whose architecture the engine does not run. */
+static void
+print_kv (const HzGguf *g)
+{
+  HzHparams hp;
+  if (!hz_hparams_read (&hp, g, NULL))
+    return;
+  const guint f32 = sizeof (float);
+  const uint64_t per_cell = (uint64_t) hp.n_head_kv * (hp.head_dim_k + hp.head_dim_v) * f32;
+  int n_swa_layers = 0;
+  for (int il = 0; il < hp.n_layer; il++)
+    n_swa_layers += hz_layer_swa (&hp, il);
+  printf ("\nKV cache (float32): %" G_GUINT64_FORMAT " bytes per token of context in the %d "
+          "global layer%s", per_cell * (uint64_t) (hp.n_layer - n_swa_layers),
+          hp.n_layer - n_swa_layers, hp.n_layer - n_swa_layers == 1 ? "" : "s");
+  if (n_swa_layers > 0)
+    printf (", %" G_GUINT64_FORMAT " bytes per token of the last %d in the %d sliding-window "
+            "layer%s", per_cell * (uint64_t) n_swa_layers, hp.n_swa, n_swa_layers,
+            n_swa_layers == 1 ? "" : "s");
+  printf ("\n  %10s %16s %14s\n", "context", "KV bytes", "bytes/token");
+  const int64_t sizes[] = { 1024, 4096, 32768, hp.n_ctx_train };
+  for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      if (i > 0 && sizes[i] <= sizes[i - 1])
+        continue;   /* the training context when it is not above the others */
+      const uint64_t b = hz_hparams_kv_bytes (&hp, sizes[i], f32);
+      printf ("  %10" G_GINT64_FORMAT " %16" G_GUINT64_FORMAT " %14.1f%s\n", sizes[i], b,
+              (double) b / (double) sizes[i], i == 3 ? " (training context)" : "");
+    }
+}
+
 /* "hanzo info: cannot load model 'PATH': reason" on stderr (hz_cli_print_load_error);
  * returns 1. */
 static int
@@ -159,6 +195,7 @@ hz_cmd_info (int argc, char **argv)
       for (guint i = 0; i < n; i++)
         list[i] = g_hash_table_lookup (tensors, keys[i]);
       print_tensors (list, n);
+      print_kv (hz_isq_model_gguf (m));
       return 0;
     }
   g_autoptr (HzGguf) g = hz_gguf_open (path, &error);
@@ -175,5 +212,6 @@ hz_cmd_info (int argc, char **argv)
   for (int64_t i = 0; i < n; i++)
     list[i] = hz_gguf_tensor (g, i);
   print_tensors (list, n);
+  print_kv (g);
   return 0;
 }

@@ -1,11 +1,13 @@
 /* tools/hanzo-synth.c — `hanzo synth`: write a random-weight GGUF with a real shape.
  *
- *   hanzo synth [--arch llama|qwen2|qwen3] --shape SHAPE --type T --vocab FROM.gguf
+ *   hanzo synth [--arch llama|qwen2|qwen3|gemma2|gemma3|...] --shape SHAPE --type T --vocab FROM.gguf
  *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [--fast] [-t THREADS]
  *
  * SHAPE: tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b, moe-30b-a3b
- * (Qwen3-30B-A3B, qwen3moe), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe or
+ * (Qwen3-30B-A3B, qwen3moe), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b,
+ * gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2 or
  * custom:dim=..,layers=..,heads=..,kv=..,ffn=..[,experts=..,experts_used=..,ffn_exp=..]
+ * [,window=..,rope_base_swa=..,rope_linear=..] (the last three for --arch gemma2/gemma3)
  * T: a file type of `hanzo quantize --list` (mix rules as llama-quantize; --pure for none).
  * --matrix-type puts every quantizable matrix in one format of the quant table instead
  * (any weight format; IQ2_XXS, IQ2_XS and IQ1_S, which need an importance matrix to
@@ -32,7 +34,7 @@ hz_cmd_synth (int argc, char **argv)
   gint threads = 0;
   gboolean pure = FALSE, fast = FALSE;
   GOptionEntry entries[] = {
-    { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "llama, qwen2, qwen3, qwen2moe or qwen3moe (default: the shape's)", "A" },
+    { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2 or gemma3 (default: the shape's)", "A" },
     { "shape", 0, 0, G_OPTION_ARG_STRING, &shape, "Model shape (see the list below)", "SHAPE" },
     { "type", 0, 0, G_OPTION_ARG_STRING, &type, "File type (Q4_0, Q4_K_M, ...)", "T" },
     { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, "GGUF to copy the tokenizer from", "FILE" },
@@ -50,8 +52,10 @@ hz_cmd_synth (int argc, char **argv)
   g_option_context_set_description (oc,
     "Shapes: tinyllama-1.1b llama2-7b llama3-8b qwen2.5-0.5b qwen3-0.6b moe-30b-a3b\n"
     "        tiny-qwen3moe tiny-mixtral tiny-qwen2moe\n"
+    "        gemma3-1b gemma3-12b gemma2-2b tiny-gemma3 tiny-gemma2\n"
     "        custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D,ctx=N,tied=1]\n"
-    "               [,experts=E,experts_used=K,ffn_exp=F,ffn_shexp=F]\n");
+    "               [,experts=E,experts_used=K,ffn_exp=F,ffn_shexp=F]\n"
+    "               [,window=W,rope_base_swa=B,rope_linear=F] (gemma2, gemma3)\n");
   g_option_context_add_main_entries (oc, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (oc, &argc, &argv, &error))

@@ -1,6 +1,7 @@
 #!/bin/sh
-# tools/moe-ref-check.sh — mixture-of-experts models next to llama.cpp's CPU build: for the
-# tiny MoE shapes of `hanzo synth` (tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe) in a few
+# tools/moe-ref-check.sh — synthetic models next to llama.cpp's CPU build: for shapes of
+# `hanzo synth` (default the tiny MoE shapes tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe;
+# -S names others, e.g. "tiny-gemma3 tiny-gemma2 gemma3-1b gemma2-2b") in a few
 # formats, the greedy token ids of `hanzo generate --temp 0` and of llama.cpp
 # (tools/llama-ref-bench.c --greedy) for a few prompts, and both perplexities on a text;
 # prints one table row per model: the common prefix of the greedy ids per prompt, and the
@@ -12,6 +13,7 @@
 # whole run and the perplexities within a fraction of a percent.
 #
 # Usage: tools/moe-ref-check.sh [-B BUILD_DIR] [-n TOKENS] [-T "F32 Q8_0 Q4_K"] [-f TEXT]
+#                               [-S "SHAPES"]
 # Environment: LLAMA_LIB_DIR (see tools/llama-ref.sh; without it the script says so and
 # exits 0), HZ_SHARED_DIR (default ../shared: models/stories260K.gguf for the vocabulary),
 # HZ_BENCH_CACHE (where the harness and the models go; default ~/.cache/hanzo/bench).
@@ -20,14 +22,16 @@ cd "$(dirname "$0")/.."
 build=build
 n_gen=32
 types="F32 Q8_0 Q4_K"
+shapes="tiny-qwen3moe tiny-mixtral tiny-qwen2moe"
 text=
-while getopts "B:n:T:f:" opt; do
+while getopts "B:n:T:f:S:" opt; do
   case $opt in
     B) build=$OPTARG ;;
     n) n_gen=$OPTARG ;;
     T) types=$OPTARG ;;
     f) text=$OPTARG ;;
-    *) echo "usage: $0 [-B BUILD_DIR] [-n TOKENS] [-T TYPES] [-f TEXT]" >&2; exit 2 ;;
+    S) shapes=$OPTARG ;;
+    *) echo "usage: $0 [-B BUILD_DIR] [-n TOKENS] [-T TYPES] [-f TEXT] [-S SHAPES]" >&2; exit 2 ;;
   esac
 done
 hanzo="$build/tools/hanzo"
@@ -73,7 +77,7 @@ print(next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(
 echo "greedy ids: common prefix of $n_gen generated tokens (hanzo vs llama.cpp), 3 prompts; perplexity on $(basename "$text") (ctx 128)"
 printf '| %-14s | %-5s | %-14s | %-12s | %-12s |\n' shape type "greedy prefix" "PPL hanzo" "PPL llama.cpp"
 printf '| %-14s | %-5s | %-14s | %-12s | %-12s |\n' -------------- ----- -------------- ------------ ------------
-for shape in tiny-qwen3moe tiny-mixtral tiny-qwen2moe; do
+for shape in $shapes; do
   for type in $types; do
     model="$cache/moe-ref-$shape-$type.gguf"
     [ -f "$model" ] || "$hanzo" synth --shape "$shape" --type F32 --matrix-type "$type" --vocab "$vocab" -o "$model" -t 2 >/dev/null

@@ -378,6 +378,14 @@ static HzGpuForward *
 forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GError **error)
 {
   const HzHparams *hp = &llm->hp;
+  if (hp->gemma)
+    {
+      /* no GPU kernels yet for Gemma's GeGLU, post-norms, soft-capping and sliding window:
+       * the context (and the server) then run on the CPU */
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
+                   "the GPU forward pass does not run %s models yet", hz_arch_name (hp->arch));
+      return NULL;
+    }
   if (hp->head_dim_k > 256 || hp->head_dim_v > 256 || hp->n_head % hp->n_head_kv
       || hp->n_rot > hp->head_dim_k || hp->n_rot % 2 || n_ctx == 0)
     {

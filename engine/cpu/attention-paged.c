@@ -6,22 +6,32 @@
 #include <string.h>
 #include "cpu/ops.h"
 
-HZ_CPU_CLONES void
+void
 hz_cpu_attn_head_paged (const float *q, HzKvPool *pool, guint layer, const gint32 *table,
                         int kvh, int64_t n_kv, int hdk, int hdv, float scale, float *scores,
                         float *out)
+{
+  hz_cpu_attn_head_paged_ext (q, pool, layer, table, kvh, 0, n_kv, hdk, hdv, scale, 0.0f,
+                              scores, out);
+}
+
+HZ_CPU_CLONES void
+hz_cpu_attn_head_paged_ext (const float *q, HzKvPool *pool, guint layer, const gint32 *table,
+                            int kvh, int64_t lo, int64_t n_kv, int hdk, int hdv, float scale,
+                            float softcap, float *scores, float *out)
 {
   const int64_t s = hz_kv_pool_block_size (pool);
   guint kv_dim_k, kv_dim_v;
   hz_kv_pool_kv_dims (pool, &kv_dim_k, &kv_dim_v);
 
-  /* scores: block by block, for each key dimension e, s[j] += q[e] * K[e][j] */
-  memset (scores, 0, n_kv * sizeof (float));
-  for (int64_t j0 = 0; j0 < n_kv; j0 += s)
+  /* scores (scores[j - lo] for position j): block by block, for each key dimension e,
+   * s[j] += q[e] * K[e][j] */
+  memset (scores, 0, (n_kv - lo) * sizeof (float));
+  for (int64_t j0 = lo; j0 < n_kv; j0 = (j0 / s + 1) * s)
     {
-      const int64_t nb = MIN (s, n_kv - j0);
-      const float *kb = hz_kv_block_k (pool, layer, table[j0 / s]) + (int64_t) kvh * hdk * s;
-      float *restrict sc = scores + j0;
+      const int64_t nb = MIN ((j0 / s + 1) * s, n_kv) - j0;
+      const float *kb = hz_kv_block_k (pool, layer, table[j0 / s]) + (int64_t) kvh * hdk * s + j0 % s;
+      float *restrict sc = scores + (j0 - lo);
       for (int e = 0; e < hdk; e++)
         {
           const float qe = q[e];
@@ -31,16 +41,19 @@ hz_cpu_attn_head_paged (const float *q, HzKvPool *pool, guint layer, const gint3
         }
     }
 
-  hz_cpu_softmax_ggml (scores, n_kv, n_kv, scale);  /* no padded cells */
+  if (softcap > 0)
+    hz_cpu_softcap (scores, n_kv - lo, softcap);
+  hz_cpu_softmax_ggml (scores, n_kv - lo, n_kv - lo, scale);  /* no padded cells */
 
   memset (out, 0, hdv * sizeof (float));
-  for (int64_t j0 = 0; j0 < n_kv; j0 += s)
+  for (int64_t j0 = lo; j0 < n_kv; j0 = (j0 / s + 1) * s)
     {
-      const int64_t nb = MIN (s, n_kv - j0);
-      const float *vb = hz_kv_block_v (pool, layer, table[j0 / s]) + (int64_t) kvh * hdv;
+      const int64_t nb = MIN ((j0 / s + 1) * s, n_kv) - j0;
+      const float *vb = hz_kv_block_v (pool, layer, table[j0 / s]) + (int64_t) (j0 % s) * kv_dim_v
+                        + (int64_t) kvh * hdv;
       for (int64_t j = 0; j < nb; j++)
         {
-          const float p = scores[j0 + j];
+          const float p = scores[j0 - lo + j];
           const float *restrict vj = vb + j * kv_dim_v;
           float *restrict o = out;
           for (int e = 0; e < hdv; e++)

@@ -16,6 +16,7 @@ struct _HzCpuForward {
   HzCpuMatmul  *mm;
   HzCpuMoe     *moe;         /* mixture-of-experts scratch, or NULL for a dense model */
   HzRope        rope;
+  HzRope        rope_swa;    /* the window layers' (gemma); = rope otherwise */
 
   float *k_cache, *v_cache;  /* K: [n_layer][n_ctx][kv_dim_k]; V: [n_layer][kv_dim_v][n_ctx]
                               * (llama.cpp's layout without flash attention) */
@@ -23,6 +24,7 @@ struct _HzCpuForward {
 
   /* scratch, [n_batch][...] */
   float *x, *h, *q, *k, *v, *att, *tmp, *gate, *up, *rope_cs;  /* gate, up: dense FFN only */
+  float *rope_cs_swa;        /* [n_batch][n_rot]: the window layers' table, or NULL */
   float *scores;             /* [pool threads][n_ctx] */
   float *scratch;            /* hz_cpu_forward_scratch */
   gsize  scratch_n;
@@ -74,6 +76,7 @@ hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch, guint n_thread
   f->pool = n_threads > 1 ? hz_threadpool_new (n_threads) : NULL;
   f->mm = hz_cpu_matmul_new (f->pool, n_threads);
   hz_cpu_rope_init (&f->rope, hp, llm->rope_freqs);
+  hz_cpu_rope_init_swa (&f->rope_swa, hp, llm->rope_freqs);
 
   f->kv_dim_k = (int64_t) hp->n_head_kv * hp->head_dim_k;
   f->kv_dim_v = (int64_t) hp->n_head_kv * hp->head_dim_v;
@@ -93,6 +96,7 @@ hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch, guint n_thread
       (hp->n_expert == 0 && !(f->up = alloc_floats (n_batch, hp->n_ff, error))) ||
       (hp->n_expert > 0 && !(f->moe = hz_cpu_moe_new (hp, n_batch, n_threads, error))) ||
       !(f->rope_cs = alloc_floats (n_batch, hp->n_rot, error)) ||
+      (hp->n_swa > 0 && !(f->rope_cs_swa = alloc_floats (n_batch, hp->n_rot, error))) ||
       !(f->scores = alloc_floats (MAX (n_threads, 1), n_ctx, error)))
     return NULL;
   return g_steal_pointer (&f);
@@ -118,6 +122,7 @@ hz_cpu_forward_free (HzCpuForward *f)
   g_free (f->gate);
   g_free (f->up);
   g_free (f->rope_cs);
+  g_free (f->rope_cs_swa);
   g_free (f->scores);
   g_free (f->scratch);
   g_free (f->lora_u);
@@ -172,7 +177,7 @@ attn_worker (guint ith, guint nth, gpointer data)
   const int64_t dq = (int64_t) hp->n_head * hdk, dov = (int64_t) hp->n_head * hdv;
   const float *kc = f->k_cache + (int64_t) job->il * f->n_ctx * f->kv_dim_k;
   const float *vc = f->v_cache + (int64_t) job->il * f->n_ctx * f->kv_dim_v;
-  const float scale = 1.0f / sqrtf ((float) hdk);
+  const HzCpuAttnLayer al = hz_cpu_attn_layer (hp, job->il);
   float *scores = f->scores + (int64_t) ith * f->n_ctx;
   const int64_t n_tasks = (int64_t) job->n * hp->n_head;
   /* llama.cpp's n_kv: the used cells rounded up to 32 (llama_kv_cache_get_padding) */
@@ -184,12 +189,14 @@ attn_worker (guint ith, guint nth, gpointer data)
       const int h = (int) (task % hp->n_head);
       const int kvh = h / group;
       const int64_t n_kv = job->pos0 + t + 1;   /* causal: positions 0..pos0+t */
+      /* a window layer: positions lo..pos0+t only (the cells before are not passed) */
+      const int64_t lo = hz_cpu_attn_first (al.window, n_kv - 1);
       const float *qh = f->q + t * dq + (int64_t) h * hdk;
       float *out = f->att + t * dov + (int64_t) h * hdv;
 
-      hz_cpu_attn_head (qh, kc + (int64_t) kvh * hdk, f->kv_dim_k,
-                        vc + (int64_t) kvh * hdv * f->n_ctx, f->n_ctx, n_kv, n_pad, hdk, hdv,
-                        scale, job->n > 1, scores, out);
+      hz_cpu_attn_head_ext (qh, kc + lo * f->kv_dim_k + (int64_t) kvh * hdk, f->kv_dim_k,
+                            vc + (int64_t) kvh * hdv * f->n_ctx + lo, f->n_ctx, n_kv - lo,
+                            n_pad - lo, hdk, hdv, al.scale, al.softcap, job->n > 1, scores, out);
     }
 }
 
@@ -198,8 +205,9 @@ attention (HzCpuForward *f, int il, guint n, guint pos0)
 {
   const HzHparams *hp = &f->llm->hp;
   AttnJob job = { f, il, n, pos0 };
-  const double work = (double) n * hp->n_head * (pos0 + n / 2.0 + 1) *
-                      (hp->head_dim_k + hp->head_dim_v);
+  const int32_t window = hz_cpu_attn_layer (hp, il).window;
+  const double span = window > 0 ? MIN (pos0 + n / 2.0 + 1, (double) window) : pos0 + n / 2.0 + 1;
+  const double work = (double) n * hp->n_head * span * (hp->head_dim_k + hp->head_dim_v);
   guint nth = f->pool ? hz_cpu_threads_for_work (work, f->n_threads) : 1;
 
   if (nth == 1)
@@ -218,11 +226,14 @@ attention (HzCpuForward *f, int il, guint n, guint pos0)
  * runs it, so results do not depend on the split. */
 typedef enum {
   STAGE_ATTN_NORM,   /* h[t] = rms_norm(x[t]) * attn_norm */
-  STAGE_QK_ROPE,     /* optional q/k head norms, then RoPE of q[t] and k[t] */
-  STAGE_FFN_IN,      /* x[t] += tmp[t] (attention output); for t >= first:
+  STAGE_QK_ROPE,     /* optional q/k head norms, then RoPE of q[t] and k[t] (the layer's
+                      * table), then q[t] *= attn_scale (gemma) */
+  STAGE_FFN_IN,      /* (gemma: tmp[t] = rms_norm(tmp[t]) * attn_post_norm) x[t] += tmp[t]
+                      * (attention output); for t >= first:
                       * h[t - first] = rms_norm(x[t]) * ffn_norm */
-  STAGE_SWIGLU,      /* gate[t] = silu(gate[t]) * up[t] */
-  STAGE_FFN_OUT,     /* x[first + t] += tmp[t] (feed-forward output) */
+  STAGE_SWIGLU,      /* gate[t] = silu(gate[t]) * up[t]; gemma: gelu_tanh(gate[t]) * up[t] */
+  STAGE_FFN_OUT,     /* (gemma: tmp[t] = rms_norm(tmp[t]) * ffn_post_norm)
+                      * x[first + t] += tmp[t] (feed-forward output) */
 } RowStage;
 
 typedef struct {
@@ -230,6 +241,7 @@ typedef struct {
   const HzLayer *L;
   RowStage       stage;
   guint          n, first;
+  gboolean       swa;       /* the layer attends through the window: its RoPE table */
 } RowJob;
 
 static void
@@ -248,26 +260,34 @@ row_stage (const RowJob *j, guint t)
     case STAGE_QK_ROPE:
       {
         float *qt = f->q + t * dq, *kt = f->k + t * f->kv_dim_k;
-        const float *cs = f->rope_cs + (int64_t) t * hp->n_rot;
+        const float *cs = (j->swa ? f->rope_cs_swa : f->rope_cs) + (int64_t) t * hp->n_rot;
         if (L->q_norm)
           for (int hh = 0; hh < hp->n_head; hh++)
             hz_cpu_rms_norm (qt + (int64_t) hh * hp->head_dim_k, L->q_norm, hp->head_dim_k, hp->norm_eps);
         if (L->k_norm)
           for (int hh = 0; hh < hp->n_head_kv; hh++)
             hz_cpu_rms_norm (kt + (int64_t) hh * hp->head_dim_k, L->k_norm, hp->head_dim_k, hp->norm_eps);
-        hz_cpu_rope_apply (&f->rope, cs, qt, hp->n_head, hp->head_dim_k);
-        hz_cpu_rope_apply (&f->rope, cs, kt, hp->n_head_kv, hp->head_dim_k);
+        const HzRope *rope = j->swa ? &f->rope_swa : &f->rope;
+        hz_cpu_rope_apply (rope, cs, qt, hp->n_head, hp->head_dim_k);
+        hz_cpu_rope_apply (rope, cs, kt, hp->n_head_kv, hp->head_dim_k);
+        if (hp->attn_scale > 0)
+          hz_cpu_scale (qt, dq, hp->attn_scale);
       }
       break;
     case STAGE_FFN_IN:
+      if (L->attn_post_norm)
+        hz_cpu_rms_norm (f->tmp + t * d, L->attn_post_norm, d, hp->norm_eps);
       hz_cpu_add_f32 (f->x + t * d, f->tmp + t * d, d);
       if (t >= j->first)
         hz_cpu_rms_norm_to (f->h + (t - j->first) * d, f->x + t * d, L->ffn_norm, d, hp->norm_eps);
       break;
     case STAGE_SWIGLU:
-      hz_cpu_swiglu (f->gate + (int64_t) t * hp->n_ff, f->up + (int64_t) t * hp->n_ff, hp->n_ff);
+      (hp->gemma ? hz_cpu_geglu : hz_cpu_swiglu) (f->gate + (int64_t) t * hp->n_ff,
+                                                  f->up + (int64_t) t * hp->n_ff, hp->n_ff);
       break;
     case STAGE_FFN_OUT:
+      if (L->ffn_post_norm)
+        hz_cpu_rms_norm (f->tmp + t * d, L->ffn_post_norm, d, hp->norm_eps);
       hz_cpu_add_f32 (f->x + (j->first + t) * d, f->tmp + t * d, d);
       break;
     }
@@ -285,7 +305,7 @@ rows_worker (guint ith, guint nth, gpointer data)
 static void
 rows_run (HzCpuForward *f, const HzLayer *L, RowStage stage, guint n, guint first, double work)
 {
-  RowJob j = { f, L, stage, n, first };
+  RowJob j = { f, L, stage, n, first, hz_layer_swa (&f->llm->hp, (int) (L - f->llm->layers)) };
   guint nth = f->pool ? MIN (hz_cpu_threads_for_work (work * n, f->n_threads), n) : 1;
   if (nth <= 1)
     rows_worker (0, 1, &j);
@@ -468,6 +488,40 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
   rows_run (f, L, STAGE_FFN_OUT, m, first, 1.0 * d);
 }
 
+/* Row t of x: the embedding of tokens[t] (gemma: times sqrt(n_embd), ggml_scale), and the
+ * RoPE tables of position pos[t] (pos NULL: pos0 + t). */
+static void
+embed_rows (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0, const guint *pos)
+{
+  const HzHparams *hp = &f->llm->hp;
+  const HzMatrix *e = &f->llm->tok_embd;
+  const int64_t d = hp->n_embd;
+  for (guint t = 0; t < n; t++)
+    {
+      const int64_t p = pos ? pos[t] : (int64_t) pos0 + t;
+      e->qt->to_float ((const guint8 *) e->data + (gsize) tokens[t] * e->row_bytes, f->x + t * d, d);
+      if (hp->gemma)
+        hz_cpu_scale (f->x + t * d, d, sqrtf ((float) d));
+      hz_cpu_rope_cache (&f->rope, p, f->rope_cs + (int64_t) t * hp->n_rot);
+      if (f->rope_cs_swa)
+        hz_cpu_rope_cache (&f->rope_swa, p, f->rope_cs_swa + (int64_t) t * hp->n_rot);
+    }
+}
+
+/* logits [n_rows][n_vocab] of the final-normed rows h[0..n_rows), soft-capped when the
+ * model says (gemma). */
+static void
+output_logits (HzCpuForward *f, const float *h, guint n_rows, float *logits)
+{
+  const HzLlm *llm = f->llm;
+  const HzMatmulOut out[1] = { { &llm->output, logits, NULL } };
+  if (n_rows == 0)
+    return;
+  hz_cpu_matmul (f->mm, h, n_rows, llm->hp.n_embd, out, 1);
+  if (llm->hp.final_softcap > 0)
+    hz_cpu_softcap (logits, (int64_t) n_rows * llm->hp.n_vocab, llm->hp.final_softcap);
+}
+
 gboolean
 hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0,
                      gboolean all_logits, float *logits, GError **error)
@@ -487,12 +541,7 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
     return FALSE;
 
   /* embeddings and RoPE tables of this batch */
-  for (guint t = 0; t < n; t++)
-    {
-      const HzMatrix *e = &llm->tok_embd;
-      e->qt->to_float ((const guint8 *) e->data + (gsize) tokens[t] * e->row_bytes, f->x + t * d, d);
-      hz_cpu_rope_cache (&f->rope, pos0 + t, f->rope_cs + (int64_t) t * hp->n_rot);
-    }
+  embed_rows (f, tokens, n, pos0, NULL);
 
   /* final norm and logits for the rows asked for */
   const guint first = all_logits ? 0 : n - 1;
@@ -501,8 +550,7 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
 
   for (guint t = first; t < n; t++)
     hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, llm->output_norm, d, hp->norm_eps);
-  const HzMatmulOut out[1] = { { &llm->output, logits, NULL } };
-  hz_cpu_matmul (f->mm, f->h + first * d, n - first, d, out, 1);
+  output_logits (f, f->h + first * d, n - first, logits);
   return TRUE;
 }
 
@@ -542,12 +590,7 @@ hz_cpu_forward_eval_hooked_lora (HzCpuForward *f, const int32_t *tokens, guint n
         return FALSE;
       }
 
-  for (guint t = 0; t < n; t++)
-    {
-      const HzMatrix *e = &llm->tok_embd;
-      e->qt->to_float ((const guint8 *) e->data + (gsize) tokens[t] * e->row_bytes, f->x + t * d, d);
-      hz_cpu_rope_cache (&f->rope, pos[t], f->rope_cs + (int64_t) t * hp->n_rot);
-    }
+  embed_rows (f, tokens, n, 0, pos);
   hz_cpu_matmul_set_row_invariant (f->mm, TRUE);
   if (f->moe)
     hz_cpu_moe_set_row_invariant (f->moe, TRUE);
@@ -558,9 +601,7 @@ hz_cpu_forward_eval_hooked_lora (HzCpuForward *f, const int32_t *tokens, guint n
   /* final norm of the wanted rows, packed at the start of h, then the output matmul */
   for (guint i = 0; i < n_out; i++)
     hz_cpu_rms_norm_to (f->h + i * d, f->x + out_rows[i] * d, llm->output_norm, d, hp->norm_eps);
-  const HzMatmulOut out[1] = { { &llm->output, logits, NULL } };
-  if (n_out > 0)
-    hz_cpu_matmul (f->mm, f->h, n_out, d, out, 1);
+  output_logits (f, f->h, n_out, logits);
   hz_cpu_matmul_set_row_invariant (f->mm, FALSE);
   if (f->moe)
     hz_cpu_moe_set_row_invariant (f->moe, FALSE);

@@ -13,6 +13,17 @@
  *   x += (silu(h Wgate^T) * (h Wup^T)) Wdown^T
  * then logits = (rms_norm(x) * output_norm) Wout^T for the rows that need them.
  *
+ * Gemma (gemma2, gemma3; llama.cpp's build graphs of src/models/gemma2.cpp, gemma3.cpp):
+ *   x  = embedding * sqrt(n_embd)
+ *   q, k (gemma3: after their head norms) roped with the layer's RoPE (window layers:
+ *   rope_freq_base_swa / rope_freq_scale_swa), then q *= attn_scale
+ *   a_h = softmax(softcap(q_h . k_j)) over the layer's cells (window layers: j > p - n_swa),
+ *   softcap(s) = c tanh(s / c) with c = attn_softcap (gemma2), none when 0
+ *   x += rms_norm(a Wo^T) * attn_post_norm
+ *   h  = rms_norm(x) * ffn_norm
+ *   x += rms_norm((gelu_tanh(h Wgate^T) * (h Wup^T)) Wdown^T) * ffn_post_norm
+ *   logits = softcap(..., final_softcap) when final_softcap > 0.
+ *
  * KV cache: contiguous float32 as llama.cpp lays it out without flash attention: K
  * [n_layer][n_ctx][n_head_kv * head_dim_k], V transposed [n_layer][n_head_kv * head_dim_v][n_ctx].
  * Every float operation follows llama.cpp's CPU backend (ggml-order.h, ops.h, attention.h),
@@ -25,6 +36,7 @@
 #pragma once
 
 #include <glib.h>
+#include <math.h>
 #include <stdint.h>
 #include "lora-adapter.h"
 #include "model.h"
@@ -33,6 +45,32 @@
 G_BEGIN_DECLS
 
 typedef struct _HzCpuForward HzCpuForward;
+
+/** How layer il attends (from HzHparams): the scale of q.k inside the softmax (1 when the
+ *  architecture scales q itself: hp->attn_scale > 0; else 1/sqrt(head_dim_k)), the
+ *  soft-cap of the scores (0: none) and the sliding window (0: all earlier positions). */
+typedef struct {
+  float   scale;
+  float   softcap;
+  int32_t window;
+} HzCpuAttnLayer;
+
+static inline HzCpuAttnLayer
+hz_cpu_attn_layer (const HzHparams *hp, int il)
+{
+  HzCpuAttnLayer a;
+  a.scale = hp->attn_scale > 0 ? 1.0f : 1.0f / sqrtf ((float) hp->head_dim_k);
+  a.softcap = hp->attn_softcap;
+  a.window = hz_layer_swa (hp, il) ? hp->n_swa : 0;
+  return a;
+}
+
+/** The first position a query at `pos` attends to under `window` (0: none). */
+static inline int64_t
+hz_cpu_attn_first (int32_t window, int64_t pos)
+{
+  return window > 0 && pos + 1 > window ? pos + 1 - window : 0;
+}
 
 /** Allocate the KV cache for n_ctx tokens and scratch for n_batch tokens per pass, with a
  *  pool of n_threads threads (1: no worker threads). `llm` must outlive it.

@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "ggml-order.h"
+#include "quant.h"
 
 /* 8-lane float vector via GCC/Clang vector extensions: compiles to whatever SIMD the target
  * has (two SSE registers on baseline x86-64), no intrinsics or run-time dispatch needed. */
@@ -158,6 +159,55 @@ hz_cpu_swiglu (float *restrict gate, const float *restrict up, int64_t n)
     gate[i] = (gate[i] / (1.0f + expf (-gate[i]))) * up[i];
 }
 
+/* ggml's GELU table: for every fp16 value, its tanh GELU computed in float and rounded to
+ * fp16 (ggml_cpu_init fills ggml_table_gelu_f16 the same way). Built once. */
+static uint16_t gelu_table[1 << 16];
+
+static gpointer
+gelu_table_init (gpointer unused)
+{
+  (void) unused;
+  const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;
+  for (guint i = 0; i < G_N_ELEMENTS (gelu_table); i++)
+    {
+      const float x = hz_fp16_to_fp32 ((uint16_t) i);
+      gelu_table[i] = hz_fp32_to_fp16 (0.5f * x * (1.0f + tanhf (sqrt_2_over_pi * x * (1.0f + coef_a * x * x))));
+    }
+  return NULL;
+}
+
+void
+hz_cpu_geglu (float *restrict gate, const float *restrict up, int64_t n)
+{
+  static GOnce once = G_ONCE_INIT;
+  g_once (&once, gelu_table_init, NULL);
+  for (int64_t i = 0; i < n; i++)
+    {
+      const float x = gate[i];
+      if (x <= -10.0f)
+        gate[i] = 0.0f;
+      else if (x >= 10.0f)
+        gate[i] = x * up[i];
+      else
+        gate[i] = hz_fp16_to_fp32 (gelu_table[hz_fp32_to_fp16 (x)]) * up[i];
+    }
+}
+
+void
+hz_cpu_softcap (float *x, int64_t n, float c)
+{
+  const float inv = 1.0f / c;
+  for (int64_t i = 0; i < n; i++)
+    x[i] = tanhf (x[i] * inv) * c;
+}
+
+void
+hz_cpu_scale (float *x, int64_t n, float s)
+{
+  for (int64_t i = 0; i < n; i++)
+    x[i] *= s;
+}
+
 /* ---- RoPE (YaRN-capable), after ggml's rope_yarn / ggml_rope_yarn_corr_dims ---- */
 
 /* The dimension index at which a frequency completes n_rot_turns rotations over the
@@ -168,23 +218,33 @@ yarn_corr_dim (int n_dims, int n_ctx_orig, float turns, float base)
   return n_dims * logf (n_ctx_orig / (turns * 2.0f * (float) G_PI)) / (2.0f * logf (base));
 }
 
-void
-hz_cpu_rope_init (HzRope *r, const HzHparams *hp, const float *freq_factors)
+static void
+rope_init (HzRope *r, const HzHparams *hp, const float *freq_factors, float base, float scale)
 {
   memset (r, 0, sizeof *r);
   r->n_rot = hp->n_rot;
   r->mode = hp->rope_mode;
-  r->theta_scale = powf (hp->rope_freq_base, -2.0f / hp->n_rot);
-  r->freq_scale = hp->rope_freq_scale;
+  r->theta_scale = powf (base, -2.0f / hp->n_rot);
+  r->freq_scale = scale;
   r->ext_factor = hp->yarn_ext_factor;
   r->attn_factor = hp->yarn_attn_factor;
   r->freq_factors = freq_factors;
-  float start = floorf (yarn_corr_dim (hp->n_rot, hp->rope_n_ctx_orig, hp->yarn_beta_fast,
-                                       hp->rope_freq_base));
-  float end = ceilf (yarn_corr_dim (hp->n_rot, hp->rope_n_ctx_orig, hp->yarn_beta_slow,
-                                    hp->rope_freq_base));
+  float start = floorf (yarn_corr_dim (hp->n_rot, hp->rope_n_ctx_orig, hp->yarn_beta_fast, base));
+  float end = ceilf (yarn_corr_dim (hp->n_rot, hp->rope_n_ctx_orig, hp->yarn_beta_slow, base));
   r->corr_dims[0] = MAX (0.0f, start);
   r->corr_dims[1] = MIN ((float) (hp->n_rot - 1), end);
+}
+
+void
+hz_cpu_rope_init (HzRope *r, const HzHparams *hp, const float *freq_factors)
+{
+  rope_init (r, hp, freq_factors, hp->rope_freq_base, hp->rope_freq_scale);
+}
+
+void
+hz_cpu_rope_init_swa (HzRope *r, const HzHparams *hp, const float *freq_factors)
+{
+  rope_init (r, hp, freq_factors, hp->rope_freq_base_swa, hp->rope_freq_scale_swa);
 }
 
 static inline float

@@ -8,6 +8,10 @@
  *             double);
  *   silu:     ggml_vec_silu_f32 of the AVX-512 build, bit for bit (x / (1 + ggml_v_expf(-x))
  *             per 16 lanes, libm expf for the tail of a row);
+ *   geglu:    ggml_vec_geglu_f32 with GGML_GELU_FP16 (the default build): gate <= -10 gives
+ *             0, gate >= 10 gives gate * up, else the tanh GELU of gate rounded to fp16,
+ *             looked up in a table of fp16 results, times up;
+ *   softcap:  ggml_scale(1/c), ggml_tanh (tanhf), ggml_scale(c) as Gemma's graphs chain them;
  *   rope:     ggml_rope_ext with YaRN (rope_yarn), theta_p,i = p * base^(-2i/n_rot) / ff_i.
  * All pointers are float32, contiguous; no aliasing unless stated. Pure functions of their
  * arguments: thread-safe.
@@ -58,6 +62,17 @@ void  hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale
  *  row of n = n_ff elements (the 16-lane chunks restart at every row, as in ggml). */
 void  hz_cpu_swiglu (float *gate, const float *up, int64_t n);
 
+/** In place: gate[i] = gelu_tanh(gate[i]) * up[i] (GeGLU, llama.cpp LLM_FFN_GELU + PAR:
+ *  ggml_geglu_split), gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))
+ *  through ggml's fp16 table (see above) for n elements. */
+void  hz_cpu_geglu (float *gate, const float *up, int64_t n);
+
+/** In place: x[i] = c * tanhf(x[i] * (1/c)) (Gemma's logit soft-capping), n elements. */
+void  hz_cpu_softcap (float *x, int64_t n, float c);
+
+/** In place: x[i] *= s (ggml_vec_scale_f32: one rounding per element). */
+void  hz_cpu_scale (float *x, int64_t n, float s);
+
 /** RoPE parameters derived from HzHparams (see hz_cpu_rope_init). */
 typedef struct {
   int32_t     n_rot;
@@ -72,6 +87,11 @@ typedef struct {
 
 /** Fill `r` from the model's hyperparameters and optional frequency factors. */
 void  hz_cpu_rope_init (HzRope *r, const HzHparams *hp, const float *freq_factors);
+
+/** As hz_cpu_rope_init with the window layers' base and scale (rope_freq_base_swa,
+ *  rope_freq_scale_swa; the YaRN correction dims from that base, as llama.cpp passes
+ *  freq_base_l to ggml_rope_ext). */
+void  hz_cpu_rope_init_swa (HzRope *r, const HzHparams *hp, const float *freq_factors);
 
 /** cos/sin table for position `pos`: cs[2i] = cos theta_i * mscale, cs[2i+1] = sin ...,
  *  i in [0, n_rot/2). */

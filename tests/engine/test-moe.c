@@ -30,7 +30,7 @@
 #include "model.h"
 #include "quant.h"
 #include "synth.h"
-#include "../hz-test-util.h"
+#include "synth-test-util.h"
 
 #define N_THREADS 2
 
@@ -127,20 +127,8 @@ test_route (void)
 static char *
 write_moe (const char *shape, uint32_t type, guint64 seed)
 {
-  g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
-  if (!vocab)
-    return NULL;
-  HzSynthParams p = { 0 };
-  g_assert_true (hz_synth_shape_parse (shape, &p.shape, NULL));
-  p.ftype = HZ_FTYPE_ALL_F32;
-  p.matrix_type = (int32_t) type;
-  p.seed = seed;
-  p.vocab_gguf = vocab;
-  p.n_threads = N_THREADS;
-  char *out = g_strdup_printf ("%s/hz-test-moe-%d-%s-%s.gguf", g_get_tmp_dir (), (int) getpid (),
-                               shape, hz_quant_traits (type)->name);
   g_autoptr (GError) error = NULL;
-  g_assert_true (hz_synth_write (&p, out, &error));
+  char *out = hz_test_synth_write ("moe", shape, NULL, type, seed, N_THREADS, &error);
   g_assert_no_error (error);
   return out;
 }
@@ -148,10 +136,7 @@ write_moe (const char *shape, uint32_t type, guint64 seed)
 static HzModel *
 load (const char *path, GError **error)
 {
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.n_threads = N_THREADS;
-  return hz_model_load (path, &mp, error);
+  return hz_test_model_load (path, N_THREADS, error);
 }
 
 /* ------------------------------------------------------------------ serving */
@@ -185,15 +170,7 @@ submit (HzServe *srv, const HzToken *p, guint n, int n_predict, Collect *c)
 static HzServe *
 server (HzModel *m)
 {
-  HzServeParams sp;
-  hz_serve_params_init (&sp);
-  sp.max_batch_tokens = 48;   /* several prompt chunks and decodes share each step */
-  sp.max_seq_len = 256;
-  sp.n_threads = N_THREADS;
-  g_autoptr (GError) error = NULL;
-  HzServe *srv = hz_serve_new (m, &sp, &error);
-  g_assert_no_error (error);
-  return srv;
+  return hz_test_small_server (m, N_THREADS);
 }
 
 static void

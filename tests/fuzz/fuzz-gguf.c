@@ -3,7 +3,10 @@
  * Feeds the input to hz_gguf_open_from_data(); on success walks every key/value (type,
  * rendering, array accessors, typed getters) and every tensor (lookup by name, first and
  * last data byte), and checks the reader's invariants: tensor data lies inside the buffer,
- * after the data offset, aligned, and rejected inputs carry an HZ_GGUF_ERROR. Any
+ * after the data offset, aligned, and rejected inputs carry an HZ_GGUF_ERROR. Then the
+ * model hyperparameters (engine/model.h hz_hparams_read: every architecture's keys, Gemma's
+ * sliding-window pattern arrays among them) are read: refused with a message, or
+ * dimensions within their bounds and the window rule's KV bytes computable. Any
  * violation aborts, which libFuzzer reports as a crash.
  *
  * Built as a fuzzer only with -Dfuzzing=true (clang, see tools/fuzz.sh); always built into
@@ -14,6 +17,7 @@
 #include <string.h>
 
 #include "gguf.h"
+#include "model.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -118,6 +122,19 @@ LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     walk_kv (g, i);
   for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
     walk_tensor (g, i);
+  HzHparams hp;
+  if (hz_hparams_read (&hp, g, &error))
+    {
+      CHECK (hp.n_layer >= 1 && hp.n_layer <= HZ_MAX_LAYER && hp.n_embd >= 1 && hp.n_swa >= 0);
+      for (int il = 0; il < hp.n_layer; il++)
+        CHECK (hz_layer_kv_cells (&hp, il, 4096) >= 1 && hz_layer_kv_cells (&hp, il, 4096) <= 4096);
+      sink ^= (guint8) hz_hparams_kv_bytes (&hp, 4096, 4);
+    }
+  else
+    {
+      CHECK (error != NULL && error->message[0]);
+      g_clear_error (&error);
+    }
   hz_gguf_free (g);
   return 0;
 }

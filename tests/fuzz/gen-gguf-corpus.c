@@ -102,6 +102,43 @@ seed_model (const char *name, uint32_t align)
   write_seed (w, name);
 }
 
+/* Gemma metadata (no tensors): the keys llama.cpp reads for gemma2 / gemma3, the window
+ * pattern as a period or as a per-layer bool array (hz_hparams_read). */
+static void
+seed_gemma (const char *arch, gboolean pattern_array)
+{
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  char key[96];
+#define K(s) (g_snprintf (key, sizeof key, "%s.%s", arch, s), key)
+  hz_gguf_writer_set_str (w, "general.architecture", arch);
+  hz_gguf_writer_set_u32 (w, K ("context_length"), 8192);
+  hz_gguf_writer_set_u32 (w, K ("embedding_length"), 64);
+  hz_gguf_writer_set_u32 (w, K ("block_count"), 6);
+  hz_gguf_writer_set_u32 (w, K ("feed_forward_length"), 128);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count"), 4);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count_kv"), 2);
+  hz_gguf_writer_set_u32 (w, K ("attention.key_length"), 32);
+  hz_gguf_writer_set_u32 (w, K ("attention.value_length"), 32);
+  hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"), 1e-6f);
+  hz_gguf_writer_set_u32 (w, K ("attention.sliding_window"), 16);
+  hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), 1e6f);
+  hz_gguf_writer_set_f32 (w, K ("rope.freq_base_swa"), 1e4f);
+  hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "linear");
+  hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), 8.0f);
+  hz_gguf_writer_set_f32 (w, K ("attn_logit_softcapping"), 50.0f);
+  hz_gguf_writer_set_f32 (w, K ("final_logit_softcapping"), 30.0f);
+  if (pattern_array)
+    {
+      const guint8 pattern[6] = { 1, 1, 0, 1, 1, 0 };
+      hz_gguf_writer_set_arr (w, K ("attention.sliding_window_pattern"), HZ_GGUF_TYPE_BOOL, pattern, 6);
+    }
+  else
+    hz_gguf_writer_set_u32 (w, K ("attention.sliding_window_pattern"), 3);
+#undef K
+  g_autofree char *name = g_strdup_printf ("seed-%s-%s.gguf", arch, pattern_array ? "array" : "period");
+  write_seed (w, name);
+}
+
 static void
 seed_empty (void)
 {
@@ -147,5 +184,7 @@ main (int argc, char **argv)
   seed_model ("seed-model-align8.gguf", 8);
   seed_empty ();
   seed_hand_made ();
+  seed_gemma ("gemma3", TRUE);
+  seed_gemma ("gemma2", FALSE);
   return 0;
 }

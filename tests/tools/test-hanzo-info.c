@@ -1,6 +1,8 @@
 /* tests/tools/test-hanzo-info.c — runs `hanzo info` (from $HZ_BUILD_DIR/tools/hanzo) on a
  * small GGUF written here with the engine's writer, on truncated copies of it, on a missing
- * file and with bad usage, checking stdout/stderr and the exit codes (0 / 1 / 2). */
+ * file and with bad usage, checking stdout/stderr and the exit codes (0 / 1 / 2); and the
+ * KV cache bytes it prints for a Gemma 3 model with sliding-window layers (the window
+ * rule, worked out here from the metadata). */
 #include <gio/gio.h>
 #include <string.h>
 
@@ -172,6 +174,50 @@ test_info_bad_files (void)
   run_result_clear (&r);
 }
 
+/* Gemma 3 metadata (no tensors): 12 layers, layers 5 and 11 global, the others a window of
+ * 1024; 2 KV heads of 256 + 256 elements: 2 * 512 * 4 = 4096 bytes per layer and token. */
+static void
+test_info_kv_window (void)
+{
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  hz_gguf_writer_set_str (w, "general.architecture", "gemma3");
+  hz_gguf_writer_set_u32 (w, "gemma3.context_length", 131072);
+  hz_gguf_writer_set_u32 (w, "gemma3.embedding_length", 1024);
+  hz_gguf_writer_set_u32 (w, "gemma3.block_count", 12);
+  hz_gguf_writer_set_u32 (w, "gemma3.feed_forward_length", 4096);
+  hz_gguf_writer_set_u32 (w, "gemma3.attention.head_count", 4);
+  hz_gguf_writer_set_u32 (w, "gemma3.attention.head_count_kv", 2);
+  hz_gguf_writer_set_u32 (w, "gemma3.attention.key_length", 256);
+  hz_gguf_writer_set_u32 (w, "gemma3.attention.value_length", 256);
+  hz_gguf_writer_set_u32 (w, "gemma3.attention.sliding_window", 1024);
+  g_autofree char *path = g_build_filename (tmp_dir, "gemma3-meta.gguf", NULL);
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hz_gguf_writer_write_file (w, path, &error));
+  g_assert_no_error (error);
+
+  RunResult r = { 0 };
+  run_hanzo (&r, (const char *[]) { "info", path, NULL });
+  g_assert_cmpint (r.status, ==, 0);
+  const guint64 cell = 2 * (256 + 256) * 4;
+  g_autofree char *line = g_strdup_printf (
+    "KV cache (float32): %" G_GUINT64_FORMAT " bytes per token of context in the 2 global "
+    "layers, %" G_GUINT64_FORMAT " bytes per token of the last 1024 in the 10 sliding-window "
+    "layers", 2 * cell, 10 * cell);
+  assert_contains (r.out, line);
+  /* totals: 2 layers x n_ctx + 10 layers x min(n_ctx, 1024) cells */
+  const gint64 sizes[] = { 1024, 4096, 32768, 131072 };
+  for (guint i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      const guint64 b = (2 * sizes[i] + 10 * MIN (sizes[i], 1024)) * cell;
+      g_autofree char *pat = g_strdup_printf ("\n +%" G_GINT64_FORMAT " +%" G_GUINT64_FORMAT
+                                              " +%.1f", sizes[i], b, (double) b / sizes[i]);
+      if (!g_regex_match_simple (pat, r.out, 0, 0))
+        g_error ("output lacks /%s/:\n%s", pat, r.out);
+    }
+  assert_contains (r.out, "(training context)");
+  run_result_clear (&r);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -181,6 +227,7 @@ main (int argc, char **argv)
   g_assert_no_error (error);
   g_test_add_func ("/hanzo/info/ok", test_info_ok);
   g_test_add_func ("/hanzo/info/bad-files", test_info_bad_files);
+  g_test_add_func ("/hanzo/info/kv-window", test_info_kv_window);
   int status = g_test_run ();
   g_autoptr (GFile) dir = g_file_new_for_path (tmp_dir);
   g_autoptr (GFileEnumerator) en = g_file_enumerate_children (dir, G_FILE_ATTRIBUTE_STANDARD_NAME,

@@ -1,0 +1,484 @@
+/* tests/engine/test-gemma.c — Gemma 2 and Gemma 3 (engine/model.h) past their sliding
+ * window, in the paged serving path, and their metadata.
+ *
+ * The logits of the synthetic tiny-gemma3 / tiny-gemma2 models (window 32) against a
+ * float64 reference are test-synth's (/synth/forward/gemma*). Here:
+ *   - decoding token by token to position 80 (the cached K/V of the window layers read from
+ *     p - 31 on) gives the logits of a full recompute of every prefix in one batch (another
+ *     code path: the batch's rows mask their own windows);
+ *   - the paged serving path (HzServe: block tables, chunked prompts, several sequences in a
+ *     step) gives the greedy ids of HzContext for prompts shorter and longer than the
+ *     window, alone and together (F32: with Q8_0 a near-tie of 0.024 in logits of 3.1 at
+ *     position 42 parted one of the 6 sequences, the paged attention summing in another
+ *     order);
+ *   - the hyperparameters llama.cpp reads (window, window pattern as a period or a per-layer
+ *     array, the window layers' RoPE base, soft-capping defaults, the 27B query scale) and
+ *     refused metadata; the KV bytes of the window rule (hz_hparams_kv_bytes).
+ *
+ * Needs the vocabulary of ../shared/models/stories260K.gguf (skipped when absent).
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "gguf.h"
+#include "hanzo/engine.h"
+#include "lora-adapter.h"
+#include "model.h"
+#include "serving-test-util.h"
+#include "synth-test-util.h"
+
+#define N_THREADS 2
+
+typedef struct {
+  const char *shape;
+  uint32_t    type;
+  double      tol;   /* max |decode - recompute| / max |logit| */
+} WindowCase;
+
+static HzModel *
+load (const char *path)
+{
+  g_autoptr (GError) error = NULL;
+  HzModel *m = hz_test_model_load (path, N_THREADS, &error);
+  g_assert_no_error (error);
+  return m;
+}
+
+static HzContext *
+context (HzModel *m, guint n_ctx)
+{
+  g_autoptr (GError) error = NULL;
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_ctx = n_ctx;
+  cp.n_threads = N_THREADS;
+  HzContext *ctx = hz_context_new (m, &cp, &error);
+  g_assert_no_error (error);
+  return ctx;
+}
+
+#define N_DECODE 80
+
+static void
+test_window_decode (gconstpointer data)
+{
+  const WindowCase *c = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = hz_test_synth_write ("gemma", c->shape, NULL, c->type, 3, N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autoptr (HzModel) m = load (path);
+  const int nv = hz_model_n_vocab (m);
+  HzToken toks[N_DECODE];
+  g_autoptr (GRand) rng = g_rand_new_with_seed (17);
+  toks[0] = hz_model_bos (m);
+  for (int i = 1; i < N_DECODE; i++)
+    toks[i] = g_rand_int_range (rng, 3, nv);
+
+  /* decode: 8 prompt tokens in a batch, then one token per evaluation */
+  g_autoptr (HzContext) a = context (m, 128);
+  g_autofree float *dec = g_new (float, (gsize) N_DECODE * nv);
+  g_assert_true (hz_context_eval (a, toks, 8, TRUE, NULL, &error));
+  g_assert_no_error (error);
+  for (int p = 0; p < 8; p++)
+    memcpy (dec + (gsize) p * nv, hz_context_logits (a, p), nv * sizeof (float));
+  for (int p = 8; p < N_DECODE; p++)
+    {
+      g_assert_true (hz_context_eval (a, &toks[p], 1, FALSE, NULL, &error));
+      g_assert_no_error (error);
+      memcpy (dec + (gsize) p * nv, hz_context_logits (a, -1), nv * sizeof (float));
+    }
+
+  /* full recomputes: every prefix up to a checkpoint in one batch from an empty cache */
+  static const int checkpoints[] = { 30, 31, 32, 33, 47, 63, 64, 65, 79 };
+  double worst = 0, max_logit = 0;
+  for (gsize i = 0; i < G_N_ELEMENTS (checkpoints); i++)
+    {
+      const int p = checkpoints[i];
+      g_autoptr (HzContext) b = context (m, 128);
+      g_assert_true (hz_context_eval (b, toks, p + 1, FALSE, NULL, &error));
+      g_assert_no_error (error);
+      const float *full = hz_context_logits (b, -1);
+      const float *d = dec + (gsize) p * nv;
+      double diff = 0, mx = 0;
+      for (int v = 0; v < nv; v++)
+        {
+          g_assert_true (isfinite (d[v]));
+          diff = MAX (diff, fabs (d[v] - full[v]));
+          mx = MAX (mx, fabs (full[v]));
+        }
+      worst = MAX (worst, diff / mx);
+      max_logit = MAX (max_logit, mx);
+    }
+  g_test_message ("%s %s: decode to position %d vs full recompute at %" G_GSIZE_FORMAT
+                  " checkpoints: max |diff| / max |logit| = %.2e (tolerance %.0e; max |logit| %.3g)",
+                  c->shape, hz_quant_traits (c->type)->name, N_DECODE - 1,
+                  G_N_ELEMENTS (checkpoints), worst, c->tol, max_logit);
+  g_assert_cmpfloat (worst, <=, c->tol);
+  g_unlink (path);
+}
+
+/* ------------------------------------------------------------- serving (paged) */
+
+#define N_REQ 6
+#define N_PREDICT 40
+
+static void
+test_serving (gconstpointer data)
+{
+  const char *shape = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = hz_test_synth_write ("gemma-serve", shape, NULL, HZ_TYPE_F32, 5,
+                                               N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autoptr (HzModel) m = load (path);
+  g_autoptr (HzServe) alone = hz_test_small_server (m, N_THREADS);
+  g_autoptr (HzServe) together = hz_test_small_server (m, N_THREADS);
+  Collect seq, conc;
+  collect_init (&seq);
+  collect_init (&conc);
+  guint64 ids_seq[N_REQ], ids_conc[N_REQ];
+  /* prompts of 5 + 7 i tokens: 5..40, and 40 more generated: every sequence passes the
+   * 32-token window */
+  serve_alone_and_together (m, alone, together, N_REQ, N_PREDICT, &seq, ids_seq, &conc, ids_conc);
+
+  g_autoptr (HzContext) ctx = context (m, 256);
+  for (guint i = 0; i < N_REQ; i++)
+    {
+      GArray *s = got (&seq, ids_seq[i], 0), *c = got (&conc, ids_conc[i], 0);
+      g_assert_cmpuint (s->len, ==, N_PREDICT);
+      assert_same (s, c);   /* batch invariance: exact */
+      const guint len = 5 + 7 * i;
+      g_autofree HzToken *prompt = make_prompt (m, 100 + i, len);
+      HzGenerateParams gp;
+      hz_generate_params_init (&gp);
+      gp.n_predict = N_PREDICT;
+      gp.ignore_eog = TRUE;
+      g_autoptr (GArray) want = g_array_new (FALSE, FALSE, sizeof (HzToken));
+      g_free (hz_context_generate (ctx, prompt, len, &gp, NULL, NULL, NULL, want, NULL, &error));
+      g_assert_no_error (error);
+      assert_same (s, want);  /* the paged path = the contiguous cache's */
+    }
+  g_test_message ("%s F32: %d requests of 5..%d prompt tokens + %d generated, concurrent = "
+                  "alone = hz_context_generate", shape, N_REQ, 5 + 7 * (N_REQ - 1), N_PREDICT);
+  collect_clear (&seq);
+  collect_clear (&conc);
+  g_unlink (path);
+}
+
+/* ------------------------------------------------------------------ metadata */
+
+/* Hyperparameters of a metadata-only GGUF: `arch` with the base keys of a 6-layer model and
+ * the extra keys set by `extra` (may be NULL). */
+typedef void (*ExtraKeys) (HzGgufWriter *w, const char *arch);
+
+static gboolean
+read_hparams (const char *arch, int n_layer, ExtraKeys extra, HzHparams *hp, GError **error)
+{
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  char key[96];
+#define K(s) (g_snprintf (key, sizeof key, "%s.%s", arch, s), key)
+  hz_gguf_writer_set_str (w, "general.architecture", arch);
+  hz_gguf_writer_set_u32 (w, K ("embedding_length"), 512);
+  hz_gguf_writer_set_u32 (w, K ("block_count"), (uint32_t) n_layer);
+  hz_gguf_writer_set_u32 (w, K ("feed_forward_length"), 1024);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count"), 4);
+  hz_gguf_writer_set_u32 (w, K ("attention.head_count_kv"), 2);
+  hz_gguf_writer_set_u32 (w, K ("attention.key_length"), 256);
+  hz_gguf_writer_set_u32 (w, K ("attention.value_length"), 256);
+  hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"), 1e-6f);
+  hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), 1e6f);
+#undef K
+  if (extra)
+    extra (w, arch);
+  g_autoptr (GBytes) bytes = hz_gguf_writer_to_bytes (w, error);
+  g_assert_nonnull (bytes);
+  g_autoptr (HzGguf) g = hz_gguf_open_from_data (g_bytes_get_data (bytes, NULL),
+                                                 g_bytes_get_size (bytes), error);
+  g_assert_nonnull (g);
+  return hz_hparams_read (hp, g, error);
+}
+
+static void
+set_window (HzGgufWriter *w, const char *arch)
+{
+  g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window", arch);
+  hz_gguf_writer_set_u32 (w, k, 1024);
+}
+
+/* the window and a per-layer pattern array of n bools */
+static void
+set_pattern_array (HzGgufWriter *w, const char *arch, const guint8 *pattern, guint n)
+{
+  set_window (w, arch);
+  g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window_pattern", arch);
+  hz_gguf_writer_set_arr (w, k, HZ_GGUF_TYPE_BOOL, pattern, n);
+}
+
+static void
+set_window_array (HzGgufWriter *w, const char *arch)
+{
+  static const guint8 pattern[6] = { 1, 0, 1, 1, 0, 0 };
+  set_pattern_array (w, arch, pattern, 6);
+}
+
+static void
+set_short_array (HzGgufWriter *w, const char *arch)
+{
+  static const guint8 pattern[3] = { 1, 0, 1 };
+  set_pattern_array (w, arch, pattern, 3);
+}
+
+static void
+set_window_period (HzGgufWriter *w, const char *arch)
+{
+  set_window (w, arch);
+  g_autofree char *k = g_strdup_printf ("%s.attention.sliding_window_pattern", arch);
+  hz_gguf_writer_set_u32 (w, k, 3);
+}
+
+static void
+set_gemma3_rope (HzGgufWriter *w, const char *arch)
+{
+  set_window (w, arch);
+  g_autofree char *b = g_strdup_printf ("%s.rope.freq_base_swa", arch);
+  g_autofree char *t = g_strdup_printf ("%s.rope.scaling.type", arch);
+  g_autofree char *f = g_strdup_printf ("%s.rope.scaling.factor", arch);
+  g_autofree char *c = g_strdup_printf ("%s.final_logit_softcapping", arch);
+  hz_gguf_writer_set_f32 (w, b, 20000.0f);
+  hz_gguf_writer_set_str (w, t, "linear");
+  hz_gguf_writer_set_f32 (w, f, 8.0f);
+  hz_gguf_writer_set_f32 (w, c, 25.0f);
+}
+
+static void
+set_zero_softcap (HzGgufWriter *w, const char *arch)
+{
+  g_autofree char *k = g_strdup_printf ("%s.attn_logit_softcapping", arch);
+  hz_gguf_writer_set_f32 (w, k, 0.0f);
+}
+
+static guint64
+swa_mask (const HzHparams *hp)
+{
+  guint64 m = 0;
+  for (int il = 0; il < hp->n_layer; il++)
+    m |= (guint64) hz_layer_swa (hp, il) << il;
+  return m;
+}
+
+static void
+test_metadata (void)
+{
+  g_autoptr (GError) error = NULL;
+  HzHparams hp;
+
+  /* gemma3 without attention.sliding_window: no window layers, global RoPE everywhere */
+  g_assert_true (read_hparams ("gemma3", 6, NULL, &hp, &error));
+  g_assert_no_error (error);
+  g_assert_true (hp.gemma);
+  g_assert_cmpint (hp.n_swa, ==, 0);
+  g_assert_cmpuint (swa_mask (&hp), ==, 0);
+  g_assert_cmpfloat (hp.attn_softcap, ==, 0);
+  g_assert_cmpfloat (hp.final_softcap, ==, 0);
+  g_assert_cmpfloat (hp.attn_scale, ==, 1.0f / sqrtf (256.0f));
+  g_assert_cmpint (hp.rope_mode, ==, HZ_ROPE_NEOX);
+  /* with a window: five window layers to one global, window base 10000 unscaled */
+  g_assert_true (read_hparams ("gemma3", 12, set_window, &hp, &error));
+  g_assert_cmpint (hp.n_swa, ==, 1024);
+  g_assert_cmpuint (swa_mask (&hp), ==, 0x7df);   /* layers 5 and 11 global */
+  g_assert_cmpfloat (hp.rope_freq_base, ==, 1e6f);
+  g_assert_cmpfloat (hp.rope_freq_base_swa, ==, 10000.0f);
+  g_assert_cmpfloat (hp.rope_freq_scale_swa, ==, 1.0f);
+  /* rope.freq_base_swa, linear scaling of the global layers only, final soft-capping */
+  g_assert_true (read_hparams ("gemma3", 6, set_gemma3_rope, &hp, &error));
+  g_assert_cmpfloat (hp.rope_freq_base_swa, ==, 20000.0f);
+  g_assert_cmpfloat (hp.rope_freq_scale, ==, 0.125f);
+  g_assert_cmpfloat (hp.rope_freq_scale_swa, ==, 1.0f);
+  g_assert_cmpfloat (hp.final_softcap, ==, 25.0f);
+  /* the pattern as a per-layer array, and as a period */
+  g_assert_true (read_hparams ("gemma3", 6, set_window_array, &hp, &error));
+  g_assert_cmpuint (swa_mask (&hp), ==, 0x0d);
+  g_assert_true (read_hparams ("gemma3", 6, set_window_period, &hp, &error));
+  g_assert_cmpuint (swa_mask (&hp), ==, 0x1b);    /* il % 3 < 2 */
+  /* the 27B shape (62 layers): q scaled by 1/sqrt(n_embd / n_head), not the head size */
+  g_assert_true (read_hparams ("gemma3", 62, set_window, &hp, &error));
+  g_assert_cmpfloat (hp.attn_scale, ==, 1.0f / sqrtf (128.0f));
+
+  /* gemma2: window 4096 by default on even layers, soft-capping 50 / 30, one RoPE */
+  g_assert_true (read_hparams ("gemma2", 6, NULL, &hp, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (hp.n_swa, ==, 4096);
+  g_assert_cmpuint (swa_mask (&hp), ==, 0x15);
+  g_assert_cmpfloat (hp.attn_softcap, ==, 50.0f);
+  g_assert_cmpfloat (hp.final_softcap, ==, 30.0f);
+  g_assert_cmpfloat (hp.rope_freq_base_swa, ==, hp.rope_freq_base);
+  g_assert_true (read_hparams ("gemma2", 46, NULL, &hp, &error));
+  g_assert_cmpfloat (hp.attn_scale, ==, 1.0f / sqrtf (128.0f));
+
+  /* KV bytes of the window rule: gemma2, 6 layers (3 window), 2 KV heads of 256 + 256 */
+  g_assert_true (read_hparams ("gemma2", 6, set_window, &hp, &error));
+  const guint64 cell = 2 * (256 + 256) * 4;
+  g_assert_cmpuint (hz_hparams_kv_bytes (&hp, 100, 4), ==, 6 * 100 * cell);
+  g_assert_cmpuint (hz_hparams_kv_bytes (&hp, 8192, 4), ==, (3 * 8192 + 3 * 1024) * cell);
+
+  /* refused: a per-layer array shorter than the layers, gemma2 without soft-capping */
+  g_assert_false (read_hparams ("gemma3", 6, set_short_array, &hp, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+  g_assert_nonnull (strstr (error->message, "gemma3.attention.sliding_window_pattern"));
+  g_clear_error (&error);
+  g_assert_false (read_hparams ("gemma2", 6, set_zero_softcap, &hp, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+  g_assert_nonnull (strstr (error->message, "soft-capping"));
+  g_clear_error (&error);
+
+  /* LoRA adapters: applied at inference, not trained (the learner's pass has no Gemma) */
+  g_assert_true (read_hparams ("gemma3", 6, set_window, &hp, &error));
+  HzLoraConfig cfg;
+  hz_lora_config_init (&cfg);
+  g_autoptr (HzLora) infer = hz_lora_alloc (&hp, &cfg, FALSE, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (infer);
+  g_autoptr (HzLora) train = hz_lora_alloc (&hp, &cfg, TRUE, &error);
+  g_assert_null (train);
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "gemma3"));
+  g_clear_error (&error);
+}
+
+/* A copy of the GGUF `src` at `dst` without the tensor `drop` (NULL: none) and, when
+ * `chat_template` is not NULL, with it as tokenizer.chat_template. */
+static void
+copy_gguf (const char *src, const char *dst, const char *drop, const char *chat_template)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzGguf) g = hz_gguf_open (src, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzGgufWriter) w = hz_gguf_writer_new ();
+  for (int64_t i = 0; i < hz_gguf_n_kv (g); i++)
+    hz_gguf_writer_copy_kv (w, g, i);
+  if (chat_template)
+    hz_gguf_writer_set_str (w, "tokenizer.chat_template", chat_template);
+  for (int64_t i = 0; i < hz_gguf_n_tensors (g); i++)
+    {
+      const HzGgufTensor *t = hz_gguf_tensor (g, i);
+      if (drop && t->name.len == strlen (drop) && memcmp (t->name.ptr, drop, t->name.len) == 0)
+        continue;
+      g_assert_true (hz_gguf_writer_copy_tensor (w, g, i, FALSE, &error));
+    }
+  g_assert_true (hz_gguf_writer_write_file (w, dst, &error));
+  g_assert_no_error (error);
+}
+
+/* A gemma file without its post-norms is refused naming the tensor. */
+static void
+test_missing_tensor (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = hz_test_synth_write ("gemma-bad", "tiny-gemma3", NULL, HZ_TYPE_F32, 1,
+                                               N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autofree char *bad = g_strconcat (path, ".bad.gguf", NULL);
+  copy_gguf (path, bad, "blk.2.post_ffw_norm.weight", NULL);
+  g_autoptr (HzModel) m = hz_model_load (bad, NULL, &error);
+  g_assert_null (m);
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+  g_assert_nonnull (strstr (error->message, "blk.2.post_ffw_norm.weight"));
+  g_unlink (bad);
+  g_unlink (path);
+}
+
+/* Gemma's chat template (Gemma 2's, ../shared/chat-templates: Gemma 3's is the same turn
+ * markup) in a tiny-gemma3 file: the conversation renders through the Jinja interpreter as
+ * transformers renders it (the golden text), a system message is refused as the template
+ * says, and a chat reply is generated (the stories260K vocabulary has no <start_of_turn>
+ * token: the markup is spelled out, about 100 tokens). */
+static void
+test_chat_template (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *tpl_path = hz_test_shared_path ("chat-templates/templates/google-gemma-2-2b-it.jinja");
+  if (!tpl_path)
+    return;
+  g_autofree char *golden_path = hz_test_shared_path ("chat-templates/golden/google-gemma-2-2b-it.nosys.txt");
+  if (!golden_path)
+    return;
+  g_autofree char *tpl = NULL, *golden = NULL;
+  g_assert_true (g_file_get_contents (tpl_path, &tpl, NULL, &error));
+  g_assert_true (g_file_get_contents (golden_path, &golden, NULL, &error));
+  g_autofree char *path = hz_test_synth_write ("gemma-chat", "tiny-gemma3", NULL, HZ_TYPE_Q8_0, 1,
+                                               N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autofree char *chat = g_strconcat (path, ".chat.gguf", NULL);
+  copy_gguf (path, chat, NULL, tpl);
+  g_autoptr (HzModel) m = load (chat);
+  g_assert_true (hz_model_is_chat (m));
+  g_assert_cmpint (hz_model_chat_template (m), ==, HZ_CHAT_TEMPLATE_GEMMA);
+
+  /* the fixture "nosys" of ../shared/chat-templates/fixtures (bos_token "<s>" as there) */
+  const HzChatMessage msgs[] = {
+    { "user", "What is 2+2?" }, { "assistant", "4" }, { "user", "And 3+3?" },
+  };
+  g_autoptr (HzPrompt) p = hz_model_render_chat (m, msgs, G_N_ELEMENTS (msgs), TRUE, &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (hz_prompt_text (p, NULL), ==, golden);
+
+  const HzChatMessage sys[] = { { "system", "Be brief." }, { "user", "Hi" } };
+  g_autoptr (HzPrompt) none = hz_model_render_chat (m, sys, G_N_ELEMENTS (sys), TRUE, &error);
+  g_assert_null (none);
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "System role not supported"));
+  g_clear_error (&error);
+
+  HzChatFit fit;
+  g_autofree HzToken *prompt = hz_model_fit_chat (m, msgs, G_N_ELEMENTS (msgs), 256, 16, &fit, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (fit.n_dropped, ==, 0);
+  g_autoptr (HzContext) ctx = context (m, 256);
+  HzGenerateParams gp;
+  hz_generate_params_init (&gp);
+  gp.n_predict = 16;
+  gp.ignore_eog = TRUE;
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_free (hz_context_generate (ctx, prompt, fit.n_tokens, &gp, NULL, NULL, NULL, ids, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (ids->len, ==, 16);
+  g_test_message ("Gemma 2's template: %" G_GSIZE_FORMAT " prompt tokens, reply of %u tokens",
+                  fit.n_tokens, ids->len);
+  g_unlink (chat);
+  g_unlink (path);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/gemma/metadata", test_metadata);
+  g_test_add_func ("/gemma/missing-tensor", test_missing_tensor);
+  g_test_add_func ("/gemma/chat-template", test_chat_template);
+  static const WindowCase windows[] = {
+    /* measured: F32 2.2e-4 / 1.7e-4 (a value crossing an fp16 rounding boundary of ggml's
+     * GELU table moves by 2^-11), Q8_0 bit-identical, Q4_K 3.1e-2 (other kernels for the
+     * longer batches, through the table; 6e-2 is test-synth's quantized tolerance) */
+    { "tiny-gemma3", HZ_TYPE_F32, 5e-4 }, { "tiny-gemma3", HZ_TYPE_Q4_K, 6e-2 },
+    { "tiny-gemma2", HZ_TYPE_F32, 5e-4 }, { "tiny-gemma2", HZ_TYPE_Q8_0, 5e-4 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (windows); i++)
+    {
+      g_autofree char *p = g_strdup_printf ("/gemma/window-decode/%s/%s", windows[i].shape,
+                                            hz_quant_traits (windows[i].type)->name);
+      g_test_add_data_func (p, &windows[i], test_window_decode);
+    }
+  g_test_add_data_func ("/gemma/serving/tiny-gemma3", "tiny-gemma3", test_serving);
+  g_test_add_data_func ("/gemma/serving/tiny-gemma2", "tiny-gemma2", test_serving);
+  return g_test_run ();
+}
