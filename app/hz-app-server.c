@@ -29,7 +29,8 @@ struct _HzAppServer {
   char             *model_path;     /* its file */
   GCancellable     *model_cancellable;  /* hz_engine_worker_acquire_model in flight */
   guint             stopping;       /* stop_server() calls under way (it spins the main context) */
-  guint             update_idle;    /* an update() put off until stop_server() returns, or 0 */
+  gboolean          update_due;     /* update() was called during stop_server() */
+  guint             update_idle;    /* that update(), once stop_server() is done, or 0 */
 };
 
 G_DEFINE_FINAL_TYPE (HzAppServer, hz_app_server, G_TYPE_OBJECT)
@@ -216,8 +217,10 @@ server_log (const char *line, gpointer user_data)
  * signal can run inside it.  Their update() once started a new server there, whose fields the
  * rest of stop_server() then cleared, and hz_app_server_regenerate_key() then set STARTING
  * over the ON state with nothing left to change it (STARTING for ever, under CPU load).  So
- * the old server is forgotten before it is freed, and update() waits (update_later()) while a
- * stop_server() is under way. */
+ * the old server is forgotten before it is freed, and an update() asked for while a
+ * stop_server() is under way runs from an idle once it is done. */
+static gboolean update_idle (gpointer data);
+
 static void
 stop_server (HzAppServer *self)
 {
@@ -229,7 +232,12 @@ stop_server (HzAppServer *self)
   self->serving_port = 0;
   self->stopping++;
   g_clear_pointer (&srv, hz_server_free);   /* before the model goes */
-  self->stopping--;
+  if (--self->stopping == 0 && self->update_due)
+    {
+      self->update_due = FALSE;
+      if (self->update_idle == 0)
+        self->update_idle = g_idle_add (update_idle, self);   /* removed in dispose */
+    }
 }
 
 static gboolean
@@ -239,14 +247,6 @@ update_idle (gpointer data)
   self->update_idle = 0;
   update (self);
   return G_SOURCE_REMOVE;
-}
-
-/* update() from the main loop, once the caller of stop_server() that is under way is done. */
-static void
-update_later (HzAppServer *self)
-{
-  if (self->update_idle == 0)
-    self->update_idle = g_idle_add (update_idle, self);   /* removed in dispose */
 }
 
 /* The model id of a file: its name without ".gguf" (as `hanzo serve`). */
@@ -299,12 +299,15 @@ set_state (HzAppServer *self, HzAppServerState state, char *message)
 static void
 update (HzAppServer *self)
 {
-  if (self->stopping > 0 || self->worker == NULL)
+  if (self->stopping > 0)
     {
-      if (self->worker != NULL)
-        update_later (self);   /* inside hz_server_free(): see stop_server() */
+      /* inside hz_server_free(): see stop_server().  Not an idle source yet, as
+       * hz_server_free() spins the main context until nothing is pending. */
+      self->update_due = TRUE;
       return;
     }
+  if (self->worker == NULL)
+    return;   /* disposed */
   const gboolean on = g_settings_get_boolean (self->settings, "serve-enabled");
   const guint port = (guint) g_settings_get_int (self->settings, "serve-port");
   const char *path = hz_engine_worker_is_model_loaded (self->worker)
