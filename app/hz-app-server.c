@@ -28,6 +28,9 @@ struct _HzAppServer {
   HzModel          *model;          /* the worker's model, one use of it held, or NULL */
   char             *model_path;     /* its file */
   GCancellable     *model_cancellable;  /* hz_engine_worker_acquire_model in flight */
+  guint             stopping;       /* stop_server() calls under way (it spins the main context) */
+  gboolean          update_due;     /* update() was called during stop_server() */
+  guint             update_idle;    /* that update(), once stop_server() is done, or 0 */
 };
 
 G_DEFINE_FINAL_TYPE (HzAppServer, hz_app_server, G_TYPE_OBJECT)
@@ -209,15 +212,41 @@ server_log (const char *line, gpointer user_data)
   g_debug ("serve: %s", line);
 }
 
+/* The race this guards against: hz_server_free() iterates this thread's main context (to
+ * end the server's jobs and drop its connections), so key_done(), model_done() or a settings
+ * signal can run inside it.  Their update() once started a new server there, whose fields the
+ * rest of stop_server() then cleared, and hz_app_server_regenerate_key() then set STARTING
+ * over the ON state with nothing left to change it (STARTING for ever, under CPU load).  So
+ * the old server is forgotten before it is freed, and an update() asked for while a
+ * stop_server() is under way runs from an idle once it is done. */
+static gboolean update_idle (gpointer data);
+
 static void
 stop_server (HzAppServer *self)
 {
-  g_clear_pointer (&self->server, hz_server_free);   /* before the model goes */
+  HzServer *srv = g_steal_pointer (&self->server);
   g_clear_pointer (&self->serving_path, g_free);
   g_clear_pointer (&self->serving_key, g_free);
   g_clear_pointer (&self->address, g_free);
   g_clear_pointer (&self->model_id, g_free);
   self->serving_port = 0;
+  self->stopping++;
+  g_clear_pointer (&srv, hz_server_free);   /* before the model goes */
+  if (--self->stopping == 0 && self->update_due)
+    {
+      self->update_due = FALSE;
+      if (self->update_idle == 0)
+        self->update_idle = g_idle_add (update_idle, self);   /* removed in dispose */
+    }
+}
+
+static gboolean
+update_idle (gpointer data)
+{
+  HzAppServer *self = data;
+  self->update_idle = 0;
+  update (self);
+  return G_SOURCE_REMOVE;
 }
 
 /* The model id of a file: its name without ".gguf" (as `hanzo serve`). */
@@ -270,6 +299,15 @@ set_state (HzAppServer *self, HzAppServerState state, char *message)
 static void
 update (HzAppServer *self)
 {
+  if (self->stopping > 0)
+    {
+      /* inside hz_server_free(): see stop_server().  Not an idle source yet, as
+       * hz_server_free() spins the main context until nothing is pending. */
+      self->update_due = TRUE;
+      return;
+    }
+  if (self->worker == NULL)
+    return;   /* disposed */
   const gboolean on = g_settings_get_boolean (self->settings, "serve-enabled");
   const guint port = (guint) g_settings_get_int (self->settings, "serve-port");
   const char *path = hz_engine_worker_is_model_loaded (self->worker)
@@ -443,6 +481,7 @@ hz_app_server_dispose (GObject *object)
     g_clear_signal_handler (&self->worker_handlers[i], self->worker);
   g_clear_object (&self->settings);
   g_clear_object (&self->worker);
+  g_clear_handle_id (&self->update_idle, g_source_remove);
   G_OBJECT_CLASS (hz_app_server_parent_class)->dispose (object);
 }
 
