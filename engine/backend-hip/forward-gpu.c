@@ -378,10 +378,11 @@ static HzGpuForward *
 forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GError **error)
 {
   const HzHparams *hp = &llm->hp;
-  if (hp->gemma)
+  if (hp->gemma || hp->arch == HZ_ARCH_GPT_OSS)
     {
-      /* no GPU kernels yet for Gemma's GeGLU, post-norms, soft-capping and sliding window:
-       * the context (and the server) then run on the CPU */
+      /* no GPU kernels yet for Gemma's GeGLU, post-norms, soft-capping and sliding window,
+       * nor gpt-oss's sinks, biases and clamped SwiGLU (and its MXFP4 experts): the context
+       * (and the server) then run on the CPU */
       g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
                    "the GPU forward pass does not run %s models yet", hz_arch_name (hp->arch));
       return NULL;

@@ -65,6 +65,13 @@ hz_cpu_attn_layer (const HzHparams *hp, int il)
   return a;
 }
 
+/** Head h's attention sink logit of layer L (gpt-oss), -INFINITY when the layer has none. */
+static inline float
+hz_cpu_attn_sink (const HzLayer *L, int h)
+{
+  return L->attn_sinks ? L->attn_sinks[h] : -INFINITY;
+}
+
 /** The first position a query at `pos` attends to under `window` (0: none). */
 static inline int64_t
 hz_cpu_attn_first (int32_t window, int64_t pos)
