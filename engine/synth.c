@@ -608,6 +608,8 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
       if (k.len > 10 && memcmp (k.ptr, "tokenizer.", 10) == 0)
         hz_gguf_writer_copy_kv (w, vg, i);
     }
+  if (p->chat_template)
+    hz_gguf_writer_set_str (w, "tokenizer.chat_template", p->chat_template);
   hz_gguf_writer_set_u32 (w, "general.quantization_version", 2);
   hz_gguf_writer_set_u32 (w, "general.file_type", (uint32_t) p->ftype);
 

@@ -106,6 +106,8 @@ typedef struct {
                              * matrices */
   guint64      seed;
   const char  *vocab_gguf;  /* required: tokenizer source */
+  const char  *chat_template; /* nullable: written as tokenizer.chat_template (instead of
+                             * the vocabulary GGUF's, if any) */
   guint        n_threads;   /* 0 = cores */
   gboolean     fast;        /* benchmark files: only the first chunk of rows of each tensor
                              * (about 1M elements) is generated and quantized; every later

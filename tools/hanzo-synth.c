@@ -2,7 +2,7 @@
  *
  *   hanzo synth [--arch llama|qwen2|qwen3|gemma2|gemma3|...] --shape SHAPE --type T --vocab FROM.gguf
  *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [--expert-type FORMAT]
- *               [--fast] [-t THREADS]
+ *               [--chat-template FILE.jinja] [--fast] [-t THREADS]
  *
  * SHAPE: tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b, moe-30b-a3b
  * (Qwen3-30B-A3B, qwen3moe), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b,
@@ -51,7 +51,8 @@ int
 hz_cmd_synth (int argc, char **argv)
 {
   g_autofree char *arch = NULL, *shape = NULL, *type = NULL, *vocab = NULL, *out = NULL,
-                  *matrix_type = NULL, *expert_type = NULL;
+                  *matrix_type = NULL, *expert_type = NULL, *template_file = NULL,
+                  *template_text = NULL;
   gint64 seed = 42;
   gint threads = 0;
   gboolean pure = FALSE, fast = FALSE;
@@ -67,6 +68,8 @@ hz_cmd_synth (int argc, char **argv)
       "Every matrix in this format (q4_0, iq2_xxs, ...) instead of the type's mix", "FORMAT" },
     { "expert-type", 0, 0, G_OPTION_ARG_STRING, &expert_type,
       "The experts' tensors in this format (default for gpt-oss: mxfp4)", "FORMAT" },
+    { "chat-template", 0, 0, G_OPTION_ARG_FILENAME, &template_file,
+      "Write this Jinja file as the model's chat template", "FILE.jinja" },
     { "fast", 0, 0, G_OPTION_ARG_NONE, &fast,
       "Benchmark file: quantize ~1M weights per tensor and fill the rest with copies of those rows (seconds instead of minutes for big models; weights repeat)", NULL },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads, 0..1024 (default 0: all cores)", "N" },
@@ -120,6 +123,12 @@ hz_cmd_synth (int argc, char **argv)
     }
   else if (strcmp (arch_name, "gpt-oss") == 0 && !matrix_type)
     p.expert_type = HZ_TYPE_MXFP4;
+  if (template_file && !g_file_get_contents (template_file, &template_text, NULL, &error))
+    {
+      hz_cli_print_error ("synth", error->message);
+      return 1;
+    }
+  p.chat_template = template_text;
   p.arch = arch;
   p.ftype = fi->ftype;
   p.pure = pure;
