@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
-#include "model.h"
+#include "llm.h"
 #include "quant.h"
 #include "quantize.h"
 

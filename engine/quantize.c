@@ -18,7 +18,7 @@
 
 #include "hf-tokenizer.h"
 #include "json-in.h"
-#include "model.h"
+#include "llm.h"
 #include "quant.h"
 #include "safetensors.h"
 

@@ -190,7 +190,7 @@ gboolean hz_quantize_file (const char *in, const char *out, const HzQuantizePara
 
 /* ------------------------------------------------------------ ISQ at load */
 
-/** A model converted in memory for the loader (engine.c): its metadata as an HzGguf and its
+/** A model converted in memory for the loader (model-context.c): its metadata as an HzGguf and its
  *  tensors by GGUF name, each either in the source's mapping (type unchanged) or quantized
  *  into one 64-byte aligned buffer owned by the HzIsqModel. Immutable once loaded. */
 typedef struct _HzIsqModel HzIsqModel;

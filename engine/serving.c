@@ -19,7 +19,7 @@
 #include "json-constrain.h"
 #include "kv-paged.h"
 #include "lora-adapter.h"
-#include "model.h"
+#include "model-private.h"
 #include "prefix-cache.h"
 #include "sampler.h"
 #include "scheduler.h"
@@ -32,7 +32,7 @@ G_DEFINE_QUARK (hz-serve-error-quark, hz_serve_error)
 #define DEFAULT_GPU_KV_BYTES ((guint64) 4 << 30)   /* device memory: a 7B model's 4k tokens */
 
 /* GPU serving step (issue 5): linked in by -Dcuda / -Dhip builds, NULL otherwise (as the
- * GPU decode of engine.c). */
+ * GPU decode of model-context.c). */
 #pragma weak hz_gpu_paged_new
 #pragma weak hz_gpu_paged_free
 #pragma weak hz_gpu_paged_forward

@@ -12,7 +12,7 @@
 #include <string.h>
 #include "json-in.h"
 #include "json-out.h"
-#include "model.h"
+#include "model-private.h"
 #include "gguf.h"
 
 void

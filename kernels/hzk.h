@@ -342,7 +342,7 @@ int hzk_moe_combine (const float *ys, int64_t ldys, const float *weights, const 
                      float *out, void *stream);
 
 /* ---- LoRA training (kernels/train.hip; issue 7) -----------------------------------------
- * The ops of learner/ops-decl.h on the device, fp32 row-major tensors (device pointers).
+ * The ops of learner/train-ops-decl.h on the device, fp32 row-major tensors (device pointers).
  * Ops named *_bwd ADD into their gradient outputs, as the CPU twins do. */
 /** Batch addressing of hzk_train_gemm: matrix z of an operand starts at
  *  base + (z / zdiv)·outer + ((z % zdiv) / gdiv)·inner elements (e.g. z = sequence·n_head

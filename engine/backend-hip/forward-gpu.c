@@ -28,7 +28,7 @@ typedef struct {
   uint64_t      bytes;       /* one expert's weight bytes */
 } GpuExperts;
 
-/* A mixture-of-experts FFN (engine/model.h): router, routed gate|up and down, the
+/* A mixture-of-experts FFN (engine/llm.h): router, routed gate|up and down, the
  * optional shared expert of qwen2moe. */
 typedef struct {
   GpuMat      router;        /* ffn_gate_inp: [n_embd] -> [n_expert] */

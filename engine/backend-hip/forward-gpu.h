@@ -19,7 +19,7 @@
  * RoPE and cache append of n positions, causal tiled attention (hzk_attn_prefill) — and
  * the logits of the last row only (or of every row when asked). HZ_GPU_PREFILL=0 runs
  * the prompt as n decode steps instead.
- * Mixture of experts (qwen2moe, qwen3moe, llama with experts = Mixtral; engine/model.h):
+ * Mixture of experts (qwen2moe, qwen3moe, llama with experts = Mixtral; engine/llm.h):
  * the FFN of each layer is then router logits = Wr h (matvec / matmul), softmax and top-k
  * on the device (hzk_moe_route: ids and weights stay in device memory), the k selected
  * experts' gate|up and down through the decode matvec's body with per-expert weight base
@@ -49,7 +49,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "hanzo/engine.h"
-#include "model.h"
+#include "llm.h"
 #include "hz-gpu.h"
 
 G_BEGIN_DECLS

@@ -20,7 +20,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
+#include "llm.h"
 
 G_BEGIN_DECLS
 

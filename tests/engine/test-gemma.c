@@ -1,4 +1,4 @@
-/* tests/engine/test-gemma.c — Gemma 2 and Gemma 3 (engine/model.h) past their sliding
+/* tests/engine/test-gemma.c — Gemma 2 and Gemma 3 (engine/llm.h) past their sliding
  * window, in the paged serving path, and their metadata.
  *
  * The logits of the synthetic tiny-gemma3 / tiny-gemma2 models (window 32) against a
@@ -25,7 +25,7 @@
 #include "gguf.h"
 #include "hanzo/engine.h"
 #include "lora-adapter.h"
-#include "model.h"
+#include "llm.h"
 #include "serving-test-util.h"
 #include "synth-test-util.h"
 

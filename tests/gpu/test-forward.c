@@ -76,6 +76,7 @@
 #include "cpu/forward.h"
 #include "forward-gpu.h"
 #include "hanzo/engine.h"
+#include "model-private.h"
 #include "hz-gpu.h"
 #include "synth.h"
 

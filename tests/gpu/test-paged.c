@@ -40,7 +40,7 @@
 #include "../engine/serving-test-util.h"
 #include "hzk.h"
 #include "kv-paged.h"
-#include "model.h"
+#include "model-private.h"
 #include "../hz-test-util.h"
 
 static HzGpu *gpu;

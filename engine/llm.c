@@ -1,11 +1,11 @@
-/* engine/model.c — hyperparameters and tensor binding of llama-family models (model.h).
+/* engine/llm.c — hyperparameters and tensor binding of llama-family models (llm.h).
  *
  * Key and tensor names follow llama.cpp's llama-arch.cpp (LLM_KV_* / LLM_TENSOR_*); the
  * defaults follow llama-model.cpp's load_hparams. Every tensor is checked for presence,
  * format and shape before use, so a bad file gives an error naming the tensor instead of
  * an out-of-bounds read during inference.
  */
-#include "model.h"
+#include "llm.h"
 #include "ggml-order.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
-/* engine/engine.c — public API glue of libhzengine (hanzo/engine.h): models, contexts,
+/* engine/model-context.c — public API glue of libhzengine (hanzo/engine.h): models, contexts,
  * evaluation and generation. The sampler and chat templates live in sampler.c and
- * chat-template.c; the forward pass in cpu/forward.c; weights in model.c.
+ * chat-template.c; the forward pass in cpu/forward.c; weights in llm.c.
  */
 #include "hanzo/engine.h"
 
@@ -10,7 +10,7 @@
 #include "cpu/matmul.h"
 #include "gguf.h"
 #include "lora-adapter.h"
-#include "model.h"
+#include "model-private.h"
 #include "quantize.h"
 #include "sampler.h"
 #include "stop-scan.h"
