@@ -437,7 +437,7 @@ hz_chat_session_delete_everything (HzChatSession *self, GError **error)
   if (store == NULL)
     {
       g_set_error_literal (error, HZ_STORE_ERROR, HZ_STORE_ERROR_IO,
-                           _("Conversations are not saved on this computer"));
+                           _("Conversations cannot be saved on this computer"));
       return FALSE;
     }
   /* the reply stops and conversations waiting for Undo go first */
@@ -501,7 +501,7 @@ hz_chat_session_search_async (HzChatSession *self, const char *query, guint limi
   if (self->reader == NULL)
     {
       g_task_return_new_error (task, HZ_STORE_ERROR, HZ_STORE_ERROR_IO,
-                               "%s", _("Conversations are not saved on this computer"));
+                               "%s", _("Conversations cannot be saved on this computer"));
       return;
     }
   SearchJob *job = g_new0 (SearchJob, 1);
