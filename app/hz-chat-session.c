@@ -1,6 +1,7 @@
-/* hz-chat-session.c — HzChatSession (see hz-chat-session.h): the conversation list, the
- * shown conversation's message tree, the reply being generated and the store writes of
- * them all. No GTK here: the window (hz-window.c) renders what this holds.
+/* hz-chat-session.c — HzChatSession (see hz-chat-session.h): the shown conversation's
+ * message tree, the reply being generated and the store writes of them, over the
+ * conversation list (HzChatList, hz-chat-list.h). No GTK here: the window (hz-window.c)
+ * renders what this holds.
  *
  * `nodes` and `children` index every message of the shown conversation; `choices` holds
  * the sibling chosen under a parent where the user paged to another. Everything here runs
@@ -10,6 +11,8 @@
  * first thread that needs it, used by one thread at a time.
  */
 #include "hz-chat-session.h"
+
+#include "hz-chat-list.h"
 
 #include <glib/gi18n.h>
 #include <hanzo-store-feedback.h>
@@ -33,14 +36,6 @@ typedef struct {
 } Reader;
 
 typedef struct {
-  guint               handle;     /* > 0, unique in the session */
-  HzConversationItem *item;
-  guint               position;
-  gboolean            undone;     /* Undo: keep it */
-  gboolean            committed;  /* deleted from the store already */
-} PendingDelete;
-
-typedef struct {
   gint64  conversation_id;
   char   *expected;   /* the title it had when the request was made */
 } TitleRequest;
@@ -53,10 +48,7 @@ struct _HzChatSession {
   gulong          worker_handlers[6];
   Reader         *reader;            /* NULL without a store */
 
-  /* the conversation list */
-  GListStore     *conversations;     /* HzConversationItem */
-  GPtrArray      *pending_deletes;   /* PendingDelete*, waiting for commit or undo */
-  guint           last_delete;       /* the handle of the newest one */
+  HzChatList     *list;              /* the conversation list */
 
   /* the shown conversation */
   gint64          conversation_id;   /* 0 = a new chat (not stored yet) */
@@ -184,145 +176,54 @@ reader_unlock (Reader *r)
 
 /* ------------------------------------------------------------------ the conversation list */
 
-static guint
-n_pinned (HzChatSession *self, HzConversationItem *except)
+/* `ok` or else report `error` (taken). */
+static gboolean
+reported (HzChatSession *self, gboolean ok, GError *error)
 {
-  GListModel *list = G_LIST_MODEL (self->conversations);
-  guint n = g_list_model_get_n_items (list), pinned = 0;
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(HzConversationItem) item = g_list_model_get_item (list, i);
-      if (item != except && hz_conversation_item_get_pinned (item))
-        pinned++;
-    }
-  return pinned;
+  if (!ok)
+    store_error (self, error);
+  g_clear_error (&error);
+  return ok;
 }
 
 HzConversationItem *
 hz_chat_session_find_conversation (HzChatSession *self, gint64 id, guint *position)
 {
   g_return_val_if_fail (HZ_IS_CHAT_SESSION (self), NULL);
-  GListModel *list = G_LIST_MODEL (self->conversations);
-  guint n = g_list_model_get_n_items (list);
-  for (guint i = 0; id != 0 && i < n; i++)
-    {
-      g_autoptr(HzConversationItem) item = g_list_model_get_item (list, i);
-      if (hz_conversation_item_get_id (item) == id)
-        {
-          if (position)
-            *position = i;
-          return item;  /* the list keeps its reference */
-        }
-    }
-  return NULL;
-}
-
-static gboolean
-is_pending_delete (HzChatSession *self, gint64 id)
-{
-  for (guint i = 0; i < self->pending_deletes->len; i++)
-    {
-      PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (hz_conversation_item_get_id (pd->item) == id && !pd->undone)
-        return TRUE;
-    }
-  return FALSE;
+  return hz_chat_list_find (self->list, id, position);
 }
 
 void
 hz_chat_session_load_conversations (HzChatSession *self)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
+  GError *error = NULL;
 
   g_return_if_fail (HZ_IS_CHAT_SESSION (self));
-  if (store_of (self) == NULL)
-    return;
-  g_autoptr(GPtrArray) convs = hz_store_list_conversations (store_of (self), &error);
-  if (convs == NULL)
-    {
-      store_error (self, error);
-      return;
-    }
-  for (guint i = 0; i < convs->len; i++)
-    {
-      HzConversation *c = convs->pdata[i];
-      if (is_pending_delete (self, c->id))
-        continue;
-      HzConversationItem *item = hz_conversation_item_new (c->id, c->title);
-      hz_conversation_item_set_pinned (item, c->pinned);
-      g_ptr_array_add (items, item);
-    }
-  g_list_store_splice (self->conversations, 0,
-                       g_list_model_get_n_items (G_LIST_MODEL (self->conversations)),
-                       items->pdata, items->len);
-}
-
-/* Put `item` (not in the list) at the top of the unpinned (or pinned) ones. */
-static void
-insert_on_top (HzChatSession *self, HzConversationItem *item)
-{
-  guint position = hz_conversation_item_get_pinned (item) ? 0 : n_pinned (self, item);
-  g_list_store_insert (self->conversations, position, item);
-}
-
-/* Move the conversation `id` to the top of its group (it was just updated). */
-static void
-bump_conversation (HzChatSession *self, gint64 id)
-{
-  guint position;
-  HzConversationItem *found = hz_chat_session_find_conversation (self, id, &position);
-  if (found == NULL)
-    return;
-  g_autoptr(HzConversationItem) item = g_object_ref (found);
-  g_list_store_remove (self->conversations, position);
-  insert_on_top (self, item);
-}
-
-/* Store `title` for conversation `id` and show it. */
-static gboolean
-rename_conversation (HzChatSession *self, HzConversationItem *item, const char *title)
-{
-  g_autoptr(GError) error = NULL;
-  gint64 id = hz_conversation_item_get_id (item);
-
-  if (store_of (self) != NULL && id > 0 &&
-      !hz_store_rename_conversation (store_of (self), id, title, &error))
-    {
-      store_error (self, error);
-      return FALSE;
-    }
-  hz_conversation_item_set_title (item, title);
-  g_signal_emit (self, signals[TITLE_CHANGED], 0, id);
-  return TRUE;
+  reported (self, hz_chat_list_load (self->list, &error), error);
 }
 
 gboolean
 hz_chat_session_rename (HzChatSession *self, gint64 id, const char *title)
 {
+  GError *error = NULL;
+
   g_return_val_if_fail (HZ_IS_CHAT_SESSION (self), FALSE);
-  HzConversationItem *item = hz_chat_session_find_conversation (self, id, NULL);
-  return item != NULL && rename_conversation (self, item, title);
+  if (hz_chat_list_find (self->list, id, NULL) == NULL)
+    return FALSE;
+  if (!reported (self, hz_chat_list_rename (self->list, id, title, &error), error))
+    return FALSE;
+  g_signal_emit (self, signals[TITLE_CHANGED], 0, id);
+  return TRUE;
 }
 
 gboolean
 hz_chat_session_set_pinned (HzChatSession *self, gint64 id, gboolean pinned)
 {
-  g_autoptr(GError) error = NULL;
+  GError *error = NULL;
 
   g_return_val_if_fail (HZ_IS_CHAT_SESSION (self), FALSE);
-  HzConversationItem *item = hz_chat_session_find_conversation (self, id, NULL);
-  if (item == NULL)
-    return FALSE;
-  if (store_of (self) != NULL && id > 0 &&
-      !hz_store_set_conversation_pinned (store_of (self), id, pinned, &error))
-    {
-      store_error (self, error);
-      return FALSE;
-    }
-  hz_conversation_item_set_pinned (item, pinned);
-  bump_conversation (self, id);
-  return TRUE;
+  return hz_chat_list_find (self->list, id, NULL) != NULL &&
+         reported (self, hz_chat_list_set_pinned (self->list, id, pinned, &error), error);
 }
 
 gboolean
@@ -344,88 +245,36 @@ hz_chat_session_set_system_prompt (HzChatSession *self, const char *prompt)
   return TRUE;
 }
 
-static void
-pending_delete_free (PendingDelete *pd)
-{
-  g_object_unref (pd->item);
-  g_free (pd);
-}
-
 guint
 hz_chat_session_delete (HzChatSession *self, gint64 id)
 {
-  guint position;
-
   g_return_val_if_fail (HZ_IS_CHAT_SESSION (self), 0);
-  HzConversationItem *item = hz_chat_session_find_conversation (self, id, &position);
-  if (item == NULL || self->request_id != 0)
-    return 0;
-  PendingDelete *pd = g_new0 (PendingDelete, 1);
-  pd->handle = ++self->last_delete;
-  pd->item = g_object_ref (item);
-  pd->position = position;
-  g_ptr_array_add (self->pending_deletes, pd);
-  g_list_store_remove (self->conversations, position);
-  return pd->handle;
+  return self->request_id != 0 ? 0 : hz_chat_list_delete (self->list, id);
 }
 
 gboolean
 hz_chat_session_undo_delete (HzChatSession *self, gint64 id, guint *position)
 {
   g_return_val_if_fail (HZ_IS_CHAT_SESSION (self), FALSE);
-  for (guint i = 0; i < self->pending_deletes->len; i++)
-    {
-      PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (hz_conversation_item_get_id (pd->item) != id || pd->undone || pd->committed)
-        continue;
-      pd->undone = TRUE;
-      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->conversations));
-      g_list_store_insert (self->conversations, MIN (pd->position, n), pd->item);
-      if (position != NULL)
-        *position = MIN (pd->position, n);
-      return TRUE;
-    }
-  return FALSE;
-}
-
-/* Delete the conversation of `pd` from the store, once, unless it was undone. */
-static void
-commit_pending (HzChatSession *self, PendingDelete *pd)
-{
-  g_autoptr(GError) error = NULL;
-  gint64 id = hz_conversation_item_get_id (pd->item);
-
-  if (pd->undone || pd->committed)
-    return;
-  pd->committed = TRUE;
-  if (store_of (self) != NULL && id > 0 &&
-      !hz_store_delete_conversation (store_of (self), id, &error))
-    store_error (self, error);
+  return hz_chat_list_undo_delete (self->list, id, position);
 }
 
 void
 hz_chat_session_commit_delete (HzChatSession *self, guint handle)
 {
+  GError *error = NULL;
+
   g_return_if_fail (HZ_IS_CHAT_SESSION (self));
-  for (guint i = 0; i < self->pending_deletes->len; i++)
-    {
-      PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (pd->handle == handle)
-        {
-          commit_pending (self, pd);
-          g_ptr_array_remove_index (self->pending_deletes, i);
-          return;
-        }
-    }
+  reported (self, hz_chat_list_commit_delete (self->list, handle, &error), error);
 }
 
 void
 hz_chat_session_commit_deletes (HzChatSession *self)
 {
+  GError *error = NULL;
+
   g_return_if_fail (HZ_IS_CHAT_SESSION (self));
-  for (guint i = 0; i < self->pending_deletes->len; i++)
-    commit_pending (self, self->pending_deletes->pdata[i]);
-  g_ptr_array_set_size (self->pending_deletes, 0);
+  reported (self, hz_chat_list_commit_deletes (self->list, &error), error);
 }
 
 gboolean
@@ -1015,7 +864,7 @@ create_conversation (HzChatSession *self, const char *text)
     id = local_id (self);
   g_autoptr(HzConversationItem) conv = hz_conversation_item_new (id, title);
   self->conversation_id = id;
-  insert_on_top (self, conv);
+  hz_chat_list_add (self->list, conv);
 }
 
 void
@@ -1031,7 +880,7 @@ hz_chat_session_send (HzChatSession *self, const char *text, gint64 edit_of)
   if (self->conversation_id == 0)
     create_conversation (self, text);
   else
-    bump_conversation (self, self->conversation_id);
+    hz_chat_list_bump (self->list, self->conversation_id);
 
   /* A new message follows the shown branch; an edit is a sibling of the original. */
   gint64 parent = 0;
@@ -1252,7 +1101,7 @@ on_worker_title (HzEngineWorker *worker, guint request, const char *text, HzChat
   HzConversationItem *item = hz_chat_session_find_conversation (self, t->conversation_id, NULL);
   if (title != NULL && item != NULL &&
       g_strcmp0 (hz_conversation_item_get_title (item), t->expected) == 0)
-    rename_conversation (self, item, title);
+    hz_chat_session_rename (self, t->conversation_id, title);
   g_hash_table_remove (self->title_requests, GUINT_TO_POINTER (request));
 }
 
@@ -1337,6 +1186,7 @@ hz_chat_session_new (HzAppContext *ctx)
   HzChatSession *self = g_object_new (HZ_TYPE_CHAT_SESSION, NULL);
 
   self->ctx = g_object_ref (ctx);
+  self->list = hz_chat_list_new (ctx);
   self->worker = g_object_ref (hz_app_context_get_worker (ctx));
   self->worker_handlers[0] = g_signal_connect (self->worker, "token",
                                                G_CALLBACK (on_worker_token), self);
@@ -1366,7 +1216,7 @@ GListModel *
 hz_chat_session_get_conversations (HzChatSession *self)
 {
   g_return_val_if_fail (HZ_IS_CHAT_SESSION (self), NULL);
-  return G_LIST_MODEL (self->conversations);
+  return hz_chat_list_get_model (self->list);
 }
 
 /* ------------------------------------------------------------------ GObject */
@@ -1408,8 +1258,7 @@ hz_chat_session_finalize (GObject *object)
   HzChatSession *self = HZ_CHAT_SESSION (object);
 
   g_clear_object (&self->ctx);
-  g_clear_object (&self->conversations);
-  g_clear_pointer (&self->pending_deletes, g_ptr_array_unref);
+  g_clear_object (&self->list);
   g_clear_pointer (&self->nodes, g_hash_table_unref);
   g_clear_pointer (&self->children, g_hash_table_unref);
   g_clear_pointer (&self->choices, g_hash_table_unref);
@@ -1466,8 +1315,6 @@ hz_chat_session_class_init (HzChatSessionClass *klass)
 static void
 hz_chat_session_init (HzChatSession *self)
 {
-  self->conversations = g_list_store_new (HZ_TYPE_CONVERSATION_ITEM);
-  self->pending_deletes = g_ptr_array_new_with_free_func ((GDestroyNotify) pending_delete_free);
   self->nodes = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
   self->children = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free,
                                           (GDestroyNotify) g_ptr_array_unref);
