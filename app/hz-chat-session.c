@@ -6,17 +6,15 @@
  * `nodes` and `children` index every message of the shown conversation; `choices` holds
  * the sibling chosen under a parent where the user paged to another. Everything here runs
  * on the main thread; the store calls are short single-row writes (WAL). Reading a
- * conversation (hz_chat_session_open()) and searching happen on GTask threads with the
- * session's reader connection, an HzStore of its own opened on the store's path by the
- * first thread that needs it, used by one thread at a time.
+ * conversation (hz_chat_session_open()) and searching happen on threads with the
+ * session's own reader connection (hz-chat-reader.h).
  */
 #include "hz-chat-session.h"
 
 #include "hz-chat-list.h"
+#include "hz-chat-reader.h"
 
 #include <glib/gi18n.h>
-#include <hanzo-store-feedback.h>
-#include <hanzo-store-limits.h>
 #include <math.h>
 #include <string.h>
 
@@ -25,15 +23,6 @@
 #include "hz-title.h"
 
 #define SAVE_INTERVAL_MS 500  /* a streamed reply is saved at least this often */
-
-/* The reader connection (searches, conversations being opened): one HzStore, used by one
- * thread at a time. */
-typedef struct {
-  gatomicrefcount refcount;
-  GMutex          lock;
-  char           *path;
-  HzStore        *store;   /* opened by the first thread that needs it */
-} Reader;
 
 typedef struct {
   gint64  conversation_id;
@@ -46,7 +35,7 @@ struct _HzChatSession {
   HzAppContext   *ctx;
   HzEngineWorker *worker;
   gulong          worker_handlers[6];
-  Reader         *reader;            /* NULL without a store */
+  HzChatReader   *reader;            /* NULL without a store */
 
   HzChatList     *list;              /* the conversation list */
 
@@ -135,43 +124,6 @@ reply_details (gint64 n_tokens, double tokens_per_s, gboolean complete, gboolean
     return g_strdup (_("Cut off at the reply length limit"));
   /* TRANSLATORS: appended to "12 tokens · 30.0 tokens/s" */
   return g_strdup_printf (_("%s · cut off at the reply length limit"), stats);
-}
-
-/* ------------------------------------------------------------------ reader connection */
-
-static Reader *
-reader_ref (Reader *r)
-{
-  g_atomic_ref_count_inc (&r->refcount);
-  return r;
-}
-
-static void
-reader_unref (Reader *r)
-{
-  if (!g_atomic_ref_count_dec (&r->refcount))
-    return;
-  g_clear_pointer (&r->store, hz_store_close);
-  g_mutex_clear (&r->lock);
-  g_free (r->path);
-  g_free (r);
-}
-
-/* Take the lock and return the connection (opening it if needed), or NULL with `error`
- * (still locked); every lock needs an unlock. Any thread. */
-static HzStore *
-reader_lock (Reader *r, GError **error)
-{
-  g_mutex_lock (&r->lock);
-  if (r->store == NULL)
-    r->store = hz_store_open (r->path, error);
-  return r->store;
-}
-
-static void
-reader_unlock (Reader *r)
-{
-  g_mutex_unlock (&r->lock);
 }
 
 /* ------------------------------------------------------------------ the conversation list */
@@ -307,65 +259,27 @@ hz_chat_session_delete_everything (HzChatSession *self, GError **error)
   return ok;
 }
 
-typedef struct {
-  Reader *reader;
-  char   *query;
-  guint   limit;
-} SearchJob;
-
-static void
-search_job_free (SearchJob *job)
-{
-  reader_unref (job->reader);
-  g_free (job->query);
-  g_free (job);
-}
-
-static void
-search_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  SearchJob *job = data;
-  GError *error = NULL;
-  GPtrArray *hits = NULL;
-
-  HzStore *store = reader_lock (job->reader, &error);
-  if (store != NULL)
-    hits = hz_store_search_messages (store, job->query, job->limit, &error);
-  reader_unlock (job->reader);
-
-  if (hits == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, hits, (GDestroyNotify) g_ptr_array_unref);
-}
-
 void
 hz_chat_session_search_async (HzChatSession *self, const char *query, guint limit,
                               GCancellable *cancellable, GAsyncReadyCallback callback,
                               gpointer data)
 {
   g_return_if_fail (HZ_IS_CHAT_SESSION (self));
-  g_autoptr(GTask) task = g_task_new (self, cancellable, callback, data);
-  g_task_set_source_tag (task, hz_chat_session_search_async);
   if (self->reader == NULL)
     {
-      g_task_return_new_error (task, HZ_STORE_ERROR, HZ_STORE_ERROR_IO,
-                               "%s", _("Conversations cannot be saved on this computer"));
+      g_task_report_new_error (self, callback, data, hz_chat_session_search_async,
+                               HZ_STORE_ERROR, HZ_STORE_ERROR_IO, "%s",
+                               _("Conversations cannot be saved on this computer"));
       return;
     }
-  SearchJob *job = g_new0 (SearchJob, 1);
-  job->reader = reader_ref (self->reader);
-  job->query = g_strdup (query);
-  job->limit = limit;
-  g_task_set_task_data (task, job, (GDestroyNotify) search_job_free);
-  g_task_run_in_thread (task, search_thread);
+  hz_chat_reader_search_async (self->reader, self, query, limit, cancellable, callback, data);
 }
 
 GPtrArray *
 hz_chat_session_search_finish (HzChatSession *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
-  return g_task_propagate_pointer (G_TASK (result), error);
+  return hz_chat_reader_search_finish (result, error);
 }
 
 /* ------------------------------------------------------------------ message tree */
@@ -564,40 +478,9 @@ item_for_message (HzChatSession *self, HzMessage *m, GHashTable *ratings, GHashT
   return item;
 }
 
-/* A conversation's messages and ratings as read from the store (any thread). */
-typedef struct {
-  GPtrArray *messages;   /* HzMessage* */
-  GPtrArray *feedback;   /* HzMessageFeedback*, or NULL (ratings could not be read) */
-  GPtrArray *limits;     /* HzMessageLimits*, or NULL (could not be read) */
-} LoadedMessages;
-
-static void
-loaded_messages_free (LoadedMessages *loaded)
-{
-  g_clear_pointer (&loaded->messages, g_ptr_array_unref);
-  g_clear_pointer (&loaded->feedback, g_ptr_array_unref);
-  g_clear_pointer (&loaded->limits, g_ptr_array_unref);
-  g_free (loaded);
-}
-
-G_DEFINE_AUTOPTR_CLEANUP_FUNC (LoadedMessages, loaded_messages_free)
-
-static LoadedMessages *
-read_messages (HzStore *store, gint64 conversation_id, GError **error)
-{
-  g_autoptr(LoadedMessages) loaded = g_new0 (LoadedMessages, 1);
-
-  loaded->messages = hz_store_list_messages (store, conversation_id, error);
-  if (loaded->messages == NULL)
-    return NULL;
-  loaded->feedback = hz_store_list_feedback (store, conversation_id, 0, NULL);
-  loaded->limits = hz_store_list_message_limits (store, conversation_id, NULL);
-  return g_steal_pointer (&loaded);
-}
-
 /* Index what was read. */
 static void
-tree_add_loaded (HzChatSession *self, LoadedMessages *loaded)
+tree_add_loaded (HzChatSession *self, HzChatMessages *loaded)
 {
   g_autoptr(GHashTable) ratings = g_hash_table_new_full (g_int64_hash, g_int64_equal,
                                                          g_free, NULL);
@@ -659,7 +542,8 @@ show (HzChatSession *self, gint64 conversation_id, gint64 reveal_id)
   g_signal_emit (self, signals[SHOWING], 0, conversation_id, FALSE);
   if (conversation_id > 0 && store_of (self) != NULL)
     {
-      g_autoptr(LoadedMessages) loaded = read_messages (store_of (self), conversation_id, &error);
+      g_autoptr(HzChatMessages) loaded = hz_chat_messages_read (store_of (self), conversation_id,
+                                                                &error);
       if (loaded == NULL)
         store_error (self, error);
       else
@@ -677,45 +561,17 @@ hz_chat_session_show (HzChatSession *self, gint64 conversation_id)
 }
 
 typedef struct {
-  Reader *reader;
-  gint64  conversation_id;
-  gint64  reveal_id;     /* message to show when read, 0 = the end */
-  guint   serial;
+  gint64 reveal_id;     /* message to show when read, 0 = the end */
+  guint  serial;
 } LoadJob;
-
-static void
-load_job_free (LoadJob *job)
-{
-  g_clear_pointer (&job->reader, reader_unref);
-  g_free (job);
-}
-
-static void
-load_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  LoadJob *job = data;
-  GError *error = NULL;
-  LoadedMessages *loaded = NULL;
-
-  if (g_task_return_error_if_cancelled (task))
-    return;
-  HzStore *store = reader_lock (job->reader, &error);
-  if (store != NULL)
-    loaded = read_messages (store, job->conversation_id, &error);
-  reader_unlock (job->reader);
-  if (loaded == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, loaded, (GDestroyNotify) loaded_messages_free);
-}
 
 static void
 load_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
   HzChatSession *self = HZ_CHAT_SESSION (source);
-  LoadJob *job = g_task_get_task_data (G_TASK (result));
+  g_autofree LoadJob *job = user_data;
   g_autoptr(GError) error = NULL;
-  g_autoptr(LoadedMessages) loaded = g_task_propagate_pointer (G_TASK (result), &error);
+  g_autoptr(HzChatMessages) loaded = hz_chat_reader_read_finish (result, &error);
 
   if (job->serial != self->load_serial)
     return;  /* another conversation was chosen since */
@@ -740,15 +596,11 @@ hz_chat_session_open (HzChatSession *self, gint64 conversation_id, gint64 reveal
   begin_show (self, conversation_id);   /* (cancels the read before) */
 
   LoadJob *job = g_new0 (LoadJob, 1);
-  job->reader = reader_ref (self->reader);
-  job->conversation_id = conversation_id;
   job->reveal_id = reveal_id;
   job->serial = self->load_serial;
   self->load_cancellable = g_cancellable_new ();
-  g_autoptr(GTask) task = g_task_new (self, self->load_cancellable, load_done, NULL);
-  g_task_set_source_tag (task, hz_chat_session_open);
-  g_task_set_task_data (task, job, (GDestroyNotify) load_job_free);
-  g_task_run_in_thread (task, load_thread);
+  hz_chat_reader_read_async (self->reader, self, conversation_id, self->load_cancellable,
+                             load_done, job);
   g_signal_emit (self, signals[SHOWING], 0, conversation_id, TRUE);
 }
 
@@ -1202,12 +1054,7 @@ hz_chat_session_new (HzAppContext *ctx)
                                                G_CALLBACK (on_worker_reasoning), self);
   HzStore *store = hz_app_context_get_store (ctx);
   if (store != NULL)
-    {
-      self->reader = g_new0 (Reader, 1);
-      g_atomic_ref_count_init (&self->reader->refcount);
-      g_mutex_init (&self->reader->lock);
-      self->reader->path = g_strdup (hz_store_get_path (store));
-    }
+    self->reader = hz_chat_reader_new (hz_store_get_path (store));
   hz_chat_session_load_conversations (self);
   return self;
 }
@@ -1248,7 +1095,7 @@ hz_chat_session_dispose (GObject *object)
         g_clear_signal_handler (&self->worker_handlers[i], self->worker);
     }
   g_clear_object (&self->worker);
-  g_clear_pointer (&self->reader, reader_unref);
+  g_clear_pointer (&self->reader, hz_chat_reader_unref);
   G_OBJECT_CLASS (hz_chat_session_parent_class)->dispose (object);
 }
 
