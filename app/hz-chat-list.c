@@ -51,11 +51,22 @@ is_pending (HzChatList *self, gint64 id)
   return FALSE;
 }
 
-static void
-not_listed (gint64 id, GError **error)
+/* Conversation `id` of the list, or NULL with `error`. */
+static HzConversationItem *
+find_listed (HzChatList *self, gint64 id, GError **error)
 {
-  g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
-               "conversation %" G_GINT64_FORMAT " is not listed", id);
+  HzConversationItem *item = hz_chat_list_find (self, id, NULL);
+  if (item == NULL)
+    g_set_error (error, HZ_STORE_ERROR, HZ_STORE_ERROR_NOT_FOUND,
+                 "conversation %" G_GINT64_FORMAT " is not listed", id);
+  return item;
+}
+
+/* Whether conversation `id` is in the store (not kept in memory only). */
+static gboolean
+stored (HzChatList *self, gint64 id)
+{
+  return store_of (self) != NULL && id > 0;
 }
 
 HzChatList *
@@ -142,14 +153,9 @@ gboolean
 hz_chat_list_rename (HzChatList *self, gint64 id, const char *title, GError **error)
 {
   g_return_val_if_fail (HZ_IS_CHAT_LIST (self), FALSE);
-  HzConversationItem *item = hz_chat_list_find (self, id, NULL);
-  if (item == NULL)
-    {
-      not_listed (id, error);
-      return FALSE;
-    }
-  if (store_of (self) != NULL && id > 0 &&
-      !hz_store_rename_conversation (store_of (self), id, title, error))
+  HzConversationItem *item = find_listed (self, id, error);
+  if (item == NULL ||
+      (stored (self, id) && !hz_store_rename_conversation (store_of (self), id, title, error)))
     return FALSE;
   hz_conversation_item_set_title (item, title);
   return TRUE;
@@ -159,14 +165,10 @@ gboolean
 hz_chat_list_set_pinned (HzChatList *self, gint64 id, gboolean pinned, GError **error)
 {
   g_return_val_if_fail (HZ_IS_CHAT_LIST (self), FALSE);
-  HzConversationItem *item = hz_chat_list_find (self, id, NULL);
-  if (item == NULL)
-    {
-      not_listed (id, error);
-      return FALSE;
-    }
-  if (store_of (self) != NULL && id > 0 &&
-      !hz_store_set_conversation_pinned (store_of (self), id, pinned, error))
+  HzConversationItem *item = find_listed (self, id, error);
+  if (item == NULL ||
+      (stored (self, id) &&
+       !hz_store_set_conversation_pinned (store_of (self), id, pinned, error)))
     return FALSE;
   hz_conversation_item_set_pinned (item, pinned);
   hz_chat_list_bump (self, id);
@@ -219,8 +221,7 @@ commit_pending (HzChatList *self, PendingDelete *pd, GError **error)
   if (pd->undone || pd->committed)
     return TRUE;
   pd->committed = TRUE;
-  return store_of (self) == NULL || id <= 0 ||
-         hz_store_delete_conversation (store_of (self), id, error);
+  return !stored (self, id) || hz_store_delete_conversation (store_of (self), id, error);
 }
 
 gboolean

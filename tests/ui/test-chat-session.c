@@ -1,7 +1,7 @@
 /* tests/ui/test-chat-session.c — HzChatSession (app/hz-chat-session.h) without a window:
  * a real SQLite store in a throwaway XDG_DATA_HOME, the real engine worker and the shared
  * stories260K model (skipped with a message when ../shared lacks it), a plain GLib main
- * loop (no display; GSettings in memory).
+ * loop (no window, no display needed; GSettings in a throwaway keyfile).
  *   - send: a conversation is created and listed, the user message and the reply are
  *     stored under it, the reply complete with the text shown and its token count;
  *     "branch-changed", "reply-done" and notify::generating come in order;
@@ -13,14 +13,12 @@
  *   - delete with undo (nothing deleted), then for good; a conversation read on a thread
  *     ("showing"/"shown" with read_in_thread) fills the tree; delete everything empties
  *     the store and shows a new chat. */
-#include <gio/gio.h>
-#include <glib/gstdio.h>
 #include <string.h>
 
 #include <hanzo-store-feedback.h>
 #include "hz-app-context.h"
 #include "hz-chat-session.h"
-#include "hz-test-util.h"
+#include "ui-test-util.h"   /* (its throwaway environment and main-loop waits; no window) */
 
 #define PROMPT "Once upon a time"
 
@@ -83,22 +81,6 @@ on_token (HzEngineWorker *w, guint request, const char *text, guint n, Events *e
   ev->tokens++;
 }
 
-typedef gboolean (*Cond) (gpointer data);
-
-static gboolean
-wait_for (Cond cond, gpointer data, double seconds)
-{
-  gint64 deadline = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-  while (!cond (data))
-    {
-      if (g_get_monotonic_time () > deadline)
-        return FALSE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (2000);
-    }
-  return TRUE;
-}
-
 static gboolean
 model_loaded (gpointer ctx)
 {
@@ -127,15 +109,6 @@ streamed_a_while (gpointer data)
 {
   Streaming *st = data;
   return st->ev->tokens >= 12 || !hz_chat_session_is_generating (st->session);
-}
-
-static void
-spin (double seconds)
-{
-  gint64 end = g_get_monotonic_time () + (gint64) (seconds * G_USEC_PER_SEC);
-  while (g_get_monotonic_time () < end)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (2000);
 }
 
 static HzMessageItem *
@@ -186,7 +159,7 @@ test_session (void)
   g_assert_cmpint (hz_chat_session_get_conversation_id (session), ==, 0);
 
   hz_app_context_open_model (ctx, model, FALSE);
-  g_assert_true (wait_for (model_loaded, ctx, 60));
+  g_assert_true (hz_ui_wait_for (model_loaded, ctx, 60));
 
   /* ---- send: a new conversation, the user message and a complete reply */
   hz_chat_session_send (session, PROMPT, 0);
@@ -196,7 +169,7 @@ test_session (void)
   const gint64 conv = hz_chat_session_get_conversation_id (session);
   g_assert_cmpint (conv, >, 0);
   g_assert_cmpuint (g_list_model_get_n_items (convs), ==, 1);
-  g_assert_true (wait_for (idle, session, 60));
+  g_assert_true (hz_ui_wait_for (idle, session, 60));
   g_assert_cmpuint (ev.generating_changes, ==, 2);
   g_assert_cmpuint (ev.done, ==, 1);
   g_assert_cmpuint (ev.store_errors, ==, 0);
@@ -223,7 +196,7 @@ test_session (void)
 
   /* ---- alternatives: a second reply to the same message; page between them */
   g_assert_true (hz_chat_session_regenerate (session, first_reply));
-  g_assert_true (wait_for (idle, session, 60));
+  g_assert_true (hz_ui_wait_for (idle, session, 60));
   g_assert_cmpuint (branch_len (session), ==, 2);
   const gint64 second_reply = hz_message_item_get_id (branch_at (session, 1));
   g_assert_cmpint (second_reply, !=, first_reply);
@@ -265,8 +238,8 @@ test_session (void)
     g_assert_cmpint (hz_conversation_item_get_id (top), ==, conv2);   /* newest first */
   }
   Streaming st = { &ev, session };
-  g_assert_true (wait_for (streamed_a_while, &st, 60));
-  spin (0.7);   /* past the periodic save (500 ms) */
+  g_assert_true (hz_ui_wait_for (streamed_a_while, &st, 60));
+  hz_ui_spin (0.7);   /* past the periodic save (500 ms) */
   g_assert_true (hz_chat_session_is_generating (session));
   HzMessageItem *long_reply = branch_at (session, 1);
   const gint64 long_id = hz_message_item_get_id (long_reply);
@@ -290,7 +263,7 @@ test_session (void)
     g_test_message ("closed mid-reply: %" G_GINT64_FORMAT " tokens saved, %zu bytes",
                     kept->n_tokens, strlen (kept->content));
   }
-  spin (0.3);   /* the cancelled request's "finished" is ignored */
+  hz_ui_spin (0.3);   /* the cancelled request's "finished" is ignored */
   g_settings_set_int (settings, "max-tokens", 24);
 
   /* ---- pin moves the older conversation to the top */
@@ -306,7 +279,7 @@ test_session (void)
   guint shown_before = ev.shown;
   hz_chat_session_open (session, conv, 0);
   g_assert_true (hz_chat_session_is_loading (session));
-  g_assert_true (wait_for (not_loading, session, 10));
+  g_assert_true (hz_ui_wait_for (not_loading, session, 10));
   g_assert_cmpuint (ev.shown, ==, shown_before + 1);
   g_assert_true (ev.last_shown_in_thread);
   g_assert_cmpint (hz_chat_session_get_conversation_id (session), ==, conv);
@@ -362,26 +335,10 @@ test_session (void)
 int
 main (int argc, char **argv)
 {
-  g_autofree char *tmp = g_dir_make_tmp ("hanzo-session-XXXXXX", NULL);
-  g_autofree char *data = g_build_filename (tmp, "data", NULL);
-  g_autofree char *config = g_build_filename (tmp, "config", NULL);
-  g_autofree char *cache = g_build_filename (tmp, "cache", NULL);
-  g_setenv ("XDG_DATA_HOME", data, TRUE);
-  g_setenv ("XDG_CONFIG_HOME", config, TRUE);
-  g_setenv ("XDG_CACHE_HOME", cache, TRUE);
-  g_setenv ("GSETTINGS_BACKEND", "memory", TRUE);
-  const char *build = g_getenv ("HZ_BUILD_DIR");
-  if (build != NULL)
-    {
-      g_autofree char *schemas = g_build_filename (build, "data", NULL);
-      g_setenv ("GSETTINGS_SCHEMA_DIR", schemas, TRUE);
-    }
-
+  hz_ui_test_init ();
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/chat-session/send-save-delete", test_session);
   int ret = g_test_run ();
-
-  g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp);
-  g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
+  hz_ui_test_cleanup ();
   return ret;
 }
