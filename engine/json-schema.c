@@ -8,7 +8,7 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 G_DEFINE_QUARK (hz-json-schema-error-quark, hz_json_schema_error)
 

@@ -11,7 +11,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "json-in.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "model-private.h"
 #include "gguf.h"
 

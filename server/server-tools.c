@@ -2,7 +2,7 @@
 #include "server-tools.h"
 
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 /* ------------------------------------------------------------------ checking */
 

@@ -13,7 +13,7 @@
 #include "hanzo/serving.h"
 #include "json-constrain.h"
 #include "sampler.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "tokenizer.h"
 #include "../hz-test-util.h"
 

@@ -1,10 +1,10 @@
-/* tests/engine/test-json-out.c — engine/json-out.h: JSON text with every byte below 0x20
+/* tests/engine/test-json-out.c — common/hanzo/json-out.h: JSON text with every byte below 0x20
  * escaped inside strings, as RFC 8259 §7 (and Python's json.loads) require; json-glib
  * 1.6.6 leaves U+001F raw. */
 #include <glib.h>
 #include <string.h>
 
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 /* Strict check: no raw byte below 0x20 inside a string literal (outside, only the white
  * space of pretty printing), and json-glib reads the text back. */

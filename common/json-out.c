@@ -1,5 +1,5 @@
-/* engine/json-out.c — json-glib output with every control character escaped (json-out.h). */
-#include "json-out.h"
+/* common/json-out.c — json-glib output with every control character escaped (json-out.h). */
+#include "hanzo/json-out.h"
 
 #include <string.h>
 

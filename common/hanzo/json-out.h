@@ -1,4 +1,4 @@
-/* engine/json-out.h — JSON text from json-glib, valid by RFC 8259 whatever its version.
+/* common/hanzo/json-out.h — JSON text from json-glib, valid by RFC 8259 whatever its version.
  *
  * json-glib up to at least 1.6.6 (Debian 12) leaves the control character U+001F raw in
  * string literals (its escaper tests `c < 0x1f`), and RFC 8259 §7 requires every code
