@@ -33,4 +33,4 @@ if ! "$build/tests/server/make-tool-model" "$tmp" >/dev/null; then
   exit 1
 fi
 node "$here/test-openai.mjs" "$build/tools/hanzo" "$model" "$tmp/stories-chat.gguf" "$tmp/tool.gguf" \
-  "$tmp/harmony.gguf"
+  "$tmp/harmony.gguf" "$tmp/talker.gguf"
