@@ -110,9 +110,14 @@ chat (HzMcpEnv *env, JsonObject *args, GError **error)
   Progress progress = { env, 0, (guint) max_tokens };
   g_autofree char *text = hz_context_generate (ctx, tokens, n, &gp,
                                                env->progress ? on_token : NULL, &progress,
-                                               NULL, NULL, &stats, error);
+                                               env->cancellable, NULL, &stats, error);
   if (!text)
     return NULL;
+  if (stats.stop_reason == HZ_STOP_CANCELLED)   /* the client's notifications/cancelled */
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the call was cancelled");
+      return NULL;
+    }
   g_autofree char *reasoning = NULL, *answer = NULL;
   hz_reasoning_split (hz_model_reasoning_format (model), hz_model_reasoning_opened (model, tokens, n),
                       text, -1, &reasoning, &answer);
