@@ -416,6 +416,10 @@ read_request (Parse *ps, JsonObject *o, GError **error)
       !read_bool (ps, o, "ignore_eos", &r->ignore_eos, error) ||
       !refuse_unserved (ps, o, error) || !read_feature_members (ps, o, error))
     return FALSE;
+  gboolean parallel = TRUE;   /* OpenAI's default */
+  if (!read_bool (ps, o, "parallel_tool_calls", &parallel, error))
+    return FALSE;
+  r->single_tool_call = !parallel;
   JsonNode *so = member (o, "stream_options");
   if (so && !JSON_NODE_HOLDS_OBJECT (so))
     return fail (ps, error, HZ_API_ERROR_INVALID_VALUE, "stream_options",

@@ -11,7 +11,9 @@
  *    finish_reason "tool_calls", whole and streamed (delta.tool_calls), a conversation
  *    that carries the call and its answer (a tool message), tool_choice "none" (content),
  *    malformed tools and tool_choice answered 400, tools on a model whose template has
- *    no tool-call format 400;
+ *    no tool-call format 400; tool_choice "required" and named enforced by constrained
+ *    sampling (a call of the named tool, or of one of the tools, with arguments of its
+ *    schema, from a model that would not write it), parallel_tool_calls false;
  *  - json: response_format json_object and json_schema (chat and completion, whole and
  *    streamed, greedy and sampled, max_tokens down to the schema's shortest text): every
  *    text parses and has the schema's members; "text" is free text;
@@ -536,6 +538,80 @@ assert_streamed_call (Srv *s, const char *model)
   g_assert_cmpstr (text->str, ==, "");
 }
 
+#define TOOLS2_JSON                                                                       \
+  "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"description\":"     \
+  "\"Current weather of a city\",\"parameters\":"                                         \
+  "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},"                \
+  "\"required\":[\"city\"]}}},{\"type\":\"function\",\"function\":{\"name\":\"get_time\"," \
+  "\"description\":\"The time in a zone\",\"parameters\":{\"type\":\"object\",\"properties\":{\"zone\":{\"enum\":[\"UTC\","      \
+  "\"CET\"]}},\"required\":[\"zone\"],\"additionalProperties\":false}}}]"
+
+/* The calls of a chat reply (whole or streamed), each checked: a known tool, arguments
+ * that are a JSON object of its schema (get_time: {"zone": "UTC" | "CET"}; get_weather: a
+ * string "city"); finish_reason "tool_calls"; no content. Returns the number of calls and
+ * the first one's name in *first. */
+static guint
+forced_calls (Srv *s, const char *body, gboolean stream, char **first)
+{
+  g_auto (Reply) r = { 0 };
+  g_autofree char *b = g_strdup_printf ("%s%s}", body, stream ? ",\"stream\":true" : "");
+  post (s, &r, "/v1/chat/completions", b, 200);
+  g_autoptr (JsonArray) calls = json_array_new ();
+  g_autofree char *finish = NULL;
+  g_autoptr (GString) content = g_string_new (NULL);
+  g_auto (GStrv) events = g_strsplit (r.body, "\n\n", -1);
+  for (guint i = 0; stream ? events[i] && *events[i] && strcmp (events[i], "data: [DONE]") != 0
+                           : i == 0; i++)
+    {
+      g_autoptr (JsonParser) jp = json_parser_new ();
+      g_assert_true (json_parser_load_from_data (jp, stream ? events[i] + 6 : r.body, -1, NULL));
+      JsonObject *c = json_array_get_object_element (
+        json_object_get_array_member (json_node_get_object (json_parser_get_root (jp)), "choices"), 0);
+      JsonObject *m = json_object_get_object_member (c, stream ? "delta" : "message");
+      JsonNode *text = json_object_get_member (m, "content");
+      if (text && !json_node_is_null (text))
+        g_string_append (content, json_node_get_string (text));
+      if (json_object_has_member (m, "tool_calls"))
+        {
+          JsonArray *a = json_object_get_array_member (m, "tool_calls");
+          for (guint k = 0; k < json_array_get_length (a); k++)
+            json_array_add_element (calls, json_node_copy (json_array_get_element (a, k)));
+        }
+      if (!json_node_is_null (json_object_get_member (c, "finish_reason")))
+        finish = g_strdup (json_object_get_string_member (c, "finish_reason"));
+    }
+  if (json_array_get_length (calls) == 0)
+    g_test_message ("no call: %s", r.body);
+  g_assert_cmpuint (json_array_get_length (calls), >=, 1);
+  g_assert_cmpstr (finish, ==, "tool_calls");
+  g_assert_cmpstr (content->str, ==, "");
+  for (guint k = 0; k < json_array_get_length (calls); k++)
+    {
+      JsonObject *f = json_object_get_object_member (json_array_get_object_element (calls, k),
+                                                     "function");
+      const char *name = json_object_get_string_member (f, "name");
+      g_autoptr (JsonNode) args = json_from_string (json_object_get_string_member (f, "arguments"),
+                                                    NULL);
+      g_assert_nonnull (args);
+      JsonObject *a = json_node_get_object (args);
+      g_assert_nonnull (a);
+      if (strcmp (name, "get_time") == 0)
+        {
+          g_assert_cmpuint (json_object_get_size (a), ==, 1);
+          const char *zone = json_object_get_string_member (a, "zone");
+          g_assert_true (g_strcmp0 (zone, "UTC") == 0 || g_strcmp0 (zone, "CET") == 0);
+        }
+      else
+        {
+          g_assert_cmpstr (name, ==, "get_weather");
+          g_assert_nonnull (json_object_get_string_member (a, "city"));
+        }
+      if (k == 0)
+        *first = g_strdup (name);
+    }
+  return json_array_get_length (calls);
+}
+
 static void
 test_tools (void)
 {
@@ -616,15 +692,87 @@ test_tools (void)
   g_auto (Reply) nf = { 0 };
   http (s, &nf, "POST", "/v1/chat/completions", nofmt, NULL);
   assert_error (&nf, 400, "unsupported_parameter");
-  /* a named function: the call comes back */
-  g_autofree char *named = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
-                                            "\"tool_choice\":{\"type\":\"function\",\"function\":"
-                                            "{\"name\":\"get_weather\"}}}", ask, TOOLS_JSON);
-  g_auto (Reply) nm = { 0 };
-  post (s, &nm, "/v1/chat/completions", named, 200);
-  assert_weather_call (json_object_get_object_member (choice0 (&nm), "message"), FALSE);
+  /* a named function: a call of it (forced in the template's own spacing, which this
+   * scripted model does not follow: its city is whatever it samples; test_tools_forced) */
+  g_autofree char *named = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,\"max_tokens\":"
+                                            "128,\"tool_choice\":{\"type\":\"function\",\"function\":"
+                                            "{\"name\":\"get_weather\"}}", ask, TOOLS_JSON);
+  g_autofree char *first = NULL;
+  g_assert_cmpuint (forced_calls (s, named, FALSE, &first), ==, 1);
+  g_assert_cmpstr (first, ==, "get_weather");
   srv_stop (s);
   g_unlink (tool_model);
+}
+
+/* tool_choice "required" and a named function, enforced by constrained sampling: the tool
+ * model, which always calls get_weather, calls get_time when that is named; a model that
+ * answers in words (its script is text) calls a tool when one is required; with
+ * parallel_tool_calls false at most one call; "none" keeps the tools out; a forced call
+ * with response_format is refused. Whole and streamed. */
+static void
+test_tools_forced (void)
+{
+  if (!have_models ())
+    return;
+  g_autofree char *tool_model = hz_test_write_tool_model (tmp_dir);
+  if (tool_model == NULL)
+    return;
+  g_autofree char *talker = hz_test_write_talker_model (tmp_dir);
+  Srv *s = srv_start ((const char *const[]) { "-m", tool_model, "-m", talker, NULL });
+  if (s == NULL)
+    return;
+  const char *ask = "\"messages\":[{\"role\":\"user\",\"content\":\"What time is it?\"}]";
+
+  /* the talker answers in words with tools and "auto" */
+  g_autofree char *auto_body = g_strdup_printf ("{\"model\":\"talker\",%s,\"tools\":%s,"
+                                                "\"temperature\":0}", ask, TOOLS2_JSON);
+  g_auto (Reply) words_reply = { 0 };
+  post (s, &words_reply, "/v1/chat/completions", auto_body, 200);
+  g_assert_cmpstr (json_object_get_string_member (
+                     json_object_get_object_member (choice0 (&words_reply), "message"), "content"),
+                   ==, TALKER_MODEL_REPLY);
+
+  for (int stream = 0; stream < 2; stream++)
+    {
+      /* named: get_time, though the tool model would call get_weather */
+      g_autofree char *named = g_strdup_printf (
+        "{\"model\":\"tool\",%s,\"tools\":%s,\"max_tokens\":128,\"tool_choice\":{\"type\":"
+        "\"function\",\"function\":{\"name\":\"get_time\"}}", ask, TOOLS2_JSON);
+      g_autofree char *first = NULL;
+      g_assert_cmpuint (forced_calls (s, named, stream, &first), ==, 1);
+      g_assert_cmpstr (first, ==, "get_time");
+      /* required: the talker calls a tool (greedy and sampled); one with
+       * parallel_tool_calls false */
+      for (int seed = 0; seed < 3; seed++)
+        {
+          g_autofree char *req = g_strdup_printf (
+            "{\"model\":\"talker\",%s,\"tools\":%s,\"max_tokens\":128,\"tool_choice\":"
+            "\"required\",\"temperature\":%s,\"seed\":%d%s", ask, TOOLS2_JSON,
+            seed ? "1" : "0", seed, seed == 2 ? ",\"parallel_tool_calls\":false" : "");
+          g_autofree char *name = NULL;
+          const guint n = forced_calls (s, req, stream, &name);
+          if (seed == 2)
+            g_assert_cmpuint (n, ==, 1);
+          g_test_message ("required (%s, seed %d): %u calls, the first %s",
+                          stream ? "streamed" : "whole", seed, n, name);
+        }
+    }
+
+  /* a forced call and response_format: 400; parallel_tool_calls must be a boolean */
+  g_autofree char *both = g_strdup_printf ("{\"model\":\"talker\",%s,\"tools\":%s,\"tool_choice\":"
+                                           "\"required\",\"response_format\":{\"type\":"
+                                           "\"json_object\"}}", ask, TOOLS2_JSON);
+  g_auto (Reply) b = { 0 };
+  http (s, &b, "POST", "/v1/chat/completions", both, NULL);
+  assert_error (&b, 400, "invalid_value");
+  g_autofree char *par = g_strdup_printf ("{\"model\":\"talker\",%s,\"tools\":%s,"
+                                          "\"parallel_tool_calls\":1}", ask, TOOLS2_JSON);
+  g_auto (Reply) pr = { 0 };
+  http (s, &pr, "POST", "/v1/chat/completions", par, NULL);
+  assert_error (&pr, 400, "invalid_value");
+  srv_stop (s);
+  g_unlink (tool_model);
+  g_unlink (talker);
 }
 
 /* gpt-oss's harmony format: the call (whose <|call|> is a control token) parsed, whole
@@ -651,6 +799,17 @@ test_tools_harmony (void)
   g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
                    "tool_calls");
   assert_streamed_call (s, "harmony");
+  /* a named function forced in harmony's markup, ended by <|call|> */
+  for (int stream = 0; stream < 2; stream++)
+    {
+      g_autofree char *named = g_strdup_printf (
+        "{\"model\":\"harmony\",\"messages\":[{\"role\":\"user\",\"content\":\"Time?\"}],"
+        "\"tools\":%s,\"max_tokens\":128,\"tool_choice\":{\"type\":\"function\",\"function\":"
+        "{\"name\":\"get_time\"}}", TOOLS2_JSON);
+      g_autofree char *first = NULL;
+      g_assert_cmpuint (forced_calls (s, named, stream, &first), ==, 1);
+      g_assert_cmpstr (first, ==, "get_time");
+    }
   srv_stop (s);
   g_unlink (model);
 }
@@ -1111,6 +1270,7 @@ main (int argc, char **argv)
   g_test_add_func ("/server/api", test_api);
   g_test_add_func ("/server/errors", test_errors);
   g_test_add_func ("/server/tools", test_tools);
+  g_test_add_func ("/server/tools-forced", test_tools_forced);
   g_test_add_func ("/server/tools-harmony", test_tools_harmony);
   g_test_add_func ("/server/json", test_json);
   g_test_add_func ("/server/auth", test_auth);
