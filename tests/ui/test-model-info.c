@@ -14,7 +14,7 @@
 #include "hz-model-library.h"
 #include "hz-test-util.h"
 #include "hz-title.h"
-#include "model.h"
+#include "llm.h"
 #include "quant.h"
 
 static char *tmpdir;
