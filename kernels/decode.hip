@@ -14,6 +14,7 @@
  */
 #include "gpu_compat.h"
 #include "hzk.h"
+#include "attn-mask.h"
 
 #include <limits.h>
 #include <math.h>
@@ -355,23 +356,6 @@ hzk_qkv_rope_kernel (const float *HZK_RESTRICT qkv, const float *HZK_RESTRICT bi
       for (int i = threadIdx.x; i < hdv; i += blockDim.x)
         hzk_store_kv (vc + i, qkv[v_off + i] + (bias ? bias[v_off + i] : 0.0f));
     }
-}
-
-/* ---- attention masks of a layer (HzkAttnMask, hzk.h: Gemma's window and soft-capping) -- */
-/** The first key position a query at position p attends to: p − window + 1 under a window
- *  (clamped to 0), else 0. */
-static __device__ __forceinline__ int
-hzk_attn_lo (const HzkAttnMask &mk, int p)
-{
-  return mk.window > 0 && p + 1 > mk.window ? p + 1 - mk.window : 0;
-}
-
-/** A scaled score s, soft-capped when the mask says: c·tanh(s / c), computed as the CPU's
- *  hz_cpu_softcap (tanhf (s · (1/c)) · c). */
-static __device__ __forceinline__ float
-hzk_softcap_score (const HzkAttnMask &mk, float s)
-{
-  return mk.softcap > 0.0f ? tanhf (s * (1.0f / mk.softcap)) * mk.softcap : s;
 }
 
 /* ---- split-K flash attention (decode) -------------------------------------------------- */

@@ -308,6 +308,12 @@ int hzk_attn_paged (const float *q, const float *k_pool, const float *v_pool, co
                     const int *seq, const int *tables, int tab_stride, int block_size, int n,
                     int n_head, int n_head_kv, int hdk, int hdv, float scale, int n_split,
                     float *part, float *out, void *stream);
+/** hzk_attn_paged under `mask` (HzkAttnMask: each row's keys restricted to its window, the
+ *  n_split shares splitting the window; scores soft-capped). */
+int hzk_attn_paged_ext (const float *q, const float *k_pool, const float *v_pool, const int *pos,
+                        const int *seq, const int *tables, int tab_stride, int block_size, int n,
+                        int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                        HzkAttnMask mask, int n_split, float *part, float *out, void *stream);
 /** dst[i][0..width) = src[idx[i]·ld ..] for i < n (row gather; idx on the device). */
 int hzk_gather_rows (const float *src, int64_t ld, const int *idx, int n, int64_t width,
                      float *dst, void *stream);

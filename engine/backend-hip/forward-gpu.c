@@ -388,14 +388,6 @@ static HzGpuForward *
 forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GError **error)
 {
   const HzHparams *hp = &llm->hp;
-  if (hp->gemma && no_kv)
-    {
-      /* the paged serving hook (forward-gpu-paged.c) has no window, soft-capping or
-       * per-layer RoPE table yet: the server then runs on the CPU */
-      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
-                   "the GPU paged serving does not run %s models yet", hz_arch_name (hp->arch));
-      return NULL;
-    }
   if (hp->gemma && (hp->n_expert > 0 || hp->n_embd % 32))
     {
       g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
@@ -573,6 +565,7 @@ hz_gpu_forward_new_weights (const HzLlm *llm, guint n_ctx, guint max_rows, GErro
 
 HzGpu *hz_gpu_forward_gpu (HzGpuForward *f) { return f->gpu; }
 const float *hz_gpu_forward_rope_table (const HzGpuForward *f) { return f->cs; }
+const float *hz_gpu_forward_rope_table_swa (const HzGpuForward *f) { return f->cs_swa; }
 
 const char *hz_gpu_forward_describe (const HzGpuForward *f) { return f->desc; }
 uint64_t hz_gpu_forward_step_bytes (const HzGpuForward *f) { return f->step_bytes; }
