@@ -20,17 +20,29 @@
 #include <string.h>
 #include "hanzo/engine-error.h"
 
+/* The two lists a block may be on, in release order (head: the oldest). */
+enum { L_LRU,    /* evictable: count 0, indexed by the prefix cache */
+       L_IDLE,   /* holds a window-layer slot that no table wants */
+       L_N };
+
+typedef struct {
+  gint32 prev, next;     /* -1: none */
+} Link;
+
+typedef struct {
+  gint32 head, tail;
+  guint  n;
+} List;
+
 typedef struct {
   guint32  ref;
   guint32  gen;
-  gint32   prev, next;   /* eviction list links (-1: none) */
   gboolean cached;
-  gboolean in_lru;
+  Link     link[L_N];
+  gboolean on[L_N];
   /* window layers (pool->n_win > 0) */
   gint32   slot;         /* its window-layer storage, or -1 */
   guint32  wants;        /* tables holding it within their window */
-  gint32   iprev, inext; /* idle-slot list links (-1: none) */
-  gboolean in_idle;
 } Block;
 
 struct _HzKvPool {
@@ -38,8 +50,7 @@ struct _HzKvPool {
   Block  *blocks;
   gint32 *free_stack;     /* [P] */
   guint   n_free;
-  gint32  lru_head, lru_tail;
-  guint   n_evictable;
+  List    list[L_N];      /* [L_LRU]: evictable blocks; [L_IDLE]: idle window slots */
   float  *k, *v;          /* [n_full][P][kv_dim_k][s], [n_full][P][s][kv_dim_v] */
   /* window layers: n_win of the n_layer keep their K/V in n_slots slots */
   guint   n_swa, n_win, n_full, n_slots;
@@ -48,8 +59,7 @@ struct _HzKvPool {
   float  *k_swa, *v_swa;  /* [n_win][n_slots][kv_dim_k][s], [n_win][n_slots][s][kv_dim_v] */
   gint32 *free_slots;     /* [n_slots] stack */
   guint   n_free_slots;
-  gint32  idle_head, idle_tail;   /* blocks with a slot and no want, oldest first */
-  guint   n_idle;
+
   HzKvEvictFunc evict;
   gpointer      evict_data;
   HzKvCopyFunc  copy;         /* storage kept elsewhere (the GPU's pool) */
@@ -112,7 +122,6 @@ hz_kv_pool_new (const HzKvPoolParams *p, GError **error)
   for (guint i = 0; i < n_slots; i++)
     pool->free_slots[i] = (gint32) (n_slots - 1 - i);
   pool->n_free_slots = n_slots;
-  pool->idle_head = pool->idle_tail = -1;
   if (k_floats + v_floats > 0)
     {
       const gsize kf = (gsize) n_full * p->n_blocks * s * p->kv_dim_k;
@@ -136,13 +145,14 @@ hz_kv_pool_new (const HzKvPoolParams *p, GError **error)
   /* stack top = block 0, so a fresh pool hands out blocks in increasing order */
   for (guint i = 0; i < pool->P; i++)
     {
-      pool->blocks[i].prev = pool->blocks[i].next = -1;
-      pool->blocks[i].iprev = pool->blocks[i].inext = -1;
+      for (int l = 0; l < L_N; l++)
+        pool->blocks[i].link[l].prev = pool->blocks[i].link[l].next = -1;
       pool->blocks[i].slot = -1;
       pool->free_stack[i] = (gint32) (pool->P - 1 - i);
     }
   pool->n_free = pool->P;
-  pool->lru_head = pool->lru_tail = -1;
+  for (int l = 0; l < L_N; l++)
+    pool->list[l].head = pool->list[l].tail = -1;
   return pool;
 }
 
@@ -168,8 +178,8 @@ guint hz_kv_pool_n_blocks (const HzKvPool *pool) { return pool->P; }
 guint
 hz_kv_pool_n_available (const HzKvPool *pool)
 {
-  const guint blocks = pool->n_free + pool->n_evictable;
-  return pool->n_win ? MIN (blocks, pool->n_free_slots + pool->n_idle) : blocks;
+  const guint blocks = pool->n_free + pool->list[L_LRU].n;
+  return pool->n_win ? MIN (blocks, pool->n_free_slots + pool->list[L_IDLE].n) : blocks;
 }
 
 guint hz_kv_pool_window (const HzKvPool *pool) { return pool->n_swa; }
@@ -184,7 +194,7 @@ hz_kv_pool_storage_bytes (const HzKvPool *pool)
   return ((gsize) pool->n_full * pool->P + (gsize) pool->n_win * pool->n_slots) * pool->s
          * (pool->kv_dim_k + pool->kv_dim_v) * sizeof (float);
 }
-guint hz_kv_pool_n_evictable (const HzKvPool *pool) { return pool->n_evictable; }
+guint hz_kv_pool_n_evictable (const HzKvPool *pool) { return pool->list[L_LRU].n; }
 
 void
 hz_kv_pool_kv_dims (const HzKvPool *pool, guint *kv_dim_k, guint *kv_dim_v)
@@ -216,36 +226,39 @@ hz_kv_pool_set_copy_func (HzKvPool *pool, HzKvCopyFunc func, gpointer user_data)
 /* ---------------------------------------------------------------- blocks */
 
 static void
-lru_unlink (HzKvPool *pool, gint32 b)
+list_unlink (HzKvPool *pool, int l, gint32 b)
 {
   Block *bl = &pool->blocks[b];
-  g_assert (bl->in_lru);
-  if (bl->prev >= 0)
-    pool->blocks[bl->prev].next = bl->next;
+  List *li = &pool->list[l];
+  Link *k = &bl->link[l];
+  g_assert (bl->on[l]);
+  if (k->prev >= 0)
+    pool->blocks[k->prev].link[l].next = k->next;
   else
-    pool->lru_head = bl->next;
-  if (bl->next >= 0)
-    pool->blocks[bl->next].prev = bl->prev;
+    li->head = k->next;
+  if (k->next >= 0)
+    pool->blocks[k->next].link[l].prev = k->prev;
   else
-    pool->lru_tail = bl->prev;
-  bl->prev = bl->next = -1;
-  bl->in_lru = FALSE;
-  pool->n_evictable--;
+    li->tail = k->prev;
+  k->prev = k->next = -1;
+  bl->on[l] = FALSE;
+  li->n--;
 }
 
 static void
-lru_push_tail (HzKvPool *pool, gint32 b)
+list_push_tail (HzKvPool *pool, int l, gint32 b)
 {
   Block *bl = &pool->blocks[b];
-  bl->prev = pool->lru_tail;
-  bl->next = -1;
-  if (pool->lru_tail >= 0)
-    pool->blocks[pool->lru_tail].next = b;
+  List *li = &pool->list[l];
+  bl->link[l].prev = li->tail;
+  bl->link[l].next = -1;
+  if (li->tail >= 0)
+    pool->blocks[li->tail].link[l].next = b;
   else
-    pool->lru_head = b;
-  pool->lru_tail = b;
-  bl->in_lru = TRUE;
-  pool->n_evictable++;
+    li->head = b;
+  li->tail = b;
+  bl->on[l] = TRUE;
+  li->n++;
 }
 
 /* ---- window-layer slots ---- */
@@ -253,35 +266,8 @@ lru_push_tail (HzKvPool *pool, gint32 b)
 static void
 idle_unlink (HzKvPool *pool, gint32 b)
 {
-  Block *bl = &pool->blocks[b];
-  if (!bl->in_idle)
-    return;
-  if (bl->iprev >= 0)
-    pool->blocks[bl->iprev].inext = bl->inext;
-  else
-    pool->idle_head = bl->inext;
-  if (bl->inext >= 0)
-    pool->blocks[bl->inext].iprev = bl->iprev;
-  else
-    pool->idle_tail = bl->iprev;
-  bl->iprev = bl->inext = -1;
-  bl->in_idle = FALSE;
-  pool->n_idle--;
-}
-
-static void
-idle_push_tail (HzKvPool *pool, gint32 b)
-{
-  Block *bl = &pool->blocks[b];
-  bl->iprev = pool->idle_tail;
-  bl->inext = -1;
-  if (pool->idle_tail >= 0)
-    pool->blocks[pool->idle_tail].inext = b;
-  else
-    pool->idle_head = b;
-  pool->idle_tail = b;
-  bl->in_idle = TRUE;
-  pool->n_idle++;
+  if (pool->blocks[b].on[L_IDLE])
+    list_unlink (pool, L_IDLE, b);
 }
 
 /* The block's slot goes back to the free stack (it keeps no window-layer K/V). */
@@ -299,8 +285,8 @@ slot_release (HzKvPool *pool, gint32 b)
 static gint32
 slot_take (HzKvPool *pool)
 {
-  if (pool->n_free_slots == 0 && pool->idle_head >= 0)
-    slot_release (pool, pool->idle_head);
+  if (pool->n_free_slots == 0 && pool->list[L_IDLE].head >= 0)
+    slot_release (pool, pool->list[L_IDLE].head);
   return pool->n_free_slots > 0 ? pool->free_slots[--pool->n_free_slots] : -1;
 }
 
@@ -329,7 +315,7 @@ want_drop (HzKvPool *pool, gint32 b, gboolean slid)
   if (slid)
     slot_release (pool, b);
   else
-    idle_push_tail (pool, b);
+    list_push_tail (pool, L_IDLE, b);
 }
 
 gboolean
@@ -341,14 +327,14 @@ hz_kv_block_has_window (const HzKvPool *pool, gint32 block)
 gint32
 hz_kv_block_alloc (HzKvPool *pool)
 {
-  if (pool->n_win && pool->n_free_slots + pool->n_idle == 0)
+  if (pool->n_win && pool->n_free_slots + pool->list[L_IDLE].n == 0)
     return -1;
   gint32 b;
   if (pool->n_free > 0)
     b = pool->free_stack[--pool->n_free];
-  else if (pool->lru_head >= 0)
+  else if (pool->list[L_LRU].head >= 0)
     {
-      hz_kv_block_uncache (pool, pool->lru_head);  /* moves it to the free stack */
+      hz_kv_block_uncache (pool, pool->list[L_LRU].head);  /* moves it to the free stack */
       b = pool->free_stack[--pool->n_free];
     }
   else
@@ -374,7 +360,7 @@ hz_kv_block_ref (HzKvPool *pool, gint32 block)
     {
       /* only an evictable block can be revived: a free one has no contents */
       g_assert (bl->cached);
-      lru_unlink (pool, block);
+      list_unlink (pool, L_LRU, block);
     }
   bl->ref++;
 }
@@ -388,7 +374,7 @@ hz_kv_block_unref (HzKvPool *pool, gint32 block)
   if (--bl->ref > 0)
     return;
   if (bl->cached)
-    lru_push_tail (pool, block);
+    list_push_tail (pool, L_LRU, block);
   else
     {
       slot_release (pool, block);
@@ -431,9 +417,9 @@ hz_kv_block_uncache (HzKvPool *pool, gint32 block)
     pool->evict (block, pool->evict_data);
   bl->cached = FALSE;
   bl->gen++;
-  if (bl->in_lru)
+  if (bl->on[L_LRU])
     {
-      lru_unlink (pool, block);
+      list_unlink (pool, L_LRU, block);
       slot_release (pool, block);
       pool->free_stack[pool->n_free++] = block;
     }
@@ -681,15 +667,16 @@ hz_kv_pool_check (const HzKvPool *pool, HzKvSeq *const *seqs, guint n_seqs,
       n_slotted += bl->slot >= 0;
       if (bl->wants != wants[b])
         FAIL ("block %u is wanted by %u windows but counts %u", b, wants[b], bl->wants);
-      if (bl->in_idle != (bl->slot >= 0 && bl->wants == 0))
+      if (bl->on[L_IDLE] != (bl->slot >= 0 && bl->wants == 0))
         FAIL ("block %u: slot %d, %u wants, %s the idle list", b, bl->slot, bl->wants,
-              bl->in_idle ? "on" : "not on");
+              bl->on[L_IDLE] ? "on" : "not on");
     }
-  for (gint32 b = pool->idle_head; b >= 0; b = pool->blocks[b].inext)
+  for (gint32 b = pool->list[L_IDLE].head; b >= 0; b = pool->blocks[b].link[L_IDLE].next)
     n_idle++;
-  if (pool->n_win && (n_idle != pool->n_idle || n_slotted + pool->n_free_slots != pool->n_slots))
+  if (pool->n_win && (n_idle != pool->list[L_IDLE].n
+                      || n_slotted + pool->n_free_slots != pool->n_slots))
     FAIL ("window slots: %u idle listed (counter %u), %u held + %u free of %u", n_idle,
-          pool->n_idle, n_slotted, pool->n_free_slots, pool->n_slots);
+          pool->list[L_IDLE].n, n_slotted, pool->n_free_slots, pool->n_slots);
   for (guint b = 0; b < pool->P; b++)
     {
       const guint want = count[b] + (extra_refs ? extra_refs[b] : 0);
@@ -704,11 +691,11 @@ hz_kv_pool_check (const HzKvPool *pool, HzKvSeq *const *seqs, guint n_seqs,
         FAIL ("free block %d is listed twice, referenced, cached or holds a window slot", b);
     }
   guint n_lru = 0;
-  for (gint32 b = pool->lru_head; b >= 0; b = pool->blocks[b].next, n_lru++)
+  for (gint32 b = pool->list[L_LRU].head; b >= 0; b = pool->blocks[b].link[L_LRU].next, n_lru++)
     if (seen[b]++ || pool->blocks[b].ref != 0 || !pool->blocks[b].cached)
       FAIL ("evictable block %d is listed twice, referenced or not cached", b);
-  if (n_lru != pool->n_evictable)
-    FAIL ("eviction list has %u blocks, counter says %u", n_lru, pool->n_evictable);
+  if (n_lru != pool->list[L_LRU].n)
+    FAIL ("eviction list has %u blocks, counter says %u", n_lru, pool->list[L_LRU].n);
   for (guint b = 0; b < pool->P; b++)
     if (!seen[b] && pool->blocks[b].ref == 0)
       FAIL ("block %u is leaked: no reference and on no list", b);
