@@ -170,6 +170,15 @@ test_rope (HzRopeMode mode, gboolean bias, gboolean norm, gboolean f16)
 }
 
 /* ---- attention ------------------------------------------------------------------------ */
+/* KV head kvh of the n value rows v [n][dk] transposed, as ggml's V cache: vt[e·n + j]. */
+static void
+v_transposed (const float *v, int64_t dk, int kvh, int hd, int n, float *vt)
+{
+  for (int e = 0; e < hd; e++)
+    for (int j = 0; j < n; j++)
+      vt[(gsize) e * n + j] = v[(gsize) j * dk + kvh * hd + e];
+}
+
 static void
 test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
 {
@@ -252,9 +261,7 @@ test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
   for (int h = 0; h < nh; h++)
     {
       const int kvh = h / (nh / nkv);
-      for (int e = 0; e < hd; e++)
-        for (int j = 0; j < n_kv; j++)
-          vt[(gsize) e * n_kv + j] = v[(gsize) j * dk + kvh * hd + e];
+      v_transposed (v, dk, kvh, hd, n_kv, vt);
       hz_cpu_attn_head (q + (gsize) h * hd, k + kvh * hd, dk, vt, n_kv, n_kv, n_kv, hd, hd, scale,
                         FALSE, scores, oc + (gsize) h * hd);
     }
@@ -490,9 +497,7 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
   for (int h = 0; h < nh; h++)
     {
       const int kvh = h / (nh / nkv);
-      for (int e = 0; e < hd; e++)
-        for (int j = 0; j < n_max; j++)
-          vt[(gsize) e * n_max + j] = v[(gsize) j * dk + kvh * hd + e];
+      v_transposed (v, dk, kvh, hd, n_max, vt);
       for (int t = 0; t < n_tok; t++)
         hz_cpu_attn_head (q + (gsize) t * dq + (gsize) h * hd, k + kvh * hd, dk, vt, n_max,
                           pos0 + t + 1, pos0 + t + 1, hd, hd, scale, FALSE, scores,
@@ -586,9 +591,7 @@ test_attention_masked (int nh, int nkv, int hd, int pos0, int n_tok, int window,
   for (int h = 0; h < nh; h++)
     {
       const int kvh = h / (nh / nkv);
-      for (int e = 0; e < hd; e++)
-        for (int j = 0; j < n_ctx; j++)
-          vt[(gsize) e * n_ctx + j] = v[(gsize) j * dk + kvh * hd + e];
+      v_transposed (v, dk, kvh, hd, n_ctx, vt);
       for (int t = 0; t < n_tok; t++)
         {
           const int p = pos0 + t, lo = window > 0 && p + 1 > window ? p + 1 - window : 0;

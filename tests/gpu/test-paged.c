@@ -43,7 +43,7 @@
 #include "hzk.h"
 #include "kv-paged.h"
 #include "model-private.h"
-#include "synth.h"
+#include "../engine/synth-test-util.h"
 #include <glib/gstdio.h>
 #include "../hz-test-util.h"
 
@@ -363,30 +363,19 @@ test_forward (gconstpointer data)
 static void
 test_forward_gemma (gconstpointer shape)
 {
-  g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
-  if (!vocab)
-    return;
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("hz-paged-gemma-XXXXXX", &error);
+  g_autofree char *path = hz_test_synth_write ("paged-gemma", shape, NULL, HZ_TYPE_F32, 5, 2,
+                                               &error);
+  if (!path && !error)
+    return;
   g_assert_no_error (error);
-  g_autofree char *path = g_build_filename (dir, "gemma.gguf", NULL);
-  HzSynthParams p = { 0 };
-  p.matrix_type = HZ_TYPE_F32;
-  p.seed = 5;
-  p.vocab_gguf = vocab;
-  g_assert_true (hz_synth_shape_parse (shape, &p.shape, &error) && hz_synth_write (&p, path, &error));
-  g_assert_no_error (error);
-  HzModelParams mp;
-  hz_model_params_init (&mp);
-  mp.n_threads = 2;
-  g_autoptr (HzModel) m = hz_model_load (path, &mp, &error);
+  g_autoptr (HzModel) m = hz_test_model_load (path, 2, &error);
   g_assert_no_error (error);
   const guint step1[][3] = { { 0, 0, 45 }, { 1, 0, 9 } };
   const guint step2[][3] = { { 0, 45, 1 }, { 1, 9, 30 }, { 2, 0, 5 } };
   const guint step3[][3] = { { 0, 46, 1 }, { 1, 39, 1 }, { 2, 5, 1 } };
   forward_steps (m, TRUE, 60, step1, 2, step2, 3, step3, 3);
   g_unlink (path);
-  g_rmdir (dir);
 }
 
 /* ------------------------------------------------------------------ serving */
