@@ -39,6 +39,15 @@ hz_arch_from_name (const char *name, HzArch *out)
   return FALSE;
 }
 
+char *
+hz_arch_list (void)
+{
+  GString *s = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (arch_table); i++)
+    g_string_append_printf (s, "%s%s", i ? ", " : "", arch_table[i].name);
+  return g_string_free (s, FALSE);
+}
+
 const char *
 hz_arch_name (HzArch arch)
 {
@@ -614,8 +623,9 @@ arch_of (const HzGguf *g, HzArch *arch, char **arch_str, GError **error)
     }
   if (!hz_arch_from_name (s, arch))
     {
+      g_autofree char *names = hz_arch_list ();
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3)", s);
+                   "unsupported model architecture '%s' (supported: %s)", s, names);
       return FALSE;
     }
   if (arch_str)

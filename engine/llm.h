@@ -237,6 +237,9 @@ typedef struct {
 
 /** Architecture of a general.architecture string; FALSE if unsupported. */
 gboolean hz_arch_from_name (const char *name, HzArch *out);
+/** The general.architecture names the engine runs, in the table's order, joined by ", "
+ *  ("llama, qwen2, qwen3, ..."): for messages that list them. Free with g_free. Pure. */
+char *hz_arch_list (void);
 /** The general.architecture string of `arch` ("llama", "gemma3", ...; "unknown" for a value
  *  outside the enum). Static. */
 const char *hz_arch_name (HzArch arch);

@@ -29,6 +29,12 @@
  * (token, expert) pairs by expert on the device (hzk_moe_plan) and runs every expert's
  * rows through the prefill matmul's tile body once per pass, one launch for all experts
  * (hzk_moe_matmul). Experts are uploaded one tensor per expert (gate and up stacked).
+ * Gemma (gemma2, gemma3; engine/llm.h): the embedding rows × √n_embd, each layer's own
+ * RoPE table (the window layers' base and scale), the window layers' attention over their
+ * window and gemma2's score soft-capping (HzkAttnMask; q·k scaled by attn_scale), the
+ * post-attention / post-FFN RMSNorms of the block outputs before the residual adds (into
+ * yn / pyn), GeGLU through the CPU's fp16 GELU table, the final logit soft-cap; the paged
+ * serving hook (forward-gpu-paged.c) reads the window layers' table and masks the same way.
  * KV cache: [n_layer][n_ctx][n_head_kv·head_dim] for K and for V (not transposed), fp32
  * (default; the CPU's precision) or fp16 (HZ_GPU_KV=f16). RoPE: a table of
  * hz_cpu_rope_cache rows for every position, made on the host at creation, so every RoPE
@@ -129,6 +135,9 @@ HzGpuForward *hz_gpu_forward_new_weights (const HzLlm *llm, guint n_ctx, guint m
  *  rows) of f. */
 HzGpu *hz_gpu_forward_gpu (HzGpuForward *f);
 const float *hz_gpu_forward_rope_table (const HzGpuForward *f);
+/** The window layers' RoPE table (their own base and scale; as hz_gpu_forward_rope_table),
+ *  or NULL when the model has no window layers. */
+const float *hz_gpu_forward_rope_table_swa (const HzGpuForward *f);
 
 /** One pass of n rows (1..max_rows; tokens host int32s) through every layer, `attn` doing
  *  each layer's attention (the rows may belong to many sequences: the hook knows their
