@@ -196,7 +196,8 @@ attn_worker (guint ith, guint nth, gpointer data)
 
       hz_cpu_attn_head_ext (qh, kc + lo * f->kv_dim_k + (int64_t) kvh * hdk, f->kv_dim_k,
                             vc + (int64_t) kvh * hdv * f->n_ctx + lo, f->n_ctx, n_kv - lo,
-                            n_pad - lo, hdk, hdv, al.scale, al.softcap, job->n > 1, scores, out);
+                            n_pad - lo, hdk, hdv, al.scale, al.softcap,
+                            hz_cpu_attn_sink (&f->llm->layers[job->il], h), job->n > 1, scores, out);
     }
 }
 
@@ -546,7 +547,7 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
   /* final norm and logits for the rows asked for */
   const guint first = all_logits ? 0 : n - 1;
   for (int il = 0; il < hp->n_layer; il++)
-    layer_forward (f, il, n, pos0, il == hp->n_layer - 1 ? first : 0, NULL);
+    layer_forward (f, il, n, pos0, il == hp->n_layer - 1 && !hp->ffn_all_rows ? first : 0, NULL);
 
   for (guint t = first; t < n; t++)
     hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, llm->output_norm, d, hp->norm_eps);
