@@ -26,6 +26,9 @@
  *  - cancel: a client that closes its connection mid-stream (and one waiting for a whole
  *    reply) stops its generation within one token of the server seeing it go (the log line
  *    gives both counts), long before max_tokens;
+ *  - reset clients: 16 streams whose clients reset the connection (SO_LINGER 0) each stop
+ *    their generation, with no GLib critical or warning in the log (libsoup ends such a
+ *    message before the hang-up is seen: it was unpaused after its end);
  *  - slow clients: silent connections and stalled bodies are cut after --timeout;
  *  - idle unload: a model unused for --idle-unload seconds is unloaded, and loads again.
  */
@@ -35,6 +38,7 @@
 #include <libsoup/soup.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../hz-test-util.h"
 #include "chat-model.h"
@@ -1045,6 +1049,77 @@ test_cancel (void)
   srv_stop (s);
 }
 
+/* Clients that reset their connections mid-stream (SO_LINGER 0: an RST, as a killed
+ * process's socket may send): each generation stops, the server says nothing but "the
+ * client left" (no libsoup critical: the message ended before the hang-up was seen, and
+ * was unpaused after its end) and serves on. */
+static void
+test_reset_clients (void)
+{
+  if (!have_models ())
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", distill, NULL });
+  if (s == NULL)
+    return;
+  enum { N = 16 };
+  GSocketConnection *conns[N];
+  g_autofree char *req = post_request ("/v1/completions",
+                                       "{\"model\":\"distill\",\"prompt\":\"Once upon a time\","
+                                       "\"max_tokens\":480,\"ignore_eos\":true,\"stream\":true}");
+  for (guint i = 0; i < N; i++)
+    conns[i] = raw_connect (s, req);
+  /* round robin: each client reads a little at a time, and resets after 200 + 150 i bytes
+   * while the others stream on */
+  gsize got[N] = { 0 };
+  for (guint alive = N; alive > 0;)
+    for (guint i = 0; i < N; i++)
+      {
+        if (conns[i] == NULL)
+          continue;
+        char buf[128];
+        const gssize n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conns[i])),
+                                              buf, sizeof buf, NULL, NULL);
+        if (n <= 0)
+          {
+            g_autofree char *log = srv_log (s);
+            g_test_message ("client %u: the stream ended after %zu bytes; log:\n%s", i, got[i], log);
+          }
+        g_assert_cmpint (n, >, 0);
+        got[i] += (gsize) n;
+        if (got[i] < 200 + 150 * i)
+          continue;
+        const struct linger lg = { 1, 0 };
+        GSocket *sock = g_socket_connection_get_socket (conns[i]);
+        g_assert_cmpint (setsockopt (g_socket_get_fd (sock), SOL_SOCKET, SO_LINGER, &lg,
+                                     sizeof lg), ==, 0);
+        g_clear_object (&conns[i]);   /* close: a reset */
+        alive--;
+      }
+  guint left = 0;
+  g_autofree char *log = NULL;
+  for (int t = 0; t < 1000 && left < N; t++)
+    {
+      g_free (log);
+      log = srv_log (s);
+      left = 0;
+      for (const char *p = log; (p = strstr (p, "the client left")); p++)
+        left++;
+      if (left < N)
+        g_usleep (10000);
+    }
+  g_assert_cmpuint (left, ==, N);
+  g_auto (Reply) ok = { 0 };
+  post (s, &ok, "/v1/completions", "{\"model\":\"distill\",\"prompt\":\"Once\",\"max_tokens\":4}",
+        200);
+  g_free (log);
+  log = srv_log (s);
+  if (strstr (log, "CRITICAL") || strstr (log, "WARNING"))
+    g_test_message ("log:\n%s", log);
+  g_assert_null (strstr (log, "CRITICAL"));
+  g_assert_null (strstr (log, "WARNING"));
+  srv_stop (s);
+}
+
 static void
 test_slow_clients (void)
 {
@@ -1116,6 +1191,7 @@ main (int argc, char **argv)
   g_test_add_func ("/server/auth", test_auth);
   g_test_add_func ("/server/loopback", test_loopback);
   g_test_add_func ("/server/cancel", test_cancel);
+  g_test_add_func ("/server/reset-clients", test_reset_clients);
   g_test_add_func ("/server/slow-clients", test_slow_clients);
   g_test_add_func ("/server/idle-unload", test_idle_unload);
   const int rc = g_test_run ();
