@@ -960,6 +960,20 @@ test_loopback (void)
   g_assert_nonnull (strstr (err, "needs an API key"));
   g_assert_null (strstr (out, "listening"));
 
+  /* an empty --api-key is a usage error (it said "every request needs the API key" and
+   * then served requests without one) */
+  const char *argv_empty[] = { hanzo, "serve", "-m", stories, "--port", "0", "--api-key", "",
+                               NULL };
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv_empty, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("--api-key '': %s", err);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--api-key is empty"));
+  g_assert_null (strstr (out, "listening"));
+
   /* with a key it listens there and says so */
   Srv *pub = srv_start ((const char *const[]) { "-m", stories, "--host", "0.0.0.0", "--api-key",
                                                 "k-123", NULL });
