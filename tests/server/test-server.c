@@ -717,6 +717,20 @@ test_errors (void)
   g_assert_nonnull (strstr (json_object_get_string_member (kw_error, "message"),
                             "'format' at /properties/when"));
   g_assert_cmpstr (json_object_get_string_member (kw_error, "param"), ==, "response_format");
+  /* a \u0000 escape in a message: json-glib would end the text there (the model saw "hi"
+   * alone), so it is refused and said; an escaped backslash before "u0000" is text */
+  g_auto (Reply) nul = { 0 };
+  http (s, &nul, "POST", "/v1/chat/completions",
+        "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":"
+        "\"hi\\u0000 there, the dog ran\"}],\"max_tokens\":1}", NULL);
+  assert_error (&nul, 400, "invalid_json");
+  g_assert_nonnull (strstr (json_object_get_string_member (
+                              json_object_get_object_member (obj (&nul), "error"), "message"),
+                            "U+0000"));
+  g_auto (Reply) not_nul = { 0 };
+  http (s, &not_nul, "POST", "/v1/completions",
+        "{\"model\":\"stories260K\",\"prompt\":\"hi\\\\u0000\",\"max_tokens\":1}", NULL);
+  g_assert_cmpuint (not_nul.status, ==, 200);
   /* a prompt longer than the model's 512-token context */
   g_autoptr (GString) huge = g_string_new ("{\"model\":\"stories260K\",\"prompt\":\"");
   for (int i = 0; i < 400; i++)
