@@ -374,9 +374,11 @@ static void
 on_finished (SoupServerMessage *msg, gpointer user_data)
 {
   Job *job = user_data;
+  /* libsoup is done with the message (a reset connection ends it before the guard sees the
+   * hang-up): on_gone only stops the generation, it must not unpause or write to it */
+  g_clear_object (&job->msg);
   if (!job->ended)
     on_gone (job);
-  g_clear_object (&job->msg);
   job_unref (job);   /* the message's reference */
 }
 

@@ -284,6 +284,16 @@ def main():
     r = raw(b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud83]"}')
     ok(code_of(r) == -32700 and 'parse error' in r['error']['message'],
        'a bad escape: -32700, the message valid UTF-8 (found by fuzz-mcp-message)', r)
+    r = raw(b'{"jsonrpc":"2.0","id":"nul-1","method":"tools/call","params":{"name":"redact",'
+            b'"arguments":{"text":"Hi\\u0000 mail john@example.com"}}}')
+    ok(code_of(r) == -32600 and r['id'] == 'nul-1' and 'U+0000' in r['error']['message'],
+       'a \\u0000 escape: -32600 with the id (json-glib would cut the text there: '
+       'redact answered "Hi" alone)', r)
+    r = raw(b'{"jsonrpc":"2.0","id":"nul-2","method":"tools/call","params":{"name":"redact",'
+            b'"arguments":{"text":"Hi\\\\u0000 mail john@example.com"}}}')
+    ok('result' in r and structured(r)['text'].startswith('Hi\\u0000 mail ')
+       and 'john@' not in structured(r)['text'],
+       'an escaped backslash before u0000 is text: redacted whole', r)
     r = raw(b'{"id": 3, "method": "ping"}')
     ok(code_of(r) == -32600 and r['id'] == 3, 'no "jsonrpc": -32600 with the id', r)
     r = raw(b'{"jsonrpc": "2.0", "id": null, "method": "ping"}')

@@ -28,6 +28,9 @@
  *  - cancel: a client that closes its connection mid-stream (and one waiting for a whole
  *    reply) stops its generation within one token of the server seeing it go (the log line
  *    gives both counts), long before max_tokens;
+ *  - reset clients: 16 streams whose clients reset the connection (SO_LINGER 0) each stop
+ *    their generation, with no GLib critical or warning in the log (libsoup ends such a
+ *    message before the hang-up is seen: it was unpaused after its end);
  *  - slow clients: silent connections and stalled bodies are cut after --timeout;
  *  - idle unload: a model unused for --idle-unload seconds is unloaded, and loads again.
  */
@@ -37,6 +40,7 @@
 #include <libsoup/soup.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../hz-test-util.h"
 #include "chat-model.h"
@@ -872,6 +876,20 @@ test_errors (void)
   g_assert_nonnull (strstr (json_object_get_string_member (kw_error, "message"),
                             "'format' at /properties/when"));
   g_assert_cmpstr (json_object_get_string_member (kw_error, "param"), ==, "response_format");
+  /* a \u0000 escape in a message: json-glib would end the text there (the model saw "hi"
+   * alone), so it is refused and said; an escaped backslash before "u0000" is text */
+  g_auto (Reply) nul = { 0 };
+  http (s, &nul, "POST", "/v1/chat/completions",
+        "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":"
+        "\"hi\\u0000 there, the dog ran\"}],\"max_tokens\":1}", NULL);
+  assert_error (&nul, 400, "invalid_json");
+  g_assert_nonnull (strstr (json_object_get_string_member (
+                              json_object_get_object_member (obj (&nul), "error"), "message"),
+                            "U+0000"));
+  g_auto (Reply) not_nul = { 0 };
+  http (s, &not_nul, "POST", "/v1/completions",
+        "{\"model\":\"stories260K\",\"prompt\":\"hi\\\\u0000\",\"max_tokens\":1}", NULL);
+  g_assert_cmpuint (not_nul.status, ==, 200);
   /* a prompt longer than the model's 512-token context */
   g_autoptr (GString) huge = g_string_new ("{\"model\":\"stories260K\",\"prompt\":\"");
   for (int i = 0; i < 400; i++)
@@ -1115,6 +1133,20 @@ test_loopback (void)
   g_assert_nonnull (strstr (err, "needs an API key"));
   g_assert_null (strstr (out, "listening"));
 
+  /* an empty --api-key is a usage error (it said "every request needs the API key" and
+   * then served requests without one) */
+  const char *argv_empty[] = { hanzo, "serve", "-m", stories, "--port", "0", "--api-key", "",
+                               NULL };
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv_empty, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("--api-key '': %s", err);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--api-key is empty"));
+  g_assert_null (strstr (out, "listening"));
+
   /* with a key it listens there and says so */
   Srv *pub = srv_start ((const char *const[]) { "-m", stories, "--host", "0.0.0.0", "--api-key",
                                                 "k-123", NULL });
@@ -1204,6 +1236,77 @@ test_cancel (void)
   srv_stop (s);
 }
 
+/* Clients that reset their connections mid-stream (SO_LINGER 0: an RST, as a killed
+ * process's socket may send): each generation stops, the server says nothing but "the
+ * client left" (no libsoup critical: the message ended before the hang-up was seen, and
+ * was unpaused after its end) and serves on. */
+static void
+test_reset_clients (void)
+{
+  if (!have_models ())
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", distill, NULL });
+  if (s == NULL)
+    return;
+  enum { N = 16 };
+  GSocketConnection *conns[N];
+  g_autofree char *req = post_request ("/v1/completions",
+                                       "{\"model\":\"distill\",\"prompt\":\"Once upon a time\","
+                                       "\"max_tokens\":480,\"ignore_eos\":true,\"stream\":true}");
+  for (guint i = 0; i < N; i++)
+    conns[i] = raw_connect (s, req);
+  /* round robin: each client reads a little at a time, and resets after 200 + 150 i bytes
+   * while the others stream on */
+  gsize got[N] = { 0 };
+  for (guint alive = N; alive > 0;)
+    for (guint i = 0; i < N; i++)
+      {
+        if (conns[i] == NULL)
+          continue;
+        char buf[128];
+        const gssize n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conns[i])),
+                                              buf, sizeof buf, NULL, NULL);
+        if (n <= 0)
+          {
+            g_autofree char *log = srv_log (s);
+            g_test_message ("client %u: the stream ended after %zu bytes; log:\n%s", i, got[i], log);
+          }
+        g_assert_cmpint (n, >, 0);
+        got[i] += (gsize) n;
+        if (got[i] < 200 + 150 * i)
+          continue;
+        const struct linger lg = { 1, 0 };
+        GSocket *sock = g_socket_connection_get_socket (conns[i]);
+        g_assert_cmpint (setsockopt (g_socket_get_fd (sock), SOL_SOCKET, SO_LINGER, &lg,
+                                     sizeof lg), ==, 0);
+        g_clear_object (&conns[i]);   /* close: a reset */
+        alive--;
+      }
+  guint left = 0;
+  g_autofree char *log = NULL;
+  for (int t = 0; t < 1000 && left < N; t++)
+    {
+      g_free (log);
+      log = srv_log (s);
+      left = 0;
+      for (const char *p = log; (p = strstr (p, "the client left")); p++)
+        left++;
+      if (left < N)
+        g_usleep (10000);
+    }
+  g_assert_cmpuint (left, ==, N);
+  g_auto (Reply) ok = { 0 };
+  post (s, &ok, "/v1/completions", "{\"model\":\"distill\",\"prompt\":\"Once\",\"max_tokens\":4}",
+        200);
+  g_free (log);
+  log = srv_log (s);
+  if (strstr (log, "CRITICAL") || strstr (log, "WARNING"))
+    g_test_message ("log:\n%s", log);
+  g_assert_null (strstr (log, "CRITICAL"));
+  g_assert_null (strstr (log, "WARNING"));
+  srv_stop (s);
+}
+
 static void
 test_slow_clients (void)
 {
@@ -1276,6 +1379,7 @@ main (int argc, char **argv)
   g_test_add_func ("/server/auth", test_auth);
   g_test_add_func ("/server/loopback", test_loopback);
   g_test_add_func ("/server/cancel", test_cancel);
+  g_test_add_func ("/server/reset-clients", test_reset_clients);
   g_test_add_func ("/server/slow-clients", test_slow_clients);
   g_test_add_func ("/server/idle-unload", test_idle_unload);
   const int rc = g_test_run ();
