@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "gguf.h"
-#include "model.h"
+#include "llm.h"
 #include "quant.h"
 #include "quantize.h"
 
@@ -183,8 +183,13 @@ hz_model_info_unsupported_reason (const HzModelInfo *info)
   HzArch a;
 
   if (!hz_arch_from_name (info->arch, &a))
-    return g_strdup_printf (_("Its architecture “%s” is not supported yet (supported: llama, "
-                              "qwen2, qwen3)."), info->arch);
+    {
+      g_autofree char *names = hz_arch_list ();
+      /* TRANSLATORS: %s: the file's architecture, then the list of those the engine runs
+       * ("llama, qwen2, qwen3, …": names, not to be translated) */
+      return g_strdup_printf (_("Its architecture “%s” is not supported yet (supported: %s)."),
+                              info->arch, names);
+    }
   if (info->n_expert > 0)
     return g_strdup (_("Mixture-of-experts models are not supported yet."));
   return NULL;

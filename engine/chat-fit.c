@@ -1,7 +1,7 @@
 /* engine/chat-fit.c — fitting a conversation into a context: hz_model_fit_chat()
  * (hanzo/engine.h, "prompts"), the leading system messages kept and the oldest turns
  * dropped until the rendered prompt fits. Above the renderer (chat-render.c) and the
- * model (engine.c), so that prompt.c, the pieces of a prompt, stays on a low floor. */
+ * model (model-context.c), so that prompt.c, the pieces of a prompt, stays on a low floor. */
 #include "hanzo/engine.h"
 
 #include <string.h>

@@ -1,6 +1,6 @@
 /* engine/chat-render.c — a model's prompts in its own chat template (issue 23 item 2).
  *
- * The GGUF's tokenizer.chat_template (parsed once at load, engine.c) is rendered by the
+ * The GGUF's tokenizer.chat_template (parsed once at load, model-context.c) is rendered by the
  * Jinja2 interpreter (engine/jinja/) as transformers' apply_chat_template() would, with
  * the model's BOS and EOS texts; its pieces become the HzPrompt's (the template's markup,
  * the roles and the special-token texts stay markup; every byte of a message's content
@@ -12,7 +12,7 @@
 
 #include <string.h>
 #include "jinja.h"
-#include "model.h"
+#include "model-private.h"
 #include "reasoning-private.h"
 #include "tokenizer.h"
 

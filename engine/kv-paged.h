@@ -27,6 +27,20 @@
  *   V of block b, layer il: [s][kv_dim_v].
  * Per token per layer: (kv_dim_k + kv_dim_v) * 4 bytes.
  *
+ * Sliding-window layers (Gemma; HzKvPoolParams.n_swa and layer_swa): a window layer's query
+ * at position p reads positions p - n_swa < j <= p only, so a sequence keeps the window
+ * layers' K/V of the blocks that still hold such positions and no others. Their storage is
+ * a second store of n_slots block-sized slots: a block gets a slot when it is allocated; a
+ * sequence gives back the slots of its blocks that fall out of the window of its next
+ * position when it reserves more tokens (hz_kv_seq_reserve slides first), unless another
+ * table still holds them within its window (forks, prefix-cache hits). A block released
+ * while still in its sequence's window keeps its slot, idle, for prefix-cache hits (a hit
+ * is used only up to a length whose window has its slots: prefix-cache.h); an allocation
+ * takes the oldest idle slot when none is free. So a sequence of l tokens holds
+ * ceil(l / s) blocks of full-layer storage but about ceil((n_swa + n) / s) + 1 slots (n:
+ * its last reserve). Without window layers (n_swa 0, layer_swa NULL or all zero) nothing
+ * of this applies and the pool is exactly the plain one.
+ *
  * Units: slots and lengths are tokens; block ids are indices in [0, P).
  * Thread safety: none; a pool and its sequences are driven by one thread at a time (the
  * serving loop, hanzo/serving.h). Storage may be read and written by the CPU backend's
@@ -49,6 +63,11 @@ typedef struct {
   guint n_layer;     /* layers of K/V storage; 0 = metadata only (no storage) */
   guint kv_dim_k;    /* floats of K per token per layer (n_head_kv * head_dim_k) */
   guint kv_dim_v;    /* floats of V per token per layer */
+  /* sliding-window layers (all 0 / NULL: none) */
+  guint         n_swa;      /* the window in tokens (hz_layer_swa's n_swa) */
+  const guint8 *layer_swa;  /* [n_layer]: nonzero for a window layer (read at creation) */
+  guint         n_slots;    /* blocks' worth of window-layer storage (0: n_blocks; at most
+                             * n_blocks) */
 } HzKvPoolParams;
 
 /** Called when an evictable block (reference count 0, `cached` set) is taken for reuse;
@@ -72,6 +91,17 @@ guint hz_kv_pool_n_evictable (const HzKvPool *pool);
 void  hz_kv_pool_kv_dims (const HzKvPool *pool, guint *kv_dim_k, guint *kv_dim_v);
 /** Bytes of K/V storage per token (all layers); 0 for a metadata-only pool. */
 gsize hz_kv_pool_bytes_per_token (const HzKvPool *pool);
+/** Bytes of K/V storage the pool allocated (full layers for n_blocks blocks, window layers
+ *  for n_slots slots); 0 for a metadata-only pool. */
+gsize hz_kv_pool_storage_bytes (const HzKvPool *pool);
+/** The window of the pool's window layers (0: it has none). */
+guint hz_kv_pool_window (const HzKvPool *pool);
+/** Window-layer slots in all (0: no window layers), and those held by blocks. */
+guint hz_kv_pool_n_slots (const HzKvPool *pool);
+guint hz_kv_pool_n_slots_used (const HzKvPool *pool);
+/** The first logical block a window layer's query at position pos reads: (pos + 1 -
+ *  n_swa) / s, or 0 (no window layers, or pos < n_swa). */
+guint hz_kv_pool_window_first_block (const HzKvPool *pool, guint pos);
 
 /** Install the eviction hook (one per pool; NULL removes it). */
 void hz_kv_pool_set_evict_func (HzKvPool *pool, HzKvEvictFunc func, gpointer user_data);
@@ -101,7 +131,10 @@ void    hz_kv_block_set_cached (HzKvPool *pool, gint32 block);
  *  forgets it), the generation changes and an evictable block becomes free. */
 void    hz_kv_block_uncache (HzKvPool *pool, gint32 block);
 gboolean hz_kv_block_is_cached (const HzKvPool *pool, gint32 block);
-/** K storage of (layer, block): [kv_dim_k][s] floats; NULL for a metadata-only pool. */
+/** Whether the block holds window-layer K/V (always TRUE without window layers). */
+gboolean hz_kv_block_has_window (const HzKvPool *pool, gint32 block);
+/** K storage of (layer, block): [kv_dim_k][s] floats; NULL for a metadata-only pool. For
+ *  a window layer the block must hold its slot (hz_kv_block_has_window). */
 float  *hz_kv_block_k (HzKvPool *pool, guint layer, gint32 block);
 /** V storage of (layer, block): [s][kv_dim_v] floats; NULL for a metadata-only pool. */
 float  *hz_kv_block_v (HzKvPool *pool, guint layer, gint32 block);
@@ -120,6 +153,8 @@ typedef struct {
   guint64   cache_salt;/* what else the K/V depends on (LoRA adapters): blocks are shared
                           through the prefix cache only between equal salts; 0 = the base
                           model; copied by hz_kv_seq_fork */
+  guint     swa_lo;    /* window layers: the sequence holds its blocks from this one on
+                          within its window (the ones before it were slid past) */
 } HzKvSeq;
 
 HzKvSeq *hz_kv_seq_new (HzKvPool *pool);
@@ -140,7 +175,9 @@ guint    hz_kv_seq_blocks_needed (const HzKvSeq *seq, guint n_more);
  *  the sequence unchanged, when the pool has fewer than hz_kv_seq_blocks_needed() blocks
  *  available. */
 gboolean hz_kv_seq_reserve (HzKvSeq *seq, guint n_more);
-/** Shrink to n tokens (n <= len), releasing the blocks past ceil(n / s). */
+/** Shrink to n tokens (n <= len), releasing the blocks past ceil(n / s). With window layers
+ *  n must be 0 or a length whose window the sequence still holds
+ *  (hz_kv_pool_window_first_block (pool, n) >= swa_lo). */
 void     hz_kv_seq_truncate (HzKvSeq *seq, guint n);
 /** A new sequence sharing all of seq's blocks (each count + 1); writes diverge by
  *  copy-on-write. Never fails (allocates no block). */

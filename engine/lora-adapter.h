@@ -49,7 +49,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
+#include "llm.h"
 
 G_BEGIN_DECLS
 

@@ -142,6 +142,20 @@ hz_prefix_cache_match (HzPrefixCache *cache, HzKvSeq *seq, const HzToken *tokens
       g_array_append_val (seq->hashes, h);
       parent = e->block;
     }
+  /* window layers: a hit is used only up to a length whose window (the positions the next
+   * query reads) still has its window-layer K/V (kv-paged.h); shorter, block by block */
+  guint m = seq->len;
+  while (m > 0)
+    {
+      gboolean whole = TRUE;
+      for (guint i = hz_kv_pool_window_first_block (cache->pool, m); i < m / s; i++)
+        whole = whole && hz_kv_block_has_window (cache->pool, hz_kv_seq_table (seq)[i]);
+      if (whole)
+        break;
+      m -= s;
+    }
+  if (m < seq->len)
+    hz_kv_seq_truncate (seq, m);
   return seq->len;
 }
 

@@ -12,6 +12,9 @@
  * (block id, generation) of the block indexed for its prefix; a lookup compares both, so by
  * induction over the chain a matched block holds K/V of exactly the same token prefix.
  *
+ * Window layers (kv-paged.h): a hit stops at the longest matched length whose window still
+ * has its window-layer K/V (blocks whose slots were given back count as misses there).
+ *
  * Sequences whose K/V depends on more than the tokens (LoRA adapters) carry a cache salt
  * (HzKvSeq.cache_salt): the chain starts from a salt-specific root and every entry keeps
  * its salt, so blocks are shared only between sequences of the same salt, exactly.

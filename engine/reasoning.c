@@ -17,7 +17,7 @@
 
 #include <string.h>
 #include "gguf.h"
-#include "model.h"
+#include "model-private.h"
 #include "reasoning-private.h"
 #include "tokenizer.h"
 

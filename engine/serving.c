@@ -19,7 +19,7 @@
 #include "json-constrain.h"
 #include "kv-paged.h"
 #include "lora-adapter.h"
-#include "model.h"
+#include "model-private.h"
 #include "prefix-cache.h"
 #include "sampler.h"
 #include "scheduler.h"
@@ -32,7 +32,7 @@ G_DEFINE_QUARK (hz-serve-error-quark, hz_serve_error)
 #define DEFAULT_GPU_KV_BYTES ((guint64) 4 << 30)   /* device memory: a 7B model's 4k tokens */
 
 /* GPU serving step (issue 5): linked in by -Dcuda / -Dhip builds, NULL otherwise (as the
- * GPU decode of engine.c). */
+ * GPU decode of model-context.c). */
 #pragma weak hz_gpu_paged_new
 #pragma weak hz_gpu_paged_free
 #pragma weak hz_gpu_paged_forward
@@ -141,17 +141,46 @@ serve_pool_new (HzServeParams *p, const HzHparams *hp, gboolean gpu, GError **er
                         .kv_dim_k = (guint) (hp->n_head_kv * hp->head_dim_k),
                         .kv_dim_v = (guint) (hp->n_head_kv * hp->head_dim_v) };
   const guint64 seq_blocks = (p->max_seq_len + p->block_size - 1) / p->block_size;
-  guint64 n_blocks = p->n_blocks;
+  /* sliding-window layers (Gemma, kv-paged.h) keep only their window: their storage is
+   * n_slots slots, enough for every running sequence's window and its largest step */
+  g_autofree guint8 *layer_swa = g_new0 (guint8, MAX (hp->n_layer, 1));
+  guint n_win = 0;
+  for (int il = 0; !gpu && hp->n_swa > 0 && il < hp->n_layer; il++)
+    {
+      layer_swa[il] = hz_layer_swa (hp, il);
+      n_win += layer_swa[il];
+    }
+  const guint64 slots_bound = n_win == 0 ? 0
+      : (guint64) p->max_seqs * (((guint64) hp->n_swa + p->max_batch_tokens + p->block_size - 1)
+                                 / p->block_size + 2);
+  const guint64 layer_block_bytes = (guint64) p->block_size * (pp.kv_dim_k + pp.kv_dim_v)
+                                    * sizeof (float);
+  guint64 n_blocks = p->n_blocks, n_slots = 0;
   if (n_blocks == 0)
     {
-      const guint64 block_bytes = (guint64) p->block_size * hp->n_layer *
-                                  (pp.kv_dim_k + pp.kv_dim_v) * sizeof (float);
-      n_blocks = (p->kv_bytes ? p->kv_bytes : gpu ? DEFAULT_GPU_KV_BYTES : DEFAULT_KV_BYTES)
-                 / MAX (block_bytes, 1);
+      const guint64 budget = p->kv_bytes ? p->kv_bytes : gpu ? DEFAULT_GPU_KV_BYTES : DEFAULT_KV_BYTES;
+      const guint64 full_bytes = layer_block_bytes * (hp->n_layer - n_win);
+      const guint64 all_bytes = layer_block_bytes * hp->n_layer;
+      /* the window's slots first, the rest in full blocks; a budget too small for that
+       * gives every block its slot */
+      n_slots = MIN (slots_bound, seq_blocks * p->max_seqs);
+      const guint64 rest = budget > n_slots * layer_block_bytes * n_win
+                           ? budget - n_slots * layer_block_bytes * n_win : 0;
+      n_blocks = n_win ? rest / MAX (full_bytes, 1) : budget / MAX (all_bytes, 1);
+      if (n_blocks < n_slots)
+        n_blocks = n_slots = budget / MAX (all_bytes, 1);
       n_blocks = MIN (n_blocks, seq_blocks * p->max_seqs);
       n_blocks = MAX (n_blocks, 1);
     }
+  else
+    n_slots = MIN (slots_bound, n_blocks);
   pp.n_blocks = (guint) MIN (n_blocks, (guint64) G_MAXINT32 / 2);
+  if (n_win)
+    {
+      pp.n_swa = (guint) hp->n_swa;
+      pp.layer_swa = layer_swa;
+      pp.n_slots = (guint) MIN (MAX (n_slots, 1), pp.n_blocks);
+    }
   HzKvPool *pool = hz_kv_pool_new (&pp, error);
   if (!pool)
     return NULL;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "gguf.h"
 #include "hanzo/engine-error.h"
 #include "quant.h"

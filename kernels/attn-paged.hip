@@ -20,6 +20,7 @@
  */
 #include "gpu_compat.h"
 #include "hzk.h"
+#include "attn-mask.h"
 
 #include <math.h>
 
@@ -52,8 +53,10 @@ hzk_paged_kv_store_kernel (const float *HZK_RESTRICT k_rows, const float *HZK_RE
     v_pool[slot * dv + i] = v_rows[(int64_t) t * dv + i];
 }
 
-/** Block (h, split, t): q head h of row t against its positions [split·chunk,
- *  min(n_kv, (split+1)·chunk)), chunk = ceil(n_kv / n_split), n_kv = pos[t] + 1. Each
+/** Block (h, split, t): q head h of row t against its positions [lo + split·chunk,
+ *  min(n_kv, lo + (split+1)·chunk)), chunk = ceil((n_kv − lo) / n_split), n_kv = pos[t] + 1,
+ *  lo the first position of the row's window under mk (else 0; scores soft-capped when mk
+ *  says). Each
  *  32-lane segment walks every 4th position (online softmax, lane owning dims lane + 32i);
  *  the four are merged into part[t][h][split] = {m, l, acc[hdv]}. An empty share writes
  *  m = −inf, l = 0. */
@@ -62,7 +65,7 @@ hzk_attn_paged_split_kernel (const float *HZK_RESTRICT q, const float *HZK_RESTR
                              const float *HZK_RESTRICT v_pool, const int *HZK_RESTRICT pos,
                              const int *HZK_RESTRICT seq, const int *HZK_RESTRICT tables,
                              int tab_stride, int s, int n_head, int n_head_kv, int hdk, int hdv,
-                             float scale, float *HZK_RESTRICT part)
+                             float scale, HzkAttnMask mk, float *HZK_RESTRICT part)
 {
   constexpr int NW = HZK_PGA_THREADS / HZK_PGA_SEG, MAXV = HZK_PGA_MAXD / HZK_PGA_SEG;
   __shared__ float qs[HZK_PGA_MAXD];
@@ -70,9 +73,9 @@ hzk_attn_paged_split_kernel (const float *HZK_RESTRICT q, const float *HZK_RESTR
   __shared__ float wacc[NW][HZK_PGA_MAXD];
   const int h = blockIdx.x, split = blockIdx.y, n_split = gridDim.y, t = blockIdx.z;
   const int kvh = h / (n_head / n_head_kv);
-  const int n_kv = pos[t] + 1;
-  const int chunk = (n_kv + n_split - 1) / n_split;
-  const int j0 = split * chunk, j1 = min (n_kv, j0 + chunk);
+  const int n_kv = pos[t] + 1, lo = hzk_attn_lo (mk, pos[t]);
+  const int chunk = (n_kv - lo + n_split - 1) / n_split;
+  const int j0 = lo + split * chunk, j1 = min (n_kv, j0 + chunk);
   const int64_t dk = (int64_t) n_head_kv * hdk, dv = (int64_t) n_head_kv * hdv;
   const int *tab = tables + (int64_t) seq[t] * tab_stride;
   for (int i = threadIdx.x; i < hdk; i += blockDim.x)
@@ -91,7 +94,7 @@ hzk_attn_paged_split_kernel (const float *HZK_RESTRICT q, const float *HZK_RESTR
       float sc = 0.0f;
       for (int d = lane; d < hdk; d += HZK_PGA_SEG)
         sc += qs[d] * kj[d];
-      sc = hzk_segment_sum (sc, HZK_PGA_SEG) * scale;
+      sc = hzk_softcap_score (mk, hzk_segment_sum (sc, HZK_PGA_SEG) * scale);
       const float m_new = fmaxf (m, sc);
       const float corr = expf (m - m_new), p = expf (sc - m_new);
       l = l * corr + p;
@@ -206,12 +209,23 @@ hzk_attn_paged (const float *q, const float *k_pool, const float *v_pool, const 
                 int n_head, int n_head_kv, int hdk, int hdv, float scale, int n_split,
                 float *part, float *out, void *stream)
 {
+  return hzk_attn_paged_ext (q, k_pool, v_pool, pos, seq, tables, tab_stride, block_size, n,
+                             n_head, n_head_kv, hdk, hdv, scale, HzkAttnMask {}, n_split, part,
+                             out, stream);
+}
+
+extern "C" int
+hzk_attn_paged_ext (const float *q, const float *k_pool, const float *v_pool, const int *pos,
+                    const int *seq, const int *tables, int tab_stride, int block_size, int n,
+                    int n_head, int n_head_kv, int hdk, int hdv, float scale, HzkAttnMask mask,
+                    int n_split, float *part, float *out, void *stream)
+{
   if (hdk > HZK_PGA_MAXD || hdv > HZK_PGA_MAXD || n_split < 1 || n < 1 || n_head_kv < 1
       || n_head % n_head_kv || block_size < 1 || tab_stride < 1)
     return (int) hipErrorInvalidValue;
   hzk_attn_paged_split_kernel<<<dim3 (n_head, n_split, n), HZK_PGA_THREADS, 0, S (stream)>>> (
       q, k_pool, v_pool, pos, seq, tables, tab_stride, block_size, n_head, n_head_kv, hdk, hdv,
-      scale, part);
+      scale, mask, part);
   hzk_attn_paged_merge_kernel<<<dim3 (n_head, n), HZK_PGA_THREADS, 0, S (stream)>>> (
       part, n_head, n_split, hdv, out);
   return (int) hipGetLastError ();

@@ -14,6 +14,7 @@
  */
 #include "gpu_compat.h"
 #include "hzk.h"
+#include "attn-mask.h"
 
 #include <limits.h>
 #include <math.h>
@@ -375,7 +376,8 @@ template <typename KV>
 __global__ void __launch_bounds__ (HZK_ATT_THREADS)
 hzk_attn_split_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
                        const KV *HZK_RESTRICT vc, const int *HZK_RESTRICT pos_p, int n_head,
-                       int n_head_kv, int hdk, int hdv, float scale, float *HZK_RESTRICT part,
+                       int n_head_kv, int hdk, int hdv, float scale, HzkAttnMask mk,
+                       float *HZK_RESTRICT part,
                        int *HZK_RESTRICT counters, float *HZK_RESTRICT att_out,
                        int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am, int mode)
 {
@@ -387,8 +389,9 @@ hzk_attn_split_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
   const int h = blockIdx.x, split = blockIdx.y, n_split = gridDim.y;
   const int kvh = h / (n_head / n_head_kv);
   const int n_kv = *pos_p + 1;
-  const int chunk = (n_kv + n_split - 1) / n_split;
-  const int j0 = split * chunk, j1 = min (n_kv, j0 + chunk);
+  const int lo = hzk_attn_lo (mk, n_kv - 1);           /* the window's first position */
+  const int chunk = (n_kv - lo + n_split - 1) / n_split;
+  const int j0 = lo + split * chunk, j1 = min (n_kv, j0 + chunk);
   const int64_t dk = (int64_t) n_head_kv * hdk, dv = (int64_t) n_head_kv * hdv;
   for (int i = threadIdx.x; i < hdk; i += blockDim.x)
     qs[i] = q[(int64_t) h * hdk + i];
@@ -404,7 +407,7 @@ hzk_attn_split_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
       float s = 0.0f;
       for (int d = lane; d < hdk; d += HZK_SEG)
         s += qs[d] * hzk_load_kv (kj + d);
-      s = hzk_segment_sum (s, HZK_SEG) * scale;
+      s = hzk_softcap_score (mk, hzk_segment_sum (s, HZK_SEG) * scale);
       const float m_new = fmaxf (m, s);
       const float corr = expf (m - m_new), p = expf (s - m_new);
       l = l * corr + p;
@@ -542,7 +545,7 @@ __global__ void __launch_bounds__ (HZK_PA_THREADS)
 hzk_attn_prefill_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
                          const KV *HZK_RESTRICT vc, const int *HZK_RESTRICT pos_p, int n_tok,
                          int n_head, int n_head_kv, int hdk, int hdv, float scale,
-                         float *HZK_RESTRICT out)
+                         HzkAttnMask mk, float *HZK_RESTRICT out)
 {
   constexpr int QPW = HZK_PA_QPW;
   extern __shared__ float4 pa_sh4[];
@@ -571,7 +574,8 @@ hzk_attn_prefill_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
         acc[a][i] = 0.0f;
     }
   const int n_keys = pos0 + t0 + nq;               /* keys of the block's last query */
-  for (int j0 = 0; j0 < n_keys; j0 += KC)
+  /* under a window, the chunks before the block's first query's window hold no key */
+  for (int j0 = hzk_attn_lo (mk, pos0 + t0) / KC * KC; j0 < n_keys; j0 += KC)
     {
       __syncthreads ();                              /* the previous chunk is consumed */
       for (int i = tid; i < KC * hdk4; i += blockDim.x)
@@ -614,8 +618,11 @@ hzk_attn_prefill_kernel (const float *HZK_RESTRICT q, const KV *HZK_RESTRICT kc,
           }
 #pragma unroll
         for (int a = 0; a < QPW; a++)
-          sc[a] = lane < KC && a < nqw && j0 + lane <= pos0 + t0 + w * QPW + a ? dot[a] * scale
-                                                                               : -INFINITY;
+          {
+            const int p = pos0 + t0 + w * QPW + a;     /* the query's position */
+            sc[a] = lane < KC && a < nqw && j0 + lane <= p && j0 + lane >= hzk_attn_lo (mk, p)
+                      ? hzk_softcap_score (mk, dot[a] * scale) : -INFINITY;
+          }
       }
       /* online softmax per query; pl = this lane's key's weight */
       float pl[QPW];
@@ -987,6 +994,46 @@ hzk_swiglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up,
     hzk_quant_store (v, row * n + i, valid, mode, aq, am, qsh);
 }
 
+/* ---- GeGLU and soft-capping (Gemma) ---------------------------------------------------- */
+/** Row blockIdx.y: out[row·n + i] = gelu(gate[row·ld + i]) · up[row·ld + i] with ggml's CPU
+ *  GELU: 0 for g <= −10, g for g >= 10, else the fp16 table's value at fp16(g) (`table`:
+ *  65536 fp16 values, gelu_tanh of every fp16 bit pattern, the CPU's own table). */
+__global__ void __launch_bounds__ (HZK_OP_THREADS)
+hzk_geglu_kernel (const float *HZK_RESTRICT gate, const float *HZK_RESTRICT up, int64_t ld,
+                  int64_t n, const uint16_t *HZK_RESTRICT table, float *HZK_RESTRICT out,
+                  int8_t *HZK_RESTRICT aq, float2 *HZK_RESTRICT am, int mode)
+{
+  hzk_dep_begin ();
+  __shared__ float qsh[2 * HZK_OP_THREADS / HZK_SEG];
+  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x, row = blockIdx.y;
+  const bool valid = i < n;
+  float v = 0.0f;
+  if (valid)
+    {
+      const float g = gate[row * ld + i];
+      const float u = up[row * ld + i];
+      if (g <= -10.0f)
+        v = 0.0f;
+      else if (g >= 10.0f)
+        v = g * u;
+      else
+        v = hzk_half_bits_to_float (table[hzk_float_to_half_bits (g)]) * u;
+      out[row * n + i] = v;
+    }
+  if (aq)
+    hzk_quant_store (v, row * n + i, valid, mode, aq, am, qsh);
+}
+
+/** x[i] = tanhf (x[i] · (1/c)) · c (hz_cpu_softcap). */
+__global__ void __launch_bounds__ (HZK_OP_THREADS)
+hzk_softcap_kernel (float *HZK_RESTRICT x, int64_t n, float c)
+{
+  hzk_dep_begin ();
+  const int64_t i = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n)
+    x[i] = tanhf (x[i] * (1.0f / c)) * c;
+}
+
 /* ---- position counter (the argmax is in kernels/sample.hip) ---------------------------- */
 __global__ void
 hzk_pos_add_kernel (int *pos, int delta, const int *tok, int *hist)
@@ -1066,6 +1113,17 @@ hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int k
                  int n_split, float *part, float *out, void *act, int act_mode,
                  int *counters, void *stream)
 {
+  return hzk_attn_decode_ext (q, k_cache, v_cache, kv_f16, pos, n_head, n_head_kv, hdk, hdv,
+                              scale, HzkAttnMask {}, n_split, part, out, act, act_mode, counters,
+                              stream);
+}
+
+extern "C" int
+hzk_attn_decode_ext (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                     const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                     HzkAttnMask mask, int n_split, float *part, float *out, void *act,
+                     int act_mode, int *counters, void *stream)
+{
   if (act && (hdv % 32 || act_mode == HZK_ACT_Q8_K))
     return (int) hipErrorInvalidValue;
   if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_split < 1 || n_head % n_head_kv)
@@ -1076,11 +1134,11 @@ hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, int k
   if (kv_f16)
     (void) hzk_launch_dep (hzk_attn_split_kernel<__half>, grid, HZK_ATT_THREADS, 0, S (stream),
         q, (const __half *) k_cache, (const __half *) v_cache, pos, n_head, n_head_kv, hdk, hdv,
-        scale, part, counters, out, aq, am, act_mode);
+        scale, mask, part, counters, out, aq, am, act_mode);
   else
     (void) hzk_launch_dep (hzk_attn_split_kernel<float>, grid, HZK_ATT_THREADS, 0, S (stream),
         q, (const float *) k_cache, (const float *) v_cache, pos, n_head, n_head_kv, hdk, hdv,
-        scale, part, counters, out, aq, am, act_mode);
+        scale, mask, part, counters, out, aq, am, act_mode);
   if (!counters)
     (void) hzk_launch_dep (hzk_attn_combine_kernel, n_head, HZK_ATT_THREADS, 0, S (stream),
                            part, n_split, hdv, out, aq, am, act_mode);
@@ -1091,13 +1149,13 @@ template <typename KV, int KC, int MAXV>
 static void
 hzk_attn_prefill_go (const float *q, const void *k_cache, const void *v_cache, const int *pos,
                      int n_tok, int n_head, int n_head_kv, int hdk, int hdv, float scale,
-                     float *out, void *stream)
+                     HzkAttnMask mk, float *out, void *stream)
 {
   const dim3 grid ((unsigned) n_head, (unsigned) ((n_tok + HZK_PA_BQ - 1) / HZK_PA_BQ));
   hzk_attn_prefill_kernel<KV, KC, MAXV><<<grid, HZK_PA_THREADS,
                                           sizeof (float) * hzk_pa_shared (KC, hdk, hdv), S (stream)>>> (
       q, (const KV *) k_cache, (const KV *) v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv,
-      scale, out);
+      scale, mk, out);
 }
 
 /* Key chunks of 32 while the q tile and the K/V chunks fit in 48 KB of shared memory
@@ -1106,15 +1164,15 @@ template <typename KV>
 static int
 hzk_attn_prefill_launch (const float *q, const void *k_cache, const void *v_cache, const int *pos,
                          int n_tok, int n_head, int n_head_kv, int hdk, int hdv, float scale,
-                         float *out, void *stream)
+                         HzkAttnMask mk, float *out, void *stream)
 {
   const bool big = hzk_pa_shared (32, hdk, hdv) * sizeof (float) > 48 * 1024;
   if (hdv <= 128)
-    big ? hzk_attn_prefill_go<KV, 8, 4> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream)
-        : hzk_attn_prefill_go<KV, 32, 4> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream);
+    big ? hzk_attn_prefill_go<KV, 8, 4> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, mk, out, stream)
+        : hzk_attn_prefill_go<KV, 32, 4> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, mk, out, stream);
   else
-    big ? hzk_attn_prefill_go<KV, 8, 8> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream)
-        : hzk_attn_prefill_go<KV, 32, 8> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, out, stream);
+    big ? hzk_attn_prefill_go<KV, 8, 8> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, mk, out, stream)
+        : hzk_attn_prefill_go<KV, 32, 8> (q, k_cache, v_cache, pos, n_tok, n_head, n_head_kv, hdk, hdv, scale, mk, out, stream);
   return (int) hipGetLastError ();
 }
 
@@ -1184,6 +1242,16 @@ hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int 
                   const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
                   float scale, float *out, void *act, int act_mode, int fp16_ok, void *stream)
 {
+  return hzk_attn_prefill_ext (q, k_cache, v_cache, kv_f16, pos, n_tok, n_head, n_head_kv, hdk,
+                               hdv, scale, HzkAttnMask {}, out, act, act_mode, fp16_ok, stream);
+}
+
+extern "C" int
+hzk_attn_prefill_ext (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                      const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
+                      float scale, HzkAttnMask mk, float *out, void *act, int act_mode,
+                      int fp16_ok, void *stream)
+{
   if (hdk > HZK_ATT_MAXD || hdv > HZK_ATT_MAXD || n_tok < 1 || n_head % n_head_kv)
     return (int) hipErrorInvalidValue;
   const int64_t n_out = (int64_t) n_tok * n_head * hdv;
@@ -1194,7 +1262,8 @@ hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int 
   const bool fuse = act && act_mode != HZK_ACT_Q8_K;
   int8_t *aq = fuse ? (int8_t *) act : NULL;
   float2 *am = fuse ? (float2 *) hzk_act_m (act, n_out, 1) : NULL;
-  if (fp16_ok && hdk == hdv
+  /* (the tensor-core kernel has no window or soft-capping: masked layers take the fp32 one) */
+  if (fp16_ok && hdk == hdv && mk.window <= 0 && mk.softcap <= 0.0f
       && (kv_f16 ? hzk_attn_prefill_mma<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
                                                  n_head_kv, hdk, scale, out, aq, am, act_mode,
                                                  stream)
@@ -1207,9 +1276,9 @@ hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, int 
     }
 #endif
   const int rc = kv_f16 ? hzk_attn_prefill_launch<__half> (q, k_cache, v_cache, pos, n_tok, n_head,
-                                                           n_head_kv, hdk, hdv, scale, out, stream)
+                                                           n_head_kv, hdk, hdv, scale, mk, out, stream)
                         : hzk_attn_prefill_launch<float> (q, k_cache, v_cache, pos, n_tok, n_head,
-                                                          n_head_kv, hdk, hdv, scale, out, stream);
+                                                          n_head_kv, hdk, hdv, scale, mk, out, stream);
   return rc || !act ? rc : hzk_quantize_act_mode (out, n_out, act_mode, act, stream);
 }
 
@@ -1232,6 +1301,31 @@ hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act
             void *stream)
 {
   return hzk_swiglu_rows (gate, up, n, n, 1, out, act, act_mode, stream);
+}
+
+extern "C" int
+hzk_geglu_rows (const float *gate, const float *up, int64_t ld, int64_t n, int rows,
+                const uint16_t *table, float *out, void *act, int act_mode, void *stream)
+{
+  if ((act && (n % (act_mode == HZK_ACT_Q8_K ? 256 : 32))) || rows < 1 || (rows > 1 && ld < n)
+      || !table)
+    return (int) hipErrorInvalidValue;
+  int8_t *aq = act ? (int8_t *) act : NULL;
+  float2 *am = act ? (float2 *) hzk_act_m (act, n * rows, 1) : NULL;
+  const dim3 grid ((unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS), (unsigned) rows);
+  (void) hzk_launch_dep (hzk_geglu_kernel, grid, HZK_OP_THREADS, 0, S (stream), gate, up, ld, n,
+                         table, out, aq, am, act_mode);
+  return (int) hipGetLastError ();
+}
+
+extern "C" int
+hzk_softcap (float *x, int64_t n, float c, void *stream)
+{
+  if (n < 1 || !(c > 0.0f))
+    return (int) hipErrorInvalidValue;
+  const unsigned grid = (unsigned) ((n + HZK_OP_THREADS - 1) / HZK_OP_THREADS);
+  (void) hzk_launch_dep (hzk_softcap_kernel, grid, HZK_OP_THREADS, 0, S (stream), x, n, c);
+  return (int) hipGetLastError ();
 }
 
 extern "C" int

@@ -328,6 +328,14 @@ hzk_half_bits_to_float (uint16_t h)
   return __half2float (__half (r));
 }
 
+/** float -> IEEE half bits, rounded to nearest even (as the CPU's hz_fp32_to_fp16). */
+static __device__ __forceinline__ uint16_t
+hzk_float_to_half_bits (float f)
+{
+  const __half_raw r = (__half_raw) __float2half_rn (f);
+  return r.x;
+}
+
 /** bfloat16 bits -> float (exact). */
 static __device__ __forceinline__ float
 hzk_bf16_bits_to_float (uint16_t h)

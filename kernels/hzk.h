@@ -142,6 +142,16 @@ int hzk_qkv_rope (const float *qkv, const float *bias, const float *q_norm, cons
                   float eps, const float *cs, const int *pos, int n_tok, int n_head,
                   int n_head_kv, int hdk, int hdv, int n_rot, int neox, float *q_out,
                   void *k_cache, void *v_cache, int kv_f16, void *stream);
+/** A layer's attention mask beyond causality (Gemma; {0, 0}: plain causal attention):
+ *  window > 0: the query at position p attends to positions p − window < j <= p only (a
+ *  sliding-window layer); softcap > 0: each scaled score s becomes softcap·tanh(s / softcap)
+ *  before the softmax (Gemma 2's attention logit soft-capping, computed as
+ *  tanhf (s · (1/softcap)) · softcap like the CPU's hz_cpu_softcap). */
+typedef struct {
+  int32_t window;
+  float   softcap;
+} HzkAttnMask;
+
 /** Bytes of the split-K partials of hzk_attn_decode. */
 size_t hzk_attn_part_bytes (int n_head, int hdv, int n_split);
 /** Decode attention over positions 0..*pos of one layer's caches (layout as
@@ -156,6 +166,12 @@ int hzk_attn_decode (const float *q, const void *k_cache, const void *v_cache, i
                      const int *pos, int n_head, int n_head_kv, int hdk, int hdv, float scale,
                      int n_split, float *part, float *out, void *act, int act_mode,
                      int *counters, void *stream);
+/** hzk_attn_decode under `mask` (scores scale·q·k, then soft-capped; under a window the
+ *  n_split shares split the window's positions *pos − window + 1 .. *pos). */
+int hzk_attn_decode_ext (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                         const int *pos, int n_head, int n_head_kv, int hdk, int hdv,
+                         float scale, HzkAttnMask mask, int n_split, float *part, float *out,
+                         void *act, int act_mode, int *counters, void *stream);
 /** Causal attention of n_tok tokens at positions *pos .. *pos + n_tok − 1 (prefill; their
  *  K/V rows are in the caches already, hzk_qkv_rope with n_tok; *pos > 0 continues a
  *  cache: chunked prefill): for token t and q head h,
@@ -183,6 +199,13 @@ int hzk_attn_prefill (const float *q, const void *k_cache, const void *v_cache, 
                       const int *pos, int n_tok, int n_head, int n_head_kv, int hdk, int hdv,
                       float scale, float *out, void *act, int act_mode, int fp16_ok,
                       void *stream);
+/** hzk_attn_prefill under `mask` (HzkAttnMask): each query's keys restricted to its window,
+ *  scores soft-capped. A mask with a window or soft-capping always takes the portable fp32
+ *  kernel (the tensor-core one has neither). */
+int hzk_attn_prefill_ext (const float *q, const void *k_cache, const void *v_cache, int kv_f16,
+                          const int *pos, int n_tok, int n_head, int n_head_kv, int hdk,
+                          int hdv, float scale, HzkAttnMask mask, float *out, void *act,
+                          int act_mode, int fp16_ok, void *stream);
 /** out = silu(gate) · up (n elements; silu(g) = g / (1 + e^-g)), optionally quantized. */
 int hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void *act,
                 int act_mode, void *stream);
@@ -191,6 +214,16 @@ int hzk_swiglu (const float *gate, const float *up, int64_t n, float *out, void 
  *  `rows` rows of n. */
 int hzk_swiglu_rows (const float *gate, const float *up, int64_t ld, int64_t n, int rows,
                      float *out, void *act, int act_mode, void *stream);
+/** GeGLU of `rows` rows (Gemma's FFN; layout and act as hzk_swiglu_rows): out = gelu(gate)
+ *  · up with ggml's CPU GELU (engine/cpu/ops.c hz_cpu_geglu): 0 for gate <= −10, gate for
+ *  gate >= 10, else table[fp16 bits of gate] as fp16, where `table` (device, 65536 uint16)
+ *  holds the tanh-approximated GELU of every fp16 value (hz_cpu_gelu_table): bit-identical
+ *  to the CPU. */
+int hzk_geglu_rows (const float *gate, const float *up, int64_t ld, int64_t n, int rows,
+                    const uint16_t *table, float *out, void *act, int act_mode, void *stream);
+/** x[i] = c·tanh(x[i] / c) for i < n, in place (Gemma's final logit soft-capping; computed
+ *  as hz_cpu_softcap). c > 0. */
+int hzk_softcap (float *x, int64_t n, float c, void *stream);
 /** Quantize x[n] into act (batch 1) by act_mode (the modes above). */
 int hzk_quantize_act_mode (const float *x, int64_t n, int act_mode, void *act, void *stream);
 /* ---- token selection (kernels/sample.hip) ---- */
@@ -275,6 +308,12 @@ int hzk_attn_paged (const float *q, const float *k_pool, const float *v_pool, co
                     const int *seq, const int *tables, int tab_stride, int block_size, int n,
                     int n_head, int n_head_kv, int hdk, int hdv, float scale, int n_split,
                     float *part, float *out, void *stream);
+/** hzk_attn_paged under `mask` (HzkAttnMask: each row's keys restricted to its window, the
+ *  n_split shares splitting the window; scores soft-capped). */
+int hzk_attn_paged_ext (const float *q, const float *k_pool, const float *v_pool, const int *pos,
+                        const int *seq, const int *tables, int tab_stride, int block_size, int n,
+                        int n_head, int n_head_kv, int hdk, int hdv, float scale,
+                        HzkAttnMask mask, int n_split, float *part, float *out, void *stream);
 /** dst[i][0..width) = src[idx[i]·ld ..] for i < n (row gather; idx on the device). */
 int hzk_gather_rows (const float *src, int64_t ld, const int *idx, int n, int64_t width,
                      float *dst, void *stream);
@@ -342,7 +381,7 @@ int hzk_moe_combine (const float *ys, int64_t ldys, const float *weights, const 
                      float *out, void *stream);
 
 /* ---- LoRA training (kernels/train.hip; issue 7) -----------------------------------------
- * The ops of learner/ops-decl.h on the device, fp32 row-major tensors (device pointers).
+ * The ops of learner/train-ops-decl.h on the device, fp32 row-major tensors (device pointers).
  * Ops named *_bwd ADD into their gradient outputs, as the CPU twins do. */
 /** Batch addressing of hzk_train_gemm: matrix z of an operand starts at
  *  base + (z / zdiv)·outer + ((z % zdiv) / gdiv)·inner elements (e.g. z = sequence·n_head

@@ -1,5 +1,5 @@
 /* kernels/moe.hip — mixture-of-experts FFN on the device (issue 4: Mixtral-style llama,
- * qwen2moe, qwen3moe), the CPU's definition in engine/model.h (llama.cpp build_moe_ffn,
+ * qwen2moe, qwen3moe), the CPU's definition in engine/llm.h (llama.cpp build_moe_ffn,
  * softmax gating, SiLU):
  *
  *   p   = softmax(router logits) over the n_expert experts

@@ -1,5 +1,5 @@
 /* kernels/train.hip — device ops of LoRA training (issue 7, the GPU half): the forward and
- * backward ops of learner/ops-decl.h (RMSNorm, RoPE, causal attention through batched
+ * backward ops of learner/train-ops-decl.h (RMSNorm, RoPE, causal attention through batched
  * products and a masked softmax, SwiGLU, masked cross-entropy), a strided batched fp32
  * matrix product for the LoRA factors and the attention products, the base products
  * y = x W^T and dx = dy W through the QUANTIZED base, and AdamW. C ABI: kernels/hzk.h
@@ -29,7 +29,7 @@
  * Everything else is fp32 (activations, LoRA factors and gradients, optimiser moments);
  * reductions of a row (norm, softmax, log-sum-exp) run in one block through shared memory
  * (no warp intrinsics, so wave64 AMD devices take the same code).
- * Formulas: those of the CPU twins in learner/ops-decl.h, restated at each function in hzk.h.
+ * Formulas: those of the CPU twins in learner/train-ops-decl.h, restated at each function in hzk.h.
  */
 #include "qdec.h"
 #include "hzk.h"

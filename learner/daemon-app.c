@@ -30,7 +30,7 @@
  * application is held while it runs and it is cancelled at shutdown. Endpoint and token
  * come from the keyring only.
  *
- * Every tick (and on Resume/LearnNow) the scheduler (scheduler.h) decides from the local
+ * Every tick (and on Resume/LearnNow) the scheduler (night-schedule.h) decides from the local
  * time, UPower's OnBattery (system bus; absent = on AC), the session idle time
  * (org.gnome.Mutter.IdleMonitor GetIdletime on the session bus, else logind's IdleHint;
  * both absent = unknown) and the Pause/NeverLearn switches. A job (daemon-job.h) runs on
@@ -48,7 +48,7 @@
 #include "daemon-job.h"
 #include "background-portal.h"
 #include "federation.h"
-#include "scheduler.h"
+#include "night-schedule.h"
 #include "tray.h"
 
 /* Under the app's id (ai.hanzo.Desktop): a Flatpak app may own only names under its id, and

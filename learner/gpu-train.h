@@ -38,7 +38,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
+#include "llm.h"
 #include "lora.h"
 #include "optim.h"
 

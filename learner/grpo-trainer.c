@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "grpo-trainer.h"
-#include "ops.h"
+#include "train-ops.h"
 
 struct _HzGrpoTrainer {
   const HzLlm        *llm;

@@ -5,7 +5,7 @@
 #include "job.h"
 #include "adapter-io.h"
 #include "checkpoint.h"
-#include "model.h"
+#include "model-private.h"
 
 void
 hz_learn_job_params_init (HzLearnJobParams *p)

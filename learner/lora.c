@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 #include "hanzo/engine.h"
-#include "ops.h"
+#include "train-ops.h"
 
 G_DEFINE_QUARK (hz-learn-error-quark, hz_learn_error)
 

@@ -19,7 +19,7 @@ HZ_R (HzTrainGraph) *HZ_R (hz_train_graph_new) (const HzLlm *llm, const HzLora *
 void HZ_R (hz_train_graph_free) (HZ_R (HzTrainGraph) *g);
 
 /** Run the graph's ops on up to n_threads threads (0 = g_get_num_processors (); a new graph
- *  uses one): the engine's thread pool through HzOpsThreads (ops.h). Results are
+ *  uses one): the engine's thread pool through HzOpsThreads (train-ops.h). Results are
  *  bit-identical for every thread count. Not while a forward or backward runs. */
 void  HZ_R (hz_train_graph_set_threads) (HZ_R (HzTrainGraph) *g, guint n_threads);
 /** The graph's thread count (resolved, >= 1). */

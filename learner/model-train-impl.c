@@ -2,7 +2,7 @@
  * Compiled twice, through model-train-f32.c and model-train-f64.c. */
 #include <string.h>
 #include "model-train.h"
-#include "ops.h"
+#include "train-ops.h"
 
 #define HZ_REAL_DOUBLE HZ_INSTANCE_DOUBLE
 #include "real.h"

@@ -4,7 +4,7 @@
  * The graph is the engine's serving forward (engine/cpu/forward.h: RMSNorm, q/k/v with
  * optional biases and q/k norms, RoPE NORM/NEOX with the engine's scaling tables, causal
  * GQA attention, output projection, SwiGLU FFN, final norm, output matrix) written with
- * the ops of ops.h, each with its hand-written backward; adapters sit on the projections
+ * the ops of train-ops.h, each with its hand-written backward; adapters sit on the projections
  * of the HzLora given at creation. Float (_f32) for training, double (_f64) for gradient
  * checks: one source (model-train-impl.c) compiled twice (see real.h).
  *
@@ -17,10 +17,10 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
+#include "llm.h"
 #include "gguf.h"
 #include "lora.h"
-#include "ops.h"   /* HzOpsThreads */
+#include "train-ops.h"   /* HzOpsThreads */
 
 G_BEGIN_DECLS
 

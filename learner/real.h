@@ -1,11 +1,11 @@
 /* learner/real.h — the type-generic machinery of the learner's numeric code.
  *
- * The ops (ops-impl.c) and the training forward/backward (model-train-impl.c) are written
+ * The ops (train-ops-impl.c) and the training forward/backward (model-train-impl.c) are written
  * once over a scalar type REAL and compiled twice: as float (suffix _f32, the production
  * path) and as double (suffix _f64, for finite-difference gradient checks). A translation
  * unit selects the instantiation by defining HZ_REAL_DOUBLE to 0 or 1 before including
  * this header; headers that declare both instantiations include their *-decl.h template
- * twice (see ops.h). The wrappers *-f32.c / *-f64.c define HZ_INSTANCE_DOUBLE and include
+ * twice (see train-ops.h). The wrappers *-f32.c / *-f64.c define HZ_INSTANCE_DOUBLE and include
  * the *-impl.c source, which copies it into HZ_REAL_DOUBLE after its own headers.
  *
  *   REAL        float or double

@@ -21,7 +21,7 @@
 #   HZ_BENCH_GPU_STEPS timed GPU steps per batch size (default 5, after 2 untimed ones)
 #   HZ_BENCH_NO_BUILD  1: do not run ninja (binaries copied to a machine without a
 #                     toolchain)
-# The learner's CPU path (learner/ops-impl.c, learner/ops-gemm.c) runs on the engine's
+# The learner's CPU path (learner/train-ops-impl.c, learner/train-ops-gemm.c) runs on the engine's
 # thread pool (HZ_DEVICE=cpu for those rows); the GPU path is learner/gpu-train.c over
 # kernels/train.hip (its memory column is the device memory in use, the runtime's context
 # included; HZ_GPU_TRAIN_KEEP_MIB sets how much device memory keeps layers' forward caches

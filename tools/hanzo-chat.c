@@ -37,7 +37,7 @@
 #include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
-#include "model.h"
+#include "model-private.h"
 
 /* exit status after Ctrl-C: 128 + SIGINT */
 #define CHAT_EXIT_INTERRUPTED (128 + SIGINT)

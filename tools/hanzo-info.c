@@ -9,7 +9,7 @@
  * value (arrays show their first N elements, default 8), then a table of the tensors
  * (index, name, ggml type, shape with ne[0] first as in ggml, bytes, offset in the data
  * section) and the totals. For a model of a supported architecture it then prints the KV
- * cache it needs (the window rule of engine/model.h: a sliding-window layer keeps at most
+ * cache it needs (the window rule of engine/llm.h: a sliding-window layer keeps at most
  * its window, the others every position): the bytes per token of context of the global
  * layers and of the window layers (float32, as the CPU keeps it), and the totals at a few
  * context sizes. A file that does not validate prints
@@ -24,7 +24,7 @@
 #include "gguf.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
-#include "model.h"
+#include "llm.h"
 #include "quant.h"
 #include "quantize.h"
 

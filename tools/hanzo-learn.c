@@ -40,7 +40,7 @@
 #include "job.h"
 #include "lora-delta.h"   /* egress (libhzdp): the federation config; no network */
 #include "merge.h"
-#include "model.h"
+#include "model-private.h"
 
 static int
 usage_error (GOptionContext *ctx, const char *msg)

@@ -25,6 +25,7 @@ struct _HzGpuPaged {
   int           n_sm;
   float        *k_pool, *v_pool; /* [n_layer][P][s][dk], [n_layer][P][s][dv] */
   float        *q, *kst, *vst, *cs_rows, *part;
+  float        *cs_rows_swa;     /* the window layers' RoPE rows (Gemma), or NULL */
   int          *d_pos, *d_seq, *d_tables, *d_out, *d_zero;
   /* host staging of one pass */
   int          *h_pos, *h_seq, *h_tables, *h_out;
@@ -76,7 +77,7 @@ hz_gpu_paged_free (HzGpuPaged *g)
   hz_kv_pool_set_copy_func (g->pool, NULL, NULL);
   if (g->f)
     {
-      void *bufs[] = { g->k_pool, g->v_pool, g->q, g->kst, g->vst, g->cs_rows, g->part,
+      void *bufs[] = { g->k_pool, g->v_pool, g->q, g->kst, g->vst, g->cs_rows, g->cs_rows_swa, g->part,
                        g->d_pos, g->d_seq, g->d_tables, g->d_out, g->d_zero };
       hz_gpu_sync (g->gpu, NULL);
       for (gsize i = 0; i < G_N_ELEMENTS (bufs); i++)
@@ -138,6 +139,8 @@ hz_gpu_paged_new (const HzLlm *llm, HzKvPool *pool, guint max_rows, guint max_se
     && (g->kst = hz_gpu_alloc (g->gpu, fl * r * g->dk, error))
     && (g->vst = hz_gpu_alloc (g->gpu, fl * r * g->dv, error))
     && (g->cs_rows = hz_gpu_alloc (g->gpu, fl * r * MAX (hp->n_rot, 1), error))
+    && (!hz_gpu_forward_rope_table_swa (f)
+        || (g->cs_rows_swa = hz_gpu_alloc (g->gpu, fl * r * MAX (hp->n_rot, 1), error)))
     && (g->part = hz_gpu_alloc (g->gpu, hzk_attn_paged_part_bytes ((int) g->part_rows, hp->n_head,
                                                                     hp->head_dim_v, 1), error))
     && (g->d_pos = hz_gpu_alloc (g->gpu, in * r, error))
@@ -168,8 +171,9 @@ hz_gpu_paged_describe (const HzGpuPaged *g)
   return g->desc;
 }
 
-/* The layer hook of hz_gpu_forward_rows: RoPE at each row's position, K/V into the rows'
- * slots, attention through the block tables. */
+/* The layer hook of hz_gpu_forward_rows: RoPE at each row's position (a window layer's
+ * own table), K/V into the rows' slots, attention through the block tables (under the
+ * layer's window and soft-capping: Gemma). */
 static gboolean
 attend (gpointer data, int il, guint n, const float *qkv, const float *bqkv, const float *q_norm,
         const float *k_norm, float *att, GError **error)
@@ -179,16 +183,20 @@ attend (gpointer data, int il, guint n, const float *qkv, const float *bqkv, con
   void *st = hz_gpu_stream (g->gpu);
   float *kp = g->k_pool + il * layer_floats (g, g->dk);
   float *vp = g->v_pool + il * layer_floats (g, g->dv);
-  const float scale = 1.0f / sqrtf ((float) hp->head_dim_k);
-  return rt (hzk_qkv_rope (qkv, bqkv, q_norm, k_norm, hp->norm_eps, g->cs_rows, g->d_zero, (int) n,
+  const float scale = hp->attn_scale > 0 ? hp->attn_scale : 1.0f / sqrtf ((float) hp->head_dim_k);
+  const gboolean swa = hz_layer_swa (hp, il);
+  const HzkAttnMask mask = { swa ? hp->n_swa : 0, hp->attn_softcap };
+  return rt (hzk_qkv_rope (qkv, bqkv, q_norm, k_norm, hp->norm_eps,
+                           swa ? g->cs_rows_swa : g->cs_rows, g->d_zero, (int) n,
                            hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, hp->n_rot,
                            hp->rope_mode == HZ_ROPE_NEOX, g->q, g->kst, g->vst, 0, st), "rope", error)
          && rt (hzk_paged_kv_store (g->kst, g->vst, g->dk, g->dv, g->d_pos, g->d_seq, g->d_tables,
                                     (int) g->tab_stride, (int) g->s, (int) n, kp, vp, st),
                 "paged KV store", error)
-         && rt (hzk_attn_paged (g->q, kp, vp, g->d_pos, g->d_seq, g->d_tables, (int) g->tab_stride,
-                                (int) g->s, (int) n, hp->n_head, hp->n_head_kv, hp->head_dim_k,
-                                hp->head_dim_v, scale, g->n_split, g->part, att, st),
+         && rt (hzk_attn_paged_ext (g->q, kp, vp, g->d_pos, g->d_seq, g->d_tables,
+                                    (int) g->tab_stride, (int) g->s, (int) n, hp->n_head,
+                                    hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, scale, mask,
+                                    g->n_split, g->part, att, st),
                 "paged attention", error);
 }
 
@@ -248,8 +256,12 @@ pass (HzGpuPaged *g, const HzPagedRows *rows, guint r0, guint r1, guint *k_out, 
       || !hz_gpu_upload (g->gpu, g->d_tables, g->h_tables, in * (gsize) n_seq * g->tab_stride, error)
       || (n_out > 0 && !hz_gpu_upload (g->gpu, g->d_out, g->h_out, in * n_out, error))
       || (hp->n_rot > 0
-          && !rt (hzk_gather_rows (hz_gpu_forward_rope_table (g->f), hp->n_rot, g->d_pos, (int) n,
-                                   hp->n_rot, g->cs_rows, st), "RoPE rows", error)))
+          && (!rt (hzk_gather_rows (hz_gpu_forward_rope_table (g->f), hp->n_rot, g->d_pos, (int) n,
+                                    hp->n_rot, g->cs_rows, st), "RoPE rows", error)
+              || (g->cs_rows_swa
+                  && !rt (hzk_gather_rows (hz_gpu_forward_rope_table_swa (g->f), hp->n_rot,
+                                           g->d_pos, (int) n, hp->n_rot, g->cs_rows_swa, st),
+                          "RoPE rows", error)))))
     return FALSE;
   if (!hz_gpu_forward_rows (g->f, rows->tokens + r0, n, attend, g, g->mv_rows, g->d_out, n_out,
                             logits + (gsize) *k_out * hp->n_vocab, error))

@@ -38,7 +38,7 @@
 #include <glib.h>
 #include "cpu/forward-paged.h"
 #include "kv-paged.h"
-#include "model.h"
+#include "llm.h"
 
 G_BEGIN_DECLS
 

@@ -28,7 +28,7 @@ typedef struct {
   uint64_t      bytes;       /* one expert's weight bytes */
 } GpuExperts;
 
-/* A mixture-of-experts FFN (engine/model.h): router, routed gate|up and down, the
+/* A mixture-of-experts FFN (engine/llm.h): router, routed gate|up and down, the
  * optional shared expert of qwen2moe. */
 typedef struct {
   GpuMat      router;        /* ffn_gate_inp: [n_embd] -> [n_expert] */
@@ -41,9 +41,12 @@ typedef struct {
 
 typedef struct {
   float *attn_norm, *ffn_norm, *bqkv, *bo, *q_norm, *k_norm;
+  float *attn_post_norm, *ffn_post_norm;   /* Gemma's post-norms, else NULL */
   GpuMat qkv, wo, gu, down;
   GpuMoe *moe;               /* NULL: dense FFN (gu, down) */
   void  *k_cache, *v_cache;
+  const float *cs;           /* the layer's RoPE table (f->cs, or f->cs_swa: a window layer) */
+  HzkAttnMask  mask;         /* sliding window and soft-capping (Gemma), else {0, 0} */
 } GpuLayer;
 
 struct _HzGpuForward {
@@ -56,6 +59,12 @@ struct _HzGpuForward {
   float       *output_norm;
   /* activations */
   float *x, *h, *qkv, *q, *att, *y, *gu, *s, *logits, *part, *cs;
+  /* Gemma: the window layers' RoPE table (own base), ggml's fp16 GELU table, the post-normed
+   * attention / FFN output of a decode step and of a prefill pass (the residual's add) */
+  float    *cs_swa, *yn, *pyn;
+  uint16_t *gelu;
+  float     attn_scale;       /* the q·k scale: 1/sqrt(head_dim), or Gemma's attn_scale */
+  const float *pres;         /* what the last prefill pass's residual adds last (py, or pyn) */
   void  *act_d, *act_att, *act_ff;   /* quantized h, att, s (NULL when K % 32 != 0) */
   /* mixture of experts, decode (NULL for a dense model): router logits, selected ids and
    * weights, the k experts' gate|up rows, SwiGLU rows (+ int8), outputs; shared expert */
@@ -321,7 +330,8 @@ hz_gpu_forward_free (HzGpuForward *f)
     for (int il = 0; il < f->llm->hp.n_layer; il++)
       {
         GpuLayer *L = &f->layers[il];
-        float *vecs[] = { L->attn_norm, L->ffn_norm, L->bqkv, L->bo, L->q_norm, L->k_norm };
+        float *vecs[] = { L->attn_norm, L->ffn_norm, L->bqkv, L->bo, L->q_norm, L->k_norm,
+                          L->attn_post_norm, L->ffn_post_norm };
         for (size_t i = 0; i < G_N_ELEMENTS (vecs); i++)
           hz_gpu_free (g, vecs[i]);
         free_mat (&L->qkv);
@@ -343,7 +353,7 @@ hz_gpu_forward_free (HzGpuForward *f)
                    f->es, f->eo, f->shgu, f->shs, f->sho, f->shg, f->ids, f->eact, f->act_r,
                    f->act_sh, f->prlog, f->pwts, f->pegu, f->pes, f->peo, f->pshgu, f->pshs,
                    f->psho, f->pshg, f->pids, f->pplan, f->peact, f->pact_r, f->pact_sh,
-                   f->att_cnt, f->rt_cnt };
+                   f->att_cnt, f->rt_cnt, f->cs_swa, f->yn, f->pyn, f->gelu };
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
     hz_gpu_free (g, bufs[i]);
   hz_gpu_close (g);
@@ -378,13 +388,20 @@ static HzGpuForward *
 forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GError **error)
 {
   const HzHparams *hp = &llm->hp;
-  if (hp->gemma || hp->arch == HZ_ARCH_GPT_OSS)
+  if (hp->arch == HZ_ARCH_GPT_OSS)
     {
-      /* no GPU kernels yet for Gemma's GeGLU, post-norms, soft-capping and sliding window,
-       * nor gpt-oss's sinks, biases and clamped SwiGLU (and its MXFP4 experts): the context
-       * (and the server) then run on the CPU */
+      /* no GPU kernels yet for gpt-oss's sinks, biases, clamped SwiGLU and MXFP4 experts: the
+       * context (and the server) then run on the CPU */
       g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
                    "the GPU forward pass does not run %s models yet", hz_arch_name (hp->arch));
+      return NULL;
+    }
+  if (hp->gemma && (hp->n_expert > 0 || hp->n_embd % 32))
+    {
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
+                   "the GPU forward pass takes %s models with a dense FFN and n_embd a multiple "
+                   "of 32 (this model: n_embd %d, %d experts)", hz_arch_name (hp->arch),
+                   hp->n_embd, hp->n_expert);
       return NULL;
     }
   if (hp->head_dim_k > 256 || hp->head_dim_v > 256 || hp->n_head % hp->n_head_kv
@@ -422,6 +439,7 @@ forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GErro
   f->kv_f16 = g_strcmp0 (g_getenv ("HZ_GPU_KV"), "f16") == 0;
   f->fuse = g_strcmp0 (g_getenv ("HZ_GPU_FUSE"), "1") == 0;
   f->n_rot = hp->n_rot;
+  f->attn_scale = hp->attn_scale > 0 ? hp->attn_scale : 1.0f / sqrtf ((float) hp->head_dim_k);
   f->n_split = CLAMP (2 * hz_gpu_n_sm (gpu) / hp->n_head, 1, 32);
 
   const int64_t d = hp->n_embd, dq = (int64_t) hp->n_head * hp->head_dim_k;
@@ -443,6 +461,8 @@ forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GErro
            && upload_vec (f, W->bo, d, &L->bo, error)
            && upload_vec (f, W->q_norm, hp->head_dim_k, &L->q_norm, error)
            && upload_vec (f, W->k_norm, hp->head_dim_k, &L->k_norm, error)
+           && upload_vec (f, W->attn_post_norm, d, &L->attn_post_norm, error)
+           && upload_vec (f, W->ffn_post_norm, d, &L->ffn_post_norm, error)
            && upload_mat (f, qkv, 3, &L->qkv, error) && upload_mat (f, wo, 1, &L->wo, error)
            && (hp->n_expert > 0
                  ? upload_moe (f, W, (L->moe = g_new0 (GpuMoe, 1)), error)
@@ -477,14 +497,26 @@ forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GErro
     f->step_bytes += hz_gpu_tensor_bytes (f->output)
                      + hz_gpu_tensor_bytes (f->embd) / (uint64_t) MAX (1, e->n_out);
 
-  /* RoPE table: the CPU's rows for every position */
+  /* RoPE tables: the CPU's rows for every position (and the window layers' own) */
   float *cs = g_new (float, (gsize) n_ctx * hp->n_rot);
-  HzRope rope;
+  float *cs_swa = hp->n_swa > 0 ? g_new (float, (gsize) n_ctx * hp->n_rot) : NULL;
+  HzRope rope, rope_swa;
   hz_cpu_rope_init (&rope, hp, llm->rope_freqs);
+  hz_cpu_rope_init_swa (&rope_swa, hp, llm->rope_freqs);
   for (guint p = 0; p < n_ctx; p++)
-    hz_cpu_rope_cache (&rope, p, cs + (gsize) p * hp->n_rot);
+    {
+      hz_cpu_rope_cache (&rope, p, cs + (gsize) p * hp->n_rot);
+      if (cs_swa)
+        hz_cpu_rope_cache (&rope_swa, p, cs_swa + (gsize) p * hp->n_rot);
+    }
   ok = ok && upload_vec (f, llm->output_norm, d, &f->output_norm, error)
        && upload_vec (f, cs, (int64_t) n_ctx * hp->n_rot, &f->cs, error)
+       && upload_vec (f, cs_swa, (int64_t) n_ctx * hp->n_rot, &f->cs_swa, error)
+       && (!hp->gemma
+           || ((f->yn = dev_alloc (f, sizeof (float) * d, error))
+               && (f->gelu = hz_gpu_alloc (gpu, sizeof (uint16_t) << 16, error))
+               && hz_gpu_upload (gpu, f->gelu, hz_cpu_gelu_table (), sizeof (uint16_t) << 16,
+                                 error)))
        && (f->x = dev_alloc (f, sizeof (float) * d, error))
        && (f->h = dev_alloc (f, sizeof (float) * d, error))
        && (f->qkv = dev_alloc (f, sizeof (float) * (dq + dk + dv), error))
@@ -507,6 +539,15 @@ forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GErro
        && (hp->n_expert == 0 || moe_alloc (f, error))
        && hz_gpu_sync (gpu, error);
   g_free (cs);
+  g_free (cs_swa);
+  for (int il = 0; ok && il < hp->n_layer; il++)
+    {
+      GpuLayer *L = &f->layers[il];
+      const gboolean swa = hz_layer_swa (hp, il);
+      L->cs = swa ? f->cs_swa : f->cs;
+      L->mask.window = swa ? hp->n_swa : 0;
+      L->mask.softcap = hp->attn_softcap;
+    }
   if (!ok)
     {
       hz_gpu_forward_free (f);
@@ -532,6 +573,7 @@ hz_gpu_forward_new_weights (const HzLlm *llm, guint n_ctx, guint max_rows, GErro
 
 HzGpu *hz_gpu_forward_gpu (HzGpuForward *f) { return f->gpu; }
 const float *hz_gpu_forward_rope_table (const HzGpuForward *f) { return f->cs; }
+const float *hz_gpu_forward_rope_table_swa (const HzGpuForward *f) { return f->cs_swa; }
 
 const char *hz_gpu_forward_describe (const HzGpuForward *f) { return f->desc; }
 uint64_t hz_gpu_forward_step_bytes (const HzGpuForward *f) { return f->step_bytes; }
@@ -781,6 +823,57 @@ moe_prefill (HzGpuForward *f, const GpuMoe *M, int nt, void *act, GError **error
          && mark (f, P_DOWN);
 }
 
+/* ---- Gemma's extra ops (engine/cpu/forward.c) -------------------------------------------- */
+/* The embedding rows x [rows][n_embd] times sqrt(n_embd) (Gemma; ggml_scale), else nothing. */
+static gboolean
+embed_scale (HzGpuForward *f, float *x, int rows, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  if (!hp->gemma)
+    return TRUE;
+  return rt (hzk_train_scale (x, (int64_t) rows * hp->n_embd, sqrtf ((float) hp->n_embd),
+                              hz_gpu_stream (f->gpu)), "embedding scale", error);
+}
+
+/* A block's output y [rows][n_embd] as the residual adds it: y itself, or with a post-norm
+ * w (Gemma's attn_post_norm / ffn_post_norm) rms_norm(y)·w written into yn. *res = that. */
+static gboolean
+post_norm (HzGpuForward *f, const float *w, float *y, float *yn, int rows, const float **res,
+           GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  *res = y;
+  if (!w)
+    return TRUE;
+  *res = yn;
+  return rt (hzk_rms_norm (y, NULL, NULL, w, hp->n_embd, rows, hp->norm_eps, yn, NULL,
+                           HZK_ACT_F32, hz_gpu_stream (f->gpu)), "post-norm", error);
+}
+
+/* The gated activation of `rows` rows of [gate|up] (2n apart) into out (+ act): GeGLU
+ * (Gemma, the CPU's fp16 GELU table) or SwiGLU. */
+static gboolean
+glu_rows (HzGpuForward *f, const float *gu, int64_t n, int rows, float *out, void *act, int mode,
+          GError **error)
+{
+  void *st = hz_gpu_stream (f->gpu);
+  return f->gelu ? rt (hzk_geglu_rows (gu, gu + n, 2 * n, n, rows, f->gelu, out, act, mode, st),
+                       "geglu", error)
+                 : rt (hzk_swiglu_rows (gu, gu + n, 2 * n, n, rows, out, act, mode, st),
+                       "swiglu", error);
+}
+
+/* The final soft-capping of `rows` rows of logits (Gemma 2), else nothing. */
+static gboolean
+logit_softcap (HzGpuForward *f, float *logits, int rows, GError **error)
+{
+  const HzHparams *hp = &f->llm->hp;
+  if (!(hp->final_softcap > 0))
+    return TRUE;
+  return rt (hzk_softcap (logits, (int64_t) rows * hp->n_vocab, hp->final_softcap,
+                          hz_gpu_stream (f->gpu)), "logit soft-capping", error);
+}
+
 /* Enqueue one decode step (token *f->tok at position *f->pos) on the stream; its token
  * choice is the argmax, or hzk_sample under f->sp / f->rng when `sample`. */
 static gboolean
@@ -790,12 +883,12 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
   void *st = hz_gpu_stream (f->gpu);
   const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v, nff = hp->n_ff;
   const int kv_f16 = f->kv_f16;
-  const float scale = 1.0f / sqrtf ((float) hp->head_dim_k);
   const GpuMat out = { { f->output }, { 0 }, 1 };
+  const float *res = NULL;     /* what the residual adds next (the previous block's output) */
 
   f->moe_pend = NULL;
   if (!mark (f, P_EMBED) || !hz_gpu_embed (f->gpu, f->embd, f->tok, 1, f->x, error)
-      || !mark (f, P_EMBED))
+      || !embed_scale (f, f->x, 1, error) || !mark (f, P_EMBED))
     return FALSE;
   for (int il = 0; il < hp->n_layer; il++)
     {
@@ -803,42 +896,45 @@ record_step (HzGpuForward *f, gboolean sample, GError **error)
       const int m_o = act_mode (&L->wo);
       /* the attention merge quantizes its output itself when the heads are whole 32-groups */
       const gboolean fuse_q = f->act_att && hp->head_dim_v % 32 == 0 && m_o != HZK_ACT_Q8_K;
-      if (!step_norm (f, il > 0 ? f->y : NULL, NULL, L->attn_norm, act_mode (&L->qkv),
-                      "attention norm", error)
+      if (!step_norm (f, res, NULL, L->attn_norm, act_mode (&L->qkv), "attention norm", error)
           || !mark (f, P_NORM)
           || !run_mat (f, &L->qkv, f->h, f->act_d, f->qkv, error) || !mark (f, P_QKV)
-          || !rt (hzk_qkv_rope (f->qkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs, f->pos,
+          || !rt (hzk_qkv_rope (f->qkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, L->cs, f->pos,
                                 1, hp->n_head, hp->n_head_kv, hp->head_dim_k, hp->head_dim_v,
                                 hp->n_rot, hp->rope_mode == HZ_ROPE_NEOX, f->q, L->k_cache,
                                 L->v_cache, kv_f16, st), "rope", error)
           || !mark (f, P_ROPE)
-          || !rt (hzk_attn_decode (f->q, L->k_cache, L->v_cache, kv_f16, f->pos, hp->n_head,
-                                   hp->n_head_kv, hp->head_dim_k, hp->head_dim_v, scale,
-                                   f->n_split, f->part, f->att, fuse_q ? f->act_att : NULL, m_o,
-                                   f->fuse ? f->att_cnt : NULL, st), "attention", error)
+          || !rt (hzk_attn_decode_ext (f->q, L->k_cache, L->v_cache, kv_f16, f->pos, hp->n_head,
+                                       hp->n_head_kv, hp->head_dim_k, hp->head_dim_v,
+                                       f->attn_scale, L->mask, f->n_split, f->part, f->att,
+                                       fuse_q ? f->act_att : NULL, m_o,
+                                       f->fuse ? f->att_cnt : NULL, st), "attention", error)
           || (f->act_att && !fuse_q
               && !rt (hzk_quantize_act_mode (f->att, dov, m_o, f->act_att, st), "quantize", error))
           || !mark (f, P_ATTN)
-          || !run_mat (f, &L->wo, f->att, f->act_att, f->y, error) || !mark (f, P_WO)
-          || !step_norm (f, f->y, L->bo, L->ffn_norm, ffn_act_mode (L), "ffn norm", error)
+          || !run_mat (f, &L->wo, f->att, f->act_att, f->y, error)
+          || !post_norm (f, L->attn_post_norm, f->y, f->yn, 1, &res, error) || !mark (f, P_WO)
+          || !step_norm (f, res, L->bo, L->ffn_norm, ffn_act_mode (L), "ffn norm", error)
           || !mark (f, P_NORM))
         return FALSE;
       if (L->moe)
         {
           if (!moe_step (f, L->moe, error))
             return FALSE;
+          res = f->y;
           continue;
         }
       if (!run_mat (f, &L->gu, f->h, f->act_d, f->gu, error) || !mark (f, P_GU)
-          || !rt (hzk_swiglu (f->gu, f->gu + nff, nff, f->s, f->act_ff, act_mode (&L->down), st),
-                  "swiglu", error)
+          || !glu_rows (f, f->gu, nff, 1, f->s, f->act_ff, act_mode (&L->down), error)
           || !mark (f, P_SWIGLU)
-          || !run_mat (f, &L->down, f->s, f->act_ff, f->y, error) || !mark (f, P_DOWN))
+          || !run_mat (f, &L->down, f->s, f->act_ff, f->y, error)
+          || !post_norm (f, L->ffn_post_norm, f->y, f->yn, 1, &res, error) || !mark (f, P_DOWN))
         return FALSE;
     }
-  return step_norm (f, f->y, NULL, f->output_norm, act_mode (&out), "output norm", error)
+  return step_norm (f, res, NULL, f->output_norm, act_mode (&out), "output norm", error)
          && mark (f, P_NORM)
-         && run_mat (f, &out, f->h, f->act_d, f->logits, error) && mark (f, P_LOGITS)
+         && run_mat (f, &out, f->h, f->act_d, f->logits, error)
+         && logit_softcap (f, f->logits, 1, error) && mark (f, P_LOGITS)
          && (sample ? rt (hzk_sample (f->logits, hp->n_vocab, f->sp, f->rng, f->tok, st), "sample", error)
                     : rt (hzk_argmax (f->logits, hp->n_vocab, f->tok, st), "argmax", error))
          && rt (hzk_pos_add (f->pos, 1, f->tok, f->hist, st), "position", error)
@@ -912,7 +1008,8 @@ prefill_alloc (HzGpuForward *f, GError **error)
       || !(f->pgu = dev_alloc (f, fl * r * 2 * nff, error))
       || !(f->ps = dev_alloc (f, fl * r * nff, error))
       || !(f->pact = dev_alloc (f, hzk_act_bytes (MAX (d, MAX (dov, nff)), (int) cap), error))
-      || !(f->ptok = dev_alloc (f, sizeof (int) * r, error)))
+      || !(f->ptok = dev_alloc (f, sizeof (int) * r, error))
+      || (hp->gemma && !(f->pyn = dev_alloc (f, fl * r * d, error))))
     return FALSE;
   if (hp->n_expert > 0)
     {
@@ -1010,9 +1107,9 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
   const int64_t dk = (int64_t) hp->n_head_kv * hp->head_dim_k;
   const int64_t dv = (int64_t) hp->n_head_kv * hp->head_dim_v;
   const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v, nff = hp->n_ff, nv = hp->n_vocab;
-  const float scale = 1.0f / sqrtf ((float) hp->head_dim_k);
   const GpuMat out = { { f->output }, { 0 }, 1 };
   const int kv_f16 = f->kv_f16, nt = (int) n;
+  const float *res = NULL;     /* what the residual adds next (the previous block's output) */
   /* quantized rows only where every row is whole 32-blocks (the integer formats' K) */
   void *act_d = d % 32 ? NULL : f->pact, *act_o = dov % 32 ? NULL : f->pact;
   void *act_f = nff % 32 ? NULL : f->pact;
@@ -1021,13 +1118,14 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
   if ((!f->attn && (!hz_gpu_upload (f->gpu, f->ptok, tokens, sizeof (int32_t) * n, error)
                     || !set_state (f, tokens[n - 1], pos0, error)))
       || !mark (f, P_EMBED)
-      || !hz_gpu_embed (f->gpu, f->embd, f->ptok, nt, f->px, error) || !mark (f, P_EMBED))
+      || !hz_gpu_embed (f->gpu, f->embd, f->ptok, nt, f->px, error)
+      || !embed_scale (f, f->px, nt, error) || !mark (f, P_EMBED))
     return FALSE;
   for (int il = 0; il < hp->n_layer; il++)
     {
       const GpuLayer *L = &f->layers[il];
       const int m_o = act_mode (&L->wo);
-      if (!rt (hzk_rms_norm (f->px, il > 0 ? f->py : NULL, NULL, L->attn_norm, d, nt,
+      if (!rt (hzk_rms_norm (f->px, res, NULL, L->attn_norm, d, nt,
                              hp->norm_eps, f->ph, act_d, act_mode (&L->qkv), st),
                "attention norm", error)
           || !mark (f, P_NORM)
@@ -1036,22 +1134,23 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
           || (f->attn  /* paged serving: the hook stores K/V and attends */
               ? !f->attn (f->attn_data, il, n, f->pqkv, L->bqkv, L->q_norm, L->k_norm, f->patt,
                           error)
-              : !rt (hzk_qkv_rope (f->pqkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, f->cs,
+              : !rt (hzk_qkv_rope (f->pqkv, L->bqkv, L->q_norm, L->k_norm, hp->norm_eps, L->cs,
                                    f->pos, nt, hp->n_head, hp->n_head_kv, hp->head_dim_k,
                                    hp->head_dim_v, hp->n_rot, hp->rope_mode == HZ_ROPE_NEOX,
                                    f->pq, L->k_cache, L->v_cache, kv_f16, st), "rope", error)
                 || !mark (f, P_ROPE)
-                || !rt (hzk_attn_prefill (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
-                                          hp->n_head, hp->n_head_kv, hp->head_dim_k,
-                                          hp->head_dim_v, scale, f->patt, act_o, m_o,
-                                          attn_fp16_ok (L), st),
+                || !rt (hzk_attn_prefill_ext (f->pq, L->k_cache, L->v_cache, kv_f16, f->pos, nt,
+                                              hp->n_head, hp->n_head_kv, hp->head_dim_k,
+                                              hp->head_dim_v, f->attn_scale, L->mask, f->patt,
+                                              act_o, m_o, attn_fp16_ok (L), st),
                         "attention", error))
           || (f->attn && act_o
               && !rt (hzk_quantize_act_mode (f->patt, dov * nt, m_o, act_o, st), "quantize",
                       error))
           || !mark (f, P_ATTN)
-          || !run_mm (f, &L->wo, f->patt, act_o, nt, f->py, d, error) || !mark (f, P_WO)
-          || !rt (hzk_rms_norm (f->px, f->py, L->bo, L->ffn_norm, d, nt, hp->norm_eps, f->ph,
+          || !run_mm (f, &L->wo, f->patt, act_o, nt, f->py, d, error)
+          || !post_norm (f, L->attn_post_norm, f->py, f->pyn, nt, &res, error) || !mark (f, P_WO)
+          || !rt (hzk_rms_norm (f->px, res, L->bo, L->ffn_norm, d, nt, hp->norm_eps, f->ph,
                                 act_d, ffn_act_mode (L), st), "ffn norm", error)
           || !mark (f, P_NORM))
         return FALSE;
@@ -1059,31 +1158,35 @@ prefill (HzGpuForward *f, const int32_t *tokens, guint n, guint pos0, gboolean a
         {
           if (!moe_prefill (f, L->moe, nt, act_d, error))
             return FALSE;
+          res = f->py;
           continue;
         }
       if (!run_mm (f, &L->gu, f->ph, act_d, nt, f->pgu, 2 * nff, error) || !mark (f, P_GU)
-          || !rt (hzk_swiglu_rows (f->pgu, f->pgu + nff, 2 * nff, nff, nt, f->ps, act_f,
-                                   act_mode (&L->down), st), "swiglu", error)
+          || !glu_rows (f, f->pgu, nff, nt, f->ps, act_f, act_mode (&L->down), error)
           || !mark (f, P_SWIGLU)
-          || !run_mm (f, &L->down, f->ps, act_f, nt, f->py, d, error) || !mark (f, P_DOWN))
+          || !run_mm (f, &L->down, f->ps, act_f, nt, f->py, d, error)
+          || !post_norm (f, L->ffn_post_norm, f->py, f->pyn, nt, &res, error) || !mark (f, P_DOWN))
         return FALSE;
     }
+  f->pres = res;
   if (!logits)
     return TRUE;
   if (all_logits)
     {
       if (!plog_alloc (f, error))
         return FALSE;
-      return rt (hzk_rms_norm (f->px, f->py, NULL, f->output_norm, d, nt, hp->norm_eps, f->ph,
+      return rt (hzk_rms_norm (f->px, res, NULL, f->output_norm, d, nt, hp->norm_eps, f->ph,
                                act_d, act_mode (&out), st), "output norm", error)
              && run_mm (f, &out, f->ph, act_d, nt, f->plog, nv, error)
+             && logit_softcap (f, f->plog, nt, error)
              && hz_gpu_download (f->gpu, logits, f->plog, sizeof (float) * n * nv, error);
     }
   /* the last row only: the decode step's logits path */
   const size_t last = (size_t) (n - 1) * d;
-  return rt (hzk_rms_norm (f->px + last, f->py + last, NULL, f->output_norm, d, 1, hp->norm_eps,
+  return rt (hzk_rms_norm (f->px + last, res + last, NULL, f->output_norm, d, 1, hp->norm_eps,
                            f->h, f->act_d, act_mode (&out), st), "output norm", error)
-         && run_mat (f, &out, f->h, f->act_d, f->logits, error) && mark (f, P_LOGITS)
+         && run_mat (f, &out, f->h, f->act_d, f->logits, error)
+         && logit_softcap (f, f->logits, 1, error) && mark (f, P_LOGITS)
          && hz_gpu_download (f->gpu, logits, f->logits, sizeof (float) * nv, error);
 }
 
@@ -1140,14 +1243,15 @@ rows_pass (HzGpuForward *f, guint n, const int *out_rows_dev, guint n_out, GErro
   void *act_d = d % 32 ? NULL : f->pact;
   return prefill (f, NULL, n, 0, FALSE, NULL, error)
          && (n_out == 0
-             || (rt (hzk_rms_norm (f->px, f->py, NULL, NULL, d, (int) n, hp->norm_eps, f->ph,
+             || (rt (hzk_rms_norm (f->px, f->pres, NULL, NULL, d, (int) n, hp->norm_eps, f->ph,
                                    NULL, HZK_ACT_F32, st), "residual", error)
                  && rt (hzk_gather_rows (f->px, d, out_rows_dev, (int) n_out, d, f->py, st),
                         "gather", error)
                  && rt (hzk_rms_norm (f->py, NULL, NULL, f->output_norm, d, (int) n_out,
                                       hp->norm_eps, f->ph, act_d, act_mode (&out), st),
                         "output norm", error)
-                 && run_mm (f, &out, f->ph, act_d, (int) n_out, f->plog, nv, error)));
+                 && run_mm (f, &out, f->ph, act_d, (int) n_out, f->plog, nv, error)
+                 && logit_softcap (f, f->plog, (int) n_out, error)));
 }
 
 gboolean

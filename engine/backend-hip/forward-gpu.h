@@ -19,7 +19,7 @@
  * RoPE and cache append of n positions, causal tiled attention (hzk_attn_prefill) — and
  * the logits of the last row only (or of every row when asked). HZ_GPU_PREFILL=0 runs
  * the prompt as n decode steps instead.
- * Mixture of experts (qwen2moe, qwen3moe, llama with experts = Mixtral; engine/model.h):
+ * Mixture of experts (qwen2moe, qwen3moe, llama with experts = Mixtral; engine/llm.h):
  * the FFN of each layer is then router logits = Wr h (matvec / matmul), softmax and top-k
  * on the device (hzk_moe_route: ids and weights stay in device memory), the k selected
  * experts' gate|up and down through the decode matvec's body with per-expert weight base
@@ -29,6 +29,12 @@
  * (token, expert) pairs by expert on the device (hzk_moe_plan) and runs every expert's
  * rows through the prefill matmul's tile body once per pass, one launch for all experts
  * (hzk_moe_matmul). Experts are uploaded one tensor per expert (gate and up stacked).
+ * Gemma (gemma2, gemma3; engine/llm.h): the embedding rows × √n_embd, each layer's own
+ * RoPE table (the window layers' base and scale), the window layers' attention over their
+ * window and gemma2's score soft-capping (HzkAttnMask; q·k scaled by attn_scale), the
+ * post-attention / post-FFN RMSNorms of the block outputs before the residual adds (into
+ * yn / pyn), GeGLU through the CPU's fp16 GELU table, the final logit soft-cap; the paged
+ * serving hook (forward-gpu-paged.c) reads the window layers' table and masks the same way.
  * KV cache: [n_layer][n_ctx][n_head_kv·head_dim] for K and for V (not transposed), fp32
  * (default; the CPU's precision) or fp16 (HZ_GPU_KV=f16). RoPE: a table of
  * hz_cpu_rope_cache rows for every position, made on the host at creation, so every RoPE
@@ -49,7 +55,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "hanzo/engine.h"
-#include "model.h"
+#include "llm.h"
 #include "hz-gpu.h"
 
 G_BEGIN_DECLS
@@ -129,6 +135,9 @@ HzGpuForward *hz_gpu_forward_new_weights (const HzLlm *llm, guint n_ctx, guint m
  *  rows) of f. */
 HzGpu *hz_gpu_forward_gpu (HzGpuForward *f);
 const float *hz_gpu_forward_rope_table (const HzGpuForward *f);
+/** The window layers' RoPE table (their own base and scale; as hz_gpu_forward_rope_table),
+ *  or NULL when the model has no window layers. */
+const float *hz_gpu_forward_rope_table_swa (const HzGpuForward *f);
 
 /** One pass of n rows (1..max_rows; tokens host int32s) through every layer, `attn` doing
  *  each layer's attention (the rows may belong to many sequences: the hook knows their

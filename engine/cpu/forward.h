@@ -45,7 +45,7 @@
 #include <math.h>
 #include <stdint.h>
 #include "lora-adapter.h"
-#include "model.h"
+#include "llm.h"
 #include "threadpool.h"
 
 G_BEGIN_DECLS

@@ -24,7 +24,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
+#include "llm.h"
 #include "threadpool.h"
 
 G_BEGIN_DECLS
@@ -46,7 +46,7 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzCpuMatmul, hz_cpu_matmul_free)
 
 /** Compute every output in `outs` (n_outs <= 4, all with w->n_in == n_in) from the same
  *  input x [n_tok][n_in] (float32, contiguous). Outputs must not alias x or each other.
- *  Shapes are validated at model load (model.c); here they are only asserted. */
+ *  Shapes are validated at model load (llm.c); here they are only asserted. */
 void hz_cpu_matmul (HzCpuMatmul *mm, const float *x, int64_t n_tok, int64_t n_in,
                     const HzMatmulOut *outs, int n_outs);
 

@@ -1,7 +1,7 @@
 /* engine/cpu/moe.h — mixture-of-experts feed-forward block on the CPU.
  *
  * Computes, for each row x[t] (the FFN-normed hidden state), llama.cpp's build_moe_ffn with
- * softmax gating and SiLU experts (llama-graph.cpp), as described in model.h:
+ * softmax gating and SiLU experts (llama-graph.cpp), as described in llm.h:
  *   p = softmax(ffn_gate_inp x)                      (ggml soft_max, bit for bit)
  *   S = the n_expert_used largest p, descending (ties to the lower expert id)
  *   w_j = p_j, / max(Σ_S p, 6.103515625e-5) when hp->expert_weights_norm
@@ -31,7 +31,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "cpu/matmul.h"
-#include "model.h"
+#include "llm.h"
 
 G_BEGIN_DECLS
 

@@ -201,11 +201,18 @@ gelu_table_init (gpointer unused)
   return NULL;
 }
 
-void
-hz_cpu_geglu (float *restrict gate, const float *restrict up, int64_t n)
+const uint16_t *
+hz_cpu_gelu_table (void)
 {
   static GOnce once = G_ONCE_INIT;
   g_once (&once, gelu_table_init, NULL);
+  return gelu_table;
+}
+
+void
+hz_cpu_geglu (float *restrict gate, const float *restrict up, int64_t n)
+{
+  (void) hz_cpu_gelu_table ();
   for (int64_t i = 0; i < n; i++)
     {
       const float x = gate[i];

@@ -20,7 +20,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
+#include "llm.h"
 
 G_BEGIN_DECLS
 
@@ -78,6 +78,10 @@ void  hz_cpu_swiglu_oai (float *gate, const float *up, int64_t n, float alpha, f
  *  ggml_geglu_split), gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))
  *  through ggml's fp16 table (see above) for n elements. */
 void  hz_cpu_geglu (float *gate, const float *up, int64_t n);
+/** ggml's fp16 GELU table that hz_cpu_geglu looks up: [65536] fp16 bits, entry i = the
+ *  tanh-approximated GELU of fp16 value i, computed in float and rounded to fp16 (built
+ *  once, thread-safe; the GPU's GeGLU uploads it, kernels/hzk.h hzk_geglu_rows). */
+const uint16_t *hz_cpu_gelu_table (void);
 
 /** In place: x[i] = c * tanhf(x[i] * (1/c)) (Gemma's logit soft-capping), n elements. */
 void  hz_cpu_softcap (float *x, int64_t n, float c);

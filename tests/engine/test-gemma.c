@@ -1,5 +1,5 @@
 /* tests/engine/test-gemma.c — the sliding-window architectures, Gemma 2, Gemma 3 and gpt-oss
- * (engine/model.h), past their window, in the paged serving path, and their metadata.
+ * (engine/llm.h), past their window, in the paged serving path, and their metadata.
  *
  * The logits of the synthetic tiny-gemma3 / tiny-gemma2 models (window 32) against a
  * float64 reference are test-synth's (/synth/forward/gemma*). Here:
@@ -11,6 +11,9 @@
  *     window, alone and together (F32: with Q8_0 a near-tie of 0.024 in logits of 3.1 at
  *     position 42 parted one of the 6 sequences, the paged attention summing in another
  *     order);
+ *   - the paged KV pool with window layers that keep only their window (kv-paged.h) = a
+ *     pool keeping every position (bit for bit) = a full recompute, decoding to position
+ *     199, with at most 4 window slots held, and the next turn through the prefix cache;
  *   - the hyperparameters llama.cpp reads (window, window pattern as a period or a per-layer
  *     array, the window layers' RoPE base, soft-capping defaults, the 27B query scale) and
  *     refused metadata; the KV bytes of the window rule (hz_hparams_kv_bytes).
@@ -29,8 +32,12 @@
 
 #include "gguf.h"
 #include "hanzo/engine.h"
+#include "cpu/forward-paged.h"
+#include "kv-paged.h"
 #include "lora-adapter.h"
-#include "model.h"
+#include "llm.h"
+#include "model-private.h"
+#include "prefix-cache.h"
 #include "serving-test-util.h"
 #include "synth-test-util.h"
 #include "../thinking-model.h"
@@ -174,6 +181,146 @@ test_serving (gconstpointer data)
                   "alone = hz_context_generate", shape, N_REQ, 5 + 7 * (N_REQ - 1), N_PREDICT);
   collect_clear (&seq);
   collect_clear (&conc);
+  g_unlink (path);
+}
+
+/* ------------------------------------------------- paged KV: window layers keep their window */
+
+#define PW_BLOCK 16
+#define PW_LEN 200    /* positions 0..199: six windows of 32 past the first */
+
+/* One step of a sequence in pool: reserve n tokens (sliding its window first), the paged
+ * forward of them, the logits of the last row into out; the pool checked after. */
+static void
+paged_step (HzCpuForward *f, const HzLlm *llm, HzKvPool *pool, HzPrefixCache *cache,
+            HzKvSeq *seq, const HzToken *toks, guint pos0, guint n, float *out)
+{
+  g_autoptr (GError) error = NULL;
+  g_assert_true (hz_kv_seq_reserve (seq, n));
+  g_autofree guint *pos = g_new (guint, n);
+  g_autofree const gint32 **tables = g_new (const gint32 *, n);
+  for (guint t = 0; t < n; t++)
+    {
+      pos[t] = pos0 + t;
+      tables[t] = hz_kv_seq_table (seq);
+    }
+  const guint last = n - 1;
+  const HzPagedRows rows = { toks + pos0, pos, tables, n, &last, 1, NULL };
+  g_assert_true (hz_cpu_forward_paged (f, llm, pool, &rows, out, &error));
+  g_assert_no_error (error);
+  if (cache)
+    hz_prefix_cache_commit (cache, seq, toks, pos0 + n);
+  HzKvSeq *one[1] = { seq };
+  hz_kv_pool_check (pool, one, 1, NULL, &error);
+  g_assert_no_error (error);
+}
+
+/* The paged pool with the model's window layers (each keeping only its window: slots given
+ * back as the sequence slides) against a pool that keeps every position of every layer and
+ * against a full recompute (HzContext, one batch of the whole prefix):
+ *  - a prompt of 20 tokens, then decoding one token per step to position 199: the logits of
+ *    every step bit-identical between the two pools (the same attention reads the same
+ *    cells), and within the window-decode tolerance of the full recompute at positions 40,
+ *    99, 150, 199; the window pool holds at most ceil((32 + 1) / 16) + 1 = 4 window slots
+ *    after each step (of 13 blocks at the end), the pool's bookkeeping checked every step;
+ *  - the next turn: a new sequence with the first 200 tokens and 8 more through the prefix
+ *    cache: the hit stops at 192 tokens (the blocks whose window-layer slots are still
+ *    there), and its logits equal those of the same 208 tokens computed from scratch. */
+static void
+test_paged_window (gconstpointer data)
+{
+  const WindowCase *c = data;
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = hz_test_synth_write ("gemma-pw", c->shape, NULL, c->type, 7,
+                                               N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autoptr (HzModel) m = load (path);
+  const HzLlm *llm = hz_model_get_llm (m);
+  const HzHparams *hp = &llm->hp;
+  const int nv = hp->n_vocab;
+  const guint n_all = PW_LEN + 8;
+  HzToken toks[PW_LEN + 8];
+  g_autoptr (GRand) rng = g_rand_new_with_seed (23);
+  toks[0] = hz_model_bos (m);
+  for (guint i = 1; i < n_all; i++)
+    toks[i] = g_rand_int_range (rng, 3, nv);
+
+  g_autofree guint8 *layer_swa = g_new0 (guint8, hp->n_layer);
+  guint n_win = 0;
+  for (int il = 0; il < hp->n_layer; il++)
+    n_win += layer_swa[il] = hz_layer_swa (hp, il);
+  g_assert_cmpuint (n_win, >, 0);
+  const guint kk = (guint) (hp->n_head_kv * hp->head_dim_k), kv = (guint) (hp->n_head_kv * hp->head_dim_v);
+  HzKvPoolParams pf = { PW_BLOCK, 40, (guint) hp->n_layer, kk, kv, 0, NULL, 0 };
+  HzKvPoolParams pw = { PW_BLOCK, 40, (guint) hp->n_layer, kk, kv, (guint) hp->n_swa, layer_swa, 8 };
+  g_autoptr (HzKvPool) full = hz_kv_pool_new (&pf, &error);
+  g_assert_no_error (error);
+  g_autoptr (HzKvPool) win = hz_kv_pool_new (&pw, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hz_kv_pool_window (win), ==, (guint) hp->n_swa);
+  /* storage: the window layers hold 8 slots instead of 40 blocks */
+  g_assert_cmpuint (hz_kv_pool_storage_bytes (win), ==,
+                    hz_kv_pool_storage_bytes (full) / hp->n_layer
+                      * (hp->n_layer - n_win + n_win * 8 / 40.0));
+  g_autoptr (HzPrefixCache) cache = hz_prefix_cache_new (win);
+  HzCpuForward *f = hz_cpu_forward_new (llm, 512, 256, N_THREADS, &error);
+  g_assert_no_error (error);
+
+  HzKvSeq *sf = hz_kv_seq_new (full), *sw = hz_kv_seq_new (win);
+  g_autofree float *lf = g_new (float, nv), *lw = g_new (float, nv);
+  const guint slot_bound = (hp->n_swa + 1 + PW_BLOCK - 1) / PW_BLOCK + 1;
+  guint max_slots = 0, n_same = 0, n_steps = 0;
+  double worst = 0;
+  for (guint pos = 0; pos < PW_LEN;)
+    {
+      const guint n = pos == 0 ? 20 : 1;
+      paged_step (f, llm, full, NULL, sf, toks, pos, n, lf);
+      paged_step (f, llm, win, cache, sw, toks, pos, n, lw);
+      pos += n;
+      n_steps++;
+      n_same += memcmp (lf, lw, sizeof (float) * nv) == 0;
+      max_slots = MAX (max_slots, hz_kv_pool_n_slots_used (win));
+      if (pos == 41 || pos == 100 || pos == 151 || pos == PW_LEN)
+        {
+          g_autoptr (HzContext) ctx = context (m, 256);
+          g_assert_true (hz_context_eval (ctx, toks, pos, FALSE, NULL, &error));
+          g_assert_no_error (error);
+          const float *ref = hz_context_logits (ctx, -1);
+          double diff = 0, mx = 0;
+          for (int v = 0; v < nv; v++)
+            {
+              diff = MAX (diff, fabs (lw[v] - ref[v]));
+              mx = MAX (mx, fabs (ref[v]));
+            }
+          worst = MAX (worst, diff / mx);
+        }
+    }
+  g_test_message ("%s %s: paged window pool = full pool at %u/%u steps; vs full recompute "
+                  "%.2e (< %.0e); window slots held at most %u (bound %u) for %u blocks",
+                  c->shape, hz_quant_traits (c->type)->name, n_same, n_steps, worst, c->tol,
+                  max_slots, slot_bound, hz_kv_seq_n_blocks (sw));
+  g_assert_cmpuint (n_same, ==, n_steps);
+  g_assert_cmpfloat (worst, <=, c->tol);
+  g_assert_cmpuint (max_slots, <=, slot_bound);
+  g_assert_cmpuint (hz_kv_seq_n_blocks (sw), ==, (PW_LEN + PW_BLOCK - 1) / PW_BLOCK);
+
+  /* the next turn through the prefix cache */
+  hz_kv_seq_free (sw);
+  hz_kv_seq_free (sf);
+  HzKvSeq *sb = hz_kv_seq_new (win);
+  const guint hit = hz_prefix_cache_match (cache, sb, toks, n_all);
+  g_assert_cmpuint (hit, ==, PW_LEN / PW_BLOCK * PW_BLOCK);
+  paged_step (f, llm, win, cache, sb, toks, hit, n_all - hit, lw);
+  HzKvSeq *sc = hz_kv_seq_new (full);
+  paged_step (f, llm, full, NULL, sc, toks, 0, n_all, lf);
+  g_assert_true (memcmp (lf, lw, sizeof (float) * nv) == 0);
+  g_test_message ("next turn: prefix-cache hit of %u of %u tokens, logits = from scratch", hit,
+                  n_all);
+  hz_kv_seq_free (sb);
+  hz_kv_seq_free (sc);
+  hz_cpu_forward_free (f);
   g_unlink (path);
 }
 
@@ -672,6 +819,14 @@ main (int argc, char **argv)
                                             windows[i].shape,
                                             hz_quant_traits (windows[i].type)->name);
       g_test_add_data_func (p, &windows[i], test_window_decode);
+    }
+  static const WindowCase paged[] = {
+    { "tiny-gemma3", HZ_TYPE_F32, 5e-4 }, { "tiny-gemma2", HZ_TYPE_F32, 5e-4 },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (paged); i++)
+    {
+      g_autofree char *p = g_strdup_printf ("/gemma/paged-window/%s", paged[i].shape);
+      g_test_add_data_func (p, &paged[i], test_paged_window);
     }
   g_test_add_data_func ("/gemma/serving/tiny-gemma3", "tiny-gemma3", test_serving);
   g_test_add_data_func ("/gemma/serving/tiny-gemma2", "tiny-gemma2", test_serving);

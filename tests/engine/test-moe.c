@@ -27,7 +27,7 @@
 #include "hanzo/engine.h"
 #include "hanzo/serving.h"
 #include "lora-adapter.h"
-#include "model.h"
+#include "model-private.h"
 #include "quant.h"
 #include "synth.h"
 #include "synth-test-util.h"

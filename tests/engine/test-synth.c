@@ -12,7 +12,7 @@
  * stated in `tolerance()`, relative to the largest reference logit.
  * Also: qwen2 (biases) and qwen3 (q/k norms, head_dim != dim/heads), the mixture-of-experts
  * shapes (tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe with its shared expert: the reference
- * routes in float64 as model.h describes), the named shapes, seeds and thread counts.
+ * routes in float64 as llm.h describes), the named shapes, seeds and thread counts.
  * Gemma (tiny-gemma3, tiny-gemma2: 48-token prompts through a 32-token window) against the
  * same reference written from the models' definition (Hugging Face's modeling_gemma2/3):
  * embeddings * sqrt(n_embd), window layers with their own RoPE, q/k norms, the query scale,
@@ -170,7 +170,7 @@ ref_glu_ffn (const double *wg, const double *wu, const double *wd, const double 
   g_free (u);
 }
 
-/* The mixture-of-experts FFN of one row (model.h): softmax router, top-k (ties to the lower
+/* The mixture-of-experts FFN of one row (llm.h): softmax router, top-k (ties to the lower
  * id), optional renormalisation, weighted sum of the selected SwiGLU experts, plus the
  * sigmoid-gated shared expert when the layer has one. */
 static void

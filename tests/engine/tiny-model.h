@@ -8,6 +8,7 @@
 #include <math.h>
 #include "hanzo/engine.h"
 #include "lora.h"
+#include "model-private.h"
 #include "tiny-llama.h"
 
 /* tiny_llama_write() plus a 48-token SentencePiece vocabulary, so that hz_model_load takes

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "aggregator.h"
-#include "../../learner/scheduler.h"   /* (engine/ has a scheduler.h too) */
+#include "../../learner/night-schedule.h"
 #include "shapes.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);

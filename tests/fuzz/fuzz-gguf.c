@@ -4,7 +4,7 @@
  * rendering, array accessors, typed getters) and every tensor (lookup by name, first and
  * last data byte), and checks the reader's invariants: tensor data lies inside the buffer,
  * after the data offset, aligned, and rejected inputs carry an HZ_GGUF_ERROR. Then the
- * model hyperparameters (engine/model.h hz_hparams_read: every architecture's keys, Gemma's
+ * model hyperparameters (engine/llm.h hz_hparams_read: every architecture's keys, Gemma's
  * sliding-window pattern arrays among them) are read: refused with a message, or
  * dimensions within their bounds and the window rule's KV bytes computable. Any
  * violation aborts, which libFuzzer reports as a crash.
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "gguf.h"
-#include "model.h"
+#include "llm.h"
 
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 

@@ -4,13 +4,16 @@
  *   test-forward [MODEL.gguf ...]     default: stories260K.gguf and every file of
  *                                     stories-distill/ in the shared data (skip if absent)
  *   test-forward --moe VOCAB.gguf     only the synthetic MoE models below
+ *   test-forward --gemma VOCAB.gguf   only the synthetic Gemma models (gemma_models below)
  *   test-forward --bench MODEL.gguf [N]   decode speed only (tools/bench-gpu.sh)
  *
  * With stories260K.gguf in the shared data, the default run adds three small synthetic
  * mixture-of-experts models made with its vocabulary (hz_synth_write: tiny-qwen3moe Q4_K,
  * tiny-mixtral F32, tiny-qwen2moe F32 with its shared expert): the router, top-k, the
  * routed experts (kernels/moe.hip) in the decode graph and the grouped prefill, under the
- * same checks and thresholds as the quantized models.
+ * same checks and thresholds as the quantized models; and four synthetic Gemma models
+ * (tiny-gemma3 and tiny-gemma2, F32 and Q8_0: sliding-window layers, the window layers'
+ * RoPE table, q/k norms, post-norms, GeGLU, the scaled embedding, soft-capping).
  *
  * Per model:
  *  1. a prompt of two sentences (PROMPT, with BOS, ~50 tokens) on both backends, the GPU's
@@ -76,6 +79,7 @@
 #include "cpu/forward.h"
 #include "forward-gpu.h"
 #include "hanzo/engine.h"
+#include "model-private.h"
 #include "hz-gpu.h"
 #include "synth.h"
 
@@ -631,18 +635,33 @@ cmp_paths (gconstpointer a, gconstpointer b)
  * (its ~3e-4 rounding, tests/gpu/test-ops.c), and that noise flipped a routing decision of
  * the 5-token prompt (H200, 2026-11-30: logits 3.85e-1 at one step, ids differing from step
  * 3, where HZ_GPU_ATTN=fp32 gave 9/9). The fp16 attention is checked by test-ops and by the
- * dense quantized models here; this part checks routing and the expert products. Returns
- * the folder (to remove) or NULL after a failed test line. */
+ * dense quantized models here; this part checks routing and the expert products. */
+typedef struct { const char *shape; uint32_t type; } SynthModel;
+
+static const SynthModel moe_models[] = {
+  { "tiny-qwen3moe", HZ_TYPE_Q4_K }, { "tiny-mixtral", HZ_TYPE_F32 },
+  { "tiny-qwen2moe", HZ_TYPE_F32 },
+};
+
+/* Small synthetic Gemma models (check_model's checks and thresholds): tiny-gemma3 (5 window
+ * layers of 32 positions to 1 global, q/k norms, the window layers' own RoPE base, the
+ * global one's linear scaling) and tiny-gemma2 (alternating window layers, attention and
+ * final logit soft-capping), F32 (fp32 end to end: only summation orders differ) and Q8_0;
+ * the long prompt (~50 tokens) and the 32 steps after it run far past the window. */
+static const SynthModel gemma_models[] = {
+  { "tiny-gemma3", HZ_TYPE_F32 }, { "tiny-gemma2", HZ_TYPE_F32 },
+  { "tiny-gemma3", HZ_TYPE_Q8_0 }, { "tiny-gemma2", HZ_TYPE_Q8_0 },
+};
+
+/* Write the n_models models (hz_synth_write, the vocabulary of vocab_gguf) into a new
+ * temporary folder and add their paths; returns the folder (to remove) or NULL after a
+ * failed test line. */
 static char *
-synth_moe_models (const char *vocab_gguf, GPtrArray *paths)
+synth_models (const char *vocab_gguf, const SynthModel *moe, size_t n_models, GPtrArray *paths)
 {
-  static const struct { const char *shape; uint32_t type; } moe[] = {
-    { "tiny-qwen3moe", HZ_TYPE_Q4_K }, { "tiny-mixtral", HZ_TYPE_F32 },
-    { "tiny-qwen2moe", HZ_TYPE_F32 },
-  };
   GError *error = NULL;
-  char *dir = g_dir_make_tmp ("hz-gpu-moe-XXXXXX", &error);
-  for (size_t i = 0; dir && i < G_N_ELEMENTS (moe); i++)
+  char *dir = g_dir_make_tmp ("hz-gpu-synth-XXXXXX", &error);
+  for (size_t i = 0; dir && i < n_models; i++)
     {
       HzSynthParams p = { 0 };
       p.matrix_type = (int32_t) moe[i].type;
@@ -663,7 +682,7 @@ synth_moe_models (const char *vocab_gguf, GPtrArray *paths)
     }
   if (!dir)
     {
-      printf ("not ok %d - synthetic MoE models: %s\n", ++n_test, error->message);
+      printf ("not ok %d - synthetic models: %s\n", ++n_test, error->message);
       n_fail++;
       g_clear_error (&error);
     }
@@ -700,13 +719,15 @@ main (int argc, char **argv)
   printf ("# %s\n", hz_gpu_describe (probe));
   hz_gpu_close (probe);
   GPtrArray *paths = g_ptr_array_new_with_free_func (g_free);
-  g_autofree char *tmp = NULL;
+  g_autofree char *tmp = NULL, *tmp_gemma = NULL;
   if (argc == 3 && strcmp (argv[1], "--moe") == 0)
-    tmp = synth_moe_models (argv[2], paths);
+    tmp = synth_models (argv[2], moe_models, G_N_ELEMENTS (moe_models), paths);
+  else if (argc == 3 && strcmp (argv[1], "--gemma") == 0)
+    tmp_gemma = synth_models (argv[2], gemma_models, G_N_ELEMENTS (gemma_models), paths);
   else
     for (int i = 1; i < argc; i++)
       g_ptr_array_add (paths, g_strdup (argv[i]));
-  if (paths->len == 0 && !tmp)
+  if (paths->len == 0 && !tmp && !tmp_gemma)
     {
       const char *dir = g_getenv ("HZ_SHARED_DIR") ? g_getenv ("HZ_SHARED_DIR") : "../shared";
       g_autofree char *s260 = g_build_filename (dir, "models", "stories260K.gguf", NULL);
@@ -725,7 +746,10 @@ main (int argc, char **argv)
         g_ptr_array_add (paths, g_strdup (found->pdata[i]));
       g_ptr_array_free (found, TRUE);
       if (g_file_test (s260, G_FILE_TEST_EXISTS))
-        tmp = synth_moe_models (s260, paths);
+        {
+          tmp = synth_models (s260, moe_models, G_N_ELEMENTS (moe_models), paths);
+          tmp_gemma = synth_models (s260, gemma_models, G_N_ELEMENTS (gemma_models), paths);
+        }
       if (paths->len == 0)
         {
           printf ("1..0 # SKIP no models in %s/models (set HZ_SHARED_DIR)\n", dir);
@@ -736,7 +760,7 @@ main (int argc, char **argv)
   g_autofree char *attn = g_strdup (g_getenv ("HZ_GPU_ATTN"));
   for (guint i = 0; i < paths->len; i++)
     {
-      /* the synthetic MoE models run with the fp32 prefill attention (see synth_moe_models) */
+      /* the synthetic MoE models run with the fp32 prefill attention (see moe_models) */
       const gboolean moe = tmp && g_str_has_prefix (paths->pdata[i], tmp);
       if (moe)
         g_setenv ("HZ_GPU_ATTN", "fp32", TRUE);
@@ -749,5 +773,6 @@ main (int argc, char **argv)
   printf ("1..%d\n", n_test);
   g_ptr_array_free (paths, TRUE);
   remove_dir (tmp);
+  remove_dir (tmp_gemma);
   return n_fail ? 1 : 0;
 }

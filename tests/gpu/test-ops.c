@@ -27,6 +27,9 @@
  *                     on the H200: docs/PERFORMANCE.md "GPU prefill attention");
  *                     fp32 kernel (HZ_GPU_ATTN=fp32, AMD, other head dims) 1e-5;
  *                     its int8 rows (fused or not) bit-identical to the standalone quantizer
+ *   Gemma: geglu rows (the CPU's fp16 GELU table) bit-identical to hz_cpu_geglu; softcap
+ *                     1e-6; prefill and decode attention under a sliding window and/or
+ *                     soft-capping (HzkAttnMask) vs the CPU head over the window 1e-5
  *   row-batched rms_norm / swiglu_rows (+ int8 rows) and qkv_rope over several tokens vs
  *                     one-row calls: bit-identical
  *   sampling (hzk_sample): 20000 draws per parameter set (top-k, top-p, min-p,
@@ -167,6 +170,15 @@ test_rope (HzRopeMode mode, gboolean bias, gboolean norm, gboolean f16)
 }
 
 /* ---- attention ------------------------------------------------------------------------ */
+/* KV head kvh of the n value rows v [n][dk] transposed, as ggml's V cache: vt[e·n + j]. */
+static void
+v_transposed (const float *v, int64_t dk, int kvh, int hd, int n, float *vt)
+{
+  for (int e = 0; e < hd; e++)
+    for (int j = 0; j < n; j++)
+      vt[(gsize) e * n + j] = v[(gsize) j * dk + kvh * hd + e];
+}
+
 static void
 test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
 {
@@ -249,9 +261,7 @@ test_attention (int nh, int nkv, int hd, int pos, int n_split, gboolean f16)
   for (int h = 0; h < nh; h++)
     {
       const int kvh = h / (nh / nkv);
-      for (int e = 0; e < hd; e++)
-        for (int j = 0; j < n_kv; j++)
-          vt[(gsize) e * n_kv + j] = v[(gsize) j * dk + kvh * hd + e];
+      v_transposed (v, dk, kvh, hd, n_kv, vt);
       hz_cpu_attn_head (q + (gsize) h * hd, k + kvh * hd, dk, vt, n_kv, n_kv, n_kv, hd, hd, scale,
                         FALSE, scores, oc + (gsize) h * hd);
     }
@@ -487,9 +497,7 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
   for (int h = 0; h < nh; h++)
     {
       const int kvh = h / (nh / nkv);
-      for (int e = 0; e < hd; e++)
-        for (int j = 0; j < n_max; j++)
-          vt[(gsize) e * n_max + j] = v[(gsize) j * dk + kvh * hd + e];
+      v_transposed (v, dk, kvh, hd, n_max, vt);
       for (int t = 0; t < n_tok; t++)
         hz_cpu_attn_head (q + (gsize) t * dq + (gsize) h * hd, k + kvh * hd, dk, vt, n_max,
                           pos0 + t + 1, pos0 + t + 1, hd, hd, scale, FALSE, scores,
@@ -518,6 +526,90 @@ test_attention_prefill (int nh, int nkv, int hd, int pos0, int n_tok, gboolean f
     hz_gpu_free (gpu, bufs[i]);
   g_free (k), g_free (v), g_free (q), g_free (kh), g_free (vh), g_free (og), g_free (oc);
   g_free (vt), g_free (scores);
+}
+
+/* ---- Gemma: GeGLU, soft-capping, masked attention --------------------------------------- */
+/* hzk_geglu_rows against hz_cpu_geglu (both look up the CPU's fp16 GELU table): bit-identical
+ * on gates spread over ±12 (both branches past ±10 too), 3 rows; hzk_softcap against
+ * hz_cpu_softcap 1e-6 (the device's tanhf vs glibc's). */
+static void
+test_geglu_softcap (int64_t n)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int R = 3;
+  float *gu = gtu_randn (rng, 2 * n * R, 4.0);
+  float *gud = gtu_up (gpu, gu, 4 * 2 * n * R), *od = gtu_up (gpu, NULL, 4 * n * R);
+  uint16_t *tab = gtu_up (gpu, hz_cpu_gelu_table (), sizeof (uint16_t) << 16);
+  CHECK (hzk_geglu_rows (gud, gud + n, 2 * n, n, R, tab, od, NULL, HZK_ACT_F32, st));
+  float *og = g_new (float, n * R), *oc = g_new (float, n * R);
+  gtu_down (gpu, og, od, 4 * n * R);
+  for (int r = 0; r < R; r++)
+    {
+      memcpy (oc + r * n, gu + r * 2 * n, 4 * n);
+      hz_cpu_geglu (oc + r * n, gu + r * 2 * n + n, n);
+    }
+  gtu_report (&tap, memcmp (og, oc, 4 * n * R) == 0,
+              "geglu %d rows of %" G_GINT64_FORMAT " (fp16 GELU table): %s the CPU's", R, n,
+              memcmp (og, oc, 4 * n * R) == 0 ? "bit-identical to" : "differs from");
+  float *x = gtu_randn (rng, n, 40.0), *xd = gtu_up (gpu, x, 4 * n);
+  CHECK (hzk_softcap (xd, n, 30.0f, st));
+  gtu_down (gpu, og, xd, 4 * n);
+  hz_cpu_softcap (x, n, 30.0f);
+  const double e = rel_err (og, x, n);
+  gtu_report (&tap, e <= 1e-6, "softcap 30 over %" G_GINT64_FORMAT ": %.2e (< 1e-6)", n, e);
+  hz_gpu_free (gpu, gud), hz_gpu_free (gpu, od), hz_gpu_free (gpu, tab), hz_gpu_free (gpu, xd);
+  g_free (gu), g_free (og), g_free (oc), g_free (x);
+}
+
+/* hzk_attn_prefill_ext of n_tok tokens from pos0 and hzk_attn_decode_ext of the last one
+ * (5 splits), under a sliding window and/or soft-capping (HzkAttnMask), against the CPU
+ * head given the window's cells only (as cpu/forward.c passes them) with the same
+ * soft-capping: 1e-5 each (fp32 caches; the masked prefill always takes the fp32 kernel). */
+static void
+test_attention_masked (int nh, int nkv, int hd, int pos0, int n_tok, int window, float softcap)
+{
+  void *st = hz_gpu_stream (gpu);
+  const int n_ctx = pos0 + n_tok, n_split = 5;
+  const int64_t dk = (int64_t) nkv * hd, dq = (int64_t) nh * hd;
+  float *k = gtu_randn (rng, n_ctx * dk, 1.0), *v = gtu_randn (rng, n_ctx * dk, 1.0);
+  float *q = gtu_randn (rng, n_tok * dq, softcap > 0 ? 2.0 : 0.3);
+  float *kd = gtu_up (gpu, k, 4 * n_ctx * dk), *vd = gtu_up (gpu, v, 4 * n_ctx * dk);
+  float *qd = gtu_up (gpu, q, 4 * n_tok * dq), *od = gtu_up (gpu, NULL, 4 * n_tok * dq);
+  float *part = gtu_up (gpu, NULL, hzk_attn_part_bytes (nh, hd, n_split));
+  const int last = pos0 + n_tok - 1;
+  int *posd = gtu_up (gpu, &pos0, sizeof pos0), *lastd = gtu_up (gpu, &last, sizeof last);
+  const float scale = 1.0f / sqrtf ((float) hd);
+  const HzkAttnMask mk = { window, softcap };
+  float *og = g_new (float, n_tok * dq), *ogd = g_new (float, dq), *oc = g_new (float, n_tok * dq);
+  CHECK (hzk_attn_prefill_ext (qd, kd, vd, FALSE, posd, n_tok, nh, nkv, hd, hd, scale, mk, od,
+                               NULL, HZK_ACT_F32, 1, st));
+  gtu_down (gpu, og, od, 4 * n_tok * dq);
+  CHECK (hzk_attn_decode_ext (qd + (n_tok - 1) * dq, kd, vd, FALSE, lastd, nh, nkv, hd, hd,
+                              scale, mk, n_split, part, od, NULL, HZK_ACT_F32, NULL, st));
+  gtu_down (gpu, ogd, od, 4 * dq);
+  float *vt = g_new (float, (gsize) hd * n_ctx), *scores = g_new (float, n_ctx);
+  for (int h = 0; h < nh; h++)
+    {
+      const int kvh = h / (nh / nkv);
+      v_transposed (v, dk, kvh, hd, n_ctx, vt);
+      for (int t = 0; t < n_tok; t++)
+        {
+          const int p = pos0 + t, lo = window > 0 && p + 1 > window ? p + 1 - window : 0;
+          hz_cpu_attn_head_ext (q + (gsize) t * dq + (gsize) h * hd, k + (gsize) lo * dk + kvh * hd,
+                                dk, vt + lo, n_ctx, p + 1 - lo, p + 1 - lo, hd, hd, scale,
+                                softcap, FALSE, scores, oc + (gsize) t * dq + (gsize) h * hd);
+        }
+    }
+  const double ep = rel_err (og, oc, n_tok * dq), ed = rel_err (ogd, oc + (n_tok - 1) * dq, dq);
+  gtu_report (&tap, ep <= 1e-5 && ed <= 1e-5,
+              "masked attention %d/%d heads, d %d, positions %d..%d, window %d, softcap %g: "
+              "prefill %.2e, decode (5 splits) %.2e (< 1e-5)", nh, nkv, hd, pos0, last, window,
+              softcap, ep, ed);
+  void *bufs[] = { kd, vd, qd, od, part, posd, lastd };
+  for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
+    hz_gpu_free (gpu, bufs[i]);
+  g_free (k), g_free (v), g_free (q), g_free (og), g_free (ogd), g_free (oc), g_free (vt);
+  g_free (scores);
 }
 
 /* The row-batched forms used by prefill (rms_norm and swiglu_rows over R rows with their
@@ -819,6 +911,14 @@ main (void)
   test_attention_prefill (8, 4, 32, 0, 100, TRUE);
   test_attention_prefill (8, 4, 8, 0, 9, FALSE);          /* fp32 kernel only */
   test_attention_prefill (16, 2, 256, 100, 17, FALSE);
+  /* Gemma */
+  test_geglu_softcap (512);
+  test_geglu_softcap (6912);
+  test_attention_masked (4, 2, 64, 0, 100, 32, 0.0f);     /* tiny-gemma3's window layers */
+  test_attention_masked (4, 2, 64, 40, 60, 32, 50.0f);    /* tiny-gemma2's */
+  test_attention_masked (8, 4, 256, 200, 40, 0, 50.0f);   /* a global layer of gemma2 */
+  test_attention_masked (16, 8, 128, 600, 20, 512, 0.0f);
+  test_attention_masked (4, 1, 256, 0, 33, 1, 0.0f);      /* a window of one position */
   test_rows ();
   test_sample ();
 

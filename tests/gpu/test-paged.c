@@ -14,6 +14,8 @@
  *             (two prompt chunks, then two decode rows with a third prompt): logits of the
  *             rows asked, norm-wise relative error <= 1e-3 for F32 weights (argmax equal),
  *             3e-2 for Q4_0 (the GPU decode's bounds, tests/gpu/test-forward.c).
+ *             Also on synthetic tiny-gemma3 / tiny-gemma2 (F32): rows past their 32-position
+ *             window (the window layers' RoPE table, masked paged attention, soft-capping).
  *  batching   through HzServe (which must report serving on the GPU): 16 concurrent greedy
  *             sequences give the same tokens as the 16 run one after another. Exact in
  *             the row-invariant mode (HZ_GPU_SERVE_MV=0: every matrix through qmmq); in
@@ -40,7 +42,9 @@
 #include "../engine/serving-test-util.h"
 #include "hzk.h"
 #include "kv-paged.h"
-#include "model.h"
+#include "model-private.h"
+#include "../engine/synth-test-util.h"
+#include <glib/gstdio.h>
 #include "../hz-test-util.h"
 
 static HzGpu *gpu;
@@ -298,15 +302,14 @@ step_both (HzGpuPaged *g, HzCpuForward *cf, const HzLlm *llm, HzKvPool *cpool, T
   g_array_unref (outs);
 }
 
+/* The mixed batches of test_forward on m: three sequences of n_tok prompt tokens, the
+ * steps' chunks (sequence, first position, rows) of step1 / step2 / step3. */
 static void
-test_forward (gconstpointer data)
+forward_steps (HzModel *m, gboolean is_f32, guint n_tok, const guint (*step1)[3], guint n1,
+               const guint (*step2)[3], guint n2, const guint (*step3)[3], guint n3)
 {
-  g_autoptr (HzModel) m = load_model (data);
-  if (!m)
-    return;
   const HzLlm *llm = hz_model_get_llm (m);
   const HzHparams *hp = &llm->hp;
-  const gboolean is_f32 = strstr (data, "Q4_0") == NULL;
   g_autoptr (GError) error = NULL;
   HzKvPoolParams pp = { .block_size = 16, .n_blocks = 32, .n_layer = 0,
                         .kv_dim_k = hp->n_head_kv * hp->head_dim_k,
@@ -324,16 +327,12 @@ test_forward (gconstpointer data)
     {
       seqs[i].seq_g = hz_kv_seq_new (gpool);
       seqs[i].seq_c = hz_kv_seq_new (cpool);
-      seqs[i].tokens = make_prompt (m, 11 + i, 40);
+      seqs[i].tokens = make_prompt (m, 11 + i, n_tok);
     }
-  /* (sequence, first position, rows) */
-  const guint step1[][3] = { { 0, 0, 20 }, { 1, 0, 9 } };
-  const guint step2[][3] = { { 0, 20, 1 }, { 1, 9, 1 }, { 2, 0, 5 } };
-  const guint step3[][3] = { { 0, 21, 1 }, { 1, 10, 1 }, { 2, 5, 1 } };
   const double bound = is_f32 ? 1e-3 : 3e-2;
-  step_both (g, cf, llm, cpool, seqs, step1, 2, bound, is_f32);
-  step_both (g, cf, llm, cpool, seqs, step2, 3, bound, is_f32);
-  step_both (g, cf, llm, cpool, seqs, step3, 3, bound, is_f32);
+  step_both (g, cf, llm, cpool, seqs, step1, n1, bound, is_f32);
+  step_both (g, cf, llm, cpool, seqs, step2, n2, bound, is_f32);
+  step_both (g, cf, llm, cpool, seqs, step3, n3, bound, is_f32);
   for (int i = 0; i < 3; i++)
     {
       hz_kv_seq_free (seqs[i].seq_g);
@@ -342,6 +341,41 @@ test_forward (gconstpointer data)
     }
   hz_gpu_paged_free (g);
   hz_cpu_forward_free (cf);
+}
+
+static void
+test_forward (gconstpointer data)
+{
+  g_autoptr (HzModel) m = load_model (data);
+  if (!m)
+    return;
+  /* (sequence, first position, rows) */
+  const guint step1[][3] = { { 0, 0, 20 }, { 1, 0, 9 } };
+  const guint step2[][3] = { { 0, 20, 1 }, { 1, 9, 1 }, { 2, 0, 5 } };
+  const guint step3[][3] = { { 0, 21, 1 }, { 1, 10, 1 }, { 2, 5, 1 } };
+  forward_steps (m, strstr (data, "Q4_0") == NULL, 40, step1, 2, step2, 3, step3, 3);
+}
+
+/* test_forward's check on a synthetic Gemma model (F32, the stories260K vocabulary): the
+ * window layers (32 positions) through the GPU hook's window table and masked paged
+ * attention, with rows past the window: a 45-token chunk, a 30-token chunk from position 9,
+ * decode rows at 45, 46 and 39. */
+static void
+test_forward_gemma (gconstpointer shape)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = hz_test_synth_write ("paged-gemma", shape, NULL, HZ_TYPE_F32, 5, 2,
+                                               &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autoptr (HzModel) m = hz_test_model_load (path, 2, &error);
+  g_assert_no_error (error);
+  const guint step1[][3] = { { 0, 0, 45 }, { 1, 0, 9 } };
+  const guint step2[][3] = { { 0, 45, 1 }, { 1, 9, 30 }, { 2, 0, 5 } };
+  const guint step3[][3] = { { 0, 46, 1 }, { 1, 39, 1 }, { 2, 5, 1 } };
+  forward_steps (m, TRUE, 60, step1, 2, step2, 3, step3, 3);
+  g_unlink (path);
 }
 
 /* ------------------------------------------------------------------ serving */
@@ -572,6 +606,8 @@ main (int argc, char **argv)
       g_test_add_data_func (a, model_files[i], test_forward);
       g_test_add_data_func (b, model_files[i], test_batching);
     }
+  g_test_add_data_func ("/gpu/paged/forward/tiny-gemma3", "tiny-gemma3", test_forward_gemma);
+  g_test_add_data_func ("/gpu/paged/forward/tiny-gemma2", "tiny-gemma2", test_forward_gemma);
   g_test_add_data_func ("/gpu/paged/preemption", model_files[0], test_preemption);
   g_test_add_data_func ("/gpu/paged/fork-greedy", model_files[0], test_fork_greedy);
   g_test_add_data_func ("/gpu/paged/fork", model_files[0], test_fork);

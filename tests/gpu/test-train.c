@@ -1,5 +1,5 @@
 /* tests/gpu/test-train.c — the LoRA training ops of kernels/train.hip against their CPU twins
- * (learner/ops.h, optim.h) on fresh random inputs, then the GPU trainer (learner/gpu-train.h,
+ * (learner/train-ops.h, optim.h) on fresh random inputs, then the GPU trainer (learner/gpu-train.h,
  * through hz_sft_trainer_*) against the CPU trainer on real models. Errors are norm-wise,
  * ||gpu − cpu|| / ||cpu||; thresholds:
  *
@@ -35,7 +35,7 @@
 #include "gpu-test-util.h"
 #include "hz-gpu.h"
 #include "hzk.h"
-#include "ops.h"
+#include "train-ops.h"
 #include "optim.h"
 #include "sft.h"
 #include "model-train.h"

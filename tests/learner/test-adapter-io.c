@@ -8,7 +8,7 @@
 #include "adapter-io.h"
 #include "checkpoint.h"
 #include "gguf.h"
-#include "ops.h"
+#include "train-ops.h"
 
 static HzHparams
 hparams (HzArch arch)

@@ -11,7 +11,7 @@
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 #include <math.h>
-#include "scheduler.h"
+#include "night-schedule.h"
 #include "hanzo-store-feedback.h"
 #include "hanzo-store-learner.h"
 #include "hanzo-store-redactions.h"

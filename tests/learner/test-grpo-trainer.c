@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "hanzo/engine.h"
+#include "model-private.h"
 #include "grpo-trainer.h"
 #include "hz-test-util.h"
 #include "thinking-model.h"

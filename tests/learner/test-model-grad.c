@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <string.h>
 #include "model-train.h"
-#include "ops.h"
+#include "train-ops.h"
 #include "cpu/forward.h"
 #include "grad-check.h"
 #include "tiny-llama.h"

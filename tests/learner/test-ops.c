@@ -8,7 +8,7 @@
 #include <glib.h>
 #include <math.h>
 #include <string.h>
-#include "ops.h"
+#include "train-ops.h"
 #include "grad-check.h"
 
 #define TOL64 1e-4

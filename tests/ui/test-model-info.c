@@ -14,6 +14,7 @@
 #include "hz-model-library.h"
 #include "hz-test-util.h"
 #include "hz-title.h"
+#include "llm.h"
 #include "quant.h"
 
 static char *tmpdir;
@@ -317,6 +318,12 @@ test_bad_files (void)
   g_assert_false (info->arch_supported);
   g_autofree char *reason = hz_model_info_unsupported_reason (info);
   g_assert_nonnull (strstr (reason, "mamba"));
+  /* the supported ones from the engine's table, every one of them */
+  g_autofree char *names = hz_arch_list ();
+  g_assert_nonnull (strstr (reason, names));
+  static const char *const archs[] = { "llama", "qwen2", "qwen3", "qwen3moe", "gemma2", "gemma3" };
+  for (gsize i = 0; i < G_N_ELEMENTS (archs); i++)
+    g_assert_nonnull (strstr (names, archs[i]));
 }
 
 static void

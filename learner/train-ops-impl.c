@@ -1,9 +1,9 @@
-/* learner/ops-impl.c — training ops over REAL (see ops-decl.h for shapes and formulas).
- * Compiled twice, through ops-f32.c and ops-f64.c (HZ_INSTANCE_DOUBLE = 0 / 1). */
+/* learner/train-ops-impl.c — training ops over REAL (see train-ops-decl.h for shapes and formulas).
+ * Compiled twice, through train-ops-f32.c and train-ops-f64.c (HZ_INSTANCE_DOUBLE = 0 / 1). */
 #include <math.h>
 #include <string.h>
-#include "ops.h"
-#include "ops-gemm.h"
+#include "train-ops.h"
+#include "train-ops-gemm.h"
 
 #define HZ_REAL_DOUBLE HZ_INSTANCE_DOUBLE
 #include "real.h"
@@ -210,7 +210,7 @@ HZ_R (attention_fwd_head) (int64_t h, guint ith, gpointer data)
 
 #else
 /* forward of head h for all tokens: S = q_h k^T (lower triangle) and out_h = P v through
- * ops-gemm.h on this thread, the softmax between them as in the double build */
+ * train-ops-gemm.h on this thread, the softmax between them as in the double build */
 static void
 HZ_R (attention_fwd_head) (int64_t h, guint ith, gpointer data)
 {
@@ -311,7 +311,7 @@ transpose_square (float *restrict dst, const float *restrict src, int64_t n)
 }
 
 /* backward of the heads of key/value head kvh, in head order (dk, dv sum over them), the
- * products through ops-gemm.h on this thread:
+ * products through train-ops-gemm.h on this thread:
  * dP = dout_h v^T, dS = P (dP - rowsum (P dP)) / sqrt(hdk), dq_h += dS k, dk += dS^T q_h,
  * dv += P^T dout_h */
 static void
@@ -550,7 +550,7 @@ HZ_R (hz_op_linear_bwd_mt) (HzOpsThreads *th, REAL *dx, REAL *dA, REAL *dB, cons
 }
 
 #else
-/* The float build: every product through ops-gemm.h (blocked kernel, threads split the
+/* The float build: every product through train-ops-gemm.h (blocked kernel, threads split the
  * output columns, the base dequantized block by block into per-thread scratch). */
 
 /* [rows, cols] -> [cols, rows] */

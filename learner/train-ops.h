@@ -1,8 +1,8 @@
-/* learner/ops.h — forward and hand-written backward ops of the llama-family training
+/* learner/train-ops.h — forward and hand-written backward ops of the llama-family training
  * graph, in float (_f32, the training path) and double (_f64, gradient checks).
  *
- * One source (ops-impl.c) is compiled twice with REAL = float and REAL = double (see
- * real.h); the declarations of one instantiation are in ops-decl.h, with the shapes,
+ * One source (train-ops-impl.c) is compiled twice with REAL = float and REAL = double (see
+ * real.h); the declarations of one instantiation are in train-ops-decl.h, with the shapes,
  * formulas and accumulation conventions of every op. Example:
  *   hz_op_rmsnorm_fwd_f32 (y, rstd, x, w, T, d, eps);
  *   hz_op_rmsnorm_bwd_f64 (dx, NULL, dy, x, w, rstd, T, d);
@@ -13,14 +13,14 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"   /* engine: HzMatrix, HzRopeMode */
+#include "llm.h"   /* engine: HzMatrix, HzRopeMode */
 
 G_BEGIN_DECLS
 
 /** Threads for the ops' *_mt variants: a pool of the engine's fork-join threads
  *  (engine/threadpool.h) plus per-thread scratch memory that grows to the largest call and
  *  is kept for the next (dequantized weight rows and packed panels of the matrix products,
- *  see ops-gemm.h). Results never depend on the number of threads: work is split by output
+ *  see train-ops-gemm.h). Results never depend on the number of threads: work is split by output
  *  rows or columns (or attention heads) and every output element is computed by the same
  *  code in the same order whichever thread takes it; no reduction crosses threads.
  *  Thread safety: one *_mt call at a time per HzOpsThreads (it owns the scratch). */
@@ -40,10 +40,10 @@ void          hz_ops_threads_set_min_work (HzOpsThreads *th, double min_work);
 
 #undef HZ_REAL_DOUBLE
 #define HZ_REAL_DOUBLE 0
-#include "ops-decl.h"
+#include "train-ops-decl.h"
 #undef HZ_REAL_DOUBLE
 #define HZ_REAL_DOUBLE 1
-#include "ops-decl.h"
+#include "train-ops-decl.h"
 #undef HZ_REAL_DOUBLE
 #undef REAL
 #undef HZ_R

@@ -1,17 +1,17 @@
-/* learner/ops-decl.h — declarations of the training ops for one REAL type.
- * Included twice by ops.h (float: _f32, double: _f64); do not include directly.
+/* learner/train-ops-decl.h — declarations of the training ops for one REAL type.
+ * Included twice by train-ops.h (float: _f32, double: _f64); do not include directly.
  *
  * Conventions of every op:
  *  - Tensors are row-major [rows, cols], contiguous, of REAL unless stated. T is the number
  *    of tokens (rows) of one sequence.
  *  - Frozen model weights (norm weights, base matrices) come from the engine as float
- *    vectors or as HzMatrix in any quant-table format (engine/model.h); they are never
+ *    vectors or as HzMatrix in any quant-table format (engine/llm.h); they are never
  *    differentiated except by hz_op_embedding_bwd, which exists for completeness.
  *  - *_fwd writes its outputs (and the caches named in its comment); *_bwd ADDS the
  *    gradients with respect to its inputs into the given buffers (callers zero them), so
  *    that residual branches and shared inputs accumulate without copies.
  *  - No global state: all ops are reentrant and thread-safe on disjoint outputs. The heavy
- *    ops have a *_mt twin that takes an HzOpsThreads (ops.h; NULL = the calling thread
+ *    ops have a *_mt twin that takes an HzOpsThreads (train-ops.h; NULL = the calling thread
  *    only) and gives bit-identical results for every thread count; the plain op is the
  *    *_mt one on the calling thread.
  */
@@ -121,7 +121,7 @@ void HZ_R (hz_op_embedding_bwd) (REAL *dtable, const REAL *dy, const int32_t *to
 void HZ_R (hz_op_linear_fwd) (REAL *y, REAL *u, const REAL *x, int64_t T, const HzMatrix *W,
                               const float *bias, const REAL *A, const REAL *B, int32_t r,
                               REAL scaling);
-/** hz_op_linear_fwd on th's threads (nullable). In float, the products are ops-gemm.h's
+/** hz_op_linear_fwd on th's threads (nullable). In float, the products are train-ops-gemm.h's
  *  (blocked, AVX2/FMA when available; W dequantized 64 rows at a time into per-thread
  *  scratch, never as a whole); in double, plain loops (the gradient-check reference). */
 void HZ_R (hz_op_linear_fwd_mt) (HzOpsThreads *th, REAL *y, REAL *u, const REAL *x, int64_t T,
@@ -143,7 +143,7 @@ void HZ_R (hz_op_lora_u_mt) (HzOpsThreads *th, REAL *u, const REAL *x, int64_t T
 void HZ_R (hz_op_linear_bwd) (REAL *dx, REAL *dA, REAL *dB, const REAL *dy, const REAL *x,
                               const REAL *u, int64_t T, const HzMatrix *W, const REAL *A,
                               const REAL *B, int32_t r, REAL scaling);
-/** hz_op_linear_bwd on th's threads (nullable); float uses ops-gemm.h's products (W
+/** hz_op_linear_bwd on th's threads (nullable); float uses train-ops-gemm.h's products (W
  *  dequantized by 256-row x column-chunk blocks), double plain loops. */
 void HZ_R (hz_op_linear_bwd_mt) (HzOpsThreads *th, REAL *dx, REAL *dA, REAL *dB,
                                  const REAL *dy, const REAL *x, const REAL *u, int64_t T,

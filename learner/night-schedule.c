@@ -1,6 +1,6 @@
-/* learner/scheduler.c — nightly schedule decisions (see scheduler.h). */
+/* learner/night-schedule.c — nightly schedule decisions (see night-schedule.h). */
 #include <stdio.h>
-#include "scheduler.h"
+#include "night-schedule.h"
 
 void
 hz_night_window_init (HzNightWindow *w)

@@ -1,11 +1,11 @@
-/* engine/model.c — hyperparameters and tensor binding of llama-family models (model.h).
+/* engine/llm.c — hyperparameters and tensor binding of llama-family models (llm.h).
  *
  * Key and tensor names follow llama.cpp's llama-arch.cpp (LLM_KV_* / LLM_TENSOR_*); the
  * defaults follow llama-model.cpp's load_hparams. Every tensor is checked for presence,
  * format and shape before use, so a bad file gives an error naming the tensor instead of
  * an out-of-bounds read during inference.
  */
-#include "model.h"
+#include "llm.h"
 #include "ggml-order.h"
 
 #include <math.h>
@@ -38,6 +38,15 @@ hz_arch_from_name (const char *name, HzArch *out)
         return TRUE;
       }
   return FALSE;
+}
+
+char *
+hz_arch_list (void)
+{
+  GString *s = g_string_new (NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (arch_table); i++)
+    g_string_append_printf (s, "%s%s", i ? ", " : "", arch_table[i].name);
+  return g_string_free (s, FALSE);
 }
 
 const char *
@@ -709,8 +718,9 @@ arch_of (const HzGguf *g, HzArch *arch, char **arch_str, GError **error)
     }
   if (!hz_arch_from_name (s, arch))
     {
+      g_autofree char *names = hz_arch_list ();
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
-                   "unsupported model architecture '%s' (supported: llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3, gpt-oss)", s);
+                   "unsupported model architecture '%s' (supported: %s)", s, names);
       return FALSE;
     }
   if (arch_str)

@@ -1,4 +1,4 @@
-/* learner/scheduler.h — when the nightly learner may run: a pure decision function over the
+/* learner/night-schedule.h — when the nightly learner may run: a pure decision function over the
  * clock, power, session idleness and the user's switches, used by hanzo-learner
  * (daemon-app.c) and tested on a table of cases (tests/learner/test-daemon.c).
  *

@@ -1,5 +1,5 @@
-/* learner/ops-gemm.h — float matrix products and the parallel loop of the training ops
- * (internal to learner/ops-*.c; the public face is ops.h's HzOpsThreads).
+/* learner/train-ops-gemm.h — float matrix products and the parallel loop of the training ops
+ * (internal to learner/train-ops-*.c; the public face is train-ops.h's HzOpsThreads).
  *
  * The products of the training graph are C += A S^T (forward: x W^T) and C += A S
  * (backward: dy W), where S, the "source", is a row-major matrix given either as float rows
@@ -23,8 +23,8 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "model.h"
-#include "ops.h"
+#include "llm.h"
+#include "train-ops.h"
 
 G_BEGIN_DECLS
 

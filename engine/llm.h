@@ -1,4 +1,4 @@
-/* engine/model.h — llama-family model description: hyperparameters read from the GGUF
+/* engine/llm.h — llama-family model description: hyperparameters read from the GGUF
  * `<arch>.*` metadata and the weight tensors bound by name with their shapes checked.
  * Internal to libhzengine (the public face is HzModel in hanzo/engine.h).
  *
@@ -260,6 +260,9 @@ typedef struct {
 
 /** Architecture of a general.architecture string; FALSE if unsupported. */
 gboolean hz_arch_from_name (const char *name, HzArch *out);
+/** The general.architecture names the engine runs, in the table's order, joined by ", "
+ *  ("llama, qwen2, qwen3, ..."): for messages that list them. Free with g_free. Pure. */
+char *hz_arch_list (void);
 /** The general.architecture string of `arch` ("llama", "gemma3", ...; "unknown" for a value
  *  outside the enum). Static. */
 const char *hz_arch_name (HzArch arch);
@@ -294,26 +297,5 @@ uint64_t hz_hparams_kv_bytes (const HzHparams *hp, int64_t n_ctx, guint elem_byt
 HzLlm *hz_llm_load_tensors (const HzGguf *g, GHashTable *tensors, GError **error);
 void   hz_llm_free (HzLlm *llm);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzLlm, hz_llm_free)
-
-/* ---- internal accessors of HzModel (defined in engine.c) for other engine modules ----
- * (engine.c also implements the public hz_model_chat_template() on top of
- * hz_chat_template_detect()). */
-typedef struct _HzModel HzModel;
-struct _HzTokenizer;
-/** The model's GGUF (metadata such as tokenizer.chat_template). */
-const HzGguf *hz_model_get_gguf (const HzModel *m);
-/** The tokenizer (never NULL for a loaded model). */
-const struct _HzTokenizer *hz_model_get_tokenizer (const HzModel *m);
-/** The bound weights, or NULL for a vocab-only model. */
-const HzLlm *hz_model_get_llm (const HzModel *m);
-struct _HzJinjaTemplate;
-/** The model's tokenizer.chat_template, parsed at load (immutable; shared by all threads),
- *  or NULL when the GGUF has none (or names a built-in one) or it failed to parse: then
- *  *parse_error is that error (owned by the model), else NULL. */
-const struct _HzJinjaTemplate *hz_model_get_chat_jinja (const HzModel *m,
-                                                        const GError **parse_error);
-/** TRUE exactly once per model (atomic): the first time the built-in renderer stands in
- *  for a missing template, so that this is said once. */
-gboolean hz_model_first_builtin_render (const HzModel *m);
 
 G_END_DECLS

@@ -1,8 +1,8 @@
-/* learner/ops-gemm.c — float matrix products, threads and scratch of the training ops
- * (see ops-gemm.h for the method and the determinism argument). */
+/* learner/train-ops-gemm.c — float matrix products, threads and scratch of the training ops
+ * (see train-ops-gemm.h for the method and the determinism argument). */
 #include <stdlib.h>
 #include <string.h>
-#include "ops-gemm.h"
+#include "train-ops-gemm.h"
 #include "threadpool.h"
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
