@@ -1,6 +1,7 @@
 /* hanzo/engine-train.h — the engine's face for training (issue 26 item 6): what libhzlearn
  * (learner/) needs beyond the public inference API, in one header, so that the learner
- * includes nothing else of engine/. The learner trains on the engine's own weights and
+ * includes nothing else of engine/; egress' LoRA deltas (the learner's adapters on the
+ * wire: PEFT names, safetensors, bf16) use it too. The learner trains on the engine's own weights and
  * files, so these are the engine's internal headers, exported as a contract: a change to
  * one of them is a change to this face.
  *
