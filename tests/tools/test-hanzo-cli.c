@@ -775,6 +775,17 @@ test_redact_output (void)
       g_assert_cmpint (r.status, ==, 1);
       g_assert_nonnull (strstr (r.err, "No space left"));
       run_clear (&r);
+      /* a text longer than stdio's buffer fails inside a write: the reason is said too
+       * (it was "write error") */
+      g_autoptr (GString) long_text = g_string_new (NULL);
+      while (long_text->len < 300000)
+        g_string_append (long_text, "Call John Smith at john@example.com please.\n");
+      run_hanzo_full (&r, FALSE, long_text->str, long_text->len,
+                      (const char *const[]) { "redact", "-o", full, NULL });
+      g_assert_cmpint (r.status, ==, 1);
+      g_test_message ("%s", r.err);
+      g_assert_nonnull (strstr (r.err, "No space left"));
+      run_clear (&r);
       g_assert_cmpint (g_lstat (full, &st), ==, 0);
       g_assert_true (S_ISCHR (st.st_mode));
       g_unlink (full);
