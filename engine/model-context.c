@@ -399,6 +399,10 @@ guint hz_context_n_past (HzContext *ctx) { return ctx->tokens->len; }
 void
 hz_context_truncate (HzContext *ctx, guint n)
 {
+  /* a sliding-window layer's ring may no longer hold the window before n (cpu/forward.h):
+   * then nothing is kept */
+  if (n < ctx->tokens->len && !ctx->gpu && !hz_cpu_forward_can_resume (ctx->fwd, n))
+    n = 0;
   if (n < ctx->tokens->len)
     g_array_set_size (ctx->tokens, n);
 }
@@ -577,6 +581,7 @@ eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt, gbool
   if (common == n_prompt)
     common--;
   hz_context_truncate (ctx, (guint) common);
+  common = MIN (common, ctx->tokens->len);    /* (less was kept: a window's ring) */
   *n_evaluated = (guint) (n_prompt - common);
   if (!device)
     return hz_context_eval (ctx, prompt + common, n_prompt - common, FALSE, cancellable, error);
