@@ -17,131 +17,12 @@
 
 struct _HzApplication {
   AdwApplication  parent_instance;
-  GSettings      *settings;
-  HzStore        *store;
-  GError         *store_error;
-  HzEngineWorker *worker;
-  char           *model_sha256;
-  GCancellable   *hash_cancellable;
-  char           *remember_path;   /* saved as model-path once it has loaded */
-  HzLearner      *learner;         /* the hanzo-learner daemon on the session bus */
-  HzModelLibrary *library;
-  HzModelHub     *hub;             /* search and downloads (Find Models) */
+  HzAppContext   *context;         /* the app-wide objects (after startup) */
+  HzChatSession  *session;         /* the chats the window shows (after startup) */
   GtkWindow      *model_manager;   /* weak */
-  GSettings      *model_settings;  /* the current model's own settings, or NULL */
-  char           *model_settings_name;  /* its file name */
-  HzAppServer    *app_server;      /* "Serve to other apps on this computer" */
 };
 
 G_DEFINE_FINAL_TYPE (HzApplication, hz_application, ADW_TYPE_APPLICATION)
-
-/* ------------------------------------------------------------- model file hash */
-
-static void
-hash_file_thread (GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-  const char *path = task_data;
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GFile) file = g_file_new_for_path (path);
-  g_autoptr(GFileInputStream) in = g_file_read (file, cancellable, &error);
-  g_autoptr(GChecksum) sum = g_checksum_new (G_CHECKSUM_SHA256);
-  g_autofree guchar *buf = g_malloc (1 << 20);
-  gssize n;
-
-  if (in == NULL)
-    {
-      g_task_return_error (task, g_steal_pointer (&error));
-      return;
-    }
-  while ((n = g_input_stream_read (G_INPUT_STREAM (in), buf, 1 << 20, cancellable, &error)) > 0)
-    g_checksum_update (sum, buf, n);
-  if (n < 0)
-    g_task_return_error (task, g_steal_pointer (&error));
-  else
-    g_task_return_pointer (task, g_strdup (g_checksum_get_string (sum)), g_free);
-}
-
-static void
-hash_file_done (GObject *source, GAsyncResult *result, gpointer user_data)
-{
-  HzApplication *self = HZ_APPLICATION (source);
-  g_autoptr(GError) error = NULL;
-  g_autofree char *sha = g_task_propagate_pointer (G_TASK (result), &error);
-
-  if (sha == NULL)
-    {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        g_warning ("cannot hash the model file: %s", error->message);
-      return;
-    }
-  g_free (self->model_sha256);
-  self->model_sha256 = g_steal_pointer (&sha);
-}
-
-/* The context length the current model asks for (its own, else the default). */
-static guint
-model_context_length (HzApplication *self)
-{
-  return (guint) hz_model_settings_get_int (self->model_settings, self->settings,
-                                            "context-length");
-}
-
-static void
-on_context_length_changed (GSettings *settings, const char *key, HzApplication *self)
-{
-  hz_engine_worker_set_context_length (self->worker, model_context_length (self));
-}
-
-/* Follow the settings of the model at `path` (NULL: none). */
-static void
-use_model_settings (HzApplication *self, const char *path)
-{
-  g_autofree char *name = path != NULL ? g_path_get_basename (path) : NULL;
-
-  if (self->model_settings != NULL && g_strcmp0 (name, self->model_settings_name) == 0)
-    return;  /* the same file name: the same settings */
-  if (self->model_settings != NULL)
-    g_signal_handlers_disconnect_by_func (self->model_settings, on_context_length_changed, self);
-  g_clear_object (&self->model_settings);
-  g_free (self->model_settings_name);
-  self->model_settings_name = g_steal_pointer (&name);
-  self->model_settings = hz_model_settings_new (path);
-  if (self->model_settings != NULL)
-    g_signal_connect (self->model_settings, "changed::context-length",
-                      G_CALLBACK (on_context_length_changed), self);
-}
-
-static void
-on_model_loading (HzEngineWorker *worker, const char *path, HzApplication *self)
-{
-  g_cancellable_cancel (self->hash_cancellable);
-  g_clear_pointer (&self->model_sha256, g_free);
-  use_model_settings (self, path);  /* (loaded some other way than open_model) */
-}
-
-static void
-on_model_loaded (HzEngineWorker *worker, const char *path, const char *name, HzApplication *self)
-{
-  g_autoptr(GTask) task = NULL;
-
-  if (g_strcmp0 (path, self->remember_path) == 0)
-    {
-      g_settings_set_string (self->settings, "model-path", path);
-      g_clear_pointer (&self->remember_path, g_free);
-    }
-  /* also after a failed load, when the model used before serves on */
-  use_model_settings (self, path);
-
-  g_cancellable_cancel (self->hash_cancellable);
-  g_clear_object (&self->hash_cancellable);
-  g_clear_pointer (&self->model_sha256, g_free);
-
-  self->hash_cancellable = g_cancellable_new ();
-  task = g_task_new (self, self->hash_cancellable, hash_file_done, NULL);
-  g_task_set_source_tag (task, on_model_loaded);
-  g_task_set_task_data (task, g_strdup (path), g_free);
-  g_task_run_in_thread (task, hash_file_thread);
-}
 
 /* ------------------------------------------------------------------ public API */
 
@@ -155,53 +36,67 @@ hz_application_new (void)
                        NULL);
 }
 
+HzAppContext *
+hz_application_get_context (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->context;
+}
+
+HzChatSession *
+hz_application_get_session (HzApplication *self)
+{
+  g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
+  return self->session;
+}
+
 GSettings *
 hz_application_get_settings (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->settings;
+  return self->context ? hz_app_context_get_settings (self->context) : NULL;
 }
 
 HzStore *
 hz_application_get_store (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->store;
+  return self->context ? hz_app_context_get_store (self->context) : NULL;
 }
 
 HzEngineWorker *
 hz_application_get_worker (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->worker;
+  return self->context ? hz_app_context_get_worker (self->context) : NULL;
 }
 
 HzAppServer *
 hz_application_get_app_server (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->app_server;
+  return self->context ? hz_app_context_get_app_server (self->context) : NULL;
 }
 
 HzLearner *
 hz_application_get_learner (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->learner;
+  return self->context ? hz_app_context_get_learner (self->context) : NULL;
 }
 
 HzModelLibrary *
 hz_application_get_model_library (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->library;
+  return self->context ? hz_app_context_get_model_library (self->context) : NULL;
 }
 
 HzModelHub *
 hz_application_get_model_hub (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->hub;
+  return self->context ? hz_app_context_get_model_hub (self->context) : NULL;
 }
 
 GtkWindow *
@@ -220,7 +115,7 @@ hz_application_show_model_manager (HzApplication *self)
   if (self->model_manager == NULL)
     {
       GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
-      GtkWindow *w = GTK_WINDOW (hz_model_manager_new (self, parent));
+      GtkWindow *w = GTK_WINDOW (hz_model_manager_new (self->context, parent));
       g_set_weak_pointer (&self->model_manager, w);
     }
   gtk_window_present (self->model_manager);
@@ -231,7 +126,7 @@ const char *
 hz_application_get_model_sha256 (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->model_sha256;
+  return self->context ? hz_app_context_get_model_sha256 (self->context) : NULL;
 }
 
 void
@@ -239,18 +134,14 @@ hz_application_open_model (HzApplication *self, const char *path, gboolean remem
 {
   g_return_if_fail (HZ_IS_APPLICATION (self));
   g_return_if_fail (path != NULL);
-
-  g_free (self->remember_path);
-  self->remember_path = remember ? g_strdup (path) : NULL;
-  use_model_settings (self, path);
-  hz_engine_worker_load_model_full (self->worker, path, model_context_length (self));
+  hz_app_context_open_model (self->context, path, remember);
 }
 
 GSettings *
 hz_application_get_model_settings (HzApplication *self)
 {
   g_return_val_if_fail (HZ_IS_APPLICATION (self), NULL);
-  return self->model_settings;
+  return self->context ? hz_app_context_get_model_settings (self->context) : NULL;
 }
 
 /* ------------------------------------------------------------------ actions */
@@ -299,13 +190,17 @@ action_preferences (GSimpleAction *action, GVariant *param, gpointer user_data)
   HzApplication *self = user_data;
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
 
-  const char *path = hz_engine_worker_get_model_path (self->worker);
+  HzAppContext *ctx = self->context;
+  const char *path = hz_engine_worker_get_model_path (hz_app_context_get_worker (ctx));
   g_autofree char *name = path != NULL ? g_path_get_basename (path) : NULL;
-  HzModelEntry *entry = path != NULL ? hz_model_library_find (self->library, path) : NULL;
+  HzModelEntry *entry = path != NULL
+    ? hz_model_library_find (hz_app_context_get_model_library (ctx), path) : NULL;
 
   GtkWidget *prefs = hz_preferences_window_new_for_model (
-    self->settings, self->model_settings, entry ? hz_model_entry_get_name (entry) : name, parent);
-  hz_preferences_window_set_app_server (HZ_PREFERENCES_WINDOW (prefs), self->app_server);
+    hz_app_context_get_settings (ctx), hz_app_context_get_model_settings (ctx),
+    entry ? hz_model_entry_get_name (entry) : name, parent);
+  hz_preferences_window_set_app_server (HZ_PREFERENCES_WINDOW (prefs),
+                                        hz_app_context_get_app_server (ctx));
   if (g_strcmp0 (g_action_get_name (G_ACTION (action)), "serve-settings") == 0)
     hz_preferences_window_show_other_apps (HZ_PREFERENCES_WINDOW (prefs));
   gtk_window_present (GTK_WINDOW (prefs));
@@ -317,7 +212,23 @@ action_privacy (GSimpleAction *action, GVariant *param, gpointer user_data)
   HzApplication *self = user_data;
   GtkWindow *parent = gtk_application_get_active_window (GTK_APPLICATION (self));
 
-  gtk_window_present (GTK_WINDOW (hz_privacy_window_new (self, parent)));
+  gtk_window_present (GTK_WINDOW (hz_privacy_window_new (self->context, self->session, parent)));
+}
+
+/* GGUF files dropped on the chat window (as: their URIs) go to the model manager's import. */
+static void
+action_import_models (GSimpleAction *action, GVariant *param, gpointer user_data)
+{
+  HzApplication *self = user_data;
+  g_autofree const char **uris = g_variant_get_strv (param, NULL);
+  GSList *files = NULL;
+
+  for (guint i = 0; uris[i] != NULL; i++)
+    files = g_slist_prepend (files, g_file_new_for_uri (uris[i]));
+  files = g_slist_reverse (files);
+  GtkWindow *manager = hz_application_show_model_manager (self);
+  hz_model_manager_import_files (HZ_MODEL_MANAGER (manager), files);
+  g_slist_free_full (files, g_object_unref);
 }
 
 static void
@@ -354,6 +265,7 @@ static const GActionEntry app_actions[] = {
   { .name = "privacy", .activate = action_privacy },
   { .name = "models", .activate = action_models },
   { .name = "find-models", .activate = action_find_models },
+  { .name = "import-models", .parameter_type = "as", .activate = action_import_models },
   { .name = "quit", .activate = action_quit },
 };
 
@@ -363,33 +275,13 @@ static void
 hz_application_startup (GApplication *app)
 {
   HzApplication *self = HZ_APPLICATION (app);
-  g_autofree char *store_path = NULL;
 
   G_APPLICATION_CLASS (hz_application_parent_class)->startup (app);
 
   gtk_window_set_default_icon_name (HZ_APP_ID);
 
-  self->settings = g_settings_new (HZ_APP_ID);
-  store_path = hz_store_default_path ();
-  self->store = hz_store_open (store_path, &self->store_error);
-  if (self->store == NULL)
-    g_message ("cannot open the store %s: %s", store_path, self->store_error->message);
-
-  self->learner = hz_learner_new ();
-  guint64 budget = g_settings_get_uint64 (self->settings, "model-memory-budget");
-  if (budget == 0)
-    budget = hz_memory_total () / 4 * 3;
-  self->worker = hz_engine_worker_new_full (budget);
-  hz_engine_worker_follow_learner (self->worker, self->learner, self->store);  /* LoRA hot-load */
-  self->library = hz_model_library_new (NULL);
-  self->hub = hz_model_hub_new (self->library, self->settings, store_path);
-  hz_engine_worker_set_context_length (self->worker,
-                                       (guint) g_settings_get_int (self->settings, "context-length"));
-  g_signal_connect (self->settings, "changed::context-length",
-                    G_CALLBACK (on_context_length_changed), self);
-  g_signal_connect (self->worker, "model-loading", G_CALLBACK (on_model_loading), self);
-  g_signal_connect (self->worker, "model-loaded", G_CALLBACK (on_model_loaded), self);
-  self->app_server = hz_app_server_new (self->settings, self->worker);  /* off by default */
+  self->context = hz_app_context_new (app);
+  self->session = hz_chat_session_new (self->context);
 
   g_action_map_add_action_entries (G_ACTION_MAP (self), app_actions,
                                    G_N_ELEMENTS (app_actions), self);
@@ -417,12 +309,12 @@ hz_application_activate (GApplication *app)
 
   if (window == NULL)
     {
-      window = GTK_WINDOW (hz_window_new (self));
-      if (self->store == NULL)
+      window = GTK_WINDOW (hz_window_new (GTK_APPLICATION (self), self->context, self->session));
+      if (hz_app_context_get_store (self->context) == NULL)
         {
           g_autofree char *body = g_strdup_printf (
             _("Your conversations are kept in memory only until Hanzo closes. "
-              "The database file was left untouched.\n\n%s"), self->store_error->message);
+              "The database file was left untouched.\n\n%s"), hz_app_context_get_store_error (self->context)->message);
           gtk_window_present (window);
           hz_window_show_error (HZ_WINDOW (window), _("Conversations Cannot Be Saved"), body);
         }
@@ -437,7 +329,8 @@ hz_application_command_line (GApplication *app, GApplicationCommandLine *cmdline
   GVariantDict *options = g_application_command_line_get_options_dict (cmdline);
   const char *model = NULL, *default_model = NULL;
   g_autofree char *model_abs = NULL, *default_abs = NULL;
-  g_autofree char *remembered = g_settings_get_string (self->settings, "model-path");
+  g_autofree char *remembered = g_settings_get_string (hz_application_get_settings (self),
+                                                              "model-path");
 
   if (g_variant_dict_lookup (options, "model", "^&ay", &model) && *model)
     {
@@ -454,7 +347,7 @@ hz_application_command_line (GApplication *app, GApplicationCommandLine *cmdline
     hz_application_open_model (self, model_abs, TRUE);
   else if (*remembered == '\0' && default_abs != NULL)
     hz_application_open_model (self, default_abs, FALSE);
-  else if (*remembered != '\0' && hz_engine_worker_get_model_path (self->worker) == NULL)
+  else if (*remembered != '\0' && hz_engine_worker_get_model_path (hz_application_get_worker (self)) == NULL)
     hz_application_open_model (self, remembered, FALSE);
 
   g_application_activate (app);
@@ -471,17 +364,10 @@ hz_application_shutdown (GApplication *app)
   while ((windows = gtk_application_get_windows (GTK_APPLICATION (self))) != NULL)
     gtk_window_destroy (windows->data);
 
-  g_cancellable_cancel (self->hash_cancellable);
-  if (self->app_server != NULL)
-    g_object_run_dispose (G_OBJECT (self->app_server));  /* stops listening */
-  if (self->worker != NULL)
-    hz_engine_worker_shutdown (self->worker);
-  g_clear_pointer (&self->store, hz_store_close);
-  if (self->learner != NULL)
-    g_object_run_dispose (G_OBJECT (self->learner));  /* stops watching, resumes it */
-  if (self->hub != NULL)
-    g_object_run_dispose (G_OBJECT (self->hub));  /* downloads stop, .part files kept */
-  g_settings_sync ();  /* the unfinished downloads are remembered for the next start */
+  if (self->session != NULL)
+    g_object_run_dispose (G_OBJECT (self->session));  /* its reply saved, before the store */
+  if (self->context != NULL)
+    hz_app_context_shutdown (self->context);
 
   G_APPLICATION_CLASS (hz_application_parent_class)->shutdown (app);
 }
@@ -491,22 +377,9 @@ hz_application_finalize (GObject *object)
 {
   HzApplication *self = HZ_APPLICATION (object);
 
-  if (self->model_settings != NULL)
-    g_signal_handlers_disconnect_by_func (self->model_settings, on_context_length_changed, self);
-  g_clear_object (&self->model_settings);
-  g_clear_pointer (&self->model_settings_name, g_free);
-  g_clear_object (&self->settings);
-  g_clear_pointer (&self->store, hz_store_close);
-  g_clear_error (&self->store_error);
-  g_clear_object (&self->app_server);
-  g_clear_object (&self->worker);
-  g_clear_object (&self->learner);
-  g_clear_object (&self->hub);
-  g_clear_object (&self->library);
+  g_clear_object (&self->session);
+  g_clear_object (&self->context);
   g_clear_weak_pointer (&self->model_manager);
-  g_clear_object (&self->hash_cancellable);
-  g_free (self->model_sha256);
-  g_free (self->remember_path);
   G_OBJECT_CLASS (hz_application_parent_class)->finalize (object);
 }
 

@@ -1,11 +1,13 @@
 /* hz-application.h — HzApplication: the Hanzo Desktop AdwApplication.
  *
- * Owns the app-wide objects: GSettings (ai.hanzo.Desktop), the store (opened at start-up
- * on $XDG_DATA_HOME/hanzo/hanzo.db), the HzEngineWorker (its model registry's memory
- * budget: GSettings model-memory-budget, 0 = three quarters of the RAM), the model library
- * ($XDG_DATA_HOME/hanzo/models), the Hub side (HzModelHub: search, downloads) and the model
- * choice. Action app.models (Ctrl+M) opens the model manager, app.find-models its Find
- * Models page. Command
+ * The top of app/: at startup it opens the app-wide objects (HzAppContext,
+ * hz-app-context.h: settings, store, engine worker, learner, model library, Hub, app
+ * server, the model in use) and the chats (HzChatSession, hz-chat-session.h), and it makes
+ * the windows, handing them those; the getters below read the context. Actions:
+ * app.models (Ctrl+M) opens the model manager, app.find-models its Find Models page,
+ * app.import-models (as: file URIs) imports files through the model manager (a drop on
+ * the chat window), app.privacy, app.preferences, app.serve-settings, app.about, app.quit.
+ * Command
  * line: `--model PATH` opens PATH and remembers it (GSettings model-path) once it loads;
  * `--default-model PATH` is opened only when no model is remembered. All functions are
  * for the main thread.
@@ -13,12 +15,8 @@
 #pragma once
 
 #include <adwaita.h>
-#include <hanzo-store.h>
-#include "engine-worker.h"
-#include "hz-app-server.h"
-#include "hz-learner.h"
-#include "hz-model-hub.h"
-#include "hz-model-library.h"
+#include "hz-app-context.h"
+#include "hz-chat-session.h"
 
 G_BEGIN_DECLS
 
@@ -27,6 +25,12 @@ G_DECLARE_FINAL_TYPE (HzApplication, hz_application, HZ, APPLICATION, AdwApplica
 
 /** A new application with id ai.hanzo.Desktop. */
 HzApplication  *hz_application_new (void);
+
+/** The app-wide objects (valid after startup). */
+HzAppContext   *hz_application_get_context (HzApplication *self);
+
+/** The chats shown by the window (valid after startup). */
+HzChatSession  *hz_application_get_session (HzApplication *self);
 
 /** The app's settings (valid after startup). */
 GSettings      *hz_application_get_settings (HzApplication *self);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "hz-message-item.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 const char *
 hz_export_format_suffix (HzExportFormat format)

@@ -16,12 +16,11 @@
 #include "hz-model-hub.h"
 #include "hz-model-info.h"
 #include "hz-model-rows.h"
-#include "hz-window.h"
 
 struct _HzModelFinder {
   AdwBin          parent_instance;
 
-  HzApplication  *app;
+  HzAppContext   *ctx;
   HzModelHub     *hub;
   GSettings      *settings;
 
@@ -278,9 +277,11 @@ action_open (GtkWidget *widget, const char *name, GVariant *param)
   HzModelEntry *entry = d ? hz_model_download_get_entry (d) : NULL;
   if (entry == NULL)
     return;
-  hz_application_open_model (self->app, hz_model_entry_get_path (entry), TRUE);
-  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (self->app)); l; l = l->next)
-    if (HZ_IS_WINDOW (l->data))
+  GApplication *app = hz_app_context_get_application (self->ctx);
+  hz_app_context_open_model (self->ctx, hz_model_entry_get_path (entry), TRUE);
+  /* the chat window: the app's one application window (the others are AdwWindows) */
+  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (app)); l; l = l->next)
+    if (GTK_IS_APPLICATION_WINDOW (l->data))
       {
         gtk_window_present (l->data);
         break;
@@ -724,13 +725,13 @@ build (HzModelFinder *self)
 /* ------------------------------------------------------------------ public API */
 
 GtkWidget *
-hz_model_finder_new (HzApplication *app)
+hz_model_finder_new (HzAppContext *ctx)
 {
-  g_return_val_if_fail (HZ_IS_APPLICATION (app), NULL);
+  g_return_val_if_fail (HZ_IS_APP_CONTEXT (ctx), NULL);
   HzModelFinder *self = g_object_new (HZ_TYPE_MODEL_FINDER, NULL);
-  self->app = app;
-  self->hub = g_object_ref (hz_application_get_model_hub (app));
-  self->settings = g_object_ref (hz_application_get_settings (app));
+  self->ctx = ctx;
+  self->hub = g_object_ref (hz_app_context_get_model_hub (ctx));
+  self->settings = g_object_ref (hz_app_context_get_settings (ctx));
   build (self);
   g_signal_connect_object (self->settings, "changed::memory-bandwidth",
                            G_CALLBACK (rebuild_files), self, G_CONNECT_SWAPPED);

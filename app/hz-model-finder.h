@@ -18,15 +18,15 @@
 #pragma once
 
 #include <adwaita.h>
-#include "hz-application.h"
+#include "hz-app-context.h"
 
 G_BEGIN_DECLS
 
 #define HZ_TYPE_MODEL_FINDER (hz_model_finder_get_type ())
 G_DECLARE_FINAL_TYPE (HzModelFinder, hz_model_finder, HZ, MODEL_FINDER, AdwBin)
 
-/** The Find Models page for `app`'s model hub, library and settings. */
-GtkWidget   *hz_model_finder_new (HzApplication *app);
+/** The Find Models page for `ctx`'s model hub, library and settings. */
+GtkWidget   *hz_model_finder_new (HzAppContext *ctx);
 
 /** Move the keyboard focus to the search entry. */
 void         hz_model_finder_focus_search (HzModelFinder *self);

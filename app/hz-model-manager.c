@@ -45,7 +45,7 @@ struct _HzModelManager {
   GtkBox          *find_box;
   GtkWidget       *finder;         /* the Find Models page (HzModelFinder) */
 
-  HzApplication   *app;
+  HzAppContext    *ctx;
   HzModelLibrary  *library;
   GSettings       *settings;
   GHashTable      *expanded;       /* paths of the expanded rows */
@@ -161,7 +161,7 @@ on_entry_changed (HzModelEntry *entry, GParamSpec *pspec, GtkWidget *row)
 static gboolean
 is_in_use (HzModelManager *self, const char *path)
 {
-  HzEngineWorker *worker = hz_application_get_worker (self->app);
+  HzEngineWorker *worker = hz_app_context_get_worker (self->ctx);
   const char *loaded = worker ? hz_engine_worker_get_model_path (worker) : NULL;
   if (loaded == NULL || path == NULL || !hz_engine_worker_is_model_loaded (worker))
     return FALSE;
@@ -826,7 +826,7 @@ in_use_found (GObject *source, GAsyncResult *result, gpointer data)
 static void
 follow_model_in_use (HzModelManager *self)
 {
-  HzEngineWorker *worker = hz_application_get_worker (self->app);
+  HzEngineWorker *worker = hz_app_context_get_worker (self->ctx);
   const char *path = hz_engine_worker_get_model_path (worker);
 
   if (self->lookup != NULL)
@@ -868,7 +868,7 @@ action_set_default (GtkWidget *widget, const char *name, GVariant *param)
   if (entry == NULL)
     return;
   g_settings_set_string (self->settings, "model-path", hz_model_entry_get_path (entry));
-  hz_application_open_model (self->app, hz_model_entry_get_path (entry), TRUE);
+  hz_app_context_open_model (self->ctx, hz_model_entry_get_path (entry), TRUE);
 }
 
 static void
@@ -954,16 +954,16 @@ action_quantize (GtkWidget *widget, const char *name, GVariant *param)
 /* ------------------------------------------------------------------ public API */
 
 HzModelManager *
-hz_model_manager_new (HzApplication *app, GtkWindow *parent)
+hz_model_manager_new (HzAppContext *ctx, GtkWindow *parent)
 {
-  g_return_val_if_fail (HZ_IS_APPLICATION (app), NULL);
+  g_return_val_if_fail (HZ_IS_APP_CONTEXT (ctx), NULL);
   HzModelManager *self = g_object_new (HZ_TYPE_MODEL_MANAGER,
-                                       "application", app,
+                                       "application", hz_app_context_get_application (ctx),
                                        "transient-for", parent,
                                        NULL);
-  self->app = app;
-  self->library = g_object_ref (hz_application_get_model_library (app));
-  self->settings = g_object_ref (hz_application_get_settings (app));
+  self->ctx = ctx;
+  self->library = g_object_ref (hz_app_context_get_model_library (ctx));
+  self->settings = g_object_ref (hz_app_context_get_settings (ctx));
 
   g_settings_bind (self->settings, "speed-target", self->target_adjustment, "value",
                    G_SETTINGS_BIND_DEFAULT);
@@ -979,12 +979,12 @@ hz_model_manager_new (HzApplication *app, GtkWindow *parent)
   self->items_changed_id = g_signal_connect_swapped (hz_model_library_get_models (self->library),
                                                      "items-changed",
                                                      G_CALLBACK (schedule_rebuild), self);
-  HzEngineWorker *worker = hz_application_get_worker (app);
+  HzEngineWorker *worker = hz_app_context_get_worker (ctx);
   g_signal_connect_object (worker, "model-loaded", G_CALLBACK (follow_model_in_use), self,
                            G_CONNECT_SWAPPED);
   g_signal_connect_object (worker, "model-error", G_CALLBACK (follow_model_in_use), self,
                            G_CONNECT_SWAPPED);
-  self->finder = hz_model_finder_new (app);
+  self->finder = hz_model_finder_new (ctx);
   gtk_widget_set_vexpand (self->finder, TRUE);
   gtk_box_append (self->find_box, self->finder);
   follow_model_in_use (self);

@@ -19,7 +19,7 @@
 #pragma once
 
 #include <adwaita.h>
-#include "hz-application.h"
+#include "hz-app-context.h"
 #include "hz-model-finder.h"
 #include "hz-model-library.h"
 
@@ -28,8 +28,9 @@ G_BEGIN_DECLS
 #define HZ_TYPE_MODEL_MANAGER (hz_model_manager_get_type ())
 G_DECLARE_FINAL_TYPE (HzModelManager, hz_model_manager, HZ, MODEL_MANAGER, AdwWindow)
 
-/** The manager of `app`'s model library, transient for `parent` (nullable). */
-HzModelManager *hz_model_manager_new (HzApplication *app, GtkWindow *parent);
+/** The manager of `ctx`'s model library, a window of `ctx`'s application, transient for
+ *  `parent` (nullable). */
+HzModelManager *hz_model_manager_new (HzAppContext *ctx, GtkWindow *parent);
 
 /** Import `files` (GFile) as a drop or the file dialog does: one after the other, each
  *  reporting its error in a dialog (non-GGUF, damaged, unsupported architecture) or,

@@ -1,5 +1,5 @@
-/* hz-privacy-window.c — HzPrivacyWindow (see hz-privacy-window.h). Built in code: most of
- * its rows come from the store. Nothing here calls the network: egress is used only for
+/* hz-privacy-window.c — HzPrivacyWindow (see hz-privacy-window.h). Its frame is
+ * hz-privacy-window.ui; the rows of its lists come from the store. Nothing here calls the network: egress is used only for
  * its accounting (hz_dp_spent(), a pure computation over the store's ledger), for the
  * shapes of the active adapter (hz_delta_config_new_from_peft(): what the learner would
  * send) and for the federation endpoint and token, which go to the Secret Service
@@ -23,21 +23,20 @@
 #include "lora-delta.h"
 #include "hz-learner.h"
 #include "hz-redact-worker.h"
-#include "hz-window.h"
 
 struct _HzPrivacyWindow {
   AdwPreferencesWindow parent_instance;
 
-  HzApplication *app;
+  HzChatSession *session;    /* the app's chats: "Delete Everything" goes through it */
   HzStore       *store;      /* the app's; may be NULL */
   HzLearner     *learner;
   GSettings     *settings;
   gulong         learner_notify_id;
 
   /* kept */
-  AdwActionRow  *conversations_row;
-  AdwActionRow  *messages_row;
-  AdwActionRow  *size_row;
+  GtkLabel      *conversations_value;
+  GtkLabel      *messages_value;
+  GtkLabel      *size_value;
   GtkWidget     *delete_button;
   guint          n_conversations, n_messages;
   guint64        bytes;
@@ -45,6 +44,7 @@ struct _HzPrivacyWindow {
   /* redactions */
   AdwComboRow   *message_combo;
   GArray        *message_ids;     /* gint64, parallel to the combo's model */
+  GtkTextView   *redaction_view;
   GtkTextBuffer *redaction_buffer;
   GtkLabel      *redaction_status;
   HzRedactWorker *redact_worker;  /* the app's background redaction, or NULL (no store) */
@@ -59,8 +59,9 @@ struct _HzPrivacyWindow {
   /* federation */
   GtkSwitch     *federation_switch;
   GtkWidget     *federation_details;
-  AdwActionRow  *epsilon_row;
-  AdwActionRow  *training_epsilon_row;
+  GtkLabel      *federation_text;
+  GtkLabel      *epsilon_value;
+  GtkLabel      *training_epsilon_value;
   GtkListBox    *egress_list;
   guint          n_egress;
   double         release_spent;   /* composed release epsilon in the budget year */
@@ -90,15 +91,6 @@ list_clear (GtkListBox *list)
     gtk_list_box_remove (list, child);
 }
 
-static GtkListBox *
-boxed_list (void)
-{
-  GtkWidget *list = gtk_list_box_new ();
-  gtk_list_box_set_selection_mode (GTK_LIST_BOX (list), GTK_SELECTION_NONE);
-  gtk_widget_add_css_class (list, "boxed-list");
-  return GTK_LIST_BOX (list);
-}
-
 static GtkWidget *
 info_row (const char *title, const char *subtitle)
 {
@@ -109,26 +101,6 @@ info_row (const char *title, const char *subtitle)
   if (subtitle != NULL)
     adw_action_row_set_subtitle (ADW_ACTION_ROW (row), subtitle);
   return row;
-}
-
-static void
-set_row_value (AdwActionRow *row, const char *value)
-{
-  GtkWidget *label = g_object_get_data (G_OBJECT (row), "value-label");
-  gtk_label_set_text (GTK_LABEL (label), value);
-}
-
-static AdwActionRow *
-value_row (AdwPreferencesGroup *group, const char *title)
-{
-  GtkWidget *row = info_row (title, NULL);
-  GtkWidget *label = gtk_label_new ("");
-  gtk_widget_add_css_class (label, "dim-label");
-  gtk_label_set_selectable (GTK_LABEL (label), TRUE);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), label);
-  g_object_set_data (G_OBJECT (row), "value-label", label);
-  adw_preferences_group_add (group, row);
-  return ADW_ACTION_ROW (row);
 }
 
 static char *
@@ -202,54 +174,30 @@ reload_kept (HzPrivacyWindow *self)
   g_autofree char *nc = g_strdup_printf ("%u", self->n_conversations);
   g_autofree char *nm = g_strdup_printf ("%u", self->n_messages);
   g_autofree char *sz = g_format_size (self->bytes);
-  set_row_value (self->conversations_row, nc);
-  set_row_value (self->messages_row, nm);
-  set_row_value (self->size_row, sz);
+  gtk_label_set_text (self->conversations_value, nc);
+  gtk_label_set_text (self->messages_value, nm);
+  gtk_label_set_text (self->size_value, sz);
   gtk_widget_set_sensitive (self->delete_button, self->store != NULL && self->n_conversations > 0);
 
   adw_combo_row_set_model (self->message_combo, G_LIST_MODEL (labels));
   gtk_widget_set_sensitive (GTK_WIDGET (self->message_combo), self->message_ids->len > 0);
 }
 
+/* The session stops its reply, deletes the conversations waiting for Undo, then all of
+ * them, and shows a new chat (the window follows its signals). */
 static void
 delete_everything (HzPrivacyWindow *self)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) convs = NULL;
-  GList *windows = gtk_application_get_windows (GTK_APPLICATION (self->app));
 
   if (self->store == NULL)
     return;
-  /* Windows stop their reply and drop conversations waiting for Undo first. */
-  for (GList *l = windows; l != NULL; l = l->next)
-    if (HZ_IS_WINDOW (l->data))
-      {
-        if (hz_window_is_generating (l->data))
-          gtk_widget_activate_action (GTK_WIDGET (l->data), "win.stop", NULL);
-        hz_window_commit_deletes (l->data);
-      }
-
-  convs = hz_store_list_conversations (self->store, &error);
-  gboolean ok = convs != NULL && hz_store_begin (self->store, &error);
-  for (guint i = 0; ok && i < convs->len; i++)
-    ok = hz_store_delete_conversation (self->store, ((HzConversation *) convs->pdata[i])->id,
-                                       &error);
-  if (ok)
-    ok = hz_store_commit (self->store, &error);
-  else if (convs != NULL)
-    hz_store_rollback (self->store);
-  if (!ok)
-    {
-      AdwToast *toast = adw_toast_new (error->message);
-      adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self), toast);
-    }
+  if (!hz_chat_session_delete_everything (self->session, &error))
+    adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self),
+                                      adw_toast_new (error->message));
   else
     adw_preferences_window_add_toast (ADW_PREFERENCES_WINDOW (self),
                                       adw_toast_new (_("All conversations were deleted")));
-
-  for (GList *l = gtk_application_get_windows (GTK_APPLICATION (self->app)); l; l = l->next)
-    if (HZ_IS_WINDOW (l->data))
-      hz_window_reload (l->data);
   hz_privacy_window_reload (self);
 }
 
@@ -524,8 +472,8 @@ reload_federation (HzPrivacyWindow *self)
                                   trained.epsilon, trained.n_entries);
   else
     train_text = g_strdup (_("none"));
-  set_row_value (self->epsilon_row, text);
-  set_row_value (self->training_epsilon_row, train_text);
+  gtk_label_set_text (self->epsilon_value, text);
+  gtk_label_set_text (self->training_epsilon_value, train_text);
 
   list_clear (self->egress_list);
   g_autoptr(GPtrArray) log = self->store ? hz_store_list_egress_log (self->store, 0, 0, NULL) : NULL;
@@ -769,177 +717,13 @@ on_federation_active (GtkSwitch *sw, GParamSpec *pspec, HzPrivacyWindow *self)
   sync_federation (self);
 }
 
-/* ------------------------------------------------------------------ building */
-
-static AdwPreferencesGroup *
-group_new (AdwPreferencesPage *page, const char *title, const char *description)
-{
-  GtkWidget *group = adw_preferences_group_new ();
-  adw_preferences_group_set_title (ADW_PREFERENCES_GROUP (group), title);
-  if (description != NULL)
-    adw_preferences_group_set_description (ADW_PREFERENCES_GROUP (group), description);
-  adw_preferences_page_add (page, ADW_PREFERENCES_GROUP (group));
-  return ADW_PREFERENCES_GROUP (group);
-}
-
-static void
-build (HzPrivacyWindow *self)
-{
-  GtkWidget *page = adw_preferences_page_new ();
-  AdwPreferencesGroup *group;
-  GtkWidget *row, *button, *view, *frame, *sub;
-
-  adw_preferences_page_set_title (ADW_PREFERENCES_PAGE (page), _("Privacy"));
-  adw_preferences_page_set_icon_name (ADW_PREFERENCES_PAGE (page), "security-high-symbolic");
-  adw_preferences_window_add (ADW_PREFERENCES_WINDOW (self), ADW_PREFERENCES_PAGE (page));
-
-  /* What is kept */
-  group = group_new (ADW_PREFERENCES_PAGE (page), _("Kept on This Computer"),
-                     _("Conversations stay on this computer; nothing here is sent anywhere."));
-  self->conversations_row = value_row (group, _("Conversations"));
-  self->messages_row = value_row (group, _("Messages"));
-  self->size_row = value_row (group, _("Database size on disk"));
-  row = info_row (_("Delete everything"), _("All conversations, messages, redactions and ratings"));
-  button = gtk_button_new_with_mnemonic (_("_Delete Everything…"));
-  gtk_widget_add_css_class (button, "destructive-action");
-  gtk_widget_set_valign (button, GTK_ALIGN_CENTER);
-  g_signal_connect (button, "clicked", G_CALLBACK (on_delete_clicked), self);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), button);
-  adw_preferences_group_add (group, row);
-  self->delete_button = button;
-
-  /* Redactions */
-  group = group_new (ADW_PREFERENCES_PAGE (page), _("Redactions"),
-                     _("Before anything learns from a message, personal data in it is replaced "
-                       "by placeholders. The highlighted parts are what was redacted."));
-  self->message_combo = ADW_COMBO_ROW (adw_combo_row_new ());
-  adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->message_combo), _("Message"));
-  g_signal_connect (self->message_combo, "notify::selected", G_CALLBACK (on_message_selected), self);
-  adw_preferences_group_add (group, GTK_WIDGET (self->message_combo));
-  self->redaction_buffer = gtk_text_buffer_new (NULL);
-  gtk_text_buffer_create_tag (self->redaction_buffer, "redacted",
-                              "background", "#f6d32d", "foreground", "#000000",
-                              "weight", PANGO_WEIGHT_BOLD, NULL);
-  view = gtk_text_view_new_with_buffer (self->redaction_buffer);
-  gtk_text_view_set_editable (GTK_TEXT_VIEW (view), FALSE);
-  gtk_text_view_set_cursor_visible (GTK_TEXT_VIEW (view), FALSE);
-  gtk_text_view_set_wrap_mode (GTK_TEXT_VIEW (view), GTK_WRAP_WORD_CHAR);
-  gtk_text_view_set_left_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_right_margin (GTK_TEXT_VIEW (view), 12);
-  gtk_text_view_set_top_margin (GTK_TEXT_VIEW (view), 8);
-  gtk_text_view_set_bottom_margin (GTK_TEXT_VIEW (view), 8);
-  gtk_accessible_update_property (GTK_ACCESSIBLE (view), GTK_ACCESSIBLE_PROPERTY_LABEL,
-                                  _("Message with redacted parts highlighted"), -1);
-  frame = gtk_frame_new (NULL);
-  gtk_widget_set_margin_top (frame, 12);
-  gtk_frame_set_child (GTK_FRAME (frame), view);
-  adw_preferences_group_add (group, frame);
-  self->redaction_status = GTK_LABEL (gtk_label_new (""));
-  gtk_label_set_xalign (self->redaction_status, 0);
-  gtk_widget_set_margin_top (GTK_WIDGET (self->redaction_status), 6);
-  gtk_widget_add_css_class (GTK_WIDGET (self->redaction_status), "dim-label");
-  adw_preferences_group_add (group, GTK_WIDGET (self->redaction_status));
-
-  /* Learner */
-  group = group_new (ADW_PREFERENCES_PAGE (page), _("On-Device Learning"),
-                     _("Nightly training runs on this computer from redacted messages only."));
-  self->rollback_button = gtk_button_new_with_mnemonic (_("_Roll Back"));
-  gtk_widget_set_tooltip_text (self->rollback_button, _("Use the previous adapter again"));
-  gtk_widget_set_valign (self->rollback_button, GTK_ALIGN_CENTER);
-  g_signal_connect (self->rollback_button, "clicked", G_CALLBACK (on_rollback_clicked), self);
-  adw_preferences_group_set_header_suffix (group, self->rollback_button);
-  self->runs_list = boxed_list ();
-  adw_preferences_group_add (group, GTK_WIDGET (self->runs_list));
-  sub = gtk_label_new (_("Adapters"));
-  gtk_label_set_xalign (GTK_LABEL (sub), 0);
-  gtk_widget_add_css_class (sub, "heading");
-  gtk_widget_set_margin_top (sub, 18);
-  gtk_widget_set_margin_bottom (sub, 6);
-  adw_preferences_group_add (group, sub);
-  self->adapters_list = boxed_list ();
-  adw_preferences_group_add (group, GTK_WIDGET (self->adapters_list));
-
-  /* Federation */
-  group = group_new (ADW_PREFERENCES_PAGE (page), _("Federated Learning"),
-                     _("Off by default. Nothing is sent while it is off."));
-  row = info_row (_("Share improvements"),
-                  _("Help improve the shared model with a noised summary of what was learned"));
-  self->federation_switch = GTK_SWITCH (gtk_switch_new ());
-  gtk_widget_set_valign (GTK_WIDGET (self->federation_switch), GTK_ALIGN_CENTER);
-  adw_action_row_add_suffix (ADW_ACTION_ROW (row), GTK_WIDGET (self->federation_switch));
-  adw_action_row_set_activatable_widget (ADW_ACTION_ROW (row), GTK_WIDGET (self->federation_switch));
-  adw_preferences_group_add (group, row);
-  {
-    HzDpBudget budget = HZ_DP_BUDGET_DEFAULT;
-    g_autofree char *details = g_strdup_printf (
-      _("What will be sent: only the adapter update learned on this computer (LoRA weights), "
-        "clipped and with random noise added (differential privacy), never your messages. "
-        "Every upload is written to the log below. Privacy budget: at most ε = %.0f at "
-        "δ = %g per year; uploads stop when it is spent."),
-      budget.epsilon, budget.delta);
-    GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
-    GtkWidget *label = gtk_label_new (details);
-    gtk_label_set_wrap (GTK_LABEL (label), TRUE);
-    gtk_label_set_xalign (GTK_LABEL (label), 0);
-    gtk_widget_set_margin_top (label, 12);
-    gtk_box_append (GTK_BOX (box), label);
-    GtkListBox *sent = boxed_list ();
-    self->send_shapes_row = ADW_ACTION_ROW (info_row (_("Adapter tensors"), NULL));
-    self->send_bytes_row = ADW_ACTION_ROW (info_row (_("Size"), NULL));
-    self->send_epsilon_row = ADW_ACTION_ROW (info_row (_("Privacy cost of one upload"), NULL));
-    self->budget_left_row = ADW_ACTION_ROW (info_row (_("Privacy budget left"), NULL));
-    gtk_list_box_append (sent, GTK_WIDGET (self->send_shapes_row));
-    gtk_list_box_append (sent, GTK_WIDGET (self->send_bytes_row));
-    gtk_list_box_append (sent, GTK_WIDGET (self->send_epsilon_row));
-    gtk_list_box_append (sent, GTK_WIDGET (self->budget_left_row));
-    gtk_box_append (GTK_BOX (box), GTK_WIDGET (sent));
-
-    GtkWidget *cred_title = gtk_label_new (_("Federation Server"));
-    gtk_label_set_xalign (GTK_LABEL (cred_title), 0);
-    gtk_widget_add_css_class (cred_title, "heading");
-    gtk_widget_set_margin_top (cred_title, 6);
-    gtk_box_append (GTK_BOX (box), cred_title);
-    GtkListBox *cred = boxed_list ();
-    self->endpoint_row = ADW_ENTRY_ROW (adw_entry_row_new ());
-    adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->endpoint_row), _("Server address (https://…)"));
-    self->token_row = ADW_PASSWORD_ENTRY_ROW (adw_password_entry_row_new ());
-    adw_preferences_row_set_title (ADW_PREFERENCES_ROW (self->token_row), _("Access token"));
-    gtk_list_box_append (cred, GTK_WIDGET (self->endpoint_row));
-    gtk_list_box_append (cred, GTK_WIDGET (self->token_row));
-    gtk_box_append (GTK_BOX (box), GTK_WIDGET (cred));
-    GtkWidget *buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-    self->credentials_status = GTK_LABEL (gtk_label_new (_("Kept in your keyring, never in Hanzo's files")));
-    gtk_label_set_xalign (self->credentials_status, 0);
-    gtk_label_set_wrap (self->credentials_status, TRUE);
-    gtk_widget_set_hexpand (GTK_WIDGET (self->credentials_status), TRUE);
-    gtk_widget_add_css_class (GTK_WIDGET (self->credentials_status), "dim-label");
-    gtk_box_append (GTK_BOX (buttons), GTK_WIDGET (self->credentials_status));
-    self->forget_credentials_button = gtk_button_new_with_mnemonic (_("_Forget"));
-    g_signal_connect (self->forget_credentials_button, "clicked", G_CALLBACK (on_forget_credentials), self);
-    gtk_box_append (GTK_BOX (buttons), self->forget_credentials_button);
-    self->save_credentials_button = gtk_button_new_with_mnemonic (_("_Save in Keyring"));
-    gtk_widget_add_css_class (self->save_credentials_button, "suggested-action");
-    g_signal_connect (self->save_credentials_button, "clicked", G_CALLBACK (on_save_credentials), self);
-    gtk_box_append (GTK_BOX (buttons), self->save_credentials_button);
-    gtk_box_append (GTK_BOX (box), buttons);
-    gtk_widget_set_margin_bottom (box, 6);
-    self->federation_details = box;
-    adw_preferences_group_add (group, self->federation_details);
-  }
-  group = group_new (ADW_PREFERENCES_PAGE (page), _("Privacy Budget and Egress Log"), NULL);
-  self->epsilon_row = value_row (group, _("Privacy budget spent by uploads"));
-  self->training_epsilon_row = value_row (group, _("Privacy spent by on-device training"));
-  self->egress_list = boxed_list ();
-  gtk_widget_set_margin_top (GTK_WIDGET (self->egress_list), 12);
-  adw_preferences_group_add (group, GTK_WIDGET (self->egress_list));
-}
-
 /* ------------------------------------------------------------------ public API */
 
 GtkWidget *
-hz_privacy_window_new (HzApplication *app, GtkWindow *parent)
+hz_privacy_window_new (HzAppContext *ctx, HzChatSession *session, GtkWindow *parent)
 {
-  g_return_val_if_fail (HZ_IS_APPLICATION (app), NULL);
+  g_return_val_if_fail (HZ_IS_APP_CONTEXT (ctx), NULL);
+  g_return_val_if_fail (HZ_IS_CHAT_SESSION (session), NULL);
   HzPrivacyWindow *self = g_object_new (HZ_TYPE_PRIVACY_WINDOW,
                                         "transient-for", parent,
                                         "modal", parent != NULL,
@@ -948,10 +732,10 @@ hz_privacy_window_new (HzApplication *app, GtkWindow *parent)
                                         "default-height", 720,
                                         "search-enabled", FALSE,
                                         NULL);
-  self->app = app;
-  self->store = hz_application_get_store (app);
-  self->settings = g_object_ref (hz_application_get_settings (app));
-  self->learner = hz_application_get_learner (app);
+  self->session = g_object_ref (session);
+  self->store = hz_app_context_get_store (ctx);
+  self->settings = g_object_ref (hz_app_context_get_settings (ctx));
+  self->learner = hz_app_context_get_learner (ctx);
   if (self->learner != NULL)
     {
       g_object_ref (self->learner);
@@ -960,9 +744,8 @@ hz_privacy_window_new (HzApplication *app, GtkWindow *parent)
     }
   g_settings_bind (self->settings, "federation-enabled", self->federation_switch, "active",
                    G_SETTINGS_BIND_DEFAULT);
-  g_signal_connect (self->federation_switch, "notify::active", G_CALLBACK (on_federation_active), self);
   /* (created at start-up by the main window when there is a store) */
-  self->redact_worker = hz_redact_worker_get_for_application (G_APPLICATION (app));
+  self->redact_worker = hz_redact_worker_get_for_application (hz_app_context_get_application (ctx));
   if (self->redact_worker != NULL)
     {
       g_object_ref (self->redact_worker);
@@ -1035,8 +818,7 @@ hz_privacy_window_get_n_egress_rows (HzPrivacyWindow *self)
 const char *
 hz_privacy_window_get_epsilon_text (HzPrivacyWindow *self)
 {
-  GtkWidget *label = g_object_get_data (G_OBJECT (self->epsilon_row), "value-label");
-  return gtk_label_get_text (GTK_LABEL (label));
+  return gtk_label_get_text (self->epsilon_value);
 }
 
 const char *
@@ -1073,7 +855,9 @@ hz_privacy_window_dispose (GObject *object)
     g_clear_signal_handler (&self->redact_finished_id, self->redact_worker);
   g_clear_object (&self->redact_worker);
   g_clear_object (&self->settings);
+  g_clear_object (&self->session);
   g_clear_object (&self->redaction_buffer);
+  gtk_widget_dispose_template (GTK_WIDGET (self), HZ_TYPE_PRIVACY_WINDOW);
   if (self->cancellable != NULL)
     g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
@@ -1093,15 +877,67 @@ static void
 hz_privacy_window_class_init (HzPrivacyWindowClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
 
   object_class->dispose = hz_privacy_window_dispose;
   object_class->finalize = hz_privacy_window_finalize;
+
+  gtk_widget_class_set_template_from_resource (widget_class,
+                                               "/ai/hanzo/Desktop/hz-privacy-window.ui");
+#define CHILD(name) gtk_widget_class_bind_template_child (widget_class, HzPrivacyWindow, name)
+  CHILD (conversations_value);
+  CHILD (messages_value);
+  CHILD (size_value);
+  CHILD (delete_button);
+  CHILD (message_combo);
+  CHILD (redaction_view);
+  CHILD (redaction_status);
+  CHILD (runs_list);
+  CHILD (adapters_list);
+  CHILD (rollback_button);
+  CHILD (federation_switch);
+  CHILD (federation_details);
+  CHILD (federation_text);
+  CHILD (send_shapes_row);
+  CHILD (send_bytes_row);
+  CHILD (send_epsilon_row);
+  CHILD (budget_left_row);
+  CHILD (endpoint_row);
+  CHILD (token_row);
+  CHILD (credentials_status);
+  CHILD (forget_credentials_button);
+  CHILD (save_credentials_button);
+  CHILD (epsilon_value);
+  CHILD (training_epsilon_value);
+  CHILD (egress_list);
+#undef CHILD
+  gtk_widget_class_bind_template_callback (widget_class, on_delete_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_message_selected);
+  gtk_widget_class_bind_template_callback (widget_class, on_rollback_clicked);
+  gtk_widget_class_bind_template_callback (widget_class, on_federation_active);
+  gtk_widget_class_bind_template_callback (widget_class, on_forget_credentials);
+  gtk_widget_class_bind_template_callback (widget_class, on_save_credentials);
 }
 
 static void
 hz_privacy_window_init (HzPrivacyWindow *self)
 {
+  HzDpBudget budget = HZ_DP_BUDGET_DEFAULT;
+
   self->message_ids = g_array_new (FALSE, FALSE, sizeof (gint64));
   self->cancellable = g_cancellable_new ();
-  build (self);
+  gtk_widget_init_template (GTK_WIDGET (self));
+
+  self->redaction_buffer = gtk_text_buffer_new (NULL);
+  gtk_text_buffer_create_tag (self->redaction_buffer, "redacted",
+                              "background", "#f6d32d", "foreground", "#000000",
+                              "weight", PANGO_WEIGHT_BOLD, NULL);
+  gtk_text_view_set_buffer (self->redaction_view, self->redaction_buffer);
+  g_autofree char *details = g_strdup_printf (
+    _("What will be sent: only the adapter update learned on this computer (LoRA weights), "
+      "clipped and with random noise added (differential privacy), never your messages. "
+      "Every upload is written to the log below. Privacy budget: at most ε = %.0f at "
+      "δ = %g per year; uploads stop when it is spent."),
+    budget.epsilon, budget.delta);
+  gtk_label_set_text (self->federation_text, details);
 }

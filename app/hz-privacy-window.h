@@ -19,7 +19,8 @@
 #pragma once
 
 #include <adwaita.h>
-#include "hz-application.h"
+#include "hz-app-context.h"
+#include "hz-chat-session.h"
 
 G_BEGIN_DECLS
 
@@ -27,7 +28,10 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (HzPrivacyWindow, hz_privacy_window, HZ, PRIVACY_WINDOW,
                       AdwPreferencesWindow)
 
-GtkWidget *hz_privacy_window_new (HzApplication *app, GtkWindow *parent);
+/** The privacy page of `ctx`'s store, learner and settings; "Delete Everything" asks
+ *  `session` (hz_chat_session_delete_everything()). Transient for `parent` (nullable). */
+GtkWidget *hz_privacy_window_new (HzAppContext *ctx, HzChatSession *session,
+                                  GtkWindow *parent);
 
 /** Read everything from the store again. */
 void       hz_privacy_window_reload (HzPrivacyWindow *self);

@@ -126,3 +126,18 @@ hz_title_sanitize (const char *raw)
   g_strchomp (cut);
   return g_strconcat (cut, "…", NULL);
 }
+
+char *
+hz_title_from_text (const char *text)
+{
+  g_autofree char *line = g_strdup (text);
+  char *nl = strchr (line, '\n');
+  if (nl)
+    *nl = '\0';
+  g_strstrip (line);
+  if (g_utf8_strlen (line, -1) <= HZ_TITLE_FIRST_LINE_CHARS)
+    return g_steal_pointer (&line);
+  g_autofree char *cut = g_utf8_substring (line, 0, HZ_TITLE_FIRST_LINE_CHARS - 1);
+  g_strchomp (cut);
+  return g_strconcat (cut, "…", NULL);
+}

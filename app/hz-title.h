@@ -21,4 +21,12 @@ char *hz_title_prompt (const char *user, const char *assistant);
  *  two letters, or the words of a refusal/echo of the instruction. g_free. */
 char *hz_title_sanitize (const char *raw);
 
+/** The title a new chat gets from its first message `text` before the model writes one:
+ *  its first line, stripped, cut to HZ_TITLE_FIRST_LINE_CHARS characters (with "…").
+ *  g_free. */
+char *hz_title_from_text (const char *text);
+
+/** Longest title made from a first message, in characters. */
+#define HZ_TITLE_FIRST_LINE_CHARS 48
+
 G_END_DECLS

@@ -1,5 +1,5 @@
-/* hz-window-models.c — HzWindow's model switcher and model-written titles (the shared
- * struct is in hz-window-private.h).
+/* hz-window-models.c — HzWindow's model switcher (the shared struct is in
+ * hz-window-private.h).
  *
  * Switcher: a menu button in the chat header lists the models of the application's
  * HzModelLibrary as radio items of the stateful action chat.model (s: path), then Open
@@ -10,35 +10,16 @@
  * and still loaded comes back without loading); the action's state follows the worker,
  * so the check mark always shows the model in use, also when it was opened otherwise.
  *
- * Titles: after the first exchange of a new chat, the worker is asked (low priority) for a
- * title; hz_title_sanitize() cleans the answer, and the conversation is renamed only if
- * the answer is usable and the title is still the one made from the first message (the
- * user may have renamed it meanwhile).
- *
  * With no model in use, the empty chat page lists the library's models (a row opens one as
  * the switcher does) next to Find a Model… and Open Model File….
  *
- * GGUF files dropped on the window are imported through the model manager.
+ * GGUF files dropped on the window are imported through the model manager (the application's
+ * action app.import-models).
  */
 #include "hz-window-private.h"
 
 #include <glib/gi18n.h>
 
-#include "hz-model-manager.h"
-#include "hz-title.h"
-
-typedef struct {
-  gint64  conversation_id;
-  char   *expected;   /* the title it had when the request was made */
-} TitleRequest;
-
-static void
-title_request_free (gpointer p)
-{
-  TitleRequest *t = p;
-  g_free (t->expected);
-  g_free (t);
-}
 
 /* ------------------------------------------------------------------ switcher */
 
@@ -64,7 +45,7 @@ entry_label (GListModel *models, HzModelEntry *entry)
 static void
 rebuild_menu (HzWindow *self)
 {
-  HzModelLibrary *lib = hz_application_get_model_library (self->app);
+  HzModelLibrary *lib = hz_app_context_get_model_library (self->ctx);
   GListModel *models = hz_model_library_get_models (lib);
   guint n = g_list_model_get_n_items (models);
   g_autoptr(GMenu) list = g_menu_new ();
@@ -94,7 +75,7 @@ void
 hz_window_models_update_header (HzWindow *self)
 {
   gtk_widget_set_visible (GTK_WIDGET (self->open_model_button),
-                          !hz_window_is_folded (self) ||
+                          !hz_window_folded (self) ||
                           !gtk_widget_get_visible (GTK_WIDGET (self->model_button)));
 }
 
@@ -102,7 +83,7 @@ void
 hz_window_models_sync (HzWindow *self)
 {
   const char *path = hz_engine_worker_get_model_path (self->worker);
-  HzModelLibrary *lib = hz_application_get_model_library (self->app);
+  HzModelLibrary *lib = hz_app_context_get_model_library (self->ctx);
   HzModelEntry *entry = hz_model_library_find (lib, path);
   g_autofree char *label = entry ? entry_label (hz_model_library_get_models (lib), entry)
                          : path ? g_path_get_basename (path) : g_strdup (_("No Model"));
@@ -116,7 +97,7 @@ on_library_changed (GListModel *models, guint pos, guint removed, guint added, H
 {
   rebuild_menu (self);
   hz_window_models_sync (self);
-  hz_window_update_state (self);   /* the empty page's offer of models */
+  /* (the empty page's offer of models follows in hz-window.c) */
 }
 
 /* A row of the empty page's list: the model's name, its file and size; activating it opens
@@ -126,7 +107,7 @@ status_row (gpointer item, gpointer data)
 {
   HzWindow *self = data;
   HzModelEntry *e = item;
-  GListModel *models = hz_model_library_get_models (hz_application_get_model_library (self->app));
+  GListModel *models = hz_model_library_get_models (hz_app_context_get_model_library (self->ctx));
   const char *path = hz_model_entry_get_path (e);
   const HzModelInfo *info = hz_model_entry_get_info (e);
   g_autofree char *label = entry_label (models, e);
@@ -149,8 +130,8 @@ status_row (gpointer item, gpointer data)
 gboolean
 hz_window_models_offer (HzWindow *self, gboolean offer)
 {
-  guint n = self->app != NULL
-    ? g_list_model_get_n_items (hz_model_library_get_models (hz_application_get_model_library (self->app)))
+  guint n = self->ctx != NULL
+    ? g_list_model_get_n_items (hz_model_library_get_models (hz_app_context_get_model_library (self->ctx)))
     : 0;
   gtk_widget_set_visible (GTK_WIDGET (self->status_models), offer && n > 0);
   return n > 0;
@@ -164,12 +145,12 @@ on_model_activated (GSimpleAction *action, GVariant *param, gpointer data)
 
   if (*path == '\0' || g_strcmp0 (path, hz_engine_worker_get_model_path (self->worker)) == 0)
     return;
-  if (hz_window_generating (self))
+  if (hz_chat_session_is_generating (self->session))
     {
       hz_window_notify (self, _("Wait for the reply to finish before switching models"));
       return;
     }
-  hz_application_open_model (self->app, path, FALSE);
+  hz_app_context_open_model (self->ctx, path, FALSE);
 }
 
 /* GGUF files dropped on the chat window go to the model manager's import. */
@@ -178,15 +159,18 @@ on_drop (GtkDropTarget *target, const GValue *value, double x, double y, HzWindo
 {
   if (!G_VALUE_HOLDS (value, GDK_TYPE_FILE_LIST))
     return FALSE;
-  GtkWindow *manager = hz_application_show_model_manager (self->app);
-  hz_model_manager_import_files (HZ_MODEL_MANAGER (manager), g_value_get_boxed (value));
-  return TRUE;
+  g_autoptr(GPtrArray) uris = g_ptr_array_new_with_free_func (g_free);
+  for (GSList *l = g_value_get_boxed (value); l != NULL; l = l->next)
+    g_ptr_array_add (uris, g_file_get_uri (l->data));
+  g_ptr_array_add (uris, NULL);
+  return gtk_widget_activate_action (GTK_WIDGET (self), "app.import-models", "^as",
+                                     (char **) uris->pdata);
 }
 
 void
 hz_window_models_attach (HzWindow *self)
 {
-  GListModel *models = hz_model_library_get_models (hz_application_get_model_library (self->app));
+  GListModel *models = hz_model_library_get_models (hz_app_context_get_model_library (self->ctx));
   g_autoptr(GSimpleActionGroup) group = g_simple_action_group_new ();
 
   self->model_action = g_simple_action_new_stateful ("model", G_VARIANT_TYPE_STRING,
@@ -199,8 +183,6 @@ hz_window_models_attach (HzWindow *self)
   gtk_menu_button_set_menu_model (self->model_button, G_MENU_MODEL (self->model_menu));
   self->library_changed_id = g_signal_connect (models, "items-changed",
                                                G_CALLBACK (on_library_changed), self);
-  self->title_requests = g_hash_table_new_full (g_direct_hash, g_direct_equal, NULL,
-                                                title_request_free);
   gtk_list_box_bind_model (self->status_models, models, status_row, self, NULL);
   rebuild_menu (self);
   hz_window_models_sync (self);
@@ -213,51 +195,9 @@ hz_window_models_attach (HzWindow *self)
 void
 hz_window_models_dispose (HzWindow *self)
 {
-  if (self->app != NULL && self->library_changed_id != 0)
+  if (self->ctx != NULL && self->library_changed_id != 0)
     g_clear_signal_handler (&self->library_changed_id,
-      hz_model_library_get_models (hz_application_get_model_library (self->app)));
+      hz_model_library_get_models (hz_app_context_get_model_library (self->ctx)));
   g_clear_object (&self->model_action);
   g_clear_object (&self->model_menu);
-  g_clear_pointer (&self->title_requests, g_hash_table_unref);
-}
-
-/* ------------------------------------------------------------------ titles */
-
-void
-hz_window_request_title (HzWindow *self, gint64 conversation_id, const char *expected,
-                         const char *user, const char *assistant)
-{
-  g_autofree char *prompt = hz_title_prompt (user, assistant);
-  guint id = hz_engine_worker_generate_title (self->worker, prompt);
-  TitleRequest *t = g_new0 (TitleRequest, 1);
-
-  t->conversation_id = conversation_id;
-  t->expected = g_strdup (expected);
-  g_hash_table_insert (self->title_requests, GUINT_TO_POINTER (id), t);
-}
-
-void
-hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,
-                           HzWindow *self)
-{
-  g_autoptr(GError) error = NULL;
-  TitleRequest *t = g_hash_table_lookup (self->title_requests, GUINT_TO_POINTER (request));
-
-  if (t == NULL)
-    return;
-  g_autofree char *title = hz_title_sanitize (text);
-  HzConversationItem *item = hz_window_find_conversation (self, t->conversation_id, NULL);
-  if (title != NULL && item != NULL &&
-      g_strcmp0 (hz_conversation_item_get_title (item), t->expected) == 0)
-    {
-      if (self->store != NULL && t->conversation_id > 0 &&
-          !hz_store_rename_conversation (self->store, t->conversation_id, title, &error))
-        hz_window_report_store_error (self, error);
-      else
-        {
-          hz_conversation_item_set_title (item, title);
-          hz_window_update_state (self);
-        }
-    }
-  g_hash_table_remove (self->title_requests, GUINT_TO_POINTER (request));
 }

@@ -1,18 +1,26 @@
-/* hz-window-private.h — HzWindow's instance struct and the functions that hz-window.c
- * (the chat: messages, sending, alternatives, model, layout) and hz-window-sidebar.c (the
- * conversation list: search, rename, pin, delete with undo, export, system prompt) share.
- * hz-window-models.c (model switcher, model-written titles) also uses it. Not for use
- * outside these files. Main thread only.
+/* hz-window-private.h — HzWindow's instance struct and the functions its files share:
+ * hz-window-layout.c (the frame: adaptive layout, panes, toasts and error dialogs; the
+ * bottom), hz-window-sidebar.c (the conversation list: search, rename, pin, delete with
+ * undo, export, system prompt) and hz-window-models.c (model switcher, drops), under
+ * hz-window.c (the class, the chat view, the composer and the public API), which renders
+ * the application's HzChatSession (hz-chat-session.h). The files below hz-window.c do not
+ * call into it: what they change goes through the session, whose signals hz-window.c
+ * follows. Not for use outside these files. Main thread only.
  */
 #pragma once
 
-#include "hz-window.h"
+#include <adwaita.h>
+#include "hz-app-context.h"
+#include "hz-chat-session.h"
 #include "hz-conversation-item.h"
+#include "hz-export.h"
 #include "hz-message-item.h"
 
 G_BEGIN_DECLS
 
 typedef enum { MODEL_NONE, MODEL_LOADING, MODEL_READY, MODEL_FAILED } ModelState;
+
+typedef struct _HzWindow HzWindow;   /* (also declared by hz-window.h) */
 
 struct _HzWindow {
   AdwApplicationWindow parent_instance;
@@ -57,36 +65,26 @@ struct _HzWindow {
   AdwToast          *info_toast;      /* the short notice shown now (weak), or NULL */
 
   /* app objects (owned by the application) */
-  HzApplication  *app;
-  HzStore        *store;
+  HzAppContext   *ctx;
+  HzChatSession  *session;
   HzEngineWorker *worker;
   GSettings      *settings;
-  gulong          worker_handlers[11];
+  gulong          worker_handlers[6];
+  gulong          session_handlers[7];
   char           *adapter_error_path; /* the adapter whose failure was last told (toast) */
-  gboolean        syncing_model;     /* the model drop-down follows the worker */
-  GHashTable     *title_requests;    /* worker title request id -> gint64* conversation */
 
   /* sidebar */
-  GListStore         *conversations;   /* HzConversationItem */
-  GtkSingleSelection *conversation_selection;
+  GtkSingleSelection *conversation_selection;  /* over the session's conversations */
+  gulong              conversations_changed[2];
   GListStore         *search_results;  /* HzConversationItem with a snippet */
-  guint               search_serial;
+  guint               search_serial;   /* bumped by every search: older results are dropped */
   GSimpleActionGroup *conv_actions;    /* "conv": acts on the shown conversation */
-  GPtrArray          *pending_deletes; /* PendingDelete*, waiting for their undo toast */
-  struct _SearchConn *search_conn;     /* the reader connection (search, opening) */
   gboolean            syncing_selection;
+  gboolean            select_blocking; /* hz_window_select_conversation(): read on this thread */
 
-  /* the shown conversation */
-  gint64      conversation_id;       /* 0 = a new chat (not stored yet) */
-  char       *system_prompt;         /* of the shown conversation (or the new chat) */
+  /* the shown conversation (the session's; this is its view) */
   GListStore *messages;              /* HzMessageItem: the shown branch */
-  GHashTable *nodes;                 /* gint64* id -> HzMessageItem: every version */
-  GHashTable *children;              /* gint64* parent id -> GPtrArray of HzMessageItem */
-  GHashTable *choices;               /* gint64* parent id -> gint64* chosen child id */
-  gint64      next_local_id;         /* ids of messages kept in memory only (< 0) */
   gint64      edit_message_id;       /* user message being edited, 0 = none */
-  GCancellable *load_cancellable;    /* the conversation being read off the main thread */
-  guint       load_serial;           /* bumped by every show: older loads are dropped */
   guint       fill_id;               /* tick callback (of the message list) that puts the loaded
                                         rows in, a batch per frame */
   guint       fill_batch;            /* rows it puts in at once (sized from the frame cost) */
@@ -94,35 +92,26 @@ struct _HzWindow {
   gint64      fill_start_us;         /* when that frame's batch went in */
   GdkFrameClock *fill_clock;         /* whose after-paint measures the frame's cost */
   gulong      fill_paint_id;
-  gboolean    select_blocking;       /* hz_window_select_conversation(): read on this thread */
   gboolean    stick_to_bottom;
   guint       stick_id;        /* idle that scrolls to the end after a layout */
   double      last_scroll;     /* the message list's last scroll position */
 
   ModelState model_state;
 
-  /* the reply being generated */
-  guint          request_id;      /* 0 = none */
-  HzMessageItem *reply_item;
-  gint64         reply_message_id;
-  gboolean       reply_dirty;     /* text not yet saved */
-  gint64         reply_n_tokens;  /* tokens generated so far (the last "token" signal) */
-  guint          save_timeout_id;
-  gboolean       learner_held;    /* hz_learner_hold() called for this reply */
-
   GtkWidget     *learner_bar;     /* HzLearnerBar in the sidebar footer */
   gulong         learner_failed_id;
 };
 
-/* hz-window.c */
-void     hz_window_report_store_error (HzWindow *self, GError *error);
-void     hz_window_notify (HzWindow *self, const char *text);
-void     hz_window_update_state (HzWindow *self);
-void     hz_window_show_conversation (HzWindow *self, gint64 conversation_id);
-void     hz_window_start_new_chat (HzWindow *self);
-void     hz_window_reveal_message (HzWindow *self, gint64 message_id);
+/* hz-window-layout.c */
+void     hz_window_setup_layout (HzWindow *self, GCallback folded_changed);
+/* whether one pane (sidebar or chat) is shown at a time */
+gboolean hz_window_folded (HzWindow *self);
 void     hz_window_show_chat_pane (HzWindow *self);
-gboolean hz_window_generating (HzWindow *self);
+void     hz_window_show_sidebar_pane (HzWindow *self);
+/* A short notice ("Message copied"); while one is on screen its text is replaced. */
+void     hz_window_notify (HzWindow *self, const char *text);
+void     hz_window_report_store_error (HzWindow *self, const GError *error);
+void     hz_window_alert (HzWindow *self, const char *heading, const char *body);
 
 /* hz-window-models.c */
 void     hz_window_models_attach (HzWindow *self);
@@ -134,37 +123,23 @@ void     hz_window_models_update_header (HzWindow *self);
 /* The empty page's list of the library's models: shown when `offer` (no model in use) and
  * the library has models. Returns whether it has any. */
 gboolean hz_window_models_offer (HzWindow *self, gboolean offer);
-void     hz_window_request_title (HzWindow *self, gint64 conversation_id, const char *expected,
-                                  const char *user, const char *assistant);
-void     hz_window_on_worker_title (HzEngineWorker *worker, guint request, const char *text,
-                                    HzWindow *self);
-
-/* hz-window.c: read the conversation on a worker thread and show it when read (the user
- * picking a conversation); hz_window_show_conversation() reads it on the main thread */
-void     hz_window_open_conversation (HzWindow *self, gint64 conversation_id);
-/* the same for a search hit: then scroll to its message `message_id` */
-void     hz_window_open_search_hit (HzWindow *self, gint64 conversation_id, gint64 message_id);
 
 /* hz-window-sidebar.c */
 void     hz_window_sidebar_class_init (GtkWidgetClass *widget_class);
 void     hz_window_sidebar_init (HzWindow *self);
+/* (the list follows the session's conversations from here on) */
 void     hz_window_sidebar_attach (HzWindow *self);
 void     hz_window_sidebar_dispose (HzWindow *self);
-void     hz_window_load_conversations (HzWindow *self);
-HzConversationItem *hz_window_find_conversation (HzWindow *self, gint64 id, guint *position);
-void     hz_window_add_conversation (HzWindow *self, HzConversationItem *item);
-void     hz_window_bump_conversation (HzWindow *self, gint64 id);
 void     hz_window_select_conversation_silently (HzWindow *self, guint position);
+/* select the shown conversation in the list (none for a new chat), silently */
+void     hz_window_sync_selection (HzWindow *self);
 void     hz_window_sync_conversation_actions (HzWindow *self);
-
-/* hz-window-sidebar.c: the window's reader connection, an HzStore of its own (opened on the
- * store's path by the first worker thread that needs it), shared by the search and the
- * loading of conversations, one at a time. hz_window_reader_ref() is NULL without a store.
- * hz_window_reader_lock() takes the lock and returns the connection (opening it if needed),
- * or NULL with `error` set (still locked); every lock needs an unlock. Any thread. */
-struct _SearchConn *hz_window_reader_ref (HzWindow *self);
-void     hz_window_reader_unref (struct _SearchConn *reader);
-HzStore *hz_window_reader_lock (struct _SearchConn *reader, GError **error);
-void     hz_window_reader_unlock (struct _SearchConn *reader);
+/* A new chat, shown, with the keyboard in the composer. */
+void     hz_window_start_new_chat (HzWindow *self);
+/* Select conversation `position` and show it, its messages read before this returns. */
+void     hz_window_select_conversation_now (HzWindow *self, guint position);
+/* Write the shown conversation to `file` as `format` (asynchronously; a toast says when it
+ * is done, a dialog if it failed). */
+void     hz_window_export (HzWindow *self, HzExportFormat format, GFile *file);
 
 G_END_DECLS

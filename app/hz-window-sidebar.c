@@ -1,7 +1,9 @@
 /* hz-window-sidebar.c — HzWindow's conversation list: selection, search across all chats
- * (FTS5 in a worker thread on its own store connection), rename, pin, delete with an undo
- * toast, export as Markdown or JSON, and the per-conversation system prompt. The "conv"
- * action group acts on the shown conversation (see hz-window-private.h).
+ * (FTS5 in a worker thread, hz_chat_session_search_async()), rename, pin, delete with an
+ * undo toast, export as Markdown or JSON, and the per-conversation system prompt. The
+ * list and its store writes are the session's (hz-chat-session.h); this file shows them
+ * and asks. The "conv" action group acts on the shown conversation (see
+ * hz-window-private.h).
  */
 #include "hz-window-private.h"
 
@@ -13,36 +15,6 @@
 
 /* ------------------------------------------------------------------ the list */
 
-static guint
-n_pinned (HzWindow *self, HzConversationItem *except)
-{
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->conversations)), pinned = 0;
-  for (guint i = 0; i < n; i++)
-    {
-      g_autoptr(HzConversationItem) item = g_list_model_get_item (G_LIST_MODEL (self->conversations), i);
-      if (item != except && hz_conversation_item_get_pinned (item))
-        pinned++;
-    }
-  return pinned;
-}
-
-HzConversationItem *
-hz_window_find_conversation (HzWindow *self, gint64 id, guint *position)
-{
-  guint n = g_list_model_get_n_items (G_LIST_MODEL (self->conversations));
-  for (guint i = 0; id != 0 && i < n; i++)
-    {
-      g_autoptr(HzConversationItem) item = g_list_model_get_item (G_LIST_MODEL (self->conversations), i);
-      if (hz_conversation_item_get_id (item) == id)
-        {
-          if (position)
-            *position = i;
-          return item;  /* the list keeps its reference */
-        }
-    }
-  return NULL;
-}
-
 void
 hz_window_select_conversation_silently (HzWindow *self, guint position)
 {
@@ -51,76 +23,32 @@ hz_window_select_conversation_silently (HzWindow *self, guint position)
   self->syncing_selection = FALSE;
 }
 
-static gboolean
-is_pending_delete (HzWindow *self, gint64 id);
-
 void
-hz_window_load_conversations (HzWindow *self)
+hz_window_sync_selection (HzWindow *self)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) convs = NULL;
-  g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
-  guint selected = GTK_INVALID_LIST_POSITION;
-
-  if (self->store == NULL)
-    return;
-  convs = hz_store_list_conversations (self->store, &error);
-  if (convs == NULL)
-    {
-      hz_window_report_store_error (self, error);
-      return;
-    }
-  for (guint i = 0; i < convs->len; i++)
-    {
-      HzConversation *c = convs->pdata[i];
-      if (is_pending_delete (self, c->id))
-        continue;
-      HzConversationItem *item = hz_conversation_item_new (c->id, c->title);
-      hz_conversation_item_set_pinned (item, c->pinned);
-      if (c->id == self->conversation_id)
-        selected = items->len;
-      g_ptr_array_add (items, item);
-    }
-  self->syncing_selection = TRUE;
-  g_list_store_splice (self->conversations, 0,
-                       g_list_model_get_n_items (G_LIST_MODEL (self->conversations)),
-                       items->pdata, items->len);
-  gtk_single_selection_set_selected (self->conversation_selection, selected);
-  self->syncing_selection = FALSE;
+  guint position = GTK_INVALID_LIST_POSITION;
+  hz_chat_session_find_conversation (self->session,
+                                     hz_chat_session_get_conversation_id (self->session),
+                                     &position);
+  hz_window_select_conversation_silently (self, position);
 }
 
-/* Put `item` (not in the list) at the top of the unpinned (or pinned) ones. */
+/* The session changes its list (a new or bumped conversation, a deletion, the list read
+ * again): the selection model follows it between these two handlers, then the shown
+ * conversation is selected, without opening anything. */
 static void
-insert_on_top (HzWindow *self, HzConversationItem *item, gboolean select)
+on_conversations_changing (GListModel *list, guint position, guint removed, guint added,
+                           HzWindow *self)
 {
-  guint position = hz_conversation_item_get_pinned (item) ? 0 : n_pinned (self, item);
   self->syncing_selection = TRUE;
-  g_list_store_insert (self->conversations, position, item);
-  if (select)
-    gtk_single_selection_set_selected (self->conversation_selection, position);
-  self->syncing_selection = FALSE;
 }
 
-void
-hz_window_add_conversation (HzWindow *self, HzConversationItem *item)
+static void
+on_conversations_changed (GListModel *list, guint position, guint removed, guint added,
+                          HzWindow *self)
 {
-  insert_on_top (self, item, TRUE);
-}
-
-/* Move the conversation `id` to the top of its group (it was just updated). */
-void
-hz_window_bump_conversation (HzWindow *self, gint64 id)
-{
-  guint position;
-  HzConversationItem *found = hz_window_find_conversation (self, id, &position);
-  if (found == NULL)
-    return;
-  g_autoptr(HzConversationItem) item = g_object_ref (found);
-  gboolean selected = gtk_single_selection_get_selected (self->conversation_selection) == position;
-  self->syncing_selection = TRUE;
-  g_list_store_remove (self->conversations, position);
   self->syncing_selection = FALSE;
-  insert_on_top (self, item, selected);
+  hz_window_sync_selection (self);
 }
 
 static void
@@ -131,12 +59,13 @@ on_conversation_selected (GtkSingleSelection *selection, GParamSpec *pspec, HzWi
   HzConversationItem *item = gtk_single_selection_get_selected_item (selection);
   if (item == NULL)
     return;  /* unselected by "New Chat": already handled */
-  if (hz_conversation_item_get_id (item) == self->conversation_id)
+  gint64 id = hz_conversation_item_get_id (item);
+  if (id == hz_chat_session_get_conversation_id (self->session))
     ;
   else if (self->select_blocking)
-    hz_window_show_conversation (self, hz_conversation_item_get_id (item));
+    hz_chat_session_show (self->session, id);
   else
-    hz_window_open_conversation (self, hz_conversation_item_get_id (item));
+    hz_chat_session_open (self->session, id, 0);
   hz_window_show_chat_pane (self);
 }
 
@@ -146,6 +75,23 @@ static void
 on_conversation_activated (GtkListView *list, guint position, HzWindow *self)
 {
   hz_window_show_chat_pane (self);
+}
+
+void
+hz_window_select_conversation_now (HzWindow *self, guint position)
+{
+  self->select_blocking = TRUE;
+  gtk_single_selection_set_selected (self->conversation_selection, position);
+  self->select_blocking = FALSE;
+}
+
+void
+hz_window_start_new_chat (HzWindow *self)
+{
+  hz_window_select_conversation_silently (self, GTK_INVALID_LIST_POSITION);
+  hz_chat_session_show (self->session, 0);
+  hz_window_show_chat_pane (self);
+  gtk_widget_grab_focus (GTK_WIDGET (self->composer));
 }
 
 /* ------------------------------------------------------------------ rows */
@@ -232,92 +178,6 @@ row_factory_new (void)
 
 /* ------------------------------------------------------------------ search */
 
-/* The window's reader connection (searches, conversations being opened): one HzStore,
- * used by one thread at a time. */
-typedef struct _SearchConn {
-  gatomicrefcount refcount;
-  GMutex          lock;
-  char           *path;
-  HzStore        *store;   /* opened by the first search */
-} SearchConn;
-
-static SearchConn *
-search_conn_ref (SearchConn *c)
-{
-  g_atomic_ref_count_inc (&c->refcount);
-  return c;
-}
-
-static void
-search_conn_unref (SearchConn *c)
-{
-  if (!g_atomic_ref_count_dec (&c->refcount))
-    return;
-  g_clear_pointer (&c->store, hz_store_close);
-  g_mutex_clear (&c->lock);
-  g_free (c->path);
-  g_free (c);
-}
-
-SearchConn *
-hz_window_reader_ref (HzWindow *self)
-{
-  return self->search_conn != NULL ? search_conn_ref (self->search_conn) : NULL;
-}
-
-void
-hz_window_reader_unref (SearchConn *reader)
-{
-  search_conn_unref (reader);
-}
-
-HzStore *
-hz_window_reader_lock (SearchConn *reader, GError **error)
-{
-  g_mutex_lock (&reader->lock);
-  if (reader->store == NULL)
-    reader->store = hz_store_open (reader->path, error);
-  return reader->store;
-}
-
-void
-hz_window_reader_unlock (SearchConn *reader)
-{
-  g_mutex_unlock (&reader->lock);
-}
-
-typedef struct {
-  SearchConn *conn;
-  char       *query;
-  guint       serial;
-} SearchJob;
-
-static void
-search_job_free (SearchJob *job)
-{
-  search_conn_unref (job->conn);
-  g_free (job->query);
-  g_free (job);
-}
-
-static void
-search_thread (GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-  SearchJob *job = data;
-  GError *error = NULL;
-  GPtrArray *hits = NULL;
-
-  HzStore *store = hz_window_reader_lock (job->conn, &error);
-  if (store != NULL)
-    hits = hz_store_search_messages (store, job->query, SEARCH_LIMIT, &error);
-  hz_window_reader_unlock (job->conn);
-
-  if (hits == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, hits, (GDestroyNotify) g_ptr_array_unref);
-}
-
 /* FTS5 snippet (matches between U+0002 and U+0003) as Pango markup on one line. */
 static char *
 snippet_markup (const char *snippet)
@@ -356,27 +216,34 @@ snippet_markup (const char *snippet)
   return g_string_free (out, FALSE);
 }
 
+typedef struct {
+  HzWindow *self;
+  guint     serial;
+} SearchJob;
+
 static void
 search_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autoptr(HzWindow) self = user_data;
-  SearchJob *job = g_task_get_task_data (G_TASK (result));
+  SearchJob *job = user_data;
+  HzWindow *self = job->self;
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) hits = g_task_propagate_pointer (G_TASK (result), &error);
+  g_autoptr(GPtrArray) hits = hz_chat_session_search_finish (HZ_CHAT_SESSION (source), result,
+                                                             &error);
   g_autoptr(GPtrArray) items = g_ptr_array_new_with_free_func (g_object_unref);
 
   if (self->search_results == NULL || job->serial != self->search_serial)
-    return;  /* window closed, or a newer search was started */
+    goto out;  /* window closed, or a newer search was started */
   if (hits == NULL)
     {
       g_warning ("search: %s", error->message);
       gtk_stack_set_visible_child_name (self->sidebar_stack, "no-results");
-      return;
+      goto out;
     }
   for (guint i = 0; i < hits->len; i++)
     {
       HzSearchHit *hit = hits->pdata[i];
-      HzConversationItem *conv = hz_window_find_conversation (self, hit->conversation_id, NULL);
+      HzConversationItem *conv = hz_chat_session_find_conversation (self->session,
+                                                                    hit->conversation_id, NULL);
       if (conv == NULL)
         continue;  /* being deleted */
       g_autofree char *markup = snippet_markup (hit->snippet);
@@ -389,26 +256,25 @@ search_done (GObject *source, GAsyncResult *result, gpointer user_data)
                        g_list_model_get_n_items (G_LIST_MODEL (self->search_results)),
                        items->pdata, items->len);
   gtk_stack_set_visible_child_name (self->sidebar_stack, items->len ? "results" : "no-results");
+out:
+  g_object_unref (self);
+  g_free (job);
 }
 
 static void
 start_search (HzWindow *self, const char *query)
 {
   self->search_serial++;
-  if (query == NULL || *query == '\0' || self->store == NULL)
+  if (query == NULL || *query == '\0' || hz_app_context_get_store (self->ctx) == NULL)
     {
       g_list_store_remove_all (self->search_results);
       gtk_stack_set_visible_child_name (self->sidebar_stack, "conversations");
       return;
     }
   SearchJob *job = g_new0 (SearchJob, 1);
-  job->conn = search_conn_ref (self->search_conn);
-  job->query = g_strdup (query);
+  job->self = g_object_ref (self);
   job->serial = self->search_serial;
-  g_autoptr(GTask) task = g_task_new (NULL, NULL, search_done, g_object_ref (self));
-  g_task_set_source_tag (task, start_search);
-  g_task_set_task_data (task, job, (GDestroyNotify) search_job_free);
-  g_task_run_in_thread (task, search_thread);
+  hz_chat_session_search_async (self->session, query, SEARCH_LIMIT, NULL, search_done, job);
 }
 
 static void
@@ -431,26 +297,23 @@ on_search_result_activated (GtkListView *list, guint position, HzWindow *self)
                                                              position);
   guint conv_position;
 
-  if (hit == NULL || hz_window_find_conversation (self, hz_conversation_item_get_id (hit),
-                                                  &conv_position) == NULL)
+  if (hit == NULL ||
+      hz_chat_session_find_conversation (self->session, hz_conversation_item_get_id (hit),
+                                         &conv_position) == NULL)
     return;
   hz_window_select_conversation_silently (self, conv_position);
-  hz_window_open_search_hit (self, hz_conversation_item_get_id (hit),
-                             hz_conversation_item_get_message_id (hit));
+  hz_chat_session_open (self->session, hz_conversation_item_get_id (hit),
+                        hz_conversation_item_get_message_id (hit));
   hz_window_show_chat_pane (self);
 }
 
 static void
 action_search (GtkWidget *widget, const char *name, GVariant *param)
 {
-  HzWindow *self = HZ_WINDOW (widget);
+  HzWindow *self = (HzWindow *) widget;
 
   gtk_search_bar_set_search_mode (self->search_bar, TRUE);
-#if ADW_CHECK_VERSION (1, 4, 0)
-  adw_navigation_split_view_set_show_content (ADW_NAVIGATION_SPLIT_VIEW (self->layout), FALSE);
-#else
-  adw_leaflet_set_visible_child (ADW_LEAFLET (self->layout), self->sidebar_pane);
-#endif
+  hz_window_show_sidebar_pane (self);
   gtk_widget_grab_focus (GTK_WIDGET (self->search_entry));
 }
 
@@ -537,25 +400,16 @@ G_GNUC_END_IGNORE_DEPRECATIONS
 static HzConversationItem *
 shown_conversation (HzWindow *self)
 {
-  return hz_window_find_conversation (self, self->conversation_id, NULL);
+  return hz_chat_session_find_conversation (self->session,
+                                            hz_chat_session_get_conversation_id (self->session),
+                                            NULL);
 }
 
 static void
 rename_done (HzWindow *self, const char *title)
 {
-  g_autoptr(GError) error = NULL;
-  HzConversationItem *item = shown_conversation (self);
-
-  if (item == NULL)
-    return;
-  if (self->store != NULL && self->conversation_id > 0 &&
-      !hz_store_rename_conversation (self->store, self->conversation_id, title, &error))
-    {
-      hz_window_report_store_error (self, error);
-      return;
-    }
-  hz_conversation_item_set_title (item, title);
-  hz_window_update_state (self);
+  hz_chat_session_rename (self->session, hz_chat_session_get_conversation_id (self->session),
+                          title);
 }
 
 static void
@@ -572,18 +426,7 @@ action_rename (GSimpleAction *action, GVariant *param, gpointer user_data)
 static void
 system_prompt_done (HzWindow *self, const char *prompt)
 {
-  g_autoptr(GError) error = NULL;
-  const char *value = *prompt ? prompt : NULL;
-
-  if (self->store != NULL && self->conversation_id > 0 &&
-      !hz_store_set_conversation_system_prompt (self->store, self->conversation_id, value,
-                                                &error))
-    {
-      hz_window_report_store_error (self, error);
-      return;
-    }
-  g_free (self->system_prompt);
-  self->system_prompt = g_strdup (value);
+  hz_chat_session_set_system_prompt (self->session, prompt);
 }
 
 static void
@@ -594,143 +437,81 @@ action_system_prompt (GSimpleAction *action, GVariant *param, gpointer user_data
   ask_text (self, _("System Prompt"),
             _("Instructions the model follows throughout this conversation, such as its "
               "role, tone or the language to answer in. Leave empty for the model's default."),
-            self->system_prompt, TRUE, _("_Save"), system_prompt_done);
+            hz_chat_session_get_system_prompt (self->session), TRUE, _("_Save"),
+            system_prompt_done);
 }
 
 static void
 action_pin (GSimpleAction *action, GVariant *state, gpointer user_data)
 {
   HzWindow *self = user_data;
-  g_autoptr(GError) error = NULL;
-  HzConversationItem *item = shown_conversation (self);
-  gboolean pinned = g_variant_get_boolean (state);
 
-  if (item == NULL)
-    return;
-  if (self->store != NULL && self->conversation_id > 0 &&
-      !hz_store_set_conversation_pinned (self->store, self->conversation_id, pinned, &error))
-    {
-      hz_window_report_store_error (self, error);
-      return;
-    }
-  g_simple_action_set_state (action, state);
-  hz_conversation_item_set_pinned (item, pinned);
-  hz_window_bump_conversation (self, self->conversation_id);
+  if (shown_conversation (self) != NULL &&
+      hz_chat_session_set_pinned (self->session,
+                                  hz_chat_session_get_conversation_id (self->session),
+                                  g_variant_get_boolean (state)))
+    g_simple_action_set_state (action, state);
 }
 
 /* ------------------------------------------------------------------ delete with undo */
 
 typedef struct {
-  HzWindow           *self;
-  HzConversationItem *item;
-  guint               position;
-  AdwToast           *toast;
-  gboolean            undone;     /* Undo: keep it */
-  gboolean            committed;  /* deleted from the store already */
-} PendingDelete;
+  HzChatSession *session;
+  guint          handle;   /* the session's deletion */
+} DeleteToast;
 
 static void
-pending_delete_free (PendingDelete *pd)
+delete_toast_free (gpointer data, GClosure *closure)
 {
-  g_signal_handlers_disconnect_by_data (pd->toast, pd);
-  g_object_unref (pd->item);
-  g_clear_object (&pd->toast);
-  g_free (pd);
+  DeleteToast *dt = data;
+  g_object_unref (dt->session);
+  g_free (dt);
 }
 
-static gboolean
-is_pending_delete (HzWindow *self, gint64 id)
-{
-  for (guint i = 0; self->pending_deletes && i < self->pending_deletes->len; i++)
-    {
-      PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (hz_conversation_item_get_id (pd->item) == id && !pd->undone)
-        return TRUE;
-    }
-  return FALSE;
-}
-
-/* Delete the conversation of `pd` from the store, once, unless it was undone. */
+/* The toast is gone (timed out, closed, or its Undo button was pressed; also when the
+ * window closes, after the session has deleted it already). */
 static void
-commit_delete (HzWindow *self, PendingDelete *pd)
+on_delete_toast_dismissed (AdwToast *toast, DeleteToast *dt)
 {
-  g_autoptr(GError) error = NULL;
-  gint64 id = hz_conversation_item_get_id (pd->item);
-
-  if (pd->undone || pd->committed)
-    return;
-  pd->committed = TRUE;
-  if (self->store != NULL && id > 0 && !hz_store_delete_conversation (self->store, id, &error))
-    hz_window_report_store_error (self, error);
-}
-
-/* The toast is gone (timed out, closed, or its Undo button was pressed). */
-static void
-on_delete_toast_dismissed (AdwToast *toast, PendingDelete *pd)
-{
-  HzWindow *self = pd->self;
-
-  commit_delete (self, pd);
-  g_ptr_array_remove (self->pending_deletes, pd);
+  hz_chat_session_commit_delete (dt->session, dt->handle);
 }
 
 static void
 action_delete (GSimpleAction *action, GVariant *param, gpointer user_data)
 {
   HzWindow *self = user_data;
-  guint position;
-  HzConversationItem *item = hz_window_find_conversation (self, self->conversation_id, &position);
+  HzConversationItem *item = shown_conversation (self);
 
-  if (item == NULL || hz_window_generating (self))
+  if (item == NULL || hz_chat_session_is_generating (self->session))
     return;
-
-  PendingDelete *pd = g_new0 (PendingDelete, 1);
-  pd->self = self;
-  pd->item = g_object_ref (item);
-  pd->position = position;
-  g_ptr_array_add (self->pending_deletes, pd);
-
-  self->syncing_selection = TRUE;
-  g_list_store_remove (self->conversations, position);
-  self->syncing_selection = FALSE;
+  g_autofree char *title = g_strdup_printf (_("“%s” deleted"), hz_conversation_item_get_title (item));
+  gint64 id = hz_conversation_item_get_id (item);
+  guint handle = hz_chat_session_delete (self->session, id);
+  if (handle == 0)
+    return;
   hz_window_start_new_chat (self);
 
-  g_autofree char *title = g_strdup_printf (_("“%s” deleted"), hz_conversation_item_get_title (item));
-  pd->toast = adw_toast_new (title);
-  adw_toast_set_button_label (pd->toast, _("_Undo"));
-  adw_toast_set_action_name (pd->toast, "win.undo-delete");
-  adw_toast_set_action_target_value (pd->toast,
-                                     g_variant_new_int64 (hz_conversation_item_get_id (item)));
-  g_signal_connect (pd->toast, "dismissed", G_CALLBACK (on_delete_toast_dismissed), pd);
-  adw_toast_overlay_add_toast (self->toast_overlay, g_object_ref (pd->toast));
+  DeleteToast *dt = g_new0 (DeleteToast, 1);
+  dt->session = g_object_ref (self->session);
+  dt->handle = handle;
+  AdwToast *toast = adw_toast_new (title);
+  adw_toast_set_button_label (toast, _("_Undo"));
+  adw_toast_set_action_name (toast, "win.undo-delete");
+  adw_toast_set_action_target_value (toast, g_variant_new_int64 (id));
+  g_signal_connect_data (toast, "dismissed", G_CALLBACK (on_delete_toast_dismissed), dt,
+                         delete_toast_free, 0);
+  adw_toast_overlay_add_toast (self->toast_overlay, toast);
 }
 
 /* The toast's Undo button: put the conversation back (the toast closes itself). */
 static void
 action_undo_delete (GtkWidget *widget, const char *name, GVariant *param)
 {
-  HzWindow *self = HZ_WINDOW (widget);
-  gint64 id = g_variant_get_int64 (param);
+  HzWindow *self = (HzWindow *) widget;
+  guint position;
 
-  for (guint i = 0; i < self->pending_deletes->len; i++)
-    {
-      PendingDelete *pd = self->pending_deletes->pdata[i];
-      if (hz_conversation_item_get_id (pd->item) != id || pd->undone || pd->committed)
-        continue;
-      pd->undone = TRUE;
-      guint n = g_list_model_get_n_items (G_LIST_MODEL (self->conversations));
-      g_list_store_insert (self->conversations, MIN (pd->position, n), pd->item);
-      hz_window_select_conversation (self, MIN (pd->position, n));
-      return;
-    }
-}
-
-void
-hz_window_commit_deletes (HzWindow *self)
-{
-  g_return_if_fail (HZ_IS_WINDOW (self));
-  for (guint i = 0; self->pending_deletes != NULL && i < self->pending_deletes->len; i++)
-    commit_delete (self, self->pending_deletes->pdata[i]);
+  if (hz_chat_session_undo_delete (self->session, g_variant_get_int64 (param), &position))
+    hz_window_select_conversation_now (self, position);
 }
 
 /* ------------------------------------------------------------------ export */
@@ -747,7 +528,7 @@ export_written (GObject *source, GAsyncResult *result, gpointer user_data)
   g_autoptr(GError) error = NULL;
 
   if (!g_file_replace_contents_finish (G_FILE (source), result, NULL, &error))
-    hz_window_show_error (job->self, _("Could Not Export"), error->message);
+    hz_window_alert (job->self, _("Could Not Export"), error->message);
   else
     {
       g_autofree char *name = g_file_get_basename (job->file);
@@ -760,14 +541,12 @@ export_written (GObject *source, GAsyncResult *result, gpointer user_data)
 }
 
 void
-hz_window_export_to_file (HzWindow *self, HzExportFormat format, GFile *file)
+hz_window_export (HzWindow *self, HzExportFormat format, GFile *file)
 {
-  g_return_if_fail (HZ_IS_WINDOW (self));
-  g_return_if_fail (G_IS_FILE (file));
-
   HzConversationItem *conv = shown_conversation (self);
   g_autoptr(GBytes) bytes = hz_export_conversation (
-    format, conv ? hz_conversation_item_get_title (conv) : NULL, self->system_prompt,
+    format, conv ? hz_conversation_item_get_title (conv) : NULL,
+    hz_chat_session_get_system_prompt (self->session),
     hz_engine_worker_get_model_path (self->worker), G_LIST_MODEL (self->messages));
   ExportJob *job = g_new0 (ExportJob, 1);
   job->self = g_object_ref (self);
@@ -780,12 +559,13 @@ hz_window_export_to_file (HzWindow *self, HzExportFormat format, GFile *file)
 static void
 on_export_dialog_done (GObject *source, GAsyncResult *result, gpointer user_data)
 {
-  g_autoptr(HzWindow) self = user_data;
+  HzWindow *self = user_data;
   g_autoptr(GFile) file = gtk_file_dialog_save_finish (GTK_FILE_DIALOG (source), result, NULL);
   HzExportFormat format = GPOINTER_TO_INT (g_object_get_data (source, "hz-format"));
 
   if (file != NULL)
-    hz_window_export_to_file (self, format, file);
+    hz_window_export (self, format, file);
+  g_object_unref (self);
 }
 #else
 static void
@@ -798,7 +578,7 @@ on_export_chooser_response (GtkNativeDialog *dialog, int response, gpointer user
     {
       g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
       if (file != NULL)
-        hz_window_export_to_file (self, format, file);
+        hz_window_export (self, format, file);
     }
   g_object_unref (dialog);
 }
@@ -840,20 +620,13 @@ action_export (GSimpleAction *action, GVariant *param, gpointer user_data)
 #endif
 }
 
-GListModel *
-hz_window_get_search_results (HzWindow *self)
-{
-  g_return_val_if_fail (HZ_IS_WINDOW (self), NULL);
-  return G_LIST_MODEL (self->search_results);
-}
-
 /* ------------------------------------------------------------------ setup */
 
 void
 hz_window_sync_conversation_actions (HzWindow *self)
 {
   HzConversationItem *conv = shown_conversation (self);
-  gboolean busy = hz_window_generating (self);
+  gboolean busy = hz_chat_session_is_generating (self->session);
   const char *need_conv[] = { "rename", "pin", "export", "delete" };
 
   for (guint i = 0; i < G_N_ELEMENTS (need_conv); i++)
@@ -886,17 +659,7 @@ hz_window_sidebar_init (HzWindow *self)
   };
   GtkListItemFactory *factory;
 
-  self->conversations = g_list_store_new (HZ_TYPE_CONVERSATION_ITEM);
-  self->conversation_selection =
-    gtk_single_selection_new (G_LIST_MODEL (g_object_ref (self->conversations)));
-  gtk_single_selection_set_autoselect (self->conversation_selection, FALSE);
-  gtk_single_selection_set_can_unselect (self->conversation_selection, TRUE);
-  gtk_single_selection_set_selected (self->conversation_selection, GTK_INVALID_LIST_POSITION);
-  g_signal_connect (self->conversation_selection, "notify::selected",
-                    G_CALLBACK (on_conversation_selected), self);
   factory = row_factory_new ();
-  gtk_list_view_set_model (self->conversation_list,
-                           GTK_SELECTION_MODEL (self->conversation_selection));
   gtk_list_view_set_factory (self->conversation_list, factory);
   g_object_unref (factory);
   g_signal_connect (self->conversation_list, "activate",
@@ -922,33 +685,42 @@ hz_window_sidebar_init (HzWindow *self)
   g_action_map_add_action_entries (G_ACTION_MAP (self->conv_actions), conv_entries,
                                    G_N_ELEMENTS (conv_entries), self);
   gtk_widget_insert_action_group (GTK_WIDGET (self), "conv", G_ACTION_GROUP (self->conv_actions));
-
-  self->pending_deletes = g_ptr_array_new_with_free_func ((GDestroyNotify) pending_delete_free);
 }
 
 void
 hz_window_sidebar_attach (HzWindow *self)
 {
-  if (self->store != NULL)
-    {
-      self->search_conn = g_new0 (SearchConn, 1);
-      g_atomic_ref_count_init (&self->search_conn->refcount);
-      g_mutex_init (&self->search_conn->lock);
-      self->search_conn->path = g_strdup (hz_store_get_path (self->store));
-    }
-  hz_window_load_conversations (self);
+  GListModel *conversations = hz_chat_session_get_conversations (self->session);
+
+  /* before the selection model's own handler, and after it (see on_conversations_changing) */
+  self->conversations_changed[0] = g_signal_connect (conversations, "items-changed",
+                                                     G_CALLBACK (on_conversations_changing), self);
+  self->conversation_selection = gtk_single_selection_new (g_object_ref (conversations));
+  gtk_single_selection_set_autoselect (self->conversation_selection, FALSE);
+  gtk_single_selection_set_can_unselect (self->conversation_selection, TRUE);
+  gtk_single_selection_set_selected (self->conversation_selection, GTK_INVALID_LIST_POSITION);
+  self->conversations_changed[1] = g_signal_connect_after (conversations, "items-changed",
+                                                           G_CALLBACK (on_conversations_changed),
+                                                           self);
+  g_signal_connect (self->conversation_selection, "notify::selected",
+                    G_CALLBACK (on_conversation_selected), self);
+  gtk_list_view_set_model (self->conversation_list,
+                           GTK_SELECTION_MODEL (self->conversation_selection));
+  hz_chat_session_load_conversations (self->session);
 }
 
 void
 hz_window_sidebar_dispose (HzWindow *self)
 {
-  hz_window_commit_deletes (self);
-  g_clear_pointer (&self->pending_deletes, g_ptr_array_unref);
-  g_clear_pointer (&self->search_conn, search_conn_unref);
+  if (self->session != NULL)
+    for (guint i = 0; i < G_N_ELEMENTS (self->conversations_changed); i++)
+      g_clear_signal_handler (&self->conversations_changed[i],
+                              hz_chat_session_get_conversations (self->session));
   if (self->conv_actions != NULL)
     gtk_widget_insert_action_group (GTK_WIDGET (self), "conv", NULL);
   g_clear_object (&self->conv_actions);
+  if (self->conversation_selection != NULL)
+    g_signal_handlers_disconnect_by_data (self->conversation_selection, self);
   g_clear_object (&self->conversation_selection);
-  g_clear_object (&self->conversations);
   g_clear_object (&self->search_results);
 }

@@ -8,14 +8,15 @@
  * conv.rename, conv.pin (boolean state), conv.system-prompt, conv.export ("markdown" or
  * "json"), conv.delete (with an Undo toast).
  *
- * Streams replies from the application's HzEngineWorker into the chat view and saves
- * conversations and messages to the application's store (the streamed reply at least once
- * a second). All functions are for the main thread.
+ * Shows the application's HzChatSession (hz-chat-session.h), which streams the replies
+ * from the engine worker and saves conversations and messages to the store (the streamed
+ * reply at least once a second). All functions are for the main thread.
  */
 #pragma once
 
 #include <adwaita.h>
-#include "hz-application.h"
+#include "hz-app-context.h"
+#include "hz-chat-session.h"
 #include "hz-export.h"
 
 G_BEGIN_DECLS
@@ -23,8 +24,13 @@ G_BEGIN_DECLS
 #define HZ_TYPE_WINDOW (hz_window_get_type ())
 G_DECLARE_FINAL_TYPE (HzWindow, hz_window, HZ, WINDOW, AdwApplicationWindow)
 
-/** A new window for `app` (after its startup). */
-HzWindow   *hz_window_new (HzApplication *app);
+/** A new window of `app` (after its startup) on the app-wide objects `ctx`, showing
+ *  `session` (both referenced; closing the window closes the session's reply,
+ *  hz_chat_session_close()). */
+HzWindow   *hz_window_new (GtkApplication *app, HzAppContext *ctx, HzChatSession *session);
+
+/** The session the window shows. */
+HzChatSession *hz_window_get_session (HzWindow *self);
 
 /** The composer's text view (for tests and accessibility tooling). */
 GtkTextView *hz_window_get_composer (HzWindow *self);
@@ -76,10 +82,6 @@ void        hz_window_export_to_file (HzWindow *self, HzExportFormat format, GFi
  *  Undo (as when their toast times out; the toast's Undo does nothing afterwards). Called
  *  when the window closes. */
 void        hz_window_commit_deletes (HzWindow *self);
-
-/** Read the conversation list from the store again and show a new chat (after the privacy
- *  page deleted everything). */
-void        hz_window_reload (HzWindow *self);
 
 /** The learner status row in the sidebar footer (HzLearnerBar). */
 GtkWidget  *hz_window_get_learner_bar (HzWindow *self);

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "aggregate.h"
-#include "atomic-file.h"
-#include "json-out.h"
+#include "hanzo/atomic-file.h"
+#include "hanzo/json-out.h"
 #include "quant.h"
 
 G_DEFINE_QUARK (hz-aggregator-error-quark, hz_aggregator_error)

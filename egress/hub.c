@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "egress-private.h"
 
 G_DEFINE_QUARK (hz-hub-error-quark, hz_hub_error)

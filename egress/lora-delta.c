@@ -5,7 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "quant.h"
 
 G_DEFINE_QUARK (hz-lora-error-quark, hz_lora_error)

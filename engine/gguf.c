@@ -14,7 +14,7 @@
  * ends after N bytes" (an interrupted download or copy is the usual cause), then say where.
  */
 #include "gguf.h"
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "quant.h"
 
 #include <errno.h>

@@ -148,7 +148,7 @@ gboolean hz_gguf_writer_add_tensor (HzGgufWriter *w, const char *name, uint32_t 
                                     uint32_t n_dims, const int64_t *ne,
                                     const void *data, uint64_t n_bytes, gboolean copy,
                                     GError **error);
-/** Write the file to `path` through engine/atomic-file.h: the data goes to an unnamed
+/** Write the file to `path` through common/hanzo/atomic-file.h: the data goes to an unnamed
  *  O_TMPFILE file (or `path.XXXXXX` where that is unsupported) put in place only when
  *  complete, so a kill, a crash or a full disk leaves the previous file (or none) and no
  *  partial or temporary file. An existing `path` that is not a regular file is refused.

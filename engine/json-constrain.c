@@ -29,7 +29,11 @@
 #define MAX_EXP_DIGITS 2
 #define MAX_TOKEN_BYTES 1024
 
-enum { M_VALUE, M_CONT, M_STR, M_NUM, M_LIT, M_END };
+/* M_FRAME: a framed text (hz_json_schema_new_framed()) before a prefix's first byte */
+enum { M_VALUE, M_CONT, M_STR, M_NUM, M_LIT, M_END, M_FRAME };
+/* Lex.frame: a literal that is a framed text's prefix (with its separator after the
+ * first) or its suffix */
+enum { F_NONE, F_PREFIX, F_SUFFIX };
 enum { P_OPEN, P_COLON, P_VALUE, P_NEXT, P_COMMA };
 /* numbers: after '-', after a leading 0, integer digits, after '.', fraction digits,
  * after 'e', after the exponent's sign, exponent digits */
@@ -55,6 +59,8 @@ typedef struct {
   guint8   integer;    /* number: no fraction or exponent */
   guint8   key;        /* string / literal: a member name */
   guint8   nl;         /* the whitespace run has its newline */
+  guint8   frame;      /* literal: F_* */
+  guint8   again;      /* M_FRAME: a call was written (the text may end here) */
   guint16  pos;        /* literal: bytes matched */
   guint16  lit_base;   /* literal of a member name: the property of lits[0] */
   guint16  n_lits;
@@ -84,7 +90,7 @@ hz_json_state_new (HzJsonSchema *schema)
 {
   HzJsonState *s = g_new0 (HzJsonState, 1);
   s->schema = hz_json_schema_ref (schema);
-  s->x.mode = M_VALUE;
+  s->x.mode = schema->frame ? M_FRAME : M_VALUE;
   s->x.want = schema->root;
   return s;
 }
@@ -253,12 +259,16 @@ hz_json_state_close_bytes (const HzJsonState *s)
               guint c = x->lit_len[i] - x->pos;
               if (x->key)
                 c += key_cost (&s->f[x->depth - 1], x->lit_base + i);
+              else if (x->frame == F_PREFIX)
+                c += s->schema->frame->roots[i]->min_len + s->schema->frame->suffix_len;
               best = MIN (best, c);
             }
         return best + x->rest;
       }
     case M_CONT:
       return s->f[x->depth - 1].base + frame_cost (&s->f[x->depth - 1]);
+    case M_FRAME:
+      return x->again ? 0 : s->schema->frame->min_first;
     default:
       return 0;
     }
@@ -268,12 +278,43 @@ hz_json_state_close_bytes (const HzJsonState *s)
 
 static gboolean step (HzJsonState *s, guint8 c);
 
-/* A value is done: its container moves on, or the text is complete. */
+/* A framed text's suffix is done: the text may end, or (with a separator) go on. */
+static void
+frame_done (HzJsonState *s)
+{
+  Lex *x = &s->x;
+  x->frame = F_NONE;
+  x->mode = s->schema->frame->repeat ? M_FRAME : M_END;
+  x->again = 1;
+}
+
+/* A value is done: its container moves on, or the text is complete (or, in a framed
+ * text, its suffix comes). */
 static void
 value_done (HzJsonState *s)
 {
   Lex *x = &s->x;
   x->ws = x->nl = 0;
+  if (x->depth == 0 && s->schema->frame)
+    {
+      const HzJsonFrame *fr = s->schema->frame;
+      if (fr->suffix_len == 0)
+        {
+          frame_done (s);
+          return;
+        }
+      x->mode = M_LIT;
+      x->lits = (const char *const *) &fr->suffix;
+      x->lit_len = &fr->suffix_len;
+      x->n_lits = 1;
+      x->lit_base = 0;
+      x->key = 0;
+      x->frame = F_SUFFIX;
+      x->alive = 1;
+      x->pos = 0;
+      x->rest = 0;
+      return;
+    }
   if (x->depth == 0)
     {
       x->mode = M_END;
@@ -299,6 +340,8 @@ key_done (HzJsonState *s, guint prop)
   s->x.ws = s->x.nl = 0;
 }
 
+static void expect_value (HzJsonState *s, const HzJsonNode *node, guint rest);
+
 /* After a literal byte: when every candidate left is complete, it is done. */
 static void
 lit_maybe_done (HzJsonState *s)
@@ -314,13 +357,21 @@ lit_maybe_done (HzJsonState *s)
       }
   if (x->key)
     key_done (s, x->lit_base + done);
+  else if (x->frame == F_PREFIX)
+    {
+      const HzJsonFrame *fr = s->schema->frame;
+      x->frame = F_NONE;
+      expect_value (s, fr->roots[done], fr->suffix_len);
+    }
+  else if (x->frame == F_SUFFIX)
+    frame_done (s);
   else
     value_done (s);
 }
 
 static gboolean
 start_lit (HzJsonState *s, const char *const *lits, const guint *lens, guint n, guint base,
-           gboolean key, guint8 c)
+           gboolean key, guint8 frame, guint8 c)
 {
   Lex *x = &s->x;
   guint64 alive = 0;
@@ -335,6 +386,7 @@ start_lit (HzJsonState *s, const char *const *lits, const guint *lens, guint n, 
   x->n_lits = (guint16) n;
   x->lit_base = (guint16) base;
   x->key = (guint8) key;
+  x->frame = frame;
   x->alive = alive;
   x->pos = 1;
   lit_maybe_done (s);
@@ -362,7 +414,7 @@ start_value (HzJsonState *s, const HzJsonNode *node, guint8 c)
   const guint t = node->types;
   if (node->n_lits)
     return start_lit (s, (const char *const *) node->lits, node->lit_len, node->n_lits, 0,
-                      FALSE, c);
+                      FALSE, F_NONE, c);
   switch (c)
     {
     case '{':
@@ -376,9 +428,9 @@ start_value (HzJsonState *s, const HzJsonNode *node, guint8 c)
       x->utf8 = x->esc = x->key = 0;
       return TRUE;
     case 't': case 'f':
-      return (t & HZ_JT_BOOLEAN) && start_lit (s, bool_lits, bool_len, 2, 0, FALSE, c);
+      return (t & HZ_JT_BOOLEAN) && start_lit (s, bool_lits, bool_len, 2, 0, FALSE, F_NONE, c);
     case 'n':
-      return (t & HZ_JT_NULL) && start_lit (s, null_lits, null_len, 1, 0, FALSE, c);
+      return (t & HZ_JT_NULL) && start_lit (s, null_lits, null_len, 1, 0, FALSE, F_NONE, c);
     default:
       if (!(c == '-' || is_digit (c)) || !(t & (HZ_JT_NUMBER | HZ_JT_INTEGER)))
         return FALSE;
@@ -554,7 +606,7 @@ start_key (HzJsonState *s, Frame *f, guint8 c)
     last++;
   x->rest = f->base;
   return start_lit (s, (const char *const *) n->keys + f->prop, n->key_len + f->prop,
-                    last - f->prop + 1, f->prop, TRUE, c);
+                    last - f->prop + 1, f->prop, TRUE, F_NONE, c);
 }
 
 static gboolean
@@ -669,10 +721,17 @@ step (HzJsonState *s, guint8 c)
             lit_maybe_done (s);
             return TRUE;
           }
-        if (!complete || x->key)
+        if (!complete || x->key || x->frame)
           return FALSE;
         value_done (s);   /* a literal that others extend (enum [1, 12]) ended */
         return step (s, c);
+      }
+    case M_FRAME:
+      {
+        const HzJsonFrame *fr = s->schema->frame;
+        x->rest = 0;
+        return start_lit (s, (const char *const *) (x->again ? fr->again : fr->pre),
+                          x->again ? fr->again_len : fr->pre_len, fr->n, 0, FALSE, F_PREFIX, c);
       }
     default:   /* M_END */
       return is_ws (c) && ws_step (x, c, EDGE_WS_MAX);
@@ -685,7 +744,9 @@ hz_json_state_complete (const HzJsonState *s)
   const Lex *x = &s->x;
   if (x->mode == M_END)
     return TRUE;
-  if (x->depth > 0 || x->rest > 0)
+  if (x->mode == M_FRAME)
+    return x->again;
+  if (x->depth > 0 || x->rest > 0 || x->frame)
     return FALSE;
   if (x->mode == M_NUM)
     return x->num == N_ZERO || x->num == N_INT || x->num == N_FRAC || x->num == N_EXP;
@@ -696,7 +757,7 @@ const char *
 hz_json_state_where (const HzJsonState *s)
 {
   static const char *const names[] = { "value", "structure", "string", "number", "literal",
-                                       "end" };
+                                       "end", "frame" };
   return names[s->x.mode];
 }
 
@@ -974,7 +1035,8 @@ hz_json_state_accept (HzJsonState *s, const HzJsonVocab *v, HzToken t)
     return FALSE;
   if (v->eog[t / 64] & (G_GUINT64_CONSTANT (1) << (t % 64)))
     {
-      if (!hz_json_state_complete (s))
+      const HzJsonFrame *fr = s->schema->frame;
+      if (!hz_json_state_complete (s) || (fr && fr->end_token >= 0 && t != fr->end_token))
         return FALSE;
       s->x.mode = M_END;
       return TRUE;
@@ -1090,7 +1152,19 @@ hz_json_mask (const HzJsonVocab *v, const HzJsonState *s, guint budget, guint64 
       st.x.utf8 = 0;
     }
   walk (&w, 0);
-  if (hz_json_state_complete (s))
+  const HzJsonFrame *fr = s->schema->frame;
+  if (hz_json_state_complete (s) && fr && fr->end_token >= 0)
+    {
+      /* a framed text that must end with one token (harmony's <|call|>) */
+      const guint t = (guint) fr->end_token;
+      const guint64 bit = G_GUINT64_CONSTANT (1) << (t % 64);
+      if (t < v->n && (v->eog[t / 64] & bit) && !(mask[t / 64] & bit))
+        {
+          mask[t / 64] |= bit;
+          w.count++;
+        }
+    }
+  else if (hz_json_state_complete (s))
     for (guint i = 0; i < v->n_words; i++)
       {
         w.count += (guint) __builtin_popcountll (v->eog[i] & ~mask[i]);

@@ -8,7 +8,7 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 G_DEFINE_QUARK (hz-json-schema-error-quark, hz_json_schema_error)
 
@@ -64,19 +64,92 @@ hz_json_schema_ref (HzJsonSchema *schema)
   return schema;
 }
 
+static void
+frame_free (HzJsonFrame *f)
+{
+  if (f == NULL)
+    return;
+  g_strfreev (f->pre);
+  g_strfreev (f->again);
+  g_free (f->pre_len);
+  g_free (f->again_len);
+  for (guint i = 0; i < f->n; i++)
+    hz_json_schema_unref (f->values[i]);
+  g_free (f->values);
+  g_free (f->roots);
+  g_free (f->suffix);
+  g_free (f);
+}
+
 void
 hz_json_schema_unref (HzJsonSchema *schema)
 {
   if (schema == NULL || !g_atomic_int_dec_and_test (&schema->ref))
     return;
   g_ptr_array_unref (schema->nodes);
+  frame_free (schema->frame);
   g_free (schema);
 }
 
 guint
 hz_json_schema_min_bytes (const HzJsonSchema *schema)
 {
-  return schema->root->min_len;
+  return schema->frame ? schema->frame->min_first : schema->root->min_len;
+}
+
+HzJsonSchema *
+hz_json_schema_new_framed (const char *const *prefixes, HzJsonSchema *const *values, guint n,
+                           const char *suffix, const char *separator, gint32 end_token,
+                           GError **error)
+{
+  if (n == 0 || n > HZ_JSON_MAX_CHOICES)
+    {
+      g_set_error (error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_INVALID,
+                   "a framed text needs 1 to %d alternatives, not %u", HZ_JSON_MAX_CHOICES, n);
+      return NULL;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      if (prefixes[i] == NULL || *prefixes[i] == '\0' || values[i] == NULL || values[i]->frame)
+        {
+          g_set_error (error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_INVALID,
+                       "alternative %u of a framed text needs a prefix and a plain schema", i);
+          return NULL;
+        }
+      for (guint j = 0; j < n; j++)
+        if (j != i && g_str_has_prefix (prefixes[j], prefixes[i]))
+          {
+            g_set_error (error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_INVALID,
+                         "the prefix of alternative %u of a framed text begins alternative "
+                         "%u's", i, j);
+            return NULL;
+          }
+    }
+  HzJsonSchema *s = schema_new (NULL);
+  HzJsonFrame *f = s->frame = g_new0 (HzJsonFrame, 1);
+  f->n = n;
+  f->pre = g_new0 (char *, n + 1);
+  f->again = g_new0 (char *, n + 1);
+  f->pre_len = g_new0 (guint, n);
+  f->again_len = g_new0 (guint, n);
+  f->values = g_new0 (HzJsonSchema *, n);
+  f->roots = g_new0 (HzJsonNode *, n);
+  f->suffix = g_strdup (suffix ? suffix : "");
+  f->suffix_len = (guint) strlen (f->suffix);
+  f->repeat = separator != NULL;
+  f->end_token = end_token;
+  f->min_first = G_MAXUINT;
+  for (guint i = 0; i < n; i++)
+    {
+      f->pre[i] = g_strdup (prefixes[i]);
+      f->pre_len[i] = (guint) strlen (prefixes[i]);
+      f->again[i] = g_strconcat (separator ? separator : "", prefixes[i], NULL);
+      f->again_len[i] = (guint) strlen (f->again[i]);
+      f->values[i] = hz_json_schema_ref (values[i]);
+      f->roots[i] = values[i]->root;
+      f->min_first = MIN (f->min_first, f->pre_len[i] + f->roots[i]->min_len + f->suffix_len);
+    }
+  return s;
 }
 
 /* ------------------------------------------------------------------ compiling */

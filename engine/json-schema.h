@@ -46,10 +46,29 @@ struct _HzJsonNode {
   guint        min_len;      /* fewest bytes of a value */
 };
 
+/* A framed text (hz_json_schema_new_framed()): one of n literal prefixes, the value of
+ * that alternative's schema, the suffix; with a separator, more of them may follow, each
+ * after it. */
+typedef struct {
+  guint          n;
+  char         **pre;        /* [n] the prefixes (NULL-terminated) */
+  guint         *pre_len;
+  char         **again;      /* [n] separator + prefix, for the calls after the first */
+  guint         *again_len;
+  HzJsonNode   **roots;      /* [n] their values' schemas (owned by `values`) */
+  HzJsonSchema **values;     /* [n] referenced */
+  char          *suffix;
+  guint          suffix_len;
+  gboolean       repeat;     /* a separator was given */
+  gint32         end_token;  /* the only end of generation allowed, or -1: any */
+  guint          min_first;  /* fewest bytes of a whole text */
+} HzJsonFrame;
+
 struct _HzJsonSchema {
-  gint        ref;
-  HzJsonNode *root;
-  GPtrArray  *nodes;         /* owned nodes (freed with the schema) */
+  gint         ref;
+  HzJsonNode  *root;         /* NULL for a framed text */
+  GPtrArray   *nodes;        /* owned nodes (freed with the schema) */
+  HzJsonFrame *frame;        /* a framed text, or NULL */
 };
 
 /** The node of any JSON value (its items and member values are itself). */

@@ -25,6 +25,7 @@ static const struct { const char *name; HzArch arch; HzRopeMode rope; } arch_tab
   { "qwen3moe", HZ_ARCH_QWEN3MOE, HZ_ROPE_NEOX },
   { "gemma2", HZ_ARCH_GEMMA2, HZ_ROPE_NEOX },
   { "gemma3", HZ_ARCH_GEMMA3, HZ_ROPE_NEOX },
+  { "gpt-oss", HZ_ARCH_GPT_OSS, HZ_ROPE_NEOX },
 };
 
 gboolean
@@ -128,7 +129,7 @@ bad_hparam (GError **error, const char *what)
 static gboolean
 arch_is_moe (HzArch arch)
 {
-  return arch == HZ_ARCH_QWEN2MOE || arch == HZ_ARCH_QWEN3MOE;
+  return arch == HZ_ARCH_QWEN2MOE || arch == HZ_ARCH_QWEN3MOE || arch == HZ_ARCH_GPT_OSS;
 }
 
 /* Mixture-of-experts hyperparameters (llama-model.cpp load_hparams / load_tensors):
@@ -171,7 +172,9 @@ load_moe_hparams (HzHparams *hp, const KeyReader *kr, int32_t n_expert, GError *
     return TRUE;
   if (moe_arch)
     {
-      if (!read_dim (kr, "expert_feed_forward_length", hp->n_ff / n_used, 0, &hp->n_ff_exp, error))
+      /* gpt-oss: required (llama.cpp reads it without a default) */
+      const int32_t def = hp->arch == HZ_ARCH_GPT_OSS ? -1 : hp->n_ff / n_used;
+      if (!read_dim (kr, "expert_feed_forward_length", def, 0, &hp->n_ff_exp, error))
         return FALSE;
     }
   else
@@ -193,7 +196,8 @@ load_moe_hparams (HzHparams *hp, const KeyReader *kr, int32_t n_expert, GError *
                    "or '%s.feed_forward_length' must be > 0)", kr->arch, kr->arch);
       return FALSE;
     }
-  hp->expert_weights_norm = hp->arch != HZ_ARCH_QWEN2MOE;
+  /* gpt-oss: the selected logits are softmaxed, no renormalisation (norm_w false) */
+  hp->expert_weights_norm = hp->arch != HZ_ARCH_QWEN2MOE && hp->arch != HZ_ARCH_GPT_OSS;
   return TRUE;
 }
 
@@ -273,6 +277,47 @@ load_gemma_hparams (HzHparams *hp, const KeyReader *kr, GError **error)
   return TRUE;
 }
 
+/* Read <arch>.<suffix> when the architecture requires it: a missing key is an error naming
+ * it (llama.cpp's get_key without a default). */
+static gboolean
+require_key (const KeyReader *kr, const char *suffix, GError **error)
+{
+  g_autofree char *key = g_strdup_printf ("%s.%s", kr->arch, suffix);
+  if (hz_gguf_find_key (kr->g, key) >= 0)
+    return TRUE;
+  g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL,
+               "model metadata lacks the required key '%s'", key);
+  return FALSE;
+}
+
+/* gpt-oss (llama.cpp src/models/openai-moe.cpp load_arch_hparams): the RMS epsilon and the
+ * sliding window are required, the window layers follow sliding_window_pattern (default
+ * period 2: even layers), their RoPE base is rope.freq_base_swa (default the global one)
+ * with the global scaling; the experts' clamped SwiGLU constants of llama-graph.cpp
+ * (LLM_FFN_SWIGLU_OAI_MOE: alpha 1.702, limit 7). Heads are n_rot wide (llama.cpp sizes
+ * q/k/v by n_rot), so key_length, value_length and rope.dimension_count must agree. */
+static gboolean
+load_gpt_oss_hparams (HzHparams *hp, const KeyReader *kr, GError **error)
+{
+  if (!require_key (kr, "attention.layer_norm_rms_epsilon", error) ||
+      !require_key (kr, "attention.sliding_window", error) ||
+      !read_dim (kr, "attention.sliding_window", 0, 0, &hp->n_swa, error))
+    return FALSE;
+  if (hp->n_swa > 0 && !load_swa_pattern (hp, kr, 2, error))
+    return FALSE;
+  if (!read_float (kr, "rope.freq_base_swa", hp->rope_freq_base, FALSE,
+                   &hp->rope_freq_base_swa, error))
+    return FALSE;
+  if (hp->head_dim_k != hp->n_rot || hp->head_dim_v != hp->n_rot)
+    return bad_hparam (error, "gpt-oss needs attention.key_length = attention.value_length = "
+                       "rope.dimension_count");
+  hp->moe_softmax_selected = TRUE;
+  hp->swiglu_alpha = 1.702f;
+  hp->swiglu_limit = 7.0f;
+  hp->ffn_all_rows = TRUE;
+  return TRUE;
+}
+
 gboolean
 hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
 {
@@ -346,12 +391,24 @@ hz_hparams_load (HzHparams *hp, const HzGguf *g, HzArch arch, GError **error)
       !read_float (&kr, "rope.scaling.attn_factor", 1.0f, FALSE, &hp->yarn_attn_factor, error))
     return FALSE;
   hp->yarn_ext_factor = hp->rope_scaling == HZ_ROPE_SCALING_YARN ? 1.0f : 0.0f;
+  if (hp->yarn_ext_factor != 0.0f)
+    {
+      /* llama.cpp (llama-context.cpp) sets YaRN's attention factor to get_mscale(factor) and
+       * cancels ggml's own 1 + 0.1 ln(factor) (rope_yarn multiplies it back), in float */
+      const float f = 1.0f / hp->rope_freq_scale;
+      const float rope_attn_factor = hp->yarn_attn_factor;
+      float af = f <= 1.0f ? 1.0f : 0.1f * logf (f) + 1.0f;
+      af *= 1.0f / (1.0f + 0.1f * logf (f));
+      hp->yarn_attn_factor = af * rope_attn_factor;
+    }
   hp->yarn_beta_fast = 32.0f;
   hp->yarn_beta_slow = 1.0f;
   hp->rope_freq_base_swa = hp->rope_freq_base;
   hp->rope_freq_scale_swa = hp->rope_freq_scale;
   if (arch == HZ_ARCH_GEMMA2 || arch == HZ_ARCH_GEMMA3)
     return load_gemma_hparams (hp, &kr, error);
+  if (arch == HZ_ARCH_GPT_OSS)
+    return load_gpt_oss_hparams (hp, &kr, error);
   return TRUE;
 }
 
@@ -485,14 +542,18 @@ bind_experts (Binder *b, HzExpertMatrix *x, const char *name, int64_t n_in, int6
   return TRUE;
 }
 
-/* Bind a float vector [n]; non-F32 storage is converted into an owned buffer. */
+/* Bind a float array of exactly the dims `ne` (n of them), stored F32 (converted into an
+ * owned buffer otherwise): vectors, and the experts' bias tables [n_out, n_expert] of
+ * gpt-oss. */
 static gboolean
-bind_vector (Binder *b, const float **out, const char *name, int64_t n, gboolean required,
-             GError **error)
+bind_floats_nd (Binder *b, const float **out, const char *name, const int64_t *ne, int n,
+                gboolean required, GError **error)
 {
   GError *local = NULL;
-  const HzGgufTensor *t = find_tensor (b, name, &n, 1, required, &local);
-
+  const HzGgufTensor *t = find_tensor (b, name, ne, n, required, &local);
+  int64_t count = 1;
+  for (int i = 0; i < n; i++)
+    count *= ne[i];
   *out = NULL;
   if (t == NULL)
     {
@@ -512,11 +573,39 @@ bind_vector (Binder *b, const float **out, const char *name, int64_t n, gboolean
                    "tensor '%s' is stored as %s, which cannot be decoded", name, qt->name);
       return FALSE;
     }
-  float *buf = g_new (float, n);
-  qt->to_float (t->data, buf, n);
+  float *buf = g_new (float, count);
+  qt->to_float (t->data, buf, count);
   g_ptr_array_add (b->llm->owned, buf);
   *out = buf;
   return TRUE;
+}
+
+/* Bind a float vector [n]; non-F32 storage is converted into an owned buffer. */
+static gboolean
+bind_vector (Binder *b, const float **out, const char *name, int64_t n, gboolean required,
+             GError **error)
+{
+  return bind_floats_nd (b, out, name, &n, 1, required, error);
+}
+
+/* gpt-oss's own tensors (llama.cpp openai-moe.cpp load_arch_tensors): the output bias
+ * (required), the sinks, the router's and experts' biases. */
+static gboolean
+bind_gpt_oss (Binder *b, HzLayer *L, int il, GError **error)
+{
+  const HzHparams *hp = &b->llm->hp;
+  const int64_t ne = hp->n_expert;
+  const int64_t heads[1] = { hp->n_head }, gi[1] = { ne };
+  const int64_t fe[2] = { hp->n_ff_exp, ne }, de[2] = { hp->n_embd, ne }, d[1] = { hp->n_embd };
+  char n[96];
+#define NAME(suffix) (g_snprintf (n, sizeof n, "blk.%d.%s", il, suffix), n)
+  return bind_floats_nd (b, &L->bo, NAME ("attn_output.bias"), d, 1, TRUE, error) &&
+         bind_floats_nd (b, &L->attn_sinks, NAME ("attn_sinks.weight"), heads, 1, TRUE, error) &&
+         bind_floats_nd (b, &L->ffn_gate_inp_b, NAME ("ffn_gate_inp.bias"), gi, 1, TRUE, error) &&
+         bind_floats_nd (b, &L->ffn_gate_exps_b, NAME ("ffn_gate_exps.bias"), fe, 2, TRUE, error) &&
+         bind_floats_nd (b, &L->ffn_up_exps_b, NAME ("ffn_up_exps.bias"), fe, 2, TRUE, error) &&
+         bind_floats_nd (b, &L->ffn_down_exps_b, NAME ("ffn_down_exps.bias"), de, 2, TRUE, error);
+#undef NAME
 }
 
 /* Llama 3.1 frequency divisors (Meta's apply_scaling in the reference model code), used
@@ -562,6 +651,7 @@ bind_layer (Binder *b, int il, GError **error)
                            hp->arch == HZ_ARCH_GEMMA3;
   const int64_t fe = hp->n_ff_exp, fs = hp->n_ff_shexp;
   const int32_t ne = hp->n_expert;
+  const gboolean gpt_oss = hp->arch == HZ_ARCH_GPT_OSS;
   char n[96];
 
 #define NAME(suffix) (g_snprintf (n, sizeof n, "blk.%d.%s", il, suffix), n)
@@ -576,9 +666,14 @@ bind_layer (Binder *b, int il, GError **error)
          bind_vector (b, &L->bo, NAME ("attn_output.bias"), d, FALSE, error) &&
          bind_vector (b, &L->q_norm, NAME ("attn_q_norm.weight"), hp->head_dim_k, qk_norm, error) &&
          bind_vector (b, &L->k_norm, NAME ("attn_k_norm.weight"), hp->head_dim_k, qk_norm, error) &&
-         bind_vector (b, &L->ffn_norm, NAME ("ffn_norm.weight"), d, TRUE, error) &&
-         bind_vector (b, &L->attn_post_norm, NAME ("post_attention_norm.weight"), d, hp->gemma, error) &&
-         bind_vector (b, &L->ffn_post_norm, NAME ("post_ffw_norm.weight"), d, hp->gemma, error)))
+         /* gpt-oss: the FFN's norm is named post_attention_norm */
+         bind_vector (b, &L->ffn_norm, NAME (gpt_oss ? "post_attention_norm.weight" : "ffn_norm.weight"),
+                      d, TRUE, error) &&
+         (!gpt_oss || bind_gpt_oss (b, L, il, error)) &&
+         /* Gemma's post-norms (gpt-oss's post_attention_norm is its FFN norm, above) */
+         (!hp->gemma ||
+          (bind_vector (b, &L->attn_post_norm, NAME ("post_attention_norm.weight"), d, TRUE, error) &&
+           bind_vector (b, &L->ffn_post_norm, NAME ("post_ffw_norm.weight"), d, TRUE, error)))))
     return FALSE;
   if (ne > 0)
     return bind_matrix (b, &L->ffn_gate_inp, NAME ("ffn_gate_inp.weight"), d, ne, TRUE, error) &&
@@ -708,7 +803,8 @@ hz_llm_load_tensors (const HzGguf *g, GHashTable *tensors, GError **error)
       !bind_vector (&b, &llm->output_norm, "output_norm.weight", hp->n_embd, TRUE, error) ||
       /* gemma2 always reuses token_embd (llama.cpp ignores an output.weight) */
       (hp->arch != HZ_ARCH_GEMMA2 &&
-       !bind_matrix (&b, &llm->output, "output.weight", hp->n_embd, hp->n_vocab, FALSE, error)) ||
+       !bind_matrix (&b, &llm->output, "output.weight", hp->n_embd, hp->n_vocab,
+                     hp->arch == HZ_ARCH_GPT_OSS /* llama.cpp: required */, error)) ||
       !bind_vector (&b, &llm->rope_freqs, "rope_freqs.weight", hp->n_rot / 2, FALSE, error))
     return NULL;
   if (llm->output.data == NULL)

@@ -20,6 +20,14 @@
  *            soft-capping only when the key is present), five window layers to one global
  *            (il % 6 == 5 global), and the window layers' own RoPE base (freq_base_swa,
  *            default 10000) and no RoPE scaling on them.
+ *   gpt-oss — (llama.cpp src/models/openai-moe.cpp) NeoX RoPE with YaRN scaling; q/k/v/o
+ *            biases; a learned logit per head (attn_sinks) in every softmax's denominator;
+ *            layers alternate sliding-window (even, window attention.sliding_window) and
+ *            full attention (odd); the FFN norm is post_attention_norm; mixture of experts
+ *            with a biased router whose top-k logits are softmaxed (the other experts
+ *            never enter the softmax), experts with biases and the clamped SwiGLU
+ *            out = min(g, L) sigmoid(alpha min(g, L)) (clamp(u, -L, L) + 1), alpha 1.702,
+ *            L 7; untied output; the last layer's FFN runs on every row.
  *   Gemma's RMSNorm is x * (1 + w): llama.cpp's converter stores 1 + w in every
  *   *norm.weight tensor (conversion/gemma.py), so the engine multiplies by the stored
  *   weight as for every other architecture.
@@ -56,6 +64,7 @@ typedef enum {
   HZ_ARCH_QWEN3MOE,
   HZ_ARCH_GEMMA2,
   HZ_ARCH_GEMMA3,
+  HZ_ARCH_GPT_OSS,
 } HzArch;
 
 /* Sanity limit of <arch>.block_count: far above any real model. */
@@ -125,6 +134,15 @@ typedef struct {
                              * gemma2 default rope_freq_base, gemma3 10000) */
   float    rope_freq_scale_swa; /* window layers' freq scale (gemma2: rope_freq_scale;
                              * gemma3: 1, the global layers' linear scaling is not theirs) */
+  /* gpt-oss (every other architecture: FALSE / 0) */
+  gboolean moe_softmax_selected; /* route on the raw (biased) router logits and softmax the
+                             * n_expert_used selected ones (llama.cpp
+                             * LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT) */
+  float    swiglu_alpha;    /* > 0: the experts' clamped SwiGLU (ggml_swiglu_oai) with this
+                             * alpha and swiglu_limit; 0: silu(g) * u */
+  float    swiglu_limit;
+  gboolean ffn_all_rows;    /* the last layer's FFN runs on every row before the output rows
+                             * are taken (llama.cpp's graph for the architecture) */
   uint64_t swa_layers[HZ_MAX_LAYER / 64]; /* bit il: layer il uses the window (hz_layer_swa);
                              * <arch>.attention.sliding_window_pattern as a per-layer bool
                              * array, or N: il % N < N - 1 (gemma2 default 2, gemma3 6) */
@@ -202,6 +220,8 @@ typedef struct {
   const float *q_norm, *k_norm;     /* [head_dim_k] (qwen3, gemma3) */
   const float *attn_post_norm;      /* [n_embd] (gemma): rms_norm of the attention output */
   const float *ffn_post_norm;       /* [n_embd] (gemma): rms_norm of the FFN output */
+  const float *attn_sinks;  /* [n_head] (gpt-oss): logit of a virtual key in each head's
+                             * softmax denominator (its value is zero), or NULL */
   const float *ffn_norm;    /* [n_embd] */
   HzMatrix     w_gate;      /* [n_embd] -> [n_ff] */
   HzMatrix     w_up;        /* [n_embd] -> [n_ff] */
@@ -212,6 +232,9 @@ typedef struct {
   HzExpertMatrix ffn_gate_exps;   /* per expert [n_embd] -> [n_ff_exp] */
   HzExpertMatrix ffn_up_exps;     /* per expert [n_embd] -> [n_ff_exp] */
   HzExpertMatrix ffn_down_exps;   /* per expert [n_ff_exp] -> [n_embd] */
+  /* biases of the router and the experts (gpt-oss; NULL otherwise): [n_expert],
+   * [n_expert][n_ff_exp], [n_expert][n_ff_exp], [n_expert][n_embd] */
+  const float   *ffn_gate_inp_b, *ffn_gate_exps_b, *ffn_up_exps_b, *ffn_down_exps_b;
   /* shared expert (qwen2moe; data NULL / pointer NULL when the architecture has none) */
   const float   *ffn_gate_inp_shexp; /* [n_embd]: shared output scaled by sigmoid(this · x) */
   HzMatrix       ffn_gate_shexp;  /* [n_embd] -> [n_ff_shexp] */

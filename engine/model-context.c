@@ -567,24 +567,41 @@ context_step_sample (HzContext *ctx, HzToken tok, HzToken *next, GError **error)
 /* Evaluate the part of the prompt the KV cache does not hold. On the host path the last
  * row's logits are left in ctx->logits; on the device path (`device`) the prompt but its
  * last token is evaluated without logits, then the last token as a decode step whose
- * device draw is the first generated token (*next). */
+ * device draw is the first generated token (*next).
+ *
+ * The host path never ends a prompt of two or more tokens with a forward pass of one
+ * token: a pass of one token runs the decode kernels (llama.cpp's vec_dot for one row,
+ * its gemm kernels for more: hz_cpu_matmul), whose sums are ordered otherwise, so the last
+ * row's logits would differ in the last bits from a fresh context's, and a seeded sample
+ * (whose draw order follows the candidates' heap order) then differs too. Rows of passes
+ * of two or more tokens do not depend on how the prompt is cut into passes, so a prompt
+ * found whole in the cache (its last two tokens evaluated again) or partly gives the
+ * logits, and with a seed the tokens, of a fresh context. */
 static gboolean
 eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt, gboolean device,
                     HzToken *next, GCancellable *cancellable, guint *n_evaluated, GError **error)
 {
-  /* longest common prefix with what the cache holds; at least the last prompt token is
-   * evaluated again so that its logits are fresh */
+  /* longest common prefix with what the cache holds; at least the last prompt token (on
+   * the host path two, when the prompt has them) is evaluated again so that its logits
+   * are fresh */
   gsize common = 0;
   const HzToken *cached = (const HzToken *) (void *) ctx->tokens->data;
   while (common < ctx->tokens->len && common < n_prompt && cached[common] == prompt[common])
     common++;
-  if (common == n_prompt)
-    common--;
+  const gsize min_eval = device ? 1 : MIN (n_prompt, 2);
+  common = MIN (common, n_prompt - min_eval);
   hz_context_truncate (ctx, (guint) common);
   common = MIN (common, ctx->tokens->len);    /* (less was kept: a window's ring) */
   *n_evaluated = (guint) (n_prompt - common);
   if (!device)
-    return hz_context_eval (ctx, prompt + common, n_prompt - common, FALSE, cancellable, error);
+    {
+      /* no last pass of one token: ..., n_batch - 1, 2 rather than ..., n_batch, 1 */
+      const gsize m = n_prompt - common;
+      const gsize last = m > 2 && ctx->n_batch > 2 && m % ctx->n_batch == 1 ? 2 : m;
+      if (last < m && !hz_context_eval (ctx, prompt + common, m - last, FALSE, cancellable, error))
+        return FALSE;
+      return hz_context_eval (ctx, prompt + n_prompt - last, last, FALSE, cancellable, error);
+    }
   if (common + 1 < n_prompt
       && !context_eval (ctx, prompt + common, n_prompt - 1 - common, FALSE, FALSE, cancellable,
                         error))

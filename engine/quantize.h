@@ -28,6 +28,7 @@
 #include <gio/gio.h>
 #include <stdint.h>
 #include "gguf.h"
+#include "model-source.h"
 
 G_BEGIN_DECLS
 
@@ -91,14 +92,7 @@ const char        *hz_ftype_missing_format (HzFtype ftype);
 
 /* ------------------------------------------------------------ per-tensor types */
 
-/** Model facts the mixes depend on (llama.cpp's quantize_state_impl + hparams). */
-typedef struct {
-  const char *arch;       /* general.architecture ("llama", "falcon", ...) */
-  int32_t     n_layer;    /* <arch>.block_count */
-  int32_t     n_head;     /* <arch>.attention.head_count */
-  int32_t     n_head_kv;  /* <arch>.attention.head_count_kv (default n_head) */
-  int32_t     n_expert;   /* <arch>.expert_count (0 = dense) */
-} HzQuantModelInfo;
+/* HzQuantModelInfo, the model facts the mixes depend on: model-source.h */
 
 /** Reads HzQuantModelInfo from GGUF metadata (missing keys: n_layer 0, n_head_kv = n_head).
  *  `info->arch` points into a string owned by the caller-freed `*arch_out` (g_free). */

@@ -1,7 +1,7 @@
 /* engine/safetensors.c — safetensors reader/writer. Format notes in safetensors.h. */
 #include "safetensors.h"
-#include "atomic-file.h"
-#include "json-out.h"
+#include "hanzo/atomic-file.h"
+#include "hanzo/json-out.h"
 
 #include <errno.h>
 #include <fcntl.h>

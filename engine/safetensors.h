@@ -82,7 +82,7 @@ void     hz_safetensors_writer_set_metadata (HzSafetensorsWriter *w, const char 
                                              const char *value);
 /** The complete file image. */
 GBytes  *hz_safetensors_writer_to_bytes (HzSafetensorsWriter *w);
-/** Write atomically (engine/atomic-file.h: a kill or a full disk leaves the previous file
+/** Write atomically (common/hanzo/atomic-file.h: a kill or a full disk leaves the previous file
  *  or none, and no temporary file). Errors: HZ_SAFETENSORS_ERROR_IO naming the path. */
 gboolean hz_safetensors_writer_write_file (HzSafetensorsWriter *w, const char *path,
                                            GError **error);

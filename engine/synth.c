@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "gguf.h"
 #include "hanzo/engine-error.h"
 #include "quant.h"
@@ -38,6 +38,14 @@ static const HzSynthShape shapes[] = {
    * tiny-gemma3 has gemma3's 5 window layers to 1 global and the 12B's RoPE scaling */
   { "tiny-gemma3",    "gemma3",  256, 6, 4, 2, 64,  512, 512, 256, 1e6f, 1e-6f, TRUE, 0, 0, 0, 0, 32, 1e4f, 8.0f },
   { "tiny-gemma2",    "gemma2",  256, 4, 4, 2, 64,  512, 512, 256, 1e4f, 1e-6f, TRUE, 0, 0, 0, 0, 32, 0, 0 },
+  /* gpt-oss (config.json of openai/gpt-oss-20b, gpt-oss-120b: sliding_window 128, YaRN
+   * factor 32 over 4096 positions):                                   window      yarn orig */
+  { "gpt-oss-20b",  "gpt-oss", 2880, 24, 64, 8, 64, 2880, 201088, 131072, 150000.0f, 1e-5f, FALSE, 32, 4, 2880, 0, 128, 0, 0, 32.0f, 4096 },
+  { "gpt-oss-120b", "gpt-oss", 2880, 36, 64, 8, 64, 2880, 201088, 131072, 150000.0f, 1e-5f, FALSE, 128, 4, 2880, 0, 128, 0, 0, 32.0f, 4096 },
+  /* small gpt-oss models for tests: window 32, so that 64-token runs pass it; YaRN over 128
+   * positions; mid-gpt-oss has the real head layout (64 heads of 64, 8 KV heads) */
+  { "tiny-gpt-oss", "gpt-oss",  256, 4, 4, 2, 64,  256, 512, 4096, 150000.0f, 1e-5f, FALSE, 8, 4, 256, 0, 32, 0, 0, 32.0f, 128 },
+  { "mid-gpt-oss",  "gpt-oss",  512, 4, 64, 8, 64, 512, 512, 4096, 150000.0f, 1e-5f, FALSE, 16, 4, 512, 0, 32, 0, 0, 32.0f, 128 },
 };
 
 const char *const *
@@ -68,7 +76,8 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
   if (!g_str_has_prefix (spec, "custom:"))
     return bad (error, "unknown shape '%s' (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, "
                 "qwen3-0.6b, moe-30b-a3b, tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b, "
-                "gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2 or "
+                "gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2, gpt-oss-20b, gpt-oss-120b, "
+                "tiny-gpt-oss, mid-gpt-oss or "
                 "custom:dim=..,layers=..,heads=..,kv=..,ffn=..)", spec);
   HzSynthShape s = { "custom", "llama", 0, 0, 0, 0, 0, 0, 0, 2048, 1e4f, 1e-5f, FALSE, 0, 0, 0, 0 };
   g_auto (GStrv) kv = g_strsplit (spec + 7, ",", -1);
@@ -101,10 +110,12 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
       else if (strcmp (k, "window") == 0) s.n_swa = iv;
       else if (strcmp (k, "rope_base_swa") == 0) s.rope_base_swa = (float) d;
       else if (strcmp (k, "rope_linear") == 0) s.rope_linear = (float) d;
+      else if (strcmp (k, "yarn") == 0) s.rope_yarn = (float) d;
+      else if (strcmp (k, "yarn_ctx") == 0) s.yarn_orig_ctx = iv;
       else
         return bad (error, "custom shape: unknown key '%s' (dim, layers, heads, kv, ffn, head_dim, "
                     "ctx, tied, rope_base, eps, experts, experts_used, ffn_exp, ffn_shexp, window, "
-                    "rope_base_swa, rope_linear)", k);
+                    "rope_base_swa, rope_linear, yarn, yarn_ctx)", k);
     }
   if (s.n_head_kv == 0)
     s.n_head_kv = s.n_head;
@@ -125,6 +136,8 @@ hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error)
       (s.n_expert == 0 && (s.n_expert_used || s.n_ff_exp || s.n_ff_shexp)))
     return bad (error, "custom shape '%s': experts must be at most 512 and experts_used in "
                 "[1, experts] (experts_used, ffn_exp and ffn_shexp need experts)", spec);
+  if (s.rope_yarn > 0 && s.yarn_orig_ctx == 0)
+    s.yarn_orig_ctx = s.n_ctx;
   if (s.n_expert > 0)
     strcpy (s.arch, "qwen3moe");
   *out = s;
@@ -358,6 +371,8 @@ tensor_format (const HzSynthParams *p, HzQuantChooser *ch, const Spec *s, uint32
   uint32_t type = hz_quant_chooser_type (ch, s->name, s->n_dims, s->ne, HZ_TYPE_F32, NULL);
   if (p->matrix_type >= 0 && hz_quant_tensor_allows_quantization (s->name, s->n_dims))
     type = (uint32_t) p->matrix_type;
+  if (p->expert_type > 0 && s->n_dims == 3 && hz_quant_tensor_allows_quantization (s->name, s->n_dims))
+    type = (uint32_t) p->expert_type;
   const HzQuantTraits *tr = hz_quant_traits (type);
   const size_t row = hz_quant_row_size (type, s->ne[0]);
   if (!tr || !row || (!tr->from_float && !(hz_synth_random_blocks (type) && s->init == INIT_NORMAL)))
@@ -379,14 +394,15 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   const char *arch = p->arch ? p->arch : sh->arch;
   const gboolean qwen2 = strcmp (arch, "qwen2") == 0 || strcmp (arch, "qwen2moe") == 0;
   const gboolean qwen3 = strcmp (arch, "qwen3") == 0 || strcmp (arch, "qwen3moe") == 0;
-  const gboolean moe_arch = g_str_has_suffix (arch, "moe");
+  const gboolean gpt_oss = strcmp (arch, "gpt-oss") == 0;
+  const gboolean moe_arch = g_str_has_suffix (arch, "moe") || gpt_oss;
   const gboolean gemma2 = strcmp (arch, "gemma2") == 0, gemma3 = strcmp (arch, "gemma3") == 0;
   const gboolean gemma = gemma2 || gemma3;
-  if (strcmp (arch, "llama") != 0 && !qwen2 && !qwen3 && !gemma)
+  if (strcmp (arch, "llama") != 0 && !qwen2 && !qwen3 && !gemma && !gpt_oss)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_UNSUPPORTED_ARCH,
                    "synth: architecture '%s' is not supported (llama, qwen2, qwen3, qwen2moe, "
-                   "qwen3moe, gemma2, gemma3)", arch);
+                   "qwen3moe, gemma2, gemma3, gpt-oss)", arch);
       return FALSE;
     }
   if ((sh->n_expert > 0 && (strcmp (arch, "llama") != 0 && !moe_arch)) ||
@@ -395,8 +411,8 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
     {
       g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
                    "synth: shape '%s' (%d experts, %d used) does not fit architecture '%s' "
-                   "(mixture-of-experts shapes need llama, qwen2moe or qwen3moe, and those "
-                   "need 1 <= experts used <= experts)", sh->name, sh->n_expert,
+                   "(mixture-of-experts shapes need llama, qwen2moe, qwen3moe or gpt-oss, and "
+                   "those need 1 <= experts used <= experts)", sh->name, sh->n_expert,
                    sh->n_expert_used, arch);
       return FALSE;
     }
@@ -449,7 +465,7 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   g_array_set_clear_func (specs, spec_clear);
   const double se = 1.0 / sqrt ((double) E);
   add_spec (specs, INIT_NORMAL, se, E, n_vocab, "token_embd.weight");
-  if (gemma)
+  if (gemma || gpt_oss)
     add_gemma_norm (specs, 1.0, E, "output_norm.weight");
   else
     add_spec (specs, INIT_ONES, 0, E, 1, "output_norm.weight");
@@ -457,7 +473,7 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
     add_spec (specs, INIT_NORMAL, se, E, n_vocab, "output.weight");
   for (int l = 0; l < sh->n_layer; l++)
     {
-      if (gemma)
+      if (gemma || gpt_oss)
         add_gemma_norm (specs, 1.0, E, "blk.%d.attn_norm.weight", l);
       else
         add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.attn_norm.weight", l);
@@ -470,6 +486,14 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
           add_spec (specs, INIT_NORMAL, 0.02, nq, 1, "blk.%d.attn_q.bias", l);
           add_spec (specs, INIT_NORMAL, 0.02, nkv, 1, "blk.%d.attn_k.bias", l);
           add_spec (specs, INIT_NORMAL, 0.02, nkv, 1, "blk.%d.attn_v.bias", l);
+        }
+      if (gpt_oss)
+        {
+          add_spec (specs, INIT_NORMAL, 0.1, nq, 1, "blk.%d.attn_q.bias", l);
+          add_spec (specs, INIT_NORMAL, 0.1, nkv, 1, "blk.%d.attn_k.bias", l);
+          add_spec (specs, INIT_NORMAL, 0.1, nkv, 1, "blk.%d.attn_v.bias", l);
+          add_spec (specs, INIT_NORMAL, 0.1, E, 1, "blk.%d.attn_output.bias", l);
+          add_spec (specs, INIT_NORMAL, 1.0, sh->n_head, 1, "blk.%d.attn_sinks.weight", l);
         }
       if (qwen3)
         {
@@ -490,6 +514,8 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
           add_gemma_norm (specs, 4.0, E, "blk.%d.post_ffw_norm.weight", l);
           add_gemma_norm (specs, 1.0, E, "blk.%d.ffn_norm.weight", l);
         }
+      else if (gpt_oss)   /* the FFN's norm goes by this name in gpt-oss */
+        add_gemma_norm (specs, 1.0, E, "blk.%d.post_attention_norm.weight", l);
       else
         add_spec (specs, INIT_ONES, 0, E, 1, "blk.%d.ffn_norm.weight", l);
       if (NE > 0)
@@ -498,6 +524,13 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
           add_experts (specs, E, FE, NE, "blk.%d.ffn_gate_exps.weight", l);
           add_experts (specs, E, FE, NE, "blk.%d.ffn_up_exps.weight", l);
           add_experts (specs, FE, E, NE, "blk.%d.ffn_down_exps.weight", l);
+          if (gpt_oss)
+            {
+              add_spec (specs, INIT_NORMAL, 0.1, NE, 1, "blk.%d.ffn_gate_inp.bias", l);
+              add_spec (specs, INIT_NORMAL, 0.1, FE, NE, "blk.%d.ffn_gate_exps.bias", l);
+              add_spec (specs, INIT_NORMAL, 0.1, FE, NE, "blk.%d.ffn_up_exps.bias", l);
+              add_spec (specs, INIT_NORMAL, 0.1, E, NE, "blk.%d.ffn_down_exps.bias", l);
+            }
           if (FS > 0)
             {
               add_spec (specs, INIT_NORMAL, se, E, 1, "blk.%d.ffn_gate_inp_shexp.weight", l);
@@ -532,13 +565,13 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
   hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), sh->rope_base);
   hz_gguf_writer_set_f32 (w, K ("attention.layer_norm_rms_epsilon"), sh->norm_eps);
   hz_gguf_writer_set_u32 (w, K ("rope.dimension_count"), (uint32_t) hd);
-  if (hd * sh->n_head != E || gemma)
+  if (hd * sh->n_head != E || gemma || gpt_oss)
     {
       hz_gguf_writer_set_u32 (w, K ("attention.key_length"), (uint32_t) hd);
       hz_gguf_writer_set_u32 (w, K ("attention.value_length"), (uint32_t) hd);
     }
   hz_gguf_writer_set_u32 (w, K ("vocab_size"), (uint32_t) n_vocab);
-  if (gemma && sh->n_swa > 0)
+  if ((gemma || gpt_oss) && sh->n_swa > 0)
     hz_gguf_writer_set_u32 (w, K ("attention.sliding_window"), (uint32_t) sh->n_swa);
   if (gemma3 && sh->rope_base_swa > 0)
     hz_gguf_writer_set_f32 (w, K ("rope.freq_base_swa"), sh->rope_base_swa);
@@ -546,6 +579,13 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
     {
       hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "linear");
       hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), sh->rope_linear);
+    }
+  if (sh->rope_yarn > 0)
+    {
+      hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "yarn");
+      hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), sh->rope_yarn);
+      hz_gguf_writer_set_u32 (w, K ("rope.scaling.original_context_length"),
+                              (uint32_t) sh->yarn_orig_ctx);
     }
   if (gemma2)
     {
@@ -568,6 +608,8 @@ hz_synth_write (const HzSynthParams *p, const char *out, GError **error)
       if (k.len > 10 && memcmp (k.ptr, "tokenizer.", 10) == 0)
         hz_gguf_writer_copy_kv (w, vg, i);
     }
+  if (p->chat_template)
+    hz_gguf_writer_set_str (w, "tokenizer.chat_template", p->chat_template);
   hz_gguf_writer_set_u32 (w, "general.quantization_version", 2);
   hz_gguf_writer_set_u32 (w, "general.file_type", (uint32_t) p->ftype);
 

@@ -17,6 +17,13 @@
  * value_length, gemma3's rope.freq_base_swa and linear rope.scaling (type, factor) of the
  * global layers, gemma2's attn_logit_softcapping (50) and final_logit_softcapping (30), and
  * no output.weight (the output reuses token_embd, as in every Gemma).
+ * gpt-oss shapes write llama.cpp's openai-moe tensors: q/k/v/o biases N(0, 0.1),
+ * attn_sinks [n_head] N(0, 1), post_attention_norm (its FFN norm) and the other norms
+ * 1 + N(0, 0.1), the router's bias [n_expert] and the experts' biases
+ * ffn_{gate,up}_exps.bias [n_ff_exp, n_expert], ffn_down_exps.bias [n_embd, n_expert]
+ * N(0, 0.1), an untied output; and <arch>.attention.sliding_window, key_length,
+ * value_length, expert_feed_forward_length and YaRN scaling (rope.scaling.type yarn,
+ * factor, original_context_length).
  * Mixture-of-experts shapes (n_expert > 0) write llama.cpp's MoE tensors instead of the dense
  * FFN: blk.N.ffn_gate_inp [n_embd, n_expert] (router, N(0, 1/sqrt(n_embd)), kept F32 as
  * llama-quantize does), ffn_gate_exps / ffn_up_exps [n_embd, n_ff_exp, n_expert] and
@@ -61,13 +68,18 @@ typedef struct {
   int32_t n_swa;        /* <arch>.attention.sliding_window (0: key not written) */
   float   rope_base_swa;/* gemma3: <arch>.rope.freq_base_swa (0: key not written) */
   float   rope_linear;  /* gemma3: linear RoPE scaling factor of the global layers (0: none) */
+  /* gpt-oss (0 for the others) */
+  float   rope_yarn;    /* YaRN factor (rope.scaling.type yarn, rope.scaling.factor) */
+  int32_t yarn_orig_ctx;/* rope.scaling.original_context_length */
 } HzSynthShape;
 
 /** Parses a shape: a name (tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b,
  *  moe-30b-a3b (Qwen3-30B-A3B), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b,
- *  gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2) or
+ *  gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2, gpt-oss-20b, gpt-oss-120b,
+ *  tiny-gpt-oss, mid-gpt-oss) or
  *  "custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D][,ctx=N][,tied=0|1]
- *  [,rope_base=F][,eps=F][,experts=E,experts_used=K[,ffn_exp=F][,ffn_shexp=F]]".
+ *  [,rope_base=F][,eps=F][,experts=E,experts_used=K[,ffn_exp=F][,ffn_shexp=F]]
+ *  [,window=W][,rope_base_swa=B][,rope_linear=F][,yarn=F[,yarn_ctx=N]]".
  *  Errors: HZ_ENGINE_ERROR_INVALID_ARGUMENT naming the bad field (values above 2^24, more
  *  than 4096 layers, heads not a multiple of kv, ...). */
 gboolean hz_synth_shape_parse (const char *spec, HzSynthShape *out, GError **error);
@@ -77,7 +89,8 @@ const char *const *hz_synth_shape_names (void);
 
 typedef struct {
   const char  *arch;        /* "llama", "qwen2", "qwen3", "qwen2moe", "qwen3moe", "gemma2",
-                             * "gemma3" (dense shapes only); NULL = the
+                             * "gemma3" (dense shapes only), "gpt-oss" (its MoE shapes
+                             * only); NULL = the
                              * shape's. A MoE shape needs llama or a *moe arch, and the
                              * *moe archs need a MoE shape. */
   HzSynthShape shape;
@@ -88,8 +101,13 @@ typedef struct {
                              * the rows); -1: use ftype. Zero-initialised params mean F32.
                              * The formats without an encoder (hz_synth_random_blocks) get
                              * random blocks instead of quantized Gaussian weights. */
+  int32_t      expert_type; /* > 0: the experts' 3-D tensors (ffn_{gate,up,down}_exps) in this
+                             * ggml type (MXFP4 for gpt-oss as released); 0: as the other
+                             * matrices */
   guint64      seed;
   const char  *vocab_gguf;  /* required: tokenizer source */
+  const char  *chat_template; /* nullable: written as tokenizer.chat_template (instead of
+                             * the vocabulary GGUF's, if any) */
   guint        n_threads;   /* 0 = cores */
   gboolean     fast;        /* benchmark files: only the first chunk of rows of each tensor
                              * (about 1M elements) is generated and quantized; every later

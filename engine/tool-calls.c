@@ -11,7 +11,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "json-in.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "model-private.h"
 #include "gguf.h"
 
@@ -672,4 +672,52 @@ hz_tool_calls_content_prefix (HzToolFormat f, const char *text, gsize len)
         keep = MIN (keep, h);
     }
   return keep;
+}
+
+/* ------------------------------------------------------------- forced calls */
+
+gboolean
+hz_tool_call_frame (HzToolFormat f, const char *name, char **prefix, char **suffix,
+                    const char **separator, const char **end)
+{
+  /* the prefix up to the name, after it, the suffix, the separator */
+  static const struct {
+    HzToolFormat f;
+    const char *pre, *post, *suffix, *sep, *end;
+  } frames[] = {
+    { HZ_TOOL_FORMAT_HERMES, "<tool_call>\n{\"name\": \"", "\", \"arguments\": ",
+      "}\n</tool_call>", "\n", NULL },
+    { HZ_TOOL_FORMAT_NEMOTRON, "<TOOLCALL>[{\"name\": \"", "\", \"arguments\": ", "}]</TOOLCALL>",
+      NULL, NULL },
+    { HZ_TOOL_FORMAT_LLAMA3, "{\"name\": \"", "\", \"parameters\": ", "}", NULL, NULL },
+    { HZ_TOOL_FORMAT_MISTRAL, "[TOOL_CALLS][{\"name\": \"", "\", \"arguments\": ", "}]", NULL,
+      NULL },
+    { HZ_TOOL_FORMAT_GIGACHAT, "<|function_call|>{\"name\": \"", "\", \"arguments\": ", "}",
+      NULL, NULL },
+    { HZ_TOOL_FORMAT_COMMAND_R, "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"",
+      "\", \"parameters\": ", "}]<|END_ACTION|>", NULL, NULL },
+    { HZ_TOOL_FORMAT_HARMONY, "<|channel|>commentary to=functions.", " json<|message|>", "", NULL,
+      "<|call|>" },
+    { HZ_TOOL_FORMAT_DEEPSEEK_R1,
+      "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "begin\xef\xbd\x9c>"
+      "<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "begin\xef\xbd\x9c>function"
+      "<\xef\xbd\x9ctool\xe2\x96\x81" "sep\xef\xbd\x9c>", "\n```json\n",
+      "\n```<\xef\xbd\x9ctool\xe2\x96\x81" "call\xe2\x96\x81" "end\xef\xbd\x9c>"
+      "<\xef\xbd\x9ctool\xe2\x96\x81" "calls\xe2\x96\x81" "end\xef\xbd\x9c>", NULL, NULL },
+    { HZ_TOOL_FORMAT_KIMI_K2, "<|tool_calls_section_begin|><|tool_call_begin|>functions.",
+      ":0<|tool_call_argument_begin|>", "<|tool_call_end|><|tool_calls_section_end|>", NULL,
+      NULL },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (frames); i++)
+    if (frames[i].f == f)
+      {
+        *prefix = g_strconcat (frames[i].pre, name, frames[i].post, NULL);
+        *suffix = g_strdup (frames[i].suffix);
+        *separator = frames[i].sep;
+        *end = frames[i].end;
+        return TRUE;
+      }
+  *prefix = *suffix = NULL;
+  *separator = *end = NULL;
+  return FALSE;
 }

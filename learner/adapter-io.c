@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 #include "gguf.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 /* ---------------------------------------------------------------------- PEFT */
 

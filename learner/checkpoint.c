@@ -2,7 +2,7 @@
 #include <glib/gstdio.h>
 #include <math.h>
 #include <string.h>
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "checkpoint.h"
 #include "adapter-io.h"
 

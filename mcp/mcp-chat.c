@@ -103,17 +103,21 @@ chat (HzMcpEnv *env, JsonObject *args, GError **error)
                       : ((guint64) g_random_int () << 32) | g_random_int ();
   gp.n_predict = (int32_t) max_tokens;
   gp.special = hz_model_reasoning_special (model);
-  /* every call from an empty cache: a prompt found whole in the cache gets its last token
-   * evaluated alone, and a seeded sample then differed from the same call made first
-   * (stories260K, temperature 0.9); "same seed and arguments, same reply" holds this way */
-  hz_context_truncate (ctx, 0);
+  /* the context keeps the last call's tokens: a prompt that starts the same is computed
+   * only from where it differs, with the logits and seeded tokens of a fresh context
+   * (hz_context_generate()), so the same seed and arguments give the same reply */
   HzGenerateStats stats = { 0 };
   Progress progress = { env, 0, (guint) max_tokens };
   g_autofree char *text = hz_context_generate (ctx, tokens, n, &gp,
                                                env->progress ? on_token : NULL, &progress,
-                                               NULL, NULL, &stats, error);
+                                               env->cancellable, NULL, &stats, error);
   if (!text)
     return NULL;
+  if (stats.stop_reason == HZ_STOP_CANCELLED)   /* the client's notifications/cancelled */
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the call was cancelled");
+      return NULL;
+    }
   g_autofree char *reasoning = NULL, *answer = NULL;
   hz_reasoning_split (hz_model_reasoning_format (model), hz_model_reasoning_opened (model, tokens, n),
                       text, -1, &reasoning, &answer);

@@ -18,6 +18,9 @@ typedef struct {
   /* set by the server */
   HzMcpProgressFunc progress;   /* during a tools/call whose client asked for progress */
   gpointer    progress_data;
+  GCancellable *cancellable;    /* during a tools/call: cancelled by the client's
+                                 * notifications/cancelled (nullable; another thread
+                                 * cancels it) */
   char       *model_path;   /* NULL: no chat tool */
   guint       n_threads;    /* 0: the engine's default */
   char       *store_path;   /* the store of search_conversations (hz_store_default_path()) */

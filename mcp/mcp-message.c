@@ -24,19 +24,25 @@ invalid (HzMcpMessage *m, int code, const char *fmt, ...)
 }
 
 /* TRUE when the arrays and objects of the JSON text nest at most `max` deep (brackets in
- * strings do not count). Run before json-glib, whose parser recurses. */
+ * strings do not count). Run before json-glib, whose parser recurses. *nul: whether a
+ * string holds the escape \u0000, where json-glib would end that string (the rest lost). */
 static gboolean
-depth_ok (const char *s, gsize len, guint max)
+depth_ok (const char *s, gsize len, guint max, gboolean *nul)
 {
   guint depth = 0;
   gboolean in_string = FALSE, escaped = FALSE;
+  *nul = FALSE;
   for (gsize i = 0; i < len; i++)
     {
       const char c = s[i];
       if (in_string)
         {
           if (escaped)
-            escaped = FALSE;
+            {
+              escaped = FALSE;
+              if (c == 'u' && len - i > 4 && memcmp (s + i + 1, "0000", 4) == 0)
+                *nul = TRUE;
+            }
           else if (c == '\\')
             escaped = TRUE;
           else if (c == '"')
@@ -122,7 +128,8 @@ hz_mcp_message_parse (const char *line, gsize len)
   if (!g_utf8_validate_len (line, len, NULL))
     return invalid (g_new0 (HzMcpMessage, 1), HZ_MCP_PARSE_ERROR,
                     "parse error: the message is not UTF-8 text");
-  if (!depth_ok (line, len, HZ_MCP_MAX_DEPTH))
+  gboolean nul = FALSE;
+  if (!depth_ok (line, len, HZ_MCP_MAX_DEPTH, &nul))
     return invalid (g_new0 (HzMcpMessage, 1), HZ_MCP_INVALID_REQUEST,
                     "arrays and objects nest deeper than %d levels", HZ_MCP_MAX_DEPTH);
   g_autoptr (JsonParser) parser = json_parser_new_immutable ();
@@ -141,6 +148,10 @@ hz_mcp_message_parse (const char *line, gsize len)
       JsonArray *a = json_node_get_array (root);
       if (json_array_get_length (a) == 0)
         return invalid (m, HZ_MCP_INVALID_REQUEST, "an empty batch");
+      if (nul)
+        return invalid (m, HZ_MCP_INVALID_REQUEST,
+                        "a string of the batch holds \\u0000 (U+0000), which this server "
+                        "cannot take");
       m->kind = HZ_MCP_MSG_BATCH;
       m->batch = g_ptr_array_new ();
       for (guint i = 0; i < json_array_get_length (a); i++)
@@ -149,6 +160,10 @@ hz_mcp_message_parse (const char *line, gsize len)
     }
   HzMcpMessage *m = hz_mcp_message_from_node (root);
   m->root = root;
+  if (nul && (m->kind == HZ_MCP_MSG_REQUEST || m->kind == HZ_MCP_MSG_NOTIFICATION))
+    return invalid (m, HZ_MCP_INVALID_REQUEST,
+                    "a string holds \\u0000 (U+0000), which this server cannot take: the "
+                    "text after it would be lost");
   return m;
 }
 

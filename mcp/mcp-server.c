@@ -383,9 +383,9 @@ on_request (HzMcpServer *srv, HzMcpMessage *m, gboolean in_batch)
 static void
 on_notification (HzMcpServer *srv, HzMcpMessage *m)
 {
-  /* notifications/initialized ends the handshake; notifications/cancelled is taken (the
-   * request it names has been answered already: requests are answered in order); any
-   * other notification is ignored, as JSON-RPC asks */
+  /* notifications/initialized ends the handshake; notifications/cancelled was acted on when
+   * it was read (serve(): the reader thread cancels the call it names); any other
+   * notification is ignored, as JSON-RPC asks */
 }
 
 /* The response to one message (NULL: none). */
@@ -461,25 +461,107 @@ too_long (HzMcpServer *srv)
   return hz_mcp_to_line (r);
 }
 
-static gboolean
-serve (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GError **error)
+/* The loop reads stdin on a thread of its own, so that a notifications/cancelled that
+ * comes while a tools/call runs is seen at once: the reader registers every tools/call
+ * request it reads (its id's key -> a GCancellable) and cancels the one a
+ * notifications/cancelled names; the main thread answers the lines in order, runs each
+ * call with its cancellable (the chat tool stops within one token) and sends no response
+ * for a cancelled request (the specification: the receiver SHOULD NOT answer it). */
+typedef struct {
+  GByteArray   *line;       /* NULL: the end of the input (`error` when reading failed) */
+  gboolean      overlong;
+  GCancellable *cancel;     /* a tools/call request's */
+  char         *key;
+  GError       *error;
+} Item;
+
+static void
+item_free (Item *it)
 {
+  if (it->line)
+    g_byte_array_unref (it->line);
+  g_clear_object (&it->cancel);
+  g_free (it->key);
+  g_clear_error (&it->error);
+  g_free (it);
+}
+
+typedef struct {
+  GInputStream *in;
+  gsize         max_message;
+  GAsyncQueue  *queue;      /* Item* */
+  GCancellable *stop;       /* the main loop ended: stop reading */
+  GMutex        lock;
+  GHashTable   *pending;    /* id key -> GCancellable of a tools/call not answered yet */
+} Reader;
+
+/* A request id as a key: "s" + a string id, "i" + an integer one. */
+static char *
+id_key (JsonNode *id)
+{
+  if (id == NULL || !JSON_NODE_HOLDS_VALUE (id))
+    return NULL;
+  if (json_node_get_value_type (id) == G_TYPE_STRING)
+    return g_strconcat ("s", json_node_get_string (id), NULL);
+  if (json_node_get_value_type (id) == G_TYPE_INT64)
+    return g_strdup_printf ("i%" G_GINT64_FORMAT, json_node_get_int (id));
+  return NULL;
+}
+
+/* Reader thread: one line read (its bytes, or an overlong one's place). */
+static void
+reader_line (Reader *r, GByteArray *bytes, gboolean overlong)
+{
+  Item *it = g_new0 (Item, 1);
+  it->overlong = overlong;
+  it->line = g_byte_array_new ();
+  if (!overlong)
+    {
+      g_byte_array_append (it->line, bytes->data, bytes->len);
+      g_autoptr (HzMcpMessage) m = hz_mcp_message_parse ((const char *) bytes->data, bytes->len);
+      if (m->kind == HZ_MCP_MSG_REQUEST && strcmp (m->method, "tools/call") == 0 &&
+          (it->key = id_key (m->id)))
+        {
+          it->cancel = g_cancellable_new ();
+          g_mutex_lock (&r->lock);
+          g_hash_table_replace (r->pending, g_strdup (it->key), g_object_ref (it->cancel));
+          g_mutex_unlock (&r->lock);
+        }
+      else if (m->kind == HZ_MCP_MSG_NOTIFICATION && m->params &&
+               strcmp (m->method, "notifications/cancelled") == 0)
+        {
+          g_autofree char *key = id_key (json_object_get_member (m->params, "requestId"));
+          g_mutex_lock (&r->lock);
+          GCancellable *c = key ? g_hash_table_lookup (r->pending, key) : NULL;
+          if (c)
+            g_cancellable_cancel (c);
+          g_mutex_unlock (&r->lock);
+        }
+    }
+  g_async_queue_push (r->queue, it);
+}
+
+/* Reader thread: split the input into lines; a line over the limit is dropped up to its
+ * newline (its place answered -32600). */
+static gpointer
+reader_run (gpointer data)
+{
+  Reader *r = data;
   g_autoptr (GByteArray) line = g_byte_array_new ();
   g_autofree guint8 *buf = g_malloc (64 * 1024);
   gboolean overlong = FALSE;
+  Item *end = g_new0 (Item, 1);
   for (;;)
     {
-      const gssize n = g_input_stream_read (in, buf, 64 * 1024, NULL, error);
-      if (n < 0)
-        return FALSE;
-      if (n == 0)
+      const gssize n = g_input_stream_read (r->in, buf, 64 * 1024, r->stop, &end->error);
+      if (n <= 0)
         break;
       gsize at = 0;
       while (at < (gsize) n)
         {
           const guint8 *nl = memchr (buf + at, '\n', (gsize) n - at);
           const gsize seg = (nl ? (gsize) (nl - buf) : (gsize) n) - at;
-          if (!overlong && line->len + seg > srv->max_message)
+          if (!overlong && line->len + seg > r->max_message)
             {
               overlong = TRUE;
               g_byte_array_set_size (line, 0);
@@ -490,22 +572,77 @@ serve (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GError **error)
           if (!nl)
             break;
           at++;   /* the newline */
-          char *reply = overlong ? too_long (srv)
-                                 : hz_mcp_server_handle_line (srv, (const char *) line->data,
-                                                              line->len);
+          reader_line (r, line, overlong);
           overlong = FALSE;
           g_byte_array_set_size (line, 0);
-          if (!send_line (out, reply, error))
-            return FALSE;
         }
     }
   /* a last message without its newline */
-  if (overlong)
-    return send_line (out, too_long (srv), error);
-  if (line->len)
-    return send_line (out, hz_mcp_server_handle_line (srv, (const char *) line->data, line->len),
-                      error);
-  return TRUE;
+  if (end->error == NULL && (overlong || line->len))
+    reader_line (r, line, overlong);
+  g_async_queue_push (r->queue, end);
+  return NULL;
+}
+
+/* Main thread: answer one line read. */
+static gboolean
+answer (HzMcpServer *srv, Reader *r, Item *it, GOutputStream *out, GError **error)
+{
+  char *reply = NULL;
+  if (it->overlong)
+    reply = too_long (srv);
+  else if (!g_cancellable_is_cancelled (it->cancel))   /* NULL: FALSE */
+    {
+      srv->env.cancellable = it->cancel;
+      reply = hz_mcp_server_handle_line (srv, (const char *) it->line->data, it->line->len);
+      srv->env.cancellable = NULL;
+    }
+  if (it->cancel)
+    {
+      g_mutex_lock (&r->lock);
+      if (g_hash_table_lookup (r->pending, it->key) == it->cancel)
+        g_hash_table_remove (r->pending, it->key);
+      g_mutex_unlock (&r->lock);
+      if (g_cancellable_is_cancelled (it->cancel))
+        g_clear_pointer (&reply, g_free);   /* cancelled: no response */
+    }
+  return send_line (out, reply, error);
+}
+
+static gboolean
+serve (HzMcpServer *srv, GInputStream *in, GOutputStream *out, GError **error)
+{
+  Reader r = { in, srv->max_message, g_async_queue_new_full ((GDestroyNotify) item_free),
+               g_cancellable_new () };
+  g_mutex_init (&r.lock);
+  r.pending = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_object_unref);
+  GThread *thread = g_thread_new ("hz-mcp-reader", reader_run, &r);
+  gboolean ok = TRUE;
+  for (;;)
+    {
+      Item *it = g_async_queue_pop (r.queue);
+      if (it->line == NULL)
+        {
+          if (it->error)
+            {
+              ok = FALSE;
+              g_propagate_error (error, g_steal_pointer (&it->error));
+            }
+          item_free (it);
+          break;
+        }
+      ok = answer (srv, &r, it, out, error);
+      item_free (it);
+      if (!ok)
+        break;
+    }
+  g_cancellable_cancel (r.stop);   /* a failed write: the reader stops at its next read */
+  g_thread_join (thread);
+  g_async_queue_unref (r.queue);
+  g_hash_table_unref (r.pending);
+  g_mutex_clear (&r.lock);
+  g_object_unref (r.stop);
+  return ok;
 }
 
 gboolean

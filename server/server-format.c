@@ -2,7 +2,7 @@
 #include "server-format.h"
 
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 static const char *
 string_member (JsonObject *o, const char *name)

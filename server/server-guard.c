@@ -164,7 +164,9 @@ on_finished (SoupServerMessage *msg, gpointer user_data)
   Guard *g = user_data;
   drop_source (&g->timer);
   g->deadline = g->idle = G_MAXINT64;
-  notify_gone (g);   /* a watched request that ends before its reply did: the client left */
+  /* the watch ends with the message: its watcher's own "finished" handler sees a request
+   * that ended before its reply did (the message can no longer be written or unpaused) */
+  stop_watch (g);
 }
 
 static void

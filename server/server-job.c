@@ -42,6 +42,8 @@ typedef struct {
   HzToolStream *calls;        /* the reply split into content and tool calls, when the
                                * template got tools (server-tools.h) */
   gboolean      special;      /* the reply's text has control tokens (harmony with tools) */
+  HzJsonSchema *forced;       /* tool_choice "required" / named: the call's constraint */
+  const char   *fail_param;   /* the member a failed prepare names (NULL: "tools") */
 
   /* shared with the stepping thread, under `lock` */
   GMutex        lock;
@@ -75,6 +77,7 @@ job_unref (gpointer p)
   g_array_unref (job->pending_lp);
   hz_api_tools_clear (&job->tools);
   hz_tool_stream_free (job->calls);
+  hz_json_schema_unref (job->forced);
   g_main_context_unref (job->context);
   g_mutex_clear (&job->lock);
   g_free (job);
@@ -218,8 +221,11 @@ write_whole (Job *job)
   g_autoptr (GPtrArray) calls = NULL;
   if (job->calls)
     {
-      g_free (hz_tool_stream_push (job->calls, job->text->str, job->text->len));
-      calls = hz_tool_stream_finish (job->calls, &content);
+      /* the content the stream releases at once, then what the split leaves after it */
+      g_autofree char *head = hz_tool_stream_push (job->calls, job->text->str, job->text->len);
+      g_autofree char *rest = NULL;
+      calls = hz_tool_stream_finish (job->calls, &rest);
+      content = g_strconcat (head, rest, NULL);
     }
   const gboolean with_calls = calls && calls->len > 0;
   char *body = hz_reply_completion (&job->info, content ? content : job->text->str, calls,
@@ -368,9 +374,11 @@ static void
 on_finished (SoupServerMessage *msg, gpointer user_data)
 {
   Job *job = user_data;
+  /* libsoup is done with the message (a reset connection ends it before the guard sees the
+   * hang-up): on_gone only stops the generation, it must not unpause or write to it */
+  g_clear_object (&job->msg);
   if (!job->ended)
     on_gone (job);
-  g_clear_object (&job->msg);
   job_unref (job);   /* the message's reference */
 }
 
@@ -395,7 +403,12 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
                      "the chat template of the model '%s' has no tool-call format that this "
                      "server knows ('tools' cannot be used with it)", req->model);
       else if (job->tools.tools_json)
-        job->calls = hz_tool_stream_new (format);
+        {
+          job->calls = hz_tool_stream_new (format, req->single_tool_call ? 1 : 0);
+          job->forced = hz_api_tools_forced (req, &job->tools, format, job->model, &error);
+          if (error)
+            job->fail_param = "tool_choice";
+        }
       /* harmony's markers are control tokens: the reply's text must show them */
       job->special = job->calls && format == HZ_TOOL_FORMAT_HARMONY;
       g_autoptr (HzPrompt) p = error ? NULL
@@ -408,7 +421,7 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
     }
   else if (req->kind == HZ_API_COMPLETION)
     tokens = hz_model_tokenize (job->model, req->prompt, -1, TRUE, FALSE, &n);
-  if (req->json)
+  if (req->json || job->forced)
     hz_serve_prepare_json (job->serve);   /* the JSON tables here, not on the stepping thread */
   if (error)
     {
@@ -434,7 +447,8 @@ submit (Job *job, GArray *tokens)
   rp.ignore_eog = req->ignore_eos;
   rp.special = job->special;
   rp.stop_strings = (const char *const *) req->stop;
-  rp.json = req->json;   /* response_format (referenced by the submit) */
+  /* a forced tool call, or response_format (referenced by the submit) */
+  rp.json = job->forced ? job->forced : req->json;
   if (req->logprobs)
     {
       rp.on_logprobs = on_logprobs;
@@ -469,7 +483,8 @@ on_prepared (GObject *source, GAsyncResult *res, gpointer user_data)
        * no tool-call format */
       const gboolean tools = g_error_matches (error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED);
       job_fail (job, SOUP_STATUS_BAD_REQUEST, tools ? "unsupported_parameter" : "invalid_value",
-                tools ? "tools" : "messages", error->message);
+                tools ? (job->fail_param ? job->fail_param : "tools") : "messages",
+                error->message);
       return;
     }
   if (job->gone)

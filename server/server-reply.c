@@ -2,7 +2,7 @@
 #include "server-reply.h"
 
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "server-tools.h"
 
 static char *

@@ -5,7 +5,7 @@
  * "Models"), field for field, so that its SDKs parse them.
  *
  * Every function returns newly allocated JSON text (g_free), control characters escaped
- * (engine/json-out.h). Thread safety: plain functions of their arguments. */
+ * (common/hanzo/json-out.h). Thread safety: plain functions of their arguments. */
 #pragma once
 
 #include <json-glib/json-glib.h>

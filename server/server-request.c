@@ -61,6 +61,21 @@ strings_valid (JsonNode *n)
   return TRUE;
 }
 
+/* TRUE when a string of the (parsed, so well-formed) JSON text holds the escape \u0000:
+ * json-glib ends that string at the NUL, and the text after it would be lost. */
+static gboolean
+has_nul_escape (const char *s, gsize len)
+{
+  for (gsize i = 0; i + 1 < len; i++)
+    if (s[i] == '\\')
+      {
+        if (s[i + 1] == 'u' && len - i >= 6 && memcmp (s + i + 2, "0000", 4) == 0)
+          return TRUE;
+        i++;   /* skip the escaped character (an escaped backslash too) */
+      }
+  return FALSE;
+}
+
 /* TRUE when the JSON text nests at most MAX_DEPTH arrays/objects (json-glib recurses once
  * per level). */
 static gboolean
@@ -416,6 +431,10 @@ read_request (Parse *ps, JsonObject *o, GError **error)
       !read_bool (ps, o, "ignore_eos", &r->ignore_eos, error) ||
       !refuse_unserved (ps, o, error) || !read_feature_members (ps, o, error))
     return FALSE;
+  gboolean parallel = TRUE;   /* OpenAI's default */
+  if (!read_bool (ps, o, "parallel_tool_calls", &parallel, error))
+    return FALSE;
+  r->single_tool_call = !parallel;
   JsonNode *so = member (o, "stream_options");
   if (so && !JSON_NODE_HOLDS_OBJECT (so))
     return fail (ps, error, HZ_API_ERROR_INVALID_VALUE, "stream_options",
@@ -450,6 +469,10 @@ hz_api_request_parse (HzApiKind kind, const char *body, gsize len, char **param,
   else if (json_parser_get_root (parser) == NULL ||   /* an empty body parses to nothing */
            !JSON_NODE_HOLDS_OBJECT (json_parser_get_root (parser)))
     fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL, "the body must be a JSON object");
+  else if (has_nul_escape (body, len))
+    fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL,
+          "the body has a string with \\u0000 (U+0000), which this server cannot take: the "
+          "text after it would be lost");
   else if (!strings_valid (json_parser_get_root (parser)))
     fail (&ps, error, HZ_API_ERROR_INVALID_JSON, NULL,
           "the body has a string that is not UTF-8 (an unpaired surrogate escape such as "

@@ -11,7 +11,7 @@
  *   frequency_penalty [-2, 2]; n (only 1); stream; stream_options.include_usage;
  *   logprobs (chat: boolean; completion: an integer 0..20, the number of alternatives);
  *   top_logprobs (chat, 0..20, with logprobs); ignore_eos (llama-server's extension);
- *   tools, tool_choice, response_format (kept as sent for the features that read them:
+ *   parallel_tool_calls (boolean, default true); tools, tool_choice, response_format (kept as sent for the features that read them:
  *   server-tools.h, hz_api_request_check_served()); response_format compiled into `json`
  *   (server-format.h: an unsupported schema keyword is HZ_API_ERROR_UNSUPPORTED); a message's
  *   tool_calls (its JSON text),
@@ -62,6 +62,7 @@ typedef struct {
   gboolean        logprobs;      /* report log-probabilities */
   guint           top_logprobs;  /* alternatives per token (0..20) */
   gboolean        ignore_eos;
+  gboolean        single_tool_call;   /* parallel_tool_calls: false (at most one call) */
   JsonNode       *tools, *tool_choice, *response_format;   /* as sent, or NULL */
   HzJsonSchema   *json;          /* response_format's constraint (server-format.h), or NULL */
 } HzApiRequest;

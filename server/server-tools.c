@@ -2,7 +2,7 @@
 #include "server-tools.h"
 
 #include <string.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 /* ------------------------------------------------------------------ checking */
 
@@ -151,6 +151,10 @@ hz_api_tools_check (const HzApiRequest *r, HzApiTools *out, char **param, GError
                 "\"required\" or {\"type\": \"function\", \"function\": {\"name\"}}");
   if (out->choice == HZ_API_TOOL_CHOICE_REQUIRED && n == 0)
     return bad (error, param, "tool_choice", "'tool_choice' \"required\" needs 'tools'");
+  if ((out->choice == HZ_API_TOOL_CHOICE_REQUIRED || out->choice == HZ_API_TOOL_CHOICE_NAMED)
+      && r->json)
+    return bad (error, param, "response_format", "'response_format' cannot be combined with "
+                "a 'tool_choice' that forces a call (the reply is the call)");
   if (out->choice == HZ_API_TOOL_CHOICE_NONE || n == 0)
     return TRUE;
   if (out->choice != HZ_API_TOOL_CHOICE_NAMED)
@@ -166,6 +170,74 @@ hz_api_tools_check (const HzApiRequest *r, HzApiTools *out, char **param, GError
   g_autoptr (JsonNode) node = json_node_init_array (json_node_alloc (), one);
   out->tools_json = hz_json_node_to_string (node, FALSE);
   return TRUE;
+}
+
+/* tools[i].function.parameters as a constraint: compiled when it is an object schema of
+ * the engine's subset, else any JSON object (the call is forced all the same). */
+static HzJsonSchema *
+parameters_schema (JsonObject *function)
+{
+  JsonNode *params = get (function, "parameters");
+  if (params && g_strcmp0 (str_of (get (object_of (params), "type")), "object") == 0)
+    {
+      g_autofree char *text = hz_json_node_to_string (params, FALSE);
+      HzJsonSchema *s = hz_json_schema_compile (text, -1, NULL, NULL);
+      if (s)
+        return s;
+    }
+  return hz_json_schema_new_object ();
+}
+
+HzJsonSchema *
+hz_api_tools_forced (const HzApiRequest *r, const HzApiTools *t, HzToolFormat f, HzModel *model,
+                     GError **error)
+{
+  if (t->choice != HZ_API_TOOL_CHOICE_REQUIRED && t->choice != HZ_API_TOOL_CHOICE_NAMED)
+    return NULL;
+  JsonArray *tools = json_node_get_array (r->tools);
+  g_autoptr (GPtrArray) prefixes = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr (GPtrArray) values = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_json_schema_unref);
+  g_autofree char *suffix = NULL;
+  const char *sep = NULL, *end = NULL;
+  for (guint i = 0; i < json_array_get_length (tools); i++)
+    {
+      JsonObject *fn = object_of (get (object_of (json_array_get_element (tools, i)), "function"));
+      const char *name = str_of (get (fn, "name"));
+      if (t->choice == HZ_API_TOOL_CHOICE_NAMED && g_strcmp0 (name, t->named) != 0)
+        continue;
+      char *prefix = NULL;
+      g_clear_pointer (&suffix, g_free);
+      if (!hz_tool_call_frame (f, name, &prefix, &suffix, &sep, &end))
+        {
+          g_set_error (error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED,
+                       "'tool_choice' cannot force a call in the %s format of this model's "
+                       "template (its arguments are not one JSON object): use \"auto\"",
+                       hz_tool_format_name (f));
+          return NULL;
+        }
+      g_ptr_array_add (prefixes, prefix);
+      g_ptr_array_add (values, parameters_schema (fn));
+    }
+  if (prefixes->len > HZ_API_MAX_FORCED_TOOLS)
+    {
+      g_set_error (error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED, "'tool_choice' \"required\" "
+                   "forces a call among at most %d tools (%u given): name one, or use "
+                   "\"auto\"", HZ_API_MAX_FORCED_TOOLS, prefixes->len);
+      return NULL;
+    }
+  /* the end token (harmony's <|call|>): one control token of the vocabulary */
+  gint32 end_token = -1;
+  if (end && model)
+    {
+      gsize n = 0;
+      g_autofree HzToken *ids = hz_model_tokenize (model, end, -1, FALSE, TRUE, &n);
+      if (n == 1 && hz_model_is_eog (model, ids[0]))
+        end_token = ids[0];
+    }
+  return hz_json_schema_new_framed ((const char *const *) prefixes->pdata,
+                                    (HzJsonSchema *const *) values->pdata, prefixes->len, suffix,
+                                    r->single_tool_call || t->choice == HZ_API_TOOL_CHOICE_NAMED
+                                      ? NULL : sep, end_token, error);
 }
 
 void
@@ -227,15 +299,17 @@ hz_api_tool_calls_add_json (JsonBuilder *b, const GPtrArray *calls, gboolean del
 
 struct _HzToolStream {
   HzToolFormat format;
+  guint        max_calls;  /* 0: all */
   GString     *text;       /* the whole reply so far */
   gsize        released;   /* bytes of it sent as content */
 };
 
 HzToolStream *
-hz_tool_stream_new (HzToolFormat format)
+hz_tool_stream_new (HzToolFormat format, guint max_calls)
 {
   HzToolStream *s = g_new0 (HzToolStream, 1);
   s->format = format;
+  s->max_calls = max_calls;
   s->text = g_string_new (NULL);
   return s;
 }
@@ -271,6 +345,8 @@ hz_tool_stream_finish (HzToolStream *s, char **content)
 {
   g_autofree char *all = NULL;
   GPtrArray *calls = hz_tool_calls_parse (s->format, s->text->str, (gssize) s->text->len, &all);
+  if (s->max_calls > 0 && calls->len > s->max_calls)   /* parallel_tool_calls: false */
+    g_ptr_array_remove_range (calls, s->max_calls, calls->len - s->max_calls);
   hz_api_tool_calls_set_ids (calls);
   if (s->format == HZ_TOOL_FORMAT_HARMONY)
     {

@@ -13,8 +13,10 @@
  *   messages     an assistant message's tool_calls: [{"id"?, "type": "function",
  *                "function": {"name", "arguments": a string (or an object)}}].
  * With "none" the template gets no tools and the reply is all content. "required" and a
- * named function are not enforced by constrained sampling: the template gets the tools
- * (only the named one), and a reply without a call comes back as content.
+ * named function are enforced by constrained sampling (hz_api_tools_forced()): the reply
+ * is one call of the named tool, or for "required" one or more calls (one with
+ * parallel_tool_calls false, or where the family has no separator) of the tools, in the family's markup, its arguments a JSON object of the
+ * tool's parameters schema. parallel_tool_calls false keeps at most one call (the first).
  *
  * Reply side: a reply of a request with tools is parsed in the format of the model's
  * template (hz_model_tool_format()); with calls, finish_reason is "tool_calls" and the
@@ -58,6 +60,22 @@ gboolean hz_api_tools_check (const HzApiRequest *r, HzApiTools *out, char **para
                              GError **error);
 void     hz_api_tools_clear (HzApiTools *t);
 
+/** Most tools that tool_choice "required" can force (the constraint's alternatives). */
+#define HZ_API_MAX_FORCED_TOOLS 64
+
+/** The constraint that forces a call for tool_choice "required" or a named function
+ *  (hanzo/json-constrain.h's hz_json_schema_new_framed() over hz_tool_call_frame()): one
+ *  call of one of `t`'s tools (the named one) in format `f`, its arguments a value of the
+ *  tool's "parameters" (when it is an object schema the engine's subset compiles; else
+ *  any JSON object), then, for "required" unless r->single_tool_call, more calls where
+ *  the family separates them (a named function: exactly one call); the end-of-generation token the family names, looked up in `model`.
+ *  `model` may be NULL (no end token then: any). NULL without an error for "none" and
+ *  "auto". Errors: HZ_API_ERROR_UNSUPPORTED when `f`
+ *  has no JSON-argument call shape (Qwen3-Coder, GLM, MiniMax M2) or "required" lists
+ *  more than HZ_API_MAX_FORCED_TOOLS tools. */
+HzJsonSchema *hz_api_tools_forced (const HzApiRequest *r, const HzApiTools *t, HzToolFormat f,
+                                   HzModel *model, GError **error);
+
 /** Give every call without an id one: "call_" and 24 random letters and digits. */
 void hz_api_tool_calls_set_ids (GPtrArray *calls);
 
@@ -69,7 +87,8 @@ void hz_api_tool_calls_add_json (JsonBuilder *b, const GPtrArray *calls, gboolea
 /** A streamed reply being split: content released as it comes, calls at the end. */
 typedef struct _HzToolStream HzToolStream;
 
-HzToolStream *hz_tool_stream_new (HzToolFormat format);
+/** `max_calls`: calls kept at most (the first ones; 0: all). */
+HzToolStream *hz_tool_stream_new (HzToolFormat format, guint max_calls);
 void          hz_tool_stream_free (HzToolStream *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzToolStream, hz_tool_stream_free)
 /** Feed `len` bytes of reply text; returns the content that may be sent now (g_free;

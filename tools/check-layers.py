@@ -10,7 +10,8 @@ of its name is a node of its own ("redactor/hanzo/redact"). There is an arrow A 
     from the folder's root), or
   - A's object file needs a symbol that B's object file defines (`nm -P`: A's undefined
     symbols against B's global defined ones; functions and data alike).
-Objects are found through BUILD_DIR/compile_commands.json (so the folder must be built).
+Objects are found through BUILD_DIR/compile_commands.json (so the folder must be built);
+of a file compiled for several targets, the object built under BUILD_DIR/FOLDER is taken.
 Arrows to files outside FOLDER are not looked at here (issue 26 item 7: a table of what
 each folder may touch).
 
@@ -54,6 +55,7 @@ def objects(build, src, folder):
         cmds = json.load(fh)
     out = {}
     prefix = os.path.join(src, folder) + os.sep
+    own = os.path.join(os.path.abspath(build), folder) + os.sep
     for c in cmds:
         path = os.path.normpath(os.path.join(c['directory'], c['file']))
         if not path.startswith(prefix):
@@ -63,8 +65,13 @@ def objects(build, src, folder):
         if obj is None:
             m = re.search(r'-o\s+(\S+)', c.get('command', ''))
             obj = m.group(1) if m else None
-        if obj and rel not in out:
-            out[rel] = os.path.normpath(os.path.join(c['directory'], obj))
+        if obj is None:
+            continue
+        obj = os.path.normpath(os.path.join(c['directory'], obj))
+        # a file built for the folder's own target and for another (a tool that compiles it
+        # again) counts as the folder's own object
+        if rel not in out or (obj.startswith(own) and not out[rel].startswith(own)):
+            out[rel] = obj
     return out
 
 

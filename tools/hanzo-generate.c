@@ -16,7 +16,7 @@
 #include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-gen-common.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 static gboolean
 print_token (HzToken token, const char *text, gpointer user_data)

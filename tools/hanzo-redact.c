@@ -6,7 +6,7 @@
  *   --model MODEL.gguf [--model-tokens N]: also run the model-based pass on the local engine
  *   (hanzo/redact-engine.h); every span the model returns is verified against the text.
  *   -o/--output FILE: where any of the three modes writes (default stdout). A regular or
- *   new file is written whole or not at all (engine/atomic-file.h: a failure or Ctrl-C
+ *   new file is written whole or not at all (common/hanzo/atomic-file.h: a failure or Ctrl-C
  *   leaves the previous file); an existing device or FIFO is written directly and never
  *   removed. Options that the chosen mode would ignore are usage errors (exit 2).
  *
@@ -26,8 +26,8 @@
 #include "hanzo-cmd.h"
 #include "hanzo-redact-records.h"
 #include "hanzo-gen-common.h"
-#include "atomic-file.h"
-#include "json-out.h"
+#include "hanzo/atomic-file.h"
+#include "hanzo/json-out.h"
 #include <sys/stat.h>
 #include <unistd.h>
 

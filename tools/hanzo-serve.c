@@ -119,6 +119,8 @@ hz_cmd_serve (int argc, char **argv)
     return usage_error ("unexpected arguments (models are given with -m)");
   if (models == NULL && dir == NULL)
     return usage_error ("need -m MODEL or --models-dir DIR");
+  if (key && !*key)   /* the server would take it for no key at all */
+    return usage_error ("--api-key is empty: give a key, or leave --api-key out");
   if (port < 0 || port > 65535 || idle < 0 || threads < 0 || threads > 1024 || max_seqs < 0 ||
       timeout < 1 || max_body < 1024 || kv_mib < 0 || kv_mib > 1 << 20)
     return usage_error ("--port is 0..65535, --threads 0..1024, --timeout >= 1, --max-body "

@@ -1,23 +1,29 @@
 /* tools/hanzo-synth.c — `hanzo synth`: write a random-weight GGUF with a real shape.
  *
  *   hanzo synth [--arch llama|qwen2|qwen3|gemma2|gemma3|...] --shape SHAPE --type T --vocab FROM.gguf
- *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [--fast] [-t THREADS]
+ *               -o OUT.gguf [--seed N] [--pure] [--matrix-type FORMAT] [--expert-type FORMAT]
+ *               [--chat-template FILE.jinja] [--fast] [-t THREADS]
  *
  * SHAPE: tinyllama-1.1b, llama2-7b, llama3-8b, qwen2.5-0.5b, qwen3-0.6b, moe-30b-a3b
  * (Qwen3-30B-A3B, qwen3moe), tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe, gemma3-1b,
- * gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2 or
+ * gemma3-12b, gemma2-2b, tiny-gemma3, tiny-gemma2, gpt-oss-20b, gpt-oss-120b, tiny-gpt-oss,
+ * mid-gpt-oss or
  * custom:dim=..,layers=..,heads=..,kv=..,ffn=..[,experts=..,experts_used=..,ffn_exp=..]
- * [,window=..,rope_base_swa=..,rope_linear=..] (the last three for --arch gemma2/gemma3)
+ * [,window=..,rope_base_swa=..,rope_linear=..,yarn=..,yarn_ctx=..] (window for --arch
+ * gemma2/gemma3/gpt-oss, rope_base_swa and rope_linear for gemma3)
  * T: a file type of `hanzo quantize --list` (mix rules as llama-quantize; --pure for none).
  * --matrix-type puts every quantizable matrix in one format of the quant table instead
  * (any weight format; IQ2_XXS, IQ2_XS and IQ1_S, which need an importance matrix to
- * quantize, as random blocks of the right scale).
+ * quantize, as random blocks of the right scale). --expert-type puts the experts' 3-D
+ * tensors in one format (default for gpt-oss: MXFP4, as the released models ship them;
+ * with --matrix-type and no --expert-type, the experts follow --matrix-type).
  * Weights and vocabulary: engine/synth.h. A file system without room for the tensor data
  * is reported before any weight is generated, and nothing is written.
  * Exit status: 0 ok, 1 error, 2 usage error.
  */
 #include <glib.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
@@ -25,16 +31,33 @@
 #include "quant.h"
 #include "synth.h"
 
+/* The ggml type of a weight format name of the quant table that synth can write, or -1
+ * after a message. */
+static int32_t
+weight_format (const char *name)
+{
+  for (gsize i = 0; i < hz_quant_n_formats (); i++)
+    {
+      const HzQuantTraits *t = hz_quant_format (i);
+      if (g_ascii_strcasecmp (t->name, name) == 0 && t->vec_dot &&
+          (t->from_float || hz_synth_random_blocks (t->type)))
+        return (int32_t) t->type;
+    }
+  fprintf (stderr, "hanzo synth: '%s' is not a weight format of the quant table\n", name);
+  return -1;
+}
+
 int
 hz_cmd_synth (int argc, char **argv)
 {
   g_autofree char *arch = NULL, *shape = NULL, *type = NULL, *vocab = NULL, *out = NULL,
-                  *matrix_type = NULL;
+                  *matrix_type = NULL, *expert_type = NULL, *template_file = NULL,
+                  *template_text = NULL;
   gint64 seed = 42;
   gint threads = 0;
   gboolean pure = FALSE, fast = FALSE;
   GOptionEntry entries[] = {
-    { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2 or gemma3 (default: the shape's)", "A" },
+    { "arch", 0, 0, G_OPTION_ARG_STRING, &arch, "llama, qwen2, qwen3, qwen2moe, qwen3moe, gemma2, gemma3 or gpt-oss (default: the shape's)", "A" },
     { "shape", 0, 0, G_OPTION_ARG_STRING, &shape, "Model shape (see the list below)", "SHAPE" },
     { "type", 0, 0, G_OPTION_ARG_STRING, &type, "File type (Q4_0, Q4_K_M, ...)", "T" },
     { "vocab", 0, 0, G_OPTION_ARG_FILENAME, &vocab, "GGUF to copy the tokenizer from", "FILE" },
@@ -43,6 +66,10 @@ hz_cmd_synth (int argc, char **argv)
     { "pure", 0, 0, G_OPTION_ARG_NONE, &pure, "Every matrix at the default type", NULL },
     { "matrix-type", 0, 0, G_OPTION_ARG_STRING, &matrix_type,
       "Every matrix in this format (q4_0, iq2_xxs, ...) instead of the type's mix", "FORMAT" },
+    { "expert-type", 0, 0, G_OPTION_ARG_STRING, &expert_type,
+      "The experts' tensors in this format (default for gpt-oss: mxfp4)", "FORMAT" },
+    { "chat-template", 0, 0, G_OPTION_ARG_FILENAME, &template_file,
+      "Write this Jinja file as the model's chat template", "FILE.jinja" },
     { "fast", 0, 0, G_OPTION_ARG_NONE, &fast,
       "Benchmark file: quantize ~1M weights per tensor and fill the rest with copies of those rows (seconds instead of minutes for big models; weights repeat)", NULL },
     { "threads", 't', 0, G_OPTION_ARG_INT, &threads, "Threads, 0..1024 (default 0: all cores)", "N" },
@@ -53,9 +80,11 @@ hz_cmd_synth (int argc, char **argv)
     "Shapes: tinyllama-1.1b llama2-7b llama3-8b qwen2.5-0.5b qwen3-0.6b moe-30b-a3b\n"
     "        tiny-qwen3moe tiny-mixtral tiny-qwen2moe\n"
     "        gemma3-1b gemma3-12b gemma2-2b tiny-gemma3 tiny-gemma2\n"
+    "        gpt-oss-20b gpt-oss-120b tiny-gpt-oss mid-gpt-oss\n"
     "        custom:dim=128,layers=2,heads=4,kv=2,ffn=384[,head_dim=D,ctx=N,tied=1]\n"
     "               [,experts=E,experts_used=K,ffn_exp=F,ffn_shexp=F]\n"
-    "               [,window=W,rope_base_swa=B,rope_linear=F] (gemma2, gemma3)\n");
+    "               [,window=W,rope_base_swa=B,rope_linear=F] (gemma2, gemma3)\n"
+    "               [,window=W,yarn=F,yarn_ctx=N] (gpt-oss)\n");
   g_option_context_add_main_entries (oc, entries, NULL);
   g_autoptr (GError) error = NULL;
   if (!g_option_context_parse (oc, &argc, &argv, &error))
@@ -83,22 +112,23 @@ hz_cmd_synth (int argc, char **argv)
       fprintf (stderr, "hanzo synth: unknown type '%s' (see hanzo quantize --list)\n", type);
       return 2;
     }
-  if (matrix_type)
+  if (matrix_type && (p.matrix_type = weight_format (matrix_type)) < 0)
+    return 2;
+  const char *arch_name = arch ? arch : p.shape.arch;
+  if (expert_type)
     {
-      for (gsize i = 0; i < hz_quant_n_formats (); i++)
-        {
-          const HzQuantTraits *t = hz_quant_format (i);
-          if (g_ascii_strcasecmp (t->name, matrix_type) == 0 && t->vec_dot &&
-              (t->from_float || hz_synth_random_blocks (t->type)))
-            p.matrix_type = (int32_t) t->type;
-        }
-      if (p.matrix_type < 0)
-        {
-          fprintf (stderr, "hanzo synth: '%s' is not a weight format of the quant table\n",
-                   matrix_type);
-          return 2;
-        }
+      /* F32 (type 0) is "as the other matrices" */
+      if ((p.expert_type = weight_format (expert_type)) < 0)
+        return 2;
     }
+  else if (strcmp (arch_name, "gpt-oss") == 0 && !matrix_type)
+    p.expert_type = HZ_TYPE_MXFP4;
+  if (template_file && !g_file_get_contents (template_file, &template_text, NULL, &error))
+    {
+      hz_cli_print_error ("synth", error->message);
+      return 1;
+    }
+  p.chat_template = template_text;
   p.arch = arch;
   p.ftype = fi->ftype;
   p.pure = pure;
@@ -112,7 +142,7 @@ hz_cmd_synth (int argc, char **argv)
       hz_cli_print_error ("synth", error->message);
       return 1;
     }
-  printf ("%s: %s shape %s at %s in %.1f s\n", out, arch ? arch : p.shape.arch, p.shape.name,
+  printf ("%s: %s shape %s at %s in %.1f s\n", out, arch_name, p.shape.name,
           fi->name, (g_get_monotonic_time () - t0) / 1e6);
   return 0;
 }

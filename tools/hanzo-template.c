@@ -24,7 +24,7 @@
 #include "hanzo-cmd.h"
 #include "gguf.h"
 #include "jinja.h"
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "quantize.h"
 #include "tokenizer.h"
 

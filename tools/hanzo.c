@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 

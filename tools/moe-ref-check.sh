@@ -1,8 +1,9 @@
 #!/bin/sh
 # tools/moe-ref-check.sh — synthetic models next to llama.cpp's CPU build: for shapes of
 # `hanzo synth` (default the tiny MoE shapes tiny-qwen3moe, tiny-mixtral, tiny-qwen2moe;
-# -S names others, e.g. "tiny-gemma3 tiny-gemma2 gemma3-1b gemma2-2b") in a few
-# formats, the greedy token ids of `hanzo generate --temp 0` and of llama.cpp
+# -S names others, e.g. "tiny-gemma3 tiny-gemma2 gemma3-1b gemma2-2b tiny-gpt-oss") in a few
+# formats (-T: a format of every matrix, or MATRIX+EXPERTS such as F32+MXFP4 for the
+# experts' tensors in their own format), the greedy token ids of `hanzo generate --temp 0` and of llama.cpp
 # (tools/llama-ref-bench.c --greedy) for a few prompts, and both perplexities on a text;
 # prints one table row per model: the common prefix of the greedy ids per prompt, and the
 # two perplexities.
@@ -80,7 +81,11 @@ printf '| %-14s | %-5s | %-14s | %-12s | %-12s |\n' -------------- ----- -------
 for shape in $shapes; do
   for type in $types; do
     model="$cache/moe-ref-$shape-$type.gguf"
-    [ -f "$model" ] || "$hanzo" synth --shape "$shape" --type F32 --matrix-type "$type" --vocab "$vocab" -o "$model" -t 2 >/dev/null
+    # TYPE or MATRIX+EXPERTS (e.g. F32+MXFP4: matrices F32, the experts' tensors MXFP4)
+    experts=
+    case $type in *+*) experts="--expert-type ${type#*+}" ;; esac
+    [ -f "$model" ] || "$hanzo" synth --shape "$shape" --type F32 --matrix-type "${type%%+*}" $experts \
+      --vocab "$vocab" -o "$model" -t 2 >/dev/null
     prefixes=
     for prompt in "Once upon a time" "The little dog ran to the park" "She said hello"; do
       prefixes="$prefixes $(common "$(ids_hanzo "$model" "$prompt")" "$(ids_llama "$model" "$prompt")")"

@@ -388,6 +388,14 @@ static HzGpuForward *
 forward_new (const HzLlm *llm, guint n_ctx, gboolean no_kv, guint pf_rows, GError **error)
 {
   const HzHparams *hp = &llm->hp;
+  if (hp->arch == HZ_ARCH_GPT_OSS)
+    {
+      /* no GPU kernels yet for gpt-oss's sinks, biases, clamped SwiGLU and MXFP4 experts: the
+       * context (and the server) then run on the CPU */
+      g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,
+                   "the GPU forward pass does not run %s models yet", hz_arch_name (hp->arch));
+      return NULL;
+    }
   if (hp->gemma && (hp->n_expert > 0 || hp->n_embd % 32))
     {
       g_set_error (error, HZ_GPU_ERROR, HZ_GPU_ERROR_UNSUPPORTED,

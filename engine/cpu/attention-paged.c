@@ -3,6 +3,7 @@
  * the multiply-adds contract the same way in both. */
 #include "cpu/attention-paged.h"
 
+#include <math.h>
 #include <string.h>
 #include "cpu/ops.h"
 
@@ -12,13 +13,13 @@ hz_cpu_attn_head_paged (const float *q, HzKvPool *pool, guint layer, const gint3
                         float *out)
 {
   hz_cpu_attn_head_paged_ext (q, pool, layer, table, kvh, 0, n_kv, hdk, hdv, scale, 0.0f,
-                              scores, out);
+                              -INFINITY, scores, out);
 }
 
 HZ_CPU_CLONES void
 hz_cpu_attn_head_paged_ext (const float *q, HzKvPool *pool, guint layer, const gint32 *table,
                             int kvh, int64_t lo, int64_t n_kv, int hdk, int hdv, float scale,
-                            float softcap, float *scores, float *out)
+                            float softcap, float sink, float *scores, float *out)
 {
   const int64_t s = hz_kv_pool_block_size (pool);
   guint kv_dim_k, kv_dim_v;
@@ -43,7 +44,7 @@ hz_cpu_attn_head_paged_ext (const float *q, HzKvPool *pool, guint layer, const g
 
   if (softcap > 0)
     hz_cpu_softcap (scores, n_kv - lo, softcap);
-  hz_cpu_softmax_ggml (scores, n_kv - lo, n_kv - lo, scale);  /* no padded cells */
+  hz_cpu_softmax_ggml_sink (scores, n_kv - lo, n_kv - lo, scale, sink);  /* no padded cells */
 
   memset (out, 0, hdv * sizeof (float));
   for (int64_t j0 = lo; j0 < n_kv; j0 = (j0 / s + 1) * s)

@@ -31,11 +31,12 @@ void hz_cpu_attn_head_paged (const float *q, HzKvPool *pool, guint layer,
 
 /** As hz_cpu_attn_head_paged over the positions lo <= j < n_kv only (a sliding window;
  *  lo = 0: all), with the scores soft-capped before the softmax when softcap > 0
- *  (s_j = softcap * tanh(s_j / softcap), Gemma 2). scores: scratch of n_kv - lo floats. */
+ *  (s_j = softcap * tanh(s_j / softcap), Gemma 2), and gpt-oss's attention sink `sink` in
+ *  the denominator (-INFINITY: none). scores: scratch of n_kv - lo floats. */
 void hz_cpu_attn_head_paged_ext (const float *q, HzKvPool *pool, guint layer,
                                  const gint32 *table, int kvh, int64_t lo, int64_t n_kv,
-                                 int hdk, int hdv, float scale, float softcap, float *scores,
-                                 float *out);
+                                 int hdk, int hdv, float scale, float softcap, float sink,
+                                 float *scores, float *out);
 
 /** Write one token's k [kv_dim_k] and v [kv_dim_v] of layer `layer` at position `pos` of
  *  the sequence whose blocks are `table` (the slot must be reserved and private). */

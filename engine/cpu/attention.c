@@ -1,6 +1,7 @@
 /* engine/cpu/attention.c — one attention head in llama.cpp's order (see attention.h). */
 #include "cpu/attention.h"
 
+#include <math.h>
 #include "cpu/ops.h"
 #include "ggml-order.h"
 
@@ -10,13 +11,14 @@ hz_cpu_attn_head (const float *q, const float *k, int64_t k_stride, const float 
                   float scale, gboolean batch, float *scores, float *out)
 {
   hz_cpu_attn_head_ext (q, k, k_stride, vt, vt_stride, n_valid, n_pad, hdk, hdv, scale, 0.0f,
-                        batch, scores, out);
+                        -INFINITY, batch, scores, out);
 }
 
 void
 hz_cpu_attn_head_ext (const float *q, const float *k, int64_t k_stride, const float *vt,
                       int64_t vt_stride, int64_t n_valid, int64_t n_pad, int hdk, int hdv,
-                      float scale, float softcap, gboolean batch, float *scores, float *out)
+                      float scale, float softcap, float sink, gboolean batch, float *scores,
+                      float *out)
 {
   if (hdk < 64)
     /* below GGML_F32_STEP ggml_vec_dot_f32 is its scalar tail alone: a plain serial sum
@@ -35,7 +37,7 @@ hz_cpu_attn_head_ext (const float *q, const float *k, int64_t k_stride, const fl
 
   if (softcap > 0)
     hz_cpu_softcap (scores, n_valid, softcap);
-  hz_cpu_softmax_ggml (scores, n_valid, n_pad, scale);
+  hz_cpu_softmax_ggml_sink (scores, n_valid, n_pad, scale, sink);
 
   const gboolean tb = batch && n_pad % 16 == 0 && hdv % 4 == 0;
   for (int e = 0; e < hdv; e++)

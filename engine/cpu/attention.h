@@ -29,12 +29,14 @@ void hz_cpu_attn_head (const float *q, const float *k, int64_t k_stride, const f
 
 /** As hz_cpu_attn_head with Gemma 2's soft-capping of the scores before the softmax
  *  (softcap > 0: s_j = softcap * tanh(s_j / softcap), as llama.cpp's non-flash path chains
- *  ggml_scale, ggml_tanh, ggml_scale; 0: none, identical to hz_cpu_attn_head). A sliding
+ *  ggml_scale, ggml_tanh, ggml_scale; 0: none, identical to hz_cpu_attn_head) and gpt-oss's
+ *  attention sink (the head's learned logit in the softmax's denominator,
+ *  hz_cpu_softmax_ggml_sink; -INFINITY: none). A sliding
  *  window is the caller's: it passes the cells of the window only (k, vt and the counts
  *  starting at the window's first position). */
 void hz_cpu_attn_head_ext (const float *q, const float *k, int64_t k_stride, const float *vt,
                            int64_t vt_stride, int64_t n_valid, int64_t n_pad, int hdk, int hdv,
-                           float scale, float softcap, gboolean batch, float *scores,
-                           float *out);
+                           float scale, float softcap, float sink, gboolean batch,
+                           float *scores, float *out);
 
 G_END_DECLS

@@ -10,6 +10,7 @@ typedef struct {
   HzKvPool          *pool;
   const HzPagedRows *rows;
   const HzHparams   *hp;
+  const HzLlm       *llm;
   int   n_head, n_head_kv, hdk, hdv;
   guint max_kv;          /* longest attention span of the batch (positions) */
   float *scores;         /* [threads][max_kv] */
@@ -30,6 +31,7 @@ paged_attn_worker (guint ith, guint nth, gpointer data)
   const int group = pa->n_head / pa->n_head_kv;
   const int64_t dq = (int64_t) pa->n_head * pa->hdk, dov = (int64_t) pa->n_head * pa->hdv;
   const HzCpuAttnLayer al = hz_cpu_attn_layer (pa->hp, pa->il);
+  const HzLayer *L = &pa->llm->layers[pa->il];
   float *scores = pa->scores + (gsize) ith * pa->max_kv;
   const int64_t n_tasks = (int64_t) rows->n * pa->n_head;
 
@@ -41,7 +43,7 @@ paged_attn_worker (guint ith, guint nth, gpointer data)
                                   rows->tables[t], h / group,
                                   hz_cpu_attn_first (al.window, rows->pos[t]),
                                   (int64_t) rows->pos[t] + 1, pa->hdk, pa->hdv, al.scale,
-                                  al.softcap, scores, pa->att + t * dov + (int64_t) h * pa->hdv);
+                                  al.softcap, hz_cpu_attn_sink (L, h), scores, pa->att + t * dov + (int64_t) h * pa->hdv);
     }
 }
 
@@ -87,7 +89,7 @@ hz_cpu_forward_paged (HzCpuForward *f, const HzLlm *llm, HzKvPool *pool,
                    "the KV pool's shape does not match the model");
       return FALSE;
     }
-  PagedAttn pa = { .pool = pool, .rows = rows, .hp = hp, .n_head = hp->n_head,
+  PagedAttn pa = { .pool = pool, .rows = rows, .hp = hp, .llm = llm, .n_head = hp->n_head,
                    .n_head_kv = hp->n_head_kv, .hdk = hp->head_dim_k, .hdv = hp->head_dim_v };
   for (guint t = 0; t < rows->n; t++)
     pa.max_kv = MAX (pa.max_kv, rows->pos[t] + 1);

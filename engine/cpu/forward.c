@@ -225,11 +225,12 @@ attn_worker (guint ith, guint nth, gpointer data)
       const float *qh = f->q + t * dq + (int64_t) h * hdk;
       float *out = f->att + t * dov + (int64_t) h * hdv;
 
+      const float sink = hz_cpu_attn_sink (&f->llm->layers[job->il], h);
       const int64_t c0 = lo % R, m = n_pad - lo;
       if (c0 + m <= R)   /* the cells in order (a ring's window that does not wrap) */
         hz_cpu_attn_head_ext (qh, kc + c0 * f->kv_dim_k + (int64_t) kvh * hdk, f->kv_dim_k,
                               vc + (int64_t) kvh * hdv * R + c0, R, n_kv - lo, m, hdk, hdv,
-                              al.scale, al.softcap, job->n > 1, scores, out);
+                              al.scale, al.softcap, sink, job->n > 1, scores, out);
       else
         {
           /* a wrapped ring: the window's keys and values copied in position order, the
@@ -243,7 +244,7 @@ attn_worker (guint ith, guint nth, gpointer data)
             for (int64_t j = lo; j < n_kv; j++)
               vs[e * m + (j - lo)] = vc[((int64_t) kvh * hdv + e) * R + j % R];
           hz_cpu_attn_head_ext (qh, ks, hdk, vs, m, n_kv - lo, m, hdk, hdv, al.scale,
-                                al.softcap, job->n > 1, scores, out);
+                                al.softcap, sink, job->n > 1, scores, out);
         }
     }
 }
@@ -605,7 +606,7 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
   /* final norm and logits for the rows asked for */
   const guint first = all_logits ? 0 : n - 1;
   for (int il = 0; il < hp->n_layer; il++)
-    layer_forward (f, il, n, pos0, il == hp->n_layer - 1 ? first : 0, NULL);
+    layer_forward (f, il, n, pos0, il == hp->n_layer - 1 && !hp->ffn_all_rows ? first : 0, NULL);
 
   for (guint t = first; t < n; t++)
     hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, llm->output_norm, d, hp->norm_eps);

@@ -24,6 +24,12 @@
  *   x += rms_norm((gelu_tanh(h Wgate^T) * (h Wup^T)) Wdown^T) * ffn_post_norm
  *   logits = softcap(..., final_softcap) when final_softcap > 0.
  *
+ * gpt-oss (src/models/openai-moe.cpp): q/k/v/o biases; YaRN RoPE on every layer; each
+ * head's softmax has its sink logit in the denominator (hz_cpu_softmax_ggml_sink); even
+ * layers attend through the window; the FFN norm is post_attention_norm, the FFN the MoE of
+ * cpu/moe.h; the last layer's FFN runs on every row (its graph takes the output rows after
+ * it, not before).
+ *
  * KV cache: contiguous float32 as llama.cpp lays it out without flash attention: per layer
  * K [n_ctx][n_head_kv * head_dim_k], V transposed [n_head_kv * head_dim_v][n_ctx]; a
  * sliding-window layer (Gemma) keeps a ring of n_swa + n_batch - 1 cells instead (when
@@ -70,6 +76,13 @@ hz_cpu_attn_layer (const HzHparams *hp, int il)
   a.softcap = hp->attn_softcap;
   a.window = hz_layer_swa (hp, il) ? hp->n_swa : 0;
   return a;
+}
+
+/** Head h's attention sink logit of layer L (gpt-oss), -INFINITY when the layer has none. */
+static inline float
+hz_cpu_attn_sink (const HzLayer *L, int h)
+{
+  return L->attn_sinks ? L->attn_sinks[h] : -INFINITY;
 }
 
 /** The first position a query at `pos` attends to under `window` (0: none). */

@@ -98,7 +98,9 @@ hz_cpu_moe_route (const HzHparams *hp, float *p, int32_t *ids, float *w)
 {
   const int32_t ne = hp->n_expert, k = hp->n_expert_used;
 
-  hz_cpu_softmax_ggml (p, ne, ne, 1.0f);
+  /* gpt-oss selects on the logits themselves (softmax only over the selected, below) */
+  if (!hp->moe_softmax_selected)
+    hz_cpu_softmax_ggml (p, ne, ne, 1.0f);
   /* top-k by repeated selection (k and n_expert are small); strict '>' keeps the lower id
    * on ties, and a NaN row still selects valid, distinct ids */
   for (int32_t j = 0; j < k; j++)
@@ -115,6 +117,8 @@ hz_cpu_moe_route (const HzHparams *hp, float *p, int32_t *ids, float *w)
       ids[j] = best;
       w[j] = p[best];
     }
+  if (hp->moe_softmax_selected)   /* ggml_soft_max of the k selected logits */
+    hz_cpu_softmax_ggml (w, k, k, 1.0f);
   if (hp->expert_weights_norm)
     {
       double sum = 0;   /* ggml_sum_rows accumulates in ggml_float (double) */
@@ -127,6 +131,16 @@ hz_cpu_moe_route (const HzHparams *hp, float *p, int32_t *ids, float *w)
 }
 
 /* ------------------------------------------------------------ row stages */
+
+/* One row of an expert's activation: SwiGLU, or gpt-oss's clamped variant. */
+static inline void
+moe_glu (const HzHparams *hp, float *gate, const float *up, int64_t n)
+{
+  if (hp->swiglu_alpha > 0)
+    hz_cpu_swiglu_oai (gate, up, n, hp->swiglu_alpha, hp->swiglu_limit);
+  else
+    hz_cpu_swiglu (gate, up, n);
+}
 
 typedef enum {
   STAGE_ROUTE,     /* logits[t] -> probabilities, ids[t], weights[t] */
@@ -156,11 +170,13 @@ stage_row (const Job *j, guint t)
   switch (j->stage)
     {
     case STAGE_ROUTE:
+      if (j->L->ffn_gate_inp_b)   /* gpt-oss's router bias (ggml_add) */
+        hz_cpu_add_f32 (m->logits + (gsize) t * m->n_expert, j->L->ffn_gate_inp_b, m->n_expert);
       hz_cpu_moe_route (j->hp, m->logits + (gsize) t * m->n_expert, m->ids + (gsize) t * k,
                         m->weights + (gsize) t * k);
       break;
     case STAGE_SWIGLU:
-      hz_cpu_swiglu (m->gate + (gsize) t * j->ff, m->up + (gsize) t * j->ff, j->ff);
+      moe_glu (j->hp, m->gate + (gsize) t * j->ff, m->up + (gsize) t * j->ff, j->ff);
       break;
     case STAGE_COMBINE:
       {
@@ -247,14 +263,18 @@ run_expert (HzCpuMoe *m, HzCpuMatmul *mm, guint w, const HzHparams *hp, const Hz
   const HzMatrix g = hz_expert_matrix (&L->ffn_gate_exps, e);
   const HzMatrix u = hz_expert_matrix (&L->ffn_up_exps, e);
   const HzMatrix dn = hz_expert_matrix (&L->ffn_down_exps, e);
-  const HzMatmulOut gu[2] = { { &g, gate, NULL }, { &u, up, NULL } };
+  /* gpt-oss: each expert's biases (ggml_add_id), added to the products as one rounding */
+  const float *gb = L->ffn_gate_exps_b ? L->ffn_gate_exps_b + (gsize) e * fe : NULL;
+  const float *ub = L->ffn_up_exps_b ? L->ffn_up_exps_b + (gsize) e * fe : NULL;
+  const float *db = L->ffn_down_exps_b ? L->ffn_down_exps_b + (gsize) e * d : NULL;
+  const HzMatmulOut gu[2] = { { &g, gate, gb }, { &u, up, ub } };
   hz_cpu_matmul (mm, xe, c, d, gu, 2);
   if (job)
     stage_run (job, STAGE_SWIGLU, (guint) c, 12.0 * fe, pool, n_threads);
   else
     for (int32_t r = 0; r < c; r++)
-      hz_cpu_swiglu (gate + (gsize) r * fe, up + (gsize) r * fe, fe);
-  const HzMatmulOut down[1] = { { &dn, ye, NULL } };
+      moe_glu (hp, gate + (gsize) r * fe, up + (gsize) r * fe, fe);
+  const HzMatmulOut down[1] = { { &dn, ye, db } };
   hz_cpu_matmul (mm, gate, c, fe, down, 1);
   for (int32_t r = 0; r < c; r++)
     memcpy (m->eo + (gsize) m->order[s0 + r] * d, ye + (gsize) r * d, d * sizeof (float));

@@ -7,6 +7,12 @@
  *   w_j = p_j, / max(Σ_S p, 6.103515625e-5) when hp->expert_weights_norm
  *   y = Σ_{j in S, in that order} w_j · down_j (silu (gate_j x) ⊙ up_j x)
  *   qwen2moe: y += sigmoid(ffn_gate_inp_shexp · x) · down_sh (silu (gate_sh x) ⊙ up_sh x)
+ * gpt-oss (hp->moe_softmax_selected, LLAMA_EXPERT_GATING_FUNC_TYPE_SOFTMAX_WEIGHT, and
+ * LLM_FFN_SWIGLU_OAI_MOE):
+ *   l = ffn_gate_inp x + ffn_gate_inp_b; S = the n_expert_used largest l (as above);
+ *   w = softmax(l_S) (ggml soft_max of the k selected logits);
+ *   y = Σ_j w_j · (down_j swiglu_oai (gate_j x + bg_j, up_j x + bu_j) + bd_j), with
+ *   swiglu_oai (hz_cpu_swiglu_oai) clamping the gate at 7 and the up at ±7.
  *
  * Batches are grouped by expert: the rows routed to expert e are gathered and go through
  * e's matrices in one hz_cpu_matmul call each, so every selected expert's weights stream

@@ -109,8 +109,14 @@ ggml_v_expf1 (float x)
   return ldexpf (j, (int) n);     /* subnormal results, rounded once as scalef does */
 }
 
-HZ_CPU_CLONES void
+void
 hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale)
+{
+  hz_cpu_softmax_ggml_sink (x, n_valid, n_pad, scale, -INFINITY);
+}
+
+HZ_CPU_CLONES void
+hz_cpu_softmax_ggml_sink (float *x, int64_t n_valid, int64_t n_pad, float scale, float sink)
 {
   /* ggml_vec_scale_f32, then the mask (0 or -inf: x + 1*0 is exact), ggml_vec_max_f32 */
   float max = -INFINITY;
@@ -121,6 +127,9 @@ hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale)
     }
   for (int64_t i = n_valid; i < n_pad; i++)
     x[i] = -INFINITY;
+  const gboolean has_sink = sink > -INFINITY;
+  if (has_sink)   /* "make a correction as if they were included in the softmax" */
+    max = MAX (max, sink);
   /* ggml_vec_soft_max_f32, AVX-512: 16 lanes of ggml_v_expf, _mm512_reduce_add_ps of each
    * 16 added to a double; the rest with libm expf */
   double sum = 0.0;
@@ -137,10 +146,26 @@ hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale)
       x[i] = expf (x[i] - max);
       sum += (double) x[i];
     }
+  if (has_sink)
+    sum += (double) expf (sink - max);
   sum = 1.0 / sum;
   const float inv = (float) sum;     /* ggml_vec_scale_f32 takes a float */
   for (int64_t j = 0; j < n_pad; j++)
     x[j] *= inv;
+}
+
+void
+hz_cpu_swiglu_oai (float *restrict gate, const float *restrict up, int64_t n, float alpha,
+                   float limit)
+{
+  for (int64_t k = 0; k < n; k++)
+    {
+      /* std::min and std::clamp as written (a NaN passes through) */
+      const float x = limit < gate[k] ? limit : gate[k];
+      const float y = up[k] < -limit ? -limit : limit < up[k] ? limit : up[k];
+      const float glu = x / (1.0f + expf (alpha * (-x)));
+      gate[k] = glu * (y + 1.0f);
+    }
 }
 
 HZ_CPU_CLONES void

@@ -58,9 +58,21 @@ void  hz_cpu_rms_norm_to (float *y, const float *x, const float *w, int64_t n, f
  *  llama.cpp's padded n_kv, which decides the 16-lane chunks. */
 void  hz_cpu_softmax_ggml (float *x, int64_t n_valid, int64_t n_pad, float scale);
 
+/** As hz_cpu_softmax_ggml with an attention sink (gpt-oss; ggml_soft_max_add_sinks): a
+ *  logit `sink` (not scaled) that joins the maximum and adds expf(sink - max) (libm) to the
+ *  denominator, as if a key with a zero value were attended. sink = -INFINITY: none,
+ *  identical to hz_cpu_softmax_ggml. */
+void  hz_cpu_softmax_ggml_sink (float *x, int64_t n_valid, int64_t n_pad, float scale,
+                                float sink);
+
 /** In place: gate[i] = silu(gate[i]) * up[i] (SwiGLU, llama.cpp LLM_FFN_SILU + PAR) for ONE
  *  row of n = n_ff elements (the 16-lane chunks restart at every row, as in ggml). */
 void  hz_cpu_swiglu (float *gate, const float *up, int64_t n);
+
+/** In place: gpt-oss's clamped SwiGLU (ggml_swiglu_oai, scalar, libm expf): with
+ *  g = min(gate[i], limit) and u = clamp(up[i], -limit, limit),
+ *  gate[i] = (g / (1 + expf(alpha * -g))) * (u + 1), n elements. */
+void  hz_cpu_swiglu_oai (float *gate, const float *up, int64_t n, float alpha, float limit);
 
 /** In place: gate[i] = gelu_tanh(gate[i]) * up[i] (GeGLU, llama.cpp LLM_FFN_GELU + PAR:
  *  ggml_geglu_split), gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) x (1 + 0.044715 x^2)))

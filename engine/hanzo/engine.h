@@ -409,7 +409,9 @@ typedef struct {
 typedef gboolean (*HzTokenFunc) (HzToken token, const char *text, gpointer user_data);
 
 /** Generate a continuation of `prompt`. Reuses the longest common prefix between `prompt`
- *  and the tokens already in the KV cache (only the rest is evaluated), then decodes until
+ *  and the tokens already in the KV cache (only the rest is evaluated, at least the last
+ *  two prompt tokens on the CPU, so that a prompt found in the cache gives bit for bit the
+ *  logits, and with a seed the tokens, of a fresh context), then decodes until
  *  EOG, n_predict, a stop string (not included in the output), cancellation (within one
  *  token) or a full context. Returns the generated text (g_free) — also on cancellation,
  *  when it is the partial text — or NULL with `error` set when the prompt does not fit

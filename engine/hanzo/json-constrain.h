@@ -71,6 +71,29 @@ HzJsonSchema *hz_json_schema_new_object (void);
 HzJsonSchema *hz_json_schema_compile (const char *json, gssize len, char **keyword,
                                       GError **error);
 
+/**
+ * hz_json_schema_new_framed:
+ * @prefixes: (array length=n): @n literal UTF-8 texts, none empty, none a prefix of another
+ * @values: (array length=n): the schema of the JSON value after each prefix (referenced)
+ * @n: 1 to 64 alternatives
+ * @suffix: text after each value ("" for none)
+ * @separator: (nullable): when given, further prefix-value-suffix texts may follow, each
+ *   after this text; NULL: exactly one
+ * @end_token: the only end-of-generation token allowed after the last suffix (an id of
+ *   the model the constraint is used with), or -1 for any
+ * @error: HZ_JSON_SCHEMA_ERROR_INVALID (the message says which argument)
+ *
+ * A text of the shape PREFIX_i VALUE_i SUFFIX [SEPARATOR PREFIX_j VALUE_j SUFFIX]...: a
+ * tool call forced in a chat template family's own markup (server/ builds the prefixes
+ * from engine/hanzo/tool-calls.h's hz_tool_call_frame()). Generation may end only after
+ * a suffix. No whitespace is allowed around the prefixes and suffixes (the value itself
+ * may start with a few bytes of it, as any JSON value inside a container).
+ * Returns: (transfer full): the schema, or NULL with @error set.
+ */
+HzJsonSchema *hz_json_schema_new_framed (const char *const *prefixes, HzJsonSchema *const *values,
+                                         guint n, const char *suffix, const char *separator,
+                                         gint32 end_token, GError **error);
+
 HzJsonSchema *hz_json_schema_ref (HzJsonSchema *schema);
 void          hz_json_schema_unref (HzJsonSchema *schema);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzJsonSchema, hz_json_schema_unref)

@@ -86,4 +86,16 @@ GPtrArray *hz_tool_calls_parse (HzToolFormat f, const char *text, gssize len, ch
  *  held until the reply is complete and parsed whole. */
 gsize hz_tool_calls_content_prefix (HzToolFormat f, const char *text, gsize len);
 
+/** How a forced call of function `name` is written in format `f` (for tool_choice
+ *  "required" or a named function, by constrained sampling: hz_json_schema_new_framed()):
+ *  *prefix (g_free) comes before the arguments (one JSON object), *suffix (g_free) after
+ *  them; *separator (static, nullable) goes between two calls (NULL: one call at most);
+ *  *end (static, nullable) names the control token that must end the reply (harmony's
+ *  "<|call|>"; NULL: any end of generation). The shapes are those the family's templates
+ *  render (the prefix's markers written as text; hz_tool_calls_parse() reads them back).
+ *  FALSE for formats whose arguments are not one JSON value (QWEN3_CODER, GLM,
+ *  MINIMAX_M2) and NONE. `name` is an OpenAI function name ([A-Za-z0-9_-]). */
+gboolean hz_tool_call_frame (HzToolFormat f, const char *name, char **prefix, char **suffix,
+                             const char **separator, const char **end);
+
 G_END_DECLS

@@ -64,13 +64,6 @@ static inline HzqScale scale_iq4_nl (const uint8_t *b) { return scale_q4_0 (b); 
 static inline void unpack_iq4_nl (const uint8_t *b, int8_t q[32])
 { HZQ_NIBBLES (b + 2, q, hzq_kvalues_iq4nl[lo], hzq_kvalues_iq4nl[hi]); }
 
-/** E8M0 exponent e -> 2^(e−128), half the MXFP4 scale (ggml_e8m0_to_fp32_half): the FP4
- *  table is doubled. e < 2 gives the subnormals 2^-128 and 2^-127. */
-static inline float
-hzq_e8m0_half (uint8_t e)
-{
-  return hzq_bits_f32 (e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23);
-}
 static inline HzqScale scale_mxfp4 (const uint8_t *b) { return (HzqScale) { hzq_e8m0_half (b[0]), 0 }; }
 static inline void unpack_mxfp4 (const uint8_t *b, int8_t q[32])
 { HZQ_NIBBLES (b + 1, q, hzq_kvalues_fp4[lo], hzq_kvalues_fp4[hi]); }

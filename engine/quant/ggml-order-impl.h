@@ -35,6 +35,7 @@ typedef enum {
   HZG_Q5_K_SERIAL,
   HZG_Q6_K_SERIAL,
   HZG_IQ4_XS_SERIAL,
+  HZG_MXFP4_SERIAL,   /* gemv/gemm_mxfp4_8x8_q8_0 (repack, AVX2) */
   HZG_N_KERNELS
 } HzgKernel;
 

@@ -98,6 +98,26 @@ q4_0_x8_dot (int n, float *restrict s, const void *restrict vx, const void *rest
   *s = acc;
 }
 
+/* MXFP4 repacked to block_mxfp4x8 (gemv/gemm_mxfp4_8x8_q8_0 of ggml-cpu/arch/x86/repack.cpp):
+ * per block acc = fma((float) isum, e8m0_half(e_w) * d_a, acc), the values through the
+ * doubled FP4 table */
+HZG_CLONES static void
+mxfp4_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
+{
+  const HzBlockMXFP4 *x = vx;
+  const HzBlockQ8_0 *y = vy;
+  float acc = 0.0f;
+  for (int b = 0; b < n / 32; b++)
+    {
+      int isum = 0;
+      for (int j = 0; j < 16; j++)
+        isum += hzq_kvalues_fp4[x[b].qs[j] & 0xf] * y[b].qs[j] +
+                hzq_kvalues_fp4[x[b].qs[j] >> 4] * y[b].qs[j + 16];
+      acc = fmaf ((float) isum, hzq_e8m0_half (x[b].e) * hzq_fp16_to_fp32 (y[b].d), acc);
+    }
+  *s = acc;
+}
+
 /* Q8_0 in the same serial per-block order (AMX build: tinygemm_kernel_vnni<q8_0>) */
 HZG_CLONES static void
 q8_0_serial_dot (int n, float *restrict s, const void *restrict vx, const void *restrict vy)
@@ -322,6 +342,7 @@ const HzVecDotFn hzg_kernels_scalar[HZG_N_KERNELS] = {
   [HZG_Q5_K_SERIAL] = q5_K_serial_dot,
   [HZG_Q6_K_SERIAL] = q6_K_serial_dot,
   [HZG_IQ4_XS_SERIAL] = iq4_xs_serial_dot,
+  [HZG_MXFP4_SERIAL] = mxfp4_serial_dot,
 };
 
 /* The kernel table of a SIMD level (NULL: the CPU lacks it). */
@@ -408,6 +429,7 @@ static const OrderRow order_rows[HZ_TYPE_COUNT_] = {
                        false },
   [HZ_TYPE_IQ4_XS] = { HZG_IQ4_XS_SERIAL, HZG_IQ4_XS_SERIAL, 32, 1, HZG_IQ4_XS_LANES,
                        HZG_IQ4_XS_LANES, false },
+  [HZ_TYPE_MXFP4]  = { HZG_MXFP4_SERIAL, HZG_MXFP4_SERIAL, 8, 1, NONE, NONE, false },
 };
 
 static bool

@@ -150,6 +150,14 @@ hzq_absmax (const float *x, int n)
 extern const int8_t hzq_kvalues_iq4nl[16];
 extern const int8_t hzq_kvalues_fp4[16];
 
+/** E8M0 exponent e -> 2^(e−128), half the MXFP4 scale (ggml_e8m0_to_fp32_half): the FP4
+ *  table is doubled. e < 2 gives the subnormals 2^-128 and 2^-127. */
+static inline float
+hzq_e8m0_half (uint8_t e)
+{
+  return hzq_bits_f32 (e < 2 ? 0x00200000u << e : (uint32_t) (e - 1) << 23);
+}
+
 /** Index of the FP4 value nearest to x at (half) scale d, ties to the lower index
  *  (ggml best_index_mxfp4); MXFP4 and NVFP4. */
 int hzq_fp4_best_index (float x, float d);

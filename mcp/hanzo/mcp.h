@@ -6,8 +6,9 @@
  * https://modelcontextprotocol.io/specification/2025-06-18). Versions 2025-11-25,
  * 2025-06-18, 2025-03-26 and 2024-11-05: initialize answers the client's version when it is
  * one of them, else the newest (the client then decides, as the specification says).
- * Methods: initialize, ping, tools/list, tools/call; notifications/initialized and
- * notifications/cancelled are taken (a request runs to its end: answers come in order).
+ * Methods: initialize, ping, tools/list, tools/call; notifications/initialized, and
+ * notifications/cancelled, which cancels the queued or running tools/call it names (chat
+ * stops within one token) and leaves it unanswered. Answers come in order.
  * A tools/call of chat whose params carry _meta.progressToken gets notifications/progress
  * (generated tokens of max_tokens: after the first token, then every 16) while it runs.
  * Tools: `chat` (only with a model), `redact`, `search_conversations` (the store read-only,
@@ -60,8 +61,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC (HzMcpServer, hz_mcp_server_free)
  *  line). */
 char    *hz_mcp_server_handle_line (HzMcpServer *srv, const char *line, gsize len);
 
-/** Serve `in` until it ends: read lines, answer each on `out` (flushed after every line;
- *  progress notifications of a running call too).
+/** Serve `in` until it ends: read lines (on a thread of its own, which acts on
+ *  notifications/cancelled as soon as it reads one), answer each on `out` in order
+ *  (flushed after every line; progress notifications of a running call too).
  *  A line over the size limit is answered -32600 and skipped up to its newline. Returns
  *  TRUE at the end of `in`; FALSE with an error when reading or writing fails (the client
  *  went away: G_IO_ERROR_BROKEN_PIPE). */

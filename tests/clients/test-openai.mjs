@@ -1,12 +1,13 @@
 // tests/clients/test-openai.mjs — the official OpenAI SDK for Node (npm `openai`, pinned in
 // package-lock.json) as the client of `hanzo serve` (TAP on stdout).
 //
-// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf TOOL.gguf HARMONY.gguf
+// Usage: node test-openai.mjs HANZO STORIES260K.gguf CHAT.gguf TOOL.gguf HARMONY.gguf TALKER.gguf
 // (run-openai-test.sh makes CHAT.gguf: stories260K with a chat template of its own, and
 // TOOL.gguf and HARMONY.gguf: tests/server/tool-model.h's scripted models with Qwen3's and
-// gpt-oss's templates, whose reply is a call of get_weather for Paris.)
+// gpt-oss's templates, whose reply is a call of get_weather for Paris; TALKER.gguf the same
+// with Qwen3's template answering in words, never with a call.)
 //
-//  1. models.list() names both models;
+//  1. models.list() names the five models;
 //  2. a greedy completion equals `hanzo generate`'s text for the same prompt;
 //  3. 16 concurrent streaming chat completions, each streamed in several chunks and ending
 //     with a finish_reason; the greedy ones equal the same request made alone;
@@ -16,7 +17,9 @@
 //  6. tools: the tool model's call parsed into message.tool_calls (name, arguments,
 //     finish_reason 'tool_calls'), streamed as delta.tool_calls, and a second turn that
 //     carries the call and the tool's answer; gpt-oss's harmony format; malformed tools
-//     answered 400.
+//     answered 400; tool_choice enforced: a named function the model would not call, and
+//     "required" of a model that answers in words (whole and streamed), both with
+//     arguments of the tool's schema; parallel_tool_calls false gives one call.
 //  7. response_format: json_object gives text that JSON.parse reads as an object (whole and
 //     streamed), json_schema text that parses with the schema's required members and types,
 //     also with max_tokens at its shortest text's 32 bytes, and a schema keyword outside the
@@ -25,7 +28,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import OpenAI from 'openai';
 
-const [hanzo, stories, chatModel, toolModel, harmonyModel] = process.argv.slice(2);
+const [hanzo, stories, chatModel, toolModel, harmonyModel, talkerModel] = process.argv.slice(2);
 const results = [];
 const check = (ok, what, detail) => {
   results.push({ ok: !!ok, what, detail });
@@ -33,7 +36,7 @@ const check = (ok, what, detail) => {
 
 function startServer () {
   const proc = spawn(hanzo, ['serve', '-m', stories, '-m', `${chatModel}:chat`, '-m',
-    `${toolModel}:tool`, '-m', `${harmonyModel}:harmony`, '--port', '0', '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    `${toolModel}:tool`, '-m', `${harmonyModel}:harmony`, '-m', `${talkerModel}:talker`, '--port', '0', '--threads', '2'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
   proc.stderr.on('data', (d) => { log += d; });
   return new Promise((resolve, reject) => {
@@ -81,8 +84,8 @@ async function main () {
     const ids = [];
     for await (const m of client.models.list()) ids.push(m.id);
     check(ids.includes('stories260K') && ids.includes('chat') && ids.includes('tool') &&
-      ids.includes('harmony') && ids.length === 4,
-    'models.list() names stories260K, chat, tool and harmony', ids.join(', '));
+      ids.includes('harmony') && ids.includes('talker') && ids.length === 5,
+    'models.list() names stories260K, chat, tool, harmony and talker', ids.join(', '));
 
     // 2. greedy completion = hanzo generate
     const prompt = 'Once upon a time';
@@ -136,7 +139,7 @@ async function main () {
     for await (const m of client.models.list()) after.push(m.id);
     const again = await client.completions.create({ model: 'stories260K', prompt,
       max_tokens: 48, temperature: 0 });
-    check(after.length === 4 && again.choices[0].text === want,
+    check(after.length === 5 && again.choices[0].text === want,
       'the server serves on after both errors', after.join(', '));
 
     // 6. tools: a tool call parsed into tool_calls
@@ -193,6 +196,48 @@ async function main () {
     }
     check(badTools instanceof OpenAI.BadRequestError && badTools.param === 'tools',
       'malformed tools: 400 (BadRequestError, param tools)', badTools && badTools.message);
+
+    // tool_choice enforced by constrained sampling
+    const tools2 = [...tools, { type: 'function', function: { name: 'get_time',
+      description: 'The time in a zone', parameters: { type: 'object', additionalProperties: false,
+        properties: { zone: { enum: ['UTC', 'CET'] } }, required: ['zone'] } } }];
+    const isTime = (c) => c?.function.name === 'get_time' &&
+      ['UTC', 'CET'].includes(JSON.parse(c.function.arguments).zone) &&
+      Object.keys(JSON.parse(c.function.arguments)).length === 1;
+    const isCall = (c) => isTime(c) || (c?.function.name === 'get_weather' &&
+      typeof JSON.parse(c.function.arguments).city === 'string');
+    const named = await client.chat.completions.create({ model: 'tool', messages: ask, tools: tools2,
+      max_tokens: 128, tool_choice: { type: 'function', function: { name: 'get_time' } } });
+    check(named.choices[0].message.tool_calls?.length === 1 && isTime(named.choices[0].message.tool_calls[0]) &&
+      named.choices[0].finish_reason === 'tool_calls',
+    'tool_choice naming get_time: that call, though the model calls get_weather by itself',
+    JSON.stringify(named.choices[0].message));
+    const words = await client.chat.completions.create({ model: 'talker', messages: ask, tools: tools2 });
+    const required = [];
+    for (const seed of [1, 2]) {
+      const r = await client.chat.completions.create({ model: 'talker', messages: ask, tools: tools2,
+        max_tokens: 128, tool_choice: 'required', seed, parallel_tool_calls: seed === 2 ? false : undefined });
+      required.push(r.choices[0]);
+    }
+    const rs = await client.chat.completions.create({ model: 'talker', messages: ask, tools: tools2,
+      max_tokens: 128, tool_choice: 'required', stream: true });
+    const rcalls = [];
+    let rfinish = null;
+    for await (const chunk of rs) {
+      const c = chunk.choices[0];
+      for (const d of c?.delta?.tool_calls ?? []) {
+        rcalls[d.index] ??= { function: { name: '', arguments: '' } };
+        if (d.function?.name) rcalls[d.index].function.name += d.function.name;
+        if (d.function?.arguments) rcalls[d.index].function.arguments += d.function.arguments;
+      }
+      if (c?.finish_reason) rfinish = c.finish_reason;
+    }
+    check(words.choices[0].message.content === 'It is sunny today.' && !words.choices[0].message.tool_calls &&
+      required.every((c) => c.finish_reason === 'tool_calls' && c.message.tool_calls.length >= 1 &&
+        c.message.tool_calls.every(isCall)) && required[1].message.tool_calls.length === 1 &&
+      rcalls.length >= 1 && rcalls.every(isCall) && rfinish === 'tool_calls',
+    'tool_choice required: a model that answers in words calls a tool (whole, streamed, parallel_tool_calls false: one)',
+    JSON.stringify([words.choices[0].message, ...required.map((c) => c.message), rcalls]));
 
     // 7. response_format
     const parsed = (text) => { try { return JSON.parse(text); } catch { return undefined; } };

@@ -1,4 +1,4 @@
-/* tests/engine/test-atomic-file.c — engine/atomic-file.h: a file appears whole or not at
+/* tests/engine/test-atomic-file.c — common/hanzo/atomic-file.h: a file appears whole or not at
  * all. New file, replacement (readers of the old file keep it), refused non-regular
  * targets, an empty name (a user's `-o ""`: an error, not a crash), a missing directory, a full disk (a file-size limit, RLIMIT_FSIZE) and a
  * discarded write: no partial file and no temporary file is ever left in the directory. */
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 #include "gguf.h"
 
 static char *dir;

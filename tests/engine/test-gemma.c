@@ -1,5 +1,5 @@
-/* tests/engine/test-gemma.c — Gemma 2 and Gemma 3 (engine/llm.h) past their sliding
- * window, in the paged serving path, and their metadata.
+/* tests/engine/test-gemma.c — the sliding-window architectures, Gemma 2, Gemma 3 and gpt-oss
+ * (engine/llm.h), past their window, in the paged serving path, and their metadata.
  *
  * The logits of the synthetic tiny-gemma3 / tiny-gemma2 models (window 32) against a
  * float64 reference are test-synth's (/synth/forward/gemma*). Here:
@@ -17,6 +17,11 @@
  *   - the hyperparameters llama.cpp reads (window, window pattern as a period or a per-layer
  *     array, the window layers' RoPE base, soft-capping defaults, the 27B query scale) and
  *     refused metadata; the KV bytes of the window rule (hz_hparams_kv_bytes).
+ *   - gpt-oss (tiny-gpt-oss, window 32, with its attention sinks, biases, MoE and YaRN) the
+ *     same way: decode = recompute past the window, paged = context; its keys (required ones
+ *     refused by name, the window pattern, YaRN's attention factor), a file without its sinks
+ *     refused, and its harmony chat template (tests/engine/chat-templates) rendering,
+ *     reasoning split and a generated reply.
  *
  * Needs the vocabulary of ../shared/models/stories260K.gguf (skipped when absent).
  */
@@ -35,6 +40,7 @@
 #include "prefix-cache.h"
 #include "serving-test-util.h"
 #include "synth-test-util.h"
+#include "../thinking-model.h"
 
 #define N_THREADS 2
 
@@ -534,6 +540,96 @@ test_metadata (void)
   g_clear_error (&error);
 }
 
+/* gpt-oss's keys beyond the base ones: experts, the window (unless `window` is FALSE),
+ * head width 256 everywhere, YaRN */
+static void
+set_gpt_oss_keys (HzGgufWriter *w, const char *arch, gboolean window)
+{
+  char key[96];
+#define K(s) (g_snprintf (key, sizeof key, "%s.%s", arch, s), key)
+  hz_gguf_writer_set_u32 (w, K ("expert_count"), 32);
+  hz_gguf_writer_set_u32 (w, K ("expert_used_count"), 4);
+  hz_gguf_writer_set_u32 (w, K ("expert_feed_forward_length"), 640);
+  hz_gguf_writer_set_u32 (w, K ("rope.dimension_count"), 256);
+  hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "yarn");
+  hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), 32.0f);
+  hz_gguf_writer_set_u32 (w, K ("rope.scaling.original_context_length"), 4096);
+  if (window)
+    hz_gguf_writer_set_u32 (w, K ("attention.sliding_window"), 128);
+#undef K
+}
+
+static void
+set_gpt_oss (HzGgufWriter *w, const char *arch)
+{
+  set_gpt_oss_keys (w, arch, TRUE);
+}
+
+static void
+set_gpt_oss_no_window (HzGgufWriter *w, const char *arch)
+{
+  set_gpt_oss_keys (w, arch, FALSE);
+}
+
+static void
+set_gpt_oss_no_expert_width (HzGgufWriter *w, const char *arch)
+{
+  g_autofree char *k1 = g_strdup_printf ("%s.expert_count", arch);
+  g_autofree char *k2 = g_strdup_printf ("%s.expert_used_count", arch);
+  g_autofree char *k3 = g_strdup_printf ("%s.attention.sliding_window", arch);
+  hz_gguf_writer_set_u32 (w, k1, 32);
+  hz_gguf_writer_set_u32 (w, k2, 4);
+  hz_gguf_writer_set_u32 (w, k3, 128);
+}
+
+static void
+test_metadata_gpt_oss (void)
+{
+  g_autoptr (GError) error = NULL;
+  HzHparams hp;
+
+  g_assert_true (read_hparams ("gpt-oss", 6, set_gpt_oss, &hp, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (hp.arch, ==, HZ_ARCH_GPT_OSS);
+  g_assert_cmpint (hp.rope_mode, ==, HZ_ROPE_NEOX);
+  g_assert_cmpint (hp.n_swa, ==, 128);
+  g_assert_cmpuint (swa_mask (&hp), ==, 0x15);    /* even layers: the window */
+  g_assert_cmpfloat (hp.rope_freq_base_swa, ==, hp.rope_freq_base);
+  g_assert_cmpint (hp.rope_scaling, ==, HZ_ROPE_SCALING_YARN);
+  g_assert_cmpfloat (hp.rope_freq_scale, ==, 1.0f / 32.0f);
+  g_assert_cmpfloat (hp.rope_freq_scale_swa, ==, hp.rope_freq_scale);  /* YaRN everywhere */
+  g_assert_cmpint (hp.rope_n_ctx_orig, ==, 4096);
+  /* llama.cpp's get_mscale(32) / (1 + 0.1 ln 32), in float: 1 within an ulp */
+  g_assert_cmpfloat (fabsf (hp.yarn_attn_factor - 1.0f), <=, 2e-7f);
+  g_assert_cmpint (hp.n_expert, ==, 32);
+  g_assert_cmpint (hp.n_expert_used, ==, 4);
+  g_assert_cmpint (hp.n_ff_exp, ==, 640);
+  g_assert_true (hp.moe_softmax_selected);
+  g_assert_false (hp.expert_weights_norm);
+  g_assert_cmpfloat (hp.swiglu_alpha, ==, 1.702f);
+  g_assert_cmpfloat (hp.swiglu_limit, ==, 7.0f);
+  g_assert_true (hp.ffn_all_rows);
+  g_assert_cmpfloat (hp.attn_scale, ==, 0);   /* 1/sqrt(head) inside the softmax */
+  /* KV bytes: 3 window layers keep 128 positions, 2 KV heads of 256 + 256 */
+  const guint64 cell = 2 * (256 + 256) * 4;
+  g_assert_cmpuint (hz_hparams_kv_bytes (&hp, 8192, 4), ==, (3 * 8192 + 3 * 128) * cell);
+
+  /* required keys (llama.cpp reads them without defaults) */
+  g_assert_false (read_hparams ("gpt-oss", 6, set_gpt_oss_no_window, &hp, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+  g_assert_nonnull (strstr (error->message, "gpt-oss.attention.sliding_window"));
+  g_clear_error (&error);
+  g_assert_false (read_hparams ("gpt-oss", 6, set_gpt_oss_no_expert_width, &hp, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+  g_assert_nonnull (strstr (error->message, "gpt-oss.expert_feed_forward_length"));
+  g_clear_error (&error);
+  /* no experts at all */
+  g_assert_false (read_hparams ("gpt-oss", 6, set_window, &hp, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+  g_assert_nonnull (strstr (error->message, "expert_count"));
+  g_clear_error (&error);
+}
+
 /* A copy of the GGUF `src` at `dst` without the tensor `drop` (NULL: none) and, when
  * `chat_template` is not NULL, with it as tokenizer.chat_template. */
 static void
@@ -575,6 +671,97 @@ test_missing_tensor (void)
   g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
   g_assert_nonnull (strstr (error->message, "blk.2.post_ffw_norm.weight"));
   g_unlink (bad);
+  g_unlink (path);
+}
+
+/* A gpt-oss file without one layer's sinks, or without its output bias, is refused naming
+ * the tensor. */
+static void
+test_missing_tensor_gpt_oss (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *path = hz_test_synth_write ("gpt-oss-bad", "tiny-gpt-oss", NULL, HZ_TYPE_F32, 1,
+                                               N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  static const char *const drop[] = { "blk.1.attn_sinks.weight", "blk.3.attn_output.bias",
+                                      "blk.2.ffn_down_exps.bias", "output.weight" };
+  for (gsize i = 0; i < G_N_ELEMENTS (drop); i++)
+    {
+      g_autofree char *bad = g_strconcat (path, ".bad.gguf", NULL);
+      copy_gguf (path, bad, drop[i], NULL);
+      g_autoptr (HzModel) m = hz_model_load (bad, NULL, &error);
+      g_assert_null (m);
+      g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_BAD_MODEL);
+      g_assert_nonnull (strstr (error->message, drop[i]));
+      g_clear_error (&error);
+      g_unlink (bad);
+    }
+  g_unlink (path);
+}
+
+/* gpt-oss's harmony template (openai/gpt-oss-120b's, tests/engine/chat-templates) in a
+ * tiny-gpt-oss file: the conversation renders through the Jinja interpreter (system
+ * preamble with the date, developer-less user turns, the final channel of the earlier
+ * reply, the generation prompt), the model's reasoning format is harmony and a reply of
+ * analysis + final splits into reasoning and answer, and a reply is generated (the
+ * stories260K vocabulary has no harmony tokens: the markup is spelled out). */
+static void
+test_chat_template_gpt_oss (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *tpl = hz_test_source_file ("tests/engine/chat-templates/openai-gpt-oss-120b.jinja");
+  g_autofree char *path = hz_test_synth_write ("gpt-oss-chat", "tiny-gpt-oss", NULL, HZ_TYPE_Q8_0, 1,
+                                               N_THREADS, &error);
+  if (!path && !error)
+    return;
+  g_assert_no_error (error);
+  g_autofree char *chat = g_strconcat (path, ".chat.gguf", NULL);
+  copy_gguf (path, chat, NULL, tpl);
+  g_autoptr (HzModel) m = load (chat);
+  g_assert_true (hz_model_is_chat (m));
+  g_assert_cmpint (hz_model_reasoning_format (m), ==, HZ_REASONING_HARMONY);
+
+  g_setenv ("SOURCE_DATE_EPOCH", "1796299200", TRUE);   /* the template writes today's date */
+  const HzChatMessage msgs[] = {
+    { "user", "What is 2+2?" }, { "assistant", "4" }, { "user", "And 3+3?" },
+  };
+  g_autoptr (HzPrompt) p = hz_model_render_chat (m, msgs, G_N_ELEMENTS (msgs), TRUE, &error);
+  g_assert_no_error (error);
+  const char *text = hz_prompt_text (p, NULL);
+  g_test_message ("gpt-oss's template: %s", text);
+  g_assert_true (g_str_has_prefix (text, "<|start|>system<|message|>You are ChatGPT"));
+  g_assert_nonnull (strstr (text, "Current date: 2026-12-03"));
+  g_assert_nonnull (strstr (text, "<|start|>user<|message|>What is 2+2?<|end|>"
+                                  "<|start|>assistant<|channel|>final<|message|>4<|end|>"
+                                  "<|start|>user<|message|>And 3+3?<|end|>"));
+  g_assert_true (g_str_has_suffix (text, "<|start|>assistant"));
+
+  /* a harmony reply: the analysis channel is reasoning, the final channel the answer */
+  g_autofree char *r = NULL, *a = NULL;
+  hz_reasoning_split (hz_model_reasoning_format (m), FALSE,
+                      "<|channel|>analysis<|message|>Add them.<|end|><|start|>assistant"
+                      "<|channel|>final<|message|>6", -1, &r, &a);
+  g_assert_cmpstr (r, ==, "Add them.");
+  g_assert_cmpstr (a, ==, "6");
+
+  HzChatFit fit;
+  g_autofree HzToken *prompt = hz_model_fit_chat (m, msgs, G_N_ELEMENTS (msgs), 1024, 16, &fit, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (fit.n_dropped, ==, 0);
+  g_autoptr (HzContext) ctx = context (m, 1024);
+  HzGenerateParams gp;
+  hz_generate_params_init (&gp);
+  gp.n_predict = 16;
+  gp.ignore_eog = TRUE;
+  g_autoptr (GArray) ids = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_free (hz_context_generate (ctx, prompt, fit.n_tokens, &gp, NULL, NULL, NULL, ids, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (ids->len, ==, 16);
+  g_test_message ("gpt-oss's template: %" G_GSIZE_FORMAT " prompt tokens (past the window of "
+                  "32), reply of %u tokens", fit.n_tokens, ids->len);
+  g_unlink (chat);
   g_unlink (path);
 }
 
@@ -648,16 +835,24 @@ main (int argc, char **argv)
   g_test_add_func ("/gemma/metadata", test_metadata);
   g_test_add_func ("/gemma/missing-tensor", test_missing_tensor);
   g_test_add_func ("/gemma/chat-template", test_chat_template);
+  g_test_add_func ("/gpt-oss/metadata", test_metadata_gpt_oss);
+  g_test_add_func ("/gpt-oss/missing-tensor", test_missing_tensor_gpt_oss);
+  g_test_add_func ("/gpt-oss/chat-template", test_chat_template_gpt_oss);
   static const WindowCase windows[] = {
     /* measured: F32 2.2e-4 / 1.7e-4 (a value crossing an fp16 rounding boundary of ggml's
      * GELU table moves by 2^-11), Q8_0 bit-identical, Q4_K 3.1e-2 (other kernels for the
      * longer batches, through the table; 6e-2 is test-synth's quantized tolerance) */
     { "tiny-gemma3", HZ_TYPE_F32, 5e-4 }, { "tiny-gemma3", HZ_TYPE_Q4_K, 6e-2 },
     { "tiny-gemma2", HZ_TYPE_F32, 5e-4 }, { "tiny-gemma2", HZ_TYPE_Q8_0, 5e-4 },
+    /* gpt-oss measured: F32 1.6e-6, MXFP4 (Q8_0 activations, other kernels for the longer
+     * batches) 5.9e-3 */
+    { "tiny-gpt-oss", HZ_TYPE_F32, 5e-4 }, { "tiny-gpt-oss", HZ_TYPE_MXFP4, 6e-2 },
   };
   for (gsize i = 0; i < G_N_ELEMENTS (windows); i++)
     {
-      g_autofree char *p = g_strdup_printf ("/gemma/window-decode/%s/%s", windows[i].shape,
+      g_autofree char *p = g_strdup_printf ("/%s/window-decode/%s/%s",
+                                            strstr (windows[i].shape, "gpt-oss") ? "gpt-oss" : "gemma",
+                                            windows[i].shape,
                                             hz_quant_traits (windows[i].type)->name);
       g_test_add_data_func (p, &windows[i], test_window_decode);
     }
@@ -671,5 +866,6 @@ main (int argc, char **argv)
     }
   g_test_add_data_func ("/gemma/serving/tiny-gemma3", "tiny-gemma3", test_serving);
   g_test_add_data_func ("/gemma/serving/tiny-gemma2", "tiny-gemma2", test_serving);
+  g_test_add_data_func ("/gpt-oss/serving/tiny-gpt-oss", "tiny-gpt-oss", test_serving);
   return g_test_run ();
 }

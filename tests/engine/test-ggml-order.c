@@ -67,6 +67,8 @@ static const Case cases[] = {
     { offsetof (HzBlockIQ4_XS, d), -1 } },
   { "iq4_xs-serial", HZ_TYPE_IQ4_XS, 32, { 256, 512, 768, 2304, 0 },
     { offsetof (HzBlockIQ4_XS, d), -1 } },
+  /* the E8M0 scale byte: any value is a finite power of two */
+  { "mxfp4-serial", HZ_TYPE_MXFP4, 8, { 32, 96, 128, 160, 288, 1024, 1184, 2880 }, { -1, -1 } },
 };
 
 #define TRIALS 48

@@ -13,7 +13,8 @@
 #include "hanzo/serving.h"
 #include "json-constrain.h"
 #include "sampler.h"
-#include "json-out.h"
+#include "hanzo/tool-calls.h"
+#include "hanzo/json-out.h"
 #include "tokenizer.h"
 #include "../hz-test-util.h"
 
@@ -468,6 +469,8 @@ vocab_from_gguf (Vocab *v, const char *rel)
 }
 
 /* The mask by feeding every token to a copy of the state. */
+static HzToken brute_end = -1;   /* a framed text's only end token (-1: any) */
+
 static guint
 brute_mask (const Vocab *v, const HzJsonState *s, guint budget, guint64 *mask)
 {
@@ -478,7 +481,7 @@ brute_mask (const Vocab *v, const HzJsonState *s, guint budget, guint64 *mask)
     {
       gboolean ok;
       if (v->eog[t])
-        ok = complete;
+        ok = complete && (brute_end < 0 || (HzToken) t == brute_end);
       else if (v->lens[t] == 0)
         ok = FALSE;
       else
@@ -517,12 +520,12 @@ nth_allowed (const guint64 *mask, guint n_words, guint k)
 
 /* Generations of up to `budget` tokens: masks against brute force (every `check`-th
  * step), picks random allowed tokens (structure first half of the time), checks the text. */
+typedef void (*TextCheck) (const char *text, gsize len, gpointer data);
+
 static void
-generate_runs (const Vocab *v, const char *schema_json, guint runs, guint budget, guint check,
-               guint32 seed)
+generate_with (const Vocab *v, HzJsonSchema *schema, guint runs, guint budget, guint check,
+               guint32 seed, TextCheck check_text, gpointer data)
 {
-  g_autoptr (HzJsonSchema) schema = schema_json ? compile_ok (schema_json) : hz_json_schema_new_object ();
-  g_autoptr (JsonNode) schema_node = schema_json ? json_from_string (schema_json, NULL) : NULL;
   g_autoptr (HzJsonVocab) jv = hz_json_vocab_new ((const char *const *) v->pieces, v->lens, v->n, v->eog);
   const guint nw = (guint) hz_json_vocab_mask_words (jv);
   g_autofree guint64 *mask = g_new0 (guint64, nw), *ref = g_new0 (guint64, nw);
@@ -564,19 +567,35 @@ generate_runs (const Vocab *v, const char *schema_json, guint runs, guint budget
       if (n_max < hz_json_schema_min_bytes (schema))
         continue;
       if (!hz_json_state_complete (st))
-        g_error ("not complete after %u tokens (%s): [%s]", n_max, schema_json, text->str);
-      g_autoptr (JsonParser) p = json_parser_new ();
-      g_autoptr (GError) error = NULL;
-      if (!json_parser_load_from_data (p, text->str, (gssize) text->len, &error))
-        g_error ("json-glib refuses %s: %s", text->str, error->message);
-      JsonNode *root = json_parser_get_root (p);
-      if (schema_node)
-        g_assert_true (validates (schema_node, root));
-      else
-        g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+        g_error ("not complete after %u tokens: [%s]", n_max, text->str);
+      check_text (text->str, text->len, data);
       if (run < 2)
         g_test_message ("%s", text->str);
     }
+}
+
+/* The text parses with json-glib and has the schema's shape (NULL: an object). */
+static void
+check_json (const char *text, gsize len, gpointer schema_node)
+{
+  g_autoptr (JsonParser) p = json_parser_new ();
+  g_autoptr (GError) error = NULL;
+  if (!json_parser_load_from_data (p, text, (gssize) len, &error))
+    g_error ("json-glib refuses %s: %s", text, error->message);
+  JsonNode *root = json_parser_get_root (p);
+  if (schema_node)
+    g_assert_true (validates (schema_node, root));
+  else
+    g_assert_true (JSON_NODE_HOLDS_OBJECT (root));
+}
+
+static void
+generate_runs (const Vocab *v, const char *schema_json, guint runs, guint budget, guint check,
+               guint32 seed)
+{
+  g_autoptr (HzJsonSchema) schema = schema_json ? compile_ok (schema_json) : hz_json_schema_new_object ();
+  g_autoptr (JsonNode) schema_node = schema_json ? json_from_string (schema_json, NULL) : NULL;
+  generate_with (v, schema, runs, budget, check, seed, check_json, schema_node);
 }
 
 static const char *const person_schema =
@@ -608,6 +627,137 @@ test_generate_synthetic (void)
   generate_runs (&v, person_schema, 60, 64, 1, 11);
   generate_runs (&v, union_schema, 40, 32, 1, 13);
   generate_runs (&v, person_schema, 20, 400, 1, 12);
+  vocab_clear (&v);
+}
+
+/* ---------------------------------------------------------- framed texts */
+
+static const char *const frame_names[] = { "get_weather", "get_time", "search" };
+static const char *const frame_schemas[] = {
+  NULL,   /* person_schema */
+  "{\"type\":\"object\"}",
+  "{\"type\":\"object\",\"properties\":{\"q\":{\"type\":\"string\"}},\"required\":[\"q\"]}",
+};
+
+typedef struct {
+  HzToolFormat format;
+  guint        max_calls;
+  guint        n_alts;
+  JsonNode    *schemas[3];
+} FrameCheck;
+
+/* The text reads back (hz_tool_calls_parse()) as 1 to max_calls calls of the
+ * alternatives' names with arguments of their schemas, and nothing else. */
+static void
+check_calls (const char *text, gsize len, gpointer data)
+{
+  const FrameCheck *fc = data;
+  g_autofree char *content = NULL;
+  g_autoptr (GPtrArray) calls = hz_tool_calls_parse (fc->format, text, (gssize) len, &content);
+  if (calls->len < 1 || calls->len > fc->max_calls || *content)
+    g_error ("%u calls (1 to %u wanted), content '%s' in [%.*s]", calls->len, fc->max_calls,
+             content, (int) len, text);
+  for (guint i = 0; i < calls->len; i++)
+    {
+      const HzToolCall *c = calls->pdata[i];
+      guint k = 0;
+      while (k < fc->n_alts && strcmp (c->name, frame_names[k]) != 0)
+        k++;
+      g_assert_cmpuint (k, <, fc->n_alts);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (JsonNode) args = json_from_string (c->arguments, &error);
+      if (args == NULL)
+        g_error ("arguments [%s]: %s", c->arguments, error->message);
+      g_assert_true (JSON_NODE_HOLDS_OBJECT (args));
+      g_assert_true (validates (fc->schemas[k], args));
+    }
+}
+
+static void
+check_calls_harmony (const char *text, gsize len, gpointer data)
+{
+  g_autofree char *with_end = g_strdup_printf ("%.*s<|call|>", (int) len, text);
+  check_calls (with_end, strlen (with_end), data);
+}
+
+/* tool_choice's forced calls (hz_json_schema_new_framed() over hz_tool_call_frame()):
+ * masks equal brute force, and every generation, cut by any budget, reads back as calls of
+ * the tools given — Hermes (three tools, several calls) and harmony (one named tool, one
+ * call ended by one token). Bad frames are refused. */
+static void
+test_framed (void)
+{
+  Vocab v = { 0 };
+  vocab_synthetic (&v);
+  g_autoptr (GError) error = NULL;
+  HzJsonSchema *values[3];
+  FrameCheck fc = { HZ_TOOL_FORMAT_HERMES, 8, 3, { NULL } };
+  char *pre[3];
+  g_autofree char *suffix = NULL;
+  const char *sep = NULL, *end = NULL;
+  for (guint i = 0; i < 3; i++)
+    {
+      const char *js = frame_schemas[i] ? frame_schemas[i] : person_schema;
+      values[i] = compile_ok (js);
+      fc.schemas[i] = json_from_string (js, NULL);
+      g_free (suffix);
+      g_assert_true (hz_tool_call_frame (HZ_TOOL_FORMAT_HERMES, frame_names[i], &pre[i], &suffix,
+                                         &sep, &end));
+    }
+  g_assert_nonnull (sep);
+  g_autoptr (HzJsonSchema) hermes = hz_json_schema_new_framed ((const char *const *) pre, values,
+                                                               3, suffix, sep, -1, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (hz_json_schema_min_bytes (hermes), ==, strlen (pre[1]) + 2 + strlen (suffix));
+  g_assert_true (accepts (hermes, "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n"
+                                  "</tool_call>", strlen ("<tool_call>\n{\"name\": \"get_time\", "
+                                                          "\"arguments\": {}}\n</tool_call>")));
+  static const char *const refused[] = {
+    "", "{}", "<tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}",
+    " <tool_call>\n{\"name\": \"get_time\", \"arguments\": {}}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"nope\", \"arguments\": {}}\n</tool_call>",
+    "<tool_call>\n{\"name\": \"search\", \"arguments\": {}}\n</tool_call>",   /* q required */
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (refused); i++)
+    g_assert_false (accepts (hermes, refused[i], strlen (refused[i])));
+  for (guint budget = 16; budget <= 256; budget *= 4)
+    generate_with (&v, hermes, 30, budget, 1, 21 + budget, check_calls, &fc);
+
+  /* harmony: one tool (a named choice), no separator, only the last token may end it */
+  g_autofree char *hpre = NULL, *hsuf = NULL;
+  g_assert_true (hz_tool_call_frame (HZ_TOOL_FORMAT_HARMONY, "get_time", &hpre, &hsuf, &sep, &end));
+  g_assert_null (sep);
+  g_assert_cmpstr (end, ==, "<|call|>");
+  const char *hp[] = { hpre };
+  g_autoptr (HzJsonSchema) harmony = hz_json_schema_new_framed (hp, &values[1], 1, hsuf, NULL,
+                                                                (gint32) v.n - 1, &error);
+  g_assert_no_error (error);
+  /* the reply as the server sees it: <|call|>'s text after the arguments */
+  FrameCheck hc = { HZ_TOOL_FORMAT_HARMONY, 1, 2, { fc.schemas[0], fc.schemas[1] } };
+  brute_end = (HzToken) v.n - 1;
+  for (guint budget = 32; budget <= 128; budget *= 2)
+    generate_with (&v, harmony, 20, budget, 1, 5 + budget, check_calls_harmony, &hc);
+  brute_end = -1;
+
+  /* bad frames */
+  const char *dup[] = { "<a>", "<a>b" }, *empty[] = { "" };
+  g_assert_null (hz_json_schema_new_framed (dup, values, 2, "", NULL, -1, &error));
+  g_assert_error (error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (hz_json_schema_new_framed (empty, values, 1, "", NULL, -1, &error));
+  g_assert_error (error, HZ_JSON_SCHEMA_ERROR, HZ_JSON_SCHEMA_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_null (hz_json_schema_new_framed (dup, values, 0, "", NULL, -1, &error));
+  g_clear_error (&error);
+  g_assert_null (hz_json_schema_new_framed (hp, &hermes, 1, "", NULL, -1, &error));
+  g_clear_error (&error);
+
+  for (guint i = 0; i < 3; i++)
+    {
+      hz_json_schema_unref (values[i]);
+      json_node_unref (fc.schemas[i]);
+      g_free (pre[i]);
+    }
   vocab_clear (&v);
 }
 
@@ -768,6 +918,7 @@ main (int argc, char **argv)
   g_test_add_func ("/json-constrain/random-texts", test_random_texts);
   g_test_add_func ("/json-constrain/generate-synthetic", test_generate_synthetic);
   g_test_add_func ("/json-constrain/sampler-masked", test_sampler_masked);
+  g_test_add_func ("/json-constrain/framed", test_framed);
   g_test_add_func ("/json-constrain/serving", test_serving);
   g_test_add_data_func ("/json-constrain/generate/stories260K", "models/stories260K.gguf",
                         test_generate_real);

@@ -1,10 +1,10 @@
-/* tests/engine/test-json-out.c — engine/json-out.h: JSON text with every byte below 0x20
+/* tests/engine/test-json-out.c — common/hanzo/json-out.h: JSON text with every byte below 0x20
  * escaped inside strings, as RFC 8259 §7 (and Python's json.loads) require; json-glib
  * 1.6.6 leaves U+001F raw. */
 #include <glib.h>
 #include <string.h>
 
-#include "json-out.h"
+#include "hanzo/json-out.h"
 
 /* Strict check: no raw byte below 0x20 inside a string literal (outside, only the white
  * space of pretty printing), and json-glib reads the text back. */
@@ -92,6 +92,16 @@ test_escape_controls (void)
   /* a length that stops before the NUL */
   g_autofree char *b = hz_json_escape_controls ("\"\x1f\"xyz", 3, NULL);
   g_assert_cmpstr (b, ==, "\"\\u001f\"");
+  /* json-glib 1.6's "1e-35.0" (an exponent, then ".0"): JSON again; other numbers and
+   * strings that look like it untouched */
+  g_autofree char *c = hz_json_escape_controls ("[1e-35.0,-2E+20.0,1.5e3,3.0,\"1e5.0\",true]",
+                                                -1, NULL);
+  g_assert_cmpstr (c, ==, "[1e-35,-2E+20,1.5e3,3.0,\"1e5.0\",true]");
+  g_autoptr (JsonNode) d = json_node_init_double (json_node_alloc (), 1e-35);
+  g_autofree char *e = hz_json_node_to_string (d, FALSE);
+  g_autoptr (JsonNode) back = json_from_string (e, NULL);
+  g_assert_nonnull (back);
+  g_assert_cmpfloat (json_node_get_double (back), ==, 1e-35);
 }
 
 int

@@ -537,12 +537,12 @@ test_generate (void)
   g_autofree char *detok = hz_model_detokenize (model, (HzToken *) (void *) ids->data, ids->len, FALSE);
   g_assert_true (g_utf8_validate (text, -1, NULL));
 
-  /* the same prompt again: only its last token is recomputed; same output */
+  /* the same prompt again: only its last two tokens are recomputed; same output */
   g_autoptr (GArray) ids2 = g_array_new (FALSE, FALSE, sizeof (HzToken));
   g_autofree char *text2 = hz_context_generate (ctx, prompt, np, &gp, NULL, NULL, NULL, ids2,
                                                 &st, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (st.n_prompt_evaluated, ==, 1);
+  g_assert_cmpuint (st.n_prompt_evaluated, ==, 2);
   g_assert_cmpstr (text2, ==, text);
   g_assert_cmpmem (ids2->data, ids2->len * sizeof (HzToken), ids->data, ids->len * sizeof (HzToken));
 
@@ -597,6 +597,148 @@ test_generate (void)
 
   g_string_free (cb.text, TRUE);
   g_unlink (path);
+}
+
+/* ============================================== prefix reuse = fresh context */
+
+/* The logits of the prompt's last token (n_predict 0: nothing is sampled) into `out`. */
+static void
+prompt_logits (HzContext *ctx, const HzToken *prompt, gsize n, float *out, guint *n_evaluated)
+{
+  g_autoptr (GError) error = NULL;
+  HzGenerateParams gp;
+  hz_generate_params_init (&gp);
+  gp.n_predict = 0;
+  HzGenerateStats st;
+  g_autofree char *text = hz_context_generate (ctx, prompt, n, &gp, NULL, NULL, NULL, NULL, &st,
+                                               &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (text, ==, "");
+  const float *l = hz_context_logits (ctx, -1);
+  g_assert_nonnull (l);
+  memcpy (out, l, hz_model_n_vocab (hz_context_model (ctx)) * sizeof (float));
+  if (n_evaluated)
+    *n_evaluated = st.n_prompt_evaluated;
+}
+
+/* A seeded sample (temperature 0.9, llama.cpp's default top-k/top-p/min-p) of n tokens. */
+static GArray *
+seeded_ids (HzContext *ctx, const HzToken *prompt, gsize n_prompt, guint64 seed, int n)
+{
+  g_autoptr (GError) error = NULL;
+  HzGenerateParams gp;
+  hz_generate_params_init (&gp);
+  gp.sampler.temperature = 0.9f;
+  gp.sampler.seed = seed;
+  gp.n_predict = n;
+  gp.ignore_eog = TRUE;
+  GArray *ids = g_array_new (FALSE, FALSE, sizeof (HzToken));
+  g_free (hz_context_generate (ctx, prompt, n_prompt, &gp, NULL, NULL, NULL, ids, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (ids->len, ==, (guint) n);
+  return ids;
+}
+
+/* A prompt found in the KV cache, whole or in part, gives bit for bit the logits and the
+ * seeded tokens of a fresh context: hz_context_generate() never ends a prompt with a
+ * forward pass of one token (whose decode kernels sum in another order), also when the
+ * prompt is cut into n_batch passes. Checked on random-weight models and, when ../shared
+ * has them, stories260K and stories-distill Q4_K_M. (mcp/'s `chat` relies on it: same
+ * seed and arguments, same reply.) */
+static void
+check_cache_hit (HzModel *model, const char *label)
+{
+  g_autoptr (GError) error = NULL;
+  const int n_vocab = hz_model_n_vocab (model);
+  HzContextParams cp;
+  hz_context_params_init (&cp);
+  cp.n_ctx = 64;
+  enum { NP = 13, NGEN = 40, NSEED = 8 };
+  HzToken prompt[NP], other[NP + 4];
+  for (int i = 0; i < NP; i++)
+    prompt[i] = i == 0 ? 1 : 3 + (i * 37) % (n_vocab - 3);
+  memcpy (other, prompt, 6 * sizeof (HzToken));       /* the same first 6 tokens */
+  for (int i = 6; i < NP + 4; i++)
+    other[i] = 3 + (i * 11) % (n_vocab - 3);
+
+  g_autofree float *want = g_new (float, n_vocab), *got = g_new (float, n_vocab);
+  GArray *fresh_ids[NSEED];
+  for (guint s = 0; s < NSEED; s++)
+    {
+      g_autoptr (HzContext) fresh = hz_context_new (model, &cp, &error);
+      g_assert_no_error (error);
+      fresh_ids[s] = seeded_ids (fresh, prompt, NP, 1000 + s, NGEN);
+    }
+  {
+    g_autoptr (HzContext) fresh = hz_context_new (model, &cp, &error);
+    guint n_eval = 0;
+    prompt_logits (fresh, prompt, NP, want, &n_eval);
+    g_assert_cmpuint (n_eval, ==, NP);
+  }
+
+  /* whole prompt cached (after a reply: the cache holds prompt + reply), then partly
+   * (after another prompt that shares 6 tokens), each seed twice */
+  g_autoptr (HzContext) ctx = hz_context_new (model, &cp, &error);
+  g_assert_no_error (error);
+  guint n_eval = 0;
+  for (guint s = 0; s < NSEED; s++)
+    for (int round = 0; round < 2; round++)
+      {
+        if (round == 1)
+          g_array_free (seeded_ids (ctx, other, G_N_ELEMENTS (other), 7, 5), TRUE);
+        prompt_logits (ctx, prompt, NP, got, &n_eval);
+        g_assert_cmpuint (n_eval, ==, round == 0 && s > 0 ? 2 : round == 0 ? NP : NP - 6);
+        g_assert_cmpmem (got, n_vocab * sizeof (float), want, n_vocab * sizeof (float));
+        g_autoptr (GArray) ids = seeded_ids (ctx, prompt, NP, 1000 + s, NGEN);
+        g_assert_cmpmem (ids->data, NGEN * sizeof (HzToken), fresh_ids[s]->data,
+                         NGEN * sizeof (HzToken));
+      }
+
+  /* passes of n_batch = 4: 13 = 4 + 4 + 3 + 2 (not 4 + 4 + 4 + 1), and whole again */
+  cp.n_batch = 4;
+  g_autoptr (HzContext) small = hz_context_new (model, &cp, &error);
+  g_assert_no_error (error);
+  prompt_logits (small, prompt, NP, got, &n_eval);
+  g_assert_cmpmem (got, n_vocab * sizeof (float), want, n_vocab * sizeof (float));
+  g_autoptr (GArray) ids = seeded_ids (small, prompt, NP, 1000, NGEN);
+  g_assert_cmpmem (ids->data, NGEN * sizeof (HzToken), fresh_ids[0]->data, NGEN * sizeof (HzToken));
+  prompt_logits (small, prompt, NP, got, &n_eval);
+  g_assert_cmpuint (n_eval, ==, 2);
+  g_assert_cmpmem (got, n_vocab * sizeof (float), want, n_vocab * sizeof (float));
+
+  for (guint s = 0; s < NSEED; s++)
+    g_array_free (fresh_ids[s], TRUE);
+  g_test_message ("%s: %d seeds x %d tokens and the prompt's logits identical with the prompt "
+                  "cached whole, in part and in passes of 4", label, NSEED, NGEN);
+}
+
+static void
+test_cache_hit (gconstpointer data)
+{
+  const SynthSpec *spec = data;
+  g_autofree char *path = synth_write (spec, 4321);
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
+  g_assert_no_error (error);
+  check_cache_hit (model, hz_quant_traits (spec->wtype)->name);
+  g_unlink (path);
+}
+
+static void
+test_cache_hit_shared (void)
+{
+  static const char *const files[] = { "models/stories260K.gguf",
+                                       "models/stories-distill/stories-distill-Q4_K_M.gguf" };
+  for (gsize i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autofree char *path = hz_test_shared_path (files[i]);
+      if (!path)
+        continue;
+      g_autoptr (GError) error = NULL;
+      g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
+      g_assert_no_error (error);
+      check_cache_hit (model, files[i]);
+    }
 }
 
 /* ================================================================= bad input */
@@ -1020,6 +1162,9 @@ main (int argc, char **argv)
       g_test_add_data_func (tp, s, test_synthetic_forward);
     }
   g_test_add_func ("/model/generate", test_generate);
+  g_test_add_data_func ("/model/cache-hit/llama-F32", &synth_specs[0], test_cache_hit);
+  g_test_add_data_func ("/model/cache-hit/llama-Q8_0", &synth_specs[4], test_cache_hit);
+  g_test_add_func ("/model/cache-hit/shared", test_cache_hit_shared);
   g_test_add_func ("/model/bad-input", test_bad_input);
   g_test_add_func ("/model/ggml-order/dots", test_ggml_order_dots);
   g_test_add_func ("/model/stories260K/prompts", test_stories260k_prompts);

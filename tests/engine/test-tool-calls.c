@@ -415,6 +415,51 @@ test_hostile (void)
   g_rand_free (r);
 }
 
+/* The forced call of every format with JSON arguments (hz_tool_call_frame()), one and
+ * (with a separator) two, reads back as those calls with no content: what tool_choice
+ * "required" / a named function makes the model write is a call for the parser. */
+static void
+test_frames (void)
+{
+  guint n_framed = 0;
+  for (int f = HZ_TOOL_FORMAT_NONE; f <= HZ_TOOL_FORMAT_GIGACHAT; f++)
+    {
+      g_autofree char *pre = NULL, *post = NULL, *pre2 = NULL, *post2 = NULL;
+      const char *sep = NULL, *end = NULL;
+      const gboolean ok = hz_tool_call_frame (f, "get_weather", &pre, &post, &sep, &end);
+      g_assert_cmpint (ok, ==, f != HZ_TOOL_FORMAT_NONE && f != HZ_TOOL_FORMAT_QWEN3_CODER &&
+                               f != HZ_TOOL_FORMAT_GLM && f != HZ_TOOL_FORMAT_MINIMAX_M2);
+      if (!ok)
+        {
+          g_assert_null (pre);
+          continue;
+        }
+      n_framed++;
+      g_assert_true (hz_tool_call_frame (f, "get-time_2", &pre2, &post2, &sep, &end));
+      /* the end token's text is in the reply (harmony's replies are detokenized with it) */
+      g_autofree char *one = g_strconcat (pre, "{\"city\": \"Paris\"}", post, end, NULL);
+      g_autofree char *content = NULL;
+      g_autoptr (GPtrArray) calls = hz_tool_calls_parse (f, one, -1, &content);
+      if (calls->len != 1)
+        g_error ("%s: %u calls in %s", hz_tool_format_name (f), calls->len, one);
+      HzToolCall *c = calls->pdata[0];
+      g_assert_cmpstr (c->name, ==, "get_weather");
+      g_assert_cmpstr (c->arguments, ==, W);
+      g_assert_cmpstr (content, ==, "");
+      if (sep == NULL)
+        continue;
+      g_autofree char *two = g_strconcat (pre, "{}", post, sep, pre2, "{\"city\": \"Oslo\"}",
+                                          post2, end, NULL);
+      g_autofree char *content2 = NULL;
+      g_autoptr (GPtrArray) calls2 = hz_tool_calls_parse (f, two, -1, &content2);
+      g_assert_cmpuint (calls2->len, ==, 2);
+      g_assert_cmpstr (((HzToolCall *) calls2->pdata[0])->arguments, ==, "{}");
+      g_assert_cmpstr (((HzToolCall *) calls2->pdata[1])->name, ==, "get-time_2");
+      g_assert_cmpstr (content2, ==, "");
+    }
+  g_test_message ("%u formats have a forced-call frame that parses back", n_framed);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -426,6 +471,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tool-calls/parse", test_parse);
   g_test_add_func ("/tool-calls/stream-prefix", test_stream_prefix);
   g_test_add_func ("/tool-calls/hostile", test_hostile);
+  g_test_add_func ("/tool-calls/frames", test_frames);
   const int rc = g_test_run ();
   g_autofree char *v = g_build_filename (tmpdir, "vocab.gguf", NULL);
   g_unlink (v);

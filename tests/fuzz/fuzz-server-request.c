@@ -8,7 +8,8 @@
  * penalties -2..2, at most 16 non-empty stop strings, at most 20 alternatives per token);
  * hz_api_request_check_served() either passes it or names the member; the tools check
  * (server-tools.h) either refuses with a member named or gives tools that are a JSON array
- * (only the named function for a named tool_choice); and the replies
+ * (only the named function for a named tool_choice), and a forced tool_choice a
+ * constraint (hz_api_tools_forced(): none for "auto"/"none"); and the replies
  * built from it (the error body with the parser's message and member, a completion and a
  * streamed chunk whose text is the request's own text) are JSON that json-glib reads back
  * to the same strings. Any violation aborts; GLib criticals abort too (tools/fuzz.sh). */
@@ -103,6 +104,16 @@ check_tools (const HzApiRequest *r)
       CHECK (t.choice != HZ_API_TOOL_CHOICE_NAMED || n == 1);
     }
   CHECK ((t.choice == HZ_API_TOOL_CHOICE_NONE) == (t.tools_json == NULL));
+  /* a forced choice gives a constraint (or is refused as unsupported: too many tools) */
+  const gboolean forcing = t.choice == HZ_API_TOOL_CHOICE_REQUIRED ||
+                           t.choice == HZ_API_TOOL_CHOICE_NAMED;
+  g_autoptr (GError) ferr = NULL;
+  g_autoptr (HzJsonSchema) forced = t.tools_json ? hz_api_tools_forced (r, &t, HZ_TOOL_FORMAT_HERMES,
+                                                                        NULL, &ferr) : NULL;
+  CHECK (forced ? forcing && ferr == NULL
+                : !forcing || g_error_matches (ferr, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED));
+  if (forced)
+    CHECK (hz_json_schema_min_bytes (forced) > strlen ("<tool_call>"));
   /* a call named after the request's model, with its text as arguments, reads back */
   g_autoptr (GPtrArray) calls = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_tool_call_free);
   HzToolCall *c = g_new0 (HzToolCall, 1);

@@ -12,7 +12,9 @@ errors for bad arguments), tools/list, each tool on a real model and a real stor
 libhzstore (chat greedy equal to `hanzo generate`, seeded sampling repeatable; redact in
 every mode; search_conversations redacted, the store file unchanged), every JSON-RPC error
 code, the size and depth limits, notifications and responses never answered, stdout
-holding only protocol lines, no socket in the running process, exit 0 at the end of stdin.
+holding only protocol lines, no socket in the running process, exit 0 at the end of stdin;
+notifications/cancelled of a queued chat call and of a running one (stories-distill):
+never answered, the generation stopped, the session going on.
 """
 import hashlib
 import json
@@ -198,6 +200,20 @@ def main():
        all(x['progressToken'] == 77 and x['total'] == 40 for x in notes),
        'chat with a progressToken: notifications/progress at tokens 1, 17, 33 of 40, then the result',
        f'{notes}\n{m}')
+
+    # --- notifications/cancelled: a call cancelled before it runs (the three lines in one
+    # write: the reader sees the cancel at once) is never answered; the ping after it is
+    s.send_raw(json.dumps({'jsonrpc': '2.0', 'id': 'cx', 'method': 'tools/call',
+                           'params': {'name': 'chat', 'arguments': {'prompt': 'Once upon a time',
+                                                                    'max_tokens': 100}}}).encode()
+               + b'\n' + json.dumps({'jsonrpc': '2.0', 'method': 'notifications/cancelled',
+                                     'params': {'requestId': 'cx', 'reason': 'test'}}).encode()
+               + b'\n' + json.dumps({'jsonrpc': '2.0', 'id': 'p1', 'method': 'ping'}).encode() + b'\n')
+    m = s.recv()
+    ok(m.get('id') == 'p1' and s.silent_then_ping(),
+       'notifications/cancelled of a queued chat call: no response for it, the ping answered', m)
+    s.send({'jsonrpc': '2.0', 'method': 'notifications/cancelled', 'params': {'requestId': 12345}})
+    ok(s.silent_then_ping(), 'notifications/cancelled of an unknown request: nothing happens')
     r = s.call('chat', {'prompt': 'x', 'messages': msgs})
     ok(code_of(r) == -32602 and 'either' in r['error']['message'], 'chat with prompt and messages: -32602', r)
     r = s.call('chat', {'messages': [{'role': 'wizard', 'content': 'hi'}]})
@@ -268,6 +284,16 @@ def main():
     r = raw(b'{"jsonrpc": "2.0", "id": 1, "method": "\\ud83]"}')
     ok(code_of(r) == -32700 and 'parse error' in r['error']['message'],
        'a bad escape: -32700, the message valid UTF-8 (found by fuzz-mcp-message)', r)
+    r = raw(b'{"jsonrpc":"2.0","id":"nul-1","method":"tools/call","params":{"name":"redact",'
+            b'"arguments":{"text":"Hi\\u0000 mail john@example.com"}}}')
+    ok(code_of(r) == -32600 and r['id'] == 'nul-1' and 'U+0000' in r['error']['message'],
+       'a \\u0000 escape: -32600 with the id (json-glib would cut the text there: '
+       'redact answered "Hi" alone)', r)
+    r = raw(b'{"jsonrpc":"2.0","id":"nul-2","method":"tools/call","params":{"name":"redact",'
+            b'"arguments":{"text":"Hi\\\\u0000 mail john@example.com"}}}')
+    ok('result' in r and structured(r)['text'].startswith('Hi\\u0000 mail ')
+       and 'john@' not in structured(r)['text'],
+       'an escaped backslash before u0000 is text: redacted whole', r)
     r = raw(b'{"id": 3, "method": "ping"}')
     ok(code_of(r) == -32600 and r['id'] == 3, 'no "jsonrpc": -32600 with the id', r)
     r = raw(b'{"jsonrpc": "2.0", "id": null, "method": "ping"}')
@@ -374,6 +400,43 @@ def main():
     s.send_raw(b'[{"jsonrpc":"2.0","method":"notifications/x"}]\n')
     ok(s.silent_then_ping(), '2025-03-26: a batch of notifications is not answered')
     s.close()
+
+    # --- notifications/cancelled while a chat call runs: stories-distill (context 512), a
+    # greedy reply of 400 tokens (25 progress notifications at full length) cancelled after
+    # its first token's notification; then the model answers on
+    distill = os.path.join(SHARED, 'models', 'stories-distill', 'stories-distill-Q8_0.gguf')
+    if not os.path.isfile(distill):
+        ok(True, f'a running chat call cancelled # SKIP {distill} not found')
+    else:
+        s = Session('-m', distill, '--threads', '1', '--store', store, env=env)
+        s.initialize('2025-06-18')
+        args = {'prompt': 'Once upon a time', 'max_tokens': 400, 'temperature': 0}
+        s.send({'jsonrpc': '2.0', 'id': 'long', 'method': 'tools/call',
+                'params': {'name': 'chat', '_meta': {'progressToken': 'L'}, 'arguments': args}})
+        first = s.recv()
+        t0 = time.monotonic()
+        s.send({'jsonrpc': '2.0', 'method': 'notifications/cancelled',
+                'params': {'requestId': 'long', 'reason': 'the user pressed stop'}})
+        s.send({'jsonrpc': '2.0', 'id': 'after', 'method': 'ping'})
+        notes, m = [first], None
+        while True:
+            m = s.recv()
+            if m.get('method') != 'notifications/progress':
+                break
+            notes.append(m)
+        waited = time.monotonic() - t0
+        ok(first.get('method') == 'notifications/progress' and m.get('id') == 'after' and
+           len(notes) < 10 and s.silent_then_ping(),
+           'a running chat call cancelled: no response for it, at most a few progress '
+           'notifications after the cancel, the ping answered',
+           f'{first}\n{m}\n{len(notes)} notifications, {waited:.3f} s')
+        print(f'# cancelled after {len(notes)} of 25 progress notifications; the ping answered '
+              f'{waited * 1000:.0f} ms after the cancel')
+        a = structured(s.call('chat', {'prompt': 'Once upon a time', 'max_tokens': 8, 'temperature': 0}))
+        b = structured(s.call('chat', {'prompt': 'Once upon a time', 'max_tokens': 8, 'temperature': 0}))
+        ok(a and b and a['text'] == b['text'] and a['completion_tokens'] == 8,
+           'after the cancelled call the model answers on (greedy, the same twice)', f'{a}\n{b}')
+        ok(s.close()[0] == 0, 'exit 0')
 
     print(f'1..{n}')
     return 1 if failed else 0

@@ -7,7 +7,7 @@
  * so the reference builds its tokenizer.json files from the very regexes the engine runs. */
 #include <stdio.h>
 #include <json-glib/json-glib.h>
-#include "json-out.h"
+#include "hanzo/json-out.h"
 #include "tokenizer-private.h"
 
 int

@@ -38,7 +38,7 @@ fed_clear (Fed *f)
 static Fed
 feed (HzToolFormat format, const char *text, const gssize *cuts)
 {
-  g_autoptr (HzToolStream) s = hz_tool_stream_new (format);
+  g_autoptr (HzToolStream) s = hz_tool_stream_new (format, 0);
   Fed f = { g_string_new (NULL), NULL, NULL };
   gsize from = 0;
   const gsize n = strlen (text);
@@ -177,11 +177,85 @@ test_choice (void)
   g_assert_cmpstr (param, ==, "messages");
 }
 
+/* parallel_tool_calls false: the first call kept, the later ones dropped; the forced
+ * choices' constraints: none for "auto", one frame per tool for "required" (too many
+ * tools and an XML-argument format refused), a forced choice with response_format
+ * refused. */
+static void
+test_single_and_forced (void)
+{
+  g_autoptr (HzToolStream) s = hz_tool_stream_new (HZ_TOOL_FORMAT_HERMES, 1);
+  static const char two[] = "<tool_call>\n{\"name\": \"a\", \"arguments\": {}}\n</tool_call>\n"
+                            "<tool_call>\n{\"name\": \"b\", \"arguments\": {}}\n</tool_call>";
+  g_free (hz_tool_stream_push (s, two, strlen (two)));
+  g_autofree char *rest = NULL;
+  g_autoptr (GPtrArray) calls = hz_tool_stream_finish (s, &rest);
+  g_assert_cmpuint (calls->len, ==, 1);
+  g_assert_cmpstr (((HzToolCall *) calls->pdata[0])->name, ==, "a");
+  g_assert_cmpstr (rest, ==, "");
+
+  g_autoptr (GString) many = g_string_new ("[");
+  for (int i = 0; i < HZ_API_MAX_FORCED_TOOLS + 1; i++)
+    g_string_append_printf (many, "%s{\"type\":\"function\",\"function\":{\"name\":\"f%d\","
+                            "\"parameters\":{\"type\":\"object\",\"properties\":{\"x\":"
+                            "{\"type\":\"integer\"}}}}}", i ? "," : "", i);
+  g_string_append (many, "]");
+  static const struct {
+    const char *choice, *extra;
+    HzToolFormat format;
+    gboolean schema, refused;
+  } cases[] = {
+    { "\"auto\"", "", HZ_TOOL_FORMAT_HERMES, FALSE, FALSE },
+    { "\"required\"", "", HZ_TOOL_FORMAT_HERMES, TRUE, FALSE },
+    { "\"required\"", "", HZ_TOOL_FORMAT_LLAMA3, TRUE, FALSE },
+    { "{\"type\":\"function\",\"function\":{\"name\":\"f3\"}}", "", HZ_TOOL_FORMAT_HARMONY, TRUE,
+      FALSE },
+    { "\"required\"", "", HZ_TOOL_FORMAT_GLM, FALSE, TRUE },
+    { "\"required\"", "many", HZ_TOOL_FORMAT_HERMES, FALSE, TRUE },
+  };
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      const gboolean all = strcmp (cases[i].extra, "many") == 0;
+      g_autofree char *body = g_strdup_printf (
+        "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":%s,"
+        "\"tool_choice\":%s}", all ? many->str : "[{\"type\":\"function\",\"function\":{\"name\":"
+        "\"f3\"}},{\"type\":\"function\",\"function\":{\"name\":\"g\",\"parameters\":{\"type\":"
+        "\"object\",\"properties\":{\"q\":{\"type\":\"string\",\"pattern\":\"x\"}}}}}]",
+        cases[i].choice);
+      g_autoptr (GError) error = NULL;
+      g_autoptr (HzApiRequest) r = request (body, &error);
+      g_assert_no_error (error);
+      HzApiTools t;
+      g_assert_true (hz_api_tools_check (r, &t, NULL, &error));
+      /* no model: only harmony's end token is looked up in one, and it is not found */
+      g_autoptr (HzJsonSchema) schema = hz_api_tools_forced (r, &t, cases[i].format, NULL, &error);
+      if (cases[i].refused)
+        g_assert_error (error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED);
+      else
+        g_assert_no_error (error);
+      g_assert_true ((schema != NULL) == cases[i].schema);
+      hz_api_tools_clear (&t);
+    }
+  g_autoptr (GError) error = NULL;
+  g_autoptr (HzApiRequest) r = request (
+    "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"tools\":"
+    "[{\"type\":\"function\",\"function\":{\"name\":\"f\"}}],\"tool_choice\":\"required\","
+    "\"response_format\":{\"type\":\"json_object\"},\"parallel_tool_calls\":false}", &error);
+  g_assert_no_error (error);
+  g_assert_true (r->single_tool_call);
+  HzApiTools t;
+  g_autofree char *param = NULL;
+  g_assert_false (hz_api_tools_check (r, &t, &param, &error));
+  g_assert_error (error, HZ_API_ERROR, HZ_API_ERROR_INVALID_VALUE);
+  g_assert_cmpstr (param, ==, "response_format");
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/server-tools/stream", test_stream);
   g_test_add_func ("/server-tools/choice", test_choice);
+  g_test_add_func ("/server-tools/single-and-forced", test_single_and_forced);
   return g_test_run ();
 }

@@ -11,7 +11,9 @@
  *    finish_reason "tool_calls", whole and streamed (delta.tool_calls), a conversation
  *    that carries the call and its answer (a tool message), tool_choice "none" (content),
  *    malformed tools and tool_choice answered 400, tools on a model whose template has
- *    no tool-call format 400;
+ *    no tool-call format 400; tool_choice "required" and named enforced by constrained
+ *    sampling (a call of the named tool, or of one of the tools, with arguments of its
+ *    schema, from a model that would not write it), parallel_tool_calls false;
  *  - json: response_format json_object and json_schema (chat and completion, whole and
  *    streamed, greedy and sampled, max_tokens down to the schema's shortest text): every
  *    text parses and has the schema's members; "text" is free text;
@@ -26,6 +28,9 @@
  *  - cancel: a client that closes its connection mid-stream (and one waiting for a whole
  *    reply) stops its generation within one token of the server seeing it go (the log line
  *    gives both counts), long before max_tokens;
+ *  - reset clients: 16 streams whose clients reset the connection (SO_LINGER 0) each stop
+ *    their generation, with no GLib critical or warning in the log (libsoup ends such a
+ *    message before the hang-up is seen: it was unpaused after its end);
  *  - slow clients: silent connections and stalled bodies are cut after --timeout;
  *  - idle unload: a model unused for --idle-unload seconds is unloaded, and loads again.
  */
@@ -35,6 +40,7 @@
 #include <libsoup/soup.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "../hz-test-util.h"
 #include "chat-model.h"
@@ -536,6 +542,80 @@ assert_streamed_call (Srv *s, const char *model)
   g_assert_cmpstr (text->str, ==, "");
 }
 
+#define TOOLS2_JSON                                                                       \
+  "[{\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"description\":"     \
+  "\"Current weather of a city\",\"parameters\":"                                         \
+  "{\"type\":\"object\",\"properties\":{\"city\":{\"type\":\"string\"}},"                \
+  "\"required\":[\"city\"]}}},{\"type\":\"function\",\"function\":{\"name\":\"get_time\"," \
+  "\"description\":\"The time in a zone\",\"parameters\":{\"type\":\"object\",\"properties\":{\"zone\":{\"enum\":[\"UTC\","      \
+  "\"CET\"]}},\"required\":[\"zone\"],\"additionalProperties\":false}}}]"
+
+/* The calls of a chat reply (whole or streamed), each checked: a known tool, arguments
+ * that are a JSON object of its schema (get_time: {"zone": "UTC" | "CET"}; get_weather: a
+ * string "city"); finish_reason "tool_calls"; no content. Returns the number of calls and
+ * the first one's name in *first. */
+static guint
+forced_calls (Srv *s, const char *body, gboolean stream, char **first)
+{
+  g_auto (Reply) r = { 0 };
+  g_autofree char *b = g_strdup_printf ("%s%s}", body, stream ? ",\"stream\":true" : "");
+  post (s, &r, "/v1/chat/completions", b, 200);
+  g_autoptr (JsonArray) calls = json_array_new ();
+  g_autofree char *finish = NULL;
+  g_autoptr (GString) content = g_string_new (NULL);
+  g_auto (GStrv) events = g_strsplit (r.body, "\n\n", -1);
+  for (guint i = 0; stream ? events[i] && *events[i] && strcmp (events[i], "data: [DONE]") != 0
+                           : i == 0; i++)
+    {
+      g_autoptr (JsonParser) jp = json_parser_new ();
+      g_assert_true (json_parser_load_from_data (jp, stream ? events[i] + 6 : r.body, -1, NULL));
+      JsonObject *c = json_array_get_object_element (
+        json_object_get_array_member (json_node_get_object (json_parser_get_root (jp)), "choices"), 0);
+      JsonObject *m = json_object_get_object_member (c, stream ? "delta" : "message");
+      JsonNode *text = json_object_get_member (m, "content");
+      if (text && !json_node_is_null (text))
+        g_string_append (content, json_node_get_string (text));
+      if (json_object_has_member (m, "tool_calls"))
+        {
+          JsonArray *a = json_object_get_array_member (m, "tool_calls");
+          for (guint k = 0; k < json_array_get_length (a); k++)
+            json_array_add_element (calls, json_node_copy (json_array_get_element (a, k)));
+        }
+      if (!json_node_is_null (json_object_get_member (c, "finish_reason")))
+        finish = g_strdup (json_object_get_string_member (c, "finish_reason"));
+    }
+  if (json_array_get_length (calls) == 0)
+    g_test_message ("no call: %s", r.body);
+  g_assert_cmpuint (json_array_get_length (calls), >=, 1);
+  g_assert_cmpstr (finish, ==, "tool_calls");
+  g_assert_cmpstr (content->str, ==, "");
+  for (guint k = 0; k < json_array_get_length (calls); k++)
+    {
+      JsonObject *f = json_object_get_object_member (json_array_get_object_element (calls, k),
+                                                     "function");
+      const char *name = json_object_get_string_member (f, "name");
+      g_autoptr (JsonNode) args = json_from_string (json_object_get_string_member (f, "arguments"),
+                                                    NULL);
+      g_assert_nonnull (args);
+      JsonObject *a = json_node_get_object (args);
+      g_assert_nonnull (a);
+      if (strcmp (name, "get_time") == 0)
+        {
+          g_assert_cmpuint (json_object_get_size (a), ==, 1);
+          const char *zone = json_object_get_string_member (a, "zone");
+          g_assert_true (g_strcmp0 (zone, "UTC") == 0 || g_strcmp0 (zone, "CET") == 0);
+        }
+      else
+        {
+          g_assert_cmpstr (name, ==, "get_weather");
+          g_assert_nonnull (json_object_get_string_member (a, "city"));
+        }
+      if (k == 0)
+        *first = g_strdup (name);
+    }
+  return json_array_get_length (calls);
+}
+
 static void
 test_tools (void)
 {
@@ -616,15 +696,87 @@ test_tools (void)
   g_auto (Reply) nf = { 0 };
   http (s, &nf, "POST", "/v1/chat/completions", nofmt, NULL);
   assert_error (&nf, 400, "unsupported_parameter");
-  /* a named function: the call comes back */
-  g_autofree char *named = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,"
-                                            "\"tool_choice\":{\"type\":\"function\",\"function\":"
-                                            "{\"name\":\"get_weather\"}}}", ask, TOOLS_JSON);
-  g_auto (Reply) nm = { 0 };
-  post (s, &nm, "/v1/chat/completions", named, 200);
-  assert_weather_call (json_object_get_object_member (choice0 (&nm), "message"), FALSE);
+  /* a named function: a call of it (forced in the template's own spacing, which this
+   * scripted model does not follow: its city is whatever it samples; test_tools_forced) */
+  g_autofree char *named = g_strdup_printf ("{\"model\":\"tool\",%s,\"tools\":%s,\"max_tokens\":"
+                                            "128,\"tool_choice\":{\"type\":\"function\",\"function\":"
+                                            "{\"name\":\"get_weather\"}}", ask, TOOLS_JSON);
+  g_autofree char *first = NULL;
+  g_assert_cmpuint (forced_calls (s, named, FALSE, &first), ==, 1);
+  g_assert_cmpstr (first, ==, "get_weather");
   srv_stop (s);
   g_unlink (tool_model);
+}
+
+/* tool_choice "required" and a named function, enforced by constrained sampling: the tool
+ * model, which always calls get_weather, calls get_time when that is named; a model that
+ * answers in words (its script is text) calls a tool when one is required; with
+ * parallel_tool_calls false at most one call; "none" keeps the tools out; a forced call
+ * with response_format is refused. Whole and streamed. */
+static void
+test_tools_forced (void)
+{
+  if (!have_models ())
+    return;
+  g_autofree char *tool_model = hz_test_write_tool_model (tmp_dir);
+  if (tool_model == NULL)
+    return;
+  g_autofree char *talker = hz_test_write_talker_model (tmp_dir);
+  Srv *s = srv_start ((const char *const[]) { "-m", tool_model, "-m", talker, NULL });
+  if (s == NULL)
+    return;
+  const char *ask = "\"messages\":[{\"role\":\"user\",\"content\":\"What time is it?\"}]";
+
+  /* the talker answers in words with tools and "auto" */
+  g_autofree char *auto_body = g_strdup_printf ("{\"model\":\"talker\",%s,\"tools\":%s,"
+                                                "\"temperature\":0}", ask, TOOLS2_JSON);
+  g_auto (Reply) words_reply = { 0 };
+  post (s, &words_reply, "/v1/chat/completions", auto_body, 200);
+  g_assert_cmpstr (json_object_get_string_member (
+                     json_object_get_object_member (choice0 (&words_reply), "message"), "content"),
+                   ==, TALKER_MODEL_REPLY);
+
+  for (int stream = 0; stream < 2; stream++)
+    {
+      /* named: get_time, though the tool model would call get_weather */
+      g_autofree char *named = g_strdup_printf (
+        "{\"model\":\"tool\",%s,\"tools\":%s,\"max_tokens\":128,\"tool_choice\":{\"type\":"
+        "\"function\",\"function\":{\"name\":\"get_time\"}}", ask, TOOLS2_JSON);
+      g_autofree char *first = NULL;
+      g_assert_cmpuint (forced_calls (s, named, stream, &first), ==, 1);
+      g_assert_cmpstr (first, ==, "get_time");
+      /* required: the talker calls a tool (greedy and sampled); one with
+       * parallel_tool_calls false */
+      for (int seed = 0; seed < 3; seed++)
+        {
+          g_autofree char *req = g_strdup_printf (
+            "{\"model\":\"talker\",%s,\"tools\":%s,\"max_tokens\":128,\"tool_choice\":"
+            "\"required\",\"temperature\":%s,\"seed\":%d%s", ask, TOOLS2_JSON,
+            seed ? "1" : "0", seed, seed == 2 ? ",\"parallel_tool_calls\":false" : "");
+          g_autofree char *name = NULL;
+          const guint n = forced_calls (s, req, stream, &name);
+          if (seed == 2)
+            g_assert_cmpuint (n, ==, 1);
+          g_test_message ("required (%s, seed %d): %u calls, the first %s",
+                          stream ? "streamed" : "whole", seed, n, name);
+        }
+    }
+
+  /* a forced call and response_format: 400; parallel_tool_calls must be a boolean */
+  g_autofree char *both = g_strdup_printf ("{\"model\":\"talker\",%s,\"tools\":%s,\"tool_choice\":"
+                                           "\"required\",\"response_format\":{\"type\":"
+                                           "\"json_object\"}}", ask, TOOLS2_JSON);
+  g_auto (Reply) b = { 0 };
+  http (s, &b, "POST", "/v1/chat/completions", both, NULL);
+  assert_error (&b, 400, "invalid_value");
+  g_autofree char *par = g_strdup_printf ("{\"model\":\"talker\",%s,\"tools\":%s,"
+                                          "\"parallel_tool_calls\":1}", ask, TOOLS2_JSON);
+  g_auto (Reply) pr = { 0 };
+  http (s, &pr, "POST", "/v1/chat/completions", par, NULL);
+  assert_error (&pr, 400, "invalid_value");
+  srv_stop (s);
+  g_unlink (tool_model);
+  g_unlink (talker);
 }
 
 /* gpt-oss's harmony format: the call (whose <|call|> is a control token) parsed, whole
@@ -651,6 +803,17 @@ test_tools_harmony (void)
   g_assert_cmpstr (json_object_get_string_member (choice0 (&whole), "finish_reason"), ==,
                    "tool_calls");
   assert_streamed_call (s, "harmony");
+  /* a named function forced in harmony's markup, ended by <|call|> */
+  for (int stream = 0; stream < 2; stream++)
+    {
+      g_autofree char *named = g_strdup_printf (
+        "{\"model\":\"harmony\",\"messages\":[{\"role\":\"user\",\"content\":\"Time?\"}],"
+        "\"tools\":%s,\"max_tokens\":128,\"tool_choice\":{\"type\":\"function\",\"function\":"
+        "{\"name\":\"get_time\"}}", TOOLS2_JSON);
+      g_autofree char *first = NULL;
+      g_assert_cmpuint (forced_calls (s, named, stream, &first), ==, 1);
+      g_assert_cmpstr (first, ==, "get_time");
+    }
   srv_stop (s);
   g_unlink (model);
 }
@@ -713,6 +876,20 @@ test_errors (void)
   g_assert_nonnull (strstr (json_object_get_string_member (kw_error, "message"),
                             "'format' at /properties/when"));
   g_assert_cmpstr (json_object_get_string_member (kw_error, "param"), ==, "response_format");
+  /* a \u0000 escape in a message: json-glib would end the text there (the model saw "hi"
+   * alone), so it is refused and said; an escaped backslash before "u0000" is text */
+  g_auto (Reply) nul = { 0 };
+  http (s, &nul, "POST", "/v1/chat/completions",
+        "{\"model\":\"stories260K\",\"messages\":[{\"role\":\"user\",\"content\":"
+        "\"hi\\u0000 there, the dog ran\"}],\"max_tokens\":1}", NULL);
+  assert_error (&nul, 400, "invalid_json");
+  g_assert_nonnull (strstr (json_object_get_string_member (
+                              json_object_get_object_member (obj (&nul), "error"), "message"),
+                            "U+0000"));
+  g_auto (Reply) not_nul = { 0 };
+  http (s, &not_nul, "POST", "/v1/completions",
+        "{\"model\":\"stories260K\",\"prompt\":\"hi\\\\u0000\",\"max_tokens\":1}", NULL);
+  g_assert_cmpuint (not_nul.status, ==, 200);
   /* a prompt longer than the model's 512-token context */
   g_autoptr (GString) huge = g_string_new ("{\"model\":\"stories260K\",\"prompt\":\"");
   for (int i = 0; i < 400; i++)
@@ -956,6 +1133,20 @@ test_loopback (void)
   g_assert_nonnull (strstr (err, "needs an API key"));
   g_assert_null (strstr (out, "listening"));
 
+  /* an empty --api-key is a usage error (it said "every request needs the API key" and
+   * then served requests without one) */
+  const char *argv_empty[] = { hanzo, "serve", "-m", stories, "--port", "0", "--api-key", "",
+                               NULL };
+  g_clear_pointer (&out, g_free);
+  g_clear_pointer (&err, g_free);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv_empty, env, G_SPAWN_DEFAULT, NULL, NULL, &out,
+                               &err, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("--api-key '': %s", err);
+  g_assert_true (WIFEXITED (status) && WEXITSTATUS (status) == 2);
+  g_assert_nonnull (strstr (err, "--api-key is empty"));
+  g_assert_null (strstr (out, "listening"));
+
   /* with a key it listens there and says so */
   Srv *pub = srv_start ((const char *const[]) { "-m", stories, "--host", "0.0.0.0", "--api-key",
                                                 "k-123", NULL });
@@ -1045,6 +1236,77 @@ test_cancel (void)
   srv_stop (s);
 }
 
+/* Clients that reset their connections mid-stream (SO_LINGER 0: an RST, as a killed
+ * process's socket may send): each generation stops, the server says nothing but "the
+ * client left" (no libsoup critical: the message ended before the hang-up was seen, and
+ * was unpaused after its end) and serves on. */
+static void
+test_reset_clients (void)
+{
+  if (!have_models ())
+    return;
+  Srv *s = srv_start ((const char *const[]) { "-m", distill, NULL });
+  if (s == NULL)
+    return;
+  enum { N = 16 };
+  GSocketConnection *conns[N];
+  g_autofree char *req = post_request ("/v1/completions",
+                                       "{\"model\":\"distill\",\"prompt\":\"Once upon a time\","
+                                       "\"max_tokens\":480,\"ignore_eos\":true,\"stream\":true}");
+  for (guint i = 0; i < N; i++)
+    conns[i] = raw_connect (s, req);
+  /* round robin: each client reads a little at a time, and resets after 200 + 150 i bytes
+   * while the others stream on */
+  gsize got[N] = { 0 };
+  for (guint alive = N; alive > 0;)
+    for (guint i = 0; i < N; i++)
+      {
+        if (conns[i] == NULL)
+          continue;
+        char buf[128];
+        const gssize n = g_input_stream_read (g_io_stream_get_input_stream (G_IO_STREAM (conns[i])),
+                                              buf, sizeof buf, NULL, NULL);
+        if (n <= 0)
+          {
+            g_autofree char *log = srv_log (s);
+            g_test_message ("client %u: the stream ended after %zu bytes; log:\n%s", i, got[i], log);
+          }
+        g_assert_cmpint (n, >, 0);
+        got[i] += (gsize) n;
+        if (got[i] < 200 + 150 * i)
+          continue;
+        const struct linger lg = { 1, 0 };
+        GSocket *sock = g_socket_connection_get_socket (conns[i]);
+        g_assert_cmpint (setsockopt (g_socket_get_fd (sock), SOL_SOCKET, SO_LINGER, &lg,
+                                     sizeof lg), ==, 0);
+        g_clear_object (&conns[i]);   /* close: a reset */
+        alive--;
+      }
+  guint left = 0;
+  g_autofree char *log = NULL;
+  for (int t = 0; t < 1000 && left < N; t++)
+    {
+      g_free (log);
+      log = srv_log (s);
+      left = 0;
+      for (const char *p = log; (p = strstr (p, "the client left")); p++)
+        left++;
+      if (left < N)
+        g_usleep (10000);
+    }
+  g_assert_cmpuint (left, ==, N);
+  g_auto (Reply) ok = { 0 };
+  post (s, &ok, "/v1/completions", "{\"model\":\"distill\",\"prompt\":\"Once\",\"max_tokens\":4}",
+        200);
+  g_free (log);
+  log = srv_log (s);
+  if (strstr (log, "CRITICAL") || strstr (log, "WARNING"))
+    g_test_message ("log:\n%s", log);
+  g_assert_null (strstr (log, "CRITICAL"));
+  g_assert_null (strstr (log, "WARNING"));
+  srv_stop (s);
+}
+
 static void
 test_slow_clients (void)
 {
@@ -1111,11 +1373,13 @@ main (int argc, char **argv)
   g_test_add_func ("/server/api", test_api);
   g_test_add_func ("/server/errors", test_errors);
   g_test_add_func ("/server/tools", test_tools);
+  g_test_add_func ("/server/tools-forced", test_tools_forced);
   g_test_add_func ("/server/tools-harmony", test_tools_harmony);
   g_test_add_func ("/server/json", test_json);
   g_test_add_func ("/server/auth", test_auth);
   g_test_add_func ("/server/loopback", test_loopback);
   g_test_add_func ("/server/cancel", test_cancel);
+  g_test_add_func ("/server/reset-clients", test_reset_clients);
   g_test_add_func ("/server/slow-clients", test_slow_clients);
   g_test_add_func ("/server/idle-unload", test_idle_unload);
   const int rc = g_test_run ();

@@ -31,6 +31,19 @@ hz_test_write_tool_model (const char *dir)
   return hz_scripted_model_write (dir, "tool", tmpl, "\n", script);
 }
 
+#define TALKER_MODEL_REPLY "It is sunny today."
+
+/** The same construction answering in words (TALKER_MODEL_REPLY, never a call), for
+ *  tool_choice "required": DIR/talker.gguf; NULL after g_test_skip() without the shared
+ *  data. */
+static inline char *
+hz_test_write_talker_model (const char *dir)
+{
+  static const char *const script[] = { "It", " is", " sunny", " today", ".", NULL };
+  g_autofree char *tmpl = hz_test_source_file (QWEN3_TEMPLATE);
+  return hz_scripted_model_write (dir, "talker", tmpl, "\n", script);
+}
+
 #define HARMONY_TEMPLATE "tests/engine/chat-templates/openai-gpt-oss-120b.jinja"
 #define HARMONY_MODEL_REPLY                                                               \
   "<|channel|>commentary to=functions.get_weather json<|message|>{\"city\":\"Paris\"}<|call|>"

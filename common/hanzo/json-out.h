@@ -1,9 +1,10 @@
-/* engine/json-out.h — JSON text from json-glib, valid by RFC 8259 whatever its version.
+/* common/hanzo/json-out.h — JSON text from json-glib, valid by RFC 8259 whatever its version.
  *
  * json-glib up to at least 1.6.6 (Debian 12) leaves the control character U+001F raw in
  * string literals (its escaper tests `c < 0x1f`), and RFC 8259 §7 requires every code
  * point below U+0020 in a string to be escaped: strict parsers (Python's json.loads,
- * jq, browsers' JSON.parse) refuse such output. Every JSON writer of the project generates
+ * jq, browsers' JSON.parse) refuse such output; it also writes the double 1e-35 as
+ * "1e-35.0". Every JSON writer of the project generates
  * through these functions, which pass json-glib's output through
  * hz_json_escape_controls(). Plain functions of their arguments: thread-safe as long as
  * one JsonGenerator / JsonNode is not used by two threads at once. */
@@ -20,7 +21,9 @@ G_BEGIN_DECLS
  * @out_len: (out) (optional): the length of the result in bytes
  *
  * Rewrites every raw byte below 0x20 inside a string literal of @json as `\u00XX`
- * (lower-case hex, as json-glib writes the other escapes). Bytes outside string literals
+ * (lower-case hex, as json-glib writes the other escapes), and drops the ".0" that
+ * json-glib 1.6 appends to a double written with an exponent and no point ("1e-35.0",
+ * not JSON, becomes "1e-35"). Bytes outside string literals
  * (the newlines and indentation of pretty-printed output) are kept. Text that needs no
  * change comes back as an identical copy.
  * Returns: (transfer full): the NUL-terminated result.

@@ -1,4 +1,4 @@
-/* engine/atomic-file.h — write a file so that it appears under its name whole or not at all.
+/* common/hanzo/atomic-file.h — write a file so that it appears under its name whole or not at all.
  *
  * A writer is killed (Ctrl-C, SIGKILL, power loss) or fails (full disk) part-way: the name
  * must then still hold the previous file (or nothing), and no partial file may be left

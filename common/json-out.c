@@ -1,5 +1,6 @@
-/* engine/json-out.c — json-glib output with every control character escaped (json-out.h). */
-#include "json-out.h"
+/* common/json-out.c — json-glib output with every control character escaped and numbers
+ * with exponents written as JSON (json-out.h). */
+#include "hanzo/json-out.h"
 
 #include <string.h>
 
@@ -14,7 +15,28 @@ hz_json_escape_controls (const char *json, gssize len, gsize *out_len)
   for (gsize i = 0; i < n; i++)
     {
       const guchar c = (guchar) json[i];
-      if (!in_string)
+      if (!in_string && (c == '-' || g_ascii_isdigit (c)))
+        {
+          /* a number: json-glib 1.6 writes a double without a '.' (1e-35) with ".0" after
+           * it, also after an exponent ("1e-35.0", not JSON): that ".0" is dropped */
+          gsize end = i, exp = 0;
+          while (end < n && strchr ("0123456789.eE+-", json[end]) && json[end] != '\0')
+            {
+              if ((json[end] == 'e' || json[end] == 'E') && exp == 0)
+                exp = end;
+              end++;
+            }
+          if (exp && end - exp > 2 && json[end - 2] == '.' && json[end - 1] == '0'
+              && memchr (json + exp, '.', end - 2 - exp) == NULL)
+            {
+              if (!out)
+                out = g_string_sized_new (n + 16);
+              g_string_append_len (out, json + copied, (gssize) (end - 2 - copied));
+              copied = end;
+            }
+          i = end - 1;
+        }
+      else if (!in_string)
         in_string = c == '"';
       else if (c == '\\')
         i++;   /* an escape: its next byte cannot end the string */

@@ -1,11 +1,11 @@
-/* engine/atomic-file.c — files that appear whole or not at all (see atomic-file.h).
+/* common/atomic-file.c — files that appear whole or not at all (see atomic-file.h).
  *
  * Linux: open(dir, O_TMPFILE) gives an unnamed inode in the target's file system; it is
  * given a name with linkat("/proc/self/fd/N", AT_SYMLINK_FOLLOW) (open(2), "O_TMPFILE").
  * linkat() never replaces a name, so an existing target is replaced by linking to a unique
  * name next to it and rename(2)-ing that over the target. Elsewhere, and where the file
  * system refuses O_TMPFILE, a named temporary file (O_EXCL) is written and renamed. */
-#include "atomic-file.h"
+#include "hanzo/atomic-file.h"
 
 #include <errno.h>
 #include <fcntl.h>
