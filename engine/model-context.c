@@ -401,7 +401,7 @@ hz_context_truncate (HzContext *ctx, guint n)
 {
   /* a sliding-window layer's ring may no longer hold the window before n (cpu/forward.h):
    * then nothing is kept */
-  if (n < ctx->tokens->len && !ctx->gpu && !hz_cpu_forward_can_resume (ctx->fwd, n))
+  if (n < ctx->tokens->len && !hz_cpu_forward_can_resume (ctx->fwd, n))
     n = 0;
   if (n < ctx->tokens->len)
     g_array_set_size (ctx->tokens, n);
