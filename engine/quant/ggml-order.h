@@ -29,6 +29,10 @@
  *                 ggml_vec_dot_<t>_q8_K of the AVX2 path: 8 int32 lanes (lane l sums the
  *                 elements 4l..4l+3 of every 32), one 8-lane FMA per super-block, the mins
  *                 of Q2_K in the same accumulator and of Q4_K in a 4-lane one.
+ *   MXFP4         n_out % 8 == 0: the block_mxfp4x8 repack (gemv/gemm_mxfp4_8x8_q8_0 of
+ *                 ggml-cpu/arch/x86/repack.cpp, de3ff81): per block the exact integer sum
+ *                 through the doubled FP4 table, then acc = fma((float) isum,
+ *                 e8m0_half(e_w) * d_a, acc) serially.
  *   Q5_0, Q5_1, and Q4_0, Q4_1, Q8_0, Q5_K without AMX or repack
  *                 the quant table's AVX2 kernels already sum in ggml's AVX2 order (checked
  *                 against the golden dot results); tinyBLAS_Q0_AVX (Q5_0, Q8_0, Q4_0 with

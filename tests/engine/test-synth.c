@@ -635,6 +635,25 @@ test_shapes_and_errors (void)
   g_clear_error (&error);
   g_assert_false (hz_synth_shape_parse ("gpt5", &s, &error));
   g_clear_error (&error);
+  /* gpt-oss-20b's config.json */
+  g_assert_true (hz_synth_shape_parse ("gpt-oss-20b", &s, NULL));
+  g_assert_cmpstr (s.arch, ==, "gpt-oss");
+  g_assert_cmpint (s.n_embd, ==, 2880);
+  g_assert_cmpint (s.n_layer, ==, 24);
+  g_assert_cmpint (s.n_head, ==, 64);
+  g_assert_cmpint (s.n_head_kv, ==, 8);
+  g_assert_cmpint (s.head_dim, ==, 64);
+  g_assert_cmpint (s.n_expert, ==, 32);
+  g_assert_cmpint (s.n_expert_used, ==, 4);
+  g_assert_cmpint (s.n_ff_exp, ==, 2880);
+  g_assert_cmpint (s.n_swa, ==, 128);
+  g_assert_cmpfloat (s.rope_yarn, ==, 32.0f);
+  g_assert_cmpint (s.yarn_orig_ctx, ==, 4096);
+  g_assert_cmpint (s.n_ctx, ==, 131072);
+  g_assert_false (s.tied);
+  g_assert_true (hz_synth_shape_parse ("gpt-oss-120b", &s, NULL));
+  g_assert_cmpint (s.n_layer, ==, 36);
+  g_assert_cmpint (s.n_expert, ==, 128);
 
   g_autofree char *vocab = hz_test_shared_path ("models/stories260K.gguf");
   if (!vocab)
@@ -660,6 +679,13 @@ test_shapes_and_errors (void)
   g_assert_false (hz_synth_shape_parse ("custom:dim=128,layers=2,heads=4,ffn=8,experts=4,experts_used=5",
                                         &p.shape, &error));
   g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  /* gpt-oss needs experts */
+  g_assert_true (hz_synth_shape_parse (SHAPE, &p.shape, NULL));
+  p.arch = "gpt-oss";
+  g_assert_false (hz_synth_write (&p, out, &error));
+  g_assert_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT);
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
   g_clear_error (&error);
   p.arch = NULL;
   /* unknown architecture */

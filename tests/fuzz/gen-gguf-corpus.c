@@ -103,7 +103,8 @@ seed_model (const char *name, uint32_t align)
 }
 
 /* Gemma metadata (no tensors): the keys llama.cpp reads for gemma2 / gemma3, the window
- * pattern as a period or as a per-layer bool array (hz_hparams_read). */
+ * pattern as a period or as a per-layer bool array (hz_hparams_read); for gpt-oss also its
+ * experts and YaRN keys. */
 static void
 seed_gemma (const char *arch, gboolean pattern_array)
 {
@@ -123,10 +124,18 @@ seed_gemma (const char *arch, gboolean pattern_array)
   hz_gguf_writer_set_u32 (w, K ("attention.sliding_window"), 16);
   hz_gguf_writer_set_f32 (w, K ("rope.freq_base"), 1e6f);
   hz_gguf_writer_set_f32 (w, K ("rope.freq_base_swa"), 1e4f);
-  hz_gguf_writer_set_str (w, K ("rope.scaling.type"), "linear");
-  hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), 8.0f);
+  const gboolean oss = strcmp (arch, "gpt-oss") == 0;
+  hz_gguf_writer_set_str (w, K ("rope.scaling.type"), oss ? "yarn" : "linear");
+  hz_gguf_writer_set_f32 (w, K ("rope.scaling.factor"), oss ? 32.0f : 8.0f);
   hz_gguf_writer_set_f32 (w, K ("attn_logit_softcapping"), 50.0f);
   hz_gguf_writer_set_f32 (w, K ("final_logit_softcapping"), 30.0f);
+  if (oss)
+    {
+      hz_gguf_writer_set_u32 (w, K ("expert_count"), 8);
+      hz_gguf_writer_set_u32 (w, K ("expert_used_count"), 4);
+      hz_gguf_writer_set_u32 (w, K ("expert_feed_forward_length"), 64);
+      hz_gguf_writer_set_u32 (w, K ("rope.scaling.original_context_length"), 256);
+    }
   if (pattern_array)
     {
       const guint8 pattern[6] = { 1, 1, 0, 1, 1, 0 };
@@ -186,5 +195,6 @@ main (int argc, char **argv)
   seed_hand_made ();
   seed_gemma ("gemma3", TRUE);
   seed_gemma ("gemma2", FALSE);
+  seed_gemma ("gpt-oss", FALSE);
   return 0;
 }
