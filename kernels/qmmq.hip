@@ -92,7 +92,19 @@
  * to 130..220 and lost more to occupancy than it hid (pp512 of a 7B Q4_0: 3,423 against
  * 4,935 tokens/s on an H200). (The dp4a tile does prefetch the next K tile's raw units
  * into registers: 4..32 registers there, AMD's portable twin of the ring.)
- * Not yet: the ring for the big (prefill) tile, TMA, AMD matrix cores. Reading
+ * Pipelined prefill tiles (issue 22; qmmq_mma_tile with C::DB): the decoded weights and
+ * the raw weight blocks double-buffered in shared memory — while the warps multiply K tile
+ * k from decoded buffer k % 2 they decode tile k + 1 from its raw buffer into the other,
+ * and cp.async brings the raw blocks of tile k + 2 (and the activations) — so every weight
+ * load is a whole K tile ahead of its use. hzk_mmq_bigp128, the default above 127 tokens
+ * (HZ_GPU_MMQ_BIG, hzk_mm_big_mode): 128 rows × 128 tokens, 16 warps of 32 × 32 (the big
+ * tile's warp tile and slot order, so bit-identical sums), one activation buffer, one
+ * block per SM, the token tiles of a row tile launched side by side (HZ_GPU_MMQ_ORDER);
+ * on an H200 6–21 % faster per pass than the big tile. The same pipeline at 128 × 64 with
+ * 8 warps (=1) or 16 warps with the K slots split (=2) was 13 % / 5 % slower: one block
+ * of 8 warps per SM hides less than two blocks without a pipeline. The portable twin is
+ * the dp4a tile's register prefetch (AMD); the cp.async helpers are plain copies there.
+ * Not yet: TMA / wgmma, AMD matrix cores. Reading
  * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
  * layouts.
  */
@@ -266,9 +278,12 @@ hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_
   const int ta = C::ST > 1 ? qmmq_pipe_rows<W, C> (n_tok) : C::BN;
   const int n_st = hzk_mma_stages<W, C> ((int64_t) g.grid.x * g.grid.y, ta);
   const int bytes = qmmq_mma_smem_bytes<W, C> (ta, n_st);
-  qmmq_mma_core<W, C><<<g.grid, C::threads, bytes, (hipStream_t) stream>>> (
+  /* the pipelined prefill tiles: token tiles fastest (hzk_mm_tok_fast) */
+  const int tf = C::DB && g.n_split == 1 && hzk_mm_tok_fast ();
+  const dim3 grid = tf ? dim3 (g.grid.y, g.grid.x) : g.grid;
+  qmmq_mma_core<W, C><<<grid, C::threads, bytes, (hipStream_t) stream>>> (
       (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy, g.nby, g.n_split,
-      g.kps, g.part, g.cnt, n_st);
+      g.kps, g.part, g.cnt, n_st, tf);
   return (int) hipGetLastError ();
 }
 #endif
@@ -297,6 +312,9 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
           using B = hzk_mmq_big;
           using S = hzk_mmq_small;
           using P = hzk_mmq_pipe;
+          using BP = hzk_mmq_bigp;
+          using BP16 = hzk_mmq_bigp16;
+          using BP128 = hzk_mmq_bigp128;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
           const int pref = hzk_mm_tile_pref ();
           /* every tile's opt-in at the first product of W (a prefill, not a captured
@@ -308,9 +326,27 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
               hzk_mma_prepare<W, B> ();
               hzk_mma_prepare<W, S> ();
               hzk_mma_prepare<W, P> ();
+              if (qmmq_mma_smem_bytes<W, BP> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP> ();
+              if (qmmq_mma_smem_bytes<W, BP16> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP16> ();
+              if (qmmq_mma_smem_bytes<W, BP128> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP128> ();
             }
           if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
-            return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+            {
+              /* hzk_mm_big_mode: the software-pipelined prefill tiles (default: 128 × 128
+               * from 128 tokens) */
+              const int bm = hzk_mm_big_mode ();
+              if (bm == 1 && qmmq_mma_smem_bytes<W, BP> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm == 2 && qmmq_mma_smem_bytes<W, BP16> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP16> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm == 3 && n_tok >= BP128::BN
+                  && qmmq_mma_smem_bytes<W, BP128> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP128> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+            }
           /* opt-in (hzk_mm_pipe_mode): the pipelined tile, or with 2 only where the small
            * one waits for more than one round trip of weight loads per K tile (Q8_0:
            * 1.3-1.5x on an H200; where it waits for one — 4-bit formats — the pipelined
