@@ -265,6 +265,7 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
 
 
 /* ---- integer formats, tensor cores (CUDA sm_80+) --------------------------------------- */
+
 /** ldmatrix .x4 (sm_80+): lane l gives the address of row l % 8 of 8×16-byte matrix l / 8;
  *  r[i] receives, in lane l, bytes 4·(l % 4)..+3 of row l / 4 of matrix i. */
 static __device__ __forceinline__ void
@@ -378,6 +379,14 @@ using hzk_mmq_bigp16 = hzk_mmq_cfg<128, 64, 4, 2, 2, 1, 1, 0, 1, 2, 1>;
  *  a step while the warps decode, waited for before the products; two barriers per K
  *  tile). 178–211 KB of shared memory, one block per SM. */
 using hzk_mmq_bigp128 = hzk_mmq_cfg<128, 128, 4, 4, 1, 1, 1, 0, 1, 2, 2>;
+/** As hzk_mmq_bigp128 with two activation buffers (one barrier per K tile; HZ_GPU_MMQ_BIG=4,
+ *  where its 224 KB fit: the 4-bit formats with K tiles of 256 elements in 144 bytes or
+ *  less per row). */
+using hzk_mmq_bigp128a = hzk_mmq_cfg<128, 128, 4, 4, 1, 1, 1, 0, 1, 2, 1>;
+/** As hzk_mmq_bigp128 with 96 rows and 12 warps (HZ_GPU_MMQ_BIG=5): another grid size for
+ *  the shapes whose 128-row grid leaves a last wave mostly empty (22016 rows at 512 tokens:
+ *  688 blocks = 5.2 waves of 132). */
+using hzk_mmq_bigp96 = hzk_mmq_cfg<96, 128, 3, 4, 1, 1, 1, 0, 1, 2, 2>;
 
 /** Shared-memory geometry of format W in a tile of K tiles of KT elements. Scales of
  *  32 elements or more (K32): two runs share (d, m) and the activations' d_a, and one
@@ -1179,7 +1188,8 @@ hzk_mm_pipe_mode (void)
 /** Which prefill tile serves the products that take the big tile, from HZ_GPU_MMQ_BIG
  *  (asked once per translation unit): 0 hzk_mmq_big, 1 hzk_mmq_bigp (pipelined, 8 warps),
  *  2 hzk_mmq_bigp16 (pipelined, 16 warps), unset or 3 hzk_mmq_bigp128 (pipelined, 128
- *  tokens, 16 warps; products of 128 tokens or more, hzk_mmq_big below). A pipelined tile
+ *  tokens, 16 warps; products of 128 tokens or more, hzk_mmq_big below), 4
+ *  hzk_mmq_bigp128a where it fits (else as 3), 5 hzk_mmq_bigp96. A pipelined tile
  *  whose shared memory does not fit the device (hzk_mm_smem_optin) falls back to
  *  hzk_mmq_big. All four give bit-identical sums (the same warp tiles and order). On an
  *  H200 (docs/PERFORMANCE.md) 1 and 2 were slower than 0, 3 faster. */
@@ -1190,7 +1200,7 @@ hzk_mm_big_mode (void)
   if (mode < 0)
     {
       const char *e = getenv ("HZ_GPU_MMQ_BIG");
-      mode = e && *e >= '0' && *e <= '3' && !e[1] ? *e - '0' : 3;
+      mode = e && *e >= '0' && *e <= '5' && !e[1] ? *e - '0' : 3;
     }
   return mode;
 }

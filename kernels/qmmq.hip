@@ -102,7 +102,12 @@
  * block per SM, the token tiles of a row tile launched side by side (HZ_GPU_MMQ_ORDER);
  * on an H200 6–21 % faster per pass than the big tile. The same pipeline at 128 × 64 with
  * 8 warps (=1) or 16 warps with the K slots split (=2) was 13 % / 5 % slower: one block
- * of 8 warps per SM hides less than two blocks without a pipeline. The portable twin is
+ * of 8 warps per SM hides less than two blocks without a pipeline; 128 × 128 with two
+ * activation buffers (=4, one barrier per K tile, 224 KB) within ±2 % of =3; 96 × 128 with
+ * 12 warps (=5, even waves for 22016 rows) 2–3 % faster there, 35–60 % slower on 4096
+ * rows. ncu: the default tile issues 1.64× the instructions of llama.cpp's mul_mat_q per
+ * product at a similar IPC — the epilogue per mma, not memory, is what is left
+ * (docs/PERFORMANCE.md). The portable twin is
  * the dp4a tile's register prefetch (AMD); the cp.async helpers are plain copies there.
  * Not yet: TMA / wgmma, AMD matrix cores. Reading
  * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
@@ -315,6 +320,9 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
           using BP = hzk_mmq_bigp;
           using BP16 = hzk_mmq_bigp16;
           using BP128 = hzk_mmq_bigp128;
+          using BP128A = hzk_mmq_bigp128a;
+          using BP96 = hzk_mmq_bigp96;
+          constexpr bool a_fits = qmmq_mma_smem_bytes<W, BP128A> () <= 227 * 1024;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
           const int pref = hzk_mm_tile_pref ();
           /* every tile's opt-in at the first product of W (a prefill, not a captured
@@ -332,6 +340,11 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
                 hzk_mma_prepare<W, BP16> ();
               if (qmmq_mma_smem_bytes<W, BP128> () <= hzk_mm_smem_optin ())
                 hzk_mma_prepare<W, BP128> ();
+              if constexpr (a_fits)
+                if (qmmq_mma_smem_bytes<W, BP128A> () <= hzk_mm_smem_optin ())
+                  hzk_mma_prepare<W, BP128A> ();
+              if (qmmq_mma_smem_bytes<W, BP96> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP96> ();
             }
           if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
             {
@@ -342,7 +355,14 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
                 return hzk_mma_launch<W, BP> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
               if (bm == 2 && qmmq_mma_smem_bytes<W, BP16> () <= hzk_mm_smem_optin ())
                 return hzk_mma_launch<W, BP16> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
-              if (bm == 3 && n_tok >= BP128::BN
+              if constexpr (a_fits)
+                if (bm == 4 && n_tok >= BP128A::BN
+                    && qmmq_mma_smem_bytes<W, BP128A> () <= hzk_mm_smem_optin ())
+                  return hzk_mma_launch<W, BP128A> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm == 5 && n_tok >= BP96::BN
+                  && qmmq_mma_smem_bytes<W, BP96> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP96> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm >= 3 && n_tok >= BP128::BN
                   && qmmq_mma_smem_bytes<W, BP128> () <= hzk_mm_smem_optin ())
                 return hzk_mma_launch<W, BP128> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
               return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
