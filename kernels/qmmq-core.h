@@ -265,6 +265,17 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
 
 
 /* ---- integer formats, tensor cores (CUDA sm_80+) --------------------------------------- */
+/** The decoder's zero_point member (kernels/qdec.h), 0 where it has none. */
+template <class D, class = void>
+struct hzk_zero_point
+{
+  static constexpr int value = 0;
+};
+template <class D>
+struct hzk_zero_point<D, decltype ((void) D::zero_point, void ())>
+{
+  static constexpr int value = D::zero_point;
+};
 
 /** ldmatrix .x4 (sm_80+): lane l gives the address of row l % 8 of 8×16-byte matrix l / 8;
  *  r[i] receives, in lane l, bytes 4·(l % 4)..+3 of row l / 4 of matrix i. */
@@ -493,6 +504,10 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
   constexpr int BM = C::BM, BN = C::BN, MT = C::MT, NT = C::NT, NTH = C::threads;
   constexpr int NS = F::NS, LD = F::LD, SPW = NS / C::WK;   /* slots per warp */
   constexpr bool K32 = F::K32;
+  /* a zero point (Q4_0): v − z stored as int8, no m term — w = d·(v − z), the symmetric
+   * formats' arithmetic (4 fewer FMAs per product) */
+  constexpr int ZP = hzk_zero_point<D>::value;
+  constexpr bool SYM = T::symmetric || ZP != 0;
   static_assert (KT % T::blk_elems == 0, "a K tile holds whole blocks");
   static_assert (NS % C::WK == 0, "the K split divides the scale slots");
   constexpr int UPT = (BM * UT + NTH - 1) / NTH;        /* weight units per thread */
@@ -584,6 +599,12 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
     int v[RUNS][4], off[RUNS];
     float d[RUNS], m[RUNS];
     D::decode (q, meta, ub, v, d, m, off);
+    if constexpr (ZP != 0)    /* per byte v − z: (v + 0x80 − z) ^ 0x80, no carry between bytes */
+#pragma unroll
+      for (int j = 0; j < RUNS; j++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+          v[j][k] = (int) (((uint32_t) v[j][k] + (0x80u - ZP) * 0x01010101u) ^ 0x80808080u);
     const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
 #pragma unroll
     for (int j = 0; j < RUNS; j++)
@@ -591,7 +612,7 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
         const int run = (eb + off[j]) / 16;
         *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
         if (!K32 || (run & 1) == 0)
-          sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
+          sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], SYM ? 0.0f : m[j]);
       }
   };
 
@@ -668,7 +689,7 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
                 o[1] = fmaf (wdm[i][0].x * ds.z, hzk_i2f_small (c[1]), o[1]);
                 o[2] = fmaf (wdm[i][1].x * ds.x, hzk_i2f_small (c[2]), o[2]);
                 o[3] = fmaf (wdm[i][1].x * ds.z, hzk_i2f_small (c[3]), o[3]);
-                if constexpr (!T::symmetric)
+                if constexpr (!SYM)
                   {
                     o[0] = fmaf (wdm[i][0].y, ds.y, o[0]);
                     o[1] = fmaf (wdm[i][0].y, ds.w, o[1]);

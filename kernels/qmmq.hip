@@ -107,7 +107,9 @@
  * 12 warps (=5, even waves for 22016 rows) 2–3 % faster there, 35–60 % slower on 4096
  * rows. ncu: the default tile issues 1.64× the instructions of llama.cpp's mul_mat_q per
  * product at a similar IPC — the epilogue per mma, not memory, is what is left
- * (docs/PERFORMANCE.md). The portable twin is
+ * (docs/PERFORMANCE.md). Formats whose decoder names a zero point (qdec<W>::zero_point:
+ * Q4_0) store v − z in the tiles and take the symmetric arithmetic (no m·s_a term; Q4_0
+ * 1.14–1.19× per product on an H200). The portable twin is
  * the dp4a tile's register prefetch (AMD); the cp.async helpers are plain copies there.
  * Not yet: TMA / wgmma, AMD matrix cores. Reading
  * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
