@@ -5,7 +5,7 @@
 
 #include <gio/gio.h>
 #include <hanzo-store.h>
-#include "hub.h"
+#include "hanzo/egress.h"
 
 G_BEGIN_DECLS
 

@@ -5,7 +5,7 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "hub-select.h"
+#include "hanzo/egress.h"
 #include "hz-model-info.h"
 
 #define PREFERRED_QUANT "Q4_K_M"

@@ -29,7 +29,7 @@
 #pragma once
 
 #include <gio/gio.h>
-#include "hub.h"
+#include "hanzo/egress.h"
 
 G_BEGIN_DECLS
 

@@ -14,8 +14,7 @@
 #include <glib/gi18n.h>
 #include <glib/gstdio.h>
 
-#include "credentials.h"
-#include "hub-select.h"
+#include "hanzo/egress.h"
 #include "hz-hub-client.h"
 
 #define SPEED_WINDOW_US (G_USEC_PER_SEC / 2)   /* speed samples at least this far apart */

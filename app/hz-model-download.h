@@ -22,7 +22,7 @@
 #pragma once
 
 #include <gio/gio.h>
-#include "hub.h"
+#include "hanzo/egress.h"
 #include "hz-model-library.h"
 
 G_BEGIN_DECLS

@@ -11,7 +11,7 @@
 #include <glib/gi18n.h>
 #include <string.h>
 
-#include "hub-select.h"
+#include "hanzo/egress.h"
 #include "hz-hub-options.h"
 #include "hz-model-hub.h"
 #include "hz-model-info.h"

@@ -3,7 +3,7 @@
 
 #include <glib/gi18n.h>
 
-#include "credentials.h"
+#include "hanzo/egress.h"
 
 #define DOWNLOADS_KEY "model-downloads"
 

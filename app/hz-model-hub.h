@@ -24,7 +24,7 @@
 
 #include <gio/gio.h>
 #include <hanzo-store.h>
-#include "hub.h"
+#include "hanzo/egress.h"
 #include "hz-hub-client.h"
 #include "hz-model-download.h"
 #include "hz-model-library.h"

@@ -18,9 +18,7 @@
 #include <hanzo-store-learner.h>
 #include <hanzo-store-privacy.h>
 #include <hanzo-store-redactions.h>
-#include "credentials.h"
-#include "dp.h"
-#include "lora-delta.h"
+#include "hanzo/egress.h"
 #include "hz-learner.h"
 #include "hz-redact-worker.h"
 

@@ -11,7 +11,7 @@
 #include "aggregate.h"
 #include "hanzo/atomic-file.h"
 #include "hanzo/json-out.h"
-#include "quant.h"
+#include "hanzo/engine-train.h"
 
 G_DEFINE_QUARK (hz-aggregator-error-quark, hz_aggregator_error)
 
@@ -82,17 +82,6 @@ aggregate_free (gpointer p)
   Aggregate *a = p;
   g_bytes_unref (a->wire);
   g_free (a);
-}
-
-static gboolean
-is_sha256_hex (const char *s)
-{
-  if (!s || strlen (s) != 64)
-    return FALSE;
-  for (const char *p = s; *p; p++)
-    if (!g_ascii_isdigit (*p) && !(*p >= 'a' && *p <= 'f'))
-      return FALSE;
-  return TRUE;
 }
 
 static gboolean
@@ -231,7 +220,7 @@ gboolean
 hz_aggregator_add_client (HzAggregator *agg, const char *client_id, const char *token_sha256,
                           GError **error)
 {
-  if (!valid_client_id (client_id) || !is_sha256_hex (token_sha256) ||
+  if (!valid_client_id (client_id) || !hz_is_sha256_hex (token_sha256) ||
       g_hash_table_contains (agg->client_ids, client_id) ||
       g_hash_table_contains (agg->client_by_hash, token_sha256))
     {

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "hanzo/json-out.h"
-#include "quant.h"
+#include "hanzo/engine-train.h"
 
 G_DEFINE_QUARK (hz-lora-error-quark, hz_lora_error)
 
@@ -122,13 +122,14 @@ hz_delta_config_add_tensor (HzDeltaConfig *cfg, const char *name, guint n_dims,
   return TRUE;
 }
 
-/* The PEFT projections of a Llama layer in config order; in/out: 0 = hidden, 1 = kv_dim,
- * 2 = ffn. hz_delta_config_new_from_peft() orders tensors the same way. */
-static const struct { const char *block, *proj; int in, out; } llama_projs[] = {
-  { "self_attn", "q_proj", 0, 0 }, { "self_attn", "k_proj", 0, 1 },
-  { "self_attn", "v_proj", 0, 1 }, { "self_attn", "o_proj", 0, 0 },
-  { "mlp", "gate_proj", 0, 2 },    { "mlp", "up_proj", 0, 2 },
-  { "mlp", "down_proj", 2, 0 },
+/* The widths of each target's A (rank x in) and B (out x rank) in a Llama layer: 0 = hidden,
+ * 1 = kv_dim, 2 = ffn. Tensors go in the engine's target order (q, k, v, o, gate, up, down)
+ * under its PEFT names (hz_lora_peft_key); hz_delta_config_new_from_peft() orders tensors
+ * the same way. */
+static const struct { int in, out; } llama_dims[HZ_LORA_N_TARGETS] = {
+  [HZ_LORA_Q] = { 0, 0 },    [HZ_LORA_K] = { 0, 1 },  [HZ_LORA_V] = { 0, 1 },
+  [HZ_LORA_O] = { 0, 0 },    [HZ_LORA_GATE] = { 0, 2 }, [HZ_LORA_UP] = { 0, 2 },
+  [HZ_LORA_DOWN] = { 2, 0 },
 };
 
 HzDeltaConfig *
@@ -138,14 +139,12 @@ hz_delta_config_new_llama (guint n_layers, guint hidden, guint kv_dim, guint ffn
   const guint dims[3] = { hidden, kv_dim, ffn };
   HzDeltaConfig *cfg = hz_delta_config_new (rank, alpha);
   for (guint l = 0; l < n_layers; l++)
-    for (guint p = 0; p < G_N_ELEMENTS (llama_projs); p++)
+    for (int t = 0; t < HZ_LORA_N_TARGETS; t++)
       {
-        g_autofree char *a = g_strdup_printf ("base_model.model.model.layers.%u.%s.%s.lora_A.weight",
-                                              l, llama_projs[p].block, llama_projs[p].proj);
-        g_autofree char *b = g_strdup_printf ("base_model.model.model.layers.%u.%s.%s.lora_B.weight",
-                                              l, llama_projs[p].block, llama_projs[p].proj);
-        const int64_t sa[2] = { rank, dims[llama_projs[p].in] },
-                      sb[2] = { dims[llama_projs[p].out], rank };
+        g_autofree char *a = hz_lora_peft_key ((int32_t) l, t, 'A');
+        g_autofree char *b = hz_lora_peft_key ((int32_t) l, t, 'B');
+        const int64_t sa[2] = { rank, dims[llama_dims[t].in] },
+                      sb[2] = { dims[llama_dims[t].out], rank };
         if (!hz_delta_config_add_tensor (cfg, a, 2, sa, NULL) ||
             !hz_delta_config_add_tensor (cfg, b, 2, sb, NULL))
           {
@@ -285,8 +284,8 @@ hz_delta_config_new_from_json (const char *json, GError **error)
 
 /* ================================================================= delta */
 
-static gboolean
-is_sha256_hex (const char *s)
+gboolean
+hz_is_sha256_hex (const char *s)
 {
   if (!s || strlen (s) != 64)
     return FALSE;
@@ -299,7 +298,7 @@ is_sha256_hex (const char *s)
 HzLoraDelta *
 hz_lora_delta_new (HzDeltaConfig *cfg, const char *base_sha256)
 {
-  g_return_val_if_fail (cfg && is_sha256_hex (base_sha256), NULL);
+  g_return_val_if_fail (cfg && hz_is_sha256_hex (base_sha256), NULL);
   HzLoraDelta *d = g_new0 (HzLoraDelta, 1);
   d->cfg = hz_delta_config_ref (cfg);
   d->base_sha256 = g_strdup (base_sha256);
@@ -540,7 +539,7 @@ hz_lora_delta_from_wire (GBytes *bytes, HzDeltaConfig *expected, guint64 *round_
   char *end = NULL;
   if (eps)
     e = g_ascii_strtod (eps, &end);
-  if (!hash || !is_sha256_hex (base) || !parse_u64 (round, &r) || !eps || !end || *end ||
+  if (!hash || !hz_is_sha256_hex (base) || !parse_u64 (round, &r) || !eps || !end || *end ||
       !isfinite (e) || e < 0)
     {
       g_set_error (error, HZ_LORA_ERROR, HZ_LORA_ERROR_FORMAT,
@@ -580,7 +579,7 @@ is_lora_tensor (const char *name)
 }
 
 /* Sort key of a PEFT LoRA tensor name "base_model.model.model.layers.L.<block>.<proj>.
- * lora_<A|B>.weight": (L, projection in llama_projs order, A before B), so that an
+ * lora_<A|B>.weight": (L, projection in the engine's target order, A before B), so that an
  * all-projection adapter has exactly hz_delta_config_new_llama()'s order (and hash);
  * FALSE for other names, which sort after these by strcmp. */
 static gboolean
@@ -593,11 +592,12 @@ peft_key (const char *name, guint64 *layer, guint *proj, guint *b)
   *layer = g_ascii_strtoull (name + sizeof prefix - 1, &end, 10);
   if (end == name + sizeof prefix - 1 || *end != '.')
     return FALSE;
-  for (guint p = 0; p < G_N_ELEMENTS (llama_projs); p++)
+  for (guint p = 0; p < HZ_LORA_N_TARGETS; p++)
     for (guint k = 0; k < 2; k++)
       {
-        g_autofree char *tail = g_strdup_printf (".%s.%s.lora_%c.weight", llama_projs[p].block,
-                                                 llama_projs[p].proj, k ? 'B' : 'A');
+        g_autofree char *tail = g_strdup_printf (".%s.%s.lora_%c.weight",
+                                                 hz_lora_target_peft_parent (p),
+                                                 hz_lora_target_peft_name (p), k ? 'B' : 'A');
         if (g_str_equal (end, tail))
           {
             *proj = p;

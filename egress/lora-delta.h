@@ -26,7 +26,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "safetensors.h"
+#include "hanzo/engine-train.h"
 
 G_BEGIN_DECLS
 
@@ -153,5 +153,8 @@ HzLoraDelta   *hz_lora_delta_new_from_peft (const char *adapter_dir, const char 
 
 /** Lowercase hex sha256 of `bytes`. Free with g_free(). */
 char         *hz_sha256_hex (GBytes *bytes);
+/** TRUE when `s` is a SHA-256 in lowercase hex, as hz_sha256_hex writes it (64 characters
+ *  of [0-9a-f]); FALSE for NULL. Pure. */
+gboolean      hz_is_sha256_hex (const char *s);
 
 G_END_DECLS

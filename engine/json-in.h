@@ -31,12 +31,4 @@ gboolean    hz_json_bool (JsonObject *o, const char *k, gboolean def);
 JsonObject *hz_json_obj (JsonObject *o, const char *k);
 JsonArray  *hz_json_arr (JsonObject *o, const char *k);
 
-/** Scan `len` bytes of JSON text for its brackets, strings and their escapes skipped (the
- *  text need not be valid JSON; json-glib reads it after). Returns the offset just after
- *  the bracket that closes the object or array opened at s[0], or 0 when s[0] opens none
- *  or it is not closed within `len`. With `max_depth` (nullable) the whole text is scanned
- *  and *max_depth is its deepest nesting (a closing bracket at depth 0 is ignored): what
- *  the server checks before json-glib, whose parser recurses per level. */
-gsize hz_json_bracket_scan (const char *s, gsize len, guint *max_depth);
-
 G_END_DECLS

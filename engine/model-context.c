@@ -399,6 +399,10 @@ guint hz_context_n_past (HzContext *ctx) { return ctx->tokens->len; }
 void
 hz_context_truncate (HzContext *ctx, guint n)
 {
+  /* a sliding-window layer's ring may no longer hold the window before n (cpu/forward.h):
+   * then nothing is kept */
+  if (n < ctx->tokens->len && !hz_cpu_forward_can_resume (ctx->fwd, n))
+    n = 0;
   if (n < ctx->tokens->len)
     g_array_set_size (ctx->tokens, n);
 }
@@ -587,6 +591,7 @@ eval_prompt_suffix (HzContext *ctx, const HzToken *prompt, gsize n_prompt, gbool
   const gsize min_eval = device ? 1 : MIN (n_prompt, 2);
   common = MIN (common, n_prompt - min_eval);
   hz_context_truncate (ctx, (guint) common);
+  common = MIN (common, ctx->tokens->len);    /* (less was kept: a window's ring) */
   *n_evaluated = (guint) (n_prompt - common);
   if (!device)
     {

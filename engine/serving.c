@@ -791,6 +791,7 @@ step_fcfs (HzServe *srv, GError **error)
         common++;
       from = MIN (common, toks->len - 1);
       hz_context_truncate (srv->ctx, from);
+      from = MIN (from, hz_context_n_past (srv->ctx));   /* (less kept: a window's ring) */
       g_array_set_size (srv->ctx_tokens, from);
       n_prompt_rows = toks->len - from;
       s->n_prompt_evaluated = n_prompt_rows;

@@ -10,7 +10,7 @@
 
 #include <json-glib/json-glib.h>
 #include <string.h>
-#include "json-in.h"
+#include "hanzo/json-scan.h"
 #include "hanzo/json-out.h"
 #include "model-private.h"
 #include "gguf.h"

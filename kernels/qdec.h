@@ -146,6 +146,9 @@ hzk_legacy_nibbles (const uint4 *q, uint32_t qh, int v[][4])
  *   payload_src(ub, i)       ggml block byte of byte i of unit ub
  *   decode(q, meta, ub, v, d, m, off)   (meta in global or shared memory: plain loads,
  *                            at its stored alignment modulo 16)
+ *   zero_point (optional)    z where decode's m is exactly −z·d and v + 0x80 − z < 256
+ *                            (Q4_0 8, Q5_0 16): the tensor-core tile stores v − z as int8
+ *                            and drops the m term (w = d·(v − z), symmetric arithmetic)
  * Float decoder members: unit of 16 bytes -> unit_elems floats, decode_f(q, w).
  */
 template <int W> struct qdec { static constexpr bool available = false; };
@@ -155,7 +158,7 @@ template <> struct qdec<HZ_TYPE_Q4_0> {
   static constexpr bool available = true, is_float = false, symmetric = false;
   static constexpr int scale_slots = 1, payload_off = offsetof (HzBlockQ4_0, qs),
                               payload_bytes = sizeof (HzBlockQ4_0::qs);
-  static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2;
+  static constexpr int unit_bytes = 16, units_per_block = 1, runs = 2, zero_point = 8;
   static HZK_HD int payload_src (int ub, int i) { return payload_off + i; }
   static __device__ __forceinline__ void
   decode (const uint4 *q, const uint8_t *meta, int ub, int v[][4], float *d, float *m, int *off)

@@ -265,6 +265,18 @@ qmmq_tile_dp4a (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_
 
 
 /* ---- integer formats, tensor cores (CUDA sm_80+) --------------------------------------- */
+/** The decoder's zero_point member (kernels/qdec.h), 0 where it has none. */
+template <class D, class = void>
+struct hzk_zero_point
+{
+  static constexpr int value = 0;
+};
+template <class D>
+struct hzk_zero_point<D, decltype ((void) D::zero_point, void ())>
+{
+  static constexpr int value = D::zero_point;
+};
+
 /** ldmatrix .x4 (sm_80+): lane l gives the address of row l % 8 of 8×16-byte matrix l / 8;
  *  r[i] receives, in lane l, bytes 4·(l % 4)..+3 of row l / 4 of matrix i. */
 static __device__ __forceinline__ void
@@ -331,10 +343,12 @@ hzk_i2f_small (int c)
  *  (payload and meta bytes as stored) and its activations, filled by cp.async ST − 1
  *  tiles ahead of the tile being decoded and multiplied (PF, LA unused). */
 template <int BM_, int BN_, int WR_, int WC_, int WK_, int KTM_, int MINB_, int PF_, int LA_,
-          int ST_ = 1>
+          int ST_ = 1, int DB_ = 0>
 struct hzk_mmq_cfg
 {
   static constexpr int BM = BM_, BN = BN_, WR = WR_, WC = WC_, WK = WK_;
+  static constexpr int DB = DB_;     /* double-buffered decode (see hzk_mmq_bigp): 1 two
+                                        activation buffers, 2 one */
   static constexpr int KT = KTM_ * HZK_MM_KT;   /* elements per K tile of the block */
   static constexpr int PF = PF_;     /* the weights of K tile kt + PF are prefetched to L2 */
   static constexpr int LA = LA_;     /* 16-byte weight chunks a thread loads before decoding */
@@ -343,6 +357,7 @@ struct hzk_mmq_cfg
   static constexpr int WM = BM / WR, WN = BN / WC, MT = WM / 16, NT = WN / 8;
   static_assert (WM % 16 == 0 && WN % 32 == 0, "warp tile: 16-row m tiles, 4 n tiles of 8");
   static_assert (ST >= 1, "at least one stage");
+  static_assert (!DB || ST == 2, "the double-buffered tile has two of everything");
 };
 /** Prefill shapes: 128 rows × 64 tokens, 8 warps of 32 rows × 32 tokens (2 × 4 products
  *  per k step, each A fragment used 4 times, each B fragment twice from registers). */
@@ -357,6 +372,32 @@ using hzk_mmq_small = hzk_mmq_cfg<32, 32, 2, 1, 4, 4, 2, 1, 6>;
  *  K tiles of 512 elements, a ring of up to 3 stages (two K tiles' raw weights and
  *  activations in flight while one is decoded and multiplied). */
 using hzk_mmq_pipe = hzk_mmq_cfg<32, 32, 2, 1, 4, 2, 2, 0, 1, 3>;
+/** Prefill shapes, software-pipelined (HZ_GPU_MMQ_BIG=1): the big tile's warps and K tiles
+ *  of 256 with two of everything in shared memory (DB): while the warps multiply K tile
+ *  k from decoded buffer k % 2, they decode the raw blocks of tile k + 1 (landed in raw
+ *  buffer (k + 1) % 2) into the other decoded buffer, and cp.async brings the raw blocks of
+ *  tile k + 2 and the activations of tile k + 1 — one barrier per K tile, every load a
+ *  whole K tile ahead of its use. 177–214 KB of shared memory: one block of 8 warps per
+ *  SM. Same per-warp arithmetic and order as hzk_mmq_big (bit-identical results). */
+using hzk_mmq_bigp = hzk_mmq_cfg<128, 64, 4, 2, 1, 1, 1, 0, 1, 2, 1>;
+/** As hzk_mmq_bigp with 16 warps (HZ_GPU_MMQ_BIG=2): each K tile's scale slots split two
+ *  ways between warp pairs (partial sums added in shared memory at the end): twice the
+ *  warps to hide shared-memory latency, half the products per warp and K tile. */
+using hzk_mmq_bigp16 = hzk_mmq_cfg<128, 64, 4, 2, 2, 1, 1, 0, 1, 2, 1>;
+/** 128 rows × 128 tokens, 16 warps of 32 rows × 32 tokens (HZ_GPU_MMQ_BIG=3, 128 tokens or
+ *  more): the decode of a weight tile serves twice the tokens; decoded and raw weights
+ *  double-buffered as hzk_mmq_bigp, one activation buffer (DB 2: copied at the start of
+ *  a step while the warps decode, waited for before the products; two barriers per K
+ *  tile). 178–211 KB of shared memory, one block per SM. */
+using hzk_mmq_bigp128 = hzk_mmq_cfg<128, 128, 4, 4, 1, 1, 1, 0, 1, 2, 2>;
+/** As hzk_mmq_bigp128 with two activation buffers (one barrier per K tile; HZ_GPU_MMQ_BIG=4,
+ *  where its 224 KB fit: the 4-bit formats with K tiles of 256 elements in 144 bytes or
+ *  less per row). */
+using hzk_mmq_bigp128a = hzk_mmq_cfg<128, 128, 4, 4, 1, 1, 1, 0, 1, 2, 1>;
+/** As hzk_mmq_bigp128 with 96 rows and 12 warps (HZ_GPU_MMQ_BIG=5): another grid size for
+ *  the shapes whose 128-row grid leaves a last wave mostly empty (22016 rows at 512 tokens:
+ *  688 blocks = 5.2 waves of 132). */
+using hzk_mmq_bigp96 = hzk_mmq_cfg<96, 128, 3, 4, 1, 1, 1, 0, 1, 2, 2>;
 
 /** Shared-memory geometry of format W in a tile of K tiles of KT elements. Scales of
  *  32 elements or more (K32): two runs share (d, m) and the activations' d_a, and one
@@ -418,12 +459,16 @@ qmmq_pipe_stage_bytes (int ta)
  *  activations [BN][LD], (d, m) [NS][BM] and the activations' (d_a, s_a) as copied,
  *  [NS][BN] of the slot's runs (two per slot for K32). ST > 1: the decoded weights and
  *  (d, m), then n_st ring stages (qmmq_pipe_stage_bytes) of ta activation rows
- *  (defaults: C::ST stages of C::BN rows, the most the tile takes). */
+ *  (defaults: C::ST stages of C::BN rows, the most the tile takes). DB: two decoded
+ *  buffers (weights and (d, m)), then two stages (n_st is ignored). */
 template <int W, class C>
 static __host__ __device__ constexpr int
 qmmq_mma_smem_bytes (int ta = C::BN, int n_st = C::ST)
 {
   using F = hzk_mmq_fmt<W, C::KT>;
+  if (C::DB)
+    return 2 * (C::BM * F::LD + F::NS * C::BM * 8) + 2 * qmmq_pipe_stage_bytes<W, C> (ta)
+           - (C::DB == 2 ? qmmq_pipe_stage_bytes<W, C> (ta) - F::RAWP (C::BM) - C::BM * F::MCH * 16 : 0);
   if (C::ST == 1)
     return (C::BM + C::BN) * F::LD + F::NS * C::BM * 8 + F::NS * C::BN * 8 * F::SAW;
   return C::BM * F::LD + F::NS * C::BM * 8 + n_st * qmmq_pipe_stage_bytes<W, C> (ta);
@@ -459,6 +504,10 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
   constexpr int BM = C::BM, BN = C::BN, MT = C::MT, NT = C::NT, NTH = C::threads;
   constexpr int NS = F::NS, LD = F::LD, SPW = NS / C::WK;   /* slots per warp */
   constexpr bool K32 = F::K32;
+  /* a zero point (Q4_0): v − z stored as int8, no m term — w = d·(v − z), the symmetric
+   * formats' arithmetic (4 fewer FMAs per product) */
+  constexpr int ZP = hzk_zero_point<D>::value;
+  constexpr bool SYM = T::symmetric || ZP != 0;
   static_assert (KT % T::blk_elems == 0, "a K tile holds whole blocks");
   static_assert (NS % C::WK == 0, "the K split divides the scale slots");
   constexpr int UPT = (BM * UT + NTH - 1) / NTH;        /* weight units per thread */
@@ -550,6 +599,12 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
     int v[RUNS][4], off[RUNS];
     float d[RUNS], m[RUNS];
     D::decode (q, meta, ub, v, d, m, off);
+    if constexpr (ZP != 0)    /* per byte v − z: (v + 0x80 − z) ^ 0x80, no carry between bytes */
+#pragma unroll
+      for (int j = 0; j < RUNS; j++)
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+          v[j][k] = (int) (((uint32_t) v[j][k] + (0x80u - ZP) * 0x01010101u) ^ 0x80808080u);
     const int eb = (int) (b - kt * BPT) * T::blk_elems;   /* block start in the tile */
 #pragma unroll
     for (int j = 0; j < RUNS; j++)
@@ -557,7 +612,7 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
         const int run = (eb + off[j]) / 16;
         *(int4 *) (sw + rl * LD + run * 16) = make_int4 (v[j][0], v[j][1], v[j][2], v[j][3]);
         if (!K32 || (run & 1) == 0)
-          sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], T::symmetric ? 0.0f : m[j]);
+          sdm[(K32 ? run / 2 : run) * BM + rl] = make_float2 (d[j], SYM ? 0.0f : m[j]);
       }
   };
 
@@ -634,7 +689,7 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
                 o[1] = fmaf (wdm[i][0].x * ds.z, hzk_i2f_small (c[1]), o[1]);
                 o[2] = fmaf (wdm[i][1].x * ds.x, hzk_i2f_small (c[2]), o[2]);
                 o[3] = fmaf (wdm[i][1].x * ds.z, hzk_i2f_small (c[3]), o[3]);
-                if constexpr (!T::symmetric)
+                if constexpr (!SYM)
                   {
                     o[0] = fmaf (wdm[i][0].y, ds.y, o[0]);
                     o[1] = fmaf (wdm[i][0].y, ds.w, o[1]);
@@ -707,11 +762,6 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
       }
   else
     {
-      /* The ring: stage st holds K tile kt0 + i for i ≡ st (mod n_st). Per K tile: copies
-       * of tile i + n_st − 1 are issued into the stage that tile i − 1 left, tile i's are
-       * waited for, it is decoded from its stage into sw / sdm and multiplied. Each
-       * thread commits one cp.async group per tile (empty past the last), so "all but
-       * the newest n_st − 1 groups have landed" is tile i. */
       constexpr int PB = F::RAWP (BM), MCH = F::MCH, MB = BM * MCH * 16;
       constexpr int PC = BM * CH * UT, PPT = (PC + NTH - 1) / NTH;   /* payload chunks */
       constexpr int MC = BM * MCH, MPT = (MC + NTH - 1) / NTH;      /* meta chunks */
@@ -720,12 +770,9 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
       const size_t meta_end = (size_t) n_rows * nb * T::meta_bytes;
       const int64_t nk = kte - kt0;
 
-      /* copies of K tile kt into stage st: payload chunks (row, chunk, unit), consecutive
-       * threads on consecutive 16 bytes; the rows' meta spans; the activations */
-      auto issue = [&] (int64_t kt, int st) {
-        uint8_t *base = ring + st * sbytes;
-        const int64_t e0 = kt * KT;
-        const int nr = (int) min ((int64_t) KR, (K - e0) / 16);
+      /* copies of K tile kt's raw weights into base: payload chunks (row, chunk, unit),
+       * consecutive threads on consecutive 16 bytes, then the rows' meta spans */
+      auto issue_raw = [&] (int64_t kt, uint8_t *base) {
 #pragma unroll
         for (int i = 0; i < PPT; i++)
           {
@@ -756,8 +803,116 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
                 hzk_cp_async16n (base + PB + p * 16, n ? M + c0 : M, n);
               }
           }
-        copy_acts (base + PB + MB, (float2 *) (base + PB + MB + ta * LD), ta, e0, nr,
-                   K32 ? nr / 2 : nr);
+      };
+      /* the activations of K tile kt into an activation buffer (ta rows, then scales) */
+      auto issue_acts = [&] (int64_t kt, uint8_t *xa) {
+        const int64_t e0 = kt * KT;
+        const int nr = (int) min ((int64_t) KR, (K - e0) / 16);
+        copy_acts (xa, (float2 *) (xa + ta * LD), ta, e0, nr, K32 ? nr / 2 : nr);
+      };
+      /* K tile kt's raw weights at base decoded into sw / sdm (qdec<W> from shared memory) */
+      auto decode_raw = [&] (int64_t kt, const uint8_t *base) {
+        const int64_t b0 = kt * BPT;
+#pragma unroll
+        for (int k = 0; k < UPT; k++)
+          {
+            const int p = tid + k * NTH, rl = p / UT, ul = p % UT;
+            const int64_t u = kt * UT + ul;
+            if ((BM * UT % NTH == 0 || p < BM * UT) && u < nu)
+              {
+                const int64_t r = min (row0 + rl, n_rows - 1);
+                uint4 q[CH];
+#pragma unroll
+                for (int c = 0; c < CH; c++)
+                  q[c] = *(const uint4 *) (base + ((rl * CH + c) * UT + ul) * 16);
+                const int64_t b = u / T::units_per_block;
+                const size_t s0 = (size_t) (r * nb + b0) * T::meta_bytes;
+                put_unit (q, base + PB + rl * MCH * 16 + (int) (s0 & 15) + (int) (b - b0) * T::meta_bytes,
+                          rl, b, (int) (u % T::units_per_block), kt);
+              }
+          }
+      };
+      auto nsv_of = [&] (int64_t kt) {
+        const int nr = (int) min ((int64_t) KR, (K - kt * KT) / 16);
+        return K32 ? nr / 2 : nr;
+      };
+
+      if constexpr (C::DB)
+        {
+          /* Two decoded buffers D0/D1 (weights [BM][LD], (d, m) [NS][BM]), two raw buffers
+           * R0/R1 (PB + MB bytes), two activation buffers A0/A1. Step i (K tile kt0 + i):
+           * wait for this thread's copies (raw i + 1, activations i), barrier (everyone's
+           * copies visible; step i − 1's reads of D, R, A done), copy raw i + 2 into
+           * R[i % 2] and activations i + 1 into A[(i + 1) % 2], decode raw i + 1 from
+           * R[(i + 1) % 2] into D[(i + 1) % 2], multiply tile i from D[i % 2] and
+           * A[i % 2]. One barrier per K tile; a copy has a whole step to land. */
+          constexpr int DBY = BM * LD + NS * BM * 8, RBY = PB + MB;
+          constexpr bool A2 = C::DB == 1;    /* two activation buffers (else one) */
+          const int aby = sbytes - RBY;
+          uint8_t *const rawb = smem + 2 * DBY, *const actb = rawb + 2 * RBY;
+          auto use_dec = [&] (int k) {
+            sw = smem + k * DBY;
+            sdm = (float2 *) (sw + BM * LD);
+          };
+          if (nk > 0)
+            {
+              issue_raw (kt0, rawb);
+              if (A2)
+                issue_acts (kt0, actb);
+              hzk_cp_async_commit ();
+              if (nk > 1)
+                issue_raw (kt0 + 1, rawb + RBY);
+              hzk_cp_async_wait_all ();
+              __syncthreads ();
+              use_dec (0);
+              decode_raw (kt0, rawb);
+            }
+#pragma unroll 1
+          for (int64_t i = 0; i < nk; i++)
+            {
+              const int64_t kt = kt0 + i;
+              const int cur = (int) (i & 1), nxt = cur ^ 1;
+              hzk_cp_async_wait_all ();
+              __syncthreads ();
+              if (!A2)          /* one buffer: this step's activations, waited for below */
+                {
+                  issue_acts (kt, actb);
+                  hzk_cp_async_commit ();
+                }
+              if (i + 2 < nk)
+                issue_raw (kt + 2, rawb + cur * RBY);
+              if (A2 && i + 1 < nk)
+                issue_acts (kt + 1, actb + nxt * aby);
+              hzk_cp_async_commit ();
+              if (i + 1 < nk)
+                {
+                  use_dec (nxt);
+                  decode_raw (kt + 1, rawb + nxt * RBY);
+                }
+              if (!A2)
+                {
+                  hzk_cp_async_wait<1> ();
+                  __syncthreads ();
+                }
+              if (ntv != 0)
+                {
+                  use_dec (cur);
+                  const uint8_t *xa = actb + (A2 ? cur * aby : 0);
+                  mma_slots (xa, (const float2 *) (xa + ta * LD), ta, nsv_of (kt));
+                }
+            }
+        }
+      else
+        {
+      /* The ring: stage st holds K tile kt0 + i for i ≡ st (mod n_st). Per K tile: copies
+       * of tile i + n_st − 1 are issued into the stage that tile i − 1 left, tile i's are
+       * waited for, it is decoded from its stage into sw / sdm and multiplied. Each
+       * thread commits one cp.async group per tile (empty past the last), so "all but
+       * the newest n_st − 1 groups have landed" is tile i. */
+      auto issue = [&] (int64_t kt, int st) {
+        uint8_t *base = ring + st * sbytes;
+        issue_raw (kt, base);
+        issue_acts (kt, base + PB + MB);
       };
 
 #pragma unroll 1
@@ -771,9 +926,7 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
 #pragma unroll 1
       for (int64_t i = 0; i < nk; i++)
         {
-          const int64_t kt = kt0 + i, e0 = kt * KT;
-          const int nr = (int) min ((int64_t) KR, (K - e0) / 16);
-          const int nsv = K32 ? nr / 2 : nr;
+          const int64_t kt = kt0 + i;
           __syncthreads ();           /* tile i − 1's stage and sw / sdm are consumed */
           if (i + n_st - 1 < nk)
             issue (kt + n_st - 1, st == 0 ? n_st - 1 : st - 1);
@@ -784,29 +937,12 @@ qmmq_mma_tile (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_t
             hzk_cp_async_wait<1> ();
           __syncthreads ();
           const uint8_t *base = ring + st * sbytes;
-          const int64_t b0 = kt * BPT;
-#pragma unroll
-          for (int k = 0; k < UPT; k++)
-            {
-              const int p = tid + k * NTH, rl = p / UT, ul = p % UT;
-              const int64_t u = kt * UT + ul;
-              if ((BM * UT % NTH == 0 || p < BM * UT) && u < nu)
-                {
-                  const int64_t r = min (row0 + rl, n_rows - 1);
-                  uint4 q[CH];
-#pragma unroll
-                  for (int c = 0; c < CH; c++)
-                    q[c] = *(const uint4 *) (base + ((rl * CH + c) * UT + ul) * 16);
-                  const int64_t b = u / T::units_per_block;
-                  const size_t s0 = (size_t) (r * nb + b0) * T::meta_bytes;
-                  put_unit (q, base + PB + rl * MCH * 16 + (int) (s0 & 15) + (int) (b - b0) * T::meta_bytes,
-                            rl, b, (int) (u % T::units_per_block), kt);
-                }
-            }
+          decode_raw (kt, base);
           __syncthreads ();
           if (ntv != 0)
-            mma_slots (base + PB + MB, (const float2 *) (base + PB + MB + ta * LD), ta, nsv);
+            mma_slots (base + PB + MB, (const float2 *) (base + PB + MB + ta * LD), ta, nsv_of (kt));
           st = st + 1 == n_st ? 0 : st + 1;
+        }
         }
     }
   if constexpr (C::WK > 1)
@@ -964,19 +1100,26 @@ qmmq_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                      pl.kt1 < 0 ? -1 : min (pl.kt1, n_kt), pl.sk);
 }
 
-/** The tensor-core kernel: grid of C's tiles (row tiles, token tiles) or the split-K grid
- *  as qmmq_core (kps K tiles of C::KT per split), qmmq_mma_smem_bytes<W, C>(ta, n_st)
- *  bytes of dynamic shared memory (hzk_mm_prepare; ta = qmmq_pipe_rows<W, C>(n_tok) and
- *  n_st ring stages for the pipelined tile, C::ST > 1; else the defaults). */
+/** The tensor-core kernel: grid of C's tiles (row tiles, token tiles; tok_fast: (token
+ *  tiles, row tiles), so that the blocks of one row tile run side by side and its weights
+ *  come from DRAM once) or the split-K grid as qmmq_core (kps K tiles of C::KT per split),
+ *  qmmq_mma_smem_bytes<W, C>(ta, n_st) bytes of dynamic shared memory (hzk_mm_prepare;
+ *  ta = qmmq_pipe_rows<W, C>(n_tok) and n_st ring stages for the pipelined tile, C::ST > 1;
+ *  else the defaults). */
 template <int W, class C>
 __global__ void __launch_bounds__ (C::threads, C::min_blocks)
 qmmq_mma_core (const uint8_t *HZK_RESTRICT w, int64_t n_rows, int64_t K, int n_tok,
                const int8_t *HZK_RESTRICT aq, const float2 *HZK_RESTRICT am,
                float *HZK_RESTRICT y, int64_t ldy, int nby, int n_split, int kps, float *part,
-               int *cnt, int n_st)
+               int *cnt, int n_st, int tok_fast)
 {
   extern __shared__ int4 hzk_mm_smem[];
-  const hzk_mm_place pl = hzk_mm_block_place (nby, n_split, kps, part, cnt);
+  hzk_mm_place pl = hzk_mm_block_place (nby, n_split, kps, part, cnt);
+  if (tok_fast && n_split <= 1)
+    {
+      pl.by = (int) blockIdx.x;
+      pl.bx = blockIdx.y;
+    }
   const int64_t n_kt = (K + C::KT - 1) / C::KT;
   qmmq_mma_tile<W, C> (w, n_rows, K, n_tok, nullptr, aq, am, y, ldy, pl.bx, pl.by,
                        (uint8_t *) hzk_mm_smem, pl.kt0, pl.kt1 < 0 ? -1 : min (pl.kt1, n_kt),
@@ -1059,6 +1202,57 @@ hzk_mm_pipe_mode (void)
     {
       const char *e = getenv ("HZ_GPU_MMQ_PIPE");
       mode = e && (strcmp (e, "1") == 0 || strcmp (e, "2") == 0) ? atoi (e) : 0;
+    }
+  return mode;
+}
+
+/** Which prefill tile serves the products that take the big tile, from HZ_GPU_MMQ_BIG
+ *  (asked once per translation unit): 0 hzk_mmq_big, 1 hzk_mmq_bigp (pipelined, 8 warps),
+ *  2 hzk_mmq_bigp16 (pipelined, 16 warps), unset or 3 hzk_mmq_bigp128 (pipelined, 128
+ *  tokens, 16 warps; products of 128 tokens or more, hzk_mmq_big below), 4
+ *  hzk_mmq_bigp128a where it fits (else as 3), 5 hzk_mmq_bigp96. A pipelined tile
+ *  whose shared memory does not fit the device (hzk_mm_smem_optin) falls back to
+ *  hzk_mmq_big. All four give bit-identical sums (the same warp tiles and order). On an
+ *  H200 (docs/PERFORMANCE.md) 1 and 2 were slower than 0, 3 faster. */
+static int
+hzk_mm_big_mode (void)
+{
+  static int mode = -1;
+  if (mode < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_BIG");
+      mode = e && *e >= '0' && *e <= '5' && !e[1] ? *e - '0' : 3;
+    }
+  return mode;
+}
+
+/** The most dynamic shared memory one block may opt in to, in bytes (asked once per
+ *  translation unit; 48 KiB on failure). */
+static int
+hzk_mm_smem_optin (void)
+{
+  static int n = 0;
+  if (n < 1)
+    {
+      int dev = 0, c = 0;
+      n = cudaGetDevice (&dev) == cudaSuccess
+              && cudaDeviceGetAttribute (&c, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess
+              && c > 0 ? c : 48 * 1024;
+    }
+  return n;
+}
+
+/** Grid order of the pipelined prefill tiles, from HZ_GPU_MMQ_ORDER (asked once per
+ *  translation unit): unset or 1 token tiles fastest (a row tile's blocks side by side),
+ *  0 row tiles fastest (the other tiles' order). */
+static int
+hzk_mm_tok_fast (void)
+{
+  static int mode = -1;
+  if (mode < 0)
+    {
+      const char *e = getenv ("HZ_GPU_MMQ_ORDER");
+      mode = !(e && strcmp (e, "0") == 0);
     }
   return mode;
 }

@@ -92,7 +92,26 @@
  * to 130..220 and lost more to occupancy than it hid (pp512 of a 7B Q4_0: 3,423 against
  * 4,935 tokens/s on an H200). (The dp4a tile does prefetch the next K tile's raw units
  * into registers: 4..32 registers there, AMD's portable twin of the ring.)
- * Not yet: the ring for the big (prefill) tile, TMA, AMD matrix cores. Reading
+ * Pipelined prefill tiles (issue 22; qmmq_mma_tile with C::DB): the decoded weights and
+ * the raw weight blocks double-buffered in shared memory — while the warps multiply K tile
+ * k from decoded buffer k % 2 they decode tile k + 1 from its raw buffer into the other,
+ * and cp.async brings the raw blocks of tile k + 2 (and the activations) — so every weight
+ * load is a whole K tile ahead of its use. hzk_mmq_bigp128, the default above 127 tokens
+ * (HZ_GPU_MMQ_BIG, hzk_mm_big_mode): 128 rows × 128 tokens, 16 warps of 32 × 32 (the big
+ * tile's warp tile and slot order, so bit-identical sums), one activation buffer, one
+ * block per SM, the token tiles of a row tile launched side by side (HZ_GPU_MMQ_ORDER);
+ * on an H200 6–21 % faster per pass than the big tile. The same pipeline at 128 × 64 with
+ * 8 warps (=1) or 16 warps with the K slots split (=2) was 13 % / 5 % slower: one block
+ * of 8 warps per SM hides less than two blocks without a pipeline; 128 × 128 with two
+ * activation buffers (=4, one barrier per K tile, 224 KB) within ±2 % of =3; 96 × 128 with
+ * 12 warps (=5, even waves for 22016 rows) 2–3 % faster there, 35–60 % slower on 4096
+ * rows. ncu: the default tile issues 1.64× the instructions of llama.cpp's mul_mat_q per
+ * product at a similar IPC — the epilogue per mma, not memory, is what is left
+ * (docs/PERFORMANCE.md). Formats whose decoder names a zero point (qdec<W>::zero_point:
+ * Q4_0) store v − z in the tiles and take the symmetric arithmetic (no m·s_a term; Q4_0
+ * 1.14–1.19× per product on an H200). The portable twin is
+ * the dp4a tile's register prefetch (AMD); the cp.async helpers are plain copies there.
+ * Not yet: TMA / wgmma, AMD matrix cores. Reading
  * reference (not copied): ggml-cuda mmq.cuh, the PTX ISA's mma and ldmatrix fragment
  * layouts.
  */
@@ -266,9 +285,12 @@ hzk_mma_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const int8_
   const int ta = C::ST > 1 ? qmmq_pipe_rows<W, C> (n_tok) : C::BN;
   const int n_st = hzk_mma_stages<W, C> ((int64_t) g.grid.x * g.grid.y, ta);
   const int bytes = qmmq_mma_smem_bytes<W, C> (ta, n_st);
-  qmmq_mma_core<W, C><<<g.grid, C::threads, bytes, (hipStream_t) stream>>> (
+  /* the pipelined prefill tiles: token tiles fastest (hzk_mm_tok_fast) */
+  const int tf = C::DB && g.n_split == 1 && hzk_mm_tok_fast ();
+  const dim3 grid = tf ? dim3 (g.grid.y, g.grid.x) : g.grid;
+  qmmq_mma_core<W, C><<<grid, C::threads, bytes, (hipStream_t) stream>>> (
       (const uint8_t *) w, n_rows, K, n_tok, aq, (const float2 *) am, y, ldy, g.nby, g.n_split,
-      g.kps, g.part, g.cnt, n_st);
+      g.kps, g.part, g.cnt, n_st, tf);
   return (int) hipGetLastError ();
 }
 #endif
@@ -297,6 +319,12 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
           using B = hzk_mmq_big;
           using S = hzk_mmq_small;
           using P = hzk_mmq_pipe;
+          using BP = hzk_mmq_bigp;
+          using BP16 = hzk_mmq_bigp16;
+          using BP128 = hzk_mmq_bigp128;
+          using BP128A = hzk_mmq_bigp128a;
+          using BP96 = hzk_mmq_bigp96;
+          constexpr bool a_fits = qmmq_mma_smem_bytes<W, BP128A> () <= 227 * 1024;
           const int64_t bx = (n_rows + B::BM - 1) / B::BM, by = (n_tok + B::BN - 1) / B::BN;
           const int pref = hzk_mm_tile_pref ();
           /* every tile's opt-in at the first product of W (a prefill, not a captured
@@ -308,9 +336,39 @@ hzk_matmul_launch (const void *w, int64_t n_rows, int64_t K, int n_tok, const in
               hzk_mma_prepare<W, B> ();
               hzk_mma_prepare<W, S> ();
               hzk_mma_prepare<W, P> ();
+              if (qmmq_mma_smem_bytes<W, BP> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP> ();
+              if (qmmq_mma_smem_bytes<W, BP16> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP16> ();
+              if (qmmq_mma_smem_bytes<W, BP128> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP128> ();
+              if constexpr (a_fits)
+                if (qmmq_mma_smem_bytes<W, BP128A> () <= hzk_mm_smem_optin ())
+                  hzk_mma_prepare<W, BP128A> ();
+              if (qmmq_mma_smem_bytes<W, BP96> () <= hzk_mm_smem_optin ())
+                hzk_mma_prepare<W, BP96> ();
             }
           if (pref == 1 || (pref == 0 && n_tok > HZK_MM_BN && bx * by >= hzk_mm_sm_count ()))
-            return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+            {
+              /* hzk_mm_big_mode: the software-pipelined prefill tiles (default: 128 × 128
+               * from 128 tokens) */
+              const int bm = hzk_mm_big_mode ();
+              if (bm == 1 && qmmq_mma_smem_bytes<W, BP> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm == 2 && qmmq_mma_smem_bytes<W, BP16> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP16> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if constexpr (a_fits)
+                if (bm == 4 && n_tok >= BP128A::BN
+                    && qmmq_mma_smem_bytes<W, BP128A> () <= hzk_mm_smem_optin ())
+                  return hzk_mma_launch<W, BP128A> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm == 5 && n_tok >= BP96::BN
+                  && qmmq_mma_smem_bytes<W, BP96> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP96> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              if (bm >= 3 && n_tok >= BP128::BN
+                  && qmmq_mma_smem_bytes<W, BP128> () <= hzk_mm_smem_optin ())
+                return hzk_mma_launch<W, BP128> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+              return hzk_mma_launch<W, B> (w, n_rows, K, n_tok, aq, am, y, ldy, NULL, stream);
+            }
           /* opt-in (hzk_mm_pipe_mode): the pipelined tile, or with 2 only where the small
            * one waits for more than one round trip of weight loads per K tile (Q8_0:
            * 1.3-1.5x on an H200; where it waits for one — 4-bit formats — the pipelined

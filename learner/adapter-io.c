@@ -6,7 +6,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
-#include "gguf.h"
+#include "hanzo/engine-train.h"
 #include "hanzo/json-out.h"
 
 /* ---------------------------------------------------------------------- PEFT */

@@ -41,8 +41,7 @@
 
 #include <glib.h>
 #include "lora.h"
-#include "safetensors.h"
-#include "quant.h"
+#include "hanzo/engine-train.h"
 
 G_BEGIN_DECLS
 

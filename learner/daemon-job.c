@@ -4,7 +4,7 @@
 #include <math.h>
 #include "daemon-job.h"
 #include "checkpoint.h"
-#include "dp.h"
+#include "hanzo/egress-dp.h"
 #include "federation.h"
 #include "hanzo-store-learner.h"
 #include "hanzo/redact-engine.h"

@@ -2,9 +2,8 @@
 #include <math.h>
 #include <string.h>
 #include "dp-sgd.h"
-#include "accountant.h"   /* egress/ (libhzdp: no network) */
+#include "hanzo/egress-dp.h"
 #include "lora.h"         /* HZ_LEARN_ERROR */
-#include "noise.h"        /* egress/ (libhzdp: no network) */
 #include "optim.h"
 
 struct _HzDpSgd {

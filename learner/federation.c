@@ -5,11 +5,9 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include "federation.h"
-#include "credentials.h"
-#include "dp.h"
-#include "egress.h"
+#include "hanzo/egress.h"
 #include "hanzo-store-learner.h"
-#include "safetensors.h"
+#include "hanzo/engine-train.h"
 
 #define SHARED_WEIGHTS "adapter_model.safetensors"
 #define SHARED_CONFIG "adapter_config.json"

@@ -42,7 +42,7 @@
 #pragma once
 
 #include <gio/gio.h>
-#include "lora-delta.h"   /* egress (libhzdp): HzDeltaConfig, HzLoraDelta */
+#include "hanzo/egress-dp.h"
 
 G_BEGIN_DECLS
 

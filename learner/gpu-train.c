@@ -4,8 +4,7 @@
 #include <string.h>
 #include "gpu-train.h"
 #include "model-train.h"   /* hz_train_rope_table */
-#include "hz-gpu.h"
-#include "hzk.h"
+#include "hanzo/engine-train-gpu.h"
 
 /* The activations of one layer's forward that its backward reads (device buffers). */
 typedef struct {

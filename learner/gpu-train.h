@@ -38,7 +38,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "llm.h"
+#include "hanzo/engine-train.h"
 #include "lora.h"
 #include "optim.h"
 

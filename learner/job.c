@@ -5,7 +5,7 @@
 #include "job.h"
 #include "adapter-io.h"
 #include "checkpoint.h"
-#include "model-private.h"
+#include "hanzo/engine-train.h"
 
 void
 hz_learn_job_params_init (HzLearnJobParams *p)

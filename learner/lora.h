@@ -23,7 +23,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "lora-adapter.h"   /* engine: HzLora, HzLoraConfig, targets; HzHparams, HzMatrix */
+#include "hanzo/engine-train.h"
 
 G_BEGIN_DECLS
 

@@ -2,8 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "merge.h"
-#include "gguf.h"
-#include "quant.h"
+#include "hanzo/engine-train.h"
 
 /* Adapter slot of tensor name "blk.N.<stem>.weight", or NULL. */
 static const HzLoraSlot *

@@ -2,7 +2,7 @@
  * (model-train.h): opening a frozen base and its RoPE tables. */
 #include "model-train.h"
 
-#include "cpu/ops.h"   /* engine: HzRope, hz_cpu_rope_cache */
+#include "hanzo/engine-train.h"
 
 HzTrainBase *
 hz_train_base_open (const char *path, GError **error)

@@ -17,8 +17,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "llm.h"
-#include "gguf.h"
+#include "hanzo/engine-train.h"
 #include "lora.h"
 #include "train-ops.h"   /* HzOpsThreads */
 

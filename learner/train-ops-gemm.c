@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "train-ops-gemm.h"
-#include "threadpool.h"
+#include "hanzo/engine-train.h"
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #define HZ_GEMM_X86 1

@@ -23,7 +23,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "llm.h"
+#include "hanzo/engine-train.h"
 #include "train-ops.h"
 
 G_BEGIN_DECLS

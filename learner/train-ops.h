@@ -13,7 +13,7 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "llm.h"   /* engine: HzMatrix, HzRopeMode */
+#include "hanzo/engine-train.h"
 
 G_BEGIN_DECLS
 

@@ -184,6 +184,10 @@ write_stream (Job *job, const GString *text, const GArray *lps, gboolean done)
                                        lps->len, job->text_sent, NULL, null_usage));
       job->text_sent += strlen (content);
     }
+  /* a forced call's pieces as they come (its arguments streamed) */
+  g_autoptr (GPtrArray) pieces = job->calls ? hz_tool_stream_take_deltas (job->calls) : NULL;
+  if (pieces && pieces->len > 0)
+    send_event (job, hz_reply_chunk_call_pieces (&job->info, pieces, null_usage));
   if (done)
     {
       const char *finish = finish_reason (job->stop);
@@ -192,7 +196,9 @@ write_stream (Job *job, const GString *text, const GArray *lps, gboolean done)
       if (rest && *rest)
         send_event (job, hz_reply_chunk (&job->info, FALSE, rest, NULL, NULL, 0, 0, NULL,
                                          null_usage));
-      if (calls && calls->len > 0)
+      if (job->calls && hz_tool_stream_n_streamed (job->calls) > 0)
+        finish = "tool_calls";   /* sent as pieces */
+      else if (calls && calls->len > 0)
         {
           send_event (job, hz_reply_chunk_calls (&job->info, calls, null_usage));
           finish = "tool_calls";
@@ -405,7 +411,8 @@ prepare (GTask *task, gpointer source, gpointer task_data, GCancellable *cancell
       else if (job->tools.tools_json)
         {
           job->calls = hz_tool_stream_new (format, req->single_tool_call ? 1 : 0);
-          job->forced = hz_api_tools_forced (req, &job->tools, format, job->model, &error);
+          job->forced = hz_api_tools_forced (req, &job->tools, format, job->model,
+                                             req->stream ? job->calls : NULL, &error);
           if (error)
             job->fail_param = "tool_choice";
         }

@@ -285,14 +285,19 @@ hz_reply_chunk (const HzReplyInfo *info, gboolean role, const char *text,
   return finish (b);
 }
 
-char *
-hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls, gboolean with_usage_null)
+/* A chunk whose delta holds "tool_calls": whole calls, or pieces of forced ones. */
+static char *
+chunk_tool_calls (const HzReplyInfo *info, const GPtrArray *calls, const GPtrArray *deltas,
+                  gboolean with_usage_null)
 {
   g_autoptr (JsonBuilder) b = json_builder_new ();
   begin_choice (b, info, TRUE);
   json_builder_set_member_name (b, "delta");
   json_builder_begin_object (b);
-  hz_api_tool_calls_add_json (b, calls, TRUE);
+  if (calls)
+    hz_api_tool_calls_add_json (b, calls, TRUE);
+  else
+    hz_api_tool_deltas_add_json (b, deltas);
   json_builder_end_object (b);
   set_null (b, "logprobs");
   set_null (b, "finish_reason");
@@ -302,6 +307,19 @@ hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls, gboolean 
     set_null (b, "usage");
   json_builder_end_object (b);
   return finish (b);
+}
+
+char *
+hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls, gboolean with_usage_null)
+{
+  return chunk_tool_calls (info, calls, NULL, with_usage_null);
+}
+
+char *
+hz_reply_chunk_call_pieces (const HzReplyInfo *info, const GPtrArray *deltas,
+                            gboolean with_usage_null)
+{
+  return chunk_tool_calls (info, NULL, deltas, with_usage_null);
 }
 
 static void

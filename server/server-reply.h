@@ -67,6 +67,11 @@ char *hz_reply_chunk (const HzReplyInfo *info, gboolean role, const char *text,
  *  with each call whole (index, id, type, function {name, arguments}). */
 char *hz_reply_chunk_calls (const HzReplyInfo *info, const GPtrArray *calls,
                             gboolean with_usage_null);
+/** The same with pieces of forced calls (HzToolDelta*, server-tools.h): each with its index,
+ *  a call's first piece with its id, type and name, every piece a fragment of the
+ *  arguments. */
+char *hz_reply_chunk_call_pieces (const HzReplyInfo *info, const GPtrArray *deltas,
+                                  gboolean with_usage_null);
 
 /** {"object": "list", "data": [{"id", "object": "model", "created", "owned_by"}...]} of the
  *  NULL-terminated `ids`; `created` per id (Unix seconds, the file's time). */

@@ -3,7 +3,7 @@
 
 #include <math.h>
 #include <string.h>
-#include "json-in.h"
+#include "hanzo/json-scan.h"
 #include "server-format.h"
 
 G_DEFINE_QUARK (hz-api-error-quark, hz_api_error)

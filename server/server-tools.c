@@ -190,13 +190,14 @@ parameters_schema (JsonObject *function)
 
 HzJsonSchema *
 hz_api_tools_forced (const HzApiRequest *r, const HzApiTools *t, HzToolFormat f, HzModel *model,
-                     GError **error)
+                     HzToolStream *stream, GError **error)
 {
   if (t->choice != HZ_API_TOOL_CHOICE_REQUIRED && t->choice != HZ_API_TOOL_CHOICE_NAMED)
     return NULL;
   JsonArray *tools = json_node_get_array (r->tools);
   g_autoptr (GPtrArray) prefixes = g_ptr_array_new_with_free_func (g_free);
   g_autoptr (GPtrArray) values = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_json_schema_unref);
+  g_autoptr (GPtrArray) names = g_ptr_array_new ();
   g_autofree char *suffix = NULL;
   const char *sep = NULL, *end = NULL;
   for (guint i = 0; i < json_array_get_length (tools); i++)
@@ -216,6 +217,7 @@ hz_api_tools_forced (const HzApiRequest *r, const HzApiTools *t, HzToolFormat f,
           return NULL;
         }
       g_ptr_array_add (prefixes, prefix);
+      g_ptr_array_add (names, (gpointer) name);
       g_ptr_array_add (values, parameters_schema (fn));
     }
   if (prefixes->len > HZ_API_MAX_FORCED_TOOLS)
@@ -234,10 +236,15 @@ hz_api_tools_forced (const HzApiRequest *r, const HzApiTools *t, HzToolFormat f,
       if (n == 1 && hz_model_is_eog (model, ids[0]))
         end_token = ids[0];
     }
-  return hz_json_schema_new_framed ((const char *const *) prefixes->pdata,
-                                    (HzJsonSchema *const *) values->pdata, prefixes->len, suffix,
-                                    r->single_tool_call || t->choice == HZ_API_TOOL_CHOICE_NAMED
-                                      ? NULL : sep, end_token, error);
+  if (r->single_tool_call || t->choice == HZ_API_TOOL_CHOICE_NAMED)
+    sep = NULL;
+  HzJsonSchema *schema = hz_json_schema_new_framed ((const char *const *) prefixes->pdata,
+                                                    (HzJsonSchema *const *) values->pdata,
+                                                    prefixes->len, suffix, sep, end_token, error);
+  if (schema && stream)
+    hz_tool_stream_set_forced (stream, (const char *const *) names->pdata,
+                               (const char *const *) prefixes->pdata, prefixes->len, suffix, sep);
+  return schema;
 }
 
 void
@@ -249,21 +256,28 @@ hz_api_tools_clear (HzApiTools *t)
 
 /* ------------------------------------------------------------------ replies */
 
+/* "call_" and 24 random letters and digits. */
+static char *
+new_call_id (void)
+{
+  static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  char id[5 + 24 + 1] = "call_";
+  for (int k = 0; k < 24; k++)
+    id[5 + k] = alnum[g_random_int_range (0, (gint32) sizeof alnum - 1)];
+  id[29] = '\0';
+  return g_strdup (id);
+}
+
 void
 hz_api_tool_calls_set_ids (GPtrArray *calls)
 {
-  static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   for (guint i = 0; i < calls->len; i++)
     {
       HzToolCall *c = calls->pdata[i];
       if (c->id && *c->id)
         continue;
       g_free (c->id);
-      char id[5 + 24 + 1] = "call_";
-      for (int k = 0; k < 24; k++)
-        id[5 + k] = alnum[g_random_int_range (0, (gint32) sizeof alnum - 1)];
-      id[29] = '\0';
-      c->id = g_strdup (id);
+      c->id = new_call_id ();
     }
 }
 
@@ -297,11 +311,27 @@ hz_api_tool_calls_add_json (JsonBuilder *b, const GPtrArray *calls, gboolean del
   json_builder_end_array (b);
 }
 
+/* A forced reply's state (hz_tool_stream_set_forced()). */
+enum { F_PREFIX, F_ARGS, F_SUFFIX, F_DONE };
+
+typedef struct {
+  char     **names, **prefixes;
+  guint      n;
+  char      *suffix, *separator;
+  guint      phase;      /* F_* */
+  gsize      at;         /* bytes of the text read */
+  guint      depth;      /* F_ARGS: open objects and arrays */
+  gboolean   in_str, esc;
+  guint      n_calls;    /* calls begun */
+  GPtrArray *deltas;     /* HzToolDelta* not taken yet */
+} Forced;
+
 struct _HzToolStream {
   HzToolFormat format;
   guint        max_calls;  /* 0: all */
   GString     *text;       /* the whole reply so far */
   gsize        released;   /* bytes of it sent as content */
+  Forced      *forced;     /* NULL: not forced */
 };
 
 HzToolStream *
@@ -315,10 +345,213 @@ hz_tool_stream_new (HzToolFormat format, guint max_calls)
 }
 
 void
+hz_tool_delta_free (HzToolDelta *d)
+{
+  if (d == NULL)
+    return;
+  g_free (d->id);
+  g_free (d->name);
+  g_free (d->arguments);
+  g_free (d);
+}
+
+void
+hz_tool_stream_set_forced (HzToolStream *s, const char *const *names, const char *const *prefixes,
+                           guint n, const char *suffix, const char *separator)
+{
+  Forced *f = s->forced = g_new0 (Forced, 1);
+  f->names = g_new0 (char *, n + 1);
+  f->prefixes = g_new0 (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    {
+      f->names[i] = g_strdup (names[i]);
+      f->prefixes[i] = g_strdup (prefixes[i]);
+    }
+  f->n = n;
+  f->suffix = g_strdup (suffix);
+  f->separator = g_strdup (separator);
+  f->deltas = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_tool_delta_free);
+}
+
+static void
+forced_free (Forced *f)
+{
+  if (f == NULL)
+    return;
+  g_strfreev (f->names);
+  g_strfreev (f->prefixes);
+  g_free (f->suffix);
+  g_free (f->separator);
+  g_ptr_array_unref (f->deltas);
+  g_free (f);
+}
+
+/* The arguments' bytes [from, to) of the current call as a piece `d` (NULL: a new one
+ * when there is something to send), whitespace outside strings left out (the text is
+ * whole UTF-8 characters: the detokenizer's). Stops after the object's last byte. */
+static void
+forced_piece (Forced *f, HzToolDelta *d, const char *text, gsize from, gsize to)
+{
+  g_autoptr (GString) frag = g_string_new (NULL);
+  f->at = to;
+  for (gsize i = from; i < to; i++)
+    {
+      const char c = text[i];
+      if (f->in_str)
+        {
+          if (f->esc)
+            f->esc = FALSE;
+          else if (c == '\\')
+            f->esc = TRUE;
+          else if (c == '"')
+            f->in_str = FALSE;
+        }
+      else if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
+        continue;
+      else if (c == '"')
+        f->in_str = TRUE;
+      else if (c == '{' || c == '[')
+        f->depth++;
+      else if ((c == '}' || c == ']') && f->depth > 0 && --f->depth == 0)
+        {
+          g_string_append_c (frag, c);
+          f->phase = F_SUFFIX;
+          f->at = i + 1;
+          break;
+        }
+      g_string_append_c (frag, c);
+    }
+  if (d == NULL && frag->len == 0)
+    return;
+  if (d == NULL)
+    {
+      d = g_new0 (HzToolDelta, 1);
+      d->index = f->n_calls - 1;
+    }
+  g_free (d->arguments);
+  d->arguments = g_string_free (g_steal_pointer (&frag), FALSE);
+  g_ptr_array_add (f->deltas, d);
+}
+
+/* Read what came of a forced reply: a call begins when its prefix is whole (its first
+ * piece: id and name), its arguments go out as they come, then the suffix and (with a
+ * separator) the next call. Text that is not the frame (a reply cut short) ends it. */
+static void
+forced_read (Forced *f, const GString *text)
+{
+  while (f->phase != F_DONE && f->at < text->len)
+    {
+      const char *t = text->str + f->at;
+      const gsize left = text->len - f->at;
+      if (f->phase == F_PREFIX)
+        {
+          const char *sep = f->n_calls > 0 && f->separator ? f->separator : "";
+          gboolean maybe = FALSE;
+          guint hit = f->n;
+          gsize hit_len = 0;
+          for (guint i = 0; i < f->n && hit == f->n; i++)
+            {
+              g_autofree char *want = g_strconcat (sep, f->prefixes[i], NULL);
+              const gsize lw = strlen (want);
+              if (memcmp (t, want, MIN (left, lw)) != 0)
+                continue;
+              maybe = TRUE;
+              if (left >= lw)
+                {
+                  hit = i;
+                  hit_len = lw;
+                }
+            }
+          if (hit == f->n)
+            {
+              if (!maybe)
+                f->phase = F_DONE;
+              return;   /* (what came fits a prefix so far: wait for the rest) */
+            }
+          f->at += hit_len;
+          f->phase = F_ARGS;
+          f->depth = 0;
+          f->in_str = f->esc = FALSE;
+          HzToolDelta *d = g_new0 (HzToolDelta, 1);
+          d->index = f->n_calls++;
+          d->id = new_call_id ();
+          d->name = g_strdup (f->names[hit]);
+          forced_piece (f, d, text->str, f->at, text->len);
+        }
+      else if (f->phase == F_ARGS)
+        forced_piece (f, NULL, text->str, f->at, text->len);
+      else   /* F_SUFFIX */
+        {
+          const gsize ls = strlen (f->suffix);
+          if (left < ls)
+            return;
+          f->at += ls;
+          f->phase = f->separator ? F_PREFIX : F_DONE;
+        }
+    }
+}
+
+GPtrArray *
+hz_tool_stream_take_deltas (HzToolStream *s)
+{
+  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) hz_tool_delta_free);
+  if (s->forced)
+    {
+      GPtrArray *d = s->forced->deltas;
+      for (guint i = 0; i < d->len; i++)
+        g_ptr_array_add (out, d->pdata[i]);
+      g_ptr_array_set_free_func (d, NULL);
+      g_ptr_array_set_size (d, 0);
+      g_ptr_array_set_free_func (d, (GDestroyNotify) hz_tool_delta_free);
+    }
+  return out;
+}
+
+guint
+hz_tool_stream_n_streamed (const HzToolStream *s)
+{
+  return s->forced ? s->forced->n_calls : 0;
+}
+
+void
+hz_api_tool_deltas_add_json (JsonBuilder *b, const GPtrArray *deltas)
+{
+  json_builder_set_member_name (b, "tool_calls");
+  json_builder_begin_array (b);
+  for (guint i = 0; i < deltas->len; i++)
+    {
+      const HzToolDelta *d = deltas->pdata[i];
+      json_builder_begin_object (b);
+      json_builder_set_member_name (b, "index");
+      json_builder_add_int_value (b, d->index);
+      if (d->id)
+        {
+          json_builder_set_member_name (b, "id");
+          json_builder_add_string_value (b, d->id);
+          json_builder_set_member_name (b, "type");
+          json_builder_add_string_value (b, "function");
+        }
+      json_builder_set_member_name (b, "function");
+      json_builder_begin_object (b);
+      if (d->name)
+        {
+          json_builder_set_member_name (b, "name");
+          json_builder_add_string_value (b, d->name);
+        }
+      json_builder_set_member_name (b, "arguments");
+      json_builder_add_string_value (b, d->arguments ? d->arguments : "");
+      json_builder_end_object (b);
+      json_builder_end_object (b);
+    }
+  json_builder_end_array (b);
+}
+
+void
 hz_tool_stream_free (HzToolStream *s)
 {
   if (s == NULL)
     return;
+  forced_free (s->forced);
   g_string_free (s->text, TRUE);
   g_free (s);
 }
@@ -327,6 +560,11 @@ char *
 hz_tool_stream_push (HzToolStream *s, const char *text, gsize len)
 {
   g_string_append_len (s->text, text, (gssize) len);
+  if (s->forced)
+    {
+      forced_read (s->forced, s->text);
+      return g_strdup ("");   /* a forced reply is its calls */
+    }
   if (s->format == HZ_TOOL_FORMAT_HARMONY)
     return g_strdup ("");   /* markup throughout: the answer is taken out at the end */
   gsize k = hz_tool_calls_content_prefix (s->format, s->text->str, s->text->len);

@@ -22,9 +22,13 @@
  * template (hz_model_tool_format()); with calls, finish_reason is "tool_calls" and the
  * message's content is what remains (null when nothing). Streamed, content goes out as it
  * comes until a call may begin (hz_tool_calls_content_prefix(): a marker, or a prefix of
- * one at the end; white space waits for what follows it), and the rest is held, parsed at the end and sent as the remaining
+ * one at the end; white space waits for what follows it), and the rest is held, parsed at
+ * the end and sent as the remaining
  * content and one `delta.tool_calls` chunk with every call whole (as llama-server does
- * when it cannot stream a call's arguments partially).
+ * when it cannot stream a call's arguments partially). A forced reply (tool_choice
+ * "required" / named), whose every byte the constraint fixes, streams each call as it is
+ * written: a first piece with its index, id, type and name, then its arguments in pieces
+ * (hz_tool_stream_set_forced()).
  *
  * Thread safety: plain functions; a stream is used by one thread at a time. */
 #pragma once
@@ -70,11 +74,14 @@ void     hz_api_tools_clear (HzApiTools *t);
  *  any JSON object), then, for "required" unless r->single_tool_call, more calls where
  *  the family separates them (a named function: exactly one call); the end-of-generation token the family names, looked up in `model`.
  *  `model` may be NULL (no end token then: any). NULL without an error for "none" and
- *  "auto". Errors: HZ_API_ERROR_UNSUPPORTED when `f`
+ *  "auto". `stream` (nullable) is told the frames, to stream the calls' arguments as they
+ *  come (hz_tool_stream_take_deltas()). Errors: HZ_API_ERROR_UNSUPPORTED when `f`
  *  has no JSON-argument call shape (Qwen3-Coder, GLM, MiniMax M2) or "required" lists
  *  more than HZ_API_MAX_FORCED_TOOLS tools. */
+typedef struct _HzToolStream HzToolStream;
+
 HzJsonSchema *hz_api_tools_forced (const HzApiRequest *r, const HzApiTools *t, HzToolFormat f,
-                                   HzModel *model, GError **error);
+                                   HzModel *model, HzToolStream *stream, GError **error);
 
 /** Give every call without an id one: "call_" and 24 random letters and digits. */
 void hz_api_tool_calls_set_ids (GPtrArray *calls);
@@ -84,8 +91,8 @@ void hz_api_tool_calls_set_ids (GPtrArray *calls);
  *  adds each call's "index" (a streamed chunk's shape). */
 void hz_api_tool_calls_add_json (JsonBuilder *b, const GPtrArray *calls, gboolean delta);
 
-/** A streamed reply being split: content released as it comes, calls at the end. */
-typedef struct _HzToolStream HzToolStream;
+/** A streamed reply being split: content released as it comes, calls at the end; a forced
+ *  reply's calls as they come. */
 
 /** `max_calls`: calls kept at most (the first ones; 0: all). */
 HzToolStream *hz_tool_stream_new (HzToolFormat format, guint max_calls);
@@ -97,5 +104,32 @@ char         *hz_tool_stream_push (HzToolStream *s, const char *text, gsize len)
 /** The reply is complete: the calls (with ids) and in *content (g_free) the content not
  *  sent yet. */
 GPtrArray    *hz_tool_stream_finish (HzToolStream *s, char **content);
+
+/** A piece of a call streamed while it is written: its index among the reply's calls; its
+ *  id and name in its first piece (NULL in the others); a fragment of its arguments (the
+ *  model's bytes, whitespace outside strings left out: the fragments of a call joined are
+ *  its arguments as JSON text). */
+typedef struct {
+  guint index;
+  char *id, *name, *arguments;
+} HzToolDelta;
+void hz_tool_delta_free (HzToolDelta *d);
+
+/** The reply is forced (tool_choice "required" / named; hz_api_tools_forced()): it is
+ *  prefixes[i] (a call of names[i]), a JSON object, `suffix`, then (with `separator`)
+ *  the same again after the separator. Its calls are then streamed as pieces
+ *  (hz_tool_stream_take_deltas()) and no content is released. Arrays of `n`; copied. */
+void          hz_tool_stream_set_forced (HzToolStream *s, const char *const *names,
+                                         const char *const *prefixes, guint n,
+                                         const char *suffix, const char *separator);
+/** The pieces of forced calls written since the last call (HzToolDelta*, free function
+ *  set; empty when none). */
+GPtrArray    *hz_tool_stream_take_deltas (HzToolStream *s);
+/** Calls begun as pieces so far. */
+guint         hz_tool_stream_n_streamed (const HzToolStream *s);
+
+/** Add "tool_calls" of `deltas` (HzToolDelta*) in a streamed chunk's shape: each with its
+ *  "index"; "id", "type" and "function"."name" in a call's first piece. */
+void hz_api_tool_deltas_add_json (JsonBuilder *b, const GPtrArray *deltas);
 
 G_END_DECLS

@@ -2,7 +2,7 @@
 #include "hanzo-hub-common.h"
 
 #include <stdio.h>
-#include "credentials.h"
+#include "hanzo/egress.h"
 #include "hanzo-cli-util.h"
 
 HzHub *

@@ -2,8 +2,7 @@
  * with its endpoint, token and egress log (egress/hub.h). */
 #pragma once
 
-#include "hub.h"
-#include "credentials.h"
+#include "hanzo/egress.h"
 #include "hanzo-store-privacy.h"
 
 G_BEGIN_DECLS

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <termios.h>
 #include <unistd.h>
-#include "credentials.h"
+#include "hanzo/egress.h"
 #include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-hub-common.h"

@@ -38,9 +38,9 @@
 #include "dataset.h"
 #include "grpo-trainer.h"
 #include "job.h"
-#include "lora-delta.h"   /* egress (libhzdp): the federation config; no network */
+#include "hanzo/egress-dp.h"
 #include "merge.h"
-#include "model-private.h"
+#include "hanzo/engine-train.h"
 
 static int
 usage_error (GOptionContext *ctx, const char *msg)

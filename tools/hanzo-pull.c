@@ -36,7 +36,7 @@
 #include "hanzo-cli-util.h"
 #include "hanzo-cmd.h"
 #include "hanzo-hub-common.h"
-#include "hub-select.h"
+#include "hanzo/egress.h"
 
 typedef struct {
   /* the request */

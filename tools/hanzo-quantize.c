@@ -101,7 +101,12 @@ hz_cmd_quantize (int argc, char **argv)
   gint64 t0 = g_get_monotonic_time ();
   if (!hz_quantize_file (argv[1], argv[2], &p, &st, &error))
     {
-      hz_cli_print_error ("quantize", error->message);
+      /* the input's own errors begin with its path: said as every command says them */
+      const gsize n = strlen (argv[1]);
+      if (strncmp (error->message, argv[1], n) == 0 && g_str_has_prefix (error->message + n, ": "))
+        hz_cli_print_load_error ("quantize", argv[1], error);
+      else
+        hz_cli_print_error ("quantize", error->message);
       return 1;
     }
   double secs = (g_get_monotonic_time () - t0) / 1e6;

@@ -28,6 +28,7 @@
 #include "hanzo-gen-common.h"
 #include "hanzo/atomic-file.h"
 #include "hanzo/json-out.h"
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -519,12 +520,59 @@ typedef struct {
   const char *path;   /* NULL: stdout */
   FILE *fp;
   HzAtomicFile *af;   /* a regular or new file, else NULL */
+  int fd;             /* what fp writes to (not stdout), closed with it */
+  int err;            /* the errno of the first failed write, else 0 */
 } Output;
+
+/* fp's writes (fopencookie): stdio's ferror() says only that a write failed, so a long
+ * text that fills the disk was "write error"; the errno is kept here for the message. */
+static ssize_t
+output_write (void *cookie, const char *buf, size_t size)
+{
+  Output *o = cookie;
+  size_t done = 0;
+  while (done < size)
+    {
+      const ssize_t n = write (o->fd, buf + done, size - done);
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          if (o->err == 0)
+            o->err = n < 0 ? errno : EIO;
+          return done > 0 ? (ssize_t) done : -1;
+        }
+      done += (size_t) n;
+    }
+  return (ssize_t) done;
+}
+
+static int
+output_cookie_close (void *cookie)
+{
+  Output *o = cookie;
+  const int rc = close (o->fd);
+  o->fd = -1;
+  return rc;
+}
+
+/* fp on `fd` (taken: closed by fclose), through output_write. */
+static gboolean
+output_stream (Output *o, int fd)
+{
+  static const cookie_io_functions_t io = { NULL, output_write, NULL, output_cookie_close };
+  o->fd = fd;
+  if ((o->fp = fopencookie (o, "w", io)))
+    return TRUE;
+  close (fd);
+  o->fd = -1;
+  return FALSE;
+}
 
 static gboolean
 output_open (Output *o, const char *path, GError **error)
 {
-  *o = (Output) { path, stdout, NULL };
+  *o = (Output) { path, stdout, NULL, -1, 0 };
   if (!path)
     return TRUE;
   GStatBuf st;
@@ -536,7 +584,8 @@ output_open (Output *o, const char *path, GError **error)
                        path);
           return FALSE;
         }
-      if (!(o->fp = fopen (path, "w")))
+      const int dev = open (path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (dev < 0 || !output_stream (o, dev))
         {
           const int e = errno;
           g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot write %s: %s",
@@ -548,11 +597,9 @@ output_open (Output *o, const char *path, GError **error)
   if (!(o->af = hz_atomic_file_create (path, 0666, error)))
     return FALSE;
   const int fd = dup (hz_atomic_file_fd (o->af));
-  if (fd < 0 || !(o->fp = fdopen (fd, "w")))
+  if (fd < 0 || !output_stream (o, fd))
     {
       const int e = errno;
-      if (fd >= 0)
-        close (fd);
       g_clear_pointer (&o->af, hz_atomic_file_discard);
       g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (e), "cannot write %s: %s", path,
                    g_strerror (e));
@@ -570,7 +617,7 @@ output_close (Output *o, gboolean ok)
   if (o->fp == stdout)
     return ok;
   const gboolean flushed = fflush (o->fp) == 0;
-  int e = flushed ? 0 : errno;
+  int e = o->err ? o->err : flushed ? 0 : errno;
   const gboolean werr = !flushed || ferror (o->fp);
   if (fclose (o->fp) != 0 && e == 0)
     e = errno;

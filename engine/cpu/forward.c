@@ -18,9 +18,17 @@ struct _HzCpuForward {
   HzRope        rope;
   HzRope        rope_swa;    /* the window layers' (gemma); = rope otherwise */
 
-  float *k_cache, *v_cache;  /* K: [n_layer][n_ctx][kv_dim_k]; V: [n_layer][kv_dim_v][n_ctx]
-                              * (llama.cpp's layout without flash attention) */
+  float *k_cache, *v_cache;  /* layer il's K: [cells[il]][kv_dim_k] at k_off[il]; V:
+                              * [kv_dim_v][cells[il]] at v_off[il] (llama.cpp's layout
+                              * without flash attention) */
   int64_t kv_dim_k, kv_dim_v;
+  /* cells per layer: n_ctx, or for a window layer a ring of n_swa + n_batch - 1 cells
+   * (position p in cell p % cells) when that is smaller; hi: one past the newest position
+   * written, the rings holding positions [hi - cells, hi) */
+  int64_t *cells, *k_off, *v_off;
+  guint    hi;
+  float   *ring_scratch;      /* [pool threads][ring_scratch_n]: a wrapped window in order */
+  gsize    ring_scratch_n;
 
   /* scratch, [n_batch][...] */
   float *x, *h, *q, *k, *v, *att, *tmp, *gate, *up, *rope_cs;  /* gate, up: dense FFN only */
@@ -80,7 +88,23 @@ hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch, guint n_thread
 
   f->kv_dim_k = (int64_t) hp->n_head_kv * hp->head_dim_k;
   f->kv_dim_v = (int64_t) hp->n_head_kv * hp->head_dim_v;
-  const gsize kv_rows = (gsize) hp->n_layer * n_ctx;
+  f->cells = g_new (int64_t, hp->n_layer);
+  f->k_off = g_new (int64_t, hp->n_layer);
+  f->v_off = g_new (int64_t, hp->n_layer);
+  gsize kv_rows = 0;
+  gboolean ring = FALSE;
+  for (int il = 0; il < hp->n_layer; il++)
+    {
+      f->cells[il] = hz_layer_swa (hp, il) ? MIN ((int64_t) n_ctx, (int64_t) hp->n_swa + n_batch - 1)
+                                           : (int64_t) n_ctx;
+      ring = ring || f->cells[il] < (int64_t) n_ctx;
+      f->k_off[il] = (int64_t) kv_rows * f->kv_dim_k;
+      f->v_off[il] = (int64_t) kv_rows * f->kv_dim_v;
+      kv_rows += (gsize) f->cells[il];
+    }
+  /* a wrapped window copied in order: its keys and transposed values, padded to 32 cells */
+  f->ring_scratch_n = ring ? ((gsize) hp->n_swa + n_batch + 31)
+                             * (gsize) (hp->head_dim_k + hp->head_dim_v) : 0;
   const int64_t dq = (int64_t) hp->n_head * hp->head_dim_k;
   const int64_t dov = (int64_t) hp->n_head * hp->head_dim_v;
   if (!(f->k_cache = alloc_floats (kv_rows, f->kv_dim_k, error)) ||
@@ -97,7 +121,8 @@ hz_cpu_forward_new (const HzLlm *llm, guint n_ctx, guint n_batch, guint n_thread
       (hp->n_expert > 0 && !(f->moe = hz_cpu_moe_new (hp, n_batch, n_threads, error))) ||
       !(f->rope_cs = alloc_floats (n_batch, hp->n_rot, error)) ||
       (hp->n_swa > 0 && !(f->rope_cs_swa = alloc_floats (n_batch, hp->n_rot, error))) ||
-      !(f->scores = alloc_floats (MAX (n_threads, 1), n_ctx, error)))
+      !(f->scores = alloc_floats (MAX (n_threads, 1), n_ctx, error)) ||
+      (ring && !(f->ring_scratch = alloc_floats (MAX (n_threads, 1), f->ring_scratch_n, error))))
     return NULL;
   return g_steal_pointer (&f);
 }
@@ -112,6 +137,10 @@ hz_cpu_forward_free (HzCpuForward *f)
   hz_threadpool_free (f->pool);
   g_free (f->k_cache);
   g_free (f->v_cache);
+  g_free (f->cells);
+  g_free (f->k_off);
+  g_free (f->v_off);
+  g_free (f->ring_scratch);
   g_free (f->x);
   g_free (f->h);
   g_free (f->tmp);
@@ -175,10 +204,12 @@ attn_worker (guint ith, guint nth, gpointer data)
   const int hdk = hp->head_dim_k, hdv = hp->head_dim_v;
   const int group = hp->n_head / hp->n_head_kv;
   const int64_t dq = (int64_t) hp->n_head * hdk, dov = (int64_t) hp->n_head * hdv;
-  const float *kc = f->k_cache + (int64_t) job->il * f->n_ctx * f->kv_dim_k;
-  const float *vc = f->v_cache + (int64_t) job->il * f->n_ctx * f->kv_dim_v;
+  const float *kc = f->k_cache + f->k_off[job->il];
+  const float *vc = f->v_cache + f->v_off[job->il];
+  const int64_t R = f->cells[job->il];
   const HzCpuAttnLayer al = hz_cpu_attn_layer (hp, job->il);
   float *scores = f->scores + (int64_t) ith * f->n_ctx;
+  float *wk = f->ring_scratch ? f->ring_scratch + ith * f->ring_scratch_n : NULL;
   const int64_t n_tasks = (int64_t) job->n * hp->n_head;
   /* llama.cpp's n_kv: the used cells rounded up to 32 (llama_kv_cache_get_padding) */
   const int64_t n_pad = MIN ((int64_t) f->n_ctx, ((int64_t) job->pos0 + job->n + 31) / 32 * 32);
@@ -194,10 +225,27 @@ attn_worker (guint ith, guint nth, gpointer data)
       const float *qh = f->q + t * dq + (int64_t) h * hdk;
       float *out = f->att + t * dov + (int64_t) h * hdv;
 
-      hz_cpu_attn_head_ext (qh, kc + lo * f->kv_dim_k + (int64_t) kvh * hdk, f->kv_dim_k,
-                            vc + (int64_t) kvh * hdv * f->n_ctx + lo, f->n_ctx, n_kv - lo,
-                            n_pad - lo, hdk, hdv, al.scale, al.softcap,
-                            hz_cpu_attn_sink (&f->llm->layers[job->il], h), job->n > 1, scores, out);
+      const float sink = hz_cpu_attn_sink (&f->llm->layers[job->il], h);
+      const int64_t c0 = lo % R, m = n_pad - lo;
+      if (c0 + m <= R)   /* the cells in order (a ring's window that does not wrap) */
+        hz_cpu_attn_head_ext (qh, kc + c0 * f->kv_dim_k + (int64_t) kvh * hdk, f->kv_dim_k,
+                              vc + (int64_t) kvh * hdv * R + c0, R, n_kv - lo, m, hdk, hdv,
+                              al.scale, al.softcap, sink, job->n > 1, scores, out);
+      else
+        {
+          /* a wrapped ring: the window's keys and values copied in position order, the
+           * padding cells zero (their probability is 0: only their count matters) */
+          float *ks = wk, *vs = wk + m * hdk;
+          memset (wk, 0, (gsize) m * (hdk + hdv) * sizeof (float));
+          for (int64_t j = lo; j < n_kv; j++)
+            memcpy (ks + (j - lo) * hdk, kc + (j % R) * f->kv_dim_k + (int64_t) kvh * hdk,
+                    hdk * sizeof (float));
+          for (int e = 0; e < hdv; e++)
+            for (int64_t j = lo; j < n_kv; j++)
+              vs[e * m + (j - lo)] = vc[((int64_t) kvh * hdv + e) * R + j % R];
+          hz_cpu_attn_head_ext (qh, ks, hdk, vs, m, n_kv - lo, m, hdk, hdv, al.scale,
+                                al.softcap, sink, job->n > 1, scores, out);
+        }
     }
 }
 
@@ -453,13 +501,17 @@ layer_forward (HzCpuForward *f, int il, guint n, guint pos0, guint first,
   else
     {
   /* append to the cache as llama.cpp lays it out: K by position, V transposed
-   * ([kv_dim_v][n_ctx]) */
-  float *kc = f->k_cache + ((int64_t) il * f->n_ctx + pos0) * f->kv_dim_k;
-  memcpy (kc, f->k, (gsize) n * f->kv_dim_k * sizeof (float));
-  float *vc = f->v_cache + (int64_t) il * f->n_ctx * f->kv_dim_v;
+   * ([kv_dim_v][cells]); a window layer's ring: position p in cell p % cells */
+  const int64_t R = f->cells[il];
+  float *kc = f->k_cache + f->k_off[il];
+  float *vc = f->v_cache + f->v_off[il];
   for (guint t = 0; t < n; t++)
-    for (int64_t e = 0; e < f->kv_dim_v; e++)
-      vc[e * f->n_ctx + pos0 + t] = f->v[t * f->kv_dim_v + e];
+    {
+      const int64_t c = ((int64_t) pos0 + t) % R;
+      memcpy (kc + c * f->kv_dim_k, f->k + t * f->kv_dim_k, f->kv_dim_k * sizeof (float));
+      for (int64_t e = 0; e < f->kv_dim_v; e++)
+        vc[e * R + c] = f->v[t * f->kv_dim_v + e];
+    }
 
   attention (f, il, n, pos0);
     }
@@ -540,6 +592,13 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
     }
   if (!hz_llm_check_tokens (llm, tokens, n, error))
     return FALSE;
+  if (!hz_cpu_forward_can_resume (f, pos0))
+    {
+      g_set_error (error, HZ_ENGINE_ERROR, HZ_ENGINE_ERROR_INVALID_ARGUMENT,
+                   "cannot evaluate at position %u: the sliding-window layers' cache no longer "
+                   "holds the window before it (it holds positions up to %u)", pos0, f->hi);
+      return FALSE;
+    }
 
   /* embeddings and RoPE tables of this batch */
   embed_rows (f, tokens, n, pos0, NULL);
@@ -552,6 +611,21 @@ hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0
   for (guint t = first; t < n; t++)
     hz_cpu_rms_norm_to (f->h + t * d, f->x + t * d, llm->output_norm, d, hp->norm_eps);
   output_logits (f, f->h + first * d, n - first, logits);
+  f->hi = pos0 + n;
+  return TRUE;
+}
+
+gboolean
+hz_cpu_forward_can_resume (const HzCpuForward *f, guint pos)
+{
+  const HzHparams *hp = &f->llm->hp;
+  if (hp->n_swa <= 0 || pos == 0 || pos >= f->hi)
+    return TRUE;
+  /* the window before pos, [pos - n_swa + 1, pos), must be among [hi - cells, hi) */
+  for (int il = 0; il < hp->n_layer; il++)
+    if (f->cells[il] < (int64_t) f->n_ctx
+        && MAX ((int64_t) pos - hp->n_swa + 1, 0) < (int64_t) f->hi - f->cells[il])
+      return FALSE;
   return TRUE;
 }
 

@@ -30,8 +30,15 @@
  * cpu/moe.h; the last layer's FFN runs on every row (its graph takes the output rows after
  * it, not before).
  *
- * KV cache: contiguous float32 as llama.cpp lays it out without flash attention: K
- * [n_layer][n_ctx][n_head_kv * head_dim_k], V transposed [n_layer][n_head_kv * head_dim_v][n_ctx].
+ * KV cache: contiguous float32 as llama.cpp lays it out without flash attention: per layer
+ * K [n_ctx][n_head_kv * head_dim_k], V transposed [n_head_kv * head_dim_v][n_ctx]; a
+ * sliding-window layer (Gemma) keeps a ring of n_swa + n_batch - 1 cells instead (when
+ * fewer than n_ctx; position p in cell p % cells), enough for the windows of every row of
+ * a batch, and attends to a window that wraps around the ring through a copy in position
+ * order (the same values, order and padding count: the same floats). So the cache holds
+ * the bytes of the window rule (hz_hparams_kv_bytes) plus n_batch - 1 positions per window
+ * layer; going back more than n_batch positions (hz_cpu_forward_can_resume) needs a
+ * recompute.
  * Every float operation follows llama.cpp's CPU backend (ggml-order.h, ops.h, attention.h),
  * so logits are bit-identical to llama.cpp c392e509 on x86-64 with AVX2.
  * All buffers are allocated at creation (sized for n_batch tokens); a forward pass
@@ -111,6 +118,12 @@ float *hz_cpu_forward_scratch (HzCpuForward *f, gsize n);
  *  (nothing is written to the cache then). */
 gboolean hz_cpu_forward_eval (HzCpuForward *f, const int32_t *tokens, guint n, guint pos0,
                               gboolean all_logits, float *logits, GError **error);
+
+/** Whether an evaluation may start at position pos: TRUE unless a sliding-window layer's
+ *  ring (see the top) has overwritten part of the window before pos (a step back of more
+ *  than n_batch positions from the newest one written); hz_cpu_forward_eval refuses such
+ *  a position with HZ_ENGINE_ERROR_INVALID_ARGUMENT. Position 0 always may. */
+gboolean hz_cpu_forward_can_resume (const HzCpuForward *f, guint pos);
 
 /* LoRA stacks (HzLoraTerm, HzLoraStack): lora-adapter.h. */
 

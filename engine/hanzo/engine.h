@@ -307,7 +307,10 @@ HzModel *hz_context_model (HzContext *ctx);
 guint    hz_context_n_ctx (HzContext *ctx);
 /** Tokens currently in the KV cache. */
 guint    hz_context_n_past (HzContext *ctx);
-/** Drop the KV cache from position `n` on (0 clears it). */
+/** Drop the KV cache from position `n` on (0 clears it). On the CPU, a model with
+ *  sliding-window layers (Gemma) keeps only the newest n_swa + n_batch - 1 positions of
+ *  those layers: a cut more than n_batch positions back from the newest keeps nothing
+ *  (hz_context_n_past says what was kept). */
 void     hz_context_truncate (HzContext *ctx, guint n);
 
 /** Run the forward pass over `n` tokens at positions n_past..n_past+n-1, appending them to

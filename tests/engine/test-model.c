@@ -223,6 +223,17 @@ synth_write (const SynthSpec *spec, guint32 seed)
   return g_steal_pointer (&path);
 }
 
+/* synth_write()'s model loaded; its path in *path (g_free; g_unlink when done). */
+static HzModel *
+synth_load (const SynthSpec *spec, guint32 seed, char **path)
+{
+  *path = synth_write (spec, seed);
+  g_autoptr (GError) error = NULL;
+  HzModel *model = hz_model_load (*path, NULL, &error);
+  g_assert_no_error (error);
+  return model;
+}
+
 /* ---- independent float64 reference forward over the dequantized weights ---- */
 
 typedef struct {
@@ -393,10 +404,9 @@ static void
 test_synthetic_forward (gconstpointer data)
 {
   const SynthSpec *spec = data;
-  g_autofree char *path = synth_write (spec, 1234);
+  g_autofree char *path = NULL;
+  g_autoptr (HzModel) model = synth_load (spec, 1234, &path);
   g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
-  g_assert_no_error (error);
   g_assert_cmpstr (hz_model_arch (model), ==, spec->arch);
 
   Ref r = { .n_rot = spec->n_rot, .neox = strcmp (spec->arch, "llama") != 0 };
@@ -716,10 +726,8 @@ static void
 test_cache_hit (gconstpointer data)
 {
   const SynthSpec *spec = data;
-  g_autofree char *path = synth_write (spec, 4321);
-  g_autoptr (GError) error = NULL;
-  g_autoptr (HzModel) model = hz_model_load (path, NULL, &error);
-  g_assert_no_error (error);
+  g_autofree char *path = NULL;
+  g_autoptr (HzModel) model = synth_load (spec, 4321, &path);
   check_cache_hit (model, hz_quant_traits (spec->wtype)->name);
   g_unlink (path);
 }

@@ -108,8 +108,8 @@ check_tools (const HzApiRequest *r)
   const gboolean forcing = t.choice == HZ_API_TOOL_CHOICE_REQUIRED ||
                            t.choice == HZ_API_TOOL_CHOICE_NAMED;
   g_autoptr (GError) ferr = NULL;
-  g_autoptr (HzJsonSchema) forced = t.tools_json ? hz_api_tools_forced (r, &t, HZ_TOOL_FORMAT_HERMES,
-                                                                        NULL, &ferr) : NULL;
+  g_autoptr (HzJsonSchema) forced =
+    t.tools_json ? hz_api_tools_forced (r, &t, HZ_TOOL_FORMAT_HERMES, NULL, NULL, &ferr) : NULL;
   CHECK (forced ? forcing && ferr == NULL
                 : !forcing || g_error_matches (ferr, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED));
   if (forced)

@@ -588,6 +588,12 @@ test_attention_masked (int nh, int nkv, int hd, int pos0, int n_tok, int window,
                               scale, mk, n_split, part, od, NULL, HZK_ACT_F32, NULL, st));
   gtu_down (gpu, ogd, od, 4 * dq);
   float *vt = g_new (float, (gsize) hd * n_ctx), *scores = g_new (float, n_ctx);
+  /* the CPU head soft-caps q·k and scales inside the softmax; the engine (cpu/forward.c)
+   * gives it q already scaled (Gemma's attn_scale) and scale 1, which is the kernels'
+   * softcap(scale · q·k) */
+  float *qs = g_new (float, n_tok * dq);
+  for (int64_t i = 0; i < n_tok * dq; i++)
+    qs[i] = q[i] * scale;
   for (int h = 0; h < nh; h++)
     {
       const int kvh = h / (nh / nkv);
@@ -595,9 +601,9 @@ test_attention_masked (int nh, int nkv, int hd, int pos0, int n_tok, int window,
       for (int t = 0; t < n_tok; t++)
         {
           const int p = pos0 + t, lo = window > 0 && p + 1 > window ? p + 1 - window : 0;
-          hz_cpu_attn_head_ext (q + (gsize) t * dq + (gsize) h * hd, k + (gsize) lo * dk + kvh * hd,
-                                dk, vt + lo, n_ctx, p + 1 - lo, p + 1 - lo, hd, hd, scale,
-                                softcap, FALSE, scores, oc + (gsize) t * dq + (gsize) h * hd);
+          hz_cpu_attn_head_ext (qs + (gsize) t * dq + (gsize) h * hd, k + (gsize) lo * dk + kvh * hd,
+                                dk, vt + lo, n_ctx, p + 1 - lo, p + 1 - lo, hd, hd, 1.0f,
+                                softcap, -INFINITY, FALSE, scores, oc + (gsize) t * dq + (gsize) h * hd);
         }
     }
   const double ep = rel_err (og, oc, n_tok * dq), ed = rel_err (ogd, oc + (n_tok - 1) * dq, dq);
@@ -609,7 +615,7 @@ test_attention_masked (int nh, int nkv, int hd, int pos0, int n_tok, int window,
   for (size_t i = 0; i < G_N_ELEMENTS (bufs); i++)
     hz_gpu_free (gpu, bufs[i]);
   g_free (k), g_free (v), g_free (q), g_free (og), g_free (ogd), g_free (oc), g_free (vt);
-  g_free (scores);
+  g_free (scores), g_free (qs);
 }
 
 /* The row-batched forms used by prefill (rms_norm and swiglu_rows over R rows with their

@@ -228,7 +228,7 @@ test_single_and_forced (void)
       HzApiTools t;
       g_assert_true (hz_api_tools_check (r, &t, NULL, &error));
       /* no model: only harmony's end token is looked up in one, and it is not found */
-      g_autoptr (HzJsonSchema) schema = hz_api_tools_forced (r, &t, cases[i].format, NULL, &error);
+      g_autoptr (HzJsonSchema) schema = hz_api_tools_forced (r, &t, cases[i].format, NULL, NULL, &error);
       if (cases[i].refused)
         g_assert_error (error, HZ_API_ERROR, HZ_API_ERROR_UNSUPPORTED);
       else
@@ -250,6 +250,77 @@ test_single_and_forced (void)
   g_assert_cmpstr (param, ==, "response_format");
 }
 
+/* A forced reply streamed: fed in every cut into two pieces (and byte by byte), its calls
+ * come as pieces (the first with id and name, then argument fragments) whose joined
+ * arguments are JSON of the same value as the final parse's, and no content. */
+static void
+test_forced_pieces (void)
+{
+  static const char *const names[] = { "get_weather", "get_time" };
+  char *prefixes[2], *suffix = NULL;
+  const char *sep = NULL, *end = NULL;
+  for (int i = 0; i < 2; i++)
+    {
+      g_free (suffix);
+      g_assert_true (hz_tool_call_frame (HZ_TOOL_FORMAT_HERMES, names[i], &prefixes[i], &suffix,
+                                         &sep, &end));
+    }
+  g_autofree char *text = g_strconcat (prefixes[1], "{\"zone\": \"U T\\\"C\"}", suffix, sep,
+                                       prefixes[0], "{ \"city\" : \"Par is\", \"n\": [1, {}] }",
+                                       suffix, NULL);
+  const gsize n = strlen (text);
+  for (gsize cut = 0; cut <= n; cut++)
+    for (int bytewise = 0; bytewise < (cut == 0 ? 2 : 1); bytewise++)
+      {
+        g_autoptr (HzToolStream) s = hz_tool_stream_new (HZ_TOOL_FORMAT_HERMES, 0);
+        hz_tool_stream_set_forced (s, names, (const char *const *) prefixes, 2, suffix, sep);
+        GString *args[2] = { g_string_new (NULL), g_string_new (NULL) };
+        const char *got_name[2] = { NULL, NULL };
+        g_autoptr (GPtrArray) keep = g_ptr_array_new_with_free_func ((GDestroyNotify) g_ptr_array_unref);
+        for (gsize at = 0; at < n;)
+          {
+            const gsize len = bytewise ? 1 : at == 0 && cut > 0 ? cut : n - at;
+            g_autofree char *content = hz_tool_stream_push (s, text + at, MIN (len, n - at));
+            g_assert_cmpstr (content, ==, "");
+            at += MIN (len, n - at);
+            GPtrArray *d = hz_tool_stream_take_deltas (s);
+            g_ptr_array_add (keep, d);
+            for (guint k = 0; k < d->len; k++)
+              {
+                const HzToolDelta *p = d->pdata[k];
+                g_assert_cmpuint (p->index, <, 2);
+                g_assert_true ((p->id != NULL) == (p->name != NULL));
+                if (p->name)
+                  {
+                    g_assert_null (got_name[p->index]);
+                    g_assert_true (g_str_has_prefix (p->id, "call_"));
+                    got_name[p->index] = p->name;
+                  }
+                g_assert_nonnull (got_name[p->index]);
+                g_string_append (args[p->index], p->arguments);
+              }
+          }
+        g_assert_cmpuint (hz_tool_stream_n_streamed (s), ==, 2);
+        g_autofree char *rest = NULL;
+        g_autoptr (GPtrArray) calls = hz_tool_stream_finish (s, &rest);
+        g_assert_cmpuint (calls->len, ==, 2);
+        for (int i = 0; i < 2; i++)
+          {
+            const HzToolCall *c = calls->pdata[i];
+            g_assert_cmpstr (got_name[i], ==, c->name);
+            g_autoptr (JsonNode) a = json_from_string (args[i]->str, NULL);
+            g_autoptr (JsonNode) b = json_from_string (c->arguments, NULL);
+            g_assert_nonnull (a);
+            g_assert_true (json_node_equal (a, b));
+            g_string_free (args[i], TRUE);
+          }
+        g_assert_cmpstr (got_name[0], ==, "get_time");
+      }
+  for (int i = 0; i < 2; i++)
+    g_free (prefixes[i]);
+  g_free (suffix);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -257,5 +328,6 @@ main (int argc, char **argv)
   g_test_add_func ("/server-tools/stream", test_stream);
   g_test_add_func ("/server-tools/choice", test_choice);
   g_test_add_func ("/server-tools/single-and-forced", test_single_and_forced);
+  g_test_add_func ("/server-tools/forced-pieces", test_forced_pieces);
   return g_test_run ();
 }

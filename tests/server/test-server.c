@@ -550,7 +550,7 @@ assert_streamed_call (Srv *s, const char *model)
   "\"description\":\"The time in a zone\",\"parameters\":{\"type\":\"object\",\"properties\":{\"zone\":{\"enum\":[\"UTC\","      \
   "\"CET\"]}},\"required\":[\"zone\"],\"additionalProperties\":false}}}]"
 
-/* The calls of a chat reply (whole or streamed), each checked: a known tool, arguments
+/* The calls of a chat reply (whole or streamed: pieces joined), each checked: a known tool, arguments
  * that are a JSON object of its schema (get_time: {"zone": "UTC" | "CET"}; get_weather: a
  * string "city"); finish_reason "tool_calls"; no content. Returns the number of calls and
  * the first one's name in *first. */
@@ -563,6 +563,7 @@ forced_calls (Srv *s, const char *body, gboolean stream, char **first)
   g_autoptr (JsonArray) calls = json_array_new ();
   g_autofree char *finish = NULL;
   g_autoptr (GString) content = g_string_new (NULL);
+  guint n_chunks = 0;   /* streamed chunks with tool_calls */
   g_auto (GStrv) events = g_strsplit (r.body, "\n\n", -1);
   for (guint i = 0; stream ? events[i] && *events[i] && strcmp (events[i], "data: [DONE]") != 0
                            : i == 0; i++)
@@ -577,9 +578,30 @@ forced_calls (Srv *s, const char *body, gboolean stream, char **first)
         g_string_append (content, json_node_get_string (text));
       if (json_object_has_member (m, "tool_calls"))
         {
+          /* streamed: pieces joined by index (the first with id and name), as clients do */
           JsonArray *a = json_object_get_array_member (m, "tool_calls");
+          n_chunks++;
           for (guint k = 0; k < json_array_get_length (a); k++)
-            json_array_add_element (calls, json_node_copy (json_array_get_element (a, k)));
+            {
+              JsonObject *piece = json_array_get_object_element (a, k);
+              const guint index = stream ? (guint) json_object_get_int_member (piece, "index")
+                                         : json_array_get_length (calls);
+              JsonObject *pf = json_object_get_object_member (piece, "function");
+              if (index == json_array_get_length (calls))
+                {
+                  g_assert_true (json_object_has_member (pf, "name"));
+                  json_array_add_element (calls, json_node_copy (json_array_get_element (a, k)));
+                  continue;
+                }
+              g_assert_cmpuint (index, <, json_array_get_length (calls));
+              g_assert_false (json_object_has_member (pf, "name"));
+              JsonObject *f = json_object_get_object_member (
+                json_array_get_object_element (calls, index), "function");
+              g_autofree char *joined = g_strconcat (json_object_get_string_member (f, "arguments"),
+                                                     json_object_get_string_member (pf, "arguments"),
+                                                     NULL);
+              json_object_set_string_member (f, "arguments", joined);
+            }
         }
       if (!json_node_is_null (json_object_get_member (c, "finish_reason")))
         finish = g_strdup (json_object_get_string_member (c, "finish_reason"));
@@ -589,6 +611,9 @@ forced_calls (Srv *s, const char *body, gboolean stream, char **first)
   g_assert_cmpuint (json_array_get_length (calls), >=, 1);
   g_assert_cmpstr (finish, ==, "tool_calls");
   g_assert_cmpstr (content->str, ==, "");
+  /* streamed as it was written: the call's first piece, then its arguments in pieces */
+  if (stream)
+    g_assert_cmpuint (n_chunks, >=, 3);
   for (guint k = 0; k < json_array_get_length (calls); k++)
     {
       JsonObject *f = json_object_get_object_member (json_array_get_object_element (calls, k),

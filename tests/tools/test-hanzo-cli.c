@@ -775,6 +775,17 @@ test_redact_output (void)
       g_assert_cmpint (r.status, ==, 1);
       g_assert_nonnull (strstr (r.err, "No space left"));
       run_clear (&r);
+      /* a text longer than stdio's buffer fails inside a write: the reason is said too
+       * (it was "write error") */
+      g_autoptr (GString) long_text = g_string_new (NULL);
+      while (long_text->len < 300000)
+        g_string_append (long_text, "Call John Smith at john@example.com please.\n");
+      run_hanzo_full (&r, FALSE, long_text->str, long_text->len,
+                      (const char *const[]) { "redact", "-o", full, NULL });
+      g_assert_cmpint (r.status, ==, 1);
+      g_test_message ("%s", r.err);
+      g_assert_nonnull (strstr (r.err, "No space left"));
+      run_clear (&r);
       g_assert_cmpint (g_lstat (full, &st), ==, 0);
       g_assert_true (S_ISCHR (st.st_mode));
       g_unlink (full);
@@ -1038,7 +1049,8 @@ test_file_names (void)
   Run r = { 0 };
   RUN (&r, "quantize", missing, "x.gguf", "--type", "Q8_0");
   g_assert_cmpint (r.status, ==, 1);
-  g_autofree char *msg = g_strdup_printf ("%s: cannot open: No such file", missing);
+  g_autofree char *msg = g_strdup_printf ("hanzo quantize: cannot load model '%s': cannot open: "
+                                          "No such file", missing);
   g_assert_nonnull (strstr (r.err, msg));
   run_clear (&r);
   g_autofree char *text = g_build_filename (tmp_dir, "text.gguf", NULL);
@@ -1046,7 +1058,8 @@ test_file_names (void)
   RUN (&r, "quantize", text, "x.gguf", "--type", "Q8_0");
   g_assert_cmpint (r.status, ==, 1);
   g_clear_pointer (&msg, g_free);
-  msg = g_strdup_printf ("%s: not a GGUF file: magic is \"\\x1b[2J\" (bytes 1b 5b 32 4a)", text);
+  msg = g_strdup_printf ("hanzo quantize: cannot load model '%s': not a GGUF file: magic is "
+                         "\"\\x1b[2J\" (bytes 1b 5b 32 4a)", text);
   g_assert_nonnull (strstr (r.err, msg));
   g_assert_null (strchr (r.err, '\x1b'));
   run_clear (&r);
@@ -1054,8 +1067,8 @@ test_file_names (void)
   RUN (&r, "quantize", text, "x.gguf", "--type", "Q8_0");
   g_assert_cmpint (r.status, ==, 1);
   g_clear_pointer (&msg, g_free);
-  msg = g_strdup_printf ("%s: The file is incomplete: it ends after 2 bytes, in header: magic",
-                         text);
+  msg = g_strdup_printf ("hanzo quantize: cannot load model '%s': The file is incomplete: it "
+                         "ends after 2 bytes, in header: magic", text);
   g_assert_nonnull (strstr (r.err, msg));
   run_clear (&r);
   g_unlink (text);
@@ -1148,10 +1161,12 @@ test_messages (void)
   /* cannot load model 'PATH': REASON */
   g_autofree char *empty = g_build_filename (tmp_dir, "empty.gguf", NULL);
   g_assert_true (g_file_set_contents (empty, "", 0, NULL));
+  g_autofree char *text = g_build_filename (tmp_dir, "text.txt", NULL);
+  g_assert_true (g_file_set_contents (text, "Once upon a time", -1, NULL));
   static const char *const cmds[][6] = {
     { "generate", "-p", "x", "-m", NULL }, { "chat", "-m", NULL }, { "info", NULL },
     { "tokenize", "-m", NULL }, { "redact", "--model", NULL }, { "bench", "-m", NULL },
-    { "mcp", "-m", NULL },
+    { "mcp", "-m", NULL }, { "perplexity", "-m", NULL }, { "quantize", NULL },
   };
   for (guint i = 0; i < G_N_ELEMENTS (cmds); i++)
     for (int k = 0; k < 2; k++)
@@ -1164,6 +1179,18 @@ test_messages (void)
         argv[n++] = path;
         if (g_str_equal (cmds[i][0], "tokenize"))
           argv[n++] = "hello";
+        g_autofree char *out = g_build_filename (tmp_dir, "quantized.gguf", NULL);
+        if (g_str_equal (cmds[i][0], "perplexity"))   /* the text is read first */
+          {
+            argv[n++] = "-f";
+            argv[n++] = text;
+          }
+        if (g_str_equal (cmds[i][0], "quantize"))
+          {
+            argv[n++] = out;
+            argv[n++] = "--type";
+            argv[n++] = "Q8_0";
+          }
         argv[n] = NULL;
         run_hanzo_full (&r, FALSE, "", 0, argv);
         g_autofree char *want = g_strdup_printf ("hanzo %s: cannot load model '%s': %s",
@@ -1198,6 +1225,7 @@ test_messages (void)
   RUN (&r, "search", "\xc3\xbc");
   expect_usage (&r, "1 to 96 ASCII letters and digits");
   g_unlink (empty);
+  g_unlink (text);
 }
 
 int
