@@ -1152,6 +1152,16 @@ hzk_mm_sm_count (void)
 }
 
 #if defined(HZK_CUDA)
+/** Attribute a of the current device, or fallback when it cannot be read or is not
+ *  positive. */
+static int
+hzk_mm_dev_attr (cudaDeviceAttr a, int fallback)
+{
+  int dev = 0, c = 0;
+  return cudaGetDevice (&dev) == cudaSuccess && cudaDeviceGetAttribute (&c, a, dev) == cudaSuccess
+             && c > 0 ? c : fallback;
+}
+
 /** Shared memory per multiprocessor in bytes (asked once per translation unit; 64 KiB on
  *  failure). */
 static int
@@ -1159,12 +1169,7 @@ hzk_mm_smem_per_sm (void)
 {
   static int n = 0;
   if (n < 1)
-    {
-      int dev = 0, c = 0;
-      n = hipGetDevice (&dev) == hipSuccess
-              && hipDeviceGetAttribute (&c, hipDeviceAttributeMaxSharedMemoryPerMultiprocessor, dev) == hipSuccess
-              && c > 0 ? c : 64 * 1024;
-    }
+    n = hzk_mm_dev_attr (cudaDevAttrMaxSharedMemoryPerMultiprocessor, 64 * 1024);
   return n;
 }
 
@@ -1233,12 +1238,7 @@ hzk_mm_smem_optin (void)
 {
   static int n = 0;
   if (n < 1)
-    {
-      int dev = 0, c = 0;
-      n = cudaGetDevice (&dev) == cudaSuccess
-              && cudaDeviceGetAttribute (&c, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) == cudaSuccess
-              && c > 0 ? c : 48 * 1024;
-    }
+    n = hzk_mm_dev_attr (cudaDevAttrMaxSharedMemoryPerBlockOptin, 48 * 1024);
   return n;
 }
 
